@@ -1,0 +1,1 @@
+//! Real-time domain: links, the pinned RT loop, odometry, velocity mapping, safety.

@@ -1,0 +1,1 @@
+//! Aseba VM and the simulated Thymio-II, with its servers.

@@ -1,0 +1,1 @@
+//! thymio-rt wiring: configuration and assembly of the RT and NRT domains.

@@ -1,1 +1,3 @@
-//! thymio-rt wiring: configuration and assembly of the RT and NRT domains.
+//! thymio-rt wiring: command line, configuration and assembly of the RT and NRT domains.
+
+pub mod cli;

@@ -1,3 +1,16 @@
-fn main() {
-    println!("thymio-rt");
+use clap::Parser;
+use std::process::ExitCode;
+use thymio_rt::cli::{dispatch, Cli};
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("THYMIO_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    match dispatch(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("thymio-rt: {}", e.message);
+            ExitCode::from(e.code)
+        }
+    }
 }

@@ -5,3 +5,5 @@
 
 pub mod description;
 pub mod opcodes;
+pub mod rtmsg;
+pub mod target;

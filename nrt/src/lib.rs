@@ -1,1 +1,6 @@
 //! Non-real-time domain: network manager, compiler and script loading, Aseba switch, ROS 2 bridge.
+#![warn(missing_docs)]
+
+pub mod compiler;
+#[cfg(feature = "ros2")]
+pub mod ros;

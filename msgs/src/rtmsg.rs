@@ -1,0 +1,1 @@
+//! Fixed-size messages exchanged between the RT and NRT domains (all `Copy`).

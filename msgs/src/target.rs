@@ -1,0 +1,1 @@
+//! Dashel target strings (aseba.md §1.6) parsed into typed targets.

@@ -1,0 +1,1 @@
+//! ROS 2 bridge (feature `ros2`): the NRT thread that owns the r2r node.

@@ -5,5 +5,7 @@
 
 pub mod description;
 pub mod opcodes;
+pub mod reassembler;
 pub mod rtmsg;
 pub mod target;
+pub mod wire;

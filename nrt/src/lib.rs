@@ -2,5 +2,7 @@
 #![warn(missing_docs)]
 
 pub mod compiler;
+pub mod params;
+pub mod policy;
 #[cfg(feature = "ros2")]
 pub mod ros;

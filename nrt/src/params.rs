@@ -1,0 +1,155 @@
+//! The bridge parameters, named as asebaros names them (ros-aseba-interface.md §2.2), with one
+//! naming scheme: dotted ROS 2 names (`script.reload_on_reconnect`, `nodes.<class>.prefix`),
+//! loadable from YAML (nested maps) and from ROS parameters.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Default TCP port of the Aseba switch (`ASEBA_DEFAULT_PORT`).
+pub const DEFAULT_SWITCH_PORT: u16 = 33333;
+
+/// Every parameter of the generic Aseba bridge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BridgeParams {
+    /// Dashel targets tried in order (empty: the embedded simulated Thymio).
+    pub targets: Vec<String>,
+    /// Port of the Aseba switch (0 disables it).
+    pub port: u16,
+    /// Address the switch binds (127.0.0.1 unless explicitly changed).
+    pub address: String,
+    /// Echo Aseba messages back to the client that sent them.
+    #[serde(rename = "loop")]
+    pub loop_back: bool,
+    /// On target loss, shut down instead of reconnecting.
+    pub shutdown_on_unconnect: bool,
+    /// On exit, send RESET to every bridged node.
+    pub reset_on_closing: bool,
+    /// After accepting a node, write its id into its `id_variable`.
+    pub set_id_variable: bool,
+    /// Highest protocol version accepted (values below 5 mean 5).
+    pub highest_acceptable_protocol_version: u16,
+    /// Node classes (`nodes.<class>.*`).
+    pub nodes: BTreeMap<String, NodeClass>,
+    /// Default script (`script.*`).
+    pub script: ScriptParams,
+}
+
+impl Default for BridgeParams {
+    fn default() -> Self {
+        Self {
+            targets: Vec::new(),
+            port: DEFAULT_SWITCH_PORT,
+            address: "127.0.0.1".into(),
+            loop_back: false,
+            shutdown_on_unconnect: false,
+            reset_on_closing: false,
+            set_id_variable: false,
+            highest_acceptable_protocol_version: 100,
+            nodes: BTreeMap::new(),
+            script: ScriptParams::default(),
+        }
+    }
+}
+
+impl BridgeParams {
+    /// The effective highest accepted protocol version (asebaros resets values below 5 to 5).
+    pub fn max_protocol_version(&self) -> u16 {
+        self.highest_acceptable_protocol_version.max(5)
+    }
+}
+
+/// One node class (`nodes.<class>`): which nodes it matches and how they are bridged.
+/// Unset attributes fall back as asebaros resolves them (see [`crate::policy`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NodeClass {
+    /// Aseba node type name to match (`thymio-II`); empty matches any type.
+    pub name: String,
+    /// Node id to match; -1 matches any id.
+    #[serde(default = "any_id")]
+    pub id: i32,
+    /// Bridge (true) or ignore (false).
+    pub accept: Option<bool>,
+    /// Maximal number of bridged nodes of this type (≤ 0: unbounded).
+    pub maximal_number: Option<i32>,
+    /// Fixed ROS namespace.
+    pub namespace: Option<String>,
+    /// Namespace `{prefix}{id}` when no namespace is set.
+    pub prefix: Option<String>,
+    /// Variable holding the node id (Thymio: `_id`).
+    pub id_variable: Option<String>,
+    /// Prepend the target node id to ROS→Aseba event payloads.
+    pub include_id_in_events: Option<bool>,
+}
+
+fn any_id() -> i32 {
+    -1
+}
+
+/// `script.*` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScriptParams {
+    /// Path of the default `.aesl` script, loaded on every accepted node.
+    pub path: String,
+    /// Constant overrides.
+    pub constants: BTreeMap<String, i16>,
+    /// Reload the script when a node comes back.
+    pub reload_on_reconnect: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_roundtrip_and_defaults() {
+        let yaml = r#"
+targets: ["tcp:host=127.0.0.1;port=33333"]
+port: 44444
+loop: true
+nodes:
+  thymio: {name: thymio-II, prefix: thymio_, id_variable: _id, include_id_in_events: true}
+  other: {accept: false}
+script:
+  path: /tmp/x.aesl
+  constants: {MOTOR_PERIOD: 5}
+"#;
+        let p: BridgeParams = serde_yaml::from_str(yaml).unwrap();
+        assert_eq!(p.port, 44444);
+        assert!(p.loop_back);
+        assert_eq!(p.nodes["thymio"].id, -1);
+        assert_eq!(p.nodes["thymio"].prefix.as_deref(), Some("thymio_"));
+        assert_eq!(p.nodes["other"].accept, Some(false));
+        assert_eq!(p.script.constants["MOTOR_PERIOD"], 5);
+        assert_eq!(p.address, "127.0.0.1");
+        let back: BridgeParams = serde_yaml::from_str(&serde_yaml::to_string(&p).unwrap()).unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_naming_it() {
+        let err = serde_yaml::from_str::<BridgeParams>("portt: 3")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("portt"), "{err}");
+        let err = serde_yaml::from_str::<BridgeParams>("nodes: {a: {acept: true}}")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("acept"), "{err}");
+        let err = serde_yaml::from_str::<BridgeParams>("port: many")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("port"), "{err}");
+    }
+
+    #[test]
+    fn protocol_floor_is_five() {
+        let p = BridgeParams {
+            highest_acceptable_protocol_version: 3,
+            ..Default::default()
+        };
+        assert_eq!(p.max_protocol_version(), 5);
+    }
+}

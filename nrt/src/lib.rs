@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 pub mod compiler;
+pub mod network;
 pub mod params;
 pub mod policy;
 #[cfg(feature = "ros2")]

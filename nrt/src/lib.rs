@@ -7,3 +7,4 @@ pub mod params;
 pub mod policy;
 #[cfg(feature = "ros2")]
 pub mod ros;
+pub mod switch;

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target for a bounded time (default 20 s each; FUZZ_SECONDS to change).
+# Crashers are left in fuzz/artifacts/<target>/ and make the script fail; record them as regression tests.
+#   scripts/fuzz.sh [SECONDS] [TARGET...]
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+secs="${1:-${FUZZ_SECONDS:-20}}"
+shift || true
+cd "$ROOT/fuzz"
+# cargo-fuzz needs nightly flags; the stable toolchain accepts them with RUSTC_BOOTSTRAP.
+export RUSTC_BOOTSTRAP=1
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && mapfile -t targets < <(cargo fuzz list)
+for t in "${targets[@]}"; do
+    log "fuzzing $t for ${secs}s"
+    mkdir -p "corpus/$t"
+    cargo fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 2>&1 | grep -E '^(stat::number_of_executed_units|==|SUMMARY|INFO: Running)' || true
+    if ls "artifacts/$t"/crash-* "artifacts/$t"/timeout-* "artifacts/$t"/oom-* >/dev/null 2>&1; then
+        log "fuzz target $t found failing inputs in fuzz/artifacts/$t"; exit 1
+    fi
+done

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything thymio-rt needs on a bare Debian 12 machine, idempotently:
+# Debian build packages, the official Aseba peers (Debian aseba, pyaseba venv), the ROS 2 Jazzy toolchain
+# (PyPI wheels venv + interface packages) and, with --fuzz, cargo-fuzz.
+#   scripts/setup.sh [--no-ros] [--no-peers] [--fuzz]
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+ros=1 peers=1 fuzz=0
+for a in "$@"; do
+    case "$a" in
+        --no-ros) ros=0 ;;
+        --no-peers) peers=0 ;;
+        --fuzz) fuzz=1 ;;
+        *) log "unknown option $a"; exit 2 ;;
+    esac
+done
+
+command -v cargo >/dev/null || { log "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
+# serialport enumerates USB ports through libudev
+apt_install pkg-config libudev-dev build-essential
+[ $peers -eq 1 ] && "$ROOT/scripts/setup-aseba-peers.sh"
+[ $ros -eq 1 ] && "$ROOT/scripts/setup-ros2.sh"
+if [ $fuzz -eq 1 ] && ! cargo fuzz --version >/dev/null 2>&1; then
+    log "installing cargo-fuzz"
+    cargo install -q --locked cargo-fuzz
+fi
+exit 0

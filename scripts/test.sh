@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs every test of thymio-rt on a bare Debian 12 machine (installs what it needs first):
+# formatting, lints, the workspace tests (real peers: Debian aseba, pyaseba, pseudo-terminals),
+# the ROS 2 end-to-end tests (feature `ros2`, rclpy as the independent client) and bounded fuzzing.
+#   scripts/test.sh [--soak] [--no-ros] [--no-fuzz]
+#     --soak     also run the long soak tests (about an hour)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+ros=1 fuzz=1
+export THYMIO_SOAK=0
+for a in "$@"; do
+    case "$a" in
+        --soak) export THYMIO_SOAK=1 ;;
+        --no-ros) ros=0 ;;
+        --no-fuzz) fuzz=0 ;;
+        *) log "unknown option $a"; exit 2 ;;
+    esac
+done
+
+setup_args=()
+[ $ros -eq 0 ] && setup_args+=(--no-ros)
+[ $fuzz -eq 1 ] && setup_args+=(--fuzz)
+"$ROOT/scripts/setup.sh" "${setup_args[@]}"
+
+step() { printf '\n==== %s\n' "$*" >&2; }
+# Loopback-only DDS for everything below.
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
+
+step "format"
+cargo fmt --all -- --check
+step "lints"
+cargo clippy --workspace --all-targets -- -D warnings
+step "workspace tests"
+cargo test --workspace --no-fail-fast
+
+if [ $ros -eq 1 ]; then
+    # shellcheck source=scripts/ros2-env.sh
+    source "$ROOT/scripts/ros2-env.sh"
+    step "lints (ros2)"
+    cargo clippy --workspace --all-targets --features ros2 -- -D warnings
+    step "ROS 2 end-to-end tests"
+    cargo test --features ros2 --no-fail-fast -- --test-threads=2
+fi
+
+if [ $fuzz -eq 1 ]; then
+    step "fuzzing (bounded)"
+    "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-20}"
+fi
+step "all tests passed"

@@ -6,6 +6,13 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 apt_install aseba xvfb socat locales
+# The official compilers need a UTF-8 locale they can construct (en_US.UTF-8).
+if ! locale -a 2>/dev/null | grep -qi '^en_US.utf8$'; then
+    log "generating the en_US.UTF-8 locale"
+    sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
+    $sudo_ sed -i 's/^# *en_US.UTF-8 UTF-8/en_US.UTF-8 UTF-8/' /etc/locale.gen
+    $sudo_ locale-gen >/dev/null
+fi
 
 VENV="$ROOT/.venv-aseba"
 if ! "$VENV/bin/python" -c 'import pyaseba' 2>/dev/null; then

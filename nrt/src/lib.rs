@@ -8,3 +8,4 @@ pub mod policy;
 #[cfg(feature = "ros2")]
 pub mod ros;
 pub mod switch;
+pub mod thymio;

@@ -7,6 +7,7 @@ pub mod actuators;
 pub mod calibration;
 pub mod events;
 pub mod model;
+pub mod params;
 pub mod sensors;
 
 /// Names of the 7 horizontal proximity sensors, in `prox.horizontal` order.

@@ -1,0 +1,134 @@
+//! Parameters of the Thymio driver, named as ROS-Thymio names them (ros-aseba-interface.md
+//! §3.2), plus the safety ones ROS-Thymio lacks (`cmd_vel_timeout`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Every parameter of the Thymio driver layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DriverParams {
+    /// Enable the Thymio driver layer on Thymio nodes (the generic bridge runs regardless).
+    pub enabled: bool,
+    /// Wheel separation [m] (overridden by the calibration file entry of the robot).
+    pub axis_length: f64,
+    /// Odometry frame (prefixed with the robot's namespace or `tf_prefix`).
+    pub odom_frame: String,
+    /// Robot frame.
+    pub robot_frame: String,
+    /// Frame prefix of a single robot without namespace.
+    pub tf_prefix: String,
+    /// Throttle odom/tf/joint_states to this rate [Hz]; ≤ 0 publishes every sample.
+    pub odom_max_rate: f64,
+    /// Joint names.
+    pub left_wheel_joint: String,
+    /// Joint names.
+    pub right_wheel_joint: String,
+    /// Ground sensor settings.
+    pub ground: GroundParams,
+    /// YAML calibration file keyed by robot id.
+    pub calibration_file: String,
+    /// Simulated robot: use the simulation calibration defaults.
+    pub simulation: bool,
+    /// Stop a robot when no cmd_vel arrived for this long [s] (0 disables; not recommended).
+    pub cmd_vel_timeout: f64,
+    /// Motor calibration overrides (`motor.left.parameters`, `motor.right.deadband`, …).
+    pub motor: BTreeMap<String, MotorParams>,
+    /// Proximity calibration overrides (`proximity.center.parameters`, …).
+    pub proximity: BTreeMap<String, ProximityParams>,
+    /// Publish `robot_description` and the static transforms of the sensor frames.
+    pub publish_model: bool,
+}
+
+impl Default for DriverParams {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            axis_length: super::calibration::AXIS_LENGTH,
+            odom_frame: "odom".into(),
+            robot_frame: "base_link".into(),
+            tf_prefix: String::new(),
+            odom_max_rate: -1.0,
+            left_wheel_joint: "left_wheel_joint".into(),
+            right_wheel_joint: "right_wheel_joint".into(),
+            ground: GroundParams::default(),
+            calibration_file: String::new(),
+            simulation: false,
+            cmd_vel_timeout: 0.5,
+            motor: BTreeMap::new(),
+            proximity: BTreeMap::new(),
+            publish_model: true,
+        }
+    }
+}
+
+/// `ground.*`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GroundParams {
+    /// Threshold on `prox.ground.delta` above which the ground is seen.
+    pub threshold: i16,
+}
+
+impl Default for GroundParams {
+    fn default() -> Self {
+        Self { threshold: 200 }
+    }
+}
+
+/// `motor.<side>.*`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MotorParams {
+    /// `[q0, q1]`.
+    pub parameters: Option<[f64; 2]>,
+    /// Only `quadratic`.
+    pub kind: Option<String>,
+    /// Dead band.
+    pub deadband: Option<f64>,
+}
+
+/// `proximity.<sensor>.*`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProximityParams {
+    /// `[r_max, x0, c]`.
+    pub parameters: Option<[f64; 3]>,
+    /// Only `power`.
+    pub kind: Option<String>,
+}
+
+impl DriverParams {
+    /// The calibration entry these parameters describe (applied after the file's entry).
+    pub fn as_entry(&self) -> super::calibration::RobotEntry {
+        use super::calibration::{MotorEntry, ProximityEntry, RobotEntry};
+        RobotEntry {
+            motor: self
+                .motor
+                .iter()
+                .map(|(k, m)| {
+                    let e = MotorEntry {
+                        parameters: m.parameters,
+                        q: None,
+                        kind: m.kind.clone(),
+                        deadband: m.deadband,
+                    };
+                    (k.clone(), e)
+                })
+                .collect(),
+            proximity: self
+                .proximity
+                .iter()
+                .map(|(k, p)| {
+                    let e = ProximityEntry {
+                        parameters: p.parameters,
+                        kind: p.kind.clone(),
+                        ..Default::default()
+                    };
+                    (k.clone(), e)
+                })
+                .collect(),
+            axis_length: None,
+        }
+    }
+}

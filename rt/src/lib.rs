@@ -1,1 +1,10 @@
 //! Real-time domain: links, the pinned RT loop, odometry, velocity mapping, safety.
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod alloc;
+pub mod clock;
+pub mod hist;
+pub mod mapping;
+pub mod odometry;

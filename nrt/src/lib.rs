@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 pub mod compiler;
+pub mod engine;
 pub mod network;
 pub mod params;
 pub mod policy;
@@ -9,3 +10,6 @@ pub mod policy;
 pub mod ros;
 pub mod switch;
 pub mod thymio;
+
+#[cfg(test)]
+mod testutil;

@@ -1,0 +1,783 @@
+//! The NRT engine: the network manager, the Aseba switch, script loading and the robot slots,
+//! glued to the RT thread through the rings of `msgs::rtmsg`. The ROS 2 bridge and the command
+//! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
+//! blocks and never touches a link.
+
+mod robots;
+mod script;
+
+pub use robots::{rt_calibration, RobotSlot, Robots};
+pub use script::{ScriptError, ScriptSource};
+
+use crate::network::{Dest, LinkId, LoadedScript, NetError, NetworkEvent, NetworkManager};
+use crate::params::BridgeParams;
+use crate::switch::Switch;
+use crate::thymio::calibration::{self, CalibrationFile};
+use crate::thymio::params::DriverParams;
+use msgs::rtmsg::{
+    LinkKind, LinkTarget, NrtEnds, OdomSample, RobotConfig, RobotId, RtCommand, RtEvent, RtStats,
+    SetupSummary, Twist2,
+};
+use msgs::wire::Frame;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// Link id the engine gives to frames from switch clients (nodes behind a client, such as an
+/// asebaswitch that joined, are reached through the switch).
+pub const SWITCH_LINK: LinkId = 0xFE;
+/// Frames kept while the ring to RT is full, before dropping (and counting).
+const MAX_BACKLOG: usize = 4096;
+/// Delay between accepting a node and configuring it (asebaros waits 200 ms).
+const ACCEPT_SETTLE: Duration = Duration::from_millis(200);
+/// Period of the execution-state check of nodes running our script.
+const LIVENESS_PERIOD: Duration = Duration::from_secs(1);
+
+/// Configuration of the engine.
+#[derive(Debug, Clone, Default)]
+pub struct EngineConfig {
+    /// Generic bridge parameters.
+    pub bridge: BridgeParams,
+    /// Thymio driver parameters.
+    pub driver: DriverParams,
+}
+
+/// What the engine reports to its user (ROS bridge, CLI).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineEvent {
+    /// Something happened on the Aseba network.
+    Network(NetworkEvent),
+    /// The RT thread started, with what it obtained.
+    RtStarted(SetupSummary),
+    /// The RT thread stopped.
+    RtExited(msgs::rtmsg::ExitReason),
+    /// A link came up.
+    LinkUp {
+        /// Slot.
+        link: LinkId,
+        /// Index in the target list.
+        target: u16,
+        /// Transport.
+        kind: LinkKind,
+    },
+    /// A link went down.
+    LinkDown {
+        /// Slot.
+        link: LinkId,
+        /// Index in the target list.
+        target: u16,
+    },
+    /// A script was loaded on a node.
+    ScriptLoaded {
+        /// Node id.
+        node: u16,
+    },
+    /// Loading a script on a node failed.
+    ScriptFailed {
+        /// Node id.
+        node: u16,
+        /// Why.
+        error: String,
+    },
+    /// A node runs the driver script and is driven by the RT thread as `robot`.
+    RobotReady {
+        /// Node id.
+        node: u16,
+        /// RT robot id.
+        robot: RobotId,
+    },
+    /// New odometry of a robot.
+    Odometry {
+        /// Node id.
+        node: u16,
+        /// The sample.
+        sample: OdomSample,
+    },
+    /// A robot's link went down: its state is stale.
+    RobotStale {
+        /// Node id.
+        node: u16,
+    },
+    /// The cmd_vel watchdog stopped a robot.
+    WatchdogStop {
+        /// Node id.
+        node: u16,
+    },
+    /// RT statistics.
+    Stats(Box<RtStats>),
+}
+
+/// Errors of engine operations.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    /// The switch could not be started.
+    #[error("Aseba switch on {address}:{port}: {error}")]
+    Switch {
+        /// Address.
+        address: String,
+        /// Port.
+        port: u16,
+        /// Cause.
+        error: String,
+    },
+    /// A script problem.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    /// A network problem.
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// Bad calibration.
+    #[error(transparent)]
+    Calibration(#[from] calibration::CalibrationError),
+    /// No such event in the node's script.
+    #[error("node {node} has no event \"{name}\" (load a script that declares it)")]
+    UnknownEvent {
+        /// Node id.
+        node: u16,
+        /// Event name.
+        name: String,
+    },
+    /// Wrong event size.
+    #[error("event \"{name}\" has size {expected}, got {got} values")]
+    EventSize {
+        /// Event name.
+        name: String,
+        /// Declared size.
+        expected: usize,
+        /// Given.
+        got: usize,
+    },
+    /// The node is not driven by the RT thread.
+    #[error("node {0} is not a robot driven by thymio-rt (no driver script loaded)")]
+    NotARobot(u16),
+    /// The RT thread refused a value.
+    #[error("{0}")]
+    Param(String),
+    /// The ring to the RT thread is full.
+    #[error("the RT thread is not keeping up (ring full)")]
+    RingFull,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LinkInfo {
+    target: u16,
+}
+
+/// Counters of the engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Frames dropped because the ring to RT stayed full.
+    pub frames_dropped_to_rt: u64,
+    /// Script reloads after a node lost its program or came back.
+    pub script_reloads: u64,
+}
+
+/// The NRT engine (see the module documentation).
+pub struct Engine {
+    ends: NrtEnds,
+    net: NetworkManager,
+    switch: Option<Switch>,
+    params: BridgeParams,
+    driver: DriverParams,
+    calibration_file: CalibrationFile,
+    default_script: Option<ScriptSource>,
+    links: BTreeMap<LinkId, LinkInfo>,
+    robots: Robots,
+    backlog: VecDeque<(LinkTarget, Vec<u8>)>,
+    pending_accept: Vec<(u16, Instant)>,
+    loaded_at: BTreeMap<u16, Instant>,
+    last_liveness: Option<Instant>,
+    events: VecDeque<EngineEvent>,
+    last_stats: Option<RtStats>,
+    stats: EngineStats,
+    rt_exited: bool,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("links", &self.links.len())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// Builds the engine: binds the switch (unless port 0 in the parameters... see
+    /// [`BridgeParams::port`]: 0 disables it), reads the default script and the calibration
+    /// file, and sets the watchdog of the RT thread.
+    pub fn new(config: EngineConfig, ends: NrtEnds) -> Result<Engine, EngineError> {
+        let EngineConfig { bridge, driver } = config;
+        let switch = if bridge.port == 0 {
+            None
+        } else {
+            let s = Switch::bind(&bridge.address, bridge.port, bridge.loop_back).map_err(|e| {
+                EngineError::Switch {
+                    address: bridge.address.clone(),
+                    port: bridge.port,
+                    error: e.to_string(),
+                }
+            })?;
+            Some(s)
+        };
+        let default_script = if bridge.script.path.is_empty() {
+            None
+        } else {
+            Some(ScriptSource::from_file(
+                &bridge.script.path,
+                &bridge.script.constants,
+            )?)
+        };
+        let calibration_file = calibration::read_file(&driver.calibration_file)?;
+        ends.params()
+            .set_watchdog(driver.cmd_vel_timeout)
+            .map_err(|e| EngineError::Param(format!("cmd_vel_timeout: {e}")))?;
+        Ok(Engine {
+            net: NetworkManager::from_params(&bridge),
+            ends,
+            switch,
+            params: bridge,
+            driver,
+            calibration_file,
+            default_script,
+            links: BTreeMap::new(),
+            robots: Robots::default(),
+            backlog: VecDeque::new(),
+            pending_accept: Vec::new(),
+            loaded_at: BTreeMap::new(),
+            last_liveness: None,
+            events: VecDeque::new(),
+            last_stats: None,
+            stats: EngineStats::default(),
+            rt_exited: false,
+        })
+    }
+
+    /// Does all pending work once; never blocks.
+    pub fn poll(&mut self, now: Instant) {
+        self.drain_rt_events(now);
+        self.drain_frames(now);
+        self.poll_switch(now);
+        self.net.tick(now);
+        self.after_accept(now);
+        self.check_liveness(now);
+        self.handle_network_events(now);
+        self.flush_outgoing();
+    }
+
+    /// The next event for the user.
+    pub fn next_event(&mut self) -> Option<EngineEvent> {
+        self.events.pop_front()
+    }
+
+    /// The network manager (read-only view of nodes).
+    pub fn network(&self) -> &NetworkManager {
+        &self.net
+    }
+
+    /// The network manager, for requests (get/set variables, commands).
+    pub fn network_mut(&mut self) -> &mut NetworkManager {
+        &mut self.net
+    }
+
+    /// The switch, if enabled.
+    pub fn switch(&self) -> Option<&Switch> {
+        self.switch.as_ref()
+    }
+
+    /// The robot slots.
+    pub fn robots(&self) -> &Robots {
+        &self.robots
+    }
+
+    /// The bridge parameters.
+    pub fn params(&self) -> &BridgeParams {
+        &self.params
+    }
+
+    /// The driver parameters.
+    pub fn driver_params(&self) -> &DriverParams {
+        &self.driver
+    }
+
+    /// The latest RT statistics.
+    pub fn rt_stats(&self) -> Option<&RtStats> {
+        self.last_stats.as_ref()
+    }
+
+    /// Counters of the engine.
+    pub fn stats(&self) -> EngineStats {
+        self.stats
+    }
+
+    /// Whether the RT thread has stopped.
+    pub fn rt_exited(&self) -> bool {
+        self.rt_exited || self.ends.rt_gone()
+    }
+
+    /// Links up: slot and index of the target in the target list.
+    pub fn links(&self) -> impl Iterator<Item = (LinkId, u16)> + '_ {
+        self.links.iter().map(|(l, i)| (*l, i.target))
+    }
+
+    /// Whether any link is up.
+    pub fn connected(&self) -> bool {
+        !self.links.is_empty()
+    }
+
+    /// The default script, if any.
+    pub fn default_script(&self) -> Option<&ScriptSource> {
+        self.default_script.as_ref()
+    }
+
+    /// Sets a robot's velocity set-point (latest value wins; the RT watchdog stops it if no
+    /// new one comes in time). Non-finite values are refused.
+    pub fn set_cmd_vel(&self, node: u16, linear: f64, angular: f64) -> Result<(), EngineError> {
+        let slot = self
+            .robots
+            .of_node(node)
+            .ok_or(EngineError::NotARobot(node))?;
+        self.ends
+            .set_cmd_vel(slot.robot, Twist2 { linear, angular })
+            .map_err(|e| EngineError::Param(format!("cmd_vel: {e}")))
+    }
+
+    /// Applies a new calibration to a robot live (the RT thread reads it at its next cycle).
+    pub fn set_calibration(
+        &mut self,
+        node: u16,
+        c: calibration::Calibration,
+    ) -> Result<(), EngineError> {
+        c.validate()?;
+        let robot = self
+            .robots
+            .of_node(node)
+            .ok_or(EngineError::NotARobot(node))?
+            .robot;
+        self.ends
+            .params()
+            .set_calibration(robot, rt_calibration(&c))
+            .map_err(|e| EngineError::Param(format!("calibration: {e}")))?;
+        self.robots.assign(node, c);
+        Ok(())
+    }
+
+    /// Sends a named event of the node's script to the network (with the node id first when
+    /// the node's settings say `include_id_in_events`); the size must be the declared one.
+    pub fn emit_script_event(
+        &mut self,
+        node: u16,
+        name: &str,
+        args: &[i16],
+    ) -> Result<(), EngineError> {
+        let n = self.net.node(node).ok_or(NetError::UnknownNode(node))?;
+        let script = n.script.as_ref().ok_or_else(|| EngineError::UnknownEvent {
+            node,
+            name: name.to_owned(),
+        })?;
+        let (id, size) = script
+            .events
+            .iter()
+            .enumerate()
+            .find(|(_, (e, _))| e == name)
+            .map(|(i, (_, s))| (i as u16, *s as usize))
+            .ok_or_else(|| EngineError::UnknownEvent {
+                node,
+                name: name.to_owned(),
+            })?;
+        let with_id = n.settings().is_some_and(|s| s.include_id_in_events);
+        let mut payload = Vec::with_capacity(args.len() + 1);
+        if with_id {
+            payload.push(node as i16);
+        }
+        payload.extend_from_slice(args);
+        if payload.len() != size {
+            return Err(EngineError::EventSize {
+                name: name.to_owned(),
+                expected: size - usize::from(with_id),
+                got: args.len(),
+            });
+        }
+        self.net.emit(id, &payload)?;
+        self.flush_outgoing();
+        Ok(())
+    }
+
+    /// Compiles `source` for each node of `nodes` (every bridged node if empty) and loads it.
+    /// With `set_as_default`, it also becomes the script of nodes discovered later.
+    pub fn load_script(
+        &mut self,
+        source: ScriptSource,
+        nodes: &[u16],
+        set_as_default: bool,
+    ) -> Result<Vec<u16>, EngineError> {
+        let targets: Vec<u16> = if nodes.is_empty() {
+            self.net
+                .nodes()
+                .filter(|n| n.is_bridged() && n.connected)
+                .map(|n| n.id)
+                .collect()
+        } else {
+            nodes.to_vec()
+        };
+        let mut loaded = Vec::new();
+        let mut first_error = None;
+        for id in targets {
+            match self.load_on(&source, id, Instant::now()) {
+                Ok(true) => loaded.push(id),
+                Ok(false) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if set_as_default {
+            self.params.script.path = source.origin.clone();
+            self.default_script = Some(source);
+        }
+        self.flush_outgoing();
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(loaded),
+        }
+    }
+
+    /// Stops every robot and asks the RT thread to end (it writes zero speeds first). With
+    /// `reset_on_closing`, RESET is sent to every bridged node too.
+    pub fn shutdown(&mut self) {
+        if self.params.reset_on_closing {
+            let ids: Vec<u16> = self
+                .net
+                .nodes()
+                .filter(|n| n.is_bridged() && n.connected)
+                .map(|n| n.id)
+                .collect();
+            for id in ids {
+                let _ = self.net.command(id, crate::network::Command::Reset);
+            }
+            self.flush_outgoing();
+        }
+        if self.ends.send_command(RtCommand::Shutdown).is_err() {
+            tracing::warn!(
+                "cannot queue the shutdown command: the RT thread is not reading its commands"
+            );
+        }
+    }
+
+    // ---- internals -------------------------------------------------------------------------
+
+    fn drain_rt_events(&mut self, now: Instant) {
+        while let Some(ev) = self.ends.poll_event() {
+            match ev {
+                RtEvent::Started(s) => {
+                    for w in s.warnings() {
+                        tracing::warn!("{w}");
+                    }
+                    self.events.push_back(EngineEvent::RtStarted(s));
+                }
+                RtEvent::LinkUp { link, target, kind } => {
+                    self.links.insert(link, LinkInfo { target });
+                    self.net.on_link_up(link, now);
+                    self.events
+                        .push_back(EngineEvent::LinkUp { link, target, kind });
+                }
+                RtEvent::LinkDown {
+                    link,
+                    target,
+                    reason,
+                } => {
+                    tracing::warn!("link {link} (target {target}) down: {reason:?}");
+                    self.links.remove(&link);
+                    self.net.on_link_down(link, now);
+                    self.events
+                        .push_back(EngineEvent::LinkDown { link, target });
+                }
+                RtEvent::Odometry(sample) => {
+                    if let Some(node) = self.robots.node_of(sample.robot) {
+                        self.events
+                            .push_back(EngineEvent::Odometry { node, sample });
+                    }
+                }
+                RtEvent::RobotStale { robot } => {
+                    if let Some(node) = self.robots.node_of(robot) {
+                        self.events.push_back(EngineEvent::RobotStale { node });
+                    }
+                }
+                RtEvent::WatchdogStop { robot } => {
+                    if let Some(node) = self.robots.node_of(robot) {
+                        self.events.push_back(EngineEvent::WatchdogStop { node });
+                    }
+                }
+                RtEvent::Stats(s) => {
+                    self.last_stats = Some(s);
+                    self.events.push_back(EngineEvent::Stats(Box::new(s)));
+                }
+                RtEvent::Exiting { reason } => {
+                    self.rt_exited = true;
+                    self.events.push_back(EngineEvent::RtExited(reason));
+                }
+            }
+        }
+    }
+
+    fn drain_frames(&mut self, now: Instant) {
+        let multi_link = self.links.len() > 1;
+        let Engine {
+            ends,
+            net,
+            switch,
+            backlog,
+            links,
+            ..
+        } = self;
+        ends.drain_frames(|rf| {
+            let Ok((frame, _)) = Frame::parse(rf.bytes) else {
+                return;
+            };
+            net.on_frame(rf.link, &frame, rf.t_ns, now);
+            if let Some(s) = switch.as_mut() {
+                s.broadcast(rf.bytes, None);
+            }
+            if multi_link {
+                // Several targets form one Aseba network, as in asebaros' hub.
+                for l in links.keys().filter(|l| **l != rf.link) {
+                    backlog.push_back((LinkTarget::One(*l), rf.bytes.to_vec()));
+                }
+            }
+        });
+    }
+
+    fn poll_switch(&mut self, now: Instant) {
+        let Some(switch) = self.switch.as_mut() else {
+            return;
+        };
+        let mut from_clients: Vec<Vec<u8>> = Vec::new();
+        switch.poll(|_, frame| from_clients.push(frame.raw().to_vec()));
+        for raw in from_clients {
+            if let Ok((frame, _)) = Frame::parse(&raw) {
+                self.net.on_frame(SWITCH_LINK, &frame, 0, now);
+            }
+            self.backlog.push_back((LinkTarget::All, raw));
+        }
+    }
+
+    fn flush_outgoing(&mut self) {
+        while let Some(out) = self.net.pop_outgoing() {
+            match out.dest {
+                Dest::Link(SWITCH_LINK) => {
+                    if let Some(s) = self.switch.as_mut() {
+                        s.broadcast(&out.frame, None);
+                    }
+                }
+                Dest::Link(l) => self.backlog.push_back((LinkTarget::One(l), out.frame)),
+                Dest::All => {
+                    if let Some(s) = self.switch.as_mut() {
+                        s.broadcast(&out.frame, None);
+                    }
+                    self.backlog.push_back((LinkTarget::All, out.frame));
+                }
+            }
+        }
+        while let Some((to, frame)) = self.backlog.front() {
+            match self.ends.send_frame(*to, frame) {
+                Ok(()) => {
+                    self.backlog.pop_front();
+                }
+                Err(msgs::rtmsg::SendError::Full) => break,
+                Err(e) => {
+                    tracing::error!("dropping an invalid frame for the link: {e}");
+                    self.backlog.pop_front();
+                }
+            }
+        }
+        while self.backlog.len() > MAX_BACKLOG {
+            self.backlog.pop_front();
+            self.stats.frames_dropped_to_rt += 1;
+        }
+    }
+
+    fn handle_network_events(&mut self, now: Instant) {
+        while let Some(ev) = self.net.poll_event() {
+            match &ev {
+                NetworkEvent::NodeAccepted { id } => {
+                    let n = self.net.node(*id);
+                    tracing::info!(
+                        "node {id} ({}) accepted{}",
+                        n.map_or("", |n| n.name()),
+                        n.map(|n| n.namespace())
+                            .filter(|ns| !ns.is_empty())
+                            .map(|ns| format!(" in namespace /{ns}"))
+                            .unwrap_or_default()
+                    );
+                    self.pending_accept.push((*id, now + ACCEPT_SETTLE));
+                }
+                NetworkEvent::NodeIgnored { id, reason } => {
+                    tracing::info!("node {id} ignored: {reason}")
+                }
+                NetworkEvent::NodeLost { id } => tracing::warn!("node {id} lost"),
+                NetworkEvent::NodeBack { id } => {
+                    tracing::info!("node {id} back");
+                    if self.params.script.reload_on_reconnect {
+                        self.reload(*id, now);
+                    }
+                }
+                NetworkEvent::ExecutionState { id, pc, flags } => {
+                    let idle_reset = *pc == 0
+                        && flags
+                            & (msgs::opcodes::FLAG_EVENT_ACTIVE | msgs::opcodes::FLAG_STEP_BY_STEP)
+                            == 0;
+                    let settled = self
+                        .loaded_at
+                        .get(id)
+                        .is_some_and(|t| now.duration_since(*t) > Duration::from_secs(2));
+                    if idle_reset && settled {
+                        tracing::warn!("node {id} lost its program (it rebooted?): reloading it");
+                        self.reload(*id, now);
+                    }
+                }
+                NetworkEvent::VmError { id, message } => tracing::warn!("node {id}: {message}"),
+                _ => {}
+            }
+            self.events.push_back(EngineEvent::Network(ev));
+        }
+    }
+
+    fn after_accept(&mut self, now: Instant) {
+        let due: Vec<u16> = self
+            .pending_accept
+            .iter()
+            .filter(|(_, t)| *t <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        self.pending_accept.retain(|(_, t)| *t > now);
+        for id in due {
+            let settings = self.net.node(id).and_then(|n| n.settings().cloned());
+            let Some(settings) = settings else { continue };
+            if self.params.set_id_variable && !settings.id_variable.is_empty() {
+                if let Err(e) = self
+                    .net
+                    .set_variable(id, &settings.id_variable, &[id as i16])
+                {
+                    tracing::warn!("node {id}: cannot set its id variable: {e}");
+                }
+            }
+            if let Some(source) = self.default_script.clone() {
+                if let Err(e) = self.load_on(&source, id, now) {
+                    tracing::error!("node {id}: {e}");
+                    self.events.push_back(EngineEvent::ScriptFailed {
+                        node: id,
+                        error: e.to_string(),
+                    });
+                }
+            }
+        }
+    }
+
+    fn check_liveness(&mut self, now: Instant) {
+        if self
+            .last_liveness
+            .is_some_and(|t| now.duration_since(t) < LIVENESS_PERIOD)
+        {
+            return;
+        }
+        self.last_liveness = Some(now);
+        let ids: Vec<u16> = self
+            .net
+            .nodes()
+            .filter(|n| n.connected && n.script.is_some() && self.loaded_at.contains_key(&n.id))
+            .map(|n| n.id)
+            .collect();
+        for id in ids {
+            let _ = self
+                .net
+                .command(id, crate::network::Command::GetExecutionState);
+        }
+    }
+
+    fn reload(&mut self, id: u16, now: Instant) {
+        let Some(script) = self.net.node(id).and_then(|n| n.script.clone()) else {
+            return;
+        };
+        self.stats.script_reloads += 1;
+        if let Err(e) = self.net.load_script(id, script) {
+            tracing::error!("node {id}: reload failed: {e}");
+            return;
+        }
+        self.loaded_at.insert(id, now);
+        self.events
+            .push_back(EngineEvent::ScriptLoaded { node: id });
+    }
+
+    /// Compiles and loads `source` on node `id`; Ok(false) if the script has no code for it.
+    fn load_on(
+        &mut self,
+        source: &ScriptSource,
+        id: u16,
+        now: Instant,
+    ) -> Result<bool, EngineError> {
+        let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
+        let Some(loaded) = source.compile_for(node)? else {
+            tracing::info!("node {id}: the script has no code for {}", node.name());
+            return Ok(false);
+        };
+        self.net.load_script(id, loaded.clone())?;
+        self.loaded_at.insert(id, now);
+        tracing::info!(
+            "node {id}: script {} loaded ({} words)",
+            source.origin,
+            loaded.bytecode.len()
+        );
+        self.events
+            .push_back(EngineEvent::ScriptLoaded { node: id });
+        self.configure_robot(id, &loaded)?;
+        Ok(true)
+    }
+
+    /// Drives a node from the RT thread if its script is a driver script (has `odometry` and
+    /// `set_speed` events).
+    fn configure_robot(&mut self, id: u16, script: &LoadedScript) -> Result<(), EngineError> {
+        let event = |name: &str| {
+            script
+                .events
+                .iter()
+                .position(|(n, _)| n == name)
+                .map(|i| i as u16)
+        };
+        let (Some(odometry), Some(set_speed)) = (event("odometry"), event("set_speed")) else {
+            if let Some(slot) = self.robots.release(id) {
+                let _ = self
+                    .ends
+                    .send_command(RtCommand::RemoveRobot { robot: slot.robot });
+            }
+            return Ok(());
+        };
+        if !self.driver.enabled {
+            return Ok(());
+        }
+        let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
+        let include_id = node.settings().is_some_and(|s| s.include_id_in_events);
+        let link = (node.link != SWITCH_LINK).then_some(node.link);
+        let cal = calibration::resolve(&self.driver, &self.calibration_file, id)?;
+        let slot = self
+            .robots
+            .assign(id, cal.clone())
+            .ok_or(EngineError::Param("every RT robot slot is taken".into()))?;
+        let robot = slot.robot;
+        self.ends
+            .params()
+            .set_calibration(robot, rt_calibration(&cal))
+            .map_err(|e| EngineError::Param(format!("calibration of node {id}: {e}")))?;
+        let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
+        config.link = link;
+        config.proximity_event = event("proximity");
+        self.ends
+            .send_command(RtCommand::ConfigureRobot { robot, config })
+            .map_err(|_| EngineError::RingFull)?;
+        tracing::info!("node {id} driven as RT robot {robot}");
+        self.events
+            .push_back(EngineEvent::RobotReady { node: id, robot });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,83 @@
+//! Robot slots of the RT thread: which bridged node drives which RT robot id, and the
+//! calibration the RT side reads (live atomics).
+
+use crate::thymio::calibration::Calibration;
+use msgs::rtmsg::{Quadratic, RobotCalibration, RobotId, MAX_ROBOTS};
+use std::collections::BTreeMap;
+
+/// One robot driven by the RT thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RobotSlot {
+    /// RT robot id.
+    pub robot: RobotId,
+    /// Aseba node id.
+    pub node: u16,
+    /// Calibration in use.
+    pub calibration: Calibration,
+}
+
+/// Allocation of RT robot ids to nodes.
+#[derive(Debug, Default)]
+pub struct Robots {
+    by_node: BTreeMap<u16, RobotSlot>,
+}
+
+impl Robots {
+    /// The slot of a node.
+    pub fn of_node(&self, node: u16) -> Option<&RobotSlot> {
+        self.by_node.get(&node)
+    }
+
+    /// The node of an RT robot id.
+    pub fn node_of(&self, robot: RobotId) -> Option<u16> {
+        self.by_node
+            .values()
+            .find(|s| s.robot == robot)
+            .map(|s| s.node)
+    }
+
+    /// Every slot.
+    pub fn iter(&self) -> impl Iterator<Item = &RobotSlot> {
+        self.by_node.values()
+    }
+
+    /// The node's slot, allocated if needed; `None` if every RT slot is taken.
+    pub fn assign(&mut self, node: u16, calibration: Calibration) -> Option<&RobotSlot> {
+        if let Some(s) = self.by_node.get_mut(&node) {
+            s.calibration = calibration;
+            return self.by_node.get(&node);
+        }
+        let used: Vec<RobotId> = self.by_node.values().map(|s| s.robot).collect();
+        let robot = (0..MAX_ROBOTS as RobotId).find(|r| !used.contains(r))?;
+        self.by_node.insert(
+            node,
+            RobotSlot {
+                robot,
+                node,
+                calibration,
+            },
+        );
+        self.by_node.get(&node)
+    }
+
+    /// Frees a node's slot.
+    pub fn release(&mut self, node: u16) -> Option<RobotSlot> {
+        self.by_node.remove(&node)
+    }
+}
+
+/// The RT form of a calibration (motor quadratic models and axis length).
+pub fn rt_calibration(c: &Calibration) -> RobotCalibration {
+    RobotCalibration {
+        left: Quadratic {
+            q0: c.left.parameters[0],
+            q1: c.left.parameters[1],
+        },
+        right: Quadratic {
+            q0: c.right.parameters[0],
+            q1: c.right.parameters[1],
+        },
+        axis_length: c.axis_length,
+        ..RobotCalibration::default()
+    }
+}

@@ -1,0 +1,82 @@
+//! Scripts to load: an `.aesl` file (or text) with constant overrides, compiled per node by
+//! `crate::compiler` against the node's own description.
+
+use crate::network::{LoadedScript, Node};
+use std::collections::BTreeMap;
+
+/// A script ready to be compiled for nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptSource {
+    /// File path (or a label for scripts sent as text).
+    pub origin: String,
+    /// The `.aesl` text.
+    pub text: String,
+    /// Constant overrides.
+    pub constants: BTreeMap<String, i16>,
+}
+
+/// Why a script could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptError {
+    /// The file cannot be read.
+    #[error("cannot read script {path}: {error}")]
+    Read {
+        /// Path.
+        path: String,
+        /// Cause.
+        error: String,
+    },
+    /// The `.aesl` file is malformed.
+    #[error("{origin}: {message}")]
+    Aesl {
+        /// File.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A compilation error, with its position.
+    #[error("{origin}:{line}:{col}: {message}")]
+    Compile {
+        /// File.
+        origin: String,
+        /// 1-based line.
+        line: u32,
+        /// 1-based column.
+        col: u32,
+        /// Message.
+        message: String,
+    },
+    /// The node is not described yet.
+    #[error("node {0} is not described yet")]
+    NotDescribed(u16),
+    /// The compiler is not part of this build yet.
+    #[error("the Aseba compiler is not available in this build")]
+    CompilerUnavailable,
+}
+
+impl ScriptSource {
+    /// Reads an `.aesl` file.
+    pub fn from_file(
+        path: &str,
+        constants: &BTreeMap<String, i16>,
+    ) -> Result<ScriptSource, ScriptError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScriptError::Read {
+            path: path.to_owned(),
+            error: e.to_string(),
+        })?;
+        Ok(ScriptSource {
+            origin: path.to_owned(),
+            text,
+            constants: constants.clone(),
+        })
+    }
+
+    /// Compiles the script for `node`; `Ok(None)` if it has no code for the node's type.
+    pub fn compile_for(&self, node: &Node) -> Result<Option<LoadedScript>, ScriptError> {
+        let _description = node
+            .description
+            .as_ref()
+            .ok_or(ScriptError::NotDescribed(node.id))?;
+        Err(ScriptError::CompilerUnavailable)
+    }
+}

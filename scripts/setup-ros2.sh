@@ -81,10 +81,13 @@ if [ ${#bad_exports[@]} -gt 0 ]; then
     fi
 fi
 
-# 4. The interface packages, each rebuilt when the hash of its sources (and of the pins) changes.
+# 4. The interface packages, each rebuilt when the hash of its sources, of the pins or of the build flags changes.
+#    -O1: the generated (de)serialisers are small; -O3 costs half as much compile time again for no measurable gain.
+CMAKE_ARGS=(-DCMAKE_INSTALL_PREFIX="$VENV" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS=-O1
+    -DCMAKE_CXX_FLAGS=-O1 -DPython3_EXECUTABLE="$VENV/bin/python" -Wno-dev)
 package_hash() {
-    (cd "$ROOT/msgs/ros/$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; echo "$PINS_HASH") |
-        sha256sum | cut -c1-64
+    (cd "$ROOT/msgs/ros/$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+        echo "$PINS_HASH" "${CMAKE_ARGS[*]}") | sha256sum | cut -c1-64
 }
 for pkg in "${INTERFACE_PACKAGES[@]}"; do
     hash=$(package_hash "$pkg")
@@ -99,8 +102,7 @@ for pkg in "${INTERFACE_PACKAGES[@]}"; do
     rm -f "$STAMPS/$pkg"
     mkdir -p "$build"
     AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV" \
-        cmake -S "$ROOT/msgs/ros/$pkg" -B "$build" -DCMAKE_INSTALL_PREFIX="$VENV" -DBUILD_TESTING=OFF \
-        -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$VENV/bin/python" -Wno-dev >"$build.log" 2>&1 ||
+        cmake -S "$ROOT/msgs/ros/$pkg" -B "$build" "${CMAKE_ARGS[@]}" >"$build.log" 2>&1 ||
         { cat "$build.log" >&2; exit 1; }
     AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV" \
         cmake --build "$build" -j "$(nproc)" >>"$build.log" 2>&1 || { tail -50 "$build.log" >&2; exit 1; }

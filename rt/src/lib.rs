@@ -6,5 +6,9 @@
 pub mod alloc;
 pub mod clock;
 pub mod hist;
+pub mod link;
 pub mod mapping;
 pub mod odometry;
+
+#[cfg(test)]
+mod testutil;

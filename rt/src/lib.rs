@@ -9,6 +9,9 @@ pub mod hist;
 pub mod link;
 pub mod mapping;
 pub mod odometry;
+pub mod rosrt;
+pub mod sched;
+pub mod signals;
 
 #[cfg(test)]
 mod testutil;

@@ -1,0 +1,195 @@
+//! The shipped controller: an obstacle-stop reflex on the proximity sensors, running in the RT
+//! cycle so that it works however slow ROS is. Forward motion stops when a front sensor sees
+//! something close, backward motion when a rear one does; turning in place stays allowed.
+
+use super::{Controller, RobotView, RtPublisher, RtSubscriber};
+use msgs::rtmsg::{RobotId, Twist2, MAX_ROBOTS};
+
+/// Tunables (changeable at run time through an [`RtSubscriber`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ObstacleStopParams {
+    /// Off switch.
+    pub enabled: bool,
+    /// Raw reading at or above which a sensor blocks (0 far … ≈4500 touching; 2000 ≈ 9.6 cm
+    /// with the default distance model).
+    pub threshold: i16,
+    /// Readings older than this are ignored (ns).
+    pub max_age_ns: u64,
+}
+
+impl Default for ObstacleStopParams {
+    fn default() -> Self {
+        ObstacleStopParams {
+            enabled: true,
+            threshold: 2000,
+            max_age_ns: 500_000_000,
+        }
+    }
+}
+
+/// Published when the reflex engages or releases for a robot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReflexEvent {
+    /// Robot.
+    pub robot: RobotId,
+    /// Engaged (true) or released.
+    pub engaged: bool,
+    /// Time (ns).
+    pub t_ns: u64,
+}
+
+/// Obstacle-stop reflex.
+#[derive(Debug)]
+pub struct ObstacleStop {
+    params: ObstacleStopParams,
+    live: Option<RtSubscriber<ObstacleStopParams>>,
+    events: Option<RtPublisher<ReflexEvent>>,
+    engaged: [bool; MAX_ROBOTS],
+}
+
+impl ObstacleStop {
+    /// With fixed parameters.
+    pub fn new(params: ObstacleStopParams) -> Self {
+        ObstacleStop {
+            params,
+            live: None,
+            events: None,
+            engaged: [false; MAX_ROBOTS],
+        }
+    }
+
+    /// Takes its parameters from an NRT-fed subscriber (e.g. a ROS parameter or topic).
+    pub fn with_live_params(mut self, live: RtSubscriber<ObstacleStopParams>) -> Self {
+        self.live = Some(live);
+        self
+    }
+
+    /// Reports engage/release edges to NRT.
+    pub fn with_events(mut self, events: RtPublisher<ReflexEvent>) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// Whether the reflex currently holds `robot`.
+    pub fn engaged(&self, robot: RobotId) -> bool {
+        self.engaged.get(robot as usize).copied().unwrap_or(false)
+    }
+}
+
+impl Controller for ObstacleStop {
+    fn update(&mut self, robot: &RobotView, cmd: &mut Twist2) {
+        if let Some(live) = &mut self.live {
+            self.params = live.read().0;
+        }
+        let p = self.params;
+        let fresh = robot
+            .proximity_t_ns
+            .is_some_and(|t| robot.now_ns.saturating_sub(t) <= p.max_age_ns);
+        let mut block = false;
+        if p.enabled && fresh {
+            let prox = &robot.proximity;
+            let front = prox[..5].iter().any(|&r| r >= p.threshold);
+            let rear = prox[5..].iter().any(|&r| r >= p.threshold);
+            if (front && cmd.linear > 0.0) || (rear && cmd.linear < 0.0) {
+                cmd.linear = 0.0;
+                block = true;
+            }
+        }
+        let Some(slot) = self.engaged.get_mut(robot.robot as usize) else {
+            return;
+        };
+        if *slot != block {
+            *slot = block;
+            if let Some(ev) = &mut self.events {
+                ev.try_publish(ReflexEvent {
+                    robot: robot.robot,
+                    engaged: block,
+                    t_ns: robot.now_ns,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rosrt::{rt_publisher, rt_subscriber};
+    use msgs::rtmsg::Pose2;
+
+    fn view(prox: [i16; 7], t: Option<u64>, now: u64) -> RobotView {
+        RobotView {
+            robot: 3,
+            node: 1,
+            now_ns: now,
+            pose: Pose2::default(),
+            twist: Twist2::default(),
+            odom_t_ns: None,
+            proximity: prox,
+            proximity_t_ns: t,
+            link_up: true,
+            stale: false,
+            set_point: Twist2::default(),
+        }
+    }
+
+    #[test]
+    fn blocks_only_the_direction_of_the_obstacle() {
+        let (pub_rt, mut pub_nrt) = rt_publisher(8);
+        let mut c = ObstacleStop::new(ObstacleStopParams::default()).with_events(pub_rt);
+        let wall = view([0, 0, 3000, 0, 0, 0, 0], Some(100), 200);
+        let mut cmd = Twist2 {
+            linear: 0.1,
+            angular: 0.5,
+        };
+        c.update(&wall, &mut cmd);
+        assert_eq!((cmd.linear, cmd.angular), (0.0, 0.5));
+        assert!(c.engaged(3));
+        let mut back = Twist2 {
+            linear: -0.1,
+            angular: 0.0,
+        };
+        c.update(&wall, &mut back);
+        assert_eq!(back.linear, -0.1);
+        assert!(!c.engaged(3));
+        let behind = view([0, 0, 0, 0, 0, 0, 2500], Some(100), 200);
+        let mut rev = Twist2 {
+            linear: -0.05,
+            angular: 0.0,
+        };
+        c.update(&behind, &mut rev);
+        assert_eq!(rev.linear, 0.0);
+        let edges: Vec<bool> = std::iter::from_fn(|| pub_nrt.pop())
+            .map(|e| e.engaged)
+            .collect();
+        assert_eq!(edges, [true, false, true]);
+    }
+
+    #[test]
+    fn ignores_stale_or_missing_readings_and_follows_live_params() {
+        let (sub_rt, mut sub_nrt) = rt_subscriber(ObstacleStopParams::default());
+        let mut c = ObstacleStop::new(ObstacleStopParams::default()).with_live_params(sub_rt);
+        let fwd = Twist2 {
+            linear: 0.1,
+            angular: 0.0,
+        };
+        let mut cmd = fwd;
+        c.update(&view([4000; 7], None, 1_000_000_000), &mut cmd);
+        assert_eq!(cmd, fwd);
+        c.update(&view([4000; 7], Some(0), 1_000_000_000), &mut cmd);
+        assert_eq!(cmd, fwd);
+        sub_nrt.store(ObstacleStopParams {
+            threshold: 5000,
+            ..Default::default()
+        });
+        c.update(&view([4000; 7], Some(999_000_000), 1_000_000_000), &mut cmd);
+        assert_eq!(cmd, fwd);
+        sub_nrt.store(ObstacleStopParams {
+            enabled: true,
+            threshold: 100,
+            max_age_ns: 10,
+        });
+        c.update(&view([200; 7], Some(999_999_995), 1_000_000_000), &mut cmd);
+        assert_eq!(cmd.linear, 0.0);
+    }
+}

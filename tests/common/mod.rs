@@ -1,0 +1,224 @@
+//! Helpers shared by the integration tests: child processes killed on drop, free ports,
+//! bounded waits, and launchers for the real peers (pyaseba nodes, Aseba Playground).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+/// Root of the repository.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The thymio-rt binary built for these tests.
+pub fn thymio_rt() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_thymio-rt"));
+    c.env("THYMIO_LOG", "info");
+    c
+}
+
+/// A TCP port free on 127.0.0.1 right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Python of the pyaseba venv, if installed (scripts/setup-aseba-peers.sh).
+pub fn pyaseba_python() -> Option<PathBuf> {
+    let p = root().join(".venv-aseba/bin/python");
+    p.exists().then_some(p)
+}
+
+/// Whether a program is on the PATH.
+pub fn have(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+/// A child process, killed when dropped; its output lines are collected in the background.
+pub struct Proc {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    pub seen: Vec<String>,
+    name: String,
+}
+
+impl Proc {
+    /// Spawns `cmd` with piped stdin/stdout/stderr (both outputs are merged in `lines`).
+    pub fn spawn(name: &str, mut cmd: Command) -> Proc {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        let (tx, rx) = mpsc::channel();
+        for out in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let stdin = child.stdin.take();
+        Proc {
+            child,
+            stdin,
+            lines: rx,
+            seen: Vec::new(),
+            name: name.to_owned(),
+        }
+    }
+
+    /// Waits (bounded) for an output line matching `pred`; returns it.
+    pub fn wait_line(&mut self, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let hit = pred(&line);
+                    self.seen.push(line.clone());
+                    if hit {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "{}: no expected line within {timeout:?}; output so far:\n{}",
+                    self.name,
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Collects the lines printed so far without waiting.
+    pub fn drain(&mut self) {
+        while let Ok(l) = self.lines.try_recv() {
+            self.seen.push(l);
+        }
+    }
+
+    /// Closes stdin (the test peers stop when it closes).
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Writes to stdin.
+    pub fn write_stdin(&mut self, s: &str) {
+        if let Some(i) = self.stdin.as_mut() {
+            let _ = i.write_all(s.as_bytes());
+            let _ = i.flush();
+        }
+    }
+
+    /// Sends a signal.
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig);
+    }
+
+    /// Waits (bounded) for the process to exit; returns its status.
+    pub fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                self.drain();
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not exit within {timeout:?}",
+                self.name
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Official-VM nodes of pyaseba on 127.0.0.1:`port` (ids 1..=n, type "pyaseba-test").
+pub fn pyaseba_nodes(port: u16, n: usize) -> Option<Proc> {
+    let python = pyaseba_python()?;
+    let mut c = Command::new(python);
+    c.arg(root().join("tests/py/pyaseba_node.py")).args([
+        "--port",
+        &port.to_string(),
+        "--nodes",
+        &n.to_string(),
+        "--duration",
+        "120",
+    ]);
+    let mut p = Proc::spawn("pyaseba nodes", c);
+    p.wait_line(Duration::from_secs(20), |l| l.starts_with("READY"));
+    Some(p)
+}
+
+/// Aseba Playground (headless) with `robots` Thymios on ports `base_port + i`.
+pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Proc> {
+    if !have("asebaplayground") {
+        return None;
+    }
+    let mut scene = String::from(
+        "<!DOCTYPE aseba-playground>\n<aseba-playground>\n<color name=\"wall\" r=\"0.9\" g=\"0.9\" b=\"0.9\"/>\n<world w=\"200\" h=\"200\" color=\"wall\"/>\n",
+    );
+    for i in 0..robots {
+        scene.push_str(&format!(
+            "<robot type=\"thymio2\" x=\"{}\" y=\"100\" port=\"{}\" name=\"t{i}\"/>\n",
+            40 + 60 * i,
+            base_port as usize + i
+        ));
+    }
+    scene.push_str("</aseba-playground>\n");
+    let path = dir.join("scene.playground");
+    std::fs::write(&path, scene).unwrap();
+    let mut c = Command::new("asebaplayground");
+    c.arg(&path)
+        .env("QT_QPA_PLATFORM", "offscreen")
+        .env("XDG_RUNTIME_DIR", dir)
+        .env("HOME", dir)
+        .env("LANG", "en_US.UTF-8");
+    let p = Proc::spawn("asebaplayground", c);
+    // ready when every robot port accepts connections
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for i in 0..robots {
+        let port = base_port + i as u16;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "asebaplayground did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    Some(p)
+}
+
+/// Skips a test with a printed reason (only for peers the setup scripts install).
+#[macro_export]
+macro_rules! skip {
+    ($($arg:tt)*) => {{
+        eprintln!("SKIPPED: {}", format!($($arg)*));
+        return;
+    }};
+}

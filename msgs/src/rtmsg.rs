@@ -922,6 +922,11 @@ impl RtEnds {
     pub fn params(&self) -> &LiveParams {
         &self.params
     }
+
+    /// A shared handle on the live parameters (taken once, when the RT state is built).
+    pub fn params_arc(&self) -> Arc<LiveParams> {
+        self.params.clone()
+    }
 }
 
 /// A frame received by the RT thread, as seen by NRT (borrowed until the next receive).

@@ -5,11 +5,14 @@
 
 pub mod alloc;
 pub mod clock;
+pub mod handoff;
 pub mod hist;
 pub mod link;
 pub mod mapping;
 pub mod odometry;
+pub mod robot;
 pub mod rosrt;
+pub mod rtloop;
 pub mod sched;
 pub mod signals;
 

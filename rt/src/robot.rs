@@ -1,0 +1,291 @@
+//! Per-robot RT state: script events in (odometry, proximity), set-point and watchdog, wheel
+//! targets out as ONE frame. No allocation.
+
+use crate::mapping::map_twist;
+use crate::odometry::{Integrator, OdomInput};
+use crate::rosrt::RobotView;
+use msgs::rtmsg::{
+    LinkId, LiveParams, OdomSample, Pose2, RobotCalibration, RobotConfig, RobotId, SpeedOutput,
+    Twist2,
+};
+use msgs::wire::{Message, Words, MAX_FRAME};
+
+/// What a set-point poll decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmdUpdate {
+    /// Nothing new.
+    None,
+    /// A new set-point arrived.
+    New,
+    /// The watchdog expired: the set-point is now zero.
+    WatchdogStop,
+}
+
+/// One robot slot of the RT thread.
+#[derive(Debug, Clone)]
+pub struct Robot {
+    id: RobotId,
+    config: Option<RobotConfig>,
+    odom: Integrator,
+    seq: u32,
+    last_odom: Option<OdomSample>,
+    learned_link: Option<LinkId>,
+    cal: RobotCalibration,
+    cmd_version: u64,
+    set_point: Twist2,
+    last_cmd_ns: u64,
+    tripped: bool,
+    pending: bool,
+    last_sent: Option<[i16; 2]>,
+    last_send_ns: u64,
+    proximity: [i16; 7],
+    proximity_t: Option<u64>,
+    stale: bool,
+}
+
+impl Robot {
+    /// An unconfigured slot.
+    pub fn new(id: RobotId) -> Self {
+        Robot {
+            id,
+            config: None,
+            odom: Integrator::default(),
+            seq: 0,
+            last_odom: None,
+            learned_link: None,
+            cal: RobotCalibration::default(),
+            cmd_version: 0,
+            set_point: Twist2::default(),
+            last_cmd_ns: 0,
+            tripped: false,
+            pending: false,
+            last_sent: None,
+            last_send_ns: 0,
+            proximity: [0; 7],
+            proximity_t: None,
+            stale: false,
+        }
+    }
+
+    /// The configuration, if the slot is in use.
+    pub fn config(&self) -> Option<&RobotConfig> {
+        self.config.as_ref()
+    }
+
+    /// (Re)configures the slot; the pose is kept, odometry re-initialises on the next event.
+    pub fn configure(&mut self, config: RobotConfig) {
+        if self.config.map(|c| (c.node, c.link)) != Some((config.node, config.link)) {
+            self.learned_link = None;
+        }
+        self.config = Some(config);
+        self.odom.invalidate();
+    }
+
+    /// Frees the slot (the caller sends the stop frame first).
+    pub fn clear(&mut self) {
+        *self = Robot {
+            cmd_version: self.cmd_version,
+            ..Robot::new(self.id)
+        };
+    }
+
+    /// Sets the pose; odometry restarts from it.
+    pub fn reset_odometry(&mut self, pose: Pose2) {
+        self.odom.reset(pose);
+        self.seq = 0;
+    }
+
+    /// The last odometry sample.
+    pub fn last_odometry(&self) -> Option<OdomSample> {
+        self.last_odom
+    }
+
+    /// The link the robot is on: configured, else last heard.
+    pub fn link(&self) -> Option<LinkId> {
+        self.config.and_then(|c| c.link).or(self.learned_link)
+    }
+
+    /// The robot's link went down: odometry must re-initialise; returns true if it mattered.
+    pub fn link_lost(&mut self, link: LinkId) -> bool {
+        if self.config.is_none() || self.link() != Some(link) {
+            return false;
+        }
+        self.learned_link = None;
+        self.odom.invalidate();
+        self.stale = true;
+        true
+    }
+
+    /// Handles a user event; returns an odometry sample if it was this robot's odometry.
+    pub fn on_user_event(
+        &mut self,
+        link: LinkId,
+        t_ns: u64,
+        source: u16,
+        id: u16,
+        args: Words<'_>,
+        params: &LiveParams,
+    ) -> Option<OdomSample> {
+        let cfg = self.config?;
+        if source != cfg.node || cfg.link.is_some_and(|l| l != link) {
+            return None;
+        }
+        self.learned_link = Some(link);
+        if cfg.proximity_event == Some(id) && args.len() >= 7 {
+            args.copy_to(&mut self.proximity);
+            self.proximity_t = Some(t_ns);
+            return None;
+        }
+        if cfg.odometry_event != Some(id) || args.len() < 2 {
+            return None;
+        }
+        if let Some(c) = params.calibration(self.id) {
+            self.cal = c; // keep the last consistent one while NRT is writing
+        }
+        let input = OdomInput {
+            counts: [args.get(0)?, args.get(1)?],
+            ticks: args.get(2).map(|t| t as u16),
+            t_ns,
+        };
+        let out = self.odom.step(input, &self.cal, cfg.tick_hz).ok()?;
+        self.stale = false;
+        let sample = OdomSample {
+            robot: self.id,
+            node: cfg.node,
+            link,
+            seq: self.seq,
+            t_ns,
+            robot_ticks: input.ticks,
+            dt: out.dt,
+            pose: out.pose,
+            twist: out.twist,
+            wheel_pos: out.wheel_pos,
+            wheel_vel: out.wheel_vel,
+        };
+        self.seq = self.seq.wrapping_add(1);
+        self.last_odom = Some(sample);
+        Some(sample)
+    }
+
+    /// Reads the set-point from the live parameters and applies the watchdog (`watchdog_ns`
+    /// 0 = off). Only configured robots consume set-points.
+    pub fn poll_set_point(
+        &mut self,
+        params: &LiveParams,
+        now_ns: u64,
+        watchdog_ns: u64,
+    ) -> CmdUpdate {
+        if self.config.is_none() {
+            return CmdUpdate::None;
+        }
+        if let Some((version, twist)) = params.cmd_vel(self.id) {
+            if version != self.cmd_version {
+                self.cmd_version = version;
+                self.set_point = twist;
+                self.last_cmd_ns = now_ns;
+                self.tripped = false;
+                self.pending = true;
+                return CmdUpdate::New;
+            }
+        }
+        let moving = self.set_point.linear != 0.0 || self.set_point.angular != 0.0;
+        if watchdog_ns > 0
+            && moving
+            && !self.tripped
+            && now_ns.saturating_sub(self.last_cmd_ns) > watchdog_ns
+        {
+            self.set_point = Twist2::default();
+            self.tripped = true;
+            self.pending = true;
+            return CmdUpdate::WatchdogStop;
+        }
+        CmdUpdate::None
+    }
+
+    /// What controllers see.
+    pub fn view(&self, now_ns: u64, link_up: bool) -> RobotView {
+        RobotView {
+            robot: self.id,
+            node: self.config.map_or(0, |c| c.node),
+            now_ns,
+            pose: self.odom.pose(),
+            twist: self.last_odom.map(|o| o.twist).unwrap_or_default(),
+            odom_t_ns: self.last_odom.map(|o| o.t_ns),
+            proximity: self.proximity,
+            proximity_t_ns: self.proximity_t,
+            link_up,
+            stale: self.stale,
+            set_point: self.set_point,
+        }
+    }
+
+    /// The set-point after the watchdog.
+    pub fn set_point(&self) -> Twist2 {
+        self.set_point
+    }
+
+    /// Wheel targets for `cmd` with the current calibration and limits.
+    pub fn targets(&mut self, params: &LiveParams, cmd: Twist2) -> [i16; 2] {
+        if let Some(c) = params.calibration(self.id) {
+            self.cal = c;
+        }
+        map_twist(cmd, &self.cal)
+    }
+
+    /// Whether `targets` must be written now: a new set-point, a change, or a refresh; changes
+    /// are rate-limited to `min_interval_ns` except stops.
+    pub fn should_send(
+        &self,
+        targets: [i16; 2],
+        now_ns: u64,
+        min_interval_ns: u64,
+        refresh_ns: u64,
+    ) -> bool {
+        if !matches!(self.config, Some(c) if c.speed != SpeedOutput::None) {
+            return false;
+        }
+        let since = now_ns.saturating_sub(self.last_send_ns);
+        let changed = self.last_sent.is_some_and(|s| s != targets);
+        let refresh =
+            refresh_ns > 0 && since >= refresh_ns && self.last_sent.is_some_and(|s| s != [0, 0]);
+        if !(self.pending || changed || refresh) {
+            return false;
+        }
+        targets == [0, 0] || self.last_sent.is_none() || since >= min_interval_ns
+    }
+
+    /// Records that `targets` were queued.
+    pub fn sent(&mut self, targets: [i16; 2], now_ns: u64) {
+        self.last_sent = Some(targets);
+        self.last_send_ns = now_ns;
+        self.pending = false;
+    }
+
+    /// Encodes the frame writing `targets` (both wheels in one frame) into `out`; returns its
+    /// length, or `None` without a speed output.
+    pub fn speed_frame(
+        &self,
+        source: u16,
+        targets: [i16; 2],
+        out: &mut [u8; MAX_FRAME],
+    ) -> Option<usize> {
+        let cfg = self.config?;
+        let with_node = [cfg.node as i16, targets[0], targets[1]];
+        let msg = match cfg.speed {
+            SpeedOutput::Event { id, node_prefix } => Message::UserEvent {
+                id,
+                args: Words::from_slice(if node_prefix { &with_node } else { &targets }),
+            },
+            SpeedOutput::Variables { address } => Message::SetVariables {
+                dest: cfg.node,
+                start: address,
+                values: Words::from_slice(&targets),
+            },
+            SpeedOutput::None => return None,
+        };
+        msg.encode(source, out).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,192 @@
+use super::*;
+use msgs::rtmsg::Quadratic;
+
+const ODO: u16 = 2;
+const SET_SPEED: u16 = 1;
+const PROX: u16 = 9;
+
+fn robot() -> (Robot, LiveParams) {
+    let params = LiveParams::new(4);
+    params
+        .set_calibration(
+            1,
+            RobotCalibration {
+                left: Quadratic { q0: 0.001, q1: 0.0 },
+                right: Quadratic { q0: 0.001, q1: 0.0 },
+                axis_length: 0.1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let mut r = Robot::new(1);
+    let mut cfg = RobotConfig::script(5, ODO, SET_SPEED, false);
+    cfg.proximity_event = Some(PROX);
+    r.configure(cfg);
+    (r, params)
+}
+
+fn words(w: &[i16]) -> Vec<u8> {
+    w.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[test]
+fn odometry_events_of_its_node_integrate_and_learn_the_link() {
+    let (mut r, p) = robot();
+    let a = words(&[0, 0, 10]);
+    let b = words(&[100, 100, 20]);
+    assert_eq!(r.link(), None);
+    assert!(r
+        .on_user_event(3, 1, 5, ODO, Words::from_le_bytes(&a), &p)
+        .is_none());
+    assert_eq!(r.link(), Some(3));
+    // Other node, other event: ignored.
+    assert!(r
+        .on_user_event(3, 2, 6, ODO, Words::from_le_bytes(&b), &p)
+        .is_none());
+    assert!(r
+        .on_user_event(3, 2, 5, 7, Words::from_le_bytes(&b), &p)
+        .is_none());
+    let s = r
+        .on_user_event(3, 3, 5, ODO, Words::from_le_bytes(&b), &p)
+        .unwrap();
+    assert_eq!(
+        (s.robot, s.node, s.link, s.seq, s.robot_ticks),
+        (1, 5, 3, 0, Some(20))
+    );
+    assert!((s.pose.x - 0.1).abs() < 1e-12 && (s.dt - 0.1).abs() < 1e-12);
+    assert!((s.twist.linear - 1.0).abs() < 1e-12);
+    assert_eq!(r.last_odometry(), Some(s));
+    // Link loss: stale, and the next event only re-initialises.
+    assert!(!r.link_lost(4));
+    assert!(r.link_lost(3));
+    assert!(r.view(0, false).stale);
+    let c = words(&[200, 200, 30]);
+    assert!(r
+        .on_user_event(2, 4, 5, ODO, Words::from_le_bytes(&c), &p)
+        .is_none());
+    assert_eq!(r.link(), Some(2));
+}
+
+#[test]
+fn proximity_is_kept_for_controllers() {
+    let (mut r, p) = robot();
+    let prox = words(&[1, 2, 3, 4, 5, 6, 7]);
+    r.on_user_event(0, 77, 5, PROX, Words::from_le_bytes(&prox), &p);
+    let v = r.view(100, true);
+    assert_eq!(
+        (v.proximity, v.proximity_t_ns, v.node),
+        ([1, 2, 3, 4, 5, 6, 7], Some(77), 5)
+    );
+}
+
+#[test]
+fn set_points_are_taken_once_and_the_watchdog_stops_once() {
+    let (mut r, p) = robot();
+    assert_eq!(r.poll_set_point(&p, 0, 500), CmdUpdate::None);
+    p.set_cmd_vel(
+        1,
+        Twist2 {
+            linear: 0.1,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+    assert_eq!(r.poll_set_point(&p, 1_000, 500), CmdUpdate::New);
+    assert_eq!(r.poll_set_point(&p, 1_200, 500), CmdUpdate::None);
+    assert_eq!(r.set_point().linear, 0.1);
+    assert_eq!(r.poll_set_point(&p, 1_501, 500), CmdUpdate::WatchdogStop);
+    assert_eq!(r.set_point(), Twist2::default());
+    assert_eq!(r.poll_set_point(&p, 5_000, 500), CmdUpdate::None);
+    // A zero set-point never trips; watchdog 0 disables it.
+    p.set_cmd_vel(
+        1,
+        Twist2 {
+            linear: 0.0,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+    assert_eq!(r.poll_set_point(&p, 6_000, 500), CmdUpdate::New);
+    assert_eq!(r.poll_set_point(&p, 60_000, 500), CmdUpdate::None);
+    p.set_cmd_vel(
+        1,
+        Twist2 {
+            linear: 0.0,
+            angular: 1.0,
+        },
+    )
+    .unwrap();
+    assert_eq!(r.poll_set_point(&p, 70_000, 0), CmdUpdate::New);
+    assert_eq!(r.poll_set_point(&p, u64::MAX, 0), CmdUpdate::None);
+    // Unconfigured slots consume nothing.
+    let mut free = Robot::new(2);
+    p.set_cmd_vel(
+        2,
+        Twist2 {
+            linear: 1.0,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+    assert_eq!(free.poll_set_point(&p, 1, 500), CmdUpdate::None);
+}
+
+#[test]
+fn sending_rules() {
+    let (mut r, p) = robot();
+    // Nothing commanded yet: nothing to send.
+    assert!(!r.should_send([0, 0], 0, 10, 0));
+    p.set_cmd_vel(
+        1,
+        Twist2 {
+            linear: 0.1,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+    r.poll_set_point(&p, 0, 0);
+    let t = r.targets(&p, r.set_point());
+    assert_eq!(t, [100, 100]);
+    assert!(r.should_send(t, 0, 10, 0));
+    r.sent(t, 0);
+    assert!(!r.should_send(t, 5, 10, 0));
+    // A change is rate-limited, a stop is not.
+    assert!(!r.should_send([120, 120], 5, 10, 0));
+    assert!(r.should_send([120, 120], 10, 10, 0));
+    assert!(r.should_send([0, 0], 5, 10, 0));
+    // Refresh of a moving target.
+    assert!(!r.should_send(t, 50, 10, 100));
+    assert!(r.should_send(t, 100, 10, 100));
+}
+
+#[test]
+fn speed_frames_carry_both_wheels_in_one_message() {
+    let (mut r, _) = robot();
+    let mut out = [0u8; MAX_FRAME];
+    let n = r.speed_frame(0, [100, -100], &mut out).unwrap();
+    // user event 1 from 0, args [100, -100]
+    assert_eq!(&out[..n], &[4, 0, 0, 0, 1, 0, 100, 0, 0x9C, 0xFF]);
+    let mut cfg = *r.config().unwrap();
+    cfg.speed = SpeedOutput::Event {
+        id: 1,
+        node_prefix: true,
+    };
+    r.configure(cfg);
+    let n = r.speed_frame(0, [100, -100], &mut out).unwrap();
+    assert_eq!(&out[..n], &[6, 0, 0, 0, 1, 0, 5, 0, 100, 0, 0x9C, 0xFF]);
+    cfg.speed = SpeedOutput::Variables { address: 86 };
+    cfg.node = 1;
+    r.configure(cfg);
+    let n = r.speed_frame(0, [100, 100], &mut out).unwrap();
+    // aseba.md §1.8: SET_VARIABLES dest 1, start 86, [100, 100]
+    assert_eq!(
+        &out[..n],
+        &[0x08, 0x00, 0x00, 0x00, 0x0C, 0xA0, 0x01, 0x00, 0x56, 0x00, 0x64, 0x00, 0x64, 0x00]
+    );
+    cfg.speed = SpeedOutput::None;
+    r.configure(cfg);
+    assert!(r.speed_frame(0, [1, 1], &mut out).is_none());
+    assert!(!r.should_send([1, 1], 0, 0, 0));
+    r.clear();
+    assert!(r.config().is_none());
+}

@@ -1,0 +1,566 @@
+//! The pinned RT loop: absolute deadlines on CLOCK_MONOTONIC, overruns counted and skipped
+//! (never a burst), and per cycle: take offered links, drain every link without blocking,
+//! reassemble and decode frames, handle odometry/proximity, forward every frame to NRT, apply
+//! NRT commands and frames, run the set-point watchdog and the controllers, map velocities to
+//! wheel targets, write, hand dead links back, report statistics.
+//!
+//! Nothing in a cycle allocates, frees, locks or blocks; everything is preallocated in
+//! [`RtLoop::new`] (NRT). On exit (signal, shutdown command, NRT gone) every robot is sent zero
+//! speed and the writes are flushed (bounded) before the thread ends.
+
+mod slots;
+mod stats;
+
+use crate::alloc;
+use crate::clock::{monotonic_ns, sleep_until, SleepError};
+use crate::handoff::{LinkReturn, RtLinkPort};
+use crate::robot::{CmdUpdate, Robot};
+use crate::rosrt::Controller;
+use crate::sched::{self, RtSetup};
+use crate::signals;
+use msgs::rtmsg::{
+    ExitReason, LinkDownReason, LinkId, LinkTarget, LiveParams, OdomSample, RtCommand, RtEnds,
+    RtEvent, RtStats, SetupSummary, MAX_LINKS,
+};
+use msgs::wire::{Frame, Words, MAX_FRAME};
+use slots::{QueueError, Slots};
+use stats::Stats;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use stats::thread_faults;
+
+/// Most commands and outgoing frames taken from NRT per cycle (the rest wait a cycle).
+const MAX_INPUTS_PER_CYCLE: usize = 256;
+
+/// Configuration of the RT loop (fixed for its lifetime; live values are in `LiveParams`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RtConfig {
+    /// Cycle period; zero = free-running (tests, benchmarks).
+    pub period: Duration,
+    /// Period of the statistics sent to NRT.
+    pub stats_period: Duration,
+    /// Cycles before page faults count as steady-state.
+    pub warmup_cycles: u64,
+    /// Link slots (at most [`MAX_LINKS`]).
+    pub max_links: usize,
+    /// Transmit buffer per link (bytes).
+    pub tx_buffer: usize,
+    /// Bytes read per link per cycle at most.
+    pub read_budget: usize,
+    /// Source id of the frames the RT thread writes.
+    pub host_source: u16,
+    /// Minimum interval between two speed frames of a robot (stops are never delayed).
+    pub min_speed_interval: Duration,
+    /// Re-send a moving robot's targets this often (lossy radio links); zero = never.
+    pub speed_refresh: Duration,
+    /// Longest wait for the stop frames to be written at exit.
+    pub exit_flush_timeout: Duration,
+    /// Stop on SIGINT/SIGTERM (with [`signals::install_stop_handlers`]).
+    pub honor_signals: bool,
+    /// Stop after this many cycles.
+    pub max_cycles: Option<u64>,
+    /// Thread setup.
+    pub setup: RtSetup,
+    /// Stack size of the spawned thread (above `setup.prefault_stack`).
+    pub stack_size: usize,
+}
+
+impl Default for RtConfig {
+    fn default() -> Self {
+        RtConfig {
+            period: Duration::from_millis(1),
+            stats_period: Duration::from_secs(1),
+            warmup_cycles: 1000,
+            max_links: MAX_LINKS,
+            tx_buffer: 16 * 1024,
+            read_budget: 16 * 1024,
+            host_source: msgs::wire::HOST_SOURCE,
+            min_speed_interval: Duration::from_millis(10),
+            speed_refresh: Duration::ZERO,
+            exit_flush_timeout: Duration::from_millis(200),
+            honor_signals: true,
+            max_cycles: None,
+            setup: RtSetup::default(),
+            stack_size: 2 * 1024 * 1024,
+        }
+    }
+}
+
+/// What the RT thread leaves when it ends.
+#[derive(Debug)]
+pub struct RtExit {
+    /// Why it stopped.
+    pub reason: ExitReason,
+    /// What the thread setup obtained.
+    pub setup: SetupSummary,
+    /// Final statistics.
+    pub stats: RtStats,
+    /// Last odometry of every robot that had some.
+    pub odometry: Vec<OdomSample>,
+    /// Links that could not be handed back through the port (drop them).
+    pub links: Vec<LinkReturn>,
+}
+
+/// The RT loop and all its preallocated state.
+pub struct RtLoop {
+    cfg: RtConfig,
+    ends: RtEnds,
+    params: Arc<LiveParams>,
+    port: RtLinkPort,
+    slots: Slots,
+    robots: Box<[Robot]>,
+    controllers: Vec<Box<dyn Controller>>,
+    stats: Stats,
+    stop: Arc<AtomicBool>,
+    shutdown: bool,
+    frame: Box<[u8; MAX_FRAME]>,
+}
+
+impl std::fmt::Debug for RtLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RtLoop")
+            .field("cfg", &self.cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Handle on a spawned RT thread.
+#[derive(Debug)]
+pub struct RtHandle {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<RtExit>,
+}
+
+impl RtHandle {
+    /// Asks the thread to stop (it sends zero speeds first).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the thread has ended.
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    /// Waits for the thread and returns what it left (`Err` only if it panicked).
+    pub fn join(self) -> std::thread::Result<RtExit> {
+        self.thread.join()
+    }
+}
+
+/// Builds the loop and runs it on a new thread named `thymio-rt`.
+pub fn spawn(
+    cfg: RtConfig,
+    ends: RtEnds,
+    port: RtLinkPort,
+    controllers: Vec<Box<dyn Controller>>,
+) -> std::io::Result<RtHandle> {
+    let rt = RtLoop::new(cfg, ends, port, controllers);
+    let stop = rt.stop_flag();
+    let thread = std::thread::Builder::new()
+        .name("thymio-rt".into())
+        .stack_size(cfg.stack_size.max(cfg.setup.prefault_stack + 256 * 1024))
+        .spawn(move || rt.run())?;
+    Ok(RtHandle { stop, thread })
+}
+
+fn ns(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
+}
+
+impl RtLoop {
+    /// Preallocates everything (NRT side).
+    pub fn new(
+        cfg: RtConfig,
+        ends: RtEnds,
+        port: RtLinkPort,
+        controllers: Vec<Box<dyn Controller>>,
+    ) -> Self {
+        let params = ends.params_arc();
+        let robots = (0..params.robots()).map(|i| Robot::new(i as u8)).collect();
+        RtLoop {
+            slots: Slots::new(cfg.max_links.clamp(1, MAX_LINKS), cfg.tx_buffer),
+            stats: Stats::new(ns(cfg.period)),
+            cfg,
+            ends,
+            params,
+            port,
+            robots,
+            controllers,
+            stop: Arc::new(AtomicBool::new(false)),
+            shutdown: false,
+            frame: Box::new([0; MAX_FRAME]),
+        }
+    }
+
+    /// The flag that stops the loop (shared with [`RtHandle`]).
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    fn push_event(&mut self, ev: RtEvent) {
+        if !self.ends.try_push_event(ev) {
+            self.stats.drops.events += 1;
+        }
+    }
+
+    /// Runs on the calling thread until a stop condition; sends zero speeds before returning.
+    pub fn run(mut self) -> RtExit {
+        let (setup, _dma) = sched::setup_current_thread(&self.cfg.setup);
+        self.push_event(RtEvent::Started(setup));
+        alloc::mark_current_thread_rt(true);
+        let start = monotonic_ns();
+        self.stats.start(start, setup.mode());
+        let period = ns(self.cfg.period);
+        let mut next = start + period;
+        let reason = loop {
+            let wake = if period > 0 {
+                self.sleep_until(next);
+                let w = monotonic_ns();
+                self.stats.wakeup.record(w.saturating_sub(next));
+                w
+            } else {
+                monotonic_ns()
+            };
+            self.cycle(wake);
+            let end = monotonic_ns();
+            self.stats.cycle.record(end.saturating_sub(wake));
+            self.stats.cycles += 1;
+            if self.stats.cycles == self.cfg.warmup_cycles {
+                self.stats.end_warmup();
+            }
+            if let Some(r) = self.exit_reason() {
+                break r;
+            }
+            if period > 0 {
+                next += period;
+                if end > next {
+                    let missed = (end - next) / period + 1;
+                    self.stats.overruns += 1;
+                    self.stats.skipped += missed;
+                    next += missed * period;
+                }
+            }
+        };
+        self.stop_robots();
+        let stats = self.finish(reason);
+        alloc::mark_current_thread_rt(false);
+        self.into_exit(reason, setup, stats)
+    }
+
+    fn sleep_until(&self, deadline: u64) {
+        loop {
+            match sleep_until(deadline) {
+                Err(SleepError::Interrupted) if !self.stop_requested() => continue,
+                _ => return,
+            }
+        }
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || (self.cfg.honor_signals && signals::stop_signalled())
+    }
+
+    fn exit_reason(&self) -> Option<ExitReason> {
+        if self.shutdown || self.stop.load(Ordering::Relaxed) {
+            Some(ExitReason::Requested)
+        } else if self.cfg.honor_signals && signals::stop_signalled() {
+            Some(ExitReason::Signal)
+        } else if self.ends.nrt_gone() {
+            Some(ExitReason::NrtGone)
+        } else if self.cfg.max_cycles.is_some_and(|m| self.stats.cycles >= m) {
+            Some(ExitReason::CycleLimit)
+        } else {
+            None
+        }
+    }
+
+    /// One cycle at time `now_ns` (public for benchmarks; `run` calls it).
+    pub fn cycle(&mut self, now_ns: u64) {
+        self.accept_links();
+        self.read_links();
+        self.apply_commands();
+        self.apply_outgoing();
+        self.drive_robots(now_ns);
+        self.slots.flush_all();
+        self.retire_dead_links();
+        if now_ns.saturating_sub(self.stats.last_report_ns) >= ns(self.cfg.stats_period) {
+            self.stats.last_report_ns = now_ns;
+            let s = self.stats.snapshot(now_ns, self.slots.totals());
+            self.push_event(RtEvent::Stats(s));
+        }
+    }
+
+    fn accept_links(&mut self) {
+        // Only take an offer when its return is guaranteed to fit.
+        while self.port.returns.slots() > 0 {
+            let Ok(offer) = self.port.offers.pop() else {
+                break;
+            };
+            match self.slots.attach(offer.target, offer.link) {
+                Ok(link) => {
+                    let kind = self.slots.slots[link as usize].kind;
+                    self.push_event(RtEvent::LinkUp {
+                        link,
+                        target: offer.target,
+                        kind,
+                    });
+                }
+                Err(link) => {
+                    let _ = self.port.returns.push(LinkReturn {
+                        target: offer.target,
+                        link,
+                        reason: LinkDownReason::NoSlot,
+                    });
+                }
+            }
+        }
+    }
+
+    fn read_links(&mut self) {
+        let RtLoop {
+            slots,
+            ends,
+            params,
+            robots,
+            stats,
+            cfg,
+            ..
+        } = self;
+        slots.read_all(cfg.read_budget, |link, t, frame: &Frame<'_>| {
+            if !ends.try_forward_frame(link, t, frame.raw()) {
+                stats.drops.frames_to_nrt += 1;
+            }
+            if !frame.is_user_event() {
+                return;
+            }
+            let args = Words::from_le_bytes(frame.payload);
+            for r in robots.iter_mut() {
+                if let Some(s) = r.on_user_event(link, t, frame.source, frame.kind, args, params) {
+                    stats.odometry_samples += 1;
+                    if !ends.try_push_event(RtEvent::Odometry(s)) {
+                        stats.drops.events += 1;
+                    }
+                }
+            }
+        });
+    }
+
+    fn apply_commands(&mut self) {
+        for _ in 0..MAX_INPUTS_PER_CYCLE {
+            let Some(cmd) = self.ends.try_pop_command() else {
+                break;
+            };
+            match cmd {
+                RtCommand::ConfigureRobot { robot, config } => {
+                    if let Some(r) = self.robots.get_mut(robot as usize) {
+                        r.configure(config);
+                    }
+                }
+                RtCommand::RemoveRobot { robot } => {
+                    if (robot as usize) < self.robots.len() {
+                        self.send_stop(robot as usize);
+                        self.robots[robot as usize].clear();
+                    }
+                }
+                RtCommand::ResetOdometry { robot, pose } => {
+                    if let Some(r) = self.robots.get_mut(robot as usize) {
+                        r.reset_odometry(pose);
+                    }
+                }
+                RtCommand::CloseLink { link } => {
+                    if let Some(s) = self.slots.slots.get_mut(link as usize) {
+                        if s.live() {
+                            s.dead = Some(LinkDownReason::Requested);
+                        }
+                    }
+                }
+                RtCommand::Shutdown => self.shutdown = true,
+            }
+        }
+    }
+
+    fn apply_outgoing(&mut self) {
+        for _ in 0..MAX_INPUTS_PER_CYCLE {
+            let (target, n) = match self.ends.try_pop_outgoing(&mut self.frame) {
+                None => break,
+                Some(Err(_)) => {
+                    self.stats.drops.invalid_from_nrt += 1;
+                    continue;
+                }
+                Some(Ok(x)) => x,
+            };
+            let frame = &self.frame[..n];
+            match target {
+                LinkTarget::One(l) => match self.slots.queue(l, frame) {
+                    Ok(()) => {}
+                    Err(QueueError::Full) => self.stats.drops.tx_overflow += 1,
+                    Err(QueueError::NoLink) => self.stats.drops.invalid_from_nrt += 1,
+                },
+                LinkTarget::All => {
+                    let (_, full) = self.slots.queue_all(frame);
+                    self.stats.drops.tx_overflow += full as u64;
+                }
+            }
+        }
+    }
+
+    /// Queues `frame[..n]` on `link` (or on every live link); true if at least one took it.
+    fn queue_robot_frame(&mut self, link: Option<LinkId>, n: usize) -> bool {
+        let frame = &self.frame[..n];
+        match link {
+            Some(l) => match self.slots.queue(l, frame) {
+                Ok(()) => true,
+                Err(QueueError::Full) => {
+                    self.stats.drops.tx_overflow += 1;
+                    false
+                }
+                Err(QueueError::NoLink) => false,
+            },
+            None => {
+                let (ok, full) = self.slots.queue_all(frame);
+                self.stats.drops.tx_overflow += full as u64;
+                ok > 0
+            }
+        }
+    }
+
+    fn drive_robots(&mut self, now: u64) {
+        let wd = self.params.watchdog();
+        let wd_ns = if wd > 0.0 { (wd * 1e9) as u64 } else { 0 };
+        let min_gap = ns(self.cfg.min_speed_interval);
+        let refresh = ns(self.cfg.speed_refresh);
+        for i in 0..self.robots.len() {
+            if self.robots[i].config().is_none() {
+                continue;
+            }
+            if self.robots[i].poll_set_point(&self.params, now, wd_ns) == CmdUpdate::WatchdogStop {
+                self.stats.watchdog_stops += 1;
+                self.push_event(RtEvent::WatchdogStop { robot: i as u8 });
+            }
+            let r = &self.robots[i];
+            let mut cmd = r.set_point();
+            if !self.controllers.is_empty() {
+                let link_up = r
+                    .link()
+                    .map_or(self.slots.any_live(), |l| self.slots.live(l));
+                let view = r.view(now, link_up);
+                for c in self.controllers.iter_mut() {
+                    c.update(&view, &mut cmd);
+                }
+            }
+            let targets = self.robots[i].targets(&self.params, cmd);
+            let r = &self.robots[i];
+            if !r.should_send(targets, now, min_gap, refresh) {
+                continue;
+            }
+            let link = r.link();
+            let Some(n) = r.speed_frame(self.cfg.host_source, targets, &mut self.frame) else {
+                continue;
+            };
+            if self.queue_robot_frame(link, n) {
+                self.robots[i].sent(targets, now);
+                self.stats.speed_frames += 1;
+            }
+        }
+    }
+
+    /// Queues a zero-speed frame for robot `i` (stop and exit paths; no rate limit).
+    fn send_stop(&mut self, i: usize) {
+        let r = &self.robots[i];
+        let link = r.link();
+        if let Some(n) = r.speed_frame(self.cfg.host_source, [0, 0], &mut self.frame) {
+            if self.queue_robot_frame(link, n) {
+                self.robots[i].sent([0, 0], monotonic_ns());
+                self.stats.speed_frames += 1;
+            }
+        }
+    }
+
+    fn retire_dead_links(&mut self) {
+        for i in 0..self.slots.slots.len() {
+            let Some(reason) = self.slots.slots[i].dead else {
+                continue;
+            };
+            if self.port.returns.slots() == 0 {
+                return; // retried next cycle; the slot is not polled meanwhile
+            }
+            let Some((target, link)) = self.slots.detach(i) else {
+                continue;
+            };
+            let _ = self.port.returns.push(LinkReturn {
+                target,
+                link,
+                reason,
+            });
+            self.push_event(RtEvent::LinkDown {
+                link: i as LinkId,
+                target,
+                reason,
+            });
+            for r in 0..self.robots.len() {
+                if self.robots[r].link_lost(i as LinkId) {
+                    self.push_event(RtEvent::RobotStale { robot: r as u8 });
+                }
+            }
+        }
+    }
+
+    /// Exit path: zero speed to every configured robot, then flush (bounded wait).
+    fn stop_robots(&mut self) {
+        for i in 0..self.robots.len() {
+            if self.robots[i].config().is_some() {
+                self.send_stop(i);
+            }
+        }
+        let deadline = monotonic_ns() + ns(self.cfg.exit_flush_timeout);
+        loop {
+            self.slots.flush_all();
+            let now = monotonic_ns();
+            if self.slots.all_flushed() || now >= deadline {
+                break;
+            }
+            let _ = sleep_until(now + 1_000_000);
+        }
+        self.retire_dead_links();
+    }
+
+    fn finish(&mut self, reason: ExitReason) -> RtStats {
+        let stats = self.stats.snapshot(monotonic_ns(), self.slots.totals());
+        self.push_event(RtEvent::Stats(stats));
+        self.push_event(RtEvent::Exiting { reason });
+        stats
+    }
+
+    fn into_exit(mut self, reason: ExitReason, setup: SetupSummary, stats: RtStats) -> RtExit {
+        let mut links = Vec::new();
+        for i in 0..self.slots.slots.len() {
+            if let Some((target, link)) = self.slots.detach(i) {
+                let ret = LinkReturn {
+                    target,
+                    link,
+                    reason: LinkDownReason::Shutdown,
+                };
+                if let Err(rtrb::PushError::Full(ret)) = self.port.returns.push(ret) {
+                    links.push(ret);
+                }
+            }
+        }
+        RtExit {
+            reason,
+            setup,
+            stats,
+            odometry: self
+                .robots
+                .iter()
+                .filter_map(Robot::last_odometry)
+                .collect(),
+            links,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

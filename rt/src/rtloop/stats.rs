@@ -1,0 +1,109 @@
+//! Counters and histograms of the RT loop, and their periodic snapshot ([`RtStats`]).
+
+use crate::alloc;
+use crate::hist::Histogram;
+use msgs::rtmsg::{LinkTotals, RingDrops, RtStats, SchedulerMode};
+use nix::sys::resource::{getrusage, UsageWho};
+
+/// Minor and major page faults of the calling thread.
+pub fn thread_faults() -> (u64, u64) {
+    match getrusage(UsageWho::RUSAGE_THREAD) {
+        Ok(u) => (
+            u.minor_page_faults().max(0) as u64,
+            u.major_page_faults().max(0) as u64,
+        ),
+        Err(_) => (0, 0),
+    }
+}
+
+/// Everything the loop counts.
+pub(crate) struct Stats {
+    pub cycle: Histogram,
+    pub wakeup: Histogram,
+    pub cycles: u64,
+    pub overruns: u64,
+    pub skipped: u64,
+    pub watchdog_stops: u64,
+    pub speed_frames: u64,
+    pub odometry_samples: u64,
+    pub drops: RingDrops,
+    pub period_ns: u64,
+    pub start_ns: u64,
+    pub last_report_ns: u64,
+    pub scheduler: SchedulerMode,
+    allocs_at_start: u64,
+    faults_at_start: (u64, u64),
+    faults_after_warmup: Option<(u64, u64)>,
+}
+
+impl Stats {
+    pub fn new(period_ns: u64) -> Self {
+        Stats {
+            cycle: Histogram::new(),
+            wakeup: Histogram::new(),
+            cycles: 0,
+            overruns: 0,
+            skipped: 0,
+            watchdog_stops: 0,
+            speed_frames: 0,
+            odometry_samples: 0,
+            drops: RingDrops::default(),
+            period_ns,
+            start_ns: 0,
+            last_report_ns: 0,
+            scheduler: SchedulerMode::Fallback,
+            allocs_at_start: 0,
+            faults_at_start: (0, 0),
+            faults_after_warmup: None,
+        }
+    }
+
+    /// Baselines taken on the RT thread when the loop starts.
+    pub fn start(&mut self, now_ns: u64, scheduler: SchedulerMode) {
+        self.start_ns = now_ns;
+        self.last_report_ns = now_ns;
+        self.scheduler = scheduler;
+        self.allocs_at_start = alloc::current_thread_allocations();
+        self.faults_at_start = thread_faults();
+    }
+
+    /// Warm-up is over: page faults count from now (called on the RT thread).
+    pub fn end_warmup(&mut self) {
+        self.faults_after_warmup = Some(thread_faults());
+    }
+
+    /// A snapshot (reads the thread's page faults: a syscall, done once per report).
+    pub fn snapshot(&self, now_ns: u64, links: LinkTotals) -> RtStats {
+        let (minor, major) = thread_faults();
+        let total = minor + major;
+        let start = self.faults_at_start.0 + self.faults_at_start.1;
+        let (warm, after, after_major) = match self.faults_after_warmup {
+            Some((wmin, wmaj)) => (
+                (wmin + wmaj).saturating_sub(start),
+                total.saturating_sub(wmin + wmaj),
+                major.saturating_sub(wmaj),
+            ),
+            None => (total.saturating_sub(start), 0, 0),
+        };
+        RtStats {
+            elapsed_ns: now_ns.saturating_sub(self.start_ns),
+            period_ns: self.period_ns,
+            cycles: self.cycles,
+            overruns: self.overruns,
+            skipped_periods: self.skipped,
+            allocations: alloc::current_thread_allocations().saturating_sub(self.allocs_at_start),
+            allocator_installed: alloc::is_installed(),
+            page_faults: after,
+            page_faults_major: after_major,
+            page_faults_warmup: warm,
+            cycle_ns: self.cycle.summary(),
+            wakeup_latency_ns: self.wakeup.summary(),
+            ring_drops: self.drops,
+            links,
+            watchdog_stops: self.watchdog_stops,
+            speed_frames: self.speed_frames,
+            odometry_samples: self.odometry_samples,
+            scheduler: self.scheduler,
+        }
+    }
+}

@@ -1,0 +1,322 @@
+use super::*;
+use crate::handoff::{link_port, LinkPort};
+use crate::link::{Link, PipeLink};
+use msgs::reassembler::Reassembler;
+use msgs::rtmsg::{channels, ChannelConfig, NrtEnds, Pose2, RobotConfig, Twist2};
+use msgs::wire::{encode_user_event, kind, Message};
+
+const NODE: u16 = 5;
+const SET_SPEED: u16 = 1;
+const ODOMETRY: u16 = 2;
+const MS: u64 = 1_000_000;
+
+fn test_config() -> RtConfig {
+    RtConfig {
+        max_links: 2,
+        setup: RtSetup::unprivileged(),
+        honor_signals: false,
+        stats_period: Duration::from_secs(3600),
+        ..Default::default()
+    }
+}
+
+fn build() -> (RtLoop, NrtEnds, LinkPort) {
+    let (rt_ends, nrt) = channels(&ChannelConfig {
+        robots: 4,
+        ..Default::default()
+    });
+    let (port, rt_port) = link_port();
+    (
+        RtLoop::new(test_config(), rt_ends, rt_port, Vec::new()),
+        nrt,
+        port,
+    )
+}
+
+fn event(source: u16, id: u16, args: &[i16]) -> Vec<u8> {
+    let mut out = [0u8; MAX_FRAME];
+    let n = encode_user_event(source, id, args, &mut out).unwrap();
+    out[..n].to_vec()
+}
+
+/// Frames the robot end of a pipe received.
+fn received(peer: &mut PipeLink) -> Vec<(u16, Vec<i16>)> {
+    let mut r = Reassembler::new();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = peer.read(&mut buf).unwrap();
+        if n == 0 {
+            return out;
+        }
+        let mut input = &buf[..n];
+        while let Some(f) = r.push(&mut input) {
+            let f = f.unwrap();
+            let args = match f.message().unwrap() {
+                Message::UserEvent { args, .. } => args.to_vec(),
+                Message::SetVariables { values, .. } => values.to_vec(),
+                _ => Vec::new(),
+            };
+            out.push((f.kind, args));
+        }
+    }
+}
+
+fn events(nrt: &mut NrtEnds) -> Vec<RtEvent> {
+    std::iter::from_fn(|| nrt.poll_event()).collect()
+}
+
+fn attach(rt: &mut RtLoop, port: &mut LinkPort, nrt: &mut NrtEnds, target: u16) -> PipeLink {
+    let (ours, peer) = PipeLink::pair(1 << 14);
+    port.offer(target, Box::new(ours)).unwrap();
+    rt.cycle(0);
+    assert!(events(nrt)
+        .iter()
+        .any(|e| matches!(e, RtEvent::LinkUp { target: t, .. } if *t == target)));
+    peer
+}
+
+fn configure(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
+    nrt.send_command(RtCommand::ConfigureRobot {
+        robot: 0,
+        config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false),
+    })
+    .unwrap();
+    rt.cycle(now);
+}
+
+#[test]
+fn frames_are_forwarded_and_odometry_integrated() {
+    let (mut rt, mut nrt, mut port) = build();
+    let mut peer = attach(&mut rt, &mut port, &mut nrt, 7);
+    configure(&mut nrt, &mut rt, 0);
+    let mut bytes = event(NODE, ODOMETRY, &[0, 0, 0]);
+    bytes.extend(event(NODE, 9, &[1, 2, 3])); // another script event
+    bytes.extend(event(NODE, ODOMETRY, &[293, 293, 10]));
+    peer.write(&bytes).unwrap();
+    rt.cycle(MS);
+    let mut frames = Vec::new();
+    nrt.drain_frames(|f| frames.push((f.link, f.bytes.to_vec(), f.t_ns)));
+    assert_eq!(frames.len(), 3);
+    assert!(frames.iter().all(|f| f.0 == 0 && f.2 > 0));
+    assert_eq!(frames[1].1, event(NODE, 9, &[1, 2, 3]));
+    let odo: Vec<_> = events(&mut nrt)
+        .into_iter()
+        .filter_map(|e| match e {
+            RtEvent::Odometry(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(odo.len(), 1);
+    // 293 unit·s · 0.001/2.93 m = 0.1 m in 0.1 s of robot time.
+    assert!((odo[0].pose.x - 0.1).abs() < 1e-9 && (odo[0].twist.linear - 1.0).abs() < 1e-9);
+    assert_eq!(
+        (odo[0].robot, odo[0].link, odo[0].robot_ticks),
+        (0, 0, Some(10))
+    );
+}
+
+#[test]
+fn set_points_become_one_set_speed_frame_and_the_watchdog_stops() {
+    let (mut rt, mut nrt, mut port) = build();
+    let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
+    configure(&mut nrt, &mut rt, 0);
+    nrt.set_cmd_vel(
+        0,
+        Twist2 {
+            linear: 0.1,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+    rt.cycle(10 * MS);
+    assert_eq!(received(&mut peer), [(SET_SPEED, vec![293, 293])]);
+    // Same set-point held: nothing more until the watchdog (0.5 s) expires.
+    rt.cycle(400 * MS);
+    assert!(received(&mut peer).is_empty());
+    rt.cycle(511 * MS);
+    assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
+    assert!(events(&mut nrt).contains(&RtEvent::WatchdogStop { robot: 0 }));
+    rt.cycle(2000 * MS);
+    assert!(received(&mut peer).is_empty());
+    assert_eq!(rt.stats.watchdog_stops, 1);
+    // A new set-point re-arms it.
+    nrt.set_cmd_vel(
+        0,
+        Twist2 {
+            linear: 0.0,
+            angular: 1.0,
+        },
+    )
+    .unwrap();
+    rt.cycle(2001 * MS);
+    assert_eq!(received(&mut peer), [(SET_SPEED, vec![-137, 137])]);
+}
+
+#[test]
+fn nrt_frames_reach_their_link_or_all_links() {
+    let (mut rt, mut nrt, mut port) = build();
+    let mut a = attach(&mut rt, &mut port, &mut nrt, 0);
+    let mut b = attach(&mut rt, &mut port, &mut nrt, 1);
+    let list_nodes = [2, 0, 0, 0, 0x11, 0xA0, 5, 0];
+    nrt.send_frame(LinkTarget::All, &list_nodes).unwrap();
+    nrt.send_frame(LinkTarget::One(1), &event(0, 3, &[42]))
+        .unwrap();
+    nrt.send_frame(LinkTarget::One(9), &event(0, 3, &[1]))
+        .unwrap();
+    rt.cycle(0);
+    assert_eq!(received(&mut a), [(kind::LIST_NODES, vec![])]);
+    assert_eq!(
+        received(&mut b),
+        [(kind::LIST_NODES, vec![]), (3, vec![42])]
+    );
+    assert_eq!(rt.stats.drops.invalid_from_nrt, 1);
+}
+
+#[test]
+fn dead_links_go_back_and_robots_become_stale() {
+    let (mut rt, mut nrt, mut port) = build();
+    let mut peer = attach(&mut rt, &mut port, &mut nrt, 3);
+    configure(&mut nrt, &mut rt, 0);
+    peer.write(&event(NODE, ODOMETRY, &[0, 0, 0])).unwrap();
+    rt.cycle(MS);
+    drop(peer);
+    rt.cycle(2 * MS);
+    let ev = events(&mut nrt);
+    assert!(ev.contains(&RtEvent::LinkDown {
+        link: 0,
+        target: 3,
+        reason: LinkDownReason::Eof
+    }));
+    assert!(ev.contains(&RtEvent::RobotStale { robot: 0 }));
+    let back = port.take_returned().unwrap();
+    assert_eq!((back.target, back.reason), (3, LinkDownReason::Eof));
+    assert_eq!(rt.slots.totals().connected, 0);
+    // The slot is free again.
+    let _peer2 = attach(&mut rt, &mut port, &mut nrt, 4);
+}
+
+#[test]
+fn slots_are_bounded_and_links_can_be_closed() {
+    let (mut rt, mut nrt, mut port) = build();
+    let _a = attach(&mut rt, &mut port, &mut nrt, 0);
+    let _b = attach(&mut rt, &mut port, &mut nrt, 1);
+    let (extra, _peer) = PipeLink::pair(16);
+    port.offer(2, Box::new(extra)).unwrap();
+    rt.cycle(0);
+    let back = port.take_returned().unwrap();
+    assert_eq!((back.target, back.reason), (2, LinkDownReason::NoSlot));
+    nrt.send_command(RtCommand::CloseLink { link: 1 }).unwrap();
+    rt.cycle(0);
+    let back = port.take_returned().unwrap();
+    assert_eq!((back.target, back.reason), (1, LinkDownReason::Requested));
+}
+
+#[test]
+fn remove_robot_stops_it_and_reset_moves_it() {
+    let (mut rt, mut nrt, mut port) = build();
+    let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
+    configure(&mut nrt, &mut rt, 0);
+    nrt.send_command(RtCommand::ResetOdometry {
+        robot: 0,
+        pose: Pose2 {
+            x: 1.0,
+            y: 2.0,
+            theta: 0.0,
+        },
+    })
+    .unwrap();
+    rt.cycle(MS);
+    peer.write(&event(NODE, ODOMETRY, &[0, 0, 0])).unwrap();
+    peer.write(&event(NODE, ODOMETRY, &[10, 10, 5])).unwrap();
+    rt.cycle(2 * MS);
+    assert!(rt.robots[0].last_odometry().unwrap().pose.x > 1.0);
+    nrt.send_command(RtCommand::RemoveRobot { robot: 0 })
+        .unwrap();
+    rt.cycle(3 * MS);
+    assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
+    assert!(rt.robots[0].config().is_none());
+}
+
+#[test]
+fn run_stops_on_request_and_sends_zero_speed_first() {
+    let (rt_ends, mut nrt) = channels(&ChannelConfig {
+        robots: 2,
+        ..Default::default()
+    });
+    let (mut port, rt_port) = link_port();
+    let (ours, mut peer) = PipeLink::pair(1 << 14);
+    port.offer(0, Box::new(ours)).unwrap();
+    nrt.send_command(RtCommand::ConfigureRobot {
+        robot: 1,
+        config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false),
+    })
+    .unwrap();
+    nrt.set_cmd_vel(
+        1,
+        Twist2 {
+            linear: 0.05,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+    let handle = spawn(test_config(), rt_ends, rt_port, Vec::new()).unwrap();
+    let mut got = Vec::new();
+    crate::testutil::until(Duration::from_secs(10), || {
+        got.extend(received(&mut peer));
+        !got.is_empty()
+    });
+    // 0.05 m/s = 146.5 units, rounded half to even as ROS-Thymio (Python) does.
+    assert_eq!(got, [(SET_SPEED, vec![146, 146])]);
+    handle.stop();
+    let exit = handle.join().unwrap();
+    assert_eq!(exit.reason, ExitReason::Requested);
+    assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
+    assert!(exit.stats.cycles > 0);
+    assert_eq!(exit.stats.scheduler, msgs::rtmsg::SchedulerMode::Fallback);
+    let ev = events(&mut nrt);
+    assert!(matches!(ev.first(), Some(RtEvent::Started(_))));
+    assert_eq!(
+        ev.last(),
+        Some(&RtEvent::Exiting {
+            reason: ExitReason::Requested
+        })
+    );
+    assert_eq!(
+        port.take_returned().unwrap().reason,
+        LinkDownReason::Shutdown
+    );
+}
+
+#[test]
+fn run_stops_when_nrt_goes_away() {
+    let (rt_ends, nrt) = channels(&ChannelConfig::default());
+    let (_port, rt_port) = link_port();
+    let handle = spawn(test_config(), rt_ends, rt_port, Vec::new()).unwrap();
+    drop(nrt);
+    let exit = handle.join().unwrap();
+    assert_eq!(exit.reason, ExitReason::NrtGone);
+}
+
+#[test]
+fn periodic_loop_keeps_its_deadlines_and_counts_cycles() {
+    let (rt_ends, _nrt) = channels(&ChannelConfig::default());
+    let (_port, rt_port) = link_port();
+    let cfg = RtConfig {
+        max_cycles: Some(50),
+        period: Duration::from_millis(1),
+        ..test_config()
+    };
+    let t0 = monotonic_ns();
+    let exit = spawn(cfg, rt_ends, rt_port, Vec::new())
+        .unwrap()
+        .join()
+        .unwrap();
+    let elapsed = monotonic_ns() - t0;
+    assert_eq!(exit.reason, ExitReason::CycleLimit);
+    assert_eq!(exit.stats.cycles, 50);
+    // 50 absolute 1 ms deadlines (plus skipped ones on overrun) cannot pass in under 50 ms.
+    assert!(elapsed >= 50 * MS - MS, "{elapsed}");
+    assert_eq!(exit.stats.wakeup_latency_ns.count, 50);
+    assert_eq!(exit.stats.cycle_ns.count, 50);
+}

@@ -1,0 +1,125 @@
+use super::*;
+use crate::handoff::{link_port, LinkOffer, LinkReturn, RtLinkPort};
+use crate::testutil::{pty_pair, until};
+use msgs::rtmsg::LinkDownReason;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+fn fast() -> ConnectorConfig {
+    ConnectorConfig {
+        retry_interval: Duration::from_millis(50),
+        serial_settle: Duration::from_millis(1),
+        tcp_timeout: Duration::from_secs(2),
+        poll_interval: Duration::from_millis(1),
+    }
+}
+
+fn next_offer(rt: &mut RtLinkPort) -> LinkOffer {
+    until(Duration::from_secs(20), || rt.offers.pop().ok())
+}
+
+#[test]
+fn connects_hands_over_and_reconnects_after_a_loss() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port_no = listener.local_addr().unwrap().port();
+    let (port, mut rt) = link_port();
+    let (pipe, _sim) = PipeLink::pair(16);
+    let spec = ConnectSpec::Tcp {
+        host: "127.0.0.1".into(),
+        port: port_no,
+    };
+    let h = spawn_connector(fast(), vec![spec], vec![pipe], port).unwrap();
+    let mut offers = vec![next_offer(&mut rt), next_offer(&mut rt)];
+    offers.sort_by_key(|o| o.target);
+    assert_eq!(offers[1].target, 1); // the pipe comes after the targets
+    let mut tcp = offers.remove(0);
+    assert_eq!(tcp.target, 0);
+    let (mut server, _) = listener.accept().unwrap();
+    assert_eq!(tcp.link.write(b"ping"), Ok(4));
+    let mut b = [0u8; 4];
+    server.read_exact(&mut b).unwrap();
+    assert_eq!(&b, b"ping");
+
+    // The RT thread gives it back (lost): the connector drops it and connects again.
+    assert!(rt
+        .returns
+        .push(LinkReturn {
+            target: 0,
+            link: tcp.link,
+            reason: LinkDownReason::Eof,
+        })
+        .is_ok());
+    let again = next_offer(&mut rt);
+    assert_eq!(again.target, 0);
+    let (mut server2, _) = listener.accept().unwrap();
+    // The first stream was dropped by the connector: the server sees end of stream.
+    server
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    assert_eq!(server.read(&mut b).unwrap(), 0);
+    server2.write_all(b"x").unwrap();
+    let stats = h.join();
+    assert_eq!(
+        (stats.connects, stats.reconnects, stats.returned),
+        (3, 1, 1)
+    );
+}
+
+#[test]
+fn failed_targets_are_retried_until_they_answer() {
+    let port_no = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (port, mut rt) = link_port();
+    let spec = ConnectSpec::Tcp {
+        host: "127.0.0.1".into(),
+        port: port_no,
+    };
+    let h = spawn_connector(fast(), vec![spec], Vec::new(), port).unwrap();
+    until(Duration::from_secs(20), || h.stats().failures >= 2);
+    let listener = TcpListener::bind(("127.0.0.1", port_no)).unwrap();
+    let offer = next_offer(&mut rt);
+    assert_eq!(offer.target, 0);
+    listener.accept().unwrap();
+    let stats = h.join();
+    assert!(stats.failures >= 2 && stats.connects == 1 && stats.reconnects == 0);
+}
+
+#[test]
+fn serial_targets_open_through_a_pty() {
+    let pty = pty_pair();
+    let (port, mut rt) = link_port();
+    let h = spawn_connector(
+        fast(),
+        vec![ConnectSpec::Serial(SerialSpec::device(&pty.path))],
+        Vec::new(),
+        port,
+    )
+    .unwrap();
+    let mut offer = next_offer(&mut rt);
+    drop(pty.slave);
+    assert_eq!(offer.link.kind(), msgs::rtmsg::LinkKind::Serial);
+    nix::unistd::write(&pty.master, b"abc").unwrap();
+    let mut buf = [0u8; 8];
+    let n = until(Duration::from_secs(10), || {
+        let n = offer.link.read(&mut buf).unwrap();
+        (n > 0).then_some(n)
+    });
+    assert_eq!(&buf[..n], b"abc");
+    h.join();
+}
+
+#[test]
+fn stops_when_the_rt_side_is_gone() {
+    let (port, rt) = link_port();
+    let spec = ConnectSpec::Tcp {
+        host: "127.0.0.1".into(),
+        port: 9, // discard: refused on loopback
+    };
+    let h = spawn_connector(fast(), vec![spec], Vec::new(), port).unwrap();
+    drop(rt);
+    until(Duration::from_secs(20), || h.thread.is_finished());
+    assert_eq!(h.join().connects, 0);
+}

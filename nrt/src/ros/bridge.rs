@@ -1,0 +1,156 @@
+//! The NRT loop of the ROS 2 bridge: one thread owns the r2r node and the engine and never waits on anything but
+//! `spin_once(spin_period)`; each iteration serves ROS, polls the engine (which talks to RT through the rings) and
+//! publishes what happened.
+
+use super::aseba::AsebaInterface;
+use super::convert::Clocks;
+use super::{diagnostics, drain, names, params, report, RosError, RosOptions, Sub};
+use crate::engine::{Engine, EngineEvent};
+use futures::executor::LocalPool;
+use futures::task::LocalSpawnExt;
+use r2r::diagnostic_msgs::msg::DiagnosticArray;
+use r2r::{LogSeverity, ParameterValue, Publisher, QosProfile};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// The bridge node, created before the engine so that its ROS parameters can be part of the configuration.
+pub struct RosNode {
+    node: r2r::Node,
+    options: RosOptions,
+}
+
+impl RosNode {
+    /// Creates the r2r node (the process's `--ros-args` apply: `-p name:=value`, `--params-file`, remapping).
+    pub fn new(options: RosOptions) -> Result<RosNode, RosError> {
+        options.validate()?;
+        let ctx = r2r::Context::create().map_err(RosError::Init)?;
+        let node = r2r::Node::create(ctx, &options.node_name, &options.namespace)
+            .map_err(RosError::Init)?;
+        Ok(RosNode { node, options })
+    }
+
+    /// The parameters given to the node, as `(dotted name, value)` configuration entries.
+    pub fn parameter_overrides(&self) -> Vec<(String, serde_yaml::Value)> {
+        params::overrides(&self.node)
+    }
+
+    /// Declares the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
+    /// parameters) as the node's parameters, creates the ROS interface and returns the running bridge.
+    pub fn start(mut self, effective: &serde_yaml::Mapping) -> Result<RosBridge, RosError> {
+        {
+            let mut declared = self.node.params.lock().expect("r2r parameter map");
+            for (name, value) in params::flatten(effective) {
+                declared.insert(name, r2r::Parameter::new(value));
+            }
+        }
+        let (handler, changes) = self
+            .node
+            .make_parameter_handler()
+            .map_err(RosError::Interface)?;
+        let pool = LocalPool::new();
+        pool.spawner()
+            .spawn_local(handler)
+            .map_err(|e| RosError::Spawn(e.to_string()))?;
+        let aseba = AsebaInterface::new(&mut self.node).map_err(RosError::Interface)?;
+        let diagnostics = self
+            .node
+            .create_publisher(names::DIAGNOSTICS, QosProfile::default())
+            .map_err(RosError::Interface)?;
+        Ok(RosBridge {
+            logger: self.node.logger().to_owned(),
+            node: self.node,
+            options: self.options,
+            pool,
+            param_changes: Box::new(changes),
+            aseba,
+            diagnostics,
+            last_diagnostics: None,
+            clocks: Clocks::new().map_err(RosError::Init)?,
+        })
+    }
+}
+
+/// The running bridge (see the module documentation).
+pub struct RosBridge {
+    node: r2r::Node,
+    logger: String,
+    options: RosOptions,
+    pool: LocalPool,
+    param_changes: Sub<(String, ParameterValue)>,
+    aseba: AsebaInterface,
+    diagnostics: Publisher<DiagnosticArray>,
+    last_diagnostics: Option<Instant>,
+    clocks: Clocks,
+}
+
+impl RosBridge {
+    /// One iteration: waits at most `spin_period` for ROS work, serves it, polls the engine, publishes.
+    pub fn step(&mut self, engine: &mut Engine) {
+        self.node.spin_once(self.options.spin_period);
+        self.pool.run_until_stalled();
+        for (name, _) in drain(&mut self.param_changes) {
+            report(
+                &self.logger,
+                LogSeverity::Warn,
+                &format!("parameter {name} changed: parameters are read at start only, restart to apply it"),
+            );
+        }
+        self.aseba.poll_ros(&mut self.node, engine);
+        let now = Instant::now();
+        engine.poll(now);
+        while let Some(event) = engine.next_event() {
+            self.on_engine_event(engine, &event);
+        }
+        self.aseba.publish_nodes(engine);
+        let due = self
+            .last_diagnostics
+            .is_none_or(|t| now.duration_since(t) >= self.options.diagnostics_period);
+        if due {
+            self.last_diagnostics = Some(now);
+            let array = diagnostics::array(&self.options.node_name, engine, self.clocks.now());
+            if let Err(e) = self.diagnostics.publish(&array) {
+                report(
+                    &self.logger,
+                    LogSeverity::Warn,
+                    &format!("cannot publish /diagnostics: {e}"),
+                );
+            }
+        }
+    }
+
+    fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
+        self.aseba
+            .on_engine_event(&mut self.node, engine, &mut self.clocks, event);
+        match event {
+            EngineEvent::RtExited(reason) => report(
+                &self.logger,
+                LogSeverity::Warn,
+                &format!("the RT thread stopped ({reason:?})"),
+            ),
+            EngineEvent::LinkUp { target, kind, .. } => report(
+                &self.logger,
+                LogSeverity::Info,
+                &format!("connected to target {target} ({kind:?})"),
+            ),
+            EngineEvent::LinkDown { target, .. } => report(
+                &self.logger,
+                LogSeverity::Warn,
+                &format!("lost target {target}"),
+            ),
+            _ => {}
+        }
+    }
+
+    /// Runs [`Self::step`] until `stop` is set (or the RT thread stopped), then shuts the engine down.
+    pub fn run(&mut self, engine: &mut Engine, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) && !engine.rt_exited() {
+            self.step(engine);
+        }
+        engine.shutdown();
+    }
+
+    /// The r2r node (to add interfaces of other layers, e.g. the Thymio driver).
+    pub fn node_mut(&mut self) -> &mut r2r::Node {
+        &mut self.node
+    }
+}

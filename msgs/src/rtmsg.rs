@@ -800,12 +800,25 @@ impl Default for ChannelConfig {
     }
 }
 
-/// Builds the RT ↔ NRT bundle (allocates the rings once).
+/// Writes and reads every slot of a fresh ring once, so that neither thread takes a first-touch
+/// page fault on it later (a new ring's memory may not be mapped yet).
+pub fn prefault_ring<T: Copy>(p: &mut Producer<T>, c: &mut Consumer<T>, filler: T) {
+    while p.push(filler).is_ok() {}
+    while c.pop().is_ok() {}
+}
+
+/// Builds the RT ↔ NRT bundle (allocates the rings once and touches all their memory).
 pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
-    let (rx_p, rx_c) = RingBuffer::new(cfg.frames_to_nrt_bytes.max(RX_RECORD_HEADER + MAX_FRAME));
-    let (tx_p, tx_c) = RingBuffer::new(cfg.frames_from_nrt_bytes.max(TX_RECORD_HEADER + MAX_FRAME));
-    let (ev_p, ev_c) = RingBuffer::new(cfg.events.max(1));
-    let (cmd_p, cmd_c) = RingBuffer::new(cfg.commands.max(1));
+    let rx_bytes = cfg.frames_to_nrt_bytes.max(RX_RECORD_HEADER + MAX_FRAME);
+    let tx_bytes = cfg.frames_from_nrt_bytes.max(TX_RECORD_HEADER + MAX_FRAME);
+    let (mut rx_p, mut rx_c) = RingBuffer::new(rx_bytes);
+    let (mut tx_p, mut tx_c) = RingBuffer::new(tx_bytes);
+    let (mut ev_p, mut ev_c) = RingBuffer::new(cfg.events.max(1));
+    let (mut cmd_p, mut cmd_c) = RingBuffer::new(cfg.commands.max(1));
+    prefault_ring(&mut rx_p, &mut rx_c, 0u8);
+    prefault_ring(&mut tx_p, &mut tx_c, 0u8);
+    prefault_ring(&mut ev_p, &mut ev_c, RtEvent::RobotStale { robot: 0 });
+    prefault_ring(&mut cmd_p, &mut cmd_c, RtCommand::Shutdown);
     let params = Arc::new(LiveParams::new(cfg.robots));
     (
         RtEnds {

@@ -46,6 +46,21 @@ impl std::fmt::Debug for LinkReturn {
     }
 }
 
+/// A link that is never connected (fills rings without allocating).
+struct NoLink;
+
+impl Link for NoLink {
+    fn read(&mut self, _: &mut [u8]) -> Result<usize, crate::link::LinkError> {
+        Err(crate::link::LinkError::Eof)
+    }
+    fn write(&mut self, _: &[u8]) -> Result<usize, crate::link::LinkError> {
+        Err(crate::link::LinkError::Eof)
+    }
+    fn kind(&self) -> msgs::rtmsg::LinkKind {
+        msgs::rtmsg::LinkKind::Other
+    }
+}
+
 /// NRT half: offers links, takes returned ones.
 #[derive(Debug)]
 pub struct LinkPort {
@@ -63,8 +78,26 @@ pub struct RtLinkPort {
 /// A hand-off pair. The return ring holds every link the RT thread may own plus every offer in
 /// flight, so that giving one back never fails.
 pub fn link_port() -> (LinkPort, RtLinkPort) {
-    let (op, oc) = RingBuffer::new(MAX_LINKS);
-    let (rp, rc) = RingBuffer::new(2 * MAX_LINKS);
+    let (mut op, mut oc) = RingBuffer::new(MAX_LINKS);
+    let (mut rp, mut rc) = RingBuffer::new(2 * MAX_LINKS);
+    // Touch every slot once (a zero-sized link: no allocation behind the boxes).
+    while op
+        .push(LinkOffer {
+            target: 0,
+            link: Box::new(NoLink),
+        })
+        .is_ok()
+    {}
+    while oc.pop().is_ok() {}
+    while rp
+        .push(LinkReturn {
+            target: 0,
+            link: Box::new(NoLink),
+            reason: LinkDownReason::Shutdown,
+        })
+        .is_ok()
+    {}
+    while rc.pop().is_ok() {}
     (
         LinkPort {
             offers: op,

@@ -1,7 +1,7 @@
 //! In-process link over a pair of rtrb byte rings (the embedded simulator's endpoint).
 
 use super::{Link, LinkError};
-use msgs::rtmsg::LinkKind;
+use msgs::rtmsg::{prefault_ring, LinkKind};
 use rtrb::{Consumer, Producer, RingBuffer};
 
 /// One end of an in-process byte pipe: writes go to `tx`, reads come from `rx`.
@@ -17,10 +17,12 @@ impl PipeLink {
         PipeLink { tx, rx }
     }
 
-    /// Two connected ends with `capacity` bytes each way.
+    /// Two connected ends with `capacity` bytes each way (memory touched now).
     pub fn pair(capacity: usize) -> (PipeLink, PipeLink) {
-        let (a_tx, b_rx) = RingBuffer::new(capacity);
-        let (b_tx, a_rx) = RingBuffer::new(capacity);
+        let (mut a_tx, mut b_rx) = RingBuffer::new(capacity);
+        let (mut b_tx, mut a_rx) = RingBuffer::new(capacity);
+        prefault_ring(&mut a_tx, &mut b_rx, 0);
+        prefault_ring(&mut b_tx, &mut a_rx, 0);
         (PipeLink::new(a_tx, a_rx), PipeLink::new(b_tx, b_rx))
     }
 }

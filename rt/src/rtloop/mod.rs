@@ -41,7 +41,8 @@ pub struct RtConfig {
     pub period: Duration,
     /// Period of the statistics sent to NRT.
     pub stats_period: Duration,
-    /// Cycles before page faults count as steady-state.
+    /// Cycles before page faults count as steady state (warm-up ends at the first statistics
+    /// report after them).
     pub warmup_cycles: u64,
     /// Link slots (at most [`MAX_LINKS`]).
     pub max_links: usize,
@@ -166,6 +167,14 @@ pub fn spawn(
     Ok(RtHandle { stop, thread })
 }
 
+/// A frame buffer whose page is written now (a zeroed allocation may be left unmapped).
+fn touched_frame() -> Box<[u8; MAX_FRAME]> {
+    let mut b = Box::new([0u8; MAX_FRAME]);
+    std::hint::black_box(&mut b[..]).fill(1);
+    b.fill(0);
+    b
+}
+
 fn ns(d: Duration) -> u64 {
     d.as_nanos().min(u64::MAX as u128) as u64
 }
@@ -191,7 +200,7 @@ impl RtLoop {
             controllers,
             stop: Arc::new(AtomicBool::new(false)),
             shutdown: false,
-            frame: Box::new([0; MAX_FRAME]),
+            frame: touched_frame(),
         }
     }
 
@@ -228,10 +237,8 @@ impl RtLoop {
             let end = monotonic_ns();
             self.stats.cycle.record(end.saturating_sub(wake));
             self.stats.cycles += 1;
-            if self.stats.cycles == self.cfg.warmup_cycles {
-                self.stats.end_warmup();
-            }
             if let Some(r) = self.exit_reason() {
+                self.stats.freeze();
                 break r;
             }
             if period > 0 {
@@ -290,6 +297,11 @@ impl RtLoop {
             self.stats.last_report_ns = now_ns;
             let s = self.stats.snapshot(now_ns, self.slots.totals());
             self.push_event(RtEvent::Stats(s));
+            // Warm-up ends after enough cycles AND one report, so that the report path itself
+            // has run once before page faults count.
+            if !self.stats.warm() && self.stats.cycles >= self.cfg.warmup_cycles {
+                self.stats.end_warmup();
+            }
         }
     }
 

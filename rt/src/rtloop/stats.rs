@@ -34,6 +34,8 @@ pub(crate) struct Stats {
     allocs_at_start: u64,
     faults_at_start: (u64, u64),
     faults_after_warmup: Option<(u64, u64)>,
+    /// Allocations and faults when the loop ended (the exit path is not steady state).
+    frozen: Option<(u64, (u64, u64))>,
 }
 
 impl Stats {
@@ -55,6 +57,7 @@ impl Stats {
             allocs_at_start: 0,
             faults_at_start: (0, 0),
             faults_after_warmup: None,
+            frozen: None,
         }
     }
 
@@ -67,14 +70,26 @@ impl Stats {
         self.faults_at_start = thread_faults();
     }
 
+    /// Whether warm-up is over.
+    pub fn warm(&self) -> bool {
+        self.faults_after_warmup.is_some()
+    }
+
     /// Warm-up is over: page faults count from now (called on the RT thread).
     pub fn end_warmup(&mut self) {
         self.faults_after_warmup = Some(thread_faults());
     }
 
+    /// The loop ended: later allocations and faults (exit path) are not counted.
+    pub fn freeze(&mut self) {
+        self.frozen = Some((alloc::current_thread_allocations(), thread_faults()));
+    }
+
     /// A snapshot (reads the thread's page faults: a syscall, done once per report).
     pub fn snapshot(&self, now_ns: u64, links: LinkTotals) -> RtStats {
-        let (minor, major) = thread_faults();
+        let (allocs, (minor, major)) = self
+            .frozen
+            .unwrap_or_else(|| (alloc::current_thread_allocations(), thread_faults()));
         let total = minor + major;
         let start = self.faults_at_start.0 + self.faults_at_start.1;
         let (warm, after, after_major) = match self.faults_after_warmup {
@@ -91,7 +106,7 @@ impl Stats {
             cycles: self.cycles,
             overruns: self.overruns,
             skipped_periods: self.skipped,
-            allocations: alloc::current_thread_allocations().saturating_sub(self.allocs_at_start),
+            allocations: allocs.saturating_sub(self.allocs_at_start),
             allocator_installed: alloc::is_installed(),
             page_faults: after,
             page_faults_major: after_major,

@@ -177,8 +177,8 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         while client.poll_response().is_some() {
             answers += 1;
         }
-        if k % 50 == 0 {
-            let v = if k % 100 == 0 { 0.08 } else { 0.12 };
+        if k.is_multiple_of(50) {
+            let v = if k.is_multiple_of(100) { 0.08 } else { 0.12 };
             nrt.set_cmd_vel(
                 0,
                 Twist2 {
@@ -189,7 +189,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             .unwrap();
             let _ = client.try_call(0);
         }
-        if k % 500 == 0 {
+        if k.is_multiple_of(500) {
             let _ = nrt.send_frame(LinkTarget::All, &[2, 0, 0, 0, 0x11, 0xA0, 5, 0]);
             let mut ev = [0u8; MAX_FRAME];
             let n = encode_user_event(0, 20, &[1, 2, 3], &mut ev).unwrap();

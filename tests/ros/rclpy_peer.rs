@@ -5,9 +5,10 @@
 //! Everything is bounded in time: reads take a deadline, peers are killed when dropped.
 #![allow(dead_code)] // each including crate uses a part
 
-use std::io::{BufRead, BufReader, Read};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -35,8 +36,11 @@ pub fn test_domain_id() -> u32 {
 /// A running `rclpy_peer.py`.
 pub struct RclpyPeer {
     child: Child,
+    stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    /// Reports read but not consumed yet, oldest first.
+    backlog: Vec<Value>,
 }
 
 impl RclpyPeer {
@@ -51,7 +55,7 @@ impl RclpyPeer {
             .env("PYTHONUNBUFFERED", "1")
             // The wheels' bootstrapper must run in the child to set its library path.
             .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()?;
@@ -78,21 +82,35 @@ impl RclpyPeer {
                     .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
+        let stdin = child.stdin.take();
         Ok(Self {
             child,
+            stdin,
             lines,
             stderr,
+            backlog: Vec::new(),
         })
     }
 
-    /// The next reported JSON object, waiting until `deadline`.
-    pub fn next_event(&mut self, deadline: Instant) -> Result<serde_json::Value, String> {
+    /// Starts a peer in `serve` mode (commands on stdin) and waits until it is ready.
+    pub fn serve(domain_id: u32, deadline: Instant) -> Result<Self, String> {
+        let mut peer = Self::spawn(domain_id, &["serve", "--timeout", "300"])
+            .map_err(|e| format!("cannot start the rclpy peer: {e}"))?;
+        peer.wait_for("ready", deadline)?;
+        Ok(peer)
+    }
+
+    /// Reads one more report into the backlog; false at `deadline`.
+    fn read_one(&mut self, deadline: Instant) -> Result<bool, String> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
-            Ok(line) => serde_json::from_str(&line).map_err(|e| format!("bad line {line:?}: {e}")),
-            Err(RecvTimeoutError::Timeout) => {
-                Err(format!("no report in time; stderr: {}", self.stderr()))
+            Ok(line) => {
+                let report =
+                    serde_json::from_str(&line).map_err(|e| format!("bad line {line:?}: {e}"))?;
+                self.backlog.push(report);
+                Ok(true)
             }
+            Err(RecvTimeoutError::Timeout) => Ok(false),
             Err(RecvTimeoutError::Disconnected) => {
                 let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
                 Err(format!("peer ended ({status}); stderr: {}", self.stderr()))
@@ -100,48 +118,158 @@ impl RclpyPeer {
         }
     }
 
-    /// Skips reports until one whose `event` is `event` (returned), failing on `timeout` reports.
-    pub fn wait_for(
+    /// The first report (backlog first) for which `accept` gives `Some`, consumed; `Ok(None)` at `deadline`.
+    /// A `timeout` report of the peer is an error.
+    pub fn poll_map<T>(
         &mut self,
-        event: &str,
         deadline: Instant,
-    ) -> Result<serde_json::Value, String> {
+        mut accept: impl FnMut(&Value) -> Option<Result<T, String>>,
+    ) -> Result<Option<T>, String> {
+        let mut seen = 0;
         loop {
-            let report = self.next_event(deadline)?;
-            match report["event"].as_str() {
-                Some(e) if e == event => return Ok(report),
-                Some("timeout") => {
-                    return Err(format!("peer timed out waiting; stderr: {}", self.stderr()))
+            while seen < self.backlog.len() {
+                if self.backlog[seen]["event"] == "timeout" {
+                    return Err(format!("the peer timed out; stderr: {}", self.stderr()));
                 }
-                _ => {}
+                if let Some(result) = accept(&self.backlog[seen]) {
+                    self.backlog.remove(seen);
+                    return result.map(Some);
+                }
+                seen += 1;
+            }
+            if !self.read_one(deadline)? {
+                return Ok(None);
             }
         }
     }
 
-    /// Like [`Self::wait_for`] but gives up quietly (`None`) at `deadline` while the peer is still running.
-    pub fn poll_for(
+    /// Like [`Self::poll_map`], but reaching `deadline` is an error naming `what`.
+    pub fn expect_map<T>(
         &mut self,
-        event: &str,
         deadline: Instant,
-    ) -> Result<Option<serde_json::Value>, String> {
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Err(RecvTimeoutError::Timeout) => return Ok(None),
-                Err(RecvTimeoutError::Disconnected) => return self.next_event(deadline).map(Some),
-                Ok(line) => {
-                    let report: serde_json::Value = serde_json::from_str(&line)
-                        .map_err(|e| format!("bad line {line:?}: {e}"))?;
-                    match report["event"].as_str() {
-                        Some(e) if e == event => return Ok(Some(report)),
-                        Some("timeout") => {
-                            return Err(format!("peer timed out; stderr: {}", self.stderr()))
-                        }
-                        _ => {}
-                    }
-                }
+        what: &str,
+        accept: impl FnMut(&Value) -> Option<Result<T, String>>,
+    ) -> Result<T, String> {
+        self.poll_map(deadline, accept)?
+            .ok_or_else(|| format!("no {what} in time; stderr: {}", self.stderr()))
+    }
+
+    /// Consumes the first report whose `event` is `event`.
+    pub fn wait_for(&mut self, event: &str, deadline: Instant) -> Result<Value, String> {
+        self.expect_map(deadline, event, |r| {
+            (r["event"] == event).then(|| Ok(r.clone()))
+        })
+    }
+
+    /// Like [`Self::wait_for`] but gives up quietly (`None`) at `deadline`.
+    pub fn poll_for(&mut self, event: &str, deadline: Instant) -> Result<Option<Value>, String> {
+        self.poll_map(deadline, |r| (r["event"] == event).then(|| Ok(r.clone())))
+    }
+
+    /// Sends a command (serve mode).
+    pub fn send(&mut self, command: &Value) -> Result<(), String> {
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        writeln!(stdin, "{command}")
+            .and_then(|_| stdin.flush())
+            .map_err(|e| format!("cannot write to the peer: {e}"))
+    }
+
+    /// Runs command `command` and waits for its report `event` (`error` reports of the same op fail).
+    fn run(
+        &mut self,
+        command: Value,
+        event: &str,
+        key: &str,
+        deadline: Instant,
+    ) -> Result<Value, String> {
+        let op = command["op"].clone();
+        let name = command[key].clone();
+        self.send(&command)?;
+        self.expect_map(deadline, &format!("{event} of {name}"), |r| {
+            if r["event"] == "error" && r["op"] == op {
+                Some(Err(format!("{op} {name}: {}", r["message"])))
+            } else if r["event"] == event && r[key] == name {
+                Some(Ok(r.clone()))
+            } else {
+                None
             }
-        }
+        })
+    }
+
+    /// Subscribes the peer to `topic`.
+    pub fn subscribe(
+        &mut self,
+        topic: &str,
+        type_name: &str,
+        durability: &str,
+        deadline: Instant,
+    ) -> Result<(), String> {
+        let cmd = json!({"op": "subscribe", "topic": topic, "type": type_name,
+                         "durability": durability, "depth": 100});
+        self.run(cmd, "subscribed", "topic", deadline).map(|_| ())
+    }
+
+    /// Calls `service` (waiting for it to exist) and returns the response's fields.
+    pub fn call(
+        &mut self,
+        service: &str,
+        type_name: &str,
+        request: Value,
+        deadline: Instant,
+    ) -> Result<Value, String> {
+        let timeout = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64();
+        let cmd = json!({"op": "call", "service": service, "type": type_name,
+                         "request": request, "timeout": timeout});
+        self.run(cmd, "response", "service", deadline)
+            .map(|r| r["data"].clone())
+    }
+
+    /// Publishes `msg` on `topic` once it has `subscribers` subscribers.
+    pub fn publish(
+        &mut self,
+        topic: &str,
+        type_name: &str,
+        msg: Value,
+        subscribers: usize,
+        deadline: Instant,
+    ) -> Result<(), String> {
+        let timeout = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64();
+        let cmd = json!({"op": "publish", "topic": topic, "type": type_name, "msg": msg,
+                         "subscribers": subscribers, "timeout": timeout});
+        self.run(cmd, "published", "topic", deadline).map(|_| ())
+    }
+
+    /// The data of the first message received on `topic` that satisfies `pred`.
+    pub fn message(
+        &mut self,
+        topic: &str,
+        deadline: Instant,
+        mut pred: impl FnMut(&Value) -> bool,
+    ) -> Result<Value, String> {
+        self.expect_map(deadline, &format!("message on {topic}"), |r| {
+            (r["event"] == "message" && r["topic"] == topic && pred(&r["data"]))
+                .then(|| Ok(r["data"].clone()))
+        })
+    }
+
+    /// Whether a message on `topic` satisfying `pred` arrived (already read; does not wait).
+    pub fn received(&self, topic: &str, mut pred: impl FnMut(&Value) -> bool) -> bool {
+        self.backlog
+            .iter()
+            .any(|r| r["event"] == "message" && r["topic"] == topic && pred(&r["data"]))
+    }
+
+    /// The reports read but not consumed, one a line (for failure messages).
+    pub fn unconsumed(&self) -> String {
+        self.backlog
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// What the peer wrote on stderr so far.

@@ -16,12 +16,13 @@
 
 use super::convert::{self, Clocks};
 use super::names::{self, NameError};
-use super::{drain, report, Srv, Sub};
+use super::report::Reporter;
+use super::{drain, Srv, Sub};
 use crate::engine::{Engine, EngineEvent, ScriptSource};
 use crate::network::{NetworkEvent, RequestId};
 use r2r::asebaros_msgs::msg::{AnonymousEvent, Event, NodeDescription, NodeList};
 use r2r::asebaros_msgs::srv::{GetDescription, GetNodeList, GetVariable, LoadScript, SetVariable};
-use r2r::{LogSeverity, ParameterValue, Publisher, QosProfile, ServiceRequest};
+use r2r::{ParameterValue, Publisher, QosProfile, ServiceRequest};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -68,7 +69,7 @@ struct PendingGet {
 
 /// The asebaros interface of the bridge node.
 pub struct AsebaInterface {
-    logger: String,
+    reporter: Reporter,
     nodes: Publisher<NodeList>,
     anonymous: Publisher<AnonymousEvent>,
     anonymous_in: Sub<AnonymousEvent>,
@@ -83,9 +84,9 @@ pub struct AsebaInterface {
 
 impl AsebaInterface {
     /// Creates the network-wide topics and services on `node`.
-    pub fn new(node: &mut r2r::Node) -> Result<AsebaInterface, r2r::Error> {
+    pub fn new(node: &mut r2r::Node, reporter: Reporter) -> Result<AsebaInterface, r2r::Error> {
         Ok(AsebaInterface {
-            logger: node.logger().to_owned(),
+            reporter,
             nodes: node.create_publisher(names::NODES, latched())?,
             anonymous: node.create_publisher(names::ANONYMOUS_EVENTS, events_qos())?,
             anonymous_in: Box::new(node.subscribe(names::ANONYMOUS_EVENTS, events_qos())?),
@@ -106,10 +107,6 @@ impl AsebaInterface {
         })
     }
 
-    fn report(&self, severity: LogSeverity, text: &str) {
-        report(&self.logger, severity, text);
-    }
-
     /// Serves what ROS asked since the last call (services, events to Aseba).
     pub fn poll_ros(&mut self, node: &mut r2r::Node, engine: &mut Engine) {
         let calls: Vec<_> = drain(&mut self.get_nodes).collect();
@@ -127,10 +124,8 @@ impl AsebaInterface {
                 continue;
             }
             if let Err(e) = engine.network_mut().emit(ev.type_, &ev.data) {
-                self.report(
-                    LogSeverity::Error,
-                    &format!("anonymous event {}: {e}", ev.type_),
-                );
+                self.reporter
+                    .error(&format!("anonymous event {}: {e}", ev.type_));
             }
         }
         let ids: Vec<u16> = self.per_node.keys().copied().collect();
@@ -175,7 +170,7 @@ impl AsebaInterface {
                     call,
                 }),
                 Err(e) => {
-                    self.report(LogSeverity::Error, &format!("get_variable: {e}"));
+                    self.reporter.error(&format!("get_variable: {e}"));
                     self.respond(call, GetVariable::Response { data: Vec::new() });
                 }
             }
@@ -183,13 +178,13 @@ impl AsebaInterface {
         for call in sets {
             let m = &call.message;
             if let Err(e) = engine.network_mut().set_variable(id, &m.variable, &m.data) {
-                self.report(LogSeverity::Error, &format!("set_variable: {e}"));
+                self.reporter.error(&format!("set_variable: {e}"));
             }
             self.respond(call, SetVariable::Response {});
         }
         for (name, data) in to_aseba {
             if let Err(e) = engine.emit_script_event(id, &name, &data) {
-                self.report(LogSeverity::Error, &format!("event to node {id}: {e}"));
+                self.reporter.error(&format!("event to node {id}: {e}"));
             }
         }
     }
@@ -207,21 +202,18 @@ impl AsebaInterface {
             .collect();
         let source = match ScriptSource::from_file(&req.file_name, &constants) {
             Ok(s) => s,
-            Err(e) => return self.report(LogSeverity::Error, &format!("load_script: {e}")),
+            Err(e) => return self.reporter.error(&format!("load_script: {e}")),
         };
         match engine.load_script(source, &req.node_ids, req.set_as_default) {
-            Ok(loaded) if loaded.is_empty() => self.report(
-                LogSeverity::Warn,
-                &format!(
-                    "load_script: {} has code for none of the nodes",
-                    req.file_name
-                ),
-            ),
-            Ok(loaded) => self.report(
-                LogSeverity::Info,
-                &format!("load_script: {} loaded on nodes {loaded:?}", req.file_name),
-            ),
-            Err(e) => return self.report(LogSeverity::Error, &format!("load_script: {e}")),
+            Ok(loaded) if loaded.is_empty() => self.reporter.warn(&format!(
+                "load_script: {} has code for none of the nodes",
+                req.file_name
+            )),
+            Ok(loaded) => self.reporter.info(&format!(
+                "load_script: {} loaded on nodes {loaded:?}",
+                req.file_name
+            )),
+            Err(e) => return self.reporter.error(&format!("load_script: {e}")),
         }
         if req.set_as_default {
             let mut params = node.params.lock().expect("r2r parameter map");
@@ -245,10 +237,8 @@ impl AsebaInterface {
         response: T::Response,
     ) {
         if let Err(e) = call.respond(response) {
-            self.report(
-                LogSeverity::Warn,
-                &format!("cannot answer a service call: {e}"),
-            );
+            self.reporter
+                .warn(&format!("cannot answer a service call: {e}"));
         }
     }
 
@@ -278,7 +268,7 @@ impl AsebaInterface {
                 self.publish_description(engine, *id);
             }
             EngineEvent::ScriptFailed { node: id, error } => {
-                self.report(LogSeverity::Error, &format!("node {id}: {error}"));
+                self.reporter.error(&format!("node {id}: {error}"));
             }
             _ => {}
         }
@@ -291,10 +281,8 @@ impl AsebaInterface {
             return;
         }
         if let Err(e) = self.nodes.publish(&list) {
-            self.report(
-                LogSeverity::Warn,
-                &format!("cannot publish aseba/nodes: {e}"),
-            );
+            self.reporter
+                .warn(&format!("cannot publish aseba/nodes: {e}"));
             return;
         }
         self.last_nodes = Some(list);
@@ -314,13 +302,10 @@ impl AsebaInterface {
             } else {
                 &namespace
             };
-            return self.report(
-                LogSeverity::Error,
-                &format!(
-                    "nodes {owner} and {id} share the ROS namespace {shown}: node {id} gets no \
+            return self.reporter.error(&format!(
+                "nodes {owner} and {id} share the ROS namespace {shown}: node {id} gets no \
                      per-node interface (give the node classes a prefix or distinct namespaces)"
-                ),
-            );
+            ));
         }
         match NodeInterface::new(node, &namespace) {
             Ok(ni) => {
@@ -329,10 +314,9 @@ impl AsebaInterface {
                 self.refresh_events(node, engine, id);
                 self.publish_description(engine, id);
             }
-            Err(e) => self.report(
-                LogSeverity::Error,
-                &format!("node {id}: no per-node interface: {e}"),
-            ),
+            Err(e) => self
+                .reporter
+                .error(&format!("node {id}: no per-node interface: {e}")),
         }
     }
 
@@ -341,10 +325,8 @@ impl AsebaInterface {
             return;
         };
         if let Err(e) = ni.description.publish(&convert::description(n)) {
-            self.report(
-                LogSeverity::Warn,
-                &format!("cannot publish the description of node {id}: {e}"),
-            );
+            self.reporter
+                .warn(&format!("cannot publish the description of node {id}: {e}"));
         }
     }
 
@@ -387,7 +369,7 @@ impl AsebaInterface {
             node.destroy_publisher(stale.publisher);
         }
         for p in problems {
-            self.report(LogSeverity::Warn, &p);
+            self.reporter.warn(&p);
         }
     }
 
@@ -413,10 +395,8 @@ impl AsebaInterface {
                     data: args.to_vec(),
                 };
                 if let Err(e) = t.publisher.publish(&ev) {
-                    self.report(
-                        LogSeverity::Warn,
-                        &format!("cannot publish event {}: {e}", t.name),
-                    );
+                    self.reporter
+                        .warn(&format!("cannot publish event {}: {e}", t.name));
                 }
             }
             _ => {
@@ -427,10 +407,8 @@ impl AsebaInterface {
                     data: args.to_vec(),
                 };
                 if let Err(e) = self.anonymous.publish(&ev) {
-                    self.report(
-                        LogSeverity::Warn,
-                        &format!("cannot publish an anonymous event: {e}"),
-                    );
+                    self.reporter
+                        .warn(&format!("cannot publish an anonymous event: {e}"));
                 }
             }
         }
@@ -448,10 +426,10 @@ impl AsebaInterface {
         let data = match result {
             Ok(values) => values.clone(),
             Err(e) => {
-                self.report(
-                    LogSeverity::Error,
-                    &format!("get_variable {} of node {}: {e}", p.variable, p.node),
-                );
+                self.reporter.error(&format!(
+                    "get_variable {} of node {}: {e}",
+                    p.variable, p.node
+                ));
                 Vec::new()
             }
         };

@@ -4,12 +4,13 @@
 
 use super::aseba::AsebaInterface;
 use super::convert::Clocks;
-use super::{diagnostics, drain, names, params, report, RosError, RosOptions, Sub};
+use super::report::Reporter;
+use super::{diagnostics, drain, names, params, RosError, RosOptions, Sub};
 use crate::engine::{Engine, EngineEvent};
 use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
-use r2r::{LogSeverity, ParameterValue, Publisher, QosProfile};
+use r2r::{ParameterValue, Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -51,13 +52,15 @@ impl RosNode {
         pool.spawner()
             .spawn_local(handler)
             .map_err(|e| RosError::Spawn(e.to_string()))?;
-        let aseba = AsebaInterface::new(&mut self.node).map_err(RosError::Interface)?;
+        let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
+        let aseba =
+            AsebaInterface::new(&mut self.node, reporter.clone()).map_err(RosError::Interface)?;
         let diagnostics = self
             .node
             .create_publisher(names::DIAGNOSTICS, QosProfile::default())
             .map_err(RosError::Interface)?;
         Ok(RosBridge {
-            logger: self.node.logger().to_owned(),
+            reporter,
             node: self.node,
             options: self.options,
             pool,
@@ -73,7 +76,7 @@ impl RosNode {
 /// The running bridge (see the module documentation).
 pub struct RosBridge {
     node: r2r::Node,
-    logger: String,
+    reporter: Reporter,
     options: RosOptions,
     pool: LocalPool,
     param_changes: Sub<(String, ParameterValue)>,
@@ -89,11 +92,9 @@ impl RosBridge {
         self.node.spin_once(self.options.spin_period);
         self.pool.run_until_stalled();
         for (name, _) in drain(&mut self.param_changes) {
-            report(
-                &self.logger,
-                LogSeverity::Warn,
-                &format!("parameter {name} changed: parameters are read at start only, restart to apply it"),
-            );
+            self.reporter.warn(&format!(
+                "parameter {name} changed: parameters are read at start only, restart to apply it"
+            ));
         }
         self.aseba.poll_ros(&mut self.node, engine);
         let now = Instant::now();
@@ -109,11 +110,8 @@ impl RosBridge {
             self.last_diagnostics = Some(now);
             let array = diagnostics::array(&self.options.node_name, engine, self.clocks.now());
             if let Err(e) = self.diagnostics.publish(&array) {
-                report(
-                    &self.logger,
-                    LogSeverity::Warn,
-                    &format!("cannot publish /diagnostics: {e}"),
-                );
+                self.reporter
+                    .warn(&format!("cannot publish /diagnostics: {e}"));
             }
         }
     }
@@ -122,21 +120,15 @@ impl RosBridge {
         self.aseba
             .on_engine_event(&mut self.node, engine, &mut self.clocks, event);
         match event {
-            EngineEvent::RtExited(reason) => report(
-                &self.logger,
-                LogSeverity::Warn,
-                &format!("the RT thread stopped ({reason:?})"),
-            ),
-            EngineEvent::LinkUp { target, kind, .. } => report(
-                &self.logger,
-                LogSeverity::Info,
-                &format!("connected to target {target} ({kind:?})"),
-            ),
-            EngineEvent::LinkDown { target, .. } => report(
-                &self.logger,
-                LogSeverity::Warn,
-                &format!("lost target {target}"),
-            ),
+            EngineEvent::RtExited(reason) => self
+                .reporter
+                .warn(&format!("the RT thread stopped ({reason:?})")),
+            EngineEvent::LinkUp { target, kind, .. } => self
+                .reporter
+                .info(&format!("connected to target {target} ({kind:?})")),
+            EngineEvent::LinkDown { target, .. } => {
+                self.reporter.warn(&format!("lost target {target}"))
+            }
             _ => {}
         }
     }

@@ -18,6 +18,7 @@ pub mod convert;
 pub mod diagnostics;
 pub mod names;
 pub mod params;
+pub mod report;
 
 pub use bridge::{RosBridge, RosNode};
 
@@ -34,11 +35,6 @@ pub(crate) fn drain<S: Stream + Unpin + ?Sized>(
     stream: &mut S,
 ) -> impl Iterator<Item = S::Item> + '_ {
     std::iter::from_fn(move || stream.next().now_or_never().flatten())
-}
-
-/// Logs `text` on the ROS log of `logger` (console and `/rosout`, where ROS clients see it).
-pub(crate) fn report(logger: &str, severity: r2r::LogSeverity, text: &str) {
-    r2r::log(text, logger, file!(), line!(), severity);
 }
 
 /// Options of the bridge node.

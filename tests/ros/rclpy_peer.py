@@ -48,8 +48,8 @@ def to_plain(value):
         return [to_plain(v) for v in value]
     if hasattr(value, "tolist"):  # numpy arrays of fixed-size fields
         return value.tolist()
-    if isinstance(value, bytes):
-        return list(value)
+    if isinstance(value, bytes):  # a `byte` field is one byte; byte arrays are lists of those
+        return value[0] if len(value) == 1 else list(value)
     return value
 
 

@@ -1,0 +1,418 @@
+//! End to end, the generic Aseba bridge (asebaros interface) against real peers, with rclpy in another process:
+//! the driver (RT loop, connector, engine, ROS bridge) runs in this process on official-VM nodes of PyPI pyaseba
+//! and on Aseba Playground; every check goes through ROS from rclpy.
+//!
+//! Each test has its own bridge namespace (tests run in parallel on this process's DDS domain).
+#![cfg(feature = "ros2")]
+
+mod common;
+#[path = "ros/pipeline.rs"]
+mod pipeline;
+#[path = "ros/rclpy_peer.rs"]
+mod rclpy_peer;
+
+use msgs::reassembler::Reassembler;
+use msgs::wire::{Message, Words};
+use nrt::params::BridgeParams;
+use nrt::ros::RosOptions;
+use pipeline::{ros_environment, Pipeline};
+use rclpy_peer::{test_domain_id, RclpyPeer};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// Bound of one whole test.
+const TEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// rcl_interfaces/msg/Log level ERROR.
+const LOG_ERROR: u64 = 40;
+
+fn options(namespace: &str) -> RosOptions {
+    RosOptions {
+        namespace: namespace.into(),
+        ..RosOptions::default()
+    }
+}
+
+/// `/<ns>/aseba/<leaf>`.
+fn name(ns: &str, leaf: &str) -> String {
+    format!("/{ns}/aseba/{leaf}")
+}
+
+/// Starts the rclpy peer with `/rosout` and the bridge's `aseba/nodes` subscribed, and waits until the node list
+/// holds `count` nodes; returns the peer and the list.
+fn peer_with_nodes(ns: &str, count: usize, deadline: Instant) -> (RclpyPeer, Value) {
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    peer.subscribe("/rosout", "rcl_interfaces/msg/Log", "volatile", deadline)
+        .unwrap();
+    let nodes_topic = name(ns, "nodes");
+    peer.subscribe(
+        &nodes_topic,
+        "asebaros_msgs/msg/NodeList",
+        "transient_local",
+        deadline,
+    )
+    .unwrap();
+    let list = peer
+        .message(&nodes_topic, deadline, |m| {
+            m["nodes"].as_array().is_some_and(|n| n.len() == count)
+        })
+        .unwrap();
+    (peer, list["nodes"].clone())
+}
+
+/// Waits for an error on `/rosout` from the bridge of namespace `ns` whose text holds `needle`.
+fn expect_error(peer: &mut RclpyPeer, ns: &str, needle: &str, deadline: Instant) {
+    let logger = format!("{ns}.asebaros");
+    peer.message("/rosout", deadline, |m| {
+        m["name"] == logger.as_str()
+            && m["level"] == LOG_ERROR
+            && m["msg"].as_str().is_some_and(|t| t.contains(needle))
+    })
+    .unwrap_or_else(|e| {
+        panic!(
+            "no error report containing {needle:?}: {e}\nreports:\n{}",
+            peer.unconsumed()
+        )
+    });
+}
+
+fn get_variable(peer: &mut RclpyPeer, ns: &str, var: &str, deadline: Instant) -> Value {
+    peer.call(
+        &name(ns, "get_variable"),
+        "asebaros_msgs/srv/GetVariable",
+        json!({ "variable": var }),
+        deadline,
+    )
+    .unwrap()["data"]
+        .clone()
+}
+
+fn set_variable(peer: &mut RclpyPeer, ns: &str, var: &str, data: Value, deadline: Instant) {
+    peer.call(
+        &name(ns, "set_variable"),
+        "asebaros_msgs/srv/SetVariable",
+        json!({ "variable": var, "data": data }),
+        deadline,
+    )
+    .unwrap();
+}
+
+/// Frames seen by a plain TCP client of the bridge's Aseba switch.
+struct SwitchClient {
+    stream: TcpStream,
+    reassembler: Reassembler,
+    /// (source, type, payload words) of every user event seen.
+    events: Vec<(u16, u16, Vec<i16>)>,
+}
+
+impl SwitchClient {
+    fn connect(port: u16, deadline: Instant) -> SwitchClient {
+        let stream = loop {
+            match TcpStream::connect(("127.0.0.1", port)) {
+                Ok(s) => break s,
+                Err(e) => assert!(Instant::now() < deadline, "switch on {port}: {e}"),
+            }
+            std::thread::yield_now();
+        };
+        stream
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        SwitchClient {
+            stream,
+            reassembler: Reassembler::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Reads what arrived within 50 ms.
+    fn read(&mut self) {
+        let mut buf = [0u8; 4096];
+        let n = match self.stream.read(&mut buf) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return
+            }
+            Err(e) => panic!("switch client: {e}"),
+        };
+        let mut input = &buf[..n];
+        while let Some(frame) = self.reassembler.push(&mut input) {
+            let Ok(frame) = frame else { continue };
+            if let Ok(Message::UserEvent { id, args }) = frame.message() {
+                self.events.push((frame.source, id, args.to_vec()));
+            }
+        }
+    }
+
+    fn send(&mut self, source: u16, m: &Message<'_>) {
+        self.stream.write_all(&m.to_frame(source).unwrap()).unwrap();
+    }
+}
+
+#[test]
+fn pyaseba_node_through_the_bridge() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "pyaseba";
+    let aseba_port = common::free_port();
+    let Some(_vm) = common::pyaseba_nodes(aseba_port, 1) else {
+        skip!("pyaseba is not installed (scripts/setup-aseba-peers.sh)");
+    };
+    ros_environment(test_domain_id());
+    let switch_port = common::free_port();
+    let bridge = BridgeParams {
+        port: switch_port,
+        ..BridgeParams::default()
+    };
+    let driver = Pipeline::start(&[aseba_port], bridge, options(ns));
+    let (mut peer, nodes) = peer_with_nodes(ns, 1, deadline);
+
+    // aseba/nodes and aseba/get_nodes
+    let expected = json!([{"id": 1, "name": "pyaseba-test", "name_space": "", "running": false,
+                           "ignored": false, "connected": true}]);
+    assert_eq!(nodes, expected);
+    for ignored in [false, true] {
+        let got = peer
+            .call(
+                &name(ns, "get_nodes"),
+                "asebaros_msgs/srv/GetNodeList",
+                json!({ "ignored": ignored }),
+                deadline,
+            )
+            .unwrap();
+        assert_eq!(got["nodes"], expected);
+    }
+
+    // description, by service and on the latched topic
+    let description = peer
+        .call(
+            &name(ns, "get_description"),
+            "asebaros_msgs/srv/GetDescription",
+            json!({}),
+            deadline,
+        )
+        .unwrap()["description"]
+        .clone();
+    assert_eq!(description["id"], 1);
+    assert_eq!(description["name"], "pyaseba-test");
+    assert_eq!(description["events"], json!([]));
+    let variables: Vec<&str> = description["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for v in ["counter", "value", "values"] {
+        assert!(variables.contains(&v), "{v} not in {variables:?}");
+    }
+    let topic = name(ns, "description");
+    peer.subscribe(
+        &topic,
+        "asebaros_msgs/msg/NodeDescription",
+        "transient_local",
+        deadline,
+    )
+    .unwrap();
+    assert_eq!(
+        peer.message(&topic, deadline, |_| true).unwrap(),
+        description
+    );
+
+    // variables round-trip, live values
+    set_variable(&mut peer, ns, "values", json!([1, -2, 3, -32768]), deadline);
+    assert_eq!(
+        get_variable(&mut peer, ns, "values", deadline),
+        json!([1, -2, 3, -32768])
+    );
+    let first = get_variable(&mut peer, ns, "counter", deadline)[0]
+        .as_i64()
+        .unwrap();
+    while get_variable(&mut peer, ns, "counter", deadline)[0]
+        .as_i64()
+        .unwrap()
+        == first
+    {
+        assert!(Instant::now() < deadline, "counter does not advance");
+    }
+
+    // bad requests are answered and reported, and change nothing
+    set_variable(&mut peer, ns, "nope", json!([1]), deadline);
+    expect_error(&mut peer, ns, "no variable \"nope\"", deadline);
+    assert_eq!(get_variable(&mut peer, ns, "nope", deadline), json!([]));
+    set_variable(&mut peer, ns, "values", json!([5, 6]), deadline);
+    expect_error(&mut peer, ns, "has size 4, got 2", deadline);
+    assert_eq!(
+        get_variable(&mut peer, ns, "values", deadline),
+        json!([1, -2, 3, -32768])
+    );
+
+    // anonymous events, ROS -> Aseba: only source 0 goes out
+    let mut client = SwitchClient::connect(switch_port, deadline);
+    let anonymous = name(ns, "anonymous_events");
+    let event = |source: u16, kind: u16, data: Value| json!({"stamp": {"sec": 0, "nanosec": 0}, "source": source, "type": kind, "data": data});
+    let anon_type = "asebaros_msgs/msg/AnonymousEvent";
+    peer.publish(&anonymous, anon_type, event(5, 6, json!([9])), 1, deadline)
+        .unwrap();
+    peer.publish(
+        &anonymous,
+        anon_type,
+        event(0, 5, json!([7, 8])),
+        1,
+        deadline,
+    )
+    .unwrap();
+    while !client.events.iter().any(|e| e.1 == 5) {
+        assert!(
+            Instant::now() < deadline,
+            "the anonymous event did not reach Aseba"
+        );
+        client.read();
+    }
+    assert_eq!(client.events, vec![(0, 5, vec![7, 8])]);
+
+    // anonymous events, Aseba -> ROS (from a host the bridge does not bridge)
+    peer.subscribe(&anonymous, anon_type, "volatile", deadline)
+        .unwrap();
+    let from_aseba = Message::UserEvent {
+        id: 3,
+        args: Words::from_slice(&[1, -2]),
+    };
+    let got = loop {
+        client.send(77, &from_aseba);
+        let seen = peer
+            .poll_map(Instant::now() + Duration::from_millis(200), |r| {
+                (r["event"] == "message" && r["topic"] == anonymous && r["data"]["source"] == 77)
+                    .then(|| Ok(r["data"].clone()))
+            })
+            .unwrap();
+        if let Some(m) = seen {
+            break m;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no anonymous event reached rclpy"
+        );
+    };
+    assert_eq!(got["type"], 3);
+    assert_eq!(got["data"], json!([1, -2]));
+    assert!(got["stamp"]["sec"].as_i64().unwrap() > 1_600_000_000);
+
+    // diagnostics: the network, the node and the RT thread
+    peer.subscribe(
+        "/diagnostics",
+        "diagnostic_msgs/msg/DiagnosticArray",
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+    let target = format!("tcp:host=127.0.0.1;port={aseba_port}");
+    let array = peer
+        .message("/diagnostics", deadline, |a| {
+            let status = a["status"].as_array().unwrap();
+            let find = |n: &str| status.iter().find(|s| s["name"] == n);
+            find("asebaros: Aseba Network").is_some_and(|s| s["hardware_id"] == target.as_str())
+                && find("asebaros: RT thread").is_some_and(|s| s["message"] != "No statistics yet")
+        })
+        .unwrap();
+    let status = array["status"].as_array().unwrap();
+    let find = |n: &str| status.iter().find(|s| s["name"] == n).unwrap();
+    let value = |s: &Value, k: &str| {
+        s["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|kv| kv["key"] == k)
+            .unwrap()["value"]
+            .clone()
+    };
+    let network = find("asebaros: Aseba Network");
+    assert_eq!(
+        (network["level"].as_u64(), network["message"].as_str()),
+        (Some(0), Some("Connected"))
+    );
+    assert_eq!(value(network, "Connected nodes"), "1");
+    let node = find("asebaros: Aseba Node pyaseba-test 1");
+    assert_eq!(node["message"], "Connected");
+    let rt = find("asebaros: RT thread");
+    assert!(
+        value(rt, "Cycles")
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+    assert!(
+        value(rt, "Frames received")
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+
+    drop(peer);
+    driver.stop().unwrap();
+}
+
+#[test]
+fn playground_thymio_through_the_bridge() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "playground";
+    let dir = tempfile::tempdir().unwrap();
+    let aseba_port = common::free_port();
+    let Some(_playground) = common::playground(dir.path(), aseba_port, 1) else {
+        skip!("asebaplayground is not installed (scripts/setup-aseba-peers.sh)");
+    };
+    ros_environment(test_domain_id());
+    let bridge = BridgeParams {
+        port: 0,
+        ..BridgeParams::default()
+    };
+    let driver = Pipeline::start(&[aseba_port], bridge, options(ns));
+    let (mut peer, nodes) = peer_with_nodes(ns, 1, deadline);
+    let node = &nodes[0];
+    assert_eq!(node["name"], "thymio-II");
+    assert_eq!(node["connected"], true);
+    assert_eq!(node["running"], false);
+
+    let description = peer
+        .call(
+            &name(ns, "get_description"),
+            "asebaros_msgs/srv/GetDescription",
+            json!({}),
+            deadline,
+        )
+        .unwrap()["description"]
+        .clone();
+    assert_eq!(description["id"], node["id"]);
+    let variables = description["variables"].as_array().unwrap();
+    for v in ["motor.left.target", "timer.period", "prox.horizontal"] {
+        assert!(variables.iter().any(|x| x == v), "{v} not in {variables:?}");
+    }
+    assert_eq!(
+        get_variable(&mut peer, ns, "prox.horizontal", deadline)
+            .as_array()
+            .unwrap()
+            .len(),
+        7
+    );
+    set_variable(&mut peer, ns, "timer.period", json!([250, 500]), deadline);
+    assert_eq!(
+        get_variable(&mut peer, ns, "timer.period", deadline),
+        json!([250, 500])
+    );
+    set_variable(&mut peer, ns, "timer.period", json!([1]), deadline);
+    expect_error(&mut peer, ns, "has size 2, got 1", deadline);
+    assert_eq!(
+        get_variable(&mut peer, ns, "timer.period", deadline),
+        json!([250, 500])
+    );
+
+    drop(peer);
+    driver.stop().unwrap();
+}

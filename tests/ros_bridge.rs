@@ -187,6 +187,30 @@ fn pyaseba_node_through_the_bridge() {
         assert_eq!(got["nodes"], expected);
     }
 
+    // the effective configuration is declared as the node's parameters (asebaros names)
+    let params = peer
+        .call(
+            &format!("/{ns}/asebaros/get_parameters"),
+            "rcl_interfaces/srv/GetParameters",
+            json!({ "names": ["port", "targets", "loop", "highest_acceptable_protocol_version"] }),
+            deadline,
+        )
+        .unwrap();
+    let values = params["values"].as_array().unwrap();
+    assert_eq!(values[0]["integer_value"], switch_port);
+    assert_eq!(
+        values[1]["string_array_value"],
+        json!([format!("tcp:host=127.0.0.1;port={aseba_port}")])
+    );
+    assert_eq!(
+        (
+            values[2]["type"].as_u64(),
+            values[2]["bool_value"].as_bool()
+        ),
+        (Some(1), Some(false))
+    );
+    assert_eq!(values[3]["integer_value"], 100);
+
     // description, by service and on the latched topic
     let description = peer
         .call(

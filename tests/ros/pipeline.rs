@@ -14,7 +14,6 @@ use rt::sched::RtSetup;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 /// Puts this process on its own DDS domain (before any r2r context exists), confined to loopback.
 pub fn ros_environment(domain_id: u32) {
@@ -109,13 +108,12 @@ fn run(
     let ros = RosNode::new(options).map_err(|e| e.to_string())?;
     let mut bridge = ros.start(&effective).map_err(|e| e.to_string())?;
     bridge.run(&mut engine, stop);
-    // The engine asked the RT thread to stop; make sure it does even if it missed the command.
+    let clean = engine.rt_exited();
     rt.stop();
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while !rt.is_finished() && std::time::Instant::now() < deadline {
-        bridge.step(&mut engine);
-    }
     rt.join().map_err(|_| "the RT thread panicked".to_owned())?;
+    if !clean {
+        return Err("the RT thread did not end on the engine's shutdown command".into());
+    }
     connector.join();
     Ok(())
 }

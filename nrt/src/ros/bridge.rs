@@ -12,7 +12,10 @@ use futures::task::LocalSpawnExt;
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{ParameterValue, Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// Longest wait for the RT thread to end after the shutdown request.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// The bridge node, created before the engine so that its ROS parameters can be part of the configuration.
 pub struct RosNode {
@@ -133,12 +136,17 @@ impl RosBridge {
         }
     }
 
-    /// Runs [`Self::step`] until `stop` is set (or the RT thread stopped), then shuts the engine down.
+    /// Runs [`Self::step`] until `stop` is set (or the RT thread stopped), then shuts the engine down and keeps
+    /// serving until the RT thread has written its stop frames and ended (at most `SHUTDOWN_GRACE`).
     pub fn run(&mut self, engine: &mut Engine, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) && !engine.rt_exited() {
             self.step(engine);
         }
         engine.shutdown();
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        while !engine.rt_exited() && Instant::now() < deadline {
+            self.step(engine);
+        }
     }
 
     /// The r2r node (to add interfaces of other layers, e.g. the Thymio driver).

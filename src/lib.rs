@@ -1,3 +1,6 @@
 //! thymio-rt wiring: command line, configuration and assembly of the RT and NRT domains.
 
 pub mod cli;
+pub mod config;
+pub mod embedded;
+pub mod runtime;

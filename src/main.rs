@@ -3,10 +3,14 @@ use std::process::ExitCode;
 use thymio_rt::cli::{dispatch, Cli};
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_env("THYMIO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
-    match dispatch(Cli::parse()) {
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(cli.command.default_log_level()));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("thymio-rt: {}", e.message);

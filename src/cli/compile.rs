@@ -8,5 +8,7 @@ pub struct Args {}
 
 /// Entry point of `thymio-rt compile`.
 pub fn main(_args: Args) -> CliResult {
-    Err(CliError::new("`compile` is not available in this build yet"))
+    Err(CliError::new(
+        "`compile` is not available in this build yet",
+    ))
 }

@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod common;
 pub mod compile;
 pub mod emit;
 pub mod nodes;
@@ -48,7 +49,10 @@ pub struct CliError {
 impl CliError {
     /// A failure (exit status 1).
     pub fn new(message: impl std::fmt::Display) -> Self {
-        Self { message: message.to_string(), code: 1 }
+        Self {
+            message: message.to_string(),
+            code: 1,
+        }
     }
 }
 
@@ -60,6 +64,28 @@ impl<E: std::error::Error> From<E> for CliError {
 
 /// Result of a subcommand.
 pub type CliResult = Result<(), CliError>;
+
+/// Prints `text` and a newline on standard output; a closed pipe (`| head`) is not an error.
+pub fn print_out(text: &str) -> CliResult {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::new(format!("stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl Command {
+    /// Default log level: the driver says what it does; the tools only report problems.
+    pub fn default_log_level(&self) -> &'static str {
+        match self {
+            Command::Run(_) | Command::Sim(_) => "info",
+            _ => "error",
+        }
+    }
+}
 
 /// Runs the parsed command line.
 pub fn dispatch(cli: Cli) -> CliResult {

@@ -1,12 +1,204 @@
-//! `thymio-rt run`.
+//! `thymio-rt run`: the driver. The RT thread, the engine (network manager, switch, scripts),
+//! the embedded simulated Thymio when no target is given, and the ROS 2 bridge when built with
+//! the `ros2` feature.
 
 use super::{CliError, CliResult};
+use crate::config::Config;
+use crate::runtime::{Runtime, Stopped};
+use nrt::engine::EngineEvent;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// Arguments of `thymio-rt run`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// YAML configuration (see config/thymio-rt.yaml); ROS parameters override it.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Target (repeatable; replaces `targets` of the configuration). None: the embedded
+    /// simulated Thymio-II.
+    #[arg(long, short = 't', value_name = "TARGET")]
+    target: Vec<String>,
+    /// Port of the Aseba switch (0 disables it).
+    #[arg(long, value_name = "PORT")]
+    switch_port: Option<u16>,
+    /// Do not start the ROS 2 bridge.
+    #[arg(long)]
+    no_ros: bool,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    duration: Option<f64>,
+    /// Write a JSON report (RT timing, allocations, page faults, links, final odometry) at exit.
+    #[arg(long, value_name = "FILE.json")]
+    report: Option<PathBuf>,
+    /// ROS arguments, after `--ros-args` (read by the ROS client library).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    ros_args: Vec<String>,
+}
 
 /// Entry point of `thymio-rt run`.
-pub fn main(_args: Args) -> CliResult {
-    Err(CliError::new("`run` is not available in this build yet"))
+pub fn main(args: Args) -> CliResult {
+    let mut config = match &args.config {
+        Some(path) => Config::from_file(path).map_err(CliError::new)?,
+        None => Config::default(),
+    };
+    if !args.target.is_empty() {
+        config.bridge.targets = args.target.clone();
+    }
+    if let Some(p) = args.switch_port {
+        config.bridge.port = p;
+    }
+    let duration = match args.duration {
+        Some(s) => Some(
+            Duration::try_from_secs_f64(s)
+                .map_err(|_| CliError::new(format!("invalid --duration {s}")))?,
+        ),
+        None => None,
+    };
+    if let Err(e) = rt::signals::install_stop_handlers() {
+        tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
+    }
+    let stopped = if args.no_ros || !cfg!(feature = "ros2") {
+        if !args.no_ros {
+            tracing::warn!("this build has no ROS 2 bridge (build with --features ros2)");
+        }
+        run_plain(&config, duration)?
+    } else {
+        run_ros(config, duration)?
+    };
+    finish(&stopped, args.report.as_deref())
+}
+
+fn describe(config: &Config) -> String {
+    if config.bridge.targets.is_empty() {
+        format!(
+            "embedded simulated Thymio-II ({} robot(s))",
+            config.sim.robots.max(1)
+        )
+    } else {
+        config.bridge.targets.join(", ")
+    }
+}
+
+fn should_stop(
+    rt: &Runtime,
+    until: Option<Instant>,
+    config: &Config,
+    was_connected: &mut bool,
+) -> bool {
+    if rt::signals::stop_signalled() {
+        tracing::info!("stop signal received");
+        return true;
+    }
+    if until.is_some_and(|t| Instant::now() >= t) {
+        return true;
+    }
+    if rt.engine.rt_exited() {
+        tracing::warn!("the RT thread stopped");
+        return true;
+    }
+    let connected = rt.engine.connected();
+    if *was_connected && !connected && config.bridge.shutdown_on_unconnect {
+        tracing::warn!("target lost and shutdown_on_unconnect is set: stopping");
+        return true;
+    }
+    *was_connected |= connected;
+    false
+}
+
+fn log_event(e: &EngineEvent) {
+    match e {
+        EngineEvent::RtStarted(s) => tracing::info!(
+            "RT thread running: scheduler {:?}, cpu {:?}, memory lock {:?}, PREEMPT_RT kernel: {}",
+            s.mode(),
+            s.cpu,
+            s.memory_lock,
+            s.realtime_kernel
+        ),
+        EngineEvent::LinkUp { link, target, kind } => {
+            tracing::info!("connected: link {link} (target {target}, {kind:?})")
+        }
+        EngineEvent::LinkDown { link, target } => {
+            tracing::warn!("disconnected: link {link} (target {target})")
+        }
+        EngineEvent::RobotReady { node, robot } => {
+            tracing::info!("node {node} is robot {robot} (cmd_vel, odometry)")
+        }
+        EngineEvent::ScriptFailed { node, error } => {
+            tracing::error!("node {node}: script not loaded: {error}")
+        }
+        EngineEvent::WatchdogStop { node } => {
+            tracing::info!("node {node}: no cmd_vel in time, stopped")
+        }
+        _ => {}
+    }
+}
+
+fn run_plain(config: &Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
+    tracing::info!("starting on {}", describe(config));
+    let mut rt = Runtime::start(config).map_err(CliError::new)?;
+    if let Some(s) = rt.engine.switch() {
+        tracing::info!(
+            "Aseba switch listening on {}",
+            s.local_addr().map(|a| a.to_string()).unwrap_or_default()
+        );
+    }
+    let until = duration.map(|d| Instant::now() + d);
+    let mut was_connected = false;
+    while !should_stop(&rt, until, config, &mut was_connected) {
+        for e in rt.poll() {
+            log_event(&e);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(rt.stop())
+}
+
+#[cfg(feature = "ros2")]
+fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
+    use nrt::ros::{RosNode, RosOptions};
+    let node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
+    let config = config
+        .with_overrides(&node.parameter_overrides())
+        .map_err(CliError::new)?;
+    tracing::info!("starting on {} with the ROS 2 bridge", describe(&config));
+    let mut rt = Runtime::start(&config).map_err(CliError::new)?;
+    let mut bridge = node.start(&config.to_mapping()).map_err(CliError::new)?;
+    tracing::info!("ROS 2 interface up");
+    if let Some(s) = rt.engine.switch() {
+        tracing::info!(
+            "Aseba switch listening on {}",
+            s.local_addr().map(|a| a.to_string()).unwrap_or_default()
+        );
+    }
+    let until = duration.map(|d| Instant::now() + d);
+    let mut was_connected = false;
+    while !should_stop(&rt, until, &config, &mut was_connected) {
+        bridge.step(&mut rt.engine);
+    }
+    drop(bridge);
+    Ok(rt.stop())
+}
+
+#[cfg(not(feature = "ros2"))]
+fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
+    run_plain(&config, duration)
+}
+
+fn finish(stopped: &Stopped, report: Option<&std::path::Path>) -> CliResult {
+    tracing::info!(
+        "stopped ({:?}); robots were sent zero speed",
+        stopped.reason
+    );
+    if let Some(path) = report {
+        let stats = stopped
+            .stats
+            .as_ref()
+            .ok_or_else(|| CliError::new("the RT thread left no statistics"))?;
+        let r = rt::report::Report::new(stats, stopped.odometry.first(), Some(stopped.connector));
+        r.write(path)
+            .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
+        tracing::info!("report written to {}", path.display());
+    }
+    Ok(())
 }

@@ -1,17 +1,85 @@
-//! `thymio-rt vars get|set`.
+//! `thymio-rt vars get|set`: read or write a node's variable by name.
 
-use super::{CliError, CliResult};
+use super::common::{tool_runtime, wait_for_nodes, wait_variables, TargetArgs};
+use super::{print_out, CliError, CliResult};
+use std::time::Instant;
 
 /// `vars` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Read a variable.
-    Get {},
-    /// Write a variable.
-    Set {},
+    /// Read a variable; prints its values separated by spaces.
+    Get {
+        #[command(flatten)]
+        target: TargetArgs,
+        /// Node id.
+        #[arg(long)]
+        node: u16,
+        /// Variable name.
+        name: String,
+    },
+    /// Write a variable (exactly as many values as its size).
+    Set {
+        #[command(flatten)]
+        target: TargetArgs,
+        /// Node id.
+        #[arg(long)]
+        node: u16,
+        /// Variable name.
+        name: String,
+        /// Values.
+        #[arg(required = true, allow_negative_numbers = true)]
+        values: Vec<i16>,
+    },
 }
 
 /// Entry point of `thymio-rt vars`.
-pub fn main(_cmd: Command) -> CliResult {
-    Err(CliError::new("`vars` is not available in this build yet"))
+pub fn main(cmd: Command) -> CliResult {
+    match cmd {
+        Command::Get { target, node, name } => {
+            let mut rt = tool_runtime(&target)?;
+            let result = (|| {
+                wait_for_nodes(&mut rt, &target.target, target.timeout()?)?;
+                let req = rt
+                    .engine
+                    .network_mut()
+                    .get_variable(node, &name, Instant::now())
+                    .map_err(CliError::new)?;
+                wait_variables(&mut rt, req, target.timeout()?)
+            })();
+            rt.stop();
+            let values = result?;
+            print_out(
+                &values
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
+        }
+        Command::Set {
+            target,
+            node,
+            name,
+            values,
+        } => {
+            let mut rt = tool_runtime(&target)?;
+            let result = (|| {
+                wait_for_nodes(&mut rt, &target.target, target.timeout()?)?;
+                rt.engine
+                    .network_mut()
+                    .set_variable(node, &name, &values)
+                    .map_err(CliError::new)?;
+                // The node handles messages in order: the answer to a read sent after the
+                // write proves the write was applied.
+                let req = rt
+                    .engine
+                    .network_mut()
+                    .get_variable(node, &name, Instant::now())
+                    .map_err(CliError::new)?;
+                wait_variables(&mut rt, req, target.timeout()?).map(|_| ())
+            })();
+            rt.stop();
+            result
+        }
+    }
 }

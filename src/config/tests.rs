@@ -1,0 +1,109 @@
+use super::*;
+
+#[test]
+fn empty_is_default() {
+    assert_eq!(Config::from_yaml("").unwrap(), Config::default());
+    assert_eq!(Config::from_yaml("# nothing\n").unwrap(), Config::default());
+}
+
+#[test]
+fn keys_reach_their_sections() {
+    let c = Config::from_yaml(
+        "targets: ['tcp:host=127.0.0.1;port=33333']\nport: 0\nnodes: {t: {name: thymio-II, prefix: thymio_}}\naxis_length: 0.094\nmotor: {left: {deadband: 4}}\ncmd_vel_timeout: 0.25\nrt: {period_us: 500, priority: 0}\nsim: {robots: 3}\n",
+    )
+    .unwrap();
+    assert_eq!(c.bridge.targets.len(), 1);
+    assert_eq!(c.bridge.port, 0);
+    assert_eq!(c.bridge.nodes["t"].prefix.as_deref(), Some("thymio_"));
+    assert_eq!(c.driver.axis_length, 0.094);
+    assert_eq!(c.driver.motor["left"].deadband, Some(4.0));
+    assert_eq!(c.driver.cmd_vel_timeout, 0.25);
+    assert_eq!((c.rt.period_us, c.rt.priority, c.rt.cpu), (500, 0, -1));
+    assert_eq!(c.sim.robots, 3);
+}
+
+#[test]
+fn dotted_names_are_the_same_scheme() {
+    let from_yaml = Config::from_yaml("nodes: {t: {prefix: thymio_, accept: true}}\nscript: {constants: {MOTOR_PERIOD: 5}}\nrt: {cpu: 1}").unwrap();
+    let from_params = Config::from_dotted(&[
+        ("nodes.t.prefix".into(), Value::from("thymio_")),
+        ("nodes.t.accept".into(), Value::from(true)),
+        ("script.constants.MOTOR_PERIOD".into(), Value::from(5)),
+        ("rt.cpu".into(), Value::from(1)),
+    ])
+    .unwrap();
+    assert_eq!(from_yaml, from_params);
+}
+
+#[test]
+fn errors_name_the_field() {
+    let e = Config::from_yaml("portt: 1").unwrap_err().to_string();
+    assert_eq!(e, "unknown configuration key `portt`");
+    let e = Config::from_yaml("port: lots").unwrap_err().to_string();
+    assert!(e.contains("port"), "{e}");
+    let e = Config::from_yaml("rt: {period: 3}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("rt") && e.contains("period"), "{e}");
+    let e = Config::from_yaml("nodes: {a: {acccept: true}}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("acccept"), "{e}");
+    let e = Config::from_yaml("- 1\n- 2").unwrap_err().to_string();
+    assert!(e.contains("map"), "{e}");
+    let e = Config::from_yaml("axis_length: [1")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("configuration"), "{e}");
+}
+
+#[test]
+fn bad_target_is_an_error() {
+    let e = Config::from_yaml("targets: ['tcp:host=a;port=99999']")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("targets") && e.contains("99999"), "{e}");
+}
+
+#[test]
+fn paths_in_a_file_are_relative_to_it() {
+    let c = Config::from_file(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/thymio-rt.yaml"
+    )))
+    .unwrap();
+    assert!(
+        Path::new(&c.bridge.script.path).exists(),
+        "{}",
+        c.bridge.script.path
+    );
+}
+
+#[test]
+fn shipped_configs_parse() {
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/config")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            Config::from_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
+}
+
+#[test]
+fn mapping_roundtrip_and_overrides() {
+    let c = Config::from_yaml("port: 44444\nnodes: {t: {prefix: x_}}\nrt: {cpu: 0}").unwrap();
+    let back = Config::from_mapping(c.to_mapping()).unwrap();
+    assert_eq!(back, c);
+    let o = c
+        .with_overrides(&[
+            ("port".into(), Value::from(5)),
+            ("nodes.t.accept".into(), Value::from(false)),
+        ])
+        .unwrap();
+    assert_eq!(o.bridge.port, 5);
+    assert_eq!(o.bridge.nodes["t"].accept, Some(false));
+    assert_eq!(o.bridge.nodes["t"].prefix.as_deref(), Some("x_"));
+    assert!(c
+        .with_overrides(&[("nope".into(), Value::from(1))])
+        .is_err());
+}

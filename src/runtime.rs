@@ -1,0 +1,247 @@
+//! Assembly of the domains: the RT thread (links, odometry, velocity mapping), the connector
+//! thread (blocking link opening), the embedded simulator when no target is given, and the NRT
+//! engine (network manager, switch, scripts). The command-line tools and `run` drive it.
+
+use crate::config::Config;
+use msgs::rtmsg::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
+use msgs::target::Target;
+use nrt::engine::{Engine, EngineConfig, EngineError, EngineEvent};
+use rt::link::{SerialSelector, SerialSpec};
+use rt::nrt_connector::{
+    spawn_connector, ConnectSpec, ConnectorConfig, ConnectorHandle, ConnectorStats,
+};
+use rt::rtloop::{RtConfig, RtExit, RtHandle};
+use rt::sched::RtSetup;
+use std::time::{Duration, Instant};
+
+/// Errors while starting or stopping the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// A target this build cannot open.
+    #[error("target \"{0}\" is not supported (use tcp:, ser: or sim)")]
+    UnsupportedTarget(String),
+    /// The engine could not start.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A thread could not start.
+    #[error("cannot start the {what} thread: {error}")]
+    Thread {
+        /// Which.
+        what: &'static str,
+        /// Cause.
+        error: std::io::Error,
+    },
+    /// The embedded simulator could not start.
+    #[error("embedded simulator: {0}")]
+    Sim(String),
+}
+
+/// What the runtime leaves when it stops.
+#[derive(Debug)]
+pub struct Stopped {
+    /// Why the RT thread stopped (`None` if it could not be joined).
+    pub reason: Option<ExitReason>,
+    /// Final RT statistics.
+    pub stats: Option<RtStats>,
+    /// Last odometry of every robot.
+    pub odometry: Vec<OdomSample>,
+    /// Connector counters.
+    pub connector: ConnectorStats,
+}
+
+/// The running system.
+pub struct Runtime {
+    /// The NRT engine; drive it with [`Runtime::poll`].
+    pub engine: Engine,
+    rt: Option<RtHandle>,
+    connector: Option<ConnectorHandle>,
+    sim: Option<crate::embedded::EmbeddedSim>,
+    started: Instant,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("engine", &self.engine)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The RT thread's configuration from the `rt` section.
+pub fn rt_config(config: &Config) -> RtConfig {
+    let cpu = match config.rt.cpu {
+        c if c >= 0 => Some(c as usize),
+        _ => std::thread::available_parallelism()
+            .ok()
+            .map(|n| n.get() - 1),
+    };
+    RtConfig {
+        period: Duration::from_micros(config.rt.period_us),
+        setup: RtSetup {
+            cpu,
+            priority: (config.rt.priority > 0).then_some(config.rt.priority),
+            lock_memory: config.rt.lock_memory,
+            ..RtSetup::default()
+        },
+        ..RtConfig::default()
+    }
+}
+
+/// How to reach a target: through the connector, or the embedded simulator.
+fn connect_spec(t: &Target) -> Result<Option<ConnectSpec>, RuntimeError> {
+    Ok(match t {
+        Target::Tcp { host, port } => Some(ConnectSpec::Tcp {
+            host: host.clone(),
+            port: *port,
+        }),
+        Target::Serial(s) => {
+            let selector = match &s.selector {
+                msgs::target::SerialSelector::Device(d) => SerialSelector::Device(d.into()),
+                msgs::target::SerialSelector::Name(n) => SerialSelector::Name(n.clone()),
+                // Dashel counts ports from 1
+                msgs::target::SerialSelector::Port(p) => {
+                    SerialSelector::Port(p.saturating_sub(1) as usize)
+                }
+            };
+            Some(ConnectSpec::Serial(SerialSpec {
+                selector,
+                baud: s.baud,
+                dtr: s.dtr,
+            }))
+        }
+        Target::Sim { .. } => None,
+        other => return Err(RuntimeError::UnsupportedTarget(other.to_string())),
+    })
+}
+
+impl Runtime {
+    /// Starts everything for `config` (its `targets`; none = the embedded simulator).
+    pub fn start(config: &Config) -> Result<Runtime, RuntimeError> {
+        let mut specs = Vec::new();
+        let mut sim_robots = 0u16;
+        for text in &config.bridge.targets {
+            let target: Target = text.parse().map_err(|e: msgs::target::TargetError| {
+                RuntimeError::UnsupportedTarget(e.to_string())
+            })?;
+            match connect_spec(&target)? {
+                Some(spec) => specs.push(spec),
+                None => {
+                    if let Target::Sim { robots } = target {
+                        sim_robots = sim_robots.max(robots.max(1));
+                    }
+                }
+            }
+        }
+        if config.bridge.targets.is_empty() {
+            sim_robots = config.sim.robots.max(1);
+        }
+        let (rt_ends, nrt_ends) = channels(&ChannelConfig::default());
+        let (port, rt_port) = rt::handoff::link_port();
+        let mut pipes = Vec::new();
+        let sim = if sim_robots > 0 {
+            let mut handle =
+                crate::embedded::start_sim(config, sim_robots).map_err(RuntimeError::Sim)?;
+            pipes.extend(handle.link());
+            Some(handle)
+        } else {
+            None
+        };
+        let mut engine_config = EngineConfig {
+            bridge: config.bridge.clone(),
+            driver: config.driver.clone(),
+        };
+        if sim.is_some() && config.bridge.targets.is_empty() {
+            engine_config.driver.simulation = true;
+        }
+        let engine = Engine::new(engine_config, nrt_ends)?;
+        let rt = rt::rtloop::spawn(rt_config(config), rt_ends, rt_port, Vec::new())
+            .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
+        let connector =
+            spawn_connector(ConnectorConfig::default(), specs, pipes, port).map_err(|error| {
+                RuntimeError::Thread {
+                    what: "connector",
+                    error,
+                }
+            })?;
+        Ok(Runtime {
+            engine,
+            rt: Some(rt),
+            connector: Some(connector),
+            sim,
+            started: Instant::now(),
+        })
+    }
+
+    /// Polls the engine once and returns its events.
+    pub fn poll(&mut self) -> Vec<EngineEvent> {
+        self.engine.poll(Instant::now());
+        std::iter::from_fn(|| self.engine.next_event()).collect()
+    }
+
+    /// Polls (about every millisecond) until `f` returns `Some`, the RT thread stops, or
+    /// `timeout` passes.
+    pub fn poll_until<T>(
+        &mut self,
+        timeout: Duration,
+        mut f: impl FnMut(&mut Engine, &[EngineEvent]) -> Option<T>,
+    ) -> Option<T> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let events = self.poll();
+            if let Some(v) = f(&mut self.engine, &events) {
+                return Some(v);
+            }
+            if Instant::now() >= deadline || self.engine.rt_exited() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Time since start.
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// The embedded simulator, if running.
+    pub fn sim(&self) -> Option<&crate::embedded::EmbeddedSim> {
+        self.sim.as_ref()
+    }
+
+    /// Stops every robot (zero speed written by the RT thread), then every thread.
+    pub fn stop(mut self) -> Stopped {
+        self.engine.shutdown();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        // keep the rings moving while the RT thread writes its stop frames
+        while !self.engine.rt_exited() && Instant::now() < deadline {
+            self.engine.poll(Instant::now());
+            while self.engine.next_event().is_some() {}
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let exit: Option<RtExit> = self.rt.take().and_then(|h| {
+            h.stop();
+            h.join().ok()
+        });
+        let connector = self.connector.take().map(|c| c.join()).unwrap_or_default();
+        if let Some(sim) = self.sim.take() {
+            sim.stop();
+        }
+        match exit {
+            Some(e) => {
+                drop(e.links);
+                Stopped {
+                    reason: Some(e.reason),
+                    stats: Some(e.stats),
+                    odometry: e.odometry,
+                    connector,
+                }
+            }
+            None => Stopped {
+                reason: None,
+                stats: None,
+                odometry: Vec::new(),
+                connector,
+            },
+        }
+    }
+}

@@ -80,6 +80,8 @@ pub struct AsebaInterface {
     namespaces: BTreeMap<String, u16>,
     pending: Vec<PendingGet>,
     last_nodes: Option<NodeList>,
+    /// Something that may change `aseba/nodes` happened since it was last published.
+    nodes_dirty: bool,
 }
 
 impl AsebaInterface {
@@ -104,6 +106,7 @@ impl AsebaInterface {
             namespaces: BTreeMap::new(),
             pending: Vec::new(),
             last_nodes: None,
+            nodes_dirty: true,
         })
     }
 
@@ -250,6 +253,19 @@ impl AsebaInterface {
         clocks: &mut Clocks,
         event: &EngineEvent,
     ) {
+        if matches!(
+            event,
+            EngineEvent::Network(
+                NetworkEvent::NodeAccepted { .. }
+                    | NetworkEvent::NodeIgnored { .. }
+                    | NetworkEvent::NodeLost { .. }
+                    | NetworkEvent::NodeBack { .. }
+            ) | EngineEvent::ScriptLoaded { .. }
+                | EngineEvent::LinkUp { .. }
+                | EngineEvent::LinkDown { .. }
+        ) {
+            self.nodes_dirty = true;
+        }
         match event {
             EngineEvent::Network(NetworkEvent::NodeAccepted { id }) => {
                 self.add_node(node, engine, *id);
@@ -276,6 +292,9 @@ impl AsebaInterface {
 
     /// Publishes `aseba/nodes` if the list changed.
     pub fn publish_nodes(&mut self, engine: &Engine) {
+        if !std::mem::take(&mut self.nodes_dirty) {
+            return;
+        }
         let list = convert::node_list(engine.network(), false);
         if self.last_nodes.as_ref() == Some(&list) {
             return;
@@ -283,6 +302,7 @@ impl AsebaInterface {
         if let Err(e) = self.nodes.publish(&list) {
             self.reporter
                 .warn(&format!("cannot publish aseba/nodes: {e}"));
+            self.nodes_dirty = true;
             return;
         }
         self.last_nodes = Some(list);

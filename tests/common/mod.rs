@@ -17,7 +17,7 @@ pub fn root() -> PathBuf {
 /// The thymio-rt binary built for these tests.
 pub fn thymio_rt() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_thymio-rt"));
-    c.env("THYMIO_LOG", "info");
+    c.env_remove("THYMIO_LOG");
     c
 }
 

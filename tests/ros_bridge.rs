@@ -1,25 +1,22 @@
-//! End to end, the generic Aseba bridge (asebaros interface) against real peers, with rclpy in another process:
-//! the driver (RT loop, connector, engine, ROS bridge) runs in this process on official-VM nodes of PyPI pyaseba
-//! and on Aseba Playground; every check goes through ROS from rclpy.
+//! End to end, the generic Aseba bridge (asebaros interface) against real peers: `thymio-rt run` (built with the
+//! feature `ros2`, started without LD_LIBRARY_PATH) on official-VM nodes of PyPI pyaseba and on Aseba Playground,
+//! and rclpy in another process; every check goes through ROS.
 //!
-//! Each test has its own bridge namespace (tests run in parallel on this process's DDS domain).
+//! Each test gives its driver its own namespace (`--ros-args -r __ns:=/<ns>`), on this process's DDS domain.
 #![cfg(feature = "ros2")]
 
 mod common;
-#[path = "ros/pipeline.rs"]
-mod pipeline;
 #[path = "ros/rclpy_peer.rs"]
 mod rclpy_peer;
 
+use common::Proc;
 use msgs::reassembler::Reassembler;
 use msgs::wire::{Message, Words};
-use nrt::params::BridgeParams;
-use nrt::ros::RosOptions;
-use pipeline::{ros_environment, Pipeline};
 use rclpy_peer::{test_domain_id, RclpyPeer};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Bound of one whole test.
@@ -27,11 +24,37 @@ const TEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// rcl_interfaces/msg/Log level ERROR.
 const LOG_ERROR: u64 = 40;
 
-fn options(namespace: &str) -> RosOptions {
-    RosOptions {
-        namespace: namespace.into(),
-        ..RosOptions::default()
+/// `thymio-rt run` on `targets`, namespace `/<ns>`, with the switch on `switch_port` (0: none) and the ROS
+/// parameters `params` (`name:=value`); the RT thread runs unprivileged (these are functional tests).
+fn driver(dir: &Path, ns: &str, targets: &[String], switch_port: u16, params: &[&str]) -> Proc {
+    let config = dir.join(format!("{ns}.yaml"));
+    std::fs::write(&config, "rt: {priority: 0, lock_memory: false}\n").unwrap();
+    let mut cmd = common::thymio_rt();
+    cmd.arg("run").arg("-c").arg(&config);
+    for t in targets {
+        cmd.args(["-t", t]);
     }
+    cmd.args(["--switch-port", &switch_port.to_string()]);
+    cmd.args(["--ros-args", "-r", &format!("__ns:=/{ns}")]);
+    for p in params {
+        cmd.args(["-p", p]);
+    }
+    cmd.env("ROS_DOMAIN_ID", test_domain_id().to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_PRELOAD");
+    Proc::spawn("thymio-rt run", cmd)
+}
+
+/// Stops the driver with SIGINT and checks it ends cleanly.
+fn stop(mut driver: Proc) {
+    driver.signal(nix::sys::signal::Signal::SIGINT);
+    let status = driver.wait_exit(Duration::from_secs(15));
+    assert!(
+        status.success(),
+        "thymio-rt run ended with {status}:\n{}",
+        driver.seen.join("\n")
+    );
 }
 
 /// `/<ns>/aseba/<leaf>`.
@@ -162,13 +185,16 @@ fn pyaseba_node_through_the_bridge() {
     let Some(_vm) = common::pyaseba_nodes(aseba_port, 1) else {
         skip!("pyaseba is not installed (scripts/setup-aseba-peers.sh)");
     };
-    ros_environment(test_domain_id());
+    let dir = tempfile::tempdir().unwrap();
     let switch_port = common::free_port();
-    let bridge = BridgeParams {
-        port: switch_port,
-        ..BridgeParams::default()
-    };
-    let driver = Pipeline::start(&[aseba_port], bridge, options(ns));
+    let target = format!("tcp:host=127.0.0.1;port={aseba_port}");
+    let driver = driver(
+        dir.path(),
+        ns,
+        std::slice::from_ref(&target),
+        switch_port,
+        &["highest_acceptable_protocol_version:=20"],
+    );
     let (mut peer, nodes) = peer_with_nodes(ns, 1, deadline);
 
     // aseba/nodes and aseba/get_nodes
@@ -187,7 +213,7 @@ fn pyaseba_node_through_the_bridge() {
         assert_eq!(got["nodes"], expected);
     }
 
-    // the effective configuration is declared as the node's parameters (asebaros names)
+    // the effective configuration (file, command line, ROS parameters) is declared as the node's parameters
     let params = peer
         .call(
             &format!("/{ns}/asebaros/get_parameters"),
@@ -198,10 +224,7 @@ fn pyaseba_node_through_the_bridge() {
         .unwrap();
     let values = params["values"].as_array().unwrap();
     assert_eq!(values[0]["integer_value"], switch_port);
-    assert_eq!(
-        values[1]["string_array_value"],
-        json!([format!("tcp:host=127.0.0.1;port={aseba_port}")])
-    );
+    assert_eq!(values[1]["string_array_value"], json!([target]));
     assert_eq!(
         (
             values[2]["type"].as_u64(),
@@ -209,7 +232,7 @@ fn pyaseba_node_through_the_bridge() {
         ),
         (Some(1), Some(false))
     );
-    assert_eq!(values[3]["integer_value"], 100);
+    assert_eq!(values[3]["integer_value"], 20);
 
     // description, by service and on the latched topic
     let description = peer
@@ -333,7 +356,6 @@ fn pyaseba_node_through_the_bridge() {
         deadline,
     )
     .unwrap();
-    let target = format!("tcp:host=127.0.0.1;port={aseba_port}");
     let array = peer
         .message("/diagnostics", deadline, |a| {
             let status = a["status"].as_array().unwrap();
@@ -380,7 +402,7 @@ fn pyaseba_node_through_the_bridge() {
     );
 
     drop(peer);
-    driver.stop().unwrap();
+    stop(driver);
 }
 
 #[test]
@@ -392,12 +414,8 @@ fn playground_thymio_through_the_bridge() {
     let Some(_playground) = common::playground(dir.path(), aseba_port, 1) else {
         skip!("asebaplayground is not installed (scripts/setup-aseba-peers.sh)");
     };
-    ros_environment(test_domain_id());
-    let bridge = BridgeParams {
-        port: 0,
-        ..BridgeParams::default()
-    };
-    let driver = Pipeline::start(&[aseba_port], bridge, options(ns));
+    let target = format!("tcp:host=127.0.0.1;port={aseba_port}");
+    let driver = driver(dir.path(), ns, &[target], 0, &[]);
     let (mut peer, nodes) = peer_with_nodes(ns, 1, deadline);
     let node = &nodes[0];
     assert_eq!(node["name"], "thymio-II");
@@ -438,5 +456,5 @@ fn playground_thymio_through_the_bridge() {
     );
 
     drop(peer);
-    driver.stop().unwrap();
+    stop(driver);
 }

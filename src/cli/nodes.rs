@@ -48,6 +48,8 @@ fn node_json(n: &Node) -> serde_json::Value {
         "variables_size": d.variables_size,
         "variables": d.variables.iter().map(|v| json!({"name": v.name, "address": v.address, "size": v.size})).collect::<Vec<_>>(),
         "local_events": d.local_events.iter().map(|e| e.name.clone()).collect::<Vec<_>>(),
+        // the whole description, as `thymio-rt compile --target desc.json` reads it
+        "description": d,
         "natives": d.natives.iter().map(|f| json!({
             "name": f.name,
             "params": f.params.iter().map(|p| json!({"name": p.name, "size": p.size})).collect::<Vec<_>>(),

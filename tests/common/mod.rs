@@ -214,6 +214,28 @@ pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Proc> {
     Some(p)
 }
 
+/// Waits (bounded) until a TCP port is in the LISTEN state, without connecting to it.
+pub fn wait_listening(port: u16, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    let needle = format!(":{port:04X} ");
+    loop {
+        let listening = ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .lines()
+                .any(|l| {
+                    let cols: Vec<&str> = l.split_whitespace().collect();
+                    cols.len() > 3 && format!("{} ", cols[1]).contains(&needle) && cols[3] == "0A"
+                })
+        });
+        if listening {
+            return;
+        }
+        assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Skips a test with a printed reason (only for peers the setup scripts install).
 #[macro_export]
 macro_rules! skip {

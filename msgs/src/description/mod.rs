@@ -7,9 +7,11 @@
 use serde::{Deserialize, Serialize};
 
 mod playground;
+mod std_natives;
 mod thymio;
 
 pub use playground::playground_thymio;
+pub use std_natives::{push_standard_natives, STANDARD_NATIVES};
 pub use thymio::thymio_ii_fw14;
 
 /// One named variable of a target. Its address is the sum of the sizes of the variables before it.
@@ -97,12 +99,19 @@ impl TargetDescription {
     /// Appends a named variable, computing its address from the previous ones.
     pub fn push_variable(&mut self, name: impl Into<String>, size: u16) {
         let address = self.named_variables_size();
-        self.variables.push(NamedVariable { name: name.into(), address, size });
+        self.variables.push(NamedVariable {
+            name: name.into(),
+            address,
+            size,
+        });
     }
 
     /// Appends a local event.
     pub fn push_local_event(&mut self, name: impl Into<String>, description: impl Into<String>) {
-        self.local_events.push(LocalEvent { name: name.into(), description: description.into() });
+        self.local_events.push(LocalEvent {
+            name: name.into(),
+            description: description.into(),
+        });
     }
 
     /// Appends a native function; `params` are `(name, size)` pairs.
@@ -112,7 +121,10 @@ impl TargetDescription {
             description: description.to_owned(),
             params: params
                 .iter()
-                .map(|(n, s)| NativeParam { name: (*n).to_owned(), size: *s })
+                .map(|(n, s)| NativeParam {
+                    name: (*n).to_owned(),
+                    size: *s,
+                })
                 .collect(),
         });
     }
@@ -134,7 +146,10 @@ impl TargetDescription {
 
     /// Id of a native function by name.
     pub fn native_id(&self, name: &str) -> Option<u16> {
-        self.natives.iter().position(|n| n.name == name).map(|i| i as u16)
+        self.natives
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as u16)
     }
 
     /// Number of frames a full description takes on the wire (header + items).
@@ -150,3 +165,6 @@ pub const fn local_event_id(index: usize) -> u16 {
 
 /// Event id of the init code (code before the first `onevent`).
 pub const INIT_EVENT_ID: u16 = 0xFFFF;
+
+#[cfg(test)]
+mod tests;

@@ -63,11 +63,16 @@ fn name(ns: &str, leaf: &str) -> String {
 }
 
 /// Starts the rclpy peer with `/rosout` and the bridge's `aseba/nodes` subscribed, and waits until the node list
-/// holds `count` nodes; returns the peer and the list.
+/// holds `count` connected nodes; returns the peer and the list.
 fn peer_with_nodes(ns: &str, count: usize, deadline: Instant) -> (RclpyPeer, Value) {
     let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
-    peer.subscribe("/rosout", "rcl_interfaces/msg/Log", "volatile", deadline)
-        .unwrap();
+    peer.subscribe(
+        "/rosout",
+        "rcl_interfaces/msg/Log",
+        "transient_local",
+        deadline,
+    )
+    .unwrap();
     let nodes_topic = name(ns, "nodes");
     peer.subscribe(
         &nodes_topic,
@@ -78,7 +83,9 @@ fn peer_with_nodes(ns: &str, count: usize, deadline: Instant) -> (RclpyPeer, Val
     .unwrap();
     let list = peer
         .message(&nodes_topic, deadline, |m| {
-            m["nodes"].as_array().is_some_and(|n| n.len() == count)
+            m["nodes"]
+                .as_array()
+                .is_some_and(|n| n.len() == count && n.iter().all(|n| n["connected"] == true))
         })
         .unwrap();
     (peer, list["nodes"].clone())
@@ -455,6 +462,92 @@ fn playground_thymio_through_the_bridge() {
         json!([250, 500])
     );
 
+    drop(peer);
+    stop(driver);
+}
+
+#[test]
+fn two_pyaseba_nodes_get_a_namespace_each() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "twins";
+    let aseba_port = common::free_port();
+    let Some(_vm) = common::pyaseba_nodes(aseba_port, 2) else {
+        skip!("pyaseba is not installed (scripts/setup-aseba-peers.sh)");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!("tcp:host=127.0.0.1;port={aseba_port}");
+    let driver = driver(dir.path(), ns, &[target], 0, &["nodes.all.prefix:=node_"]);
+    let (mut peer, nodes) = peer_with_nodes(ns, 2, deadline);
+    let spaces: Vec<&str> = nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name_space"].as_str().unwrap())
+        .collect();
+    assert_eq!(spaces, ["node_1", "node_2"]);
+    let scoped = |node: &str, leaf: &str| format!("/{ns}/{node}/aseba/{leaf}");
+    peer.call(
+        &scoped("node_2", "set_variable"),
+        "asebaros_msgs/srv/SetVariable",
+        json!({"variable": "value", "data": [42]}),
+        deadline,
+    )
+    .unwrap();
+    let value = |peer: &mut RclpyPeer, node: &str| {
+        peer.call(
+            &scoped(node, "get_variable"),
+            "asebaros_msgs/srv/GetVariable",
+            json!({"variable": "value"}),
+            deadline,
+        )
+        .unwrap()["data"]
+            .clone()
+    };
+    assert_eq!(value(&mut peer, "node_2"), json!([42]));
+    assert_eq!(value(&mut peer, "node_1"), json!([0]));
+    let description = peer
+        .call(
+            &scoped("node_1", "get_description"),
+            "asebaros_msgs/srv/GetDescription",
+            json!({}),
+            deadline,
+        )
+        .unwrap();
+    assert_eq!(description["description"]["id"], 1);
+    drop(peer);
+    stop(driver);
+}
+
+#[test]
+fn nodes_sharing_a_namespace_are_reported() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "crowd";
+    let aseba_port = common::free_port();
+    let Some(_vm) = common::pyaseba_nodes(aseba_port, 2) else {
+        skip!("pyaseba is not installed (scripts/setup-aseba-peers.sh)");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!("tcp:host=127.0.0.1;port={aseba_port}");
+    let driver = driver(dir.path(), ns, &[target], 0, &[]);
+    let (mut peer, nodes) = peer_with_nodes(ns, 2, deadline);
+    assert!(nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|n| n["name_space"] == "" && n["connected"] == true));
+    // The first node described owns the empty namespace; the other is reported (whichever it is).
+    expect_error(&mut peer, ns, "share the ROS namespace (none)", deadline);
+    let owner = peer
+        .call(
+            &name(ns, "get_description"),
+            "asebaros_msgs/srv/GetDescription",
+            json!({}),
+            deadline,
+        )
+        .unwrap()["description"]["id"]
+        .as_u64()
+        .unwrap();
+    assert!(owner == 1 || owner == 2, "{owner}");
     drop(peer);
     stop(driver);
 }

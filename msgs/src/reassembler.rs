@@ -11,7 +11,11 @@
 //! user event must have a compiler-range id (< 0x1000): random bytes and frames read at the
 //! wrong offset often look like one plausible user event, rarely like two in a row. The
 //! price is that the first frame after a garbage burst is delivered when the next header
-//! arrives.
+//! arrives — or when the link goes quiet: the owner of the link calls
+//! [`Reassembler::push_idle`] when no byte came for a while (longer than a frame takes to
+//! arrive), and a candidate then either stands alone (complete: delivered without lookahead)
+//! or is given up (incomplete: its first byte is dropped and the rest scanned again). This
+//! keeps sparse traffic (a node answering requests) from waiting on a bogus long frame.
 
 use crate::wire::{check_header, kind, Frame, FrameError, Message, HEADER_LEN, MAX_FRAME};
 
@@ -50,6 +54,8 @@ pub struct Reassembler {
     /// Length of the frame yielded last, dropped at the next call.
     yielded: usize,
     resyncing: bool,
+    /// The link is quiet: resolve pending resynchronisation candidates without more bytes.
+    idle: bool,
     stats: ReassemblerStats,
 }
 
@@ -90,6 +96,7 @@ impl Reassembler {
             end: 0,
             yielded: 0,
             resyncing: false,
+            idle: false,
             stats: ReassemblerStats {
                 frames: 0,
                 rejected: 0,
@@ -108,6 +115,9 @@ impl Reassembler {
     /// kept). A rejection is reported once per resynchronisation episode or skipped frame; the
     /// caller just keeps calling. The yielded frame stays valid until the next call.
     pub fn push<'s>(&'s mut self, input: &mut &[u8]) -> Option<Result<Frame<'s>, FrameError>> {
+        if !input.is_empty() {
+            self.idle = false;
+        }
         self.start += std::mem::take(&mut self.yielded);
         loop {
             match self.step(input) {
@@ -137,6 +147,16 @@ impl Reassembler {
         }
     }
 
+    /// Tells the reassembler that the link has been quiet (no byte for longer than a frame
+    /// takes to arrive) and yields what that resolves: while resynchronising, a complete
+    /// candidate frame waiting only for the next header is delivered, and an incomplete one is
+    /// given up. Call it until it returns `None`; new bytes end the quiet state.
+    pub fn push_idle(&mut self) -> Option<Result<Frame<'_>, FrameError>> {
+        self.idle = true;
+        let mut nothing: &[u8] = &[];
+        self.push(&mut nothing)
+    }
+
     fn count(&mut self, err: &FrameError) {
         let s = &mut self.stats;
         s.rejected += 1;
@@ -159,19 +179,33 @@ impl Reassembler {
             Err(e) => return Step::Reject(e, Resync::Byte),
         };
         let total = HEADER_LEN + header.len;
+        if self.resyncing && kind::is_user_event(header.kind) && header.kind > RESYNC_MAX_EVENT_ID {
+            return Step::Reject(FrameError::InvalidType(header.kind), Resync::Byte);
+        }
         if !self.fill_to(total, input) {
+            if self.resyncing && self.idle {
+                // a real frame arrives in one piece: a quiet link means this one is bogus
+                return Step::Reject(
+                    FrameError::Incomplete {
+                        need: total,
+                        have: self.end - self.start,
+                    },
+                    Resync::Byte,
+                );
+            }
             return Step::NeedMore;
         }
         if self.resyncing {
-            if kind::is_user_event(header.kind) && header.kind > RESYNC_MAX_EVENT_ID {
-                return Step::Reject(FrameError::InvalidType(header.kind), Resync::Byte);
-            }
             if !self.fill_to(total + HEADER_LEN, input) {
-                return Step::NeedMore;
-            }
-            let next = &self.buf[self.start + total..self.start + total + HEADER_LEN];
-            if let Err(e) = check_header(next) {
-                return Step::Reject(e, Resync::Byte);
+                if !self.idle {
+                    return Step::NeedMore;
+                }
+                // the link went quiet after a complete candidate: it stands alone
+            } else {
+                let next = &self.buf[self.start + total..self.start + total + HEADER_LEN];
+                if let Err(e) = check_header(next) {
+                    return Step::Reject(e, Resync::Byte);
+                }
             }
         }
         if !kind::is_known(header.kind) {
@@ -218,6 +252,7 @@ impl Reassembler {
         self.end = 0;
         self.yielded = 0;
         self.resyncing = false;
+        self.idle = false;
     }
 
     /// Drops buffered bytes and zeroes the counters.

@@ -244,3 +244,118 @@ macro_rules! skip {
         return;
     }};
 }
+
+/// A TCP relay on 127.0.0.1 between a client and `upstream`, for fault injection: it can add
+/// garbage to the upstream→client direction and be cut.
+pub struct Relay {
+    pub port: u16,
+    garbage: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Relay {
+    /// Starts a relay to `127.0.0.1:upstream` (one client at a time).
+    pub fn start(upstream: u16) -> Relay {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let garbage = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (g, s) = (garbage.clone(), stop.clone());
+        std::thread::spawn(move || {
+            use std::io::Read;
+            while !s.load(Ordering::Relaxed) {
+                let Ok((mut client, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let Ok(mut up) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                client.set_nonblocking(true).unwrap();
+                up.set_nonblocking(true).unwrap();
+                let mut buf = [0u8; 4096];
+                let mut x: u32 = 0x1234_5678;
+                'conn: while !s.load(Ordering::Relaxed) {
+                    let mut idle = true;
+                    match up.read(&mut buf) {
+                        Ok(0) => break 'conn,
+                        Ok(n) => {
+                            idle = false;
+                            let extra = g.swap(0, Ordering::Relaxed);
+                            let noise: Vec<u8> = (0..extra)
+                                .map(|_| {
+                                    x ^= x << 13;
+                                    x ^= x >> 17;
+                                    x ^= x << 5;
+                                    x as u8
+                                })
+                                .collect();
+                            if client.write_all(&noise).is_err()
+                                || client.write_all(&buf[..n]).is_err()
+                            {
+                                break 'conn;
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(_) => break 'conn,
+                    }
+                    match client.read(&mut buf) {
+                        Ok(0) => break 'conn,
+                        Ok(n) => {
+                            idle = false;
+                            if up.write_all(&buf[..n]).is_err() {
+                                break 'conn;
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(_) => break 'conn,
+                    }
+                    if idle {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                }
+            }
+        });
+        Relay {
+            port,
+            garbage,
+            stop,
+        }
+    }
+
+    /// Inserts `n` random bytes before the next chunk from upstream.
+    pub fn inject_garbage(&self, n: usize) {
+        self.garbage.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// A pseudo-terminal at `link` carrying the byte stream of `127.0.0.1:port` (socat), like a
+/// USB Thymio on a serial port.
+pub fn serial_bridge(link: &Path, port: u16) -> Option<Proc> {
+    if !have("socat") {
+        return None;
+    }
+    let mut c = Command::new("socat");
+    c.arg(format!("pty,link={},raw,echo=0", link.display()))
+        .arg(format!("tcp:127.0.0.1:{port}"));
+    let p = Proc::spawn("socat", c);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !link.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "socat did not create {}",
+            link.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Some(p)
+}

@@ -18,7 +18,13 @@ pub(crate) struct Slot {
     pub bytes_rx: u64,
     pub bytes_tx: u64,
     pub frames_tx: u64,
+    /// Time of the last received bytes (quiet-link detection of the reassembler).
+    pub last_rx_ns: u64,
 }
+
+/// A link quiet for this long is told so (a frame arrives in one piece well within it, even at
+/// 115200 baud): the reassembler then resolves a pending resynchronisation.
+const QUIET_NS: u64 = 50_000_000;
 
 impl Slot {
     /// Polled this cycle.
@@ -47,6 +53,7 @@ impl Slots {
                     bytes_rx: 0,
                     bytes_tx: 0,
                     frames_tx: 0,
+                    last_rx_ns: 0,
                 })
                 .collect(),
             retired: LinkTotals::default(),
@@ -141,11 +148,24 @@ impl Slots {
             while left > 0 {
                 let want = left.min(buf.len());
                 match link.read(&mut buf[..want]) {
-                    Ok(0) => break,
+                    Ok(0) => {
+                        if s.reasm.buffered() > 0 {
+                            let t = monotonic_ns();
+                            if t.saturating_sub(s.last_rx_ns) > QUIET_NS {
+                                while let Some(r) = s.reasm.push_idle() {
+                                    if let Ok(frame) = r {
+                                        on_frame(i as LinkId, t, &frame);
+                                    }
+                                }
+                            }
+                        }
+                        break;
+                    }
                     Ok(n) => {
                         left -= n;
                         s.bytes_rx += n as u64;
                         let t = monotonic_ns();
+                        s.last_rx_ns = t;
                         let mut input = &buf[..n];
                         while let Some(r) = s.reasm.push(&mut input) {
                             if let Ok(frame) = r {

@@ -1,0 +1,173 @@
+//! Faults of the link, with real peers (issue 8): a TCP peer that restarts, a serial device
+//! (pseudo-terminal) that vanishes and comes back, garbage injected into the stream.
+
+mod common;
+
+use common::*;
+use nrt::engine::EngineEvent;
+use nrt::network::NetworkEvent;
+use std::time::{Duration, Instant};
+use thymio_rt::config::Config;
+use thymio_rt::runtime::Runtime;
+
+fn tool_config(target: String) -> Config {
+    let mut c = Config::default();
+    c.bridge.targets = vec![target];
+    c.bridge.port = 0;
+    c.driver.enabled = false;
+    c.rt.priority = 0;
+    c.rt.lock_memory = false;
+    c
+}
+
+fn wait_accepted(rt: &mut Runtime, id: u16) {
+    rt.poll_until(Duration::from_secs(10), |e, _| {
+        e.network()
+            .node(id)
+            .filter(|n| n.is_bridged() && n.connected)
+            .map(|_| ())
+    })
+    .expect("node accepted");
+}
+
+fn wait_event(rt: &mut Runtime, timeout: Duration, f: impl Fn(&EngineEvent) -> bool) -> Instant {
+    rt.poll_until(timeout, |_, events| {
+        events.iter().any(&f).then(Instant::now)
+    })
+    .expect("event in time")
+}
+
+/// Reads `counter` of node 1 (retrying for a while after faults).
+fn read_counter(rt: &mut Runtime, within: Duration) -> i16 {
+    let deadline = Instant::now() + within;
+    loop {
+        let req = rt
+            .engine
+            .network_mut()
+            .get_variable(1, "counter", Instant::now());
+        if let Ok(req) = req {
+            let got = rt.poll_until(Duration::from_secs(2), |_, events| {
+                events.iter().find_map(|e| match e {
+                    EngineEvent::Network(NetworkEvent::Variables { request, result })
+                        if *request == req =>
+                    {
+                        Some(result.clone())
+                    }
+                    _ => None,
+                })
+            });
+            if let Some(Ok(v)) = got {
+                return v[0];
+            }
+        } else {
+            rt.poll();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "counter not readable in time; node {:?}; rt {:?}",
+            rt.engine
+                .network()
+                .node(1)
+                .map(|n| (n.connected, n.last_seen.elapsed())),
+            rt.engine.rt_stats().map(|s| s.links)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn tcp_peer_restart_reconnects_and_rediscovers() {
+    let port = free_port();
+    let Some(peer) = pyaseba_nodes(port, 1) else {
+        skip!("pyaseba venv missing")
+    };
+    let mut rt = Runtime::start(&tool_config(format!("tcp:host=127.0.0.1;port={port}"))).unwrap();
+    wait_accepted(&mut rt, 1);
+    drop(peer);
+    wait_event(&mut rt, Duration::from_secs(5), |e| {
+        matches!(e, EngineEvent::LinkDown { .. })
+    });
+    assert!(!rt.engine.network().node(1).unwrap().connected);
+    // the peer comes back on the same port
+    let _peer = pyaseba_nodes(port, 1).unwrap();
+    let back = Instant::now();
+    let up = wait_event(&mut rt, Duration::from_secs(5), |e| {
+        matches!(e, EngineEvent::LinkUp { .. })
+    });
+    assert!(
+        up.duration_since(back) <= Duration::from_millis(1500),
+        "reconnected after {:?}",
+        up.duration_since(back)
+    );
+    wait_accepted(&mut rt, 1);
+    assert!(read_counter(&mut rt, Duration::from_secs(5)) >= 0);
+    let stopped = rt.stop();
+    assert_eq!(stopped.connector.reconnects, 1);
+}
+
+#[test]
+fn serial_device_vanishes_and_comes_back() {
+    let port = free_port();
+    let Some(_peer) = pyaseba_nodes(port, 1) else {
+        skip!("pyaseba venv missing")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("ttyThymio");
+    let Some(bridge) = serial_bridge(&dev, port) else {
+        skip!("socat missing")
+    };
+    let mut rt = Runtime::start(&tool_config(format!("ser:device={}", dev.display()))).unwrap();
+    wait_accepted(&mut rt, 1);
+    assert!(read_counter(&mut rt, Duration::from_secs(3)) >= 0);
+    drop(bridge); // the device vanishes: EIO / hang-up on the pty
+    wait_event(&mut rt, Duration::from_secs(5), |e| {
+        matches!(e, EngineEvent::LinkDown { .. })
+    });
+    let _bridge = serial_bridge(&dev, port).unwrap();
+    let back = Instant::now();
+    let up = wait_event(&mut rt, Duration::from_secs(5), |e| {
+        matches!(e, EngineEvent::LinkUp { .. })
+    });
+    assert!(
+        up.duration_since(back) <= Duration::from_millis(1500),
+        "reconnected after {:?}",
+        up.duration_since(back)
+    );
+    wait_accepted(&mut rt, 1);
+    assert!(read_counter(&mut rt, Duration::from_secs(5)) >= 0);
+    let stopped = rt.stop();
+    assert_eq!(stopped.connector.reconnects, 1);
+}
+
+#[test]
+fn garbage_in_the_stream_is_counted_and_frames_keep_flowing() {
+    let port = free_port();
+    let Some(_peer) = pyaseba_nodes(port, 1) else {
+        skip!("pyaseba venv missing")
+    };
+    let relay = Relay::start(port);
+    let mut rt = Runtime::start(&tool_config(format!(
+        "tcp:host=127.0.0.1;port={}",
+        relay.port
+    )))
+    .unwrap();
+    wait_accepted(&mut rt, 1);
+    let first = read_counter(&mut rt, Duration::from_secs(3));
+    let mut last = first;
+    for round in 0..10 {
+        relay.inject_garbage(40 + 37 * round);
+        let c = read_counter(&mut rt, Duration::from_secs(8));
+        assert!(
+            c >= last,
+            "round {round}: counter went back from {last} to {c}"
+        );
+        last = c;
+    }
+    assert!(
+        last > first,
+        "the node's counter never moved: replies are stale"
+    );
+    let stats = rt.stop().stats.unwrap();
+    assert!(stats.links.bytes_discarded > 0, "{:?}", stats.links);
+    assert!(stats.links.frames_rejected > 0, "{:?}", stats.links);
+}

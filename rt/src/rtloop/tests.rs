@@ -289,13 +289,37 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
 }
 
 #[test]
-fn run_stops_when_nrt_goes_away() {
+fn run_stops_when_nrt_goes_away_and_stops_the_robots() {
     let (rt_ends, nrt) = channels(&ChannelConfig::default());
-    let (_port, rt_port) = link_port();
+    let (mut port, rt_port) = link_port();
+    let (ours, mut peer) = PipeLink::pair(1 << 14);
+    port.offer(0, Box::new(ours)).unwrap();
+    let mut nrt = nrt;
+    nrt.send_command(RtCommand::ConfigureRobot {
+        robot: 0,
+        config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, true),
+    })
+    .unwrap();
+    nrt.set_cmd_vel(
+        0,
+        Twist2 {
+            linear: -0.1,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
     let handle = spawn(test_config(), rt_ends, rt_port, Vec::new()).unwrap();
+    let mut got = Vec::new();
+    crate::testutil::until(Duration::from_secs(10), || {
+        got.extend(received(&mut peer));
+        !got.is_empty()
+    });
+    // Multi-robot scripts: the node id comes first.
+    assert_eq!(got, [(SET_SPEED, vec![NODE as i16, -293, -293])]);
     drop(nrt);
     let exit = handle.join().unwrap();
     assert_eq!(exit.reason, ExitReason::NrtGone);
+    assert_eq!(received(&mut peer), [(SET_SPEED, vec![NODE as i16, 0, 0])]);
 }
 
 #[test]

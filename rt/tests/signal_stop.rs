@@ -1,0 +1,84 @@
+//! SIGTERM stops the RT loop, which sends zero speed to every robot before it ends.
+//! (Its own test binary: the signal handlers are process-wide.)
+
+use msgs::reassembler::Reassembler;
+use msgs::rtmsg::{channels, ChannelConfig, ExitReason, RobotConfig, RtCommand, RtEvent, Twist2};
+use rt::handoff::link_port;
+use rt::link::{Link, PipeLink};
+use rt::rtloop::{spawn, RtConfig};
+use rt::sched::RtSetup;
+use std::time::{Duration, Instant};
+
+/// `set_speed` arguments written to the robot end so far.
+fn speeds(peer: &mut PipeLink, reasm: &mut Reassembler, out: &mut Vec<Vec<i16>>) {
+    let mut buf = [0u8; 1024];
+    loop {
+        let n = peer.read(&mut buf).unwrap();
+        if n == 0 {
+            return;
+        }
+        let mut input = &buf[..n];
+        while let Some(f) = reasm.push(&mut input) {
+            let f = f.unwrap();
+            if f.kind == 1 {
+                out.push(
+                    f.payload
+                        .chunks(2)
+                        .map(|w| i16::from_le_bytes([w[0], w[1]]))
+                        .collect(),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn sigterm_sends_zero_speed_then_stops() {
+    rt::signals::install_stop_handlers().unwrap();
+    let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
+    let (mut port, rt_port) = link_port();
+    let (ours, mut peer) = PipeLink::pair(4096);
+    port.offer(0, Box::new(ours)).unwrap();
+    nrt.send_command(RtCommand::ConfigureRobot {
+        robot: 0,
+        config: RobotConfig::script(1, 2, 1, false),
+    })
+    .unwrap();
+    nrt.set_cmd_vel(
+        0,
+        Twist2 {
+            linear: 0.1,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+    let cfg = RtConfig {
+        setup: RtSetup::unprivileged(),
+        honor_signals: true,
+        ..Default::default()
+    };
+    let handle = spawn(cfg, rt_ends, rt_port, Vec::new()).unwrap();
+    let mut reasm = Reassembler::new();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.is_empty() {
+        assert!(Instant::now() < deadline, "no set_speed frame");
+        speeds(&mut peer, &mut reasm, &mut seen);
+        std::thread::yield_now();
+    }
+    assert_eq!(seen, [vec![293, 293]]);
+    assert!(!rt::signals::stop_signalled());
+    nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert!(rt::signals::stop_signalled());
+    let exit = handle.join().unwrap();
+    assert_eq!(exit.reason, ExitReason::Signal);
+    speeds(&mut peer, &mut reasm, &mut seen);
+    assert_eq!(seen, [vec![293, 293], vec![0, 0]]);
+    let last = std::iter::from_fn(|| nrt.poll_event()).last();
+    assert_eq!(
+        last,
+        Some(RtEvent::Exiting {
+            reason: ExitReason::Signal
+        })
+    );
+}

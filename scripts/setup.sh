@@ -17,8 +17,8 @@ for a in "$@"; do
 done
 
 command -v cargo >/dev/null || { log "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
-# serialport enumerates USB ports through libudev
-apt_install pkg-config libudev-dev build-essential
+# serialport enumerates USB ports through libudev; the benchmark plots need fontconfig and a font
+apt_install pkg-config libudev-dev build-essential libfontconfig1-dev fonts-dejavu-core
 [ $peers -eq 1 ] && "$ROOT/scripts/setup-aseba-peers.sh"
 [ $ros -eq 1 ] && "$ROOT/scripts/setup-ros2.sh"
 if [ $fuzz -eq 1 ] && ! cargo fuzz --version >/dev/null 2>&1; then

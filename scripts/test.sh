@@ -42,7 +42,7 @@ if [ $ros -eq 1 ]; then
     step "lints (ros2)"
     cargo clippy --workspace --all-targets --features ros2 -- -D warnings
     step "ROS 2 end-to-end tests"
-    cargo test --features ros2 --no-fail-fast -- --test-threads=2
+    cargo test --workspace --features ros2 --no-fail-fast -- --test-threads=2
 fi
 
 if [ $fuzz -eq 1 ]; then

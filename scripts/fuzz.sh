@@ -11,12 +11,16 @@ cd "$ROOT/fuzz"
 export RUSTC_BOOTSTRAP=1
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && mapfile -t targets < <(cargo fuzz list)
+for t in "${targets[@]}"; do cargo fuzz build -O "$t" >/dev/null; done
+failed=0
 for t in "${targets[@]}"; do
     log "fuzzing $t for ${secs}s"
-    mkdir -p "corpus/$t"
-    cargo fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    mkdir -p "corpus/$t" "artifacts/$t"
+    cargo fuzz run -O "$t" "corpus/$t" -- -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 2>&1 | grep -E '^(stat::number_of_executed_units|==|SUMMARY|INFO: Running)' || true
-    if ls "artifacts/$t"/crash-* "artifacts/$t"/timeout-* "artifacts/$t"/oom-* >/dev/null 2>&1; then
-        log "fuzz target $t found failing inputs in fuzz/artifacts/$t"; exit 1
+    if [ -n "$(find "artifacts/$t" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' \))" ]; then
+        log "fuzz target $t found failing inputs in fuzz/artifacts/$t (record them as regression tests)"
+        failed=1
     fi
 done
+exit $failed

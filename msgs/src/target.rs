@@ -267,7 +267,7 @@ impl FromStr for Target {
     type Err = TargetError;
 
     fn from_str(s: &str) -> Result<Target, TargetError> {
-        let target = s.trim();
+        let target = s;
         let (proto, rest) = target.split_once(':').unwrap_or((target, ""));
         let spec = spec(proto).ok_or_else(|| TargetError::Protocol {
             proto: proto.to_owned(),

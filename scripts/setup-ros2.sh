@@ -38,6 +38,8 @@ PINS=(
     ros-jazzy-ament-cmake-pytest==2.5.4
     ros-jazzy-python-cmake-module==0.11.1
     catkin-pkg==1.1.1
+    # the Python baseline of the latency benchmark (a pure-Python Aseba client, cp311 like rclpy)
+    thymiodirect==0.1.2
 )
 PINS_HASH=$(printf '%s\n' "${PINS[@]}" | sha256sum | cut -c1-64)
 # The wheels' .pth bootstrapper re-execs every venv Python with LD_LIBRARY_PATH set; this marks it as done

@@ -3,8 +3,12 @@
 //! `target/bench-results/` and the headline numbers to `target/bench-results/summary.json`.
 //! `THYMIO_BENCH_QUICK=1` shortens every run.
 
+mod e2e;
 mod loop_timing;
 mod plot;
+mod procs;
+mod relay;
+mod scale;
 
 use serde_json::json;
 use std::path::PathBuf;
@@ -69,6 +73,119 @@ fn machine() -> serde_json::Value {
     })
 }
 
+/// The end-to-end environment, or why it is missing.
+fn e2e_env() -> Result<e2e::Env, String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv-ros/bin/python");
+    if !python.exists() || std::env::var("AMENT_PREFIX_PATH").is_err() {
+        return Err("the ROS 2 environment is not set: run scripts/setup-ros2.sh and source scripts/ros2-env.sh".into());
+    }
+    // the driver under test: the same sources, with the ROS 2 bridge
+    let status = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--release",
+            "--features",
+            "ros2",
+            "--bin",
+            "thymio-rt",
+        ])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("building thymio-rt with the ros2 feature failed".into());
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let driver = target.join("release/thymio-rt");
+    let sim_ok = std::process::Command::new(&driver)
+        .args(["sim", "--help"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !sim_ok {
+        return Err("this build has no `thymio-rt sim` to serve the robot".into());
+    }
+    Ok(e2e::Env {
+        root,
+        driver,
+        python,
+        out: results_dir(),
+    })
+}
+
+/// Runs the end-to-end hops for thymio-rt and the Python baseline.
+fn run_e2e(env: &e2e::Env, samples: usize) -> Result<(), String> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| e.to_string())?
+        .local_addr()
+        .map_err(|e| e.to_string())?
+        .port();
+    let mut robot_cmd = std::process::Command::new(&env.driver);
+    robot_cmd.args([
+        "sim",
+        "--robots",
+        "1",
+        "--listen",
+        &format!("tcp:127.0.0.1:{port}"),
+    ]);
+    let _robot = procs::Proc::spawn("thymio-rt sim", robot_cmd);
+    wait_listening(port)?;
+    let domain = 40 + std::process::id() % 50;
+    eprintln!("end to end: thymio-rt ({samples} samples per hop)");
+    let (odom, cmd) = e2e::measure(env, e2e::Driver::ThymioRt, port, samples, domain)?;
+    eprintln!("end to end: Python baseline ({samples} samples per hop)");
+    let (b_odom, b_cmd) = e2e::measure(env, e2e::Driver::Baseline, port, samples, domain + 1)?;
+    write_json(
+        "e2e",
+        &json!({"thymio_rt": {"event_to_odom": odom, "cmd_vel_to_link": cmd}, "baseline_python": {"event_to_odom": b_odom, "cmd_vel_to_link": b_cmd}}),
+    );
+    plot::cdf(
+        "e2e_event_to_odom",
+        "odometry event at the link -> odom received (rclpy)",
+        "µs",
+        &[
+            ("thymio-rt".into(), odom.cdf.clone()),
+            ("Python baseline".into(), b_odom.cdf.clone()),
+        ],
+    );
+    plot::cdf(
+        "e2e_cmd_vel_to_link",
+        "cmd_vel published (rclpy) -> set_speed at the link",
+        "µs",
+        &[
+            ("thymio-rt".into(), cmd.cdf.clone()),
+            ("Python baseline".into(), b_cmd.cdf.clone()),
+        ],
+    );
+    update_summary(json!({
+        "e2e_cmd_vel_to_link_us": e2e::summary(&cmd),
+        "e2e_event_to_odom_us": e2e::summary(&odom),
+        "baseline_python": {"e2e_cmd_vel_to_link_us": e2e::summary(&b_cmd), "e2e_event_to_odom_us": e2e::summary(&b_odom)},
+        "ratio_p99": {"cmd_vel": b_cmd.p99 / cmd.p99.max(1e-3), "odom": b_odom.p99 / odom.p99.max(1e-3)},
+    }));
+    Ok(())
+}
+
+fn wait_listening(port: u16) -> Result<(), String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        let listening = std::fs::read_to_string("/proc/net/tcp")
+            .unwrap_or_default()
+            .lines()
+            .any(|l| {
+                let c: Vec<&str> = l.split_whitespace().collect();
+                c.len() > 3 && c[1].ends_with(&format!(":{port:04X}")) && c[3] == "0A"
+            });
+        if listening {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(format!("the robot did not listen on port {port}"))
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; filters select sections: loop, e2e, scale
     let args: Vec<String> = std::env::args()
@@ -111,4 +228,52 @@ fn main() {
             "wakeup": all.iter().map(|r| (r.name.clone(), json!({"p50": r.p50_us, "p99": r.p99_us, "p999": r.p999_us, "p9999": r.p9999_us, "max": r.max_us, "scheduler": r.scheduler}))).collect::<serde_json::Map<_, _>>(),
         }));
     }
+    if want("e2e") {
+        e2e::self_check();
+        let samples = if quick() { 1000 } else { 10_000 };
+        match e2e_env() {
+            Err(reason) => eprintln!("end to end: skipped: {reason}"),
+            Ok(env) => {
+                if let Err(e) = run_e2e(&env, samples) {
+                    eprintln!("end to end: failed: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+    }
+    if want("scale") {
+        match e2e_env() {
+            Err(reason) => eprintln!("scale: skipped: {reason}"),
+            Ok(env) => {
+                if let Err(e) = run_scale(&env) {
+                    eprintln!("scale: failed: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+    }
+}
+
+/// The scaling curve and the CPU comparison at 8 robots.
+fn run_scale(env: &e2e::Env) -> Result<(), String> {
+    let window = Duration::from_secs(if quick() { 5 } else { 20 });
+    let mut points = Vec::new();
+    for n in [1usize, 8, 32, 64] {
+        eprintln!("scale: {n} robots");
+        points.push(scale::point(&env.root, &env.driver, n, window, &env.out)?);
+    }
+    let one = &points[0]["cycle_ns"];
+    eprintln!("cpu at 8 robots");
+    let domain = 60 + std::process::id() % 50;
+    let (ours, baseline) = scale::cpu_8(env, window, domain)?;
+    write_json(
+        "scale",
+        &json!({"points": points, "cpu_8_robots": {"ours": ours, "baseline": baseline}}),
+    );
+    update_summary(json!({
+        "rt_cycle_ns": {"p50": one["p50"], "p999": one["p999"]},
+        "cpu_8_robots": {"ours": ours, "baseline": baseline},
+        "scale": points.iter().map(|p| json!({"robots": p["robots"], "cpu": p["cpu"], "p99_us": p["p99_us"]})).collect::<Vec<_>>(),
+    }));
+    Ok(())
 }

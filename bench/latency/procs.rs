@@ -1,0 +1,123 @@
+//! Child processes of the harness (killed on drop) and their CPU use.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+/// A child process whose output lines are collected; killed on drop.
+pub struct Proc {
+    pub child: Child,
+    lines: Receiver<String>,
+    name: String,
+    seen: Vec<String>,
+}
+
+impl Proc {
+    /// Starts `cmd` (stdout and stderr collected, stdin null).
+    pub fn spawn(name: &str, mut cmd: Command) -> Proc {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        let (tx, rx) = mpsc::channel();
+        for out in [
+            Box::new(child.stdout.take().expect("piped")) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().expect("piped")),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Proc {
+            child,
+            lines: rx,
+            name: name.into(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits (bounded) for a line containing `needle`.
+    pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> Result<String, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self
+                .lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(l) => {
+                    self.seen.push(l.clone());
+                    if l.contains(needle) {
+                        return Ok(l);
+                    }
+                }
+                Err(_) => {
+                    return Err(format!(
+                        "{}: no \"{needle}\" within {timeout:?}; output:\n{}",
+                        self.name,
+                        self.seen.join("\n")
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Waits (bounded) for the exit status.
+    pub fn wait(&mut self, timeout: Duration) -> Result<std::process::ExitStatus, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(s) = self.child.try_wait().map_err(|e| e.to_string())? {
+                while let Ok(l) = self.lines.try_recv() {
+                    self.seen.push(l);
+                }
+                return Ok(s);
+            }
+            if Instant::now() > deadline {
+                return Err(format!("{} did not exit within {timeout:?}", self.name));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Sends SIGINT.
+    pub fn interrupt(&self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        );
+    }
+
+    /// CPU time used so far (user + system, all threads), in seconds.
+    pub fn cpu_seconds(&self) -> f64 {
+        cpu_seconds(self.child.id())
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// User + system CPU time of process `pid` (seconds), from /proc/<pid>/stat.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // fields after the command name (which may contain spaces, inside parentheses)
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the name
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    (ticks(11) + ticks(12)) / hz
+}

@@ -1,0 +1,145 @@
+//! A timestamping relay between a driver and a robot (Aseba over TCP): every odometry event
+//! the robot sends is stamped when the relay hands it to the driver, every `set_speed` event
+//! the driver sends is stamped when it arrives at the relay (CLOCK_MONOTONIC, the clock of
+//! `time.monotonic_ns()` in Python). Latencies are measured at the link, as the reference
+//! advises, not through the simulator.
+//!
+//! The relay can also play the robot's odometry itself ([`Relay::inject_odometry`]): events
+//! with known values, so that each odometry message a driver publishes maps back to exactly
+//! one event (the robot script then runs with `EMIT_MOTOR = 0`).
+
+use msgs::reassembler::Reassembler;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A stamped event: time (ns), event id, arguments.
+pub type Stamped = (u64, u16, Vec<i16>);
+
+/// What the relay saw.
+#[derive(Default)]
+pub struct Log {
+    /// Robot → driver events.
+    pub to_driver: Vec<Stamped>,
+    /// Driver → robot events.
+    pub to_robot: Vec<Stamped>,
+}
+
+/// A running relay.
+pub struct Relay {
+    /// Port the driver connects to.
+    pub port: u16,
+    /// What it saw.
+    pub log: Arc<Mutex<Log>>,
+    driver: Arc<Mutex<Option<Arc<Mutex<TcpStream>>>>>,
+}
+
+fn pump(
+    mut from: TcpStream,
+    to: Arc<Mutex<TcpStream>>,
+    log: Arc<Mutex<Log>>,
+    to_driver: bool,
+    watch: u16,
+) {
+    let mut r = Reassembler::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let t = rt::clock::monotonic_ns();
+        if to
+            .lock()
+            .expect("relay writer")
+            .write_all(&buf[..n])
+            .is_err()
+        {
+            return;
+        }
+        let mut input = &buf[..n];
+        while let Some(f) = r.push(&mut input) {
+            let Ok(f) = f else { continue };
+            if f.kind == watch {
+                if let Ok(msgs::wire::Message::UserEvent { id, args }) = f.message() {
+                    let mut l = log.lock().expect("relay log");
+                    let dir = if to_driver {
+                        &mut l.to_driver
+                    } else {
+                        &mut l.to_robot
+                    };
+                    dir.push((t, id, args.to_vec()));
+                }
+            }
+        }
+    }
+}
+
+impl Relay {
+    /// Relays one driver connection to `127.0.0.1:robot_port`, logging robot events of id
+    /// `robot_event` and driver events of id `driver_event`.
+    pub fn start(robot_port: u16, robot_event: u16, driver_event: u16) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("relay bind");
+        let port = listener.local_addr().expect("relay addr").port();
+        let log = Arc::new(Mutex::new(Log::default()));
+        let l = log.clone();
+        let driver = Arc::new(Mutex::new(None));
+        let d = driver.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let mut robot = None;
+                for _ in 0..100 {
+                    if let Ok(s) = TcpStream::connect(("127.0.0.1", robot_port)) {
+                        robot = Some(s);
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let Some(robot) = robot else { continue };
+                let _ = client.set_nodelay(true);
+                let _ = robot.set_nodelay(true);
+                let client_w = Arc::new(Mutex::new(client.try_clone().expect("clone")));
+                let robot_w = Arc::new(Mutex::new(robot.try_clone().expect("clone")));
+                *d.lock().expect("relay driver") = Some(client_w.clone());
+                let (la, lb) = (l.clone(), l.clone());
+                std::thread::spawn(move || pump(robot, client_w, la, true, robot_event));
+                std::thread::spawn(move || pump(client, robot_w, lb, false, driver_event));
+            }
+        });
+        Relay { port, log, driver }
+    }
+
+    /// Sends `count` odometry events `[k·step, k·step, k]` from node `source` to the driver,
+    /// one every `period`, stamping each when written.
+    pub fn inject_odometry(&self, source: u16, id: u16, step: i16, count: usize, period: Duration) {
+        let Some(w) = self.driver.lock().expect("relay driver").clone() else {
+            return;
+        };
+        let mut next = rt::clock::monotonic_ns();
+        for k in 0..count {
+            next += period.as_nanos() as u64;
+            let _ = rt::clock::sleep_until(next);
+            let v = (k as i64 * step as i64) as i16;
+            let args = [v, v, k as i16];
+            let frame = msgs::wire::Message::UserEvent {
+                id,
+                args: msgs::wire::Words::from_slice(&args),
+            }
+            .to_frame(source)
+            .expect("odometry frame");
+            let mut s = w.lock().expect("relay writer");
+            let t = rt::clock::monotonic_ns();
+            if s.write_all(&frame).is_err() {
+                return;
+            }
+            drop(s);
+            self.log
+                .lock()
+                .expect("relay log")
+                .to_driver
+                .push((t, id, args.to_vec()));
+        }
+    }
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the benchmarks (cargo bench) with everything they need: the ROS 2 toolchain, the driver built with the
+# ros2 feature, the Python baseline. Results in target/bench-results/; the README table from them with
+# scripts/bench-table.py. THYMIO_BENCH_QUICK=1 for the short version (< 10 minutes on 2 cores).
+#   scripts/bench.sh [cargo bench arguments, e.g. --bench latency -- loop]
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+"$ROOT/scripts/setup.sh" --no-peers
+# shellcheck source=scripts/ros2-env.sh
+source "$ROOT/scripts/ros2-env.sh"
+cargo bench "$@"

@@ -58,8 +58,20 @@ fn resolve(args: &Args) -> Result<(u16, Option<usize>), CliError> {
             args.event
         )));
     };
-    Err(CliError::new(format!(
-        "{}: emitting by name needs the Aseba compiler, not part of this build yet; give the event id",
-        path.display()
-    )))
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
+    let aesl = nrt::compiler::parse_aesl(&text)
+        .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+    match aesl.event_id(&args.event) {
+        Some(id) => Ok((id, Some(aesl.events[id as usize].size as usize))),
+        None => {
+            let known: Vec<&str> = aesl.events.iter().map(|e| e.name.as_str()).collect();
+            Err(CliError::new(format!(
+                "{}: no global event \"{}\" (events: {})",
+                path.display(),
+                args.event,
+                known.join(", ")
+            )))
+        }
+    }
 }

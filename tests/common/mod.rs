@@ -174,11 +174,37 @@ pub fn pyaseba_nodes(port: u16, n: usize) -> Option<Proc> {
     Some(p)
 }
 
-/// Aseba Playground (headless) with `robots` Thymios on ports `base_port + i`.
-pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Proc> {
-    if !have("asebaplayground") {
+/// Aseba Playground (headless) and the `asebaswitch`es in front of its robots.
+pub struct Playground {
+    /// The Playground process.
+    pub proc: Proc,
+    _switches: Vec<Proc>,
+}
+
+impl std::ops::Deref for Playground {
+    type Target = Proc;
+    fn deref(&self) -> &Proc {
+        &self.proc
+    }
+}
+
+impl std::ops::DerefMut for Playground {
+    fn deref_mut(&mut self) -> &mut Proc {
+        &mut self.proc
+    }
+}
+
+/// Aseba Playground (headless) with `robots` Thymios, reachable on ports `base_port + i`.
+///
+/// Each robot is served through an `asebaswitch`, as on a real Aseba network: the Playground
+/// of Debian's `aseba` package segfaults (in libstdc++) when clients disconnect from it
+/// repeatedly, while the switch keeps one connection to it and takes the tools' comings and
+/// goings.
+pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Playground> {
+    if !have("asebaplayground") || !have("asebaswitch") {
         return None;
     }
+    let internal: Vec<u16> = (0..robots).map(|_| free_port()).collect();
     let mut scene = String::from(
         "<!DOCTYPE aseba-playground>\n<aseba-playground>\n<color name=\"wall\" r=\"0.9\" g=\"0.9\" b=\"0.9\"/>\n<world w=\"200\" h=\"200\" color=\"wall\"/>\n",
     );
@@ -186,7 +212,7 @@ pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Proc> {
         scene.push_str(&format!(
             "<robot type=\"thymio2\" x=\"{}\" y=\"100\" port=\"{}\" name=\"t{i}\"/>\n",
             40 + 60 * i,
-            base_port as usize + i
+            internal[i]
         ));
     }
     scene.push_str("</aseba-playground>\n");
@@ -199,19 +225,65 @@ pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Proc> {
         .env("HOME", dir)
         .env("LANG", "en_US.UTF-8");
     let p = Proc::spawn("asebaplayground", c);
-    // ready when every robot port accepts connections
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for i in 0..robots {
+    // ready when every robot answers LIST_NODES (the Playground listens before its robots
+    // are ready)
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut switches = Vec::new();
+    for (i, inner) in internal.iter().enumerate() {
         let port = base_port + i as u16;
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        wait_listening(*inner, Duration::from_secs(30));
+        let mut c = Command::new("asebaswitch");
+        c.arg("-p")
+            .arg(port.to_string())
+            .arg(format!("tcp:127.0.0.1;{inner}"));
+        switches.push(Proc::spawn("asebaswitch", c));
+        while !node_answers(port) {
             assert!(
                 Instant::now() < deadline,
-                "asebaplayground did not listen on {port}"
+                "asebaplayground's robot {i} did not answer through asebaswitch on {port}"
             );
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
-    Some(p)
+    Some(Playground {
+        proc: p,
+        _switches: switches,
+    })
+}
+
+/// Whether an Aseba node answers LIST_NODES on a TCP port within a second.
+pub fn node_answers(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    // LIST_NODES (0xA011) from the host, protocol version 5
+    if s.write_all(&[2, 0, 0, 0, 0x11, 0xA0, 5, 0]).is_err() {
+        return false;
+    }
+    let end = Instant::now() + Duration::from_secs(1);
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while Instant::now() < end {
+        let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
+        match s.read(&mut chunk) {
+            Ok(0) => return false,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(_) => {}
+        }
+        while buf.len() >= 6 {
+            let len = u16::from_le_bytes([buf[0], buf[1]]) as usize;
+            let kind = u16::from_le_bytes([buf[4], buf[5]]);
+            if kind == 0x900C {
+                return true;
+            }
+            if buf.len() < 6 + len {
+                break;
+            }
+            buf.drain(..6 + len);
+        }
+    }
+    false
 }
 
 /// Waits (bounded) until a TCP port is in the LISTEN state, without connecting to it.

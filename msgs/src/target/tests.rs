@@ -120,13 +120,19 @@ fn tcpin_serial_and_others() {
 fn fuzz_regressions() {
     // fuzz/artifacts/dashel_target/crash-260bcdb2: a control character at the end of a value
     let t = p("udp:3;\r;1");
-    assert_eq!(t, Target::Udp { port: 3, address: "\r".into() });
-    assert_eq!(t.to_string().parse::<Target>().unwrap(), t);
-    let raw = b"udp:3;\r;;1;;\xcc\xd5\x00p333\xff\xff\xff\xff\xdf\xff\xff\x063371";
-    if let Ok(s) = std::str::from_utf8(raw) {
-        if let Ok(t) = s.parse::<Target>() {
-            assert_eq!(t.to_string().parse::<Target>().unwrap(), t);
+    assert_eq!(
+        t,
+        Target::Udp {
+            port: 3,
+            address: "\r".into()
         }
+    );
+    assert_eq!(t.to_string().parse::<Target>().unwrap(), t);
+    // the fuzzer's input bytes, as the lossy UTF-8 text the parser sees
+    let raw: &[u8] = b"udp:3;\r;;1;;\xcc\xd5\x00p333\xff\xff\xff\xff\xdf\xff\xff\x063371";
+    let text = String::from_utf8_lossy(raw);
+    if let Ok(t) = text.parse::<Target>() {
+        assert_eq!(t.to_string().parse::<Target>().unwrap(), t);
     }
 }
 

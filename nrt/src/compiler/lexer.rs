@@ -350,6 +350,8 @@ pub fn tokenize(source: &str) -> CResult<Vec<Token>> {
                 if s.peek() == Some('<') {
                     s.get();
                     s.col += 1;
+                    // the official lexer has moved its position to the second character
+                    let pos = s.pos();
                     if !two(&mut s, &mut out, '=', Tok::ShiftLeftEqual, pos) {
                         out.push(Token::new(Tok::ShiftLeft, pos));
                     }
@@ -361,6 +363,8 @@ pub fn tokenize(source: &str) -> CResult<Vec<Token>> {
                 if s.peek() == Some('>') {
                     s.get();
                     s.col += 1;
+                    // the official lexer has moved its position to the second character
+                    let pos = s.pos();
                     if !two(&mut s, &mut out, '=', Tok::ShiftRightEqual, pos) {
                         out.push(Token::new(Tok::ShiftRight, pos));
                     }

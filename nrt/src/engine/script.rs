@@ -1,6 +1,7 @@
 //! Scripts to load: an `.aesl` file (or text) with constant overrides, compiled per node by
 //! `crate::compiler` against the node's own description.
 
+use crate::compiler;
 use crate::network::{LoadedScript, Node};
 use std::collections::BTreeMap;
 
@@ -49,9 +50,6 @@ pub enum ScriptError {
     /// The node is not described yet.
     #[error("node {0} is not described yet")]
     NotDescribed(u16),
-    /// The compiler is not part of this build yet.
-    #[error("the Aseba compiler is not available in this build")]
-    CompilerUnavailable,
 }
 
 impl ScriptSource {
@@ -73,10 +71,41 @@ impl ScriptSource {
 
     /// Compiles the script for `node`; `Ok(None)` if it has no code for the node's type.
     pub fn compile_for(&self, node: &Node) -> Result<Option<LoadedScript>, ScriptError> {
-        let _description = node
+        let description = node
             .description
             .as_ref()
             .ok_or(ScriptError::NotDescribed(node.id))?;
-        Err(ScriptError::CompilerUnavailable)
+        let mut aesl = compiler::parse_aesl(&self.text).map_err(|e| ScriptError::Aesl {
+            origin: self.origin.clone(),
+            message: e.message,
+        })?;
+        for (name, value) in &self.constants {
+            aesl.set_constant(name, i32::from(*value));
+        }
+        let Some(code) = aesl.source_for(&description.name, node.id) else {
+            return Ok(None);
+        };
+        let program = compiler::compile(&code.code, description, &aesl.events, &aesl.constants)
+            .map_err(|e| ScriptError::Compile {
+                origin: self.origin.clone(),
+                line: e.line,
+                col: e.col,
+                message: e.message,
+            })?;
+        Ok(Some(LoadedScript {
+            events: aesl
+                .events
+                .iter()
+                .map(|e| (e.name.clone(), e.size))
+                .collect(),
+            variables: program.variables,
+            constants: aesl
+                .constants
+                .iter()
+                .map(|(n, v)| (n.clone(), *v as i16))
+                .collect(),
+            bytecode: program.bytecode,
+            origin: self.origin.clone(),
+        }))
     }
 }

@@ -208,11 +208,10 @@ pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Playgroun
     let mut scene = String::from(
         "<!DOCTYPE aseba-playground>\n<aseba-playground>\n<color name=\"wall\" r=\"0.9\" g=\"0.9\" b=\"0.9\"/>\n<world w=\"200\" h=\"200\" color=\"wall\"/>\n",
     );
-    for i in 0..robots {
+    for (i, port) in internal.iter().enumerate() {
         scene.push_str(&format!(
-            "<robot type=\"thymio2\" x=\"{}\" y=\"100\" port=\"{}\" name=\"t{i}\"/>\n",
+            "<robot type=\"thymio2\" x=\"{}\" y=\"100\" port=\"{port}\" name=\"t{i}\"/>\n",
             40 + 60 * i,
-            internal[i]
         ));
     }
     scene.push_str("</aseba-playground>\n");

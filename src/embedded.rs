@@ -1,25 +1,66 @@
-//! The embedded simulated Thymio-II (target `sim`, and the default when no target is given).
+//! The embedded simulated Thymio-II (target `sim`, and the default when no target is given):
+//! a `sim::World` stepping in real time in its own thread, reached through an in-process
+//! link that carries the same bytes as a USB or TCP link. Several robots share that link as a
+//! bus (like the wireless dongle network), with node ids 1, 2, …
 
 use crate::config::Config;
 use rt::link::PipeLink;
+use sim::thymio::Arena;
+use sim::world::{HostEnds, World, WorldConfig, WorldHandle};
+use std::path::Path;
+
+/// Bytes each way of the in-process link.
+const LINK_CAPACITY: usize = 1 << 16;
 
 /// A running embedded simulator.
-#[derive(Debug)]
 pub struct EmbeddedSim {
-    _private: (),
+    world: WorldHandle,
+    ends: Option<HostEnds>,
+}
+
+impl std::fmt::Debug for EmbeddedSim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedSim").finish_non_exhaustive()
+    }
 }
 
 impl EmbeddedSim {
-    /// The in-process link to the simulated robots (one shared bus).
+    /// The in-process link to the simulated robots (one shared bus); `None` once taken.
     pub fn link(&mut self) -> Option<PipeLink> {
-        None
+        self.ends.take().map(|(tx, rx)| PipeLink::new(tx, rx))
+    }
+
+    /// The simulation, for tests and tools (poses, LEDs, variables).
+    pub fn world(&self) -> &WorldHandle {
+        &self.world
     }
 
     /// Stops the simulation thread.
-    pub fn stop(self) {}
+    pub fn stop(mut self) {
+        self.world.stop();
+    }
 }
 
-/// Starts `robots` simulated robots as configured.
-pub fn start_sim(_config: &Config, _robots: u16) -> Result<EmbeddedSim, String> {
-    Err("the embedded simulator is not part of this build yet; give a target (tcp:, ser:)".into())
+/// Reads the configured arena (`sim.arena`, empty = the default 2 m × 2 m walled arena).
+pub fn arena_of(config: &Config) -> Result<Arena, String> {
+    if config.sim.arena.is_empty() {
+        return Ok(Arena::default());
+    }
+    Arena::load(Path::new(&config.sim.arena)).map_err(|e| e.to_string())
+}
+
+/// Starts `robots` simulated robots as configured (seed, arena), in real time.
+pub fn start_sim(config: &Config, robots: u16) -> Result<EmbeddedSim, String> {
+    let world_config = WorldConfig {
+        robots: robots.max(1) as usize,
+        seed: config.sim.seed,
+        arena: arena_of(config)?,
+        ..WorldConfig::default()
+    };
+    let mut world = World::new(&world_config);
+    let ends = world.attach((0..world_config.robots).collect(), LINK_CAPACITY);
+    Ok(EmbeddedSim {
+        world: world.spawn(),
+        ends: Some(ends),
+    })
 }

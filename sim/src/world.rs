@@ -1,0 +1,323 @@
+//! Robots stepping together: one arena, millisecond steps in real time (or as fast as
+//! possible), and in-process links: rtrb byte rings carrying exactly the bytes of a serial or
+//! TCP Aseba link. A link serves one robot, or several as a bus (like the Thymio wireless
+//! dongle network): host frames reach every robot on it, each robot's frames reach the host
+//! and the other robots.
+
+use crate::thymio::{self, Arena, Pose, Robot, Variant};
+use msgs::reassembler::Reassembler;
+use msgs::wire::read_header;
+use rtrb::{Consumer, Producer, RingBuffer};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Configuration of a world.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorldConfig {
+    /// Number of robots (node ids `first_id`, `first_id + 1`, …).
+    pub robots: usize,
+    /// Node id of the first robot.
+    pub first_id: u16,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// The arena.
+    pub arena: Arena,
+    /// Protocol version the robots announce (9 like firmware 14, 5 for the community tools).
+    pub protocol: u16,
+    /// Which Thymio.
+    pub variant: Variant,
+    /// Step in real time (else as fast as possible).
+    pub realtime: bool,
+}
+
+impl Default for WorldConfig {
+    fn default() -> Self {
+        WorldConfig {
+            robots: 1,
+            first_id: 1,
+            seed: 1,
+            arena: Arena::default(),
+            protocol: 9,
+            variant: Variant::Firmware14,
+            realtime: true,
+        }
+    }
+}
+
+/// Host side of an in-process link: what the host writes, what it reads.
+pub type HostEnds = (Producer<u8>, Consumer<u8>);
+
+struct Link {
+    robots: Vec<usize>,
+    from_host: Consumer<u8>,
+    to_host: Producer<u8>,
+    reasm: Reassembler,
+    /// Frames dropped because the host did not read fast enough.
+    dropped: u64,
+}
+
+/// Robots in an arena.
+pub struct World {
+    /// The robots.
+    pub robots: Vec<Robot>,
+    /// The arena.
+    pub arena: Arena,
+    links: Vec<Link>,
+    /// Milliseconds simulated.
+    pub time_ms: u64,
+    scratch: Vec<u8>,
+    positions: Vec<(f64, f64, Option<i16>)>,
+    realtime: bool,
+}
+
+impl World {
+    /// A world as configured; robots start with no program.
+    pub fn new(config: &WorldConfig) -> World {
+        let robots = (0..config.robots)
+            .map(|i| {
+                let [x, y, theta] = config.arena.start_pose(i, config.robots);
+                let seed = config.seed.wrapping_mul(1_000_003).wrapping_add(i as u64);
+                thymio::robot(
+                    config.variant,
+                    config.first_id + i as u16,
+                    config.protocol,
+                    Pose { x, y, theta },
+                    seed,
+                )
+            })
+            .collect();
+        World {
+            robots,
+            arena: config.arena.clone(),
+            links: Vec::new(),
+            time_ms: 0,
+            scratch: Vec::with_capacity(8192),
+            positions: Vec::new(),
+            realtime: config.realtime,
+        }
+    }
+
+    /// Attaches a link to `robots` (indices); returns its host ends. `capacity` bytes each way.
+    pub fn attach(&mut self, robots: Vec<usize>, capacity: usize) -> HostEnds {
+        let (host_tx, from_host) = RingBuffer::new(capacity);
+        let (to_host, host_rx) = RingBuffer::new(capacity);
+        let robots = robots
+            .into_iter()
+            .filter(|r| *r < self.robots.len())
+            .collect();
+        self.links.push(Link {
+            robots,
+            from_host,
+            to_host,
+            reasm: Reassembler::new(),
+            dropped: 0,
+        });
+        (host_tx, host_rx)
+    }
+
+    /// Frames dropped on the links because their hosts did not read.
+    pub fn dropped_frames(&self) -> u64 {
+        self.links.iter().map(|l| l.dropped).sum()
+    }
+
+    /// Advances one millisecond.
+    pub fn step(&mut self) {
+        self.time_ms += 1;
+        // host → robots
+        for link in &mut self.links {
+            let n = link.from_host.slots();
+            if n == 0 {
+                continue;
+            }
+            self.scratch.clear();
+            if let Ok(chunk) = link.from_host.read_chunk(n) {
+                let (a, b) = chunk.as_slices();
+                self.scratch.extend_from_slice(a);
+                self.scratch.extend_from_slice(b);
+                chunk.commit_all();
+            }
+            let mut input: &[u8] = &self.scratch;
+            while let Some(frame) = link.reasm.push(&mut input) {
+                if let Ok(frame) = frame {
+                    for r in &link.robots {
+                        self.robots[*r].deliver(frame.raw());
+                    }
+                }
+            }
+        }
+        // robots
+        self.positions.clear();
+        self.positions.extend(
+            self.robots
+                .iter()
+                .map(|r| (r.pose.x, r.pose.y, r.comm_tx())),
+        );
+        for i in 0..self.robots.len() {
+            let mut others = std::mem::take(&mut self.positions);
+            let me = others.remove(i);
+            self.robots[i].tick(&self.arena, &others);
+            others.insert(i, me);
+            self.positions = others;
+        }
+        // robots → host and the other robots of the bus
+        for i in 0..self.robots.len() {
+            self.scratch.clear();
+            self.robots[i].take_output(&mut self.scratch);
+            if self.scratch.is_empty() {
+                continue;
+            }
+            let mut at = 0;
+            while let Some(h) = read_header(&self.scratch[at..]) {
+                let end = at + 6 + h.len;
+                if end > self.scratch.len() {
+                    break;
+                }
+                for link in self.links.iter_mut().filter(|l| l.robots.contains(&i)) {
+                    let frame = &self.scratch[at..end];
+                    match link.to_host.write_chunk_uninit(frame.len()) {
+                        Ok(chunk) => {
+                            chunk.fill_from_iter(frame.iter().copied());
+                        }
+                        Err(_) => link.dropped += 1,
+                    }
+                    for r in link.robots.iter().filter(|r| **r != i) {
+                        self.robots[*r].deliver(frame);
+                    }
+                }
+                at = end;
+            }
+        }
+    }
+
+    /// Runs `ms` milliseconds as fast as possible.
+    pub fn run_for(&mut self, ms: u64) {
+        for _ in 0..ms {
+            self.step();
+        }
+    }
+
+    /// Starts the stepping thread.
+    pub fn spawn(self) -> WorldHandle {
+        let realtime = self.realtime;
+        let world = Arc::new(Mutex::new(self));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (w, s) = (world.clone(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("sim-world".into())
+            .spawn(move || run(w, s, realtime))
+            .expect("spawn the simulation thread");
+        WorldHandle {
+            world,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+fn run(world: Arc<Mutex<World>>, stop: Arc<AtomicBool>, realtime: bool) {
+    let tick = Duration::from_millis(1);
+    let mut next = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok(mut w) = world.lock() {
+            w.step();
+        }
+        if realtime {
+            next += tick;
+            let now = Instant::now();
+            if next > now {
+                std::thread::sleep(next - now);
+            } else if now - next > Duration::from_millis(100) {
+                // far behind (suspended, overloaded): do not try to catch up
+                next = now;
+            }
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// A world stepping in its thread.
+pub struct WorldHandle {
+    world: Arc<Mutex<World>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl WorldHandle {
+    /// Locks the world (between two steps) to read or change it.
+    pub fn lock(&self) -> MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Attaches a link to `robots`; returns its host ends.
+    pub fn attach(&self, robots: Vec<usize>, capacity: usize) -> HostEnds {
+        self.lock().attach(robots, capacity)
+    }
+
+    /// A snapshot of robot `i`.
+    pub fn snapshot(&self, i: usize) -> Option<RobotSnapshot> {
+        let w = self.lock();
+        w.robots.get(i).map(RobotSnapshot::of)
+    }
+
+    /// Stops the thread.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for WorldHandle {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// What a test wants to know about a robot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RobotSnapshot {
+    /// Node id.
+    pub id: u16,
+    /// Pose.
+    pub pose: Pose,
+    /// Actual wheel speeds (motor units).
+    pub wheels: [f64; 2],
+    /// Applied motor targets.
+    pub targets: [i16; 2],
+    /// Variable memory.
+    pub variables: Vec<i16>,
+    /// VM pc and flags.
+    pub pc_flags: (u16, u16),
+    /// Whether a program is loaded (event table not empty).
+    pub has_program: bool,
+    /// LEDs.
+    pub leds: thymio::firmware::Leds,
+    /// Sound.
+    pub sound: thymio::firmware::Sound,
+    /// Powered.
+    pub powered: bool,
+    /// Milliseconds since power-on.
+    pub clock_ms: u64,
+}
+
+impl RobotSnapshot {
+    fn of(r: &Robot) -> RobotSnapshot {
+        RobotSnapshot {
+            id: r.id(),
+            pose: r.pose,
+            wheels: r.wheels,
+            targets: r.targets,
+            variables: r.variables().to_vec(),
+            pc_flags: (r.node.vm.pc(), r.node.vm.flags()),
+            has_program: r.node.vm.bytecode()[0] > 1,
+            leds: r.fw.leds.clone(),
+            sound: r.fw.sound.clone(),
+            powered: r.powered,
+            clock_ms: r.clock_ms,
+        }
+    }
+}

@@ -6,6 +6,7 @@
 //! - [`world`]: robots stepping together in real time (or faster), with in-process byte pipes.
 //! - [`server`]: robots served over TCP (one port per robot) and pseudo-terminals.
 
+pub mod generic;
 pub mod node;
 pub mod rng;
 pub mod server;

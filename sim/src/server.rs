@@ -29,6 +29,15 @@ pub struct Server {
 }
 
 impl Server {
+    /// A server from its thread and stop flag.
+    pub(crate) fn new(stop: Arc<AtomicBool>, thread: JoinHandle<()>, endpoint: String) -> Server {
+        Server {
+            stop,
+            thread: Some(thread),
+            endpoint,
+        }
+    }
+
     /// Stops serving.
     pub fn stop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);

@@ -12,10 +12,20 @@ use std::time::Duration;
 /// `thymio-rt sim` with `robots` robots from `port`, extra args; waits until it serves.
 fn sim(port: u16, robots: usize, extra: &[&str]) -> Proc {
     let mut c = thymio_rt();
-    c.args(["sim", "--robots", &robots.to_string(), "--listen", &format!("tcp:127.0.0.1:{port}"), "--duration", "60"]);
+    c.args([
+        "sim",
+        "--robots",
+        &robots.to_string(),
+        "--listen",
+        &format!("tcp:127.0.0.1:{port}"),
+        "--duration",
+        "60",
+    ]);
     c.args(extra);
     let mut p = Proc::spawn("thymio-rt sim", c);
-    p.wait_line(Duration::from_secs(10), |l| l.contains("simulation running"));
+    p.wait_line(Duration::from_secs(10), |l| {
+        l.contains("simulation running")
+    });
     p
 }
 
@@ -40,7 +50,9 @@ fn tool(args: &[&str]) -> (bool, String, String) {
 
 #[test]
 fn mobsya_client_loads_and_runs_a_program_on_the_sim() {
-    let Some(python) = pyaseba_python() else { skip!("pyaseba venv missing: run scripts/setup-aseba-peers.sh") };
+    let Some(python) = pyaseba_python() else {
+        skip!("pyaseba venv missing: run scripts/setup-aseba-peers.sh")
+    };
     let port = free_port();
     let _sim = sim(port, 1, &[]);
     let dir = tempfile::tempdir().unwrap();
@@ -48,11 +60,20 @@ fn mobsya_client_loads_and_runs_a_program_on_the_sim() {
     std::fs::write(&src, "var n = 0\ntimer.period[0] = 50\nonevent timer0\nn++\nemit hello [_id, n * 0 + 42, prox.horizontal[2]]\n").unwrap();
     let out = Command::new(python)
         .arg(common::root().join("tests/py/load_and_listen.py"))
-        .args([&format!("tcp:127.0.0.1;{port}"), src.to_str().unwrap(), "hello", "3"])
+        .args([
+            &format!("tcp:127.0.0.1;{port}"),
+            src.to_str().unwrap(),
+            "hello",
+            "3",
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(v["name"], "thymio-II");
     assert_eq!(v["event"][0], 1);
@@ -75,20 +96,42 @@ fn community_massloader_uploads_to_a_protocol_5_sim() {
     .unwrap();
     let target = format!("tcp:127.0.0.1;{port}");
     let out = Command::new("timeout")
-        .args(["20", "asebamassloader", "--once", aesl.to_str().unwrap(), &target])
+        .args([
+            "20",
+            "asebamassloader",
+            "--once",
+            aesl.to_str().unwrap(),
+            &target,
+        ])
         .env("LANG", "en_US.UTF-8")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     // massloader uploads and runs: the motors get their targets
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
-        let (ok, stdout, err) = tool(&["vars", "get", "--target", &target, "--node", "1", "motor.left.target"]);
+        let (ok, stdout, err) = tool(&[
+            "vars",
+            "get",
+            "--target",
+            &target,
+            "--node",
+            "1",
+            "motor.left.target",
+        ]);
         assert!(ok, "{err}");
         if stdout.trim() == "321" {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "motor.left.target is {stdout}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "motor.left.target is {stdout}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -102,13 +145,28 @@ fn asebaswitch_joins_simulated_robots() {
     let _sim = sim(sim_base, 2, &[]);
     let switch_port = free_port();
     let mut c = Command::new("asebaswitch");
-    c.args(["-p", &switch_port.to_string(), &format!("tcp:127.0.0.1;{sim_base}"), &format!("tcp:127.0.0.1;{}", sim_base + 1)]);
+    c.args([
+        "-p",
+        &switch_port.to_string(),
+        &format!("tcp:127.0.0.1;{sim_base}"),
+        &format!("tcp:127.0.0.1;{}", sim_base + 1),
+    ]);
     let _switch = Proc::spawn("asebaswitch", c);
     common::wait_listening(switch_port, Duration::from_secs(10));
-    let (ok, out, err) = tool(&["nodes", "--target", &format!("tcp:127.0.0.1;{switch_port}"), "--json"]);
+    let (ok, out, err) = tool(&[
+        "nodes",
+        "--target",
+        &format!("tcp:127.0.0.1;{switch_port}"),
+        "--json",
+    ]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let ids: Vec<u64> = v.as_array().unwrap().iter().map(|n| n["id"].as_u64().unwrap()).collect();
+    let ids: Vec<u64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_u64().unwrap())
+        .collect();
     assert_eq!(ids, vec![1, 2]);
 }
 
@@ -116,11 +174,22 @@ fn asebaswitch_joins_simulated_robots() {
 fn pseudo_terminal_carries_the_protocol() {
     let port = free_port();
     let mut s = sim(port, 1, &["--pty"]);
-    let line = s.seen.iter().find(|l| l.contains("ser:device=")).cloned().unwrap_or_else(|| {
-        s.wait_line(Duration::from_secs(5), |l| l.contains("ser:device="))
-    });
+    let line = s
+        .seen
+        .iter()
+        .find(|l| l.contains("ser:device="))
+        .cloned()
+        .unwrap_or_else(|| s.wait_line(Duration::from_secs(5), |l| l.contains("ser:device=")));
     let target = line[line.find("ser:device=").unwrap()..].trim().to_string();
-    let (ok, out, err) = tool(&["vars", "get", "--target", &target, "--node", "1", "_productId"]);
+    let (ok, out, err) = tool(&[
+        "vars",
+        "get",
+        "--target",
+        &target,
+        "--node",
+        "1",
+        "_productId",
+    ]);
     assert!(ok, "{err}");
     assert_eq!(out.trim(), "8");
 }

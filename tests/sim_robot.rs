@@ -22,11 +22,19 @@ impl Bench {
     fn new(config: WorldConfig) -> Bench {
         let mut world = World::new(&config);
         let host = world.attach((0..config.robots).collect(), 1 << 16);
-        Bench { world, host, reasm: Reassembler::new(), script_vars: Vec::new() }
+        Bench {
+            world,
+            host,
+            reasm: Reassembler::new(),
+            script_vars: Vec::new(),
+        }
     }
 
     fn one() -> Bench {
-        Bench::new(WorldConfig { realtime: false, ..WorldConfig::default() })
+        Bench::new(WorldConfig {
+            realtime: false,
+            ..WorldConfig::default()
+        })
     }
 
     fn send(&mut self, msg: Message<'_>) {
@@ -59,7 +67,11 @@ impl Bench {
         self.script_vars = program.variables.clone();
         let words: Vec<i16> = program.bytecode.iter().map(|w| *w as i16).collect();
         for (i, chunk) in words.chunks(256).enumerate() {
-            self.send(Message::SetBytecode { dest: 1, start: (i * 256) as u16, words: Words::from_slice(chunk) });
+            self.send(Message::SetBytecode {
+                dest: 1,
+                start: (i * 256) as u16,
+                words: Words::from_slice(chunk),
+            });
         }
         self.send(Message::Run { dest: 1 });
         self.run(5);
@@ -70,7 +82,9 @@ impl Bench {
         if let Some(v) = self.script_vars.iter().find(|v| v.name == name) {
             return r.variables()[v.address as usize..(v.address + v.size) as usize].to_vec();
         }
-        r.variable(name).unwrap_or_else(|| panic!("no variable {name}")).to_vec()
+        r.variable(name)
+            .unwrap_or_else(|| panic!("no variable {name}"))
+            .to_vec()
     }
 }
 
@@ -84,7 +98,10 @@ fn answers_the_protocol_like_firmware_14() {
     b.send(Message::ListNodes { version: 9 });
     let got = b.run(3);
     assert_eq!(got, vec![(1, 0x900C, vec![9])]);
-    b.send(Message::GetNodeDescription { dest: 1, version: 9 });
+    b.send(Message::GetNodeDescription {
+        dest: 1,
+        version: 9,
+    });
     let got = b.run(3);
     // 1 + 44 + 17 + 60 frames, in order
     assert_eq!(got.len(), 122);
@@ -92,16 +109,28 @@ fn answers_the_protocol_like_firmware_14() {
     assert_eq!(count(&got, 0x9001), 44);
     assert_eq!(count(&got, 0x9003), 60);
     // variables come in replies of at most 47 words, like the Thymio's
-    b.send(Message::GetVariables { dest: 1, start: 0, length: 128 });
+    b.send(Message::GetVariables {
+        dest: 1,
+        start: 0,
+        length: 128,
+    });
     let got = b.run(3);
-    let sizes: Vec<usize> = got.iter().filter(|f| f.1 == 0x9005).map(|f| f.2.len() - 1).collect();
+    let sizes: Vec<usize> = got
+        .iter()
+        .filter(|f| f.1 == 0x9005)
+        .map(|f| f.2.len() - 1)
+        .collect();
     assert_eq!(sizes, vec![47, 47, 34]);
     // identity variables after power-on
     assert_eq!(b.var("_id"), vec![1]);
     assert_eq!(b.var("_productId"), vec![8]);
     assert_eq!(b.var("_fwversion")[0], 14);
     // another node's commands are ignored
-    b.send(Message::GetVariables { dest: 7, start: 0, length: 1 });
+    b.send(Message::GetVariables {
+        dest: 7,
+        start: 0,
+        length: 1,
+    });
     assert!(b.run(3).is_empty());
 }
 
@@ -115,10 +144,18 @@ fn local_events_fire_at_firmware_rates() {
     b.load(src, &[]);
     b.run(2000);
     let v = |n: &str| b.var(n)[0];
-    assert!((198..=201).contains(&v("n_motor")), "motor {}", v("n_motor"));
+    assert!(
+        (198..=201).contains(&v("n_motor")),
+        "motor {}",
+        v("n_motor")
+    );
     assert!((19..=21).contains(&v("n_prox")), "prox {}", v("n_prox"));
     assert!((31..=33).contains(&v("n_acc")), "acc {}", v("n_acc"));
-    assert!((99..=101).contains(&v("n_buttons")), "buttons {}", v("n_buttons"));
+    assert!(
+        (99..=101).contains(&v("n_buttons")),
+        "buttons {}",
+        v("n_buttons")
+    );
     assert!((1..=2).contains(&v("temp")), "temperature {}", v("temp"));
     assert!((39..=40).contains(&v("t0")), "timer0 {}", v("t0"));
 }
@@ -143,20 +180,41 @@ fn wheels_follow_targets_and_the_robot_moves() {
     assert!((after.x - before.x).hypot(after.y - before.y) < 0.01);
     let turned = (after.theta - before.theta).rem_euclid(std::f64::consts::TAU);
     let expected = 2.0 * 300.0 * sim::thymio::robot::UNIT_SPEED / sim::thymio::robot::AXIS_LENGTH;
-    assert!((turned - expected).abs() < 0.15, "turned {turned}, expected about {expected}");
+    assert!(
+        (turned - expected).abs() < 0.15,
+        "turned {turned}, expected about {expected}"
+    );
 }
 
 #[test]
 fn senses_walls_obstacles_and_the_ground() {
     let arena = Arena {
-        ground: vec![GroundPatch { shape: Shape::Box([0.0, 0.0, 2.0, 0.5]), reflectance: 0.0 }],
+        ground: vec![GroundPatch {
+            shape: Shape::Box([0.0, 0.0, 2.0, 0.5]),
+            reflectance: 0.0,
+        }],
         robots: vec![[1.0, 0.3, 0.0], [1.85, 1.5, 0.0]],
         ..Arena::default()
     };
-    let mut b = Bench::new(WorldConfig { robots: 2, arena, realtime: false, ..WorldConfig::default() });
+    let mut b = Bench::new(WorldConfig {
+        robots: 2,
+        arena,
+        realtime: false,
+        ..WorldConfig::default()
+    });
     b.run(300);
-    let prox = |b: &Bench, i: usize| b.world.robots[i].variable("prox.horizontal").unwrap().to_vec();
-    let delta = |b: &Bench, i: usize| b.world.robots[i].variable("prox.ground.delta").unwrap().to_vec();
+    let prox = |b: &Bench, i: usize| {
+        b.world.robots[i]
+            .variable("prox.horizontal")
+            .unwrap()
+            .to_vec()
+    };
+    let delta = |b: &Bench, i: usize| {
+        b.world.robots[i]
+            .variable("prox.ground.delta")
+            .unwrap()
+            .to_vec()
+    };
     // robot 0 sees nothing, on black; robot 1 faces the wall 6 cm from its front sensor, on white
     assert_eq!(prox(&b, 0), vec![0; 7]);
     assert!(delta(&b, 0).iter().all(|d| *d < 100), "{:?}", delta(&b, 0));
@@ -176,7 +234,10 @@ fn senses_walls_obstacles_and_the_ground() {
 #[test]
 fn buttons_and_led_natives_act_on_the_robot() {
     let mut b = Bench::one();
-    let events = [EventDef { name: "pressed".into(), size: 1 }];
+    let events = [EventDef {
+        name: "pressed".into(),
+        size: 1,
+    }];
     b.load(
         "onevent button.center\nif button.center == 1 then\ncall leds.top(32, 0, 8)\nemit pressed [1]\nend\n\
          onevent button.forward\ncall leds.circle(1,2,3,4,5,6,7,8)\ncall sound.freq(440, 6)\n",
@@ -197,8 +258,15 @@ fn buttons_and_led_natives_act_on_the_robot() {
 #[test]
 fn errors_stop_the_program_with_the_official_messages() {
     let mut b = Bench::one();
-    b.load("var a[3]\nvar i = 5\nvar z = 0\nonevent timer0\na[i] = 1\nonevent timer1\ni = 1 / z\n", &[]);
-    b.send(Message::SetVariables { dest: 1, start: 124, values: Words::from_slice(&[10]) });
+    b.load(
+        "var a[3]\nvar i = 5\nvar z = 0\nonevent timer0\na[i] = 1\nonevent timer1\ni = 1 / z\n",
+        &[],
+    );
+    b.send(Message::SetVariables {
+        dest: 1,
+        start: 124,
+        values: Words::from_slice(&[10]),
+    });
     let got = b.run(50);
     let oob: Vec<_> = got.iter().filter(|f| f.1 == 0x9006).collect();
     assert_eq!(oob.len(), 1, "{got:?}");
@@ -208,11 +276,18 @@ fn errors_stop_the_program_with_the_official_messages() {
 #[test]
 fn same_seed_same_world() {
     let run = |seed| {
-        let mut b = Bench::new(WorldConfig { seed, realtime: false, ..WorldConfig::default() });
+        let mut b = Bench::new(WorldConfig {
+            seed,
+            realtime: false,
+            ..WorldConfig::default()
+        });
         b.world.robots[0].node.vm.variables_mut()[86] = 150;
         b.world.robots[0].node.vm.variables_mut()[87] = 100;
         b.run(1500);
-        (b.world.robots[0].pose, b.world.robots[0].variables().to_vec())
+        (
+            b.world.robots[0].pose,
+            b.world.robots[0].variables().to_vec(),
+        )
     };
     assert_eq!(run(7), run(7));
     assert_ne!(run(7).1, run(8).1);
@@ -220,7 +295,11 @@ fn same_seed_same_world() {
 
 #[test]
 fn bus_links_robots_to_each_other() {
-    let mut b = Bench::new(WorldConfig { robots: 2, realtime: false, ..WorldConfig::default() });
+    let mut b = Bench::new(WorldConfig {
+        robots: 2,
+        realtime: false,
+        ..WorldConfig::default()
+    });
     b.send(Message::ListNodes { version: 9 });
     let got = b.run(3);
     let mut ids: Vec<u16> = got.iter().filter(|f| f.1 == 0x900C).map(|f| f.0).collect();

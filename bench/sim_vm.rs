@@ -1,0 +1,112 @@
+//! Simulator and compiler speed: VM instructions per second, the cost of one simulated
+//! millisecond of a world of 1, 8 and 64 Thymios running the driver script (how many robots
+//! one core runs in real time), and the compile time of the driver script.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use msgs::description::thymio_ii_fw14;
+use msgs::wire::{Message, Words};
+use nrt::compiler::{compile, parse_aesl};
+use sim::world::{World, WorldConfig};
+use std::hint::black_box;
+
+const DRIVER: &str = include_str!("../config/aseba/thymio_ros.aesl");
+
+/// A world of `n` robots running the driver script, warmed up.
+fn world_with_driver(n: usize) -> World {
+    let aesl = parse_aesl(DRIVER).unwrap();
+    let code = &aesl.source_for("thymio-II", 1).unwrap().code;
+    let program = compile(code, &thymio_ii_fw14(), &aesl.events, &aesl.constants).unwrap();
+    let mut w = World::new(&WorldConfig {
+        robots: n,
+        realtime: false,
+        ..WorldConfig::default()
+    });
+    let (mut tx, rx) = w.attach((0..n).collect(), 1 << 20);
+    let words: Vec<i16> = program.bytecode.iter().map(|w| *w as i16).collect();
+    for id in 1..=n as u16 {
+        for (i, chunk) in words.chunks(256).enumerate() {
+            let f = Message::SetBytecode {
+                dest: id,
+                start: (i * 256) as u16,
+                words: Words::from_slice(chunk),
+            }
+            .to_frame(0)
+            .unwrap();
+            for b in f {
+                tx.push(b).unwrap();
+            }
+        }
+        for b in (Message::Run { dest: id }).to_frame(0).unwrap() {
+            tx.push(b).unwrap();
+        }
+        // let the firmware take the upload before the next robot's frames fill the ring
+        w.run_for(5);
+    }
+    w.run_for(100);
+    // every robot runs the script and emits its events
+    assert!(w
+        .robots
+        .iter()
+        .all(|r| r.node.vm.bytecode()[0] > 1 && !r.node.vm.step_by_step()));
+    assert!(rx.slots() > 0);
+    drop(rx);
+    w
+}
+
+fn vm_speed(c: &mut Criterion) {
+    // a tight loop of 10 000 iterations (7 instructions each), run on the robot's VM
+    let src = "var i\nvar s\nonevent timer0\ns = 0\nfor i in 1:10000 do\ns = s + i\nend\n";
+    let program = compile(src, &thymio_ii_fw14(), &[], &[]).unwrap();
+    let mut w = World::new(&WorldConfig {
+        realtime: false,
+        ..WorldConfig::default()
+    });
+    let r = &mut w.robots[0];
+    r.node
+        .vm
+        .write_bytecode(0, program.bytecode.iter().copied())
+        .unwrap();
+    let handler = r.node.vm.event_address(0xFFEF);
+    let mut g = c.benchmark_group("vm");
+    let steps_per_run = 10_000u64 * 7;
+    g.throughput(Throughput::Elements(steps_per_run));
+    g.bench_function("instructions", |b| {
+        b.iter(|| {
+            let r = &mut w.robots[0];
+            struct Null;
+            impl sim::vm::Outbox for Null {
+                fn send(&mut self, _: &Message<'_>) {}
+            }
+            r.node.vm.cmd_run(&mut Null);
+            r.node.vm.setup_event(0xFFEF, &mut Null);
+            r.node.vm.run(0, &mut r.fw, &mut Null);
+            black_box(r.node.vm.pc());
+        })
+    });
+    g.finish();
+    assert!(handler != 0);
+}
+
+fn world_speed(c: &mut Criterion) {
+    let mut g = c.benchmark_group("world_ms");
+    for n in [1usize, 8, 64] {
+        let mut w = world_with_driver(n);
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| w.step())
+        });
+    }
+    g.finish();
+}
+
+fn compile_driver(c: &mut Criterion) {
+    let aesl = parse_aesl(DRIVER).unwrap();
+    let code = aesl.source_for("thymio-II", 1).unwrap().code.clone();
+    let target = thymio_ii_fw14();
+    c.bench_function("compile_driver_script", |b| {
+        b.iter(|| black_box(compile(&code, &target, &aesl.events, &aesl.constants).unwrap()))
+    });
+}
+
+criterion_group!(benches, vm_speed, world_speed, compile_driver);
+criterion_main!(benches);

@@ -137,6 +137,11 @@ impl Vm {
         self.pc
     }
 
+    /// Index of the top of the stack, −1 when empty.
+    pub fn sp(&self) -> i32 {
+        self.sp
+    }
+
     /// Execution flags (`FLAG_*`).
     pub fn flags(&self) -> u16 {
         self.flags

@@ -291,6 +291,31 @@ mod tests {
     }
 
     #[test]
+    fn shipped_arenas_load_and_start_poses_are_free() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/arena");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                let a = Arena::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                for i in 0..a.robots.len().max(1) {
+                    let [x, y, _] = a.start_pose(i, a.robots.len().max(1));
+                    assert!(!a.collides(x, y, 0.075), "{}: robot {i}", path.display());
+                }
+                n += 1;
+            }
+        }
+        assert!(n >= 3, "arena files in {}", dir.display());
+        // the line track: the robot starts with both ground sensors over the black strip
+        let line = Arena::load(&dir.join("line.yaml")).unwrap();
+        let [x, y, _] = line.start_pose(0, 1);
+        for dy in [-0.01155, 0.01155] {
+            assert!(line.reflectance(x + 0.07157, y + dy) < 0.1);
+        }
+        assert_eq!(Arena::load(&dir.join("default.yaml")).unwrap(), Arena::default());
+    }
+
+    #[test]
     fn rays_hit_walls_and_obstacles() {
         let mut a = Arena::default();
         assert!((a.ray(1.9, 1.0, 0.0, 1.0).unwrap() - 0.1).abs() < 1e-9);

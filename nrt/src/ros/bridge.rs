@@ -5,6 +5,7 @@
 use super::aseba::AsebaInterface;
 use super::convert::Clocks;
 use super::report::Reporter;
+use super::thymio::ThymioInterface;
 use super::{diagnostics, drain, names, params, RosError, RosOptions, Sub};
 use crate::engine::{Engine, EngineEvent};
 use futures::executor::LocalPool;
@@ -58,6 +59,8 @@ impl RosNode {
         let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
         let aseba =
             AsebaInterface::new(&mut self.node, reporter.clone()).map_err(RosError::Interface)?;
+        let thymio =
+            ThymioInterface::new(&mut self.node, reporter.clone()).map_err(RosError::Interface)?;
         let diagnostics = self
             .node
             .create_publisher(names::DIAGNOSTICS, QosProfile::default())
@@ -69,6 +72,7 @@ impl RosNode {
             pool,
             param_changes: Box::new(changes),
             aseba,
+            thymio,
             diagnostics,
             last_diagnostics: None,
             clocks: Clocks::new().map_err(RosError::Init)?,
@@ -84,6 +88,7 @@ pub struct RosBridge {
     pool: LocalPool,
     param_changes: Sub<(String, ParameterValue)>,
     aseba: AsebaInterface,
+    thymio: ThymioInterface,
     diagnostics: Publisher<DiagnosticArray>,
     last_diagnostics: Option<Instant>,
     clocks: Clocks,
@@ -100,6 +105,7 @@ impl RosBridge {
             ));
         }
         self.aseba.poll_ros(&mut self.node, engine);
+        self.thymio.poll_ros(engine);
         let now = Instant::now();
         engine.poll(now);
         while let Some(event) = engine.next_event() {
@@ -121,6 +127,8 @@ impl RosBridge {
 
     fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
         self.aseba
+            .on_engine_event(&mut self.node, engine, &mut self.clocks, event);
+        self.thymio
             .on_engine_event(&mut self.node, engine, &mut self.clocks, event);
         match event {
             EngineEvent::RtExited(reason) => self

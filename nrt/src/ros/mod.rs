@@ -19,6 +19,8 @@ pub mod diagnostics;
 pub mod names;
 pub mod params;
 pub mod report;
+pub mod thymio;
+pub mod thymio_conv;
 
 pub use bridge::{RosBridge, RosNode};
 

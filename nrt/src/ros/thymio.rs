@@ -1,0 +1,527 @@
+//! The Thymio driver's ROS interface (ROS-Thymio's names and types, ros-aseba-interface.md
+//! §3.3–3.4), one per robot driven by the RT thread, under the robot node's namespace:
+//! odometry from the RT domain (`odom`, `/tf`, `joint_states`), sensors from the events of the
+//! robot script (REP-117 ranges, laser scan, IMU, buttons, …), actuators validated and sent as
+//! script events, `cmd_vel` to the RT command ring (the RT watchdog stops a robot left
+//! without commands), the robot model (`robot_description`, `/tf_static`) and `is_ready`.
+
+use super::convert::Clocks;
+use super::names::{check_namespace, NameError};
+use super::report::Reporter;
+use super::thymio_conv::{self as conv, Frames};
+use super::{drain, Srv, Sub};
+use crate::engine::{Engine, EngineEvent};
+use crate::network::NetworkEvent;
+use crate::thymio::actuators::{self, BodyLed, CommandError, Gesture, Preset, ScriptEvent};
+use crate::thymio::events::RobotEvent;
+use crate::thymio::{model, sensors, BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
+use r2r::geometry_msgs::msg::Twist;
+use r2r::std_msgs::msg::{Bool, ColorRGBA, Empty, Float32, Int16, Int8, String as RosString};
+use r2r::tf2_msgs::msg::TFMessage;
+use r2r::thymio_msgs::msg::{Comm, Led, LedGesture, Sound, SystemSound};
+use r2r::{Publisher, QosProfile};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+fn latched() -> QosProfile {
+    QosProfile::default()
+        .keep_last(1)
+        .reliable()
+        .transient_local()
+}
+
+fn sensor_qos() -> QosProfile {
+    QosProfile::sensor_data()
+}
+
+fn reliable(depth: usize) -> QosProfile {
+    QosProfile::default().keep_last(depth).reliable()
+}
+
+/// Publishers of one robot.
+struct Outputs {
+    odom: Publisher<r2r::nav_msgs::msg::Odometry>,
+    joints: Publisher<r2r::sensor_msgs::msg::JointState>,
+    proximity: Vec<Publisher<r2r::sensor_msgs::msg::Range>>,
+    laser: Publisher<r2r::sensor_msgs::msg::LaserScan>,
+    ground: Vec<Publisher<r2r::sensor_msgs::msg::Range>>,
+    imu: Publisher<r2r::sensor_msgs::msg::Imu>,
+    tap: Publisher<Empty>,
+    temperature: Publisher<r2r::sensor_msgs::msg::Temperature>,
+    sound: Publisher<Float32>,
+    remote: Publisher<Int8>,
+    buttons: Publisher<r2r::sensor_msgs::msg::Joy>,
+    button: Vec<Publisher<Bool>>,
+    comm_rx: Publisher<Comm>,
+    description: Publisher<RosString>,
+}
+
+/// Subscriptions of one robot.
+struct Inputs {
+    cmd_vel: Sub<Twist>,
+    led: Sub<Led>,
+    led_off: Sub<Empty>,
+    body: Vec<(BodyLed, Sub<ColorRGBA>)>,
+    gesture: Sub<LedGesture>,
+    gesture_off: Sub<Empty>,
+    presets: Vec<(Preset, Sub<Float32>)>,
+    alive: Sub<Empty>,
+    sound_play: Sub<Sound>,
+    sound_system: Sub<SystemSound>,
+    alarm: Sub<Bool>,
+    sound_threshold: Sub<Float32>,
+    comm_enable: Sub<Bool>,
+    comm_tx: Sub<Int16>,
+    shutdown: Sub<Empty>,
+    is_ready: Srv<r2r::std_srvs::srv::Empty::Service>,
+}
+
+/// The interface of one robot.
+struct RobotInterface {
+    node: u16,
+    frames: Frames,
+    out: Outputs,
+    inp: Inputs,
+    last_odom: Option<Instant>,
+    /// Next alarm sound while the alarm is on.
+    alarm: Option<Instant>,
+}
+
+/// The Thymio driver interface of the bridge node.
+pub struct ThymioInterface {
+    reporter: Reporter,
+    tf: Publisher<TFMessage>,
+    tf_static: Publisher<TFMessage>,
+    static_transforms: Vec<r2r::geometry_msgs::msg::TransformStamped>,
+    robots: BTreeMap<u16, RobotInterface>,
+}
+
+/// Why a robot interface could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ThymioError {
+    /// A namespace that cannot be a ROS name.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// rcl refused an entity.
+    #[error("rcl: {0}")]
+    Rcl(#[from] r2r::Error),
+}
+
+fn subscribe<T: r2r::WrappedTypesupport + 'static>(
+    node: &mut r2r::Node,
+    topic: &str,
+) -> Result<Sub<T>, r2r::Error> {
+    Ok(Box::new(node.subscribe::<T>(topic, reliable(10))?))
+}
+
+fn topic(ns: &str, leaf: &str) -> String {
+    if ns.is_empty() {
+        leaf.to_owned()
+    } else {
+        format!("{ns}/{leaf}")
+    }
+}
+
+impl ThymioInterface {
+    /// The shared publishers (`/tf`, `/tf_static`).
+    pub fn new(node: &mut r2r::Node, reporter: Reporter) -> Result<ThymioInterface, r2r::Error> {
+        Ok(ThymioInterface {
+            reporter,
+            tf: node.create_publisher("/tf", reliable(100))?,
+            tf_static: node.create_publisher("/tf_static", latched())?,
+            static_transforms: Vec::new(),
+            robots: BTreeMap::new(),
+        })
+    }
+
+    /// Reacts to the engine: new robots, odometry, script events.
+    pub fn on_engine_event(
+        &mut self,
+        node: &mut r2r::Node,
+        engine: &Engine,
+        clocks: &mut Clocks,
+        event: &EngineEvent,
+    ) {
+        match event {
+            EngineEvent::RobotReady { node: id, .. }
+                if engine.driver_params().enabled && !self.robots.contains_key(id) =>
+            {
+                match self.add_robot(node, engine, *id, clocks) {
+                    Ok(()) => self
+                        .reporter
+                        .info(&format!("Thymio node {id}: driver interface ready")),
+                    Err(e) => self
+                        .reporter
+                        .error(&format!("Thymio node {id}: no driver interface: {e}")),
+                }
+            }
+            EngineEvent::Odometry { node: id, sample } => {
+                self.publish_odometry(engine, clocks, *id, sample)
+            }
+            EngineEvent::Network(NetworkEvent::UserEvent {
+                source,
+                id,
+                args,
+                stamp_ns,
+            }) if self.robots.contains_key(source) => {
+                self.on_script_event(engine, clocks, *source, *id, args, *stamp_ns);
+            }
+            _ => {}
+        }
+    }
+
+    fn add_robot(
+        &mut self,
+        node: &mut r2r::Node,
+        engine: &Engine,
+        id: u16,
+        clocks: &mut Clocks,
+    ) -> Result<(), ThymioError> {
+        let params = engine.driver_params();
+        let ns = engine
+            .network()
+            .node(id)
+            .map(|n| n.namespace().trim_matches('/').to_owned())
+            .unwrap_or_default();
+        check_namespace(&ns)?;
+        let prefix = if ns.is_empty() {
+            params.tf_prefix.clone()
+        } else {
+            ns.clone()
+        };
+        let frames = Frames::new(
+            &prefix,
+            &params.odom_frame,
+            &params.robot_frame,
+            [&params.left_wheel_joint, &params.right_wheel_joint],
+        );
+        let t = |leaf: &str| topic(&ns, leaf);
+        let out = Outputs {
+            odom: node.create_publisher(&t("odom"), reliable(10))?,
+            joints: node.create_publisher(&t("joint_states"), reliable(10))?,
+            proximity: PROXIMITY_NAMES
+                .iter()
+                .map(|n| node.create_publisher(&t(&format!("proximity/{n}")), sensor_qos()))
+                .collect::<Result<_, _>>()?,
+            laser: node.create_publisher(&t("proximity/laser"), sensor_qos())?,
+            ground: GROUND_NAMES
+                .iter()
+                .map(|n| node.create_publisher(&t(&format!("ground/{n}")), sensor_qos()))
+                .collect::<Result<_, _>>()?,
+            imu: node.create_publisher(&t("imu"), sensor_qos())?,
+            tap: node.create_publisher(&t("tap"), reliable(10))?,
+            temperature: node.create_publisher(&t("temperature"), sensor_qos())?,
+            sound: node.create_publisher(&t("sound"), reliable(10))?,
+            remote: node.create_publisher(&t("remote"), reliable(10))?,
+            buttons: node.create_publisher(&t("buttons"), reliable(10))?,
+            button: BUTTON_NAMES
+                .iter()
+                .map(|n| node.create_publisher(&t(&format!("buttons/{n}")), reliable(10)))
+                .collect::<Result<_, _>>()?,
+            comm_rx: node.create_publisher(&t("comm/rx"), reliable(10))?,
+            description: node.create_publisher(&t("robot_description"), latched())?,
+        };
+        let inp = Inputs {
+            cmd_vel: Box::new(node.subscribe(&t("cmd_vel"), reliable(1))?),
+            led: Box::new(node.subscribe(&t("led"), reliable(6))?),
+            led_off: subscribe(node, &t("led/off"))?,
+            body: [
+                (BodyLed::Top, "top"),
+                (BodyLed::BottomLeft, "bottom_left"),
+                (BodyLed::BottomRight, "bottom_right"),
+            ]
+            .into_iter()
+            .map(|(b, n)| Ok((b, subscribe(node, &t(&format!("led/body/{n}")))?)))
+            .collect::<Result<_, r2r::Error>>()?,
+            gesture: subscribe(node, &t("led/gesture"))?,
+            gesture_off: subscribe(node, &t("led/gesture/off"))?,
+            presets: [
+                (Preset::Circle, "circle"),
+                (Preset::Blink, "blink"),
+                (Preset::Kit, "kit"),
+            ]
+            .into_iter()
+            .map(|(p, n)| Ok((p, subscribe(node, &t(&format!("led/gesture/{n}")))?)))
+            .collect::<Result<_, r2r::Error>>()?,
+            alive: subscribe(node, &t("led/gesture/alive"))?,
+            sound_play: subscribe(node, &t("sound/play"))?,
+            sound_system: subscribe(node, &t("sound/play/system"))?,
+            alarm: subscribe(node, &t("alarm"))?,
+            sound_threshold: subscribe(node, &t("sound_threshold"))?,
+            comm_enable: subscribe(node, &t("comm/enable"))?,
+            comm_tx: subscribe(node, &t("comm/tx"))?,
+            shutdown: subscribe(node, &t("shutdown"))?,
+            is_ready: Box::new(node.create_service::<r2r::std_srvs::srv::Empty::Service>(
+                &t("is_ready"),
+                QosProfile::default(),
+            )?),
+        };
+        if params.publish_model {
+            let axis = engine
+                .robots()
+                .of_node(id)
+                .map_or(params.axis_length, |s| s.calibration.axis_length);
+            let urdf = model::urdf(&frames.prefix, axis);
+            if let Err(e) = out.description.publish(&RosString { data: urdf }) {
+                self.reporter
+                    .warn(&format!("node {id}: cannot publish robot_description: {e}"));
+            }
+            let stamp = clocks.now();
+            // one /tf_static message holds every robot's frames (latched topic, last message wins)
+            self.static_transforms.retain(|t| {
+                !t.child_frame_id.starts_with(&format!("{}/", frames.prefix))
+                    || frames.prefix.is_empty()
+            });
+            self.static_transforms
+                .extend(conv::static_transforms(&stamp, &frames));
+            let msg = TFMessage {
+                transforms: self.static_transforms.clone(),
+            };
+            if let Err(e) = self.tf_static.publish(&msg) {
+                self.reporter
+                    .warn(&format!("node {id}: cannot publish /tf_static: {e}"));
+            }
+        }
+        self.robots.insert(
+            id,
+            RobotInterface {
+                node: id,
+                frames,
+                out,
+                inp,
+                last_odom: None,
+                alarm: None,
+            },
+        );
+        Ok(())
+    }
+
+    fn publish_odometry(
+        &mut self,
+        engine: &Engine,
+        clocks: &mut Clocks,
+        id: u16,
+        s: &msgs::rtmsg::OdomSample,
+    ) {
+        let Some(r) = self.robots.get_mut(&id) else {
+            return;
+        };
+        let rate = engine.driver_params().odom_max_rate;
+        let now = Instant::now();
+        if rate > 0.0
+            && r.last_odom
+                .is_some_and(|t| now.duration_since(t) < Duration::from_secs_f64(1.0 / rate))
+        {
+            return;
+        }
+        r.last_odom = Some(now);
+        let Some(slot) = engine.robots().of_node(id) else {
+            return;
+        };
+        let stamp = clocks.stamp(s.t_ns);
+        let results = [
+            r.out
+                .odom
+                .publish(&conv::odometry(s, &stamp, &r.frames, &slot.calibration)),
+            self.tf.publish(&TFMessage {
+                transforms: vec![conv::odom_transform(s, &stamp, &r.frames)],
+            }),
+            r.out
+                .joints
+                .publish(&conv::joint_states(s, &stamp, &r.frames)),
+        ];
+        for e in results.into_iter().filter_map(Result::err) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish odometry: {e}"));
+        }
+    }
+
+    fn on_script_event(
+        &mut self,
+        engine: &Engine,
+        clocks: &mut Clocks,
+        id: u16,
+        event: u16,
+        args: &[i16],
+        stamp_ns: u64,
+    ) {
+        let Some(n) = engine.network().node(id) else {
+            return;
+        };
+        let Some(script) = n.script.as_ref() else {
+            return;
+        };
+        let Some((name, _)) = script.events.get(event as usize) else {
+            return;
+        };
+        let decoded = match RobotEvent::decode(name, args) {
+            Ok(ev) => ev,
+            // events of the robot → ROS direction only; others (set_speed echoes, unknown) are not sensors
+            Err(_) => return,
+        };
+        let Some(r) = self.robots.get_mut(&id) else {
+            return;
+        };
+        let Some(slot) = engine.robots().of_node(id) else {
+            return;
+        };
+        let cal = &slot.calibration;
+        let stamp = clocks.stamp(stamp_ns);
+        let f = &r.frames;
+        let o = &r.out;
+        let res: Result<(), r2r::Error> = match decoded {
+            RobotEvent::Odometry { .. } => Ok(()),
+            RobotEvent::Proximity(raw) => {
+                let mut result = Ok(());
+                for (i, p) in o.proximity.iter().enumerate() {
+                    let frame = f.link(&format!("proximity_{}_link", PROXIMITY_NAMES[i]));
+                    result = result.and(p.publish(&conv::proximity(raw[i], cal, i, &stamp, frame)));
+                }
+                result.and(
+                    o.laser
+                        .publish(&conv::laser(&raw, cal, &stamp, f.link("laser_link"))),
+                )
+            }
+            RobotEvent::Ground(delta) => {
+                let threshold = engine.driver_params().ground.threshold;
+                let mut result = Ok(());
+                for (i, g) in o.ground.iter().enumerate() {
+                    let frame = f.link(&format!("ground_{}_link", GROUND_NAMES[i]));
+                    result =
+                        result.and(g.publish(&conv::ground(delta[i], threshold, &stamp, frame)));
+                }
+                result
+            }
+            RobotEvent::GroundReflected(_) | RobotEvent::GroundAmbient(_) => Ok(()),
+            RobotEvent::Accelerometer(acc) => {
+                o.imu.publish(&conv::imu(acc, &stamp, f.base.clone()))
+            }
+            RobotEvent::Tap => o.tap.publish(&Empty::default()),
+            RobotEvent::Temperature(t) => {
+                o.temperature
+                    .publish(&conv::temperature(t, &stamp, f.base.clone()))
+            }
+            RobotEvent::Sound(i) => o.sound.publish(&Float32 {
+                data: sensors::sound_level(i),
+            }),
+            RobotEvent::Remote { command, .. } => o.remote.publish(&Int8 {
+                data: command as i8,
+            }),
+            RobotEvent::Buttons(values) => o.buttons.publish(&conv::joy(values, &stamp)),
+            RobotEvent::Button { index, pressed } => {
+                o.button[index].publish(&Bool { data: pressed })
+            }
+            RobotEvent::Comm {
+                value,
+                payloads,
+                intensities,
+            } => o.comm_rx.publish(&Comm {
+                value,
+                payloads: payloads.to_vec(),
+                intensities: intensities.to_vec(),
+            }),
+        };
+        if let Err(e) = res {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish {name}: {e}"));
+        }
+    }
+
+    /// Serves the robots' subscriptions and services.
+    pub fn poll_ros(&mut self, engine: &mut Engine) {
+        let now = Instant::now();
+        let ids: Vec<u16> = self.robots.keys().copied().collect();
+        for id in ids {
+            let mut commands: Vec<Result<ScriptEvent, CommandError>> = Vec::new();
+            let Some(r) = self.robots.get_mut(&id) else {
+                continue;
+            };
+            let i = &mut r.inp;
+            if let Some(t) = drain(&mut i.cmd_vel).last() {
+                if let Err(e) = engine.set_cmd_vel(r.node, t.linear.x, t.angular.z) {
+                    self.reporter
+                        .error(&format!("node {id}: cmd_vel refused: {e}"));
+                }
+            }
+            for m in drain(&mut i.led) {
+                commands.push(actuators::led(m.id, &m.values));
+            }
+            for _ in drain(&mut i.led_off) {
+                commands.extend(actuators::leds_off().into_iter().map(Ok));
+            }
+            for (which, s) in i.body.iter_mut() {
+                for c in drain(s) {
+                    commands.push(actuators::body_led(*which, c.r, c.g, c.b));
+                }
+            }
+            for g in drain(&mut i.gesture) {
+                commands.push(actuators::gesture(&Gesture {
+                    gesture: g.gesture,
+                    wave: g.wave,
+                    leds: g.leds,
+                    period: g.period,
+                    length: g.length,
+                    mirror: g.mirror,
+                    mask: g.mask,
+                }));
+            }
+            for _ in drain(&mut i.gesture_off) {
+                commands.push(Ok(actuators::gesture_off()));
+            }
+            for (p, s) in i.presets.iter_mut() {
+                for period in drain(s) {
+                    commands.push(actuators::gesture_preset(*p, period.data));
+                }
+            }
+            for _ in drain(&mut i.alive) {
+                commands.push(actuators::gesture_preset(Preset::Alive, 3.0));
+            }
+            for s in drain(&mut i.sound_play) {
+                let d = f64::from(s.duration.sec) + f64::from(s.duration.nanosec) * 1e-9;
+                commands.push(actuators::play_tone(s.frequency, d));
+            }
+            for s in drain(&mut i.sound_system) {
+                commands.push(actuators::play_system_sound(s.sound));
+            }
+            for a in drain(&mut i.alarm) {
+                r.alarm = a.data.then_some(now);
+            }
+            for t in drain(&mut i.sound_threshold) {
+                commands.push(actuators::sound_threshold(t.data));
+            }
+            for c in drain(&mut i.comm_enable) {
+                commands.push(Ok(actuators::comm_enable(c.data)));
+            }
+            for c in drain(&mut i.comm_tx) {
+                commands.push(actuators::comm_tx(c.data));
+            }
+            for _ in drain(&mut i.shutdown) {
+                commands.push(Ok(actuators::shutdown()));
+            }
+            for call in drain(&mut i.is_ready).collect::<Vec<_>>() {
+                if let Err(e) = call.respond(r2r::std_srvs::srv::Empty::Response {}) {
+                    self.reporter
+                        .warn(&format!("node {id}: cannot answer is_ready: {e}"));
+                }
+            }
+            if let Some(due) = r.alarm.filter(|t| *t <= now) {
+                r.alarm = Some(due + Duration::from_secs_f64(actuators::ALARM_PERIOD_S));
+                commands.push(actuators::play_system_sound(actuators::ALARM_SOUND));
+            }
+            let node = r.node;
+            for c in commands {
+                match c {
+                    Ok(ev) => {
+                        if let Err(e) = engine.emit_script_event(node, ev.name, &ev.args) {
+                            self.reporter
+                                .error(&format!("node {node}: {}: {e}", ev.name));
+                        }
+                    }
+                    Err(e) => self
+                        .reporter
+                        .error(&format!("node {node}: command refused: {e}")),
+                }
+            }
+        }
+    }
+}

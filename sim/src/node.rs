@@ -2,7 +2,7 @@
 //! around a [`Vm`] and a [`Target`], as the official `AsebaVMDebugMessage` and
 //! `AsebaProcessIncomingEvents` do, plus the v6–v9 messages of the Thymio firmware.
 
-use crate::vm::{Outbox, Target, Vm, VmSizes};
+use crate::vm::{changed, Outbox, Target, Vm, VmSizes};
 use msgs::description::TargetDescription;
 use msgs::wire::{AsebaStr, ChangedBlocks, Message, NativeParams, Words};
 
@@ -13,7 +13,8 @@ pub struct NodeConfig {
     pub id: u16,
     /// Protocol version announced (9 like FW14; 5 lets the community tools connect).
     pub protocol: u16,
-    /// Largest VARIABLES reply in words (47 on the Thymio; 0 = one reply).
+    /// Largest VARIABLES reply in words (47 on the Thymio; 0 = one reply). Non-zero also
+    /// means the node is built with limited messages (CHANGED_VARIABLES cut at 90 bytes).
     pub variables_chunk: usize,
     /// Friendly name (DEVICE_INFO NAME).
     pub name: String,
@@ -85,10 +86,11 @@ impl Node {
         }
         let (nv, ne) = (d.variables.len(), d.local_events.len());
         let total = nv + ne + d.natives.len();
-        let items: Box<dyn Iterator<Item = usize>> = if fragment < 0 {
-            Box::new(0..total)
+        let items = if fragment < 0 {
+            0..total
         } else {
-            Box::new((fragment as usize..total).take(1))
+            let k = (fragment as usize).min(total);
+            k..(k + 1).min(total)
         };
         for k in items {
             if k < nv {
@@ -145,38 +147,20 @@ impl Node {
         self.vm.emit_node_specific_error("VM ASSERT !", out);
     }
 
+    /// CHANGED_VARIABLES as the official node sends them (packets cut at 90 bytes on a
+    /// node with limited messages, like the Thymio). Never allocates.
     fn send_changed_variables(&mut self, out: &mut dyn Outbox) {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        let mut pending: Vec<(u16, Vec<i16>)> = Vec::new();
-        self.vm
-            .changed_variables(|start, values| pending.push((start, values.to_vec())));
-        let limit = msgs::wire::MAX_PAYLOAD;
-        let flush = |scratch: &mut Vec<u8>, out: &mut dyn Outbox| {
-            if let Some(blocks) = ChangedBlocks::from_bytes(scratch) {
+        let max = if self.config.variables_chunk == 0 {
+            changed::FULL_PACKET
+        } else {
+            changed::LIMITED_PACKET
+        };
+        let Node { vm, scratch, .. } = self;
+        vm.changed_variables_packets(max, scratch, |payload| {
+            if let Some(blocks) = ChangedBlocks::from_bytes(payload) {
                 out.send(&Message::ChangedVariables { blocks });
             }
-            scratch.clear();
-        };
-        for (start, values) in pending {
-            let mut at = 0usize;
-            while at < values.len() {
-                let room = (limit - scratch.len()).saturating_sub(4) / 2;
-                if room == 0 {
-                    flush(&mut scratch, out);
-                    continue;
-                }
-                let n = (values.len() - at).min(room);
-                scratch.extend_from_slice(&(start + at as u16).to_le_bytes());
-                scratch.extend_from_slice(&(n as u16).to_le_bytes());
-                for v in &values[at..at + n] {
-                    scratch.extend_from_slice(&v.to_le_bytes());
-                }
-                at += n;
-            }
-        }
-        flush(&mut scratch, out);
-        self.scratch = scratch;
+        });
     }
 
     /// Handles one incoming message from `source` (`AsebaProcessIncomingEvents`).

@@ -312,7 +312,10 @@ mod tests {
         for dy in [-0.01155, 0.01155] {
             assert!(line.reflectance(x + 0.07157, y + dy) < 0.1);
         }
-        assert_eq!(Arena::load(&dir.join("default.yaml")).unwrap(), Arena::default());
+        assert_eq!(
+            Arena::load(&dir.join("default.yaml")).unwrap(),
+            Arena::default()
+        );
     }
 
     #[test]

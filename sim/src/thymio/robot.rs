@@ -12,7 +12,7 @@ use crate::node::{Node, NodeConfig, NodeRequest};
 use crate::rng::Rng;
 use crate::vm::Outbox;
 use msgs::description::TargetDescription;
-use msgs::wire::{Frame, Message, MAX_FRAME};
+use msgs::wire::{read_header, Frame, Message, HEADER_LEN, MAX_FRAME};
 use std::collections::VecDeque;
 
 /// Speed of one motor unit in m/s (the driver's default calibration: 2.93 units per mm/s).
@@ -27,6 +27,8 @@ pub const WHEEL_TAU: f64 = 0.05;
 pub const MAX_TARGET: i16 = 1000;
 /// Instructions per event before the firmware kills it.
 pub const STEPS_LIMIT: u16 = 0xFFFF;
+/// Bytes of incoming frames a robot holds before it drops new ones (its reception buffer).
+pub const INBOX_BYTES: usize = 1 << 16;
 
 /// Horizontal proximity sensors in the body frame: x, y, heading (ros-aseba-interface.md §5).
 const PROX_POSES: [(f64, f64, f64); 7] = [
@@ -104,7 +106,11 @@ pub struct Robot {
     last_buttons: [bool; 5],
     timers: [u32; 2],
     periods: [i16; 2],
-    inbox: VecDeque<Vec<u8>>,
+    /// Whole frames waiting for the firmware, back to back (allocated once).
+    inbox: VecDeque<u8>,
+    inbox_frames: usize,
+    /// Frames dropped because the inbox was full.
+    pub inbox_dropped: u64,
     /// Frames sent by the node since the last [`Robot::take_output`].
     out: Vec<u8>,
     tap: bool,
@@ -135,7 +141,9 @@ impl Robot {
             last_buttons: [false; 5],
             timers: [0; 2],
             periods: [0; 2],
-            inbox: VecDeque::new(),
+            inbox: VecDeque::with_capacity(INBOX_BYTES),
+            inbox_frames: 0,
+            inbox_dropped: 0,
             out,
             tap: false,
             comm_rx: None,
@@ -147,11 +155,32 @@ impl Robot {
         self.node.config.id
     }
 
-    /// Queues a frame for the node (the firmware takes one per main-loop iteration).
+    /// Queues a whole frame for the node (the firmware takes one per main-loop iteration);
+    /// dropped when the reception buffer is full or the robot is off. Never allocates.
     pub fn deliver(&mut self, frame: &[u8]) {
-        if self.powered && self.inbox.len() < 1024 {
-            self.inbox.push_back(frame.to_vec());
+        if !self.powered {
+            return;
         }
+        let whole = read_header(frame).is_some_and(|h| HEADER_LEN + h.len == frame.len());
+        if !whole || frame.len() > MAX_FRAME || self.inbox.len() + frame.len() > INBOX_BYTES {
+            self.inbox_dropped += 1;
+            return;
+        }
+        self.inbox.extend(frame.iter().copied());
+        self.inbox_frames += 1;
+    }
+
+    /// Takes the oldest waiting frame into `buf`; returns its length.
+    fn next_frame(&mut self, buf: &mut [u8; MAX_FRAME]) -> Option<usize> {
+        if self.inbox_frames == 0 {
+            return None;
+        }
+        let len = HEADER_LEN + u16::from_le_bytes([self.inbox[0], self.inbox[1]]) as usize;
+        for (slot, b) in buf.iter_mut().zip(self.inbox.drain(..len)) {
+            *slot = b;
+        }
+        self.inbox_frames -= 1;
+        Some(len)
     }
 
     /// Takes the bytes of the frames the node sent.
@@ -422,14 +451,16 @@ impl Robot {
     fn main_loop(&mut self) {
         for _ in 0..64 {
             let id = self.node.config.id;
+            // the frame this iteration will process (the VM run does not touch the inbox)
+            let mut bytes = [0u8; MAX_FRAME];
+            let incoming = self.next_frame(&mut bytes);
             let mut out = FrameOut {
                 source: id,
                 buf: &mut self.out,
             };
             self.node.vm.run(STEPS_LIMIT, &mut self.fw, &mut out);
-            let incoming = self.inbox.pop_front();
-            if let Some(bytes) = &incoming {
-                if let Ok((frame, _)) = Frame::parse(bytes) {
+            if let Some(n) = incoming {
+                if let Ok((frame, _)) = Frame::parse(&bytes[..n]) {
                     if let Ok(msg) = frame.message() {
                         if self.node.handle(frame.source, &msg, &mut self.fw, &mut out)
                             == NodeRequest::Reboot
@@ -492,6 +523,7 @@ impl Robot {
             }
         }
         self.inbox.clear();
+        self.inbox_frames = 0;
         self.targets = [0, 0];
     }
 
@@ -511,7 +543,7 @@ impl Robot {
 
     /// Number of frames waiting for the firmware.
     pub fn inbox_len(&self) -> usize {
-        self.inbox.len()
+        self.inbox_frames
     }
 }
 

@@ -10,6 +10,7 @@
 //! Memory is allocated once at construction; stepping never allocates. Everything the VM
 //! says goes through an [`Outbox`]; native functions are provided by a [`Target`].
 
+pub mod changed;
 mod deque;
 mod exec;
 pub mod math;
@@ -422,24 +423,5 @@ impl Vm {
         self.reset_when_flags();
         target.reset(self);
         self.setup_event(INIT_EVENT, out);
-    }
-
-    /// CHANGED_VARIABLES blocks since the last call: calls `block(start, values)` for each
-    /// run of changed words and updates the shadow copy.
-    pub fn changed_variables(&mut self, mut block: impl FnMut(u16, &[i16])) {
-        let mut i = 0;
-        let n = self.variables.len();
-        while i < n {
-            if self.variables[i] == self.variables_old[i] {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < n && self.variables[i] != self.variables_old[i] {
-                self.variables_old[i] = self.variables[i];
-                i += 1;
-            }
-            block(start as u16, &self.variables[start..i]);
-        }
     }
 }

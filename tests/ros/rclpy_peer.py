@@ -25,6 +25,7 @@ import argparse
 import array
 import importlib
 import json
+import math
 import queue
 import sys
 import threading
@@ -50,6 +51,8 @@ def to_plain(value):
         return value.tolist()
     if isinstance(value, bytes):  # a `byte` field is one byte; byte arrays are lists of those
         return value[0] if len(value) == 1 else list(value)
+    if isinstance(value, float) and not math.isfinite(value):  # JSON has no infinities: "inf", "-inf", "nan"
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     return value
 
 
@@ -72,12 +75,14 @@ def from_plain(cls, data):
 
 
 def qos(durability="volatile", depth=10):
+    """`volatile`, `transient_local` (both reliable) or `best_effort` (the sensor data profile)."""
     return QoSProfile(
         history=HistoryPolicy.KEEP_LAST,
         depth=depth,
-        reliability=ReliabilityPolicy.RELIABLE,
+        reliability=ReliabilityPolicy.BEST_EFFORT if durability == "best_effort" else ReliabilityPolicy.RELIABLE,
         durability={
             "volatile": DurabilityPolicy.VOLATILE,
+            "best_effort": DurabilityPolicy.VOLATILE,
             "transient_local": DurabilityPolicy.TRANSIENT_LOCAL,
         }[durability],
     )
@@ -199,7 +204,7 @@ def main():
     p = sub.add_parser("echo", help="subscribe and print the messages")
     p.add_argument("--topic", required=True)
     p.add_argument("--type", required=True, help="pkg/msg/Name")
-    p.add_argument("--durability", choices=["volatile", "transient_local"], default="volatile")
+    p.add_argument("--durability", choices=["volatile", "transient_local", "best_effort"], default="volatile")
     p.add_argument("--depth", type=int, default=10)
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=20.0)

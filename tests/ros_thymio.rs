@@ -1,0 +1,321 @@
+//! End to end, the Thymio driver interface (ROS-Thymio names and types) on the embedded
+//! simulated Thymio: `thymio-rt run` with the ROS 2 bridge, rclpy in another process.
+//! cmd_vel moves the robot and odom follows, the watchdog stops it, proximity and ground are
+//! REP-117 ranges near and far from a wall, LEDs and other actuators reach the robot's
+//! variables, two robots in two namespaces are driven independently.
+#![cfg(feature = "ros2")]
+
+mod common;
+#[path = "ros/rclpy_peer.rs"]
+mod rclpy_peer;
+
+use common::Proc;
+use rclpy_peer::{test_domain_id, RclpyPeer};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const TEST_TIMEOUT: Duration = Duration::from_secs(150);
+
+/// `thymio-rt run` on the embedded simulator with the driver script, namespace `/<ns>`.
+fn driver(dir: &Path, ns: &str, robots: usize, extra_yaml: &str, arena: &str) -> Proc {
+    let root = common::root();
+    let arena_file = dir.join(format!("{ns}-arena.yaml"));
+    std::fs::write(&arena_file, arena).unwrap();
+    let config = dir.join(format!("{ns}.yaml"));
+    std::fs::write(
+        &config,
+        format!(
+            "script: {{path: {}}}\nrt: {{priority: 0, lock_memory: false}}\nsim: {{arena: {}, robots: {robots}}}\n{extra_yaml}",
+            root.join("config/aseba/thymio_ros.aesl").display(),
+            arena_file.display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = common::thymio_rt();
+    cmd.arg("run")
+        .arg("-c")
+        .arg(&config)
+        .args(["--switch-port", "0"]);
+    cmd.args(["--ros-args", "-r", &format!("__ns:=/{ns}")]);
+    cmd.env("ROS_DOMAIN_ID", test_domain_id().to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_PRELOAD");
+    Proc::spawn("thymio-rt run", cmd)
+}
+
+fn stop(mut driver: Proc) {
+    driver.signal(nix::sys::signal::Signal::SIGINT);
+    let status = driver.wait_exit(Duration::from_secs(15));
+    assert!(
+        status.success(),
+        "thymio-rt run ended with {status}:\n{}",
+        driver.seen.join("\n")
+    );
+}
+
+fn range(m: &Value) -> f64 {
+    match &m["range"] {
+        Value::String(s) if s == "inf" => f64::INFINITY,
+        Value::String(s) if s == "-inf" => f64::NEG_INFINITY,
+        v => v.as_f64().unwrap_or(f64::NAN),
+    }
+}
+
+fn get_variable(peer: &mut RclpyPeer, ns: &str, var: &str, deadline: Instant) -> Value {
+    peer.call(
+        &format!("/{ns}/aseba/get_variable"),
+        "asebaros_msgs/srv/GetVariable",
+        json!({ "variable": var }),
+        deadline,
+    )
+    .unwrap()["data"]
+        .clone()
+}
+
+/// Publishes `msg` until `check` holds (the robot applies commands once per main loop).
+fn until(deadline: Instant, mut check: impl FnMut() -> bool) -> bool {
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+fn x_of(odom: &Value) -> f64 {
+    odom["pose"]["pose"]["position"]["x"].as_f64().unwrap()
+}
+
+#[test]
+fn thymio_driver_on_the_simulated_robot() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "thymio_sim";
+    let dir = tempfile::tempdir().unwrap();
+    // facing away from the east wall, 9 cm from it behind
+    let driver = driver(
+        dir.path(),
+        ns,
+        1,
+        "",
+        "width: 2.0\nheight: 2.0\nrobots:\n  - [1.88, 1.0, 3.14159]\n",
+    );
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let t = |leaf: &str| format!("/{ns}/{leaf}");
+    peer.subscribe(&t("odom"), "nav_msgs/msg/Odometry", "volatile", deadline)
+        .unwrap();
+    peer.subscribe(
+        &t("proximity/center"),
+        "sensor_msgs/msg/Range",
+        "best_effort",
+        deadline,
+    )
+    .unwrap();
+    peer.subscribe(
+        &t("proximity/rear_left"),
+        "sensor_msgs/msg/Range",
+        "best_effort",
+        deadline,
+    )
+    .unwrap();
+    peer.subscribe(
+        &t("proximity/laser"),
+        "sensor_msgs/msg/LaserScan",
+        "best_effort",
+        deadline,
+    )
+    .unwrap();
+    peer.subscribe(
+        &t("ground/left"),
+        "sensor_msgs/msg/Range",
+        "best_effort",
+        deadline,
+    )
+    .unwrap();
+    peer.subscribe(&t("imu"), "sensor_msgs/msg/Imu", "best_effort", deadline)
+        .unwrap();
+    peer.subscribe(
+        &t("robot_description"),
+        "std_msgs/msg/String",
+        "transient_local",
+        deadline,
+    )
+    .unwrap();
+    peer.call(&t("is_ready"), "std_srvs/srv/Empty", json!({}), deadline)
+        .unwrap();
+
+    // REP-117: nothing ahead is +inf, the wall behind is a finite range, the floor is seen
+    let front = peer
+        .message(&t("proximity/center"), deadline, |_| true)
+        .unwrap();
+    assert_eq!(range(&front), f64::INFINITY, "{front}");
+    // frames are prefixed with the robot's own namespace (none here), as ROS-Thymio's tf_prefix
+    assert_eq!(front["header"]["frame_id"], "proximity_center_link");
+    let rear = peer
+        .message(&t("proximity/rear_left"), deadline, |m| {
+            range(m).is_finite()
+        })
+        .unwrap();
+    let d = range(&rear);
+    assert!((0.06..0.13).contains(&d), "rear range {d}");
+    let scan = peer
+        .message(&t("proximity/laser"), deadline, |_| true)
+        .unwrap();
+    assert!(
+        scan["ranges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r == "inf"),
+        "{scan}"
+    );
+    let ground = peer.message(&t("ground/left"), deadline, |_| true).unwrap();
+    assert_eq!(range(&ground), f64::NEG_INFINITY, "{ground}");
+    let imu = peer.message(&t("imu"), deadline, |_| true).unwrap();
+    let az = imu["linear_acceleration"]["z"].as_f64().unwrap();
+    assert!((8.0..11.0).contains(&az), "gravity {az}");
+    let urdf = peer
+        .message(&t("robot_description"), deadline, |_| true)
+        .unwrap();
+    assert!(urdf["data"].as_str().unwrap().contains("left_wheel_joint"));
+
+    // cmd_vel 0.1 m/s for 2 s: odom follows
+    let start = x_of(&peer.message(&t("odom"), deadline, |_| true).unwrap());
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(2) {
+        peer.publish(
+            &t("cmd_vel"),
+            "geometry_msgs/msg/Twist",
+            json!({"linear": {"x": 0.1}}),
+            1,
+            deadline,
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let moving = peer
+        .message(&t("odom"), deadline, |m| {
+            m["twist"]["twist"]["linear"]["x"].as_f64().unwrap() > 0.05
+        })
+        .unwrap();
+    assert!(moving["header"]["stamp"]["sec"].as_i64().unwrap() > 0);
+    // the watchdog stops the robot without new commands (cmd_vel_timeout 0.5 s); messages
+    // from before the motion are still unread, hence the position condition
+    let stopped = peer
+        .message(&t("odom"), deadline, |m| {
+            m["twist"]["twist"]["linear"]["x"].as_f64().unwrap().abs() < 0.005
+                && x_of(m) > start + 0.05
+        })
+        .unwrap();
+    let moved = x_of(&stopped) - start;
+    assert!((0.12..0.30).contains(&moved), "odom moved {moved} m");
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "the watchdog took too long"
+    );
+
+    // actuators reach the robot's variables
+    let color = json!({"r": 1.0, "g": 0.0, "b": 0.5, "a": 1.0});
+    assert!(until(deadline, || {
+        peer.publish(
+            &t("led/body/top"),
+            "std_msgs/msg/ColorRGBA",
+            color.clone(),
+            1,
+            deadline,
+        )
+        .unwrap();
+        get_variable(&mut peer, ns, "leds.top", deadline) == json!([32, 0, 16])
+    }));
+    assert!(until(deadline, || {
+        peer.publish(
+            &t("sound_threshold"),
+            "std_msgs/msg/Float32",
+            json!({"data": 0.5}),
+            1,
+            deadline,
+        )
+        .unwrap();
+        get_variable(&mut peer, ns, "mic.threshold", deadline) == json!([128])
+    }));
+    assert!(until(deadline, || {
+        peer.publish(
+            &t("comm/tx"),
+            "std_msgs/msg/Int16",
+            json!({"data": 321}),
+            1,
+            deadline,
+        )
+        .unwrap();
+        get_variable(&mut peer, ns, "prox.comm.tx", deadline) == json!([321])
+    }));
+    drop(peer);
+    stop(driver);
+}
+
+#[test]
+fn two_simulated_robots_in_two_namespaces() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "thymio_pair";
+    let dir = tempfile::tempdir().unwrap();
+    let driver = driver(
+        dir.path(),
+        ns,
+        2,
+        "nodes:\n  thymio:\n    maximal_number: 2\n    prefix: thymio_\n",
+        "width: 3.0\nheight: 2.0\nrobots:\n  - [0.5, 0.5, 0.0]\n  - [0.5, 1.5, 0.0]\n",
+    );
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let (a, b) = (format!("/{ns}/thymio_1"), format!("/{ns}/thymio_2"));
+    peer.subscribe(
+        &format!("{a}/odom"),
+        "nav_msgs/msg/Odometry",
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+    peer.subscribe(
+        &format!("{b}/odom"),
+        "nav_msgs/msg/Odometry",
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+    let b_start = x_of(
+        &peer
+            .message(&format!("{b}/odom"), deadline, |_| true)
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(2) {
+        peer.publish(
+            &format!("{a}/cmd_vel"),
+            "geometry_msgs/msg/Twist",
+            json!({"linear": {"x": 0.1}}),
+            1,
+            deadline,
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let a_odom = peer
+        .message(&format!("{a}/odom"), deadline, |m| {
+            m["pose"]["pose"]["position"]["x"].as_f64().unwrap() > 0.1
+        })
+        .unwrap();
+    assert_eq!(a_odom["child_frame_id"], "thymio_1/base_link");
+    let b_now = x_of(
+        &peer
+            .message(&format!("{b}/odom"), deadline, |_| true)
+            .unwrap(),
+    );
+    assert!(
+        (b_now - b_start).abs() < 0.01,
+        "robot 2 moved {} m",
+        b_now - b_start
+    );
+    drop(peer);
+    stop(driver);
+}

@@ -319,3 +319,81 @@ fn two_simulated_robots_in_two_namespaces() {
     drop(peer);
     stop(driver);
 }
+
+#[test]
+fn thymio_driver_on_aseba_playground() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "thymio_playground";
+    let dir = tempfile::tempdir().unwrap();
+    let port = common::free_port();
+    let Some(_playground) = common::playground(dir.path(), port, 1) else {
+        skip!("asebaplayground is not installed (scripts/setup-aseba-peers.sh)");
+    };
+    let root = common::root();
+    let config = dir.path().join("pg.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "targets: [\"tcp:host=127.0.0.1;port={port}\"]\nscript: {{path: {}}}\nsimulation: true\nrt: {{priority: 0, lock_memory: false}}\n",
+            root.join("config/aseba/thymio_ros_playground.aesl").display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = common::thymio_rt();
+    cmd.arg("run")
+        .arg("-c")
+        .arg(&config)
+        .args(["--switch-port", "0"]);
+    cmd.args(["--ros-args", "-r", &format!("__ns:=/{ns}")]);
+    cmd.env("ROS_DOMAIN_ID", test_domain_id().to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_PRELOAD");
+    let driver = Proc::spawn("thymio-rt run", cmd);
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let t = |leaf: &str| format!("/{ns}/{leaf}");
+    peer.subscribe(&t("odom"), "nav_msgs/msg/Odometry", "volatile", deadline)
+        .unwrap();
+    peer.subscribe(
+        &t("proximity/center"),
+        "sensor_msgs/msg/Range",
+        "best_effort",
+        deadline,
+    )
+    .unwrap();
+    peer.call(&t("is_ready"), "std_srvs/srv/Empty", json!({}), deadline)
+        .unwrap();
+    let front = peer
+        .message(&t("proximity/center"), deadline, |_| true)
+        .unwrap();
+    assert!(
+        range(&front) == f64::INFINITY || range(&front).is_finite(),
+        "{front}"
+    );
+    let start = x_of(&peer.message(&t("odom"), deadline, |_| true).unwrap());
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(2) {
+        peer.publish(
+            &t("cmd_vel"),
+            "geometry_msgs/msg/Twist",
+            json!({"linear": {"x": 0.1}}),
+            1,
+            deadline,
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let stopped = peer
+        .message(&t("odom"), deadline, |m| {
+            m["twist"]["twist"]["linear"]["x"].as_f64().unwrap().abs() < 0.005
+                && x_of(m) > start + 0.05
+        })
+        .unwrap();
+    let moved = x_of(&stopped) - start;
+    assert!(
+        (0.12..0.30).contains(&moved),
+        "odom moved {moved} m on the Playground"
+    );
+    drop(peer);
+    stop(driver);
+}

@@ -551,3 +551,109 @@ fn nodes_sharing_a_namespace_are_reported() {
     drop(peer);
     stop(driver);
 }
+
+#[test]
+fn load_script_and_typed_events_through_the_bridge() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "scripted";
+    let aseba_port = common::free_port();
+    let Some(_vm) = common::pyaseba_nodes(aseba_port, 1) else {
+        skip!("pyaseba is not installed (scripts/setup-aseba-peers.sh)");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!("tcp:host=127.0.0.1;port={aseba_port}");
+    let driver = driver(
+        dir.path(),
+        ns,
+        &[target],
+        0,
+        &["highest_acceptable_protocol_version:=20"],
+    );
+    let (mut peer, _) = peer_with_nodes(ns, 1, deadline);
+
+    // a script compiled by thymio-rt's compiler and loaded through aseba/load_script
+    let script = dir.path().join("echo.aesl");
+    std::fs::write(
+        &script,
+        "<!DOCTYPE aesl-source>\n<network>\n<event size=\"1\" name=\"ping\"/>\n<event size=\"2\" name=\"pong\"/>\n\
+         <constant value=\"2\" name=\"GAIN\"/>\n<node nodeId=\"1\" name=\"pyaseba-test\">var n = 0\n\
+         onevent ping\nn++\nemit pong [args[0] * GAIN, n]</node>\n</network>\n",
+    )
+    .unwrap();
+    let pong = format!("/{ns}/aseba/events/pong");
+    let ping = format!("/{ns}/aseba/events/ping");
+    peer.call(
+        &name(ns, "load_script"),
+        "asebaros_msgs/srv/LoadScript",
+        json!({"file_name": script.to_str().unwrap(), "constants": [{"name": "GAIN", "value": 3}]}),
+        deadline,
+    )
+    .unwrap();
+    peer.subscribe(&pong, "asebaros_msgs/msg/Event", "volatile", deadline)
+        .unwrap();
+    let description = peer
+        .call(
+            &name(ns, "get_description"),
+            "asebaros_msgs/srv/GetDescription",
+            json!({}),
+            deadline,
+        )
+        .unwrap()["description"]
+        .clone();
+    assert_eq!(description["events"], json!(["ping", "pong"]));
+    assert!(description["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|v| v == "n"));
+    // ping → the node → pong, with the constant overridden at load time
+    let got = loop {
+        peer.publish(
+            &ping,
+            "asebaros_msgs/msg/Event",
+            json!({"source": 0, "data": [7]}),
+            1,
+            deadline,
+        )
+        .unwrap();
+        if let Ok(m) = peer.message(&pong, Instant::now() + Duration::from_secs(1), |_| true) {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "no pong");
+    };
+    assert_eq!(got["data"][0], 21);
+    assert_eq!(got["source"], 1);
+    assert!(
+        get_variable(&mut peer, ns, "n", deadline)[0]
+            .as_i64()
+            .unwrap()
+            >= 1
+    );
+    // a wrong size is refused with an error, not forwarded
+    peer.publish(
+        &ping,
+        "asebaros_msgs/msg/Event",
+        json!({"source": 0, "data": [1, 2]}),
+        1,
+        deadline,
+    )
+    .unwrap();
+    expect_error(&mut peer, ns, "size", deadline);
+    // a script that does not compile is reported with its line and column
+    let broken = dir.path().join("broken.aesl");
+    std::fs::write(
+        &broken,
+        "<!DOCTYPE aesl-source>\n<network>\n<node nodeId=\"1\" name=\"pyaseba-test\">var a\nb = 1</node>\n</network>\n",
+    )
+    .unwrap();
+    peer.call(
+        &name(ns, "load_script"),
+        "asebaros_msgs/srv/LoadScript",
+        json!({"file_name": broken.to_str().unwrap()}),
+        deadline,
+    )
+    .unwrap();
+    expect_error(&mut peer, ns, "2:1: b is not a defined variable", deadline);
+    drop(peer);
+    stop(driver);
+}

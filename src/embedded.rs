@@ -60,7 +60,9 @@ pub fn start_sim(config: &Config, robots: u16) -> Result<EmbeddedSim, String> {
     let mut world = World::new(&world_config);
     let ends = world.attach((0..world_config.robots).collect(), LINK_CAPACITY);
     Ok(EmbeddedSim {
-        world: world.spawn(),
+        world: world
+            .spawn()
+            .map_err(|e| format!("cannot start the simulation thread: {e}"))?,
         ends: Some(ends),
     })
 }

@@ -198,21 +198,22 @@ impl World {
         }
     }
 
-    /// Starts the stepping thread.
-    pub fn spawn(self) -> WorldHandle {
+    /// Starts the stepping thread (real time or as fast as possible, as configured).
+    pub fn spawn(self) -> std::io::Result<WorldHandle> {
         let realtime = self.realtime;
+        let robots = self.robots.len();
         let world = Arc::new(Mutex::new(self));
         let stop = Arc::new(AtomicBool::new(false));
         let (w, s) = (world.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("sim-world".into())
-            .spawn(move || run(w, s, realtime))
-            .expect("spawn the simulation thread");
-        WorldHandle {
+            .spawn(move || run(w, s, realtime))?;
+        Ok(WorldHandle {
             world,
             stop,
             thread: Some(thread),
-        }
+            robots,
+        })
     }
 }
 
@@ -243,7 +244,11 @@ pub struct WorldHandle {
     world: Arc<Mutex<World>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    robots: usize,
 }
+
+/// Bytes each way of the links made by [`WorldHandle::pipe`] and [`WorldHandle::bus`].
+pub const PIPE_CAPACITY: usize = 1 << 16;
 
 impl WorldHandle {
     /// Locks the world (between two steps) to read or change it.
@@ -256,10 +261,36 @@ impl WorldHandle {
         self.lock().attach(robots, capacity)
     }
 
+    /// Number of robots.
+    pub fn robots(&self) -> usize {
+        self.robots
+    }
+
+    /// An in-process link to robot `i` alone: (host→robot bytes in, robot→host bytes out).
+    pub fn pipe(&self, i: usize) -> HostEnds {
+        self.attach(vec![i], PIPE_CAPACITY)
+    }
+
+    /// An in-process link to every robot, as a bus (like the wireless dongle network).
+    pub fn bus(&self) -> HostEnds {
+        self.attach((0..self.robots).collect(), PIPE_CAPACITY)
+    }
+
     /// A snapshot of robot `i`.
     pub fn snapshot(&self, i: usize) -> Option<RobotSnapshot> {
         let w = self.lock();
         w.robots.get(i).map(RobotSnapshot::of)
+    }
+
+    /// Runs `f` on robot `i` between two steps (press buttons, tap, move it…).
+    pub fn with_robot<R>(&self, i: usize, f: impl FnOnce(&mut Robot) -> R) -> Option<R> {
+        let mut w = self.lock();
+        w.robots.get_mut(i).map(f)
+    }
+
+    /// Milliseconds simulated so far.
+    pub fn time_ms(&self) -> u64 {
+        self.lock().time_ms
     }
 
     /// Stops the thread.
@@ -319,5 +350,77 @@ impl RobotSnapshot {
             powered: r.powered,
             clock_ms: r.clock_ms,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use msgs::wire::Message;
+    use std::time::Instant;
+
+    /// Sources of the NODE_PRESENT replies to one LIST_NODES on `ends`, within 2 s.
+    fn list_nodes(ends: &mut HostEnds, expect: usize) -> Vec<u16> {
+        for b in (Message::ListNodes { version: 9 }).to_frame(0).unwrap() {
+            ends.0.push(b).unwrap();
+        }
+        let mut reasm = Reassembler::new();
+        let mut sources = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while sources.len() < expect && Instant::now() < deadline {
+            let mut bytes = Vec::new();
+            while let Ok(b) = ends.1.pop() {
+                bytes.push(b);
+            }
+            let mut input = &bytes[..];
+            while let Some(Ok(f)) = reasm.push(&mut input) {
+                if f.kind == msgs::wire::kind::NODE_PRESENT {
+                    sources.push(f.source);
+                }
+            }
+            std::thread::yield_now();
+        }
+        sources.sort();
+        sources
+    }
+
+    #[test]
+    fn pipes_reach_one_robot_and_the_bus_all() {
+        let world = World::new(&WorldConfig {
+            robots: 3,
+            first_id: 10,
+            realtime: false,
+            ..WorldConfig::default()
+        })
+        .spawn()
+        .unwrap();
+        assert_eq!(world.robots(), 3);
+        assert_eq!(list_nodes(&mut world.pipe(1), 1), vec![11]);
+        assert_eq!(list_nodes(&mut world.bus(), 3), vec![10, 11, 12]);
+        let t = world.time_ms();
+        assert!(t > 0);
+        world.with_robot(2, |r| r.buttons[2] = true).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while world.snapshot(2).unwrap().variables[44] != 1 && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert_eq!(world.snapshot(2).unwrap().variables[44], 1, "button.center");
+        assert!(world.snapshot(3).is_none());
+    }
+
+    #[test]
+    fn same_seed_same_world_other_seed_other_noise() {
+        let run = |seed| {
+            let mut w = World::new(&WorldConfig {
+                seed,
+                realtime: false,
+                ..WorldConfig::default()
+            });
+            w.robots[0].targets = [0, 0];
+            w.run_for(1000);
+            w.robots[0].variables().to_vec()
+        };
+        assert_eq!(run(3), run(3));
+        assert_ne!(run(3), run(4));
     }
 }

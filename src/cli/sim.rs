@@ -93,7 +93,9 @@ pub fn main(args: Args) -> CliResult {
         realtime: !args.fast,
         ..WorldConfig::default()
     };
-    let world = World::new(&config).spawn();
+    let world = World::new(&config)
+        .spawn()
+        .map_err(|e| CliError::new(format!("cannot start the simulation thread: {e}")))?;
     let base = listen_addr(args.listen.as_deref().unwrap_or("tcp:127.0.0.1:33333"))?;
     let mut servers: Vec<Server> = Vec::new();
     for i in 0..config.robots {

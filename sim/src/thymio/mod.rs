@@ -50,3 +50,6 @@ pub fn robot(variant: Variant, id: u16, protocol: u16, pose: Pose, seed: u64) ->
     };
     Robot::new(variant.description(), config, pose, seed)
 }
+
+#[cfg(test)]
+mod tests;

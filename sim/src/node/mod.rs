@@ -311,3 +311,6 @@ impl Node {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

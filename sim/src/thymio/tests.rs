@@ -1,0 +1,152 @@
+//! The simulated firmware on hand-assembled FW14 bytecode: natives' effects, the emit limit,
+//! event priority and coalescing, sounds ending by themselves, power off.
+
+use super::firmware::ev;
+use super::*;
+use crate::vm::Outbox;
+use msgs::reassembler::Reassembler;
+use msgs::wire::{kind, Message};
+
+struct Null;
+
+impl Outbox for Null {
+    fn send(&mut self, _: &Message<'_>) {}
+}
+
+/// A FW14 robot running `code` (already started, past its init event).
+fn robot_with(code: &[u16]) -> Robot {
+    let mut r = robot(Variant::Firmware14, 1, 9, Pose::default(), 5);
+    r.node.vm.write_bytecode(0, code.iter().copied()).unwrap();
+    r.node.vm.reset(&mut r.fw, &mut Null);
+    r.node.vm.cmd_run(&mut Null);
+    r
+}
+
+/// Ticks `ms` and returns the frames sent as (kind, payload).
+fn tick(r: &mut Robot, ms: u32) -> Vec<(u16, Vec<u8>)> {
+    let arena = Arena::default();
+    let mut bytes = Vec::new();
+    for _ in 0..ms {
+        r.tick(&arena, &[]);
+        r.take_output(&mut bytes);
+    }
+    let mut reasm = Reassembler::new();
+    let mut input = &bytes[..];
+    let mut got = Vec::new();
+    while let Some(f) = reasm.push(&mut input) {
+        let f = f.unwrap();
+        got.push((f.kind, f.payload.to_vec()));
+    }
+    got
+}
+
+fn var(r: &Robot, name: &str) -> Vec<i16> {
+    r.variable(name).unwrap().to_vec()
+}
+
+#[test]
+fn thymio_lets_33_words_through_and_refuses_34() {
+    for (len, refused) in [(33u16, false), (34, true)] {
+        let mut r = robot_with(&[3, 0xFFFF, 3, 0xB002, 128, len, 0x0000]);
+        let got = tick(&mut r, 1);
+        if refused {
+            assert_eq!(got[0].0, kind::NODE_SPECIFIC_ERROR);
+            assert_eq!(&got[0].1[3..], b"Argument array size is too large (>32)");
+            assert!(r.node.vm.step_by_step());
+        } else {
+            assert_eq!(got[0], (2, vec![0; 66]));
+        }
+    }
+}
+
+#[test]
+fn settings_and_their_range() {
+    // v129 = 1234 ; settings.write(v128 = 3, v129) ; settings.read(v128, v130) ; v128 = 40 ; read
+    let code = [
+        3, 0xFFFF, 3, //
+        0x2000, 1234, 0x4081, 0x1003, 0x4080, //
+        0x1081, 0x1080, 0xC002, // write(address @128, value @129)
+        0x1082, 0x1080, 0xC001, // read(address @128, value @130)
+        0x2000, 40, 0x4080, 0x1082, 0x1080, 0xC001, 0x0000,
+    ];
+    let mut r = robot_with(&code);
+    let got = tick(&mut r, 1);
+    assert_eq!(r.fw.settings[3], 1234);
+    assert_eq!(r.variables()[130], 1234);
+    assert_eq!(got[0].0, kind::NODE_SPECIFIC_ERROR);
+    assert_eq!(&got[0].1[3..], b"Address out of settings");
+}
+
+#[test]
+fn led_natives_write_the_leds_and_their_variables() {
+    // v128..v135 = 1..8 ; leds.circle(v128…v135): arguments pushed last first
+    let mut code = vec![3, 0xFFFF, 3];
+    for i in 0..8u16 {
+        code.extend([0x1001 + i, 0x4080 + i]);
+    }
+    for i in (0..8u16).rev() {
+        code.push(0x1080 + i);
+    }
+    code.extend([0xC027, 0x0000]);
+    let mut r = robot_with(&code);
+    tick(&mut r, 1);
+    assert_eq!(r.fw.leds.circle, [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(var(&r, "leds.circle"), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    // the program writes leds.top directly: applied by the next main-loop iteration
+    r.node.vm.variables_mut()[101] = 40;
+    tick(&mut r, 1);
+    assert_eq!(r.fw.leds.top, [32, 0, 0], "clamped to 32");
+}
+
+#[test]
+fn a_tone_ends_with_sound_finished() {
+    // init: v128 = 440 ; v129 = 6 ; sound.freq(v128, v129)
+    // onevent sound.finished: v130 += 1
+    let code = [
+        5, 0xFFFF, 5, 0xFFF3, 14, //
+        0x2000, 440, 0x4080, 0x1006, 0x4081, 0x1081, 0x1080, 0xC02B, 0x0000, //
+        0x3082, 0x1001, 0x8002, 0x4082, 0x0000,
+    ];
+    let mut r = robot_with(&code);
+    tick(&mut r, 99);
+    assert_eq!(r.variables()[130], 0);
+    assert_eq!(r.fw.sound.last, Some(("sound.freq".into(), vec![440, 6])));
+    tick(&mut r, 2);
+    assert_eq!(r.variables()[130], 1, "6/60 s later");
+}
+
+#[test]
+fn local_events_by_priority_and_coalesced() {
+    let mut r = robot_with(&[1]);
+    r.fw.trigger(ev::TIMER1);
+    r.fw.trigger(ev::MOTOR);
+    r.fw.trigger(ev::MOTOR);
+    r.fw.trigger(ev::PROX);
+    assert_eq!(r.fw.take_event(), Some(ev::PROX));
+    assert_eq!(r.fw.take_event(), Some(ev::MOTOR));
+    assert_eq!(r.fw.take_event(), Some(ev::TIMER1));
+    assert_eq!(r.fw.take_event(), None);
+}
+
+#[test]
+fn poweroff_stops_the_robot() {
+    let mut r = robot_with(&[3, 0xFFFF, 3, 0x2000, 300, 0x4056, 0xC03B, 0x0000]);
+    tick(&mut r, 1);
+    assert!(!r.powered);
+    assert_eq!(r.targets, [0, 0]);
+    r.deliver(&Message::ListNodes { version: 9 }.to_frame(0).unwrap());
+    assert!(
+        tick(&mut r, 10).is_empty(),
+        "a robot switched off says nothing"
+    );
+}
+
+#[test]
+fn no_sd_card() {
+    // sd.open(v128 = 1, status @129)
+    let code = [3, 0xFFFF, 3, 0x1001, 0x4080, 0x1081, 0x1080, 0xC034, 0x0000];
+    let mut r = robot_with(&code);
+    tick(&mut r, 1);
+    assert_eq!(r.variables()[129], -1);
+    assert_eq!(var(&r, "sd.present"), vec![0]);
+}

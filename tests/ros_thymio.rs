@@ -251,6 +251,43 @@ fn thymio_driver_on_the_simulated_robot() {
         .unwrap();
         get_variable(&mut peer, ns, "prox.comm.tx", deadline) == json!([321])
     }));
+
+    // calibration parameters apply live: twice the wheel's speed per unit, half the units
+    let target = |peer: &mut RclpyPeer| {
+        peer.publish(
+            &t("cmd_vel"),
+            "geometry_msgs/msg/Twist",
+            json!({"linear": {"x": 0.1}}),
+            1,
+            deadline,
+        )
+        .unwrap();
+        get_variable(peer, ns, "motor.left.target", deadline)[0]
+            .as_i64()
+            .unwrap()
+    };
+    assert!(until(deadline, || (280..=306).contains(&target(&mut peer))));
+    let q0 = 2.0 * 0.001 / 2.93;
+    let reply = peer
+        .call(
+            &t("asebaros/set_parameters"),
+            "rcl_interfaces/srv/SetParameters",
+            json!({"parameters": [
+                {"name": "motor.left.parameters", "value": {"type": 8, "double_array_value": [q0, 0.0]}},
+                {"name": "motor.right.parameters", "value": {"type": 8, "double_array_value": [q0, 0.0]}}
+            ]}),
+            deadline,
+        )
+        .unwrap();
+    assert!(
+        reply["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["successful"] == true),
+        "{reply}"
+    );
+    assert!(until(deadline, || (140..=153).contains(&target(&mut peer))));
     drop(peer);
     stop(driver);
 }

@@ -341,6 +341,34 @@ impl Engine {
             .map_err(|e| EngineError::Param(format!("cmd_vel: {e}")))
     }
 
+    /// Applies new driver parameters live: the calibration-related ones (`axis_length`,
+    /// `motor.*`, `proximity.*`, `ground.threshold`) are recomputed for every robot (defaults,
+    /// parameters, then the robot's calibration file entry) and given to the RT thread; the
+    /// others are kept as they were (they are read at start). Returns the robots updated.
+    pub fn update_driver_params(&mut self, new: DriverParams) -> Result<Vec<u16>, EngineError> {
+        let mut next = self.driver.clone();
+        next.axis_length = new.axis_length;
+        next.motor = new.motor;
+        next.proximity = new.proximity;
+        next.ground = new.ground;
+        // check every robot's calibration first: a bad value changes nothing
+        let nodes: Vec<u16> = self.robots.iter().map(|s| s.node).collect();
+        let mut cals = Vec::with_capacity(nodes.len());
+        for id in &nodes {
+            let c = calibration::resolve(&next, &self.calibration_file, *id)?;
+            c.validate()?;
+            cals.push((*id, c));
+        }
+        if nodes.is_empty() {
+            calibration::resolve(&next, &self.calibration_file, 0)?.validate()?;
+        }
+        self.driver = next;
+        for (id, c) in cals {
+            self.set_calibration(id, c)?;
+        }
+        Ok(nodes)
+    }
+
     /// Applies a new calibration to a robot live (the RT thread reads it at its next cycle).
     pub fn set_calibration(
         &mut self,

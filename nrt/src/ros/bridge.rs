@@ -99,10 +99,9 @@ impl RosBridge {
     pub fn step(&mut self, engine: &mut Engine) {
         self.node.spin_once(self.options.spin_period);
         self.pool.run_until_stalled();
-        for (name, _) in drain(&mut self.param_changes) {
-            self.reporter.warn(&format!(
-                "parameter {name} changed: parameters are read at start only, restart to apply it"
-            ));
+        let changes: Vec<_> = drain(&mut self.param_changes).collect();
+        for (name, value) in changes {
+            self.on_parameter(engine, &name, &value);
         }
         self.aseba.poll_ros(&mut self.node, engine);
         self.thymio.poll_ros(engine);
@@ -122,6 +121,42 @@ impl RosBridge {
                 self.reporter
                     .warn(&format!("cannot publish /diagnostics: {e}"));
             }
+        }
+    }
+
+    /// A parameter set at run time: calibration parameters apply live, the others at the next
+    /// start (said so on /rosout).
+    fn on_parameter(&mut self, engine: &mut Engine, name: &str, value: &ParameterValue) {
+        let live = name == "axis_length"
+            || name.starts_with("motor.")
+            || name.starts_with("proximity.")
+            || name == "ground.threshold";
+        if !live {
+            self.reporter.warn(&format!(
+                "parameter {name} changed: it is read at start only, restart to apply it"
+            ));
+            return;
+        }
+        let result = (|| -> Result<Vec<u16>, String> {
+            let yaml = params::to_yaml(value)
+                .ok_or_else(|| format!("{name}: unsupported value {value:?}"))?;
+            let mut map = match serde_yaml::to_value(engine.driver_params()) {
+                Ok(serde_yaml::Value::Mapping(m)) => m,
+                _ => return Err("cannot serialize the driver parameters".into()),
+            };
+            params::insert_dotted(&mut map, name, yaml);
+            let new: crate::thymio::params::DriverParams =
+                serde_yaml::from_value(serde_yaml::Value::Mapping(map))
+                    .map_err(|e| format!("{name}: {e}"))?;
+            engine
+                .update_driver_params(new)
+                .map_err(|e| format!("{name}: {e}"))
+        })();
+        match result {
+            Ok(robots) => self
+                .reporter
+                .info(&format!("{name} applied live to robots {robots:?}")),
+            Err(e) => self.reporter.error(&format!("parameter refused: {e}")),
         }
     }
 

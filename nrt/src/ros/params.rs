@@ -77,6 +77,29 @@ fn flatten_into(prefix: &str, map: &Mapping, out: &mut Vec<(String, ParameterVal
     }
 }
 
+/// Sets `name` (dotted) in a nested mapping, creating the intermediate maps.
+pub fn insert_dotted(root: &mut Mapping, name: &str, value: Value) {
+    let mut parts = name.split('.').peekable();
+    let mut map = root;
+    while let Some(part) = parts.next() {
+        let key = Value::String(part.to_owned());
+        if parts.peek().is_none() {
+            map.insert(key, value);
+            return;
+        }
+        let entry = map
+            .entry(key)
+            .or_insert_with(|| Value::Mapping(Mapping::new()));
+        if !entry.is_mapping() {
+            *entry = Value::Mapping(Mapping::new());
+        }
+        let Some(next) = entry.as_mapping_mut() else {
+            return;
+        };
+        map = next;
+    }
+}
+
 /// A YAML scalar or list as a ROS parameter value.
 pub fn from_yaml(value: &Value) -> Option<ParameterValue> {
     match value {

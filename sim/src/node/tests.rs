@@ -268,9 +268,16 @@ fn debug_commands_and_breakpoints() {
         r.take(),
         vec![
             (kind::BREAKPOINT_SET_RESULT, vec![4, 0, 1, 0]),
-            (kind::BREAKPOINT_SET_RESULT, vec![0x88, 0x13, 0, 0]),
+            (
+                kind::NODE_SPECIFIC_ERROR,
+                b"\x03\x00\x0bVM ASSERT !".to_vec()
+            ),
+            (kind::BREAKPOINT_SET_RESULT, vec![0x88, 0x13, 1, 0]),
         ]
     );
+    // the assert stopped the VM; back to the paused init event
+    handle(&mut n, &mut t, &mut r, Message::Reset { dest: 3 });
+    r.take();
     handle(&mut n, &mut t, &mut r, Message::Step { dest: 3 });
     assert_eq!(n.vm.pc(), 4);
     handle(

@@ -205,7 +205,7 @@ impl Robot {
         }
         self.clock_ms += 1;
         let t = self.clock_ms;
-        self.physics(arena, 0.001);
+        self.physics(arena, others, 0.001);
         if t.is_multiple_of(10) {
             self.motor_sample();
         }
@@ -239,7 +239,10 @@ impl Robot {
         self.main_loop();
     }
 
-    fn physics(&mut self, arena: &Arena, dt: f64) {
+    /// Wheels follow their targets; the body moves unless it would enter a wall, an obstacle
+    /// or another robot (a move out of an overlap is always allowed, so robots placed
+    /// overlapping can separate).
+    fn physics(&mut self, arena: &Arena, others: &[(f64, f64, Option<i16>)], dt: f64) {
         let k = dt / WHEEL_TAU;
         for i in 0..2 {
             self.wheels[i] += (self.targets[i] as f64 - self.wheels[i]) * k.min(1.0);
@@ -253,7 +256,13 @@ impl Robot {
         let (x, y) = (p.x + v * dt * mid.cos(), p.y + v * dt * mid.sin());
         self.pose.theta = (theta + std::f64::consts::PI).rem_euclid(2.0 * std::f64::consts::PI)
             - std::f64::consts::PI;
-        if arena.collides(x, y, BODY_RADIUS) && !arena.collides(p.x, p.y, BODY_RADIUS) {
+        let blocked = |x: f64, y: f64| {
+            arena.collides(x, y, BODY_RADIUS)
+                || others
+                    .iter()
+                    .any(|(ox, oy, _)| (x - ox).hypot(y - oy) < 2.0 * BODY_RADIUS)
+        };
+        if blocked(x, y) && !blocked(p.x, p.y) {
             if v.abs() > 0.05 {
                 self.tap = true;
             }

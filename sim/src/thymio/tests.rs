@@ -150,3 +150,33 @@ fn no_sd_card() {
     assert_eq!(r.variables()[129], -1);
     assert_eq!(var(&r, "sd.present"), vec![0]);
 }
+
+#[test]
+fn robots_do_not_drive_through_each_other() {
+    let arena = Arena::default();
+    let mut a = robot(
+        Variant::Firmware14,
+        1,
+        9,
+        Pose {
+            x: 0.5,
+            y: 1.0,
+            theta: 0.0,
+        },
+        1,
+    );
+    a.node.vm.variables_mut()[86] = 500;
+    a.node.vm.variables_mut()[87] = 500;
+    let other = [(0.8, 1.0, None)];
+    for _ in 0..3000 {
+        a.tick(&arena, &other);
+    }
+    assert!(a.pose.x > 0.6, "it moved ({})", a.pose.x);
+    assert!(
+        a.pose.x <= 0.8 - 2.0 * robot::BODY_RADIUS + 1e-9,
+        "stopped at the other robot"
+    );
+    assert!(a.collisions > 0);
+    // the robot in front shows on the front sensor
+    assert!(var(&a, "prox.horizontal")[2] > 1000);
+}

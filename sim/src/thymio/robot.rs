@@ -526,9 +526,9 @@ impl Robot {
                 vm.boot(&mut self.fw, &mut out);
             }
             None => {
-                let _ = vm.write_bytecode(0, std::iter::once(0u16));
+                // as a real Thymio with nothing in flash: a fresh VM, pc 0 and flags 0
+                vm.init();
                 crate::vm::Target::reset(&mut self.fw, vm);
-                vm.cmd_stop(&mut NullOut);
             }
         }
         self.inbox.clear();
@@ -555,10 +555,4 @@ impl Robot {
         self.inbox_frames
     }
 }
-
-/// An outbox that drops everything.
-struct NullOut;
-
-impl Outbox for NullOut {
-    fn send(&mut self, _msg: &Message<'_>) {}
 }

@@ -123,6 +123,17 @@ impl Vm {
         }
     }
 
+    /// `AsebaVMInit`: no program, pc 0, flags 0, no breakpoints, memory zeroed (power-on).
+    pub fn init(&mut self) {
+        self.pc = 0;
+        self.flags = 0;
+        self.sp = -1;
+        self.breakpoint_count = 0;
+        self.bytecode[0] = 0;
+        self.variables.fill(0);
+        self.variables_old.fill(0);
+    }
+
     /// Node id.
     pub fn node_id(&self) -> u16 {
         self.node_id

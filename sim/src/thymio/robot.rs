@@ -555,4 +555,3 @@ impl Robot {
         self.inbox_frames
     }
 }
-}

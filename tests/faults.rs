@@ -171,3 +171,46 @@ fn garbage_in_the_stream_is_counted_and_frames_keep_flowing() {
     assert!(stats.links.bytes_discarded > 0, "{:?}", stats.links);
     assert!(stats.links.frames_rejected > 0, "{:?}", stats.links);
 }
+
+/// A node that reboots mid-run (its program lost) is detected and gets its script back: the
+/// embedded simulated Thymio reboots like the real one (fresh VM, nothing in flash).
+#[test]
+fn node_reboot_is_detected_and_the_script_reloaded() {
+    let mut c = Config::default();
+    c.bridge.port = 0;
+    c.bridge.script.path = root()
+        .join("config/aseba/thymio_ros.aesl")
+        .display()
+        .to_string();
+    c.rt.priority = 0;
+    c.rt.lock_memory = false;
+    let mut rt = Runtime::start(&c).expect("runtime on the embedded simulator");
+    wait_event(&mut rt, Duration::from_secs(10), |e| {
+        matches!(e, EngineEvent::ScriptLoaded { node: 1 })
+    });
+    // let the load settle (the engine ignores idle states right after a load)
+    let settle = Instant::now() + Duration::from_millis(2500);
+    while Instant::now() < settle {
+        rt.poll();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    rt.engine
+        .network_mut()
+        .command(1, nrt::network::Command::Reboot)
+        .expect("reboot command");
+    let t0 = Instant::now();
+    let reloaded = wait_event(&mut rt, Duration::from_secs(10), |e| {
+        matches!(e, EngineEvent::ScriptLoaded { node: 1 })
+    });
+    assert!(
+        reloaded.duration_since(t0) < Duration::from_secs(5),
+        "reload took {:?}",
+        reloaded.duration_since(t0)
+    );
+    assert_eq!(rt.engine.stats().script_reloads, 1);
+    // the program runs again: odometry flows
+    wait_event(&mut rt, Duration::from_secs(5), |e| {
+        matches!(e, EngineEvent::Odometry { node: 1, .. })
+    });
+    rt.stop();
+}

@@ -265,6 +265,16 @@ fn scenarios(v: u16) -> Vec<(&'static str, Vec<Step>)> {
             ],
         ),
         (
+            "changed_variables",
+            vec![
+                msg(Message::GetChangedVariables { dest: d }),
+                SetVars(v + 1, vec![5, 6]),
+                SetVars(v + 40, vec![7]),
+                msg(Message::GetChangedVariables { dest: d }),
+                msg(Message::GetChangedVariables { dest: d }),
+            ],
+        ),
+        (
             "messages_for_other_nodes_are_ignored",
             vec![
                 Upload(straight),

@@ -225,6 +225,10 @@ impl Robot {
             let temp = 250 + self.rng.noise(2.0) as i16;
             let a = self.fw.addrs.temperature;
             addrs::write(self.node.vm.variables_mut(), a, 0, temp);
+            // a charged battery: ~4 V (655 ≈ 3.3 V on the firmware's ADC scale)
+            let vbat = 794 + self.rng.noise(1.0) as i16;
+            let a = self.fw.addrs.vbat;
+            addrs::write(self.node.vm.variables_mut(), a, 0, vbat);
             self.fw.trigger(ev::TEMPERATURE);
         }
         self.timers_tick();
@@ -258,9 +262,10 @@ impl Robot {
             - std::f64::consts::PI;
         let blocked = |x: f64, y: f64| {
             arena.collides(x, y, BODY_RADIUS)
-                || others
-                    .iter()
-                    .any(|(ox, oy, _)| (x - ox).hypot(y - oy) < 2.0 * BODY_RADIUS)
+                || others.iter().any(|(ox, oy, _)| {
+                    let (dx, dy) = (x - ox, y - oy);
+                    dx * dx + dy * dy < 4.0 * BODY_RADIUS * BODY_RADIUS
+                })
         };
         if blocked(x, y) && !blocked(p.x, p.y) {
             if v.abs() > 0.05 {
@@ -363,7 +368,13 @@ impl Robot {
             let h = heading + da;
             let (dx, dy) = (h.cos(), h.sin());
             let mut hit = arena.ray(ox, oy, h, PROX_RANGE);
+            // only the robots that can be within range
+            let reach = PROX_RANGE + BODY_RADIUS;
             for (x, y, _) in others {
+                let (ex, ey) = (x - ox, y - oy);
+                if ex * ex + ey * ey > reach * reach {
+                    continue;
+                }
                 if let Some(t) = ray_circle(ox, oy, dx, dy, *x, *y, BODY_RADIUS) {
                     if t <= PROX_RANGE {
                         hit = Some(hit.map_or(t, |b: f64| b.min(t)));

@@ -166,6 +166,8 @@ pub struct Firmware {
     pub product_id: i16,
     /// Node id restored in `_id` at reset.
     pub node_id: u16,
+    /// The Aseba Playground Thymio (its layout, rates and step limit) rather than firmware 14.
+    pub playground: bool,
 }
 
 impl Firmware {
@@ -230,6 +232,7 @@ impl Firmware {
             fw_version: if playground { [11, 0] } else { [14, 0] },
             product_id: 8,
             node_id,
+            playground,
         }
     }
 
@@ -429,8 +432,12 @@ impl Target for Firmware {
     }
 
     /// The firmware drops user events whose type and payload exceed `(32 + 2) * 2` bytes:
-    /// 33 words pass (despite its message saying "(>32)").
+    /// 33 words pass (despite its message saying "(>32)"); Playground has no such limit.
     fn max_emit_words(&self) -> usize {
-        33
+        if self.playground {
+            crate::vm::MAX_EVENT_ARGS
+        } else {
+            33
+        }
     }
 }

@@ -27,6 +27,18 @@ pub const WHEEL_TAU: f64 = 0.05;
 pub const MAX_TARGET: i16 = 1000;
 /// Instructions per event before the firmware kills it.
 pub const STEPS_LIMIT: u16 = 0xFFFF;
+/// Instructions per event before Aseba Playground kills it.
+pub const PLAYGROUND_STEPS_LIMIT: u16 = 1000;
+
+/// Sampling periods (ms) of the buttons and the accelerometer, and the step limit: firmware 14
+/// (buttons 50 Hz, acc 1 kHz / 62) or Aseba Playground (20 Hz, every 6th 100 Hz tick).
+fn rates(playground: bool) -> (u64, u64, u16) {
+    if playground {
+        (50, 60, PLAYGROUND_STEPS_LIMIT)
+    } else {
+        (20, 62, STEPS_LIMIT)
+    }
+}
 /// Bytes of incoming frames a robot holds before it drops new ones (its reception buffer).
 pub const INBOX_BYTES: usize = 1 << 16;
 
@@ -209,10 +221,11 @@ impl Robot {
         if t.is_multiple_of(10) {
             self.motor_sample();
         }
-        if t.is_multiple_of(20) {
+        let (buttons_ms, acc_ms, _) = rates(self.fw.playground);
+        if t.is_multiple_of(buttons_ms) {
             self.buttons_sample();
         }
-        if t.is_multiple_of(62) || self.tap {
+        if t.is_multiple_of(acc_ms) || self.tap {
             self.acc_sample();
         }
         if t.is_multiple_of(100) {
@@ -478,7 +491,8 @@ impl Robot {
                 source: id,
                 buf: &mut self.out,
             };
-            self.node.vm.run(STEPS_LIMIT, &mut self.fw, &mut out);
+            let (_, _, steps_limit) = rates(self.fw.playground);
+            self.node.vm.run(steps_limit, &mut self.fw, &mut out);
             if let Some(n) = incoming {
                 if let Ok((frame, _)) = Frame::parse(&bytes[..n]) {
                     if let Ok(msg) = frame.message() {

@@ -180,3 +180,23 @@ fn robots_do_not_drive_through_each_other() {
     // the robot in front shows on the front sensor
     assert!(var(&a, "prox.horizontal")[2] > 1000);
 }
+
+#[test]
+fn playground_variant_rates_and_step_limit() {
+    let mut r = robot(Variant::Playground, 1, 5, Pose::default(), 5);
+    assert_eq!(r.node.description.variables_size, 586);
+    // init: loop v100 += 1 forever; onevent buttons: v101 += 1
+    let code = [
+        5, 0xFFFF, 5, 0xFFF9, 10, //
+        0x3064, 0x1001, 0x8002, 0x4064, 0x9FFC, //
+        0x3065, 0x1001, 0x8002, 0x4065, 0x0000,
+    ];
+    r.node.vm.write_bytecode(0, code.iter().copied()).unwrap();
+    r.node.vm.reset(&mut r.fw, &mut Null);
+    r.node.vm.cmd_run(&mut Null);
+    let got = tick(&mut r, 1000);
+    assert_eq!(got[0].0, kind::EVENT_EXECUTION_KILLED);
+    assert_eq!(r.variables()[100], 200, "killed after 1000 instructions");
+    assert_eq!(r.variables()[101], 20, "buttons at 20 Hz");
+    assert_eq!(var(&r, "_fwversion"), vec![11, 0]);
+}

@@ -1,18 +1,20 @@
 //! Simulator and compiler speed: VM instructions per second, the cost of one simulated
-//! millisecond of a world of 1, 8 and 64 Thymios running the driver script (how many robots
-//! one core runs in real time), and the compile time of the driver script.
+//! millisecond of a world of 1, 8, 64 and 256 Thymios running the driver script with the host
+//! reading their messages (how many robots one core runs in real time: while it stays under
+//! 1 ms), and the compile time of the driver script.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use msgs::description::thymio_ii_fw14;
 use msgs::wire::{Message, Words};
 use nrt::compiler::{compile, parse_aesl};
-use sim::world::{World, WorldConfig};
+use sim::world::{HostEnds, World, WorldConfig};
 use std::hint::black_box;
 
 const DRIVER: &str = include_str!("../config/aseba/thymio_ros.aesl");
 
-/// A world of `n` robots running the driver script, warmed up.
-fn world_with_driver(n: usize) -> World {
+/// A world of `n` robots running the driver script, warmed up, with the host end that reads
+/// what they send (odometry, buttons, prox…).
+fn world_with_driver(n: usize) -> (World, HostEnds) {
     let aesl = parse_aesl(DRIVER).unwrap();
     let code = &aesl.source_for("thymio-II", 1).unwrap().code;
     let program = compile(code, &thymio_ii_fw14(), &aesl.events, &aesl.constants).unwrap();
@@ -21,7 +23,7 @@ fn world_with_driver(n: usize) -> World {
         realtime: false,
         ..WorldConfig::default()
     });
-    let (mut tx, rx) = w.attach((0..n).collect(), 1 << 20);
+    let mut host = w.attach((0..n).collect(), 1 << 20);
     let words: Vec<i16> = program.bytecode.iter().map(|w| *w as i16).collect();
     for id in 1..=n as u16 {
         for (i, chunk) in words.chunks(256).enumerate() {
@@ -33,28 +35,48 @@ fn world_with_driver(n: usize) -> World {
             .to_frame(0)
             .unwrap();
             for b in f {
-                tx.push(b).unwrap();
+                host.0.push(b).unwrap();
             }
         }
         for b in (Message::Run { dest: id }).to_frame(0).unwrap() {
-            tx.push(b).unwrap();
+            host.0.push(b).unwrap();
         }
         // let the firmware take the upload before the next robot's frames fill the ring
         w.run_for(5);
+        drain(&mut host);
     }
-    w.run_for(100);
-    // every robot runs the script and emits its events
+    let mut received = 0;
+    for _ in 0..200 {
+        w.step();
+        received += drain(&mut host);
+    }
+    // the driver runs on every robot and talks to the host
     assert!(w
         .robots
         .iter()
         .all(|r| r.node.vm.bytecode()[0] > 1 && !r.node.vm.step_by_step()));
-    assert!(rx.slots() > 0);
-    drop(rx);
-    w
+    assert!(received > 100 * n, "{received} bytes from {n} robots");
+    (w, host)
 }
 
+/// Reads everything the robots sent; returns the byte count.
+fn drain(host: &mut HostEnds) -> usize {
+    let n = host.1.slots();
+    if let Ok(chunk) = host.1.read_chunk(n) {
+        chunk.commit_all();
+    }
+    n
+}
+
+struct Null;
+
+impl sim::vm::Outbox for Null {
+    fn send(&mut self, _: &Message<'_>) {}
+}
+
+/// Aseba instructions per second: a loop of 10 000 iterations compiled by thymio-rt's
+/// compiler, run on a simulated Thymio's VM (with its firmware as the native target).
 fn vm_speed(c: &mut Criterion) {
-    // a tight loop of 10 000 iterations (7 instructions each), run on the robot's VM
     let src = "var i\nvar s\nonevent timer0\ns = 0\nfor i in 1:10000 do\ns = s + i\nend\n";
     let program = compile(src, &thymio_ii_fw14(), &[], &[]).unwrap();
     let mut w = World::new(&WorldConfig {
@@ -66,35 +88,44 @@ fn vm_speed(c: &mut Criterion) {
         .vm
         .write_bytecode(0, program.bytecode.iter().copied())
         .unwrap();
-    let handler = r.node.vm.event_address(0xFFEF);
+    assert!(r.node.vm.event_address(0xFFEF) != 0);
+    // count the instructions of one run, step by step
+    r.node.vm.cmd_run(&mut Null);
+    r.node.vm.setup_event(0xFFEF, &mut Null);
+    let mut steps = 0u64;
+    while r.node.vm.event_active() {
+        r.node.vm.step(&mut r.fw, &mut Null);
+        steps += 1;
+    }
+    assert!(!r.node.vm.step_by_step(), "the loop ran without error");
+    assert!(steps > 50_000, "{steps} instructions");
     let mut g = c.benchmark_group("vm");
-    let steps_per_run = 10_000u64 * 7;
-    g.throughput(Throughput::Elements(steps_per_run));
+    g.throughput(Throughput::Elements(steps));
     g.bench_function("instructions", |b| {
         b.iter(|| {
             let r = &mut w.robots[0];
-            struct Null;
-            impl sim::vm::Outbox for Null {
-                fn send(&mut self, _: &Message<'_>) {}
-            }
-            r.node.vm.cmd_run(&mut Null);
             r.node.vm.setup_event(0xFFEF, &mut Null);
             r.node.vm.run(0, &mut r.fw, &mut Null);
             black_box(r.node.vm.pc());
         })
     });
     g.finish();
-    assert!(handler != 0);
 }
 
+/// One simulated millisecond of n robots running the driver script, the host reading their
+/// messages: real time on one core holds while this stays under 1 ms.
 fn world_speed(c: &mut Criterion) {
     let mut g = c.benchmark_group("world_ms");
-    for n in [1usize, 8, 64] {
-        let mut w = world_with_driver(n);
+    for n in [1usize, 8, 64, 256] {
+        let (mut w, mut host) = world_with_driver(n);
         g.throughput(Throughput::Elements(n as u64));
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.iter(|| w.step())
+            b.iter(|| {
+                w.step();
+                drain(&mut host)
+            })
         });
+        assert_eq!(w.dropped_frames(), 0);
     }
     g.finish();
 }

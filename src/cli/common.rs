@@ -84,25 +84,41 @@ pub fn wait_for_nodes(rt: &mut Runtime, target: &str, timeout: Duration) -> Resu
     }
 }
 
-/// Waits for the answer of a GET_VARIABLES request.
-pub fn wait_variables(
+/// Reads variable `name` of `node`, asking again when a request times out (a busy link or
+/// robot) until `timeout` is spent.
+pub fn read_variable(
     rt: &mut Runtime,
-    request: nrt::network::RequestId,
+    node: u16,
+    name: &str,
     timeout: Duration,
 ) -> Result<Vec<i16>, CliError> {
-    let got = rt.poll_until(timeout, |_, events| {
-        events.iter().find_map(|e| match e {
-            EngineEvent::Network(NetworkEvent::Variables { request: r, result })
-                if *r == request =>
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let req = rt
+            .engine
+            .network_mut()
+            .get_variable(node, name, std::time::Instant::now())
+            .map_err(CliError::new)?;
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let got = rt.poll_until(left, |_, events| {
+            events.iter().find_map(|e| match e {
+                EngineEvent::Network(NetworkEvent::Variables { request: r, result })
+                    if *r == req =>
+                {
+                    Some(result.clone())
+                }
+                _ => None,
+            })
+        });
+        match got {
+            Some(Ok(v)) => return Ok(v),
+            Some(Err(nrt::network::NetError::Timeout { .. }))
+                if std::time::Instant::now() < deadline =>
             {
-                Some(result.clone())
+                tracing::debug!("no answer to a read of {name}: asking again");
             }
-            _ => None,
-        })
-    });
-    match got {
-        Some(Ok(v)) => Ok(v),
-        Some(Err(e)) => Err(CliError::new(e)),
-        None => Err(CliError::new("no answer from the node")),
+            Some(Err(e)) => return Err(CliError::new(e)),
+            None => return Err(CliError::new("no answer from the node")),
+        }
     }
 }

@@ -1,8 +1,7 @@
 //! `thymio-rt vars get|set`: read or write a node's variable by name.
 
-use super::common::{tool_runtime, wait_for_nodes, wait_variables, TargetArgs};
+use super::common::{read_variable, tool_runtime, wait_for_nodes, TargetArgs};
 use super::{print_out, CliError, CliResult};
-use std::time::Instant;
 
 /// `vars` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -39,12 +38,7 @@ pub fn main(cmd: Command) -> CliResult {
             let mut rt = tool_runtime(&target)?;
             let result = (|| {
                 wait_for_nodes(&mut rt, &target.target, target.timeout()?)?;
-                let req = rt
-                    .engine
-                    .network_mut()
-                    .get_variable(node, &name, Instant::now())
-                    .map_err(CliError::new)?;
-                wait_variables(&mut rt, req, target.timeout()?)
+                read_variable(&mut rt, node, &name, target.timeout()?)
             })();
             rt.stop();
             let values = result?;
@@ -71,12 +65,7 @@ pub fn main(cmd: Command) -> CliResult {
                     .map_err(CliError::new)?;
                 // The node handles messages in order: the answer to a read sent after the
                 // write proves the write was applied.
-                let req = rt
-                    .engine
-                    .network_mut()
-                    .get_variable(node, &name, Instant::now())
-                    .map_err(CliError::new)?;
-                wait_variables(&mut rt, req, target.timeout()?).map(|_| ())
+                read_variable(&mut rt, node, &name, target.timeout()?).map(|_| ())
             })();
             rt.stop();
             result

@@ -54,7 +54,12 @@ fn stress(rt_cpu: usize, stop: Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<(
 /// Runs one configuration for `duration`.
 pub fn run(name: &str, fifo: bool, with_stress: bool, duration: Duration) -> WakeupResult {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let rt_cpu = cpus - 1;
+    // THYMIO_RT_CPU selects the (isolated) core of the loop; the last one by default
+    let rt_cpu = std::env::var("THYMIO_RT_CPU")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|c| *c < cpus)
+        .unwrap_or(cpus - 1);
     let stop = Arc::new(AtomicBool::new(false));
     let loaders = if with_stress {
         stress(rt_cpu, stop.clone())

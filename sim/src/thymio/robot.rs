@@ -126,6 +126,10 @@ pub struct Robot {
     /// Frames sent by the node since the last [`Robot::take_output`].
     out: Vec<u8>,
     tap: bool,
+    /// Body speed (m/s) at the last step, and the filtered body acceleration (lateral to the
+    /// left, forward; m/s²) the accelerometer feels.
+    body_speed: f64,
+    accel: [f64; 2],
     /// Value received by IR communication, pending its event.
     pub comm_rx: Option<i16>,
 }
@@ -158,6 +162,8 @@ impl Robot {
             inbox_dropped: 0,
             out,
             tap: false,
+            body_speed: 0.0,
+            accel: [0.0; 2],
             comm_rx: None,
         }
     }
@@ -289,6 +295,16 @@ impl Robot {
             self.pose.x = x;
             self.pose.y = y;
         }
+        // what the accelerometer feels: forward acceleration and centripetal acceleration,
+        // filtered over ~20 ms (the sensor averages between its 16 Hz samples)
+        let moved = self.pose.x != p.x || self.pose.y != p.y;
+        let speed = if moved { v } else { 0.0 };
+        let inst = [speed * w, (speed - self.body_speed) / dt];
+        self.body_speed = speed;
+        let k = (dt / 0.02).min(1.0);
+        for (a, i) in self.accel.iter_mut().zip(inst) {
+            *a += (i - *a) * k;
+        }
     }
 
     fn motor_sample(&mut self) {
@@ -339,10 +355,12 @@ impl Robot {
 
     fn acc_sample(&mut self) {
         let a = self.addrs().clone();
+        // 1 g ≈ 23; axes: x right→left, y front→back, z top→bottom (gravity reads +z)
+        let scale = 23.0 / 9.81;
         let values = [
-            self.rng.noise(0.6) as i16,
-            self.rng.noise(0.6) as i16,
-            22 + self.rng.noise(0.6) as i16,
+            (self.accel[0] * scale + self.rng.noise(0.6)).round() as i16,
+            (-self.accel[1] * scale + self.rng.noise(0.6)).round() as i16,
+            (22.0 + self.rng.noise(0.6)).round() as i16,
         ];
         let vars = self.node.vm.variables_mut();
         for (i, v) in values.iter().enumerate() {

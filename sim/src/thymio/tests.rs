@@ -200,3 +200,43 @@ fn playground_variant_rates_and_step_limit() {
     assert_eq!(r.variables()[101], 20, "buttons at 20 Hz");
     assert_eq!(var(&r, "_fwversion"), vec![11, 0]);
 }
+
+#[test]
+fn the_accelerometer_feels_starts_and_turns() {
+    let mut r = robot(
+        Variant::Firmware14,
+        1,
+        9,
+        Pose {
+            x: 1.0,
+            y: 1.0,
+            theta: 0.0,
+        },
+        2,
+    );
+    let arena = Arena::default();
+    let acc = |r: &Robot| var(r, "acc");
+    for _ in 0..200 {
+        r.tick(&arena, &[]);
+    }
+    assert!(
+        acc(&r)[1].abs() <= 2 && (21..=23).contains(&acc(&r)[2]),
+        "at rest {:?}",
+        acc(&r)
+    );
+    // full speed ahead: the sensor reads backwards (y front→back) while it speeds up
+    r.node.vm.variables_mut()[86] = 1000;
+    r.node.vm.variables_mut()[87] = 1000;
+    let mut min_y = 0;
+    for _ in 0..70 {
+        r.tick(&arena, &[]);
+        min_y = min_y.min(acc(&r)[1]);
+    }
+    assert!(min_y <= -3, "forward acceleration {min_y}");
+    // a left turn at speed pushes to the left (x right→left positive)
+    r.node.vm.variables_mut()[86] = 300;
+    for _ in 0..400 {
+        r.tick(&arena, &[]);
+    }
+    assert!(acc(&r)[0] >= 1, "centripetal {:?}", acc(&r));
+}

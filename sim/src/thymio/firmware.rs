@@ -7,6 +7,9 @@ use crate::vm::std_natives::{self, StdState};
 use crate::vm::{Fault, Outbox, Target, Vm};
 use msgs::description::{push_standard_natives, TargetDescription};
 
+/// Samples of the tone generator's wave (`sound.wave`).
+pub const WAVE_SAMPLES: usize = 142;
+
 /// Number of firmware settings (`_system.settings.*`).
 pub const SETTINGS: usize = 32;
 
@@ -126,12 +129,13 @@ impl Default for Leds {
 /// What the loudspeaker does.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Sound {
-    /// Last sound command, as `(native name, arguments)`.
+    /// Last sound command, as `(native name, arguments)` (the only natives that allocate: a
+    /// sound is rare).
     pub last: Option<(String, Vec<i16>)>,
     /// Milliseconds until the current user sound ends (fires `sound.finished`).
     pub remaining_ms: Option<u32>,
     /// Tone generator wave (`sound.wave`).
-    pub wave: Option<Vec<i16>>,
+    pub wave: Option<[i16; WAVE_SAMPLES]>,
     /// Number of sound commands so far.
     pub count: u32,
 }
@@ -289,7 +293,7 @@ impl Firmware {
         }
     }
 
-    fn sound(&mut self, call: SoundCall, args: &[i16]) {
+    fn sound(&mut self, call: SoundCall, args: [i16; 2]) {
         let name = match call {
             SoundCall::Record => "sound.record",
             SoundCall::Play => "sound.play",
@@ -297,7 +301,8 @@ impl Firmware {
             SoundCall::System => "sound.system",
             SoundCall::Freq => "sound.freq",
         };
-        self.sound.last = Some((name.to_owned(), args.to_vec()));
+        let n = if call == SoundCall::Freq { 2 } else { 1 };
+        self.sound.last = Some((name.to_owned(), args[..n].to_vec()));
         self.sound.count += 1;
         self.sound.remaining_ms = match call {
             // a tone of `duration` 1/60 s ends by itself; 0 plays on, −1 stops
@@ -355,11 +360,12 @@ impl Target for Firmware {
             }
             Kind::Sound(call) => {
                 let args = if call == SoundCall::Freq {
-                    scalars::<2>(vm)?.to_vec()
+                    scalars::<2>(vm)?
                 } else {
-                    scalars::<1>(vm)?.to_vec()
+                    let [n] = scalars::<1>(vm)?;
+                    [n, 0]
                 };
-                self.sound(call, &args);
+                self.sound(call, args);
             }
             Kind::Leds(group) => {
                 let mut values = [0i16; 8];
@@ -375,8 +381,9 @@ impl Target for Firmware {
             }
             Kind::SoundWave => {
                 let a = vm.pop_arg()? as u32;
-                vm.check_range(a, 142)?;
-                let wave = vm.variables()[a as usize..a as usize + 142].to_vec();
+                vm.check_range(a, WAVE_SAMPLES as u32)?;
+                let mut wave = [0i16; WAVE_SAMPLES];
+                wave.copy_from_slice(&vm.variables()[a as usize..a as usize + WAVE_SAMPLES]);
                 if wave.iter().any(|s| !(-128..=127).contains(s)) {
                     vm.emit_node_specific_error("Error: samples must be in [-128,127] range", out);
                     return Ok(());

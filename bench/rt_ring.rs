@@ -1,5 +1,6 @@
 //! Hops between the RT and NRT sides: the frame rings (same thread, and across threads as a
-//! ping-pong whose half round trip is reported), the cmd_vel seqlock, the triple-buffer
+//! ping-pong whose half round trip is reported; waiting sides yield, so on a loaded machine the
+//! figure includes scheduling), the cmd_vel seqlock, the triple-buffer
 //! subscriber and the service ring pair.
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use msgs::rtmsg::{channels, ChannelConfig, LinkTarget, LiveParams, Twist2};
@@ -67,7 +68,7 @@ fn cross_thread(c: &mut Criterion) {
                 if let Some(Ok((_, n))) = rt.try_pop_outgoing(&mut buf) {
                     while !rt.try_forward_frame(0, 0, &buf[..n]) {}
                 } else {
-                    std::hint::spin_loop();
+                    std::thread::yield_now();
                 }
             }
         })
@@ -78,7 +79,7 @@ fn cross_thread(c: &mut Criterion) {
             for _ in 0..n {
                 nrt.send_frame(LinkTarget::One(0), &FRAME).unwrap();
                 while nrt.recv_frame().is_none() {
-                    std::hint::spin_loop();
+                    std::thread::yield_now();
                 }
             }
             t.elapsed() / 2
@@ -94,7 +95,7 @@ fn cross_thread(c: &mut Criterion) {
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 if server.serve(|x| x + 1) == 0 {
-                    std::hint::spin_loop();
+                    std::thread::yield_now();
                 }
             }
         })
@@ -106,7 +107,7 @@ fn cross_thread(c: &mut Criterion) {
                 if let Some(r) = client.poll_response() {
                     break black_box(r);
                 }
-                std::hint::spin_loop();
+                std::thread::yield_now();
             }
         })
     });

@@ -38,6 +38,7 @@ const DRIVER_KEYS: &[&str] = &[
     "calibration_file",
     "simulation",
     "cmd_vel_timeout",
+    "lost_robot_timeout",
     "motor",
     "proximity",
     "publish_model",

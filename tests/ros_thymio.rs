@@ -288,6 +288,44 @@ fn thymio_driver_on_the_simulated_robot() {
         "{reply}"
     );
     assert!(until(deadline, || (140..=153).contains(&target(&mut peer))));
+
+    // a script without the driver events removes the robot's interface; the driver script
+    // brings it back, and odometry flows again
+    let plain = dir.path().join("plain.aesl");
+    std::fs::write(
+        &plain,
+        "<!DOCTYPE aesl-source>\n<network>\n<event size=\"1\" name=\"ping\"/>\n\
+         <node nodeId=\"1\" name=\"thymio-II\">var n = 0\nonevent ping\nn = args[0]\n</node>\n</network>\n",
+    )
+    .unwrap();
+    let load = |peer: &mut RclpyPeer, file: &Path| {
+        peer.call(
+            &t("aseba/load_script"),
+            "asebaros_msgs/srv/LoadScript",
+            json!({"file_name": file.to_str().unwrap()}),
+            deadline,
+        )
+        .unwrap()
+    };
+    assert_eq!(peer.publishers(&t("odom"), deadline).unwrap(), 1);
+    load(&mut peer, &plain);
+    assert!(
+        until(deadline, || peer.publishers(&t("odom"), deadline).unwrap()
+            == 0),
+        "odom still published after a script without the driver events"
+    );
+    assert_eq!(peer.publishers(&t("proximity/laser"), deadline).unwrap(), 0);
+    // every odom message of the removed interface was reported before that count
+    peer.forget(&t("odom"));
+    load(
+        &mut peer,
+        &common::root().join("config/aseba/thymio_ros.aesl"),
+    );
+    assert!(until(deadline, || peer
+        .publishers(&t("odom"), deadline)
+        .unwrap()
+        == 1));
+    peer.message(&t("odom"), deadline, |_| true).unwrap();
     drop(peer);
     stop(driver);
 }

@@ -16,6 +16,8 @@ Run with the project's ROS venv python (scripts/setup-ros2.sh):
                                                      -> {"event": "response", "service": S, "data": {...}}
       {"op": "publish", "topic": T, "type": "pkg/msg/Name", "msg": {...}, "subscribers": N, "timeout": seconds}
         (waits until the topic has N subscribers)    -> {"event": "published", "topic": T}
+      {"op": "count", "topic": T}                    -> {"event": "count", "topic": T, "publishers": N,
+                                                         "subscribers": M}  (in the ROS graph, as seen now)
       {"op": "exit"}
     A command that fails reports {"event": "error", "op": ..., "message": ...}. The peer ends on "exit", when
     stdin closes, or after --timeout seconds ({"event": "timeout"}).
@@ -164,6 +166,12 @@ class Server:
         emit({"event": "published", "topic": topic})
 
 
+    def count(self, cmd):
+        topic = cmd["topic"]
+        emit({"event": "count", "topic": topic, "publishers": self.node.count_publishers(topic),
+              "subscribers": self.node.count_subscribers(topic)})
+
+
 def serve(args):
     node = rclpy.create_node("rclpy_peer")
     server = Server(node)
@@ -191,7 +199,8 @@ def serve(args):
         if op == "exit":
             return 0
         try:
-            {"subscribe": server.subscribe, "call": server.call, "publish": server.publish}[op](cmd)
+            {"subscribe": server.subscribe, "call": server.call, "publish": server.publish,
+             "count": server.count}[op](cmd)
         except Exception as e:  # reported to the test, which decides
             emit({"event": "error", "op": op, "message": f"{type(e).__name__}: {e}"})
     emit({"event": "timeout"})

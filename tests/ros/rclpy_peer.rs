@@ -243,6 +243,19 @@ impl RclpyPeer {
         self.run(cmd, "published", "topic", deadline).map(|_| ())
     }
 
+    /// How many publishers `topic` has in the ROS graph, as the peer sees it now.
+    pub fn publishers(&mut self, topic: &str, deadline: Instant) -> Result<u64, String> {
+        let r = self.run(
+            json!({"op": "count", "topic": topic}),
+            "count",
+            "topic",
+            deadline,
+        )?;
+        r["publishers"]
+            .as_u64()
+            .ok_or_else(|| format!("bad count report {r}"))
+    }
+
     /// The data of the first message received on `topic` that satisfies `pred`.
     pub fn message(
         &mut self,
@@ -261,6 +274,12 @@ impl RclpyPeer {
         self.backlog
             .iter()
             .any(|r| r["event"] == "message" && r["topic"] == topic && pred(&r["data"]))
+    }
+
+    /// Drops the messages on `topic` read so far: later [`Self::message`] calls see newer ones only.
+    pub fn forget(&mut self, topic: &str) {
+        self.backlog
+            .retain(|r| !(r["event"] == "message" && r["topic"] == topic));
     }
 
     /// The reports read but not consumed, one a line (for failure messages).

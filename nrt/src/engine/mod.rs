@@ -97,6 +97,14 @@ pub enum EngineEvent {
         /// Node id.
         node: u16,
     },
+    /// A robot is no longer driven (its node stayed lost for `lost_robot_timeout`, or it runs a
+    /// script without the driver events): its RT slot is free and its interface must go.
+    RobotRemoved {
+        /// Node id.
+        node: u16,
+        /// The RT robot id it had.
+        robot: RobotId,
+    },
     /// The cmd_vel watchdog stopped a robot.
     WatchdogStop {
         /// Node id.
@@ -185,6 +193,8 @@ pub struct Engine {
     backlog: VecDeque<(LinkTarget, Vec<u8>)>,
     pending_accept: Vec<(u16, Instant)>,
     loaded_at: BTreeMap<u16, Instant>,
+    /// Robots whose node is lost, since when.
+    lost_since: BTreeMap<u16, Instant>,
     last_liveness: Option<Instant>,
     events: VecDeque<EngineEvent>,
     last_stats: Option<RtStats>,
@@ -244,6 +254,7 @@ impl Engine {
             backlog: VecDeque::new(),
             pending_accept: Vec::new(),
             loaded_at: BTreeMap::new(),
+            lost_since: BTreeMap::new(),
             last_liveness: None,
             events: VecDeque::new(),
             last_stats: None,
@@ -261,6 +272,7 @@ impl Engine {
         self.after_accept(now);
         self.check_liveness(now);
         self.handle_network_events(now);
+        self.expire_lost_robots(now);
         self.flush_outgoing();
     }
 
@@ -641,12 +653,19 @@ impl Engine {
                 NetworkEvent::NodeIgnored { id, reason } => {
                     tracing::info!("node {id} ignored: {reason}")
                 }
-                NetworkEvent::NodeLost { id } => tracing::warn!("node {id} lost"),
+                NetworkEvent::NodeLost { id } => {
+                    tracing::warn!("node {id} lost");
+                    if self.robots.of_node(*id).is_some() {
+                        self.lost_since.insert(*id, now);
+                    }
+                }
                 NetworkEvent::NodeBack { id } => {
                     tracing::info!("node {id} back");
+                    self.lost_since.remove(id);
                     if self.params.script.reload_on_reconnect {
                         self.reload(*id, now);
                     }
+                    self.readd_robot(*id);
                 }
                 NetworkEvent::ExecutionState { id, pc, flags } => {
                     let idle_reset = *pc == 0
@@ -721,6 +740,51 @@ impl Engine {
         }
     }
 
+    /// Removes the robots whose node stayed lost longer than `lost_robot_timeout`.
+    fn expire_lost_robots(&mut self, now: Instant) {
+        let timeout = self.driver.lost_robot_timeout;
+        if timeout.is_nan() || timeout <= 0.0 || self.lost_since.is_empty() {
+            return;
+        }
+        let limit = Duration::from_secs_f64(timeout.min(1e9));
+        let expired: Vec<u16> = self
+            .lost_since
+            .iter()
+            .filter(|(_, t)| now.duration_since(**t) >= limit)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            self.lost_since.remove(&id);
+            tracing::warn!("node {id} lost for {timeout} s: robot removed");
+            self.remove_robot(id);
+        }
+    }
+
+    /// Frees the RT slot of node `id` (the RT thread writes a zero speed first) and tells the user.
+    fn remove_robot(&mut self, id: u16) {
+        self.lost_since.remove(&id);
+        if let Some(slot) = self.robots.release(id) {
+            let _ = self
+                .ends
+                .send_command(RtCommand::RemoveRobot { robot: slot.robot });
+            self.events.push_back(EngineEvent::RobotRemoved {
+                node: id,
+                robot: slot.robot,
+            });
+        }
+    }
+
+    /// A node came back: drive it again if it runs a driver script (its robot may have been
+    /// removed meanwhile, or it may be on another link now).
+    fn readd_robot(&mut self, id: u16) {
+        let Some(script) = self.net.node(id).and_then(|n| n.script.clone()) else {
+            return;
+        };
+        if let Err(e) = self.configure_robot(id, &script) {
+            tracing::error!("node {id}: cannot drive it again: {e}");
+        }
+    }
+
     fn reload(&mut self, id: u16, now: Instant) {
         let Some(script) = self.net.node(id).and_then(|n| n.script.clone()) else {
             return;
@@ -771,11 +835,7 @@ impl Engine {
                 .map(|i| i as u16)
         };
         let (Some(odometry), Some(set_speed)) = (event("odometry"), event("set_speed")) else {
-            if let Some(slot) = self.robots.release(id) {
-                let _ = self
-                    .ends
-                    .send_command(RtCommand::RemoveRobot { robot: slot.robot });
-            }
+            self.remove_robot(id);
             return Ok(());
         };
         if !self.driver.enabled {

@@ -222,3 +222,127 @@ fn shutdown_asks_rt_to_stop() {
     e.shutdown();
     assert_eq!(rt.try_pop_command(), Some(RtCommand::Shutdown));
 }
+
+/// Node 3 discovered on link 0 and running a driver script, driven as an RT robot.
+fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
+    up(e, rt);
+    rt.try_forward_frame(
+        0,
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    for f in description_frames(&small_target(9), 3) {
+        rt.try_forward_frame(0, 2, &f);
+    }
+    e.poll(Instant::now());
+    let script = LoadedScript {
+        events: vec![("odometry".into(), 3), ("set_speed".into(), 2)],
+        bytecode: vec![1],
+        ..Default::default()
+    };
+    e.network_mut().load_script(3, script.clone()).unwrap();
+    e.configure_robot(3, &script).unwrap();
+    let robot = e.robots().of_node(3).expect("a robot slot").robot;
+    assert!(matches!(
+        rt.try_pop_command(),
+        Some(RtCommand::ConfigureRobot { robot: r, .. }) if r == robot
+    ));
+    std::iter::from_fn(|| e.next_event()).for_each(drop);
+    robot
+}
+
+fn events(e: &mut Engine) -> Vec<EngineEvent> {
+    std::iter::from_fn(|| e.next_event()).collect()
+}
+
+#[test]
+fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    let t0 = Instant::now();
+    rt.try_push_event(RtEvent::LinkDown {
+        link: 0,
+        target: 0,
+        reason: msgs::rtmsg::LinkDownReason::Eof,
+    });
+    e.poll(t0);
+    // a short loss keeps the robot
+    e.poll(t0 + Duration::from_secs(9));
+    assert!(e.robots().of_node(3).is_some());
+    assert!(!events(&mut e)
+        .iter()
+        .any(|ev| matches!(ev, EngineEvent::RobotRemoved { .. })));
+    e.poll(t0 + Duration::from_secs(11));
+    assert!(e.robots().of_node(3).is_none());
+    assert!(events(&mut e).contains(&EngineEvent::RobotRemoved { node: 3, robot }));
+    assert_eq!(rt.try_pop_command(), Some(RtCommand::RemoveRobot { robot }));
+    assert_eq!(e.set_cmd_vel(3, 0.1, 0.0), Err(EngineError::NotARobot(3)));
+    // the node is heard again: driven again, on its (new) link
+    assert!(rt.try_push_event(RtEvent::LinkUp {
+        link: 1,
+        target: 0,
+        kind: LinkKind::Pipe
+    }));
+    e.poll(Instant::now());
+    rt.try_forward_frame(
+        1,
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    e.poll(Instant::now());
+    let ev = events(&mut e);
+    assert!(ev.contains(&EngineEvent::Network(NetworkEvent::NodeBack { id: 3 })));
+    assert!(
+        ev.iter()
+            .any(|ev| matches!(ev, EngineEvent::RobotReady { node: 3, .. })),
+        "{ev:?}"
+    );
+    let again = std::iter::from_fn(|| rt.try_pop_command()).find_map(|c| match c {
+        RtCommand::ConfigureRobot { config, .. } => Some(config),
+        _ => None,
+    });
+    assert_eq!(again.expect("robot configured again").link, Some(1));
+}
+
+#[test]
+fn a_robot_back_before_the_timeout_is_kept() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    let t0 = Instant::now();
+    rt.try_push_event(RtEvent::LinkDown {
+        link: 0,
+        target: 0,
+        reason: msgs::rtmsg::LinkDownReason::Eof,
+    });
+    e.poll(t0);
+    up(&mut e, &mut rt);
+    rt.try_forward_frame(
+        0,
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    e.poll(t0 + Duration::from_secs(1));
+    e.poll(t0 + Duration::from_secs(60));
+    assert_eq!(e.robots().of_node(3).map(|s| s.robot), Some(robot));
+    assert!(!events(&mut e)
+        .iter()
+        .any(|ev| matches!(ev, EngineEvent::RobotRemoved { .. })));
+}
+
+#[test]
+fn a_script_without_the_driver_events_removes_the_robot() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    let plain = LoadedScript {
+        events: vec![("ping".into(), 1)],
+        bytecode: vec![1],
+        ..Default::default()
+    };
+    e.configure_robot(3, &plain).unwrap();
+    assert!(e.robots().of_node(3).is_none());
+    assert_eq!(rt.try_pop_command(), Some(RtCommand::RemoveRobot { robot }));
+    assert_eq!(
+        events(&mut e),
+        vec![EngineEvent::RobotRemoved { node: 3, robot }]
+    );
+}

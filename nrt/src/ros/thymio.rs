@@ -56,6 +56,44 @@ struct Outputs {
     description: Publisher<RosString>,
 }
 
+impl Outputs {
+    /// Destroys every publisher (they leave the ROS graph now).
+    fn destroy(self, node: &mut r2r::Node) {
+        let Outputs {
+            odom,
+            joints,
+            proximity,
+            laser,
+            ground,
+            imu,
+            tap,
+            temperature,
+            sound,
+            remote,
+            buttons,
+            button,
+            comm_rx,
+            description,
+        } = self;
+        node.destroy_publisher(odom);
+        node.destroy_publisher(joints);
+        proximity
+            .into_iter()
+            .chain(ground)
+            .for_each(|p| node.destroy_publisher(p));
+        node.destroy_publisher(laser);
+        node.destroy_publisher(imu);
+        node.destroy_publisher(tap);
+        node.destroy_publisher(temperature);
+        node.destroy_publisher(sound);
+        node.destroy_publisher(remote);
+        node.destroy_publisher(buttons);
+        button.into_iter().for_each(|p| node.destroy_publisher(p));
+        node.destroy_publisher(comm_rx);
+        node.destroy_publisher(description);
+    }
+}
+
 /// Subscriptions of one robot.
 struct Inputs {
     cmd_vel: Sub<Twist>,
@@ -155,6 +193,7 @@ impl ThymioInterface {
                         .error(&format!("Thymio node {id}: no driver interface: {e}")),
                 }
             }
+            EngineEvent::RobotRemoved { node: id, .. } => self.remove_robot(node, *id),
             EngineEvent::Odometry { node: id, sample } => {
                 self.publish_odometry(engine, clocks, *id, sample)
             }
@@ -294,6 +333,37 @@ impl ThymioInterface {
             },
         );
         Ok(())
+    }
+
+    /// Destroys the interface of robot `id` (publishers at once; r2r destroys the
+    /// subscriptions and the service whose streams are dropped when they next get a message)
+    /// and takes its frames out of `/tf_static`.
+    fn remove_robot(&mut self, node: &mut r2r::Node, id: u16) {
+        let Some(r) = self.robots.remove(&id) else {
+            return;
+        };
+        let RobotInterface {
+            frames, out, inp, ..
+        } = r;
+        drop(inp);
+        out.destroy(node);
+        if !frames.prefix.is_empty() {
+            let own = format!("{}/", frames.prefix);
+            let before = self.static_transforms.len();
+            self.static_transforms
+                .retain(|t| !t.child_frame_id.starts_with(&own));
+            if self.static_transforms.len() != before {
+                let msg = TFMessage {
+                    transforms: self.static_transforms.clone(),
+                };
+                if let Err(e) = self.tf_static.publish(&msg) {
+                    self.reporter
+                        .warn(&format!("node {id}: cannot publish /tf_static: {e}"));
+                }
+            }
+        }
+        self.reporter
+            .info(&format!("Thymio node {id}: driver interface removed"));
     }
 
     fn publish_odometry(

@@ -32,6 +32,9 @@ pub struct DriverParams {
     pub simulation: bool,
     /// Stop a robot when no cmd_vel arrived for this long [s] (0 disables; not recommended).
     pub cmd_vel_timeout: f64,
+    /// Remove a robot whose node stayed lost this long [s]: its RT slot is freed and its ROS
+    /// interface destroyed; it is added back when the node returns (≤ 0 never removes).
+    pub lost_robot_timeout: f64,
     /// Motor calibration overrides (`motor.left.parameters`, `motor.right.deadband`, …).
     pub motor: BTreeMap<String, MotorParams>,
     /// Proximity calibration overrides (`proximity.center.parameters`, …).
@@ -55,6 +58,7 @@ impl Default for DriverParams {
             calibration_file: String::new(),
             simulation: false,
             cmd_vel_timeout: 0.5,
+            lost_robot_timeout: 10.0,
             motor: BTreeMap::new(),
             proximity: BTreeMap::new(),
             publish_model: true,

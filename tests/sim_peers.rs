@@ -193,3 +193,76 @@ fn pseudo_terminal_carries_the_protocol() {
     assert!(ok, "{err}");
     assert_eq!(out.trim(), "8");
 }
+
+/// `prox.horizontal` of node 1 of the simulator on `port`; with `until_seen`, read again (10 s
+/// at most) until a sensor sees something.
+fn proximity(port: u16, until_seen: bool) -> Vec<i64> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (ok, out, err) = tool(&[
+            "vars",
+            "get",
+            "--target",
+            &format!("tcp:127.0.0.1;{port}"),
+            "--node",
+            "1",
+            "prox.horizontal",
+        ]);
+        assert!(ok, "{err}");
+        let v: Vec<i64> = out
+            .split_whitespace()
+            .map(|w| {
+                w.parse()
+                    .unwrap_or_else(|_| panic!("prox.horizontal: {out}"))
+            })
+            .collect();
+        assert_eq!(v.len(), 7, "prox.horizontal: {out}");
+        if !until_seen || v.iter().any(|&x| x != 0) || std::time::Instant::now() > deadline {
+            return v;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn sim_arena_file_and_seed_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // facing the east wall of a 1 m square, its front 2–3 cm from it
+    let near = dir.path().join("near.yaml");
+    std::fs::write(
+        &near,
+        "width: 1.0\nheight: 1.0\nwalls: true\nrobots:\n  - [0.90, 0.5, 0.0]\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let s = sim(port, 1, &["--arena", near.to_str().unwrap(), "--seed", "3"]);
+    let p = proximity(port, true);
+    drop(s);
+    assert!(p[2] > 2000, "center sensor facing a wall: {p:?}");
+    assert_eq!(&p[5..], &[0, 0], "rear sensors see nothing: {p:?}");
+
+    // the same robot in the middle of an open 2 m square sees nothing at all
+    let open = dir.path().join("open.yaml");
+    std::fs::write(
+        &open,
+        "width: 2.0\nheight: 2.0\nrobots:\n  - [1.0, 1.0, 0.0]\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let s = sim(port, 1, &["--arena", open.to_str().unwrap(), "--seed", "3"]);
+    // the sensors are sampled at 10 Hz
+    std::thread::sleep(Duration::from_millis(300));
+    let p = proximity(port, false);
+    drop(s);
+    assert_eq!(p, vec![0; 7]);
+
+    // a bad arena file is refused with its name and the faulty key; a bad seed too
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "width: 2.0\nheight: 2.0\nwals: true\n").unwrap();
+    let (ok, _, err) = tool(&["sim", "--arena", bad.to_str().unwrap(), "--duration", "1"]);
+    assert!(!ok);
+    assert!(err.contains("bad.yaml") && err.contains("wals"), "{err}");
+    let (ok, _, err) = tool(&["sim", "--seed", "minus-one", "--duration", "1"]);
+    assert!(!ok);
+    assert!(err.contains("--seed"), "{err}");
+}

@@ -193,6 +193,8 @@ pub struct Engine {
     backlog: VecDeque<(LinkTarget, Vec<u8>)>,
     pending_accept: Vec<(u16, Instant)>,
     loaded_at: BTreeMap<u16, Instant>,
+    /// The link each robot was configured on (`None`: any, through the switch).
+    robot_links: BTreeMap<u16, Option<LinkId>>,
     /// Robots whose node is lost, since when.
     lost_since: BTreeMap<u16, Instant>,
     last_liveness: Option<Instant>,
@@ -255,6 +257,7 @@ impl Engine {
             pending_accept: Vec::new(),
             loaded_at: BTreeMap::new(),
             lost_since: BTreeMap::new(),
+            robot_links: BTreeMap::new(),
             last_liveness: None,
             events: VecDeque::new(),
             last_stats: None,
@@ -763,6 +766,7 @@ impl Engine {
     /// Frees the RT slot of node `id` (the RT thread writes a zero speed first) and tells the user.
     fn remove_robot(&mut self, id: u16) {
         self.lost_since.remove(&id);
+        self.robot_links.remove(&id);
         if let Some(slot) = self.robots.release(id) {
             let _ = self
                 .ends
@@ -777,6 +781,10 @@ impl Engine {
     /// A node came back: drive it again if it runs a driver script (its robot may have been
     /// removed meanwhile, or it may be on another link now).
     fn readd_robot(&mut self, id: u16) {
+        let link = self.net.node(id).map(|n| rt_link(n.link));
+        if self.robots.of_node(id).is_some() && self.robot_links.get(&id) == link.as_ref() {
+            return;
+        }
         let Some(script) = self.net.node(id).and_then(|n| n.script.clone()) else {
             return;
         };
@@ -843,7 +851,7 @@ impl Engine {
         }
         let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
         let include_id = node.settings().is_some_and(|s| s.include_id_in_events);
-        let link = (node.link != SWITCH_LINK).then_some(node.link);
+        let link = rt_link(node.link);
         let cal = calibration::resolve(&self.driver, &self.calibration_file, id)?;
         let slot = self
             .robots
@@ -856,6 +864,7 @@ impl Engine {
             .map_err(|e| EngineError::Param(format!("calibration of node {id}: {e}")))?;
         let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
         config.link = link;
+        self.robot_links.insert(id, link);
         config.proximity_event = event("proximity");
         self.ends
             .send_command(RtCommand::ConfigureRobot { robot, config })
@@ -865,6 +874,11 @@ impl Engine {
             .push_back(EngineEvent::RobotReady { node: id, robot });
         Ok(())
     }
+}
+
+/// The link the RT thread writes a node's commands to (`None`: a node behind the switch).
+fn rt_link(link: LinkId) -> Option<LinkId> {
+    (link != SWITCH_LINK).then_some(link)
 }
 
 #[cfg(test)]

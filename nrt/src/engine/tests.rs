@@ -324,6 +324,9 @@ fn a_robot_back_before_the_timeout_is_kept() {
     e.poll(t0 + Duration::from_secs(1));
     e.poll(t0 + Duration::from_secs(60));
     assert_eq!(e.robots().of_node(3).map(|s| s.robot), Some(robot));
+    // back on the same link: the RT side keeps its configuration (and its odometry)
+    assert!(!std::iter::from_fn(|| rt.try_pop_command())
+        .any(|c| matches!(c, RtCommand::ConfigureRobot { .. })));
     assert!(!events(&mut e)
         .iter()
         .any(|ev| matches!(ev, EngineEvent::RobotRemoved { .. })));

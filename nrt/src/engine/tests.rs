@@ -84,11 +84,7 @@ fn link_down_marks_nodes_lost() {
         rt.try_forward_frame(0, 2, &f);
     }
     e.poll(Instant::now());
-    rt.try_push_event(RtEvent::LinkDown {
-        link: 0,
-        target: 0,
-        reason: msgs::rtmsg::LinkDownReason::Eof,
-    });
+    link_down(&mut rt);
     e.poll(Instant::now());
     assert!(!e.connected());
     assert!(!e.network().node(3).unwrap().connected);
@@ -251,6 +247,15 @@ fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     robot
 }
 
+/// Link 0 ends (EOF).
+fn link_down(rt: &mut RtEnds) {
+    assert!(rt.try_push_event(RtEvent::LinkDown {
+        link: 0,
+        target: 0,
+        reason: msgs::rtmsg::LinkDownReason::Eof,
+    }));
+}
+
 fn events(e: &mut Engine) -> Vec<EngineEvent> {
     std::iter::from_fn(|| e.next_event()).collect()
 }
@@ -260,11 +265,7 @@ fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
     let (mut e, mut rt) = engine(0);
     let robot = driven_robot(&mut e, &mut rt);
     let t0 = Instant::now();
-    rt.try_push_event(RtEvent::LinkDown {
-        link: 0,
-        target: 0,
-        reason: msgs::rtmsg::LinkDownReason::Eof,
-    });
+    link_down(&mut rt);
     e.poll(t0);
     // a short loss keeps the robot
     e.poll(t0 + Duration::from_secs(9));
@@ -309,11 +310,7 @@ fn a_robot_back_before_the_timeout_is_kept() {
     let (mut e, mut rt) = engine(0);
     let robot = driven_robot(&mut e, &mut rt);
     let t0 = Instant::now();
-    rt.try_push_event(RtEvent::LinkDown {
-        link: 0,
-        target: 0,
-        reason: msgs::rtmsg::LinkDownReason::Eof,
-    });
+    link_down(&mut rt);
     e.poll(t0);
     up(&mut e, &mut rt);
     rt.try_forward_frame(

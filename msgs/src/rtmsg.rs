@@ -874,19 +874,23 @@ impl RtEnds {
         &mut self,
         out: &mut [u8; MAX_FRAME],
     ) -> Option<Result<(LinkTarget, usize), InvalidRecord>> {
+        // One look at the fill level: NRT may push a whole record at any moment, so every
+        // decision below is taken on this snapshot (it can only grow), and only the bytes it
+        // counted are ever discarded.
+        let available = self.frames_in.slots();
+        if available == 0 {
+            return None;
+        }
         let head_len = TX_RECORD_HEADER + HEADER_LEN;
+        if available < head_len {
+            // Records are pushed whole: a shorter remainder cannot be a record.
+            self.discard_incoming(available);
+            return Some(Err(InvalidRecord));
+        }
         let (target, total) = {
-            let chunk = match self.frames_in.read_chunk(head_len) {
-                Ok(c) => c,
-                Err(_) => {
-                    let n = self.frames_in.slots();
-                    if n == 0 {
-                        return None;
-                    }
-                    // Records are pushed whole: a shorter remainder cannot be a record.
-                    self.discard_incoming();
-                    return Some(Err(InvalidRecord));
-                }
+            let Ok(chunk) = self.frames_in.read_chunk(head_len) else {
+                self.discard_incoming(available);
+                return Some(Err(InvalidRecord));
             };
             let mut head = [0u8; TX_RECORD_HEADER + HEADER_LEN];
             let (a, b) = chunk.as_slices();
@@ -895,22 +899,23 @@ impl RtEnds {
             let len = u16::from_le_bytes([head[1], head[2]]) as usize;
             (LinkTarget::from_byte(head[0]), HEADER_LEN + len)
         };
-        if total > MAX_FRAME || self.frames_in.slots() < TX_RECORD_HEADER + total {
-            self.discard_incoming();
+        if total > MAX_FRAME || available < TX_RECORD_HEADER + total {
+            self.discard_incoming(available);
             return Some(Err(InvalidRecord));
         }
         let mut target_byte = [0u8; TX_RECORD_HEADER];
         if self.frames_in.pop_entire_slice(&mut target_byte).is_err()
             || self.frames_in.pop_entire_slice(&mut out[..total]).is_err()
         {
-            self.discard_incoming();
+            self.discard_incoming(available.saturating_sub(TX_RECORD_HEADER));
             return Some(Err(InvalidRecord));
         }
         Some(Ok((target, total)))
     }
 
-    fn discard_incoming(&mut self) {
-        let n = self.frames_in.slots();
+    /// Drops `n` bytes (at most what is there) of the NRT → RT frame ring.
+    fn discard_incoming(&mut self, n: usize) {
+        let n = n.min(self.frames_in.slots());
         if let Ok(c) = self.frames_in.read_chunk(n) {
             c.commit_all();
         }
@@ -1102,6 +1107,45 @@ mod tests {
             assert_eq!((t, &out[..n]), (to, &f[..]));
             assert!(rt.try_pop_outgoing(&mut out).is_none());
         }
+    }
+
+    #[test]
+    fn a_record_pushed_while_rt_looks_is_never_taken_for_garbage() {
+        // NRT pushes while RT polls a nearly always empty ring: every frame arrives, in order,
+        // and no record is ever reported invalid (the fill level is read once per pop).
+        let (mut rt, mut nrt) = channels(&ChannelConfig {
+            frames_from_nrt_bytes: 256,
+            ..Default::default()
+        });
+        const N: i16 = 20_000;
+        let producer = std::thread::spawn(move || {
+            for round in 0..20 {
+                for i in 0..N {
+                    let f = event(round, &[i]);
+                    while nrt.send_frame(LinkTarget::One(1), &f) == Err(SendError::Full) {
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+            nrt
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut out = [0u8; MAX_FRAME];
+        for round in 0..20 {
+            for i in 0..N {
+                let (to, n) = loop {
+                    match rt.try_pop_outgoing(&mut out) {
+                        Some(r) => break r.expect("a whole record taken for garbage"),
+                        None => assert!(std::time::Instant::now() < deadline, "frame lost"),
+                    }
+                };
+                assert_eq!(
+                    (to, &out[..n]),
+                    (LinkTarget::One(1), &event(round, &[i])[..])
+                );
+            }
+        }
+        producer.join().unwrap();
     }
 
     #[test]

@@ -5,7 +5,8 @@ events to `nav_msgs/Odometry` + `/tf`, with the formulas of ROS-Thymio's BaseDri
 (ros-aseba-interface.md §3.5), talking to the robot over Aseba TCP with thymiodirect (the Python
 Aseba client that installs beside rclpy). It is made as fast as that design allows, so that the
 comparison is fair: received frames wake the asyncio loop at once (thymiodirect would wait for
-its next timer), TCP_NODELAY is set, variable polling is off. The original stack is slower still:
+its next timer), TCP_NODELAY is set, variable polling is off. Messages are read whole (thymiodirect's
+reader takes a short TCP read for a whole message and then fails to decode it). The original stack is slower still:
 asebaros adds a ROS hop between the robot and this driver.
 
   python ros_thymio_baseline.py --port PORT [--namespace NS] [--duration S]
@@ -34,6 +35,23 @@ SET_SPEED, ODOMETRY = 1, 2  # event ids of config/aseba/thymio_ros.aesl
 Q0, Q1, AXIS = 0.000332, 0.0, 0.0935  # simulation calibration, as thymio-rt's embedded robot
 
 
+def read_exact(io, n: int) -> bytes:
+    """n bytes from a stream socket (recv may return fewer; thymiodirect assumes it does not)."""
+    buf = b""
+    while len(buf) < n:
+        chunk = io.read(n - len(buf))
+        if not chunk:
+            raise OSError("the robot closed the connection")
+        buf += chunk
+    return buf
+
+
+def whole_read_message(self) -> Message:
+    """thymiodirect's message reader, reading whole headers and payloads over TCP."""
+    length, source, msg_id = struct.unpack("<HHH", read_exact(self.io, 6))
+    return Message(msg_id, source, read_exact(self.io, length))
+
+
 def fast_input_run(self) -> None:
     """thymiodirect's reader thread, waking the asyncio loop for every message."""
     while self.running:
@@ -49,6 +67,7 @@ def fast_input_run(self) -> None:
 
 
 tdc.InputThread.run = fast_input_run
+tdc.InputThread.read_message = whole_read_message
 
 
 def si_to_aseba(v: float) -> int:

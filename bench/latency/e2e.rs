@@ -147,7 +147,7 @@ pub fn measure(
             ]);
             ros_env(&mut c, domain);
             let mut p = Proc::spawn("thymio-rt", c);
-            p.wait_for("cmd_vel, odometry", Duration::from_secs(60))?;
+            p.wait_for("driver interface ready", Duration::from_secs(60))?;
             ("thymio-rt", p)
         }
         Driver::Baseline => {

@@ -83,7 +83,7 @@ pub fn point(
     .args(["--report", &report.display().to_string()]);
     let mut p = Proc::spawn("thymio-rt run", c);
     for _ in 0..n {
-        p.wait_for("cmd_vel, odometry", Duration::from_secs(60))?;
+        p.wait_for("driven as RT robot", Duration::from_secs(60))?;
     }
     let cpu = cpu_fraction(&[&p], Duration::from_secs(1), window);
     p.interrupt();
@@ -120,7 +120,7 @@ pub fn cpu_8(env: &crate::e2e::Env, window: Duration, domain: u32) -> Result<(f6
     crate::e2e::ros_env(&mut c, domain);
     let mut ours = Proc::spawn("thymio-rt run", c);
     for _ in 0..n {
-        ours.wait_for("cmd_vel, odometry", Duration::from_secs(60))?;
+        ours.wait_for("driver interface ready", Duration::from_secs(60))?;
     }
     let cpu_ours = cpu_fraction(&[&ours], Duration::from_secs(2), window);
     ours.interrupt();

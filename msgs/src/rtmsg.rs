@@ -25,7 +25,7 @@ use std::sync::Arc;
 /// Most links the RT thread owns at once (link ids are `0..MAX_LINKS`).
 pub const MAX_LINKS: usize = 64;
 /// Most robots the RT thread drives (robot ids are `0..MAX_ROBOTS`).
-pub const MAX_ROBOTS: usize = 32;
+pub const MAX_ROBOTS: usize = 64;
 /// Index of a link slot of the RT thread.
 pub type LinkId = u8;
 /// Index of a robot of the RT thread (the NRT side maps nodes/namespaces to robot ids).

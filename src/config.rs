@@ -56,6 +56,9 @@ pub struct RtParams {
     pub priority: u8,
     /// `mlockall(MCL_CURRENT | MCL_FUTURE)`.
     pub lock_memory: bool,
+    /// Longest time [µs] the NRT side waits for ROS work before it looks at the rings again:
+    /// bounds what RT → ROS traffic waits on the NRT side (smaller = lower latency, more CPU).
+    pub nrt_poll_us: u64,
 }
 
 impl Default for RtParams {
@@ -65,6 +68,7 @@ impl Default for RtParams {
             cpu: -1,
             priority: 50,
             lock_memory: true,
+            nrt_poll_us: 1000,
         }
     }
 }
@@ -243,6 +247,11 @@ impl Config {
         for t in &config.bridge.targets {
             t.parse::<msgs::target::Target>()
                 .map_err(|e| ConfigError::Target(e.to_string()))?;
+        }
+        if config.rt.nrt_poll_us == 0 {
+            return Err(ConfigError::Value(
+                "rt.nrt_poll_us: must be at least 1 µs (0 would spin)".into(),
+            ));
         }
         Ok(config)
     }

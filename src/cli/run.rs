@@ -127,6 +127,9 @@ fn log_event(e: &EngineEvent) {
         EngineEvent::ScriptFailed { node, error } => {
             tracing::error!("node {node}: script not loaded: {error}")
         }
+        EngineEvent::RobotRemoved { node, robot } => {
+            tracing::warn!("node {node} is no longer driven (was robot {robot})")
+        }
         EngineEvent::WatchdogStop { node } => {
             tracing::info!("node {node}: no cmd_vel in time, stopped")
         }
@@ -149,7 +152,7 @@ fn run_plain(config: &Config, duration: Option<Duration>) -> Result<Stopped, Cli
         for e in rt.poll() {
             log_event(&e);
         }
-        std::thread::sleep(Duration::from_millis(1));
+        std::thread::sleep(Duration::from_micros(config.rt.nrt_poll_us));
     }
     Ok(rt.stop())
 }
@@ -157,9 +160,11 @@ fn run_plain(config: &Config, duration: Option<Duration>) -> Result<Stopped, Cli
 #[cfg(feature = "ros2")]
 fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
     use nrt::ros::{RosNode, RosOptions};
-    let node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
+    let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
     let config = config
         .with_overrides(&node.parameter_overrides())
+        .map_err(CliError::new)?;
+    node.set_spin_period(Duration::from_micros(config.rt.nrt_poll_us))
         .map_err(CliError::new)?;
     tracing::info!("starting on {} with the ROS 2 bridge", describe(&config));
     let mut rt = Runtime::start(&config).map_err(CliError::new)?;

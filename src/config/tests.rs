@@ -55,6 +55,12 @@ fn errors_name_the_field() {
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("configuration"), "{e}");
+    let e = Config::from_yaml("rt: {nrt_poll_us: 0}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("rt.nrt_poll_us"), "{e}");
+    let c = Config::from_yaml("rt: {nrt_poll_us: 200}\nlost_robot_timeout: 3.5").unwrap();
+    assert_eq!((c.rt.nrt_poll_us, c.driver.lost_robot_timeout), (200, 3.5));
 }
 
 #[test]

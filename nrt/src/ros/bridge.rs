@@ -34,6 +34,15 @@ impl RosNode {
         Ok(RosNode { node, options })
     }
 
+    /// Sets the longest wait for ROS work in one iteration (see [`RosOptions::spin_period`]).
+    pub fn set_spin_period(&mut self, period: Duration) -> Result<(), RosError> {
+        if period.is_zero() {
+            return Err(RosError::SpinPeriod);
+        }
+        self.options.spin_period = period;
+        Ok(())
+    }
+
     /// The parameters given to the node, as `(dotted name, value)` configuration entries.
     pub fn parameter_overrides(&self) -> Vec<(String, serde_yaml::Value)> {
         params::overrides(&self.node)

@@ -57,7 +57,7 @@ impl Default for RosOptions {
         Self {
             node_name: "asebaros".into(),
             namespace: String::new(),
-            spin_period: Duration::from_micros(200),
+            spin_period: Duration::from_millis(1),
             diagnostics_period: Duration::from_secs(1),
         }
     }

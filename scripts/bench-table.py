@@ -22,6 +22,10 @@ def fmt_us(v):
     return f"{v:.0f} µs" if v >= 100 else f"{v:.1f} µs"
 
 
+def fmt_ns(v):
+    return f"{v:.0f} ns" if v < 1000 else fmt_us(v / 1000)
+
+
 def criterion(dir_: pathlib.Path, name: str):
     """Mean time (ns) of a criterion benchmark, if measured."""
     est = dir_ / name / "new" / "estimates.json"
@@ -48,12 +52,28 @@ def rows(summary: dict, crit: pathlib.Path):
     cyc = summary.get("rt_cycle_ns")
     if cyc:
         out.append(("RT cycle work, 1 robot", f"{cyc.get('p50', 0) / 1000:.1f} µs", "", "", "—"))
-    for name, label in (("compile_driver_script", "compile the driver script"),
+    cpu8 = summary.get("cpu_8_robots")
+    if cpu8:
+        out.append(("CPU at 8 robots with ROS (fraction of one core)", f"{cpu8.get('ours', 0):.0%}", "", "",
+                    f"{cpu8.get('baseline', 0):.0%} (8 processes)"))
+    for point in summary.get("scale", []):
+        out.append((f"{point['robots']} robots through one RT thread (no ROS): CPU, RT cycle p99",
+                    f"{point['cpu']:.1%}", fmt_us(point.get("p99_us")), "", "—"))
+    for name, label in (("wire/decode_odometry_event", "decode an odometry event frame"),
+                        ("wire/encode_set_speed", "encode a set_speed event frame"),
+                        ("reassembly/thymio_second_chunks_64", "reassemble 1 s of Thymio traffic (64-byte reads)"),
+                        ("rt_odometry/odometry_step", "odometry step (calibration, arc, twist)"),
+                        ("rt_odometry/map_twist_capped", "cmd_vel → wheel targets (inverse calibration, cap)"),
+                        ("rt_cycle/one_odometry_event", "RT cycle handling one odometry event"),
+                        ("rt_cycle/thymio_mix_10ms", "RT cycles of 10 ms of Thymio traffic"),
+                        ("rt_ring_cross_thread/frame_hop_half_round_trip", "frame hop between threads (ring)"),
+                        ("rt_ring/cmd_vel_seqlock_set_and_read", "cmd_vel set-point write + read (seqlock)"),
+                        ("compile_driver_script", "compile the driver script"),
                         ("world_ms/64", "simulate 1 ms of 64 robots (driver script running)"),
                         ("vm/instructions", "70 000 VM instructions")):
         ns = criterion(crit, name)
         if ns is not None:
-            out.append((label, fmt_us(ns / 1000), "", "", "—"))
+            out.append((label + " (criterion mean)", fmt_ns(ns), "", "", "—"))
     return out
 
 

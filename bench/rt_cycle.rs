@@ -2,6 +2,8 @@
 //! event, the mix of one 10 ms slice of a Thymio running the driver script (odometry,
 //! proximity, ground, a variables reply) forwarded to NRT, and a new cmd_vel mapped and written.
 //! Only the cycle is timed; feeding the link and draining NRT happen outside the timing.
+#[path = "quick.rs"]
+mod quick;
 use criterion::{criterion_group, criterion_main, Criterion};
 use msgs::rtmsg::{channels, ChannelConfig, NrtEnds, RobotConfig, RtCommand, Twist2};
 use msgs::wire::{Message, Words, MAX_FRAME};
@@ -153,5 +155,9 @@ fn cycle(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, cycle);
+criterion_group! {
+    name = benches;
+    config = quick::criterion();
+    targets = cycle
+}
 criterion_main!(benches);

@@ -1,5 +1,7 @@
 //! Pure RT computations: one odometry step (wrap, calibration, arc, twist, joints), the arc
 //! alone, and the velocity mapping (twist → capped wheel targets).
+#[path = "quick.rs"]
+mod quick;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use msgs::rtmsg::{Quadratic, RobotCalibration, Twist2};
 use rt::mapping::map_twist;
@@ -44,5 +46,9 @@ fn odometry(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, odometry);
+criterion_group! {
+    name = benches;
+    config = quick::criterion();
+    targets = odometry
+}
 criterion_main!(benches);

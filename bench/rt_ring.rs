@@ -2,6 +2,8 @@
 //! ping-pong whose half round trip is reported; waiting sides yield, so on a loaded machine the
 //! figure includes scheduling), the cmd_vel seqlock, the triple-buffer
 //! subscriber and the service ring pair.
+#[path = "quick.rs"]
+mod quick;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use msgs::rtmsg::{channels, ChannelConfig, LinkTarget, LiveParams, Twist2};
 use msgs::wire::MAX_FRAME;
@@ -119,5 +121,9 @@ fn cross_thread(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, same_thread, cross_thread);
+criterion_group! {
+    name = benches;
+    config = quick::criterion();
+    targets = same_thread, cross_thread
+}
 criterion_main!(benches);

@@ -2,6 +2,8 @@
 //! millisecond of a world of 1, 8, 64 and 256 Thymios running the driver script with the host
 //! reading their messages (how many robots one core runs in real time: while it stays under
 //! 1 ms), and the compile time of the driver script.
+#[path = "quick.rs"]
+mod quick;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use msgs::description::thymio_ii_fw14;
@@ -139,5 +141,9 @@ fn compile_driver(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, vm_speed, world_speed, compile_driver);
+criterion_group! {
+    name = benches;
+    config = quick::criterion();
+    targets = vm_speed, world_speed, compile_driver
+}
 criterion_main!(benches);

@@ -1,4 +1,6 @@
 //! Micro benchmarks of the Aseba wire protocol: frame decode/encode and stream reassembly.
+#[path = "quick.rs"]
+mod quick;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{Frame, Message, Words, MAX_FRAME};
@@ -133,5 +135,9 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    config = quick::criterion();
+    targets = bench
+}
 criterion_main!(benches);

@@ -35,15 +35,26 @@ struct Nrt {
     events: Vec<RtEvent>,
     odometry: Vec<OdomSample>,
     node_present: Option<u16>,
+    /// Frames forwarded by the RT thread, counted by message type (for failure reports).
+    kinds: std::collections::BTreeMap<u16, usize>,
+    /// The last EXECUTION_STATE_CHANGED flags seen.
+    exec_flags: Option<u16>,
 }
 
 impl Nrt {
     fn pump(&mut self) {
         let mut present = None;
+        let kinds = &mut self.kinds;
+        let exec_flags = &mut self.exec_flags;
         self.ends.drain_frames(|f| {
             let kind = u16::from_le_bytes([f.bytes[4], f.bytes[5]]);
+            *kinds.entry(kind).or_default() += 1;
             if kind == kind::NODE_PRESENT {
                 present = Some(u16::from_le_bytes([f.bytes[2], f.bytes[3]]));
+            }
+            // EXECUTION_STATE_CHANGED: pc then flags.
+            if kind == kind::EXECUTION_STATE_CHANGED && f.bytes.len() >= 10 {
+                *exec_flags = Some(u16::from_le_bytes([f.bytes[8], f.bytes[9]]));
             }
         });
         self.node_present = self.node_present.or(present);
@@ -77,7 +88,10 @@ fn rt_config() -> RtConfig {
 }
 
 /// Drives the robot through the RT loop: discovery, odometry, cmd_vel, watchdog, stop on exit.
-fn drive(target: ConnectSpec) -> (Nrt, rt::rtloop::RtExit, rt::nrt_connector::ConnectorStats) {
+fn drive(
+    target: ConnectSpec,
+    peer_log: &dyn Fn() -> String,
+) -> (Nrt, rt::rtloop::RtExit, rt::nrt_connector::ConnectorStats) {
     let (rt_ends, nrt_ends) = channels(&ChannelConfig {
         robots: 2,
         ..Default::default()
@@ -91,6 +105,8 @@ fn drive(target: ConnectSpec) -> (Nrt, rt::rtloop::RtExit, rt::nrt_connector::Co
         events: Vec::new(),
         odometry: Vec::new(),
         node_present: None,
+        kinds: Default::default(),
+        exec_flags: None,
     };
     nrt.wait_event(|e| matches!(e, RtEvent::LinkUp { .. }));
 
@@ -110,10 +126,7 @@ fn drive(target: ConnectSpec) -> (Nrt, rt::rtloop::RtExit, rt::nrt_connector::Co
     nrt.ends
         .send_command(RtCommand::ConfigureRobot { robot: 0, config })
         .unwrap();
-    until(LIMIT, || {
-        nrt.pump();
-        (nrt.odometry.len() >= 3).then_some(())
-    });
+    wait_odometry(&mut nrt, node, peer_log);
     let start_x = nrt.odometry.last().unwrap().pose.x;
 
     // Forward at 5 cm/s, set-point refreshed like a teleop node would.
@@ -150,6 +163,58 @@ fn drive(target: ConnectSpec) -> (Nrt, rt::rtloop::RtExit, rt::nrt_connector::Co
     nrt.pump();
     let stats = connector.join();
     (nrt, exit, stats)
+}
+
+/// Waits for the driver script's first odometry samples. A Playground has once (in CI) answered
+/// discovery but sent no event for 30 s; if nothing comes within a few seconds the node is
+/// asked its execution state and told to RUN (harmless if it runs), and a failure reports what
+/// the RT thread forwarded, the node's state and the Playground's log.
+fn wait_odometry(nrt: &mut Nrt, node: u16, peer_log: &dyn Fn() -> String) {
+    let [n0, n1] = node.to_le_bytes();
+    let ask = |nrt: &mut Nrt, kind: u16| {
+        let [k0, k1] = kind.to_le_bytes();
+        nrt.ends
+            .send_frame(LinkTarget::All, &[2, 0, 0, 0, k0, k1, n0, n1])
+            .unwrap();
+    };
+    let start = Instant::now();
+    let mut nudged = false;
+    while nrt.odometry.len() < 3 {
+        nrt.pump();
+        if !nudged && start.elapsed() > Duration::from_secs(5) {
+            nudged = true;
+            ask(nrt, kind::GET_EXECUTION_STATE);
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(500) && nrt.exec_flags.is_none() {
+                nrt.pump();
+            }
+            eprintln!(
+                "no odometry after 5 s; execution flags {:?}; frames by type {:04x?}; sending RUN",
+                nrt.exec_flags, nrt.kinds
+            );
+            ask(nrt, kind::RUN);
+        }
+        if start.elapsed() > LIMIT {
+            let links: Vec<_> = nrt
+                .events
+                .iter()
+                .filter(|e| matches!(e, RtEvent::LinkUp { .. } | RtEvent::LinkDown { .. }))
+                .collect();
+            let stats = nrt.events.iter().rev().find_map(|e| match e {
+                RtEvent::Stats(s) => Some(*s),
+                _ => None,
+            });
+            panic!(
+                "no odometry from node {node} within {LIMIT:?}: execution flags {:?}, \
+                 frames by type {:04x?}, link events {links:?}, last stats {stats:?}\n\
+                 peer log:\n{}",
+                nrt.exec_flags,
+                nrt.kinds,
+                peer_log()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 fn check(nrt: &Nrt, exit: &rt::rtloop::RtExit) {
@@ -195,10 +260,13 @@ fn rt_loop_drives_a_playground_thymio_over_tcp() {
         return;
     };
     load_driver_script(&dir.0, port, &mut pg);
-    let (nrt, exit, stats) = drive(ConnectSpec::Tcp {
-        host: "127.0.0.1".into(),
-        port,
-    });
+    let (nrt, exit, stats) = drive(
+        ConnectSpec::Tcp {
+            host: "127.0.0.1".into(),
+            port,
+        },
+        &|| pg.output(),
+    );
     check(&nrt, &exit);
     assert_eq!((stats.connects, stats.reconnects), (1, 0));
 }
@@ -266,7 +334,9 @@ fn rt_loop_drives_a_playground_thymio_through_a_pty() {
     };
     // The slave stays open until the RT loop has its own descriptor on it.
     let slave = pty.slave;
-    let (nrt, exit, stats) = drive(ConnectSpec::Serial(SerialSpec::device(&path)));
+    let (nrt, exit, stats) = drive(ConnectSpec::Serial(SerialSpec::device(&path)), &|| {
+        pg.output()
+    });
     drop(slave);
     check(&nrt, &exit);
     assert_eq!(stats.connects, 1);

@@ -194,9 +194,9 @@ fn pseudo_terminal_carries_the_protocol() {
     assert_eq!(out.trim(), "8");
 }
 
-/// `prox.horizontal` of node 1 of the simulator on `port`; with `until_seen`, read again (10 s
-/// at most) until a sensor sees something.
-fn proximity(port: u16, until_seen: bool) -> Vec<i64> {
+/// `prox.horizontal` of node 1 of the simulator on `port`, read again (10 s at most) until a
+/// sensor sees something: then the sensors have been sampled.
+fn proximity(port: u16) -> Vec<i64> {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let (ok, out, err) = tool(&[
@@ -217,7 +217,7 @@ fn proximity(port: u16, until_seen: bool) -> Vec<i64> {
             })
             .collect();
         assert_eq!(v.len(), 7, "prox.horizontal: {out}");
-        if !until_seen || v.iter().any(|&x| x != 0) || std::time::Instant::now() > deadline {
+        if v.iter().any(|&x| x != 0) || std::time::Instant::now() > deadline {
             return v;
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -236,25 +236,25 @@ fn sim_arena_file_and_seed_from_the_command_line() {
     .unwrap();
     let port = free_port();
     let s = sim(port, 1, &["--arena", near.to_str().unwrap(), "--seed", "3"]);
-    let p = proximity(port, true);
+    let p = proximity(port);
     drop(s);
     assert!(p[2] > 2000, "center sensor facing a wall: {p:?}");
     assert_eq!(&p[5..], &[0, 0], "rear sensors see nothing: {p:?}");
 
-    // the same robot in the middle of an open 2 m square sees nothing at all
+    // facing 1.9 m of open floor, the west wall 12 cm behind it: the rear sensors see the wall
+    // (so the sensors have been sampled), the front ones nothing
     let open = dir.path().join("open.yaml");
     std::fs::write(
         &open,
-        "width: 2.0\nheight: 2.0\nrobots:\n  - [1.0, 1.0, 0.0]\n",
+        "width: 2.0\nheight: 2.0\nwalls: true\nrobots:\n  - [0.12, 1.0, 0.0]\n",
     )
     .unwrap();
     let port = free_port();
     let s = sim(port, 1, &["--arena", open.to_str().unwrap(), "--seed", "3"]);
-    // the sensors are sampled at 10 Hz
-    std::thread::sleep(Duration::from_millis(300));
-    let p = proximity(port, false);
+    let p = proximity(port);
     drop(s);
-    assert_eq!(p, vec![0; 7]);
+    assert_eq!(&p[..5], &[0; 5], "front sensors facing open floor: {p:?}");
+    assert!(p[5] > 0 && p[6] > 0, "rear sensors near a wall: {p:?}");
 
     // a bad arena file is refused with its name and the faulty key; a bad seed too
     let bad = dir.path().join("bad.yaml");

@@ -193,8 +193,6 @@ pub struct Engine {
     backlog: VecDeque<(LinkTarget, Vec<u8>)>,
     pending_accept: Vec<(u16, Instant)>,
     loaded_at: BTreeMap<u16, Instant>,
-    /// The link each robot was configured on (`None`: any, through the switch).
-    robot_links: BTreeMap<u16, Option<LinkId>>,
     /// Robots whose node is lost, since when.
     lost_since: BTreeMap<u16, Instant>,
     last_liveness: Option<Instant>,
@@ -257,7 +255,6 @@ impl Engine {
             pending_accept: Vec::new(),
             loaded_at: BTreeMap::new(),
             lost_since: BTreeMap::new(),
-            robot_links: BTreeMap::new(),
             last_liveness: None,
             events: VecDeque::new(),
             last_stats: None,
@@ -757,7 +754,6 @@ impl Engine {
             .map(|(id, _)| *id)
             .collect();
         for id in expired {
-            self.lost_since.remove(&id);
             tracing::warn!("node {id} lost for {timeout} s: robot removed");
             self.remove_robot(id);
         }
@@ -766,7 +762,6 @@ impl Engine {
     /// Frees the RT slot of node `id` (the RT thread writes a zero speed first) and tells the user.
     fn remove_robot(&mut self, id: u16) {
         self.lost_since.remove(&id);
-        self.robot_links.remove(&id);
         if let Some(slot) = self.robots.release(id) {
             let _ = self
                 .ends
@@ -781,11 +776,14 @@ impl Engine {
     /// A node came back: drive it again if it runs a driver script (its robot may have been
     /// removed meanwhile, or it may be on another link now).
     fn readd_robot(&mut self, id: u16) {
-        let link = self.net.node(id).map(|n| rt_link(n.link));
-        if self.robots.of_node(id).is_some() && self.robot_links.get(&id) == link.as_ref() {
+        let Some(node) = self.net.node(id) else {
+            return;
+        };
+        let link = rt_link(node.link);
+        if self.robots.of_node(id).is_some_and(|s| s.link == link) {
             return;
         }
-        let Some(script) = self.net.node(id).and_then(|n| n.script.clone()) else {
+        let Some(script) = node.script.clone() else {
             return;
         };
         if let Err(e) = self.configure_robot(id, &script) {
@@ -864,7 +862,7 @@ impl Engine {
             .map_err(|e| EngineError::Param(format!("calibration of node {id}: {e}")))?;
         let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
         config.link = link;
-        self.robot_links.insert(id, link);
+        self.robots.set_link(id, link);
         config.proximity_event = event("proximity");
         self.ends
             .send_command(RtCommand::ConfigureRobot { robot, config })

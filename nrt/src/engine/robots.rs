@@ -2,7 +2,7 @@
 //! calibration the RT side reads (live atomics).
 
 use crate::thymio::calibration::Calibration;
-use msgs::rtmsg::{Quadratic, RobotCalibration, RobotId, MAX_ROBOTS};
+use msgs::rtmsg::{LinkId, Quadratic, RobotCalibration, RobotId, MAX_ROBOTS};
 use std::collections::BTreeMap;
 
 /// One robot driven by the RT thread.
@@ -14,6 +14,8 @@ pub struct RobotSlot {
     pub node: u16,
     /// Calibration in use.
     pub calibration: Calibration,
+    /// The link the RT thread was told to write to (`None`: any, for a node behind the switch).
+    pub link: Option<LinkId>,
 }
 
 /// Allocation of RT robot ids to nodes.
@@ -55,9 +57,17 @@ impl Robots {
                 robot,
                 node,
                 calibration,
+                link: None,
             },
         );
         self.by_node.get(&node)
+    }
+
+    /// Records the link the RT thread writes node `node`'s commands to.
+    pub fn set_link(&mut self, node: u16, link: Option<LinkId>) {
+        if let Some(s) = self.by_node.get_mut(&node) {
+            s.link = link;
+        }
     }
 
     /// Frees a node's slot.

@@ -306,20 +306,8 @@ impl ThymioInterface {
                     .warn(&format!("node {id}: cannot publish robot_description: {e}"));
             }
             let stamp = clocks.now();
-            // one /tf_static message holds every robot's frames (latched topic, last message wins)
-            self.static_transforms.retain(|t| {
-                !t.child_frame_id.starts_with(&format!("{}/", frames.prefix))
-                    || frames.prefix.is_empty()
-            });
-            self.static_transforms
-                .extend(conv::static_transforms(&stamp, &frames));
-            let msg = TFMessage {
-                transforms: self.static_transforms.clone(),
-            };
-            if let Err(e) = self.tf_static.publish(&msg) {
-                self.reporter
-                    .warn(&format!("node {id}: cannot publish /tf_static: {e}"));
-            }
+            let own = conv::static_transforms(&stamp, &frames);
+            self.replace_static_frames(id, &frames.prefix, own);
         }
         self.robots.insert(
             id,
@@ -347,23 +335,37 @@ impl ThymioInterface {
         } = r;
         drop(inp);
         out.destroy(node);
-        if !frames.prefix.is_empty() {
-            let own = format!("{}/", frames.prefix);
-            let before = self.static_transforms.len();
-            self.static_transforms
-                .retain(|t| !t.child_frame_id.starts_with(&own));
-            if self.static_transforms.len() != before {
-                let msg = TFMessage {
-                    transforms: self.static_transforms.clone(),
-                };
-                if let Err(e) = self.tf_static.publish(&msg) {
-                    self.reporter
-                        .warn(&format!("node {id}: cannot publish /tf_static: {e}"));
-                }
-            }
-        }
+        self.replace_static_frames(id, &frames.prefix, Vec::new());
         self.reporter
             .info(&format!("Thymio node {id}: driver interface removed"));
+    }
+
+    /// Puts `own` in place of the frames under `prefix` (none are taken out for an empty
+    /// prefix) in the one `/tf_static` message that holds every robot's frames (latched topic,
+    /// last message wins), and republishes it if it changed.
+    fn replace_static_frames(
+        &mut self,
+        id: u16,
+        prefix: &str,
+        own: Vec<r2r::geometry_msgs::msg::TransformStamped>,
+    ) {
+        let before = self.static_transforms.len();
+        if !prefix.is_empty() {
+            let mine = format!("{prefix}/");
+            self.static_transforms
+                .retain(|t| !t.child_frame_id.starts_with(&mine));
+        }
+        if own.is_empty() && self.static_transforms.len() == before {
+            return;
+        }
+        self.static_transforms.extend(own);
+        let msg = TFMessage {
+            transforms: self.static_transforms.clone(),
+        };
+        if let Err(e) = self.tf_static.publish(&msg) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish /tf_static: {e}"));
+        }
     }
 
     fn publish_odometry(

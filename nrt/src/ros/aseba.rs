@@ -17,6 +17,7 @@
 use super::convert::{self, Clocks};
 use super::names::{self, NameError};
 use super::report::Reporter;
+use super::spinner::NodeAccess;
 use super::{drain, Srv, Sub};
 use crate::engine::{Engine, EngineEvent, ScriptSource};
 use crate::network::{NetworkEvent, RequestId};
@@ -111,7 +112,7 @@ impl AsebaInterface {
     }
 
     /// Serves what ROS asked since the last call (services, events to Aseba).
-    pub fn poll_ros(&mut self, node: &mut r2r::Node, engine: &mut Engine) {
+    pub fn poll_ros(&mut self, node: &mut NodeAccess, engine: &mut Engine) {
         let calls: Vec<_> = drain(&mut self.get_nodes).collect();
         for call in calls {
             let nodes = convert::node_list(engine.network(), call.message.ignored).nodes;
@@ -194,7 +195,7 @@ impl AsebaInterface {
 
     fn serve_load_script(
         &mut self,
-        node: &mut r2r::Node,
+        node: &mut NodeAccess,
         engine: &mut Engine,
         req: &LoadScript::Request,
     ) {
@@ -219,7 +220,7 @@ impl AsebaInterface {
             Err(e) => return self.reporter.error(&format!("load_script: {e}")),
         }
         if req.set_as_default {
-            let mut params = node.params.lock().expect("r2r parameter map");
+            let mut params = node.get().params.lock().expect("r2r parameter map");
             params.retain(|name, _| !name.starts_with("script.constants."));
             params.insert(
                 "script.path".into(),
@@ -248,7 +249,7 @@ impl AsebaInterface {
     /// Reacts to what happened in the engine.
     pub fn on_engine_event(
         &mut self,
-        node: &mut r2r::Node,
+        node: &mut NodeAccess,
         engine: &Engine,
         clocks: &mut Clocks,
         event: &EngineEvent,
@@ -268,7 +269,7 @@ impl AsebaInterface {
         }
         match event {
             EngineEvent::Network(NetworkEvent::NodeAccepted { id }) => {
-                self.add_node(node, engine, *id);
+                self.add_node(node.get(), engine, *id);
             }
             EngineEvent::Network(NetworkEvent::UserEvent {
                 source,
@@ -280,7 +281,7 @@ impl AsebaInterface {
                 self.answer_get(*request, result);
             }
             EngineEvent::ScriptLoaded { node: id } => {
-                self.refresh_events(node, engine, *id);
+                self.refresh_events(node.get(), engine, *id);
                 self.publish_description(engine, *id);
             }
             EngineEvent::ScriptFailed { node: id, error } => {

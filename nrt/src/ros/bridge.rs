@@ -1,10 +1,11 @@
-//! The NRT loop of the ROS 2 bridge: one thread owns the r2r node and the engine and never waits on anything but
-//! `spin_once(spin_period)`; each iteration serves ROS, polls the engine (which talks to RT through the rings) and
-//! publishes what happened.
+//! The NRT loop of the ROS 2 bridge: one thread owns the engine and the ROS interface and never waits on anything
+//! but the spinner's signal (at most `spin_period`); each iteration serves what ROS asked, polls the engine (which
+//! talks to RT through the rings) and publishes what happened. The r2r node is spun by [`Spinner`].
 
 use super::aseba::AsebaInterface;
 use super::convert::Clocks;
 use super::report::Reporter;
+use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
 use super::{diagnostics, drain, names, params, RosError, RosOptions, Sub};
 use crate::engine::{Engine, EngineEvent};
@@ -74,9 +75,14 @@ impl RosNode {
             .node
             .create_publisher(names::DIAGNOSTICS, QosProfile::default())
             .map_err(RosError::Interface)?;
+        let node = SharedNode::new(self.node);
+        let (spinner, wake) =
+            Spinner::start(node.clone()).map_err(|e| RosError::Spawn(e.to_string()))?;
         Ok(RosBridge {
+            _spinner: spinner,
+            wake,
             reporter,
-            node: self.node,
+            node,
             options: self.options,
             pool,
             param_changes: Box::new(changes),
@@ -91,7 +97,10 @@ impl RosNode {
 
 /// The running bridge (see the module documentation).
 pub struct RosBridge {
-    node: r2r::Node,
+    /// Held for its drop, which comes first: the spinner thread stops and lets the node go before the rest is dropped.
+    _spinner: Spinner,
+    wake: crossbeam::channel::Receiver<()>,
+    node: std::sync::Arc<SharedNode>,
     reporter: Reporter,
     options: RosOptions,
     pool: LocalPool,
@@ -106,18 +115,20 @@ pub struct RosBridge {
 impl RosBridge {
     /// One iteration: waits at most `spin_period` for ROS work, serves it, polls the engine, publishes.
     pub fn step(&mut self, engine: &mut Engine) {
-        self.node.spin_once(self.options.spin_period);
+        let _ = self.wake.recv_timeout(self.options.spin_period);
+        let shared = self.node.clone();
+        let mut node = shared.access();
         self.pool.run_until_stalled();
         let changes: Vec<_> = drain(&mut self.param_changes).collect();
         for (name, value) in changes {
             self.on_parameter(engine, &name, &value);
         }
-        self.aseba.poll_ros(&mut self.node, engine);
+        self.aseba.poll_ros(&mut node, engine);
         self.thymio.poll_ros(engine);
         let now = Instant::now();
         engine.poll(now);
         while let Some(event) = engine.next_event() {
-            self.on_engine_event(engine, &event);
+            self.on_engine_event(&mut node, engine, &event);
         }
         self.aseba.publish_nodes(engine);
         let due = self
@@ -169,11 +180,11 @@ impl RosBridge {
         }
     }
 
-    fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
+    fn on_engine_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
         self.aseba
-            .on_engine_event(&mut self.node, engine, &mut self.clocks, event);
+            .on_engine_event(node, engine, &mut self.clocks, event);
         self.thymio
-            .on_engine_event(&mut self.node, engine, &mut self.clocks, event);
+            .on_engine_event(node, engine, &mut self.clocks, event);
         match event {
             EngineEvent::RtExited(reason) => self
                 .reporter
@@ -201,8 +212,8 @@ impl RosBridge {
         }
     }
 
-    /// The r2r node (to add interfaces of other layers, e.g. the Thymio driver).
-    pub fn node_mut(&mut self) -> &mut r2r::Node {
-        &mut self.node
+    /// The r2r node, shared with the spinner thread (to add interfaces of other layers).
+    pub fn node(&self) -> &SharedNode {
+        &self.node
     }
 }

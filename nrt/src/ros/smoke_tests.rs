@@ -179,3 +179,58 @@ fn tf_message_on_tf_reaches_rclpy() {
     };
     assert_eq!(report["data"], serde_json::to_value(&sent).unwrap());
 }
+
+/// The spinner thread fills the node's streams and wakes the NRT loop, and lets the loop create topics while it
+/// spins (each creation waits for the spinner to step aside; a deadlock would end in the test's time bound).
+#[test]
+fn spinner_wakes_the_loop_and_lets_topics_be_created() {
+    use super::spinner::{SharedNode, Spinner};
+    use r2r::std_msgs::msg::Int32;
+    if rerun_without_ld_library_path(
+        &test_path("spinner_wakes_the_loop_and_lets_topics_be_created"),
+        TEST_TIMEOUT,
+    ) {
+        return;
+    }
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let topic = format!("/smoke_{}/spinner", std::process::id());
+    let mut node = r2r::Node::create(context(), "smoke_spinner", "").expect("r2r node");
+    let qos = QosProfile::default().keep_last(10).reliable();
+    let mut sub = node.subscribe::<Int32>(&topic, qos.clone()).expect("sub");
+    let shared = SharedNode::new(node);
+    let (spinner, wake) = Spinner::start(shared.clone()).expect("spinner");
+
+    // Topics created while the spinner runs, one lock each.
+    let publishers: Vec<_> = (0..20)
+        .map(|i| {
+            shared
+                .access()
+                .get()
+                .create_publisher::<Int32>(&format!("{topic}_{i}"), qos.clone())
+                .expect("publisher created while spinning")
+        })
+        .collect();
+    let publisher = shared
+        .access()
+        .get()
+        .create_publisher::<Int32>(&topic, qos.clone())
+        .expect("publisher");
+
+    // Messages reach the stream through the spinner; the loop is woken for them.
+    let mut received = Vec::new();
+    let mut next = 0;
+    while received.len() < 5 {
+        assert!(Instant::now() < deadline, "received only {received:?}");
+        if next < 5 {
+            publisher.publish(&Int32 { data: next }).expect("publish");
+            next += 1;
+        }
+        let _ = wake.recv_timeout(Duration::from_millis(100));
+        received.extend(super::drain(&mut sub).map(|m| m.data));
+    }
+    assert_eq!(received, [0, 1, 2, 3, 4]);
+    drop(publishers);
+    drop(spinner);
+    // The spinner has let the node go: only this test holds it now.
+    assert_eq!(std::sync::Arc::strong_count(&shared), 1);
+}

@@ -8,6 +8,7 @@
 use super::convert::Clocks;
 use super::names::{check_namespace, NameError};
 use super::report::Reporter;
+use super::spinner::NodeAccess;
 use super::thymio_conv::{self as conv, Frames};
 use super::{drain, Srv, Sub};
 use crate::engine::{Engine, EngineEvent};
@@ -175,7 +176,7 @@ impl ThymioInterface {
     /// Reacts to the engine: new robots, odometry, script events.
     pub fn on_engine_event(
         &mut self,
-        node: &mut r2r::Node,
+        node: &mut NodeAccess,
         engine: &Engine,
         clocks: &mut Clocks,
         event: &EngineEvent,
@@ -184,7 +185,7 @@ impl ThymioInterface {
             EngineEvent::RobotReady { node: id, .. }
                 if engine.driver_params().enabled && !self.robots.contains_key(id) =>
             {
-                match self.add_robot(node, engine, *id, clocks) {
+                match self.add_robot(node.get(), engine, *id, clocks) {
                     Ok(()) => self
                         .reporter
                         .info(&format!("Thymio node {id}: driver interface ready")),
@@ -193,7 +194,7 @@ impl ThymioInterface {
                         .error(&format!("Thymio node {id}: no driver interface: {e}")),
                 }
             }
-            EngineEvent::RobotRemoved { node: id, .. } => self.remove_robot(node, *id),
+            EngineEvent::RobotRemoved { node: id, .. } => self.remove_robot(node.get(), *id),
             EngineEvent::Odometry { node: id, sample } => {
                 self.publish_odometry(engine, clocks, *id, sample)
             }

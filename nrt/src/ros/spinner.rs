@@ -1,0 +1,126 @@
+//! The r2r node spun on a thread of its own.
+//!
+//! `r2r::Node::spin_once` rebuilds the whole rcl wait set (every subscription, service and
+//! publisher of the node: about 170 entities at 8 robots) on each call. Called once per NRT
+//! iteration (1 kHz) it was most of the bridge's CPU. The spinner thread instead waits in
+//! `spin_once` with a long timeout and only wakes when ROS has work (a message, a service call)
+//! or the timeout ends; it then signals the NRT loop, which serves the streams r2r filled. The
+//! NRT loop itself only reads the rings and publishes (publishing does not need the node).
+//!
+//! The node stays reachable from the NRT loop for what does need it (creating and destroying
+//! topics and services when robots come and go) through [`SharedNode::access`]; the spinner
+//! steps aside while someone waits for it, so such a wait lasts at most one spinner timeout.
+
+use crossbeam::channel::{Receiver, Sender};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Longest time the spinner waits in `spin_once`: bounds how long creating a topic waits for the
+/// node and how long stopping the spinner takes, not the latency of ROS messages (they wake it).
+pub const SPIN_TIMEOUT: Duration = Duration::from_millis(10);
+
+/// The node shared by the spinner thread and the NRT loop.
+pub struct SharedNode {
+    node: Mutex<r2r::Node>,
+    /// Threads waiting for the node: the spinner lets them in before it waits again.
+    waiting: AtomicUsize,
+    stop: AtomicBool,
+}
+
+impl SharedNode {
+    /// Wraps `node`.
+    pub fn new(node: r2r::Node) -> Arc<SharedNode> {
+        Arc::new(SharedNode {
+            node: Mutex::new(node),
+            waiting: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+        })
+    }
+
+    /// Lazy access to the node: locks it on first use, for as long as the access lives.
+    pub fn access(&self) -> NodeAccess<'_> {
+        NodeAccess {
+            shared: self,
+            guard: None,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, r2r::Node> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        // A panic while holding the node (in r2r) leaves it usable: its state is rcl's.
+        let guard = self.node.lock().unwrap_or_else(|e| e.into_inner());
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        guard
+    }
+
+    /// One wait for ROS work (at most `timeout`), unless someone waits for the node; whether it
+    /// waited.
+    fn spin_once(&self, timeout: Duration) -> bool {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(Duration::from_micros(50));
+            return false;
+        }
+        let mut node = self.node.lock().unwrap_or_else(|e| e.into_inner());
+        node.spin_once(timeout);
+        true
+    }
+}
+
+/// The node, locked on demand (see [`SharedNode::access`]).
+pub struct NodeAccess<'a> {
+    shared: &'a SharedNode,
+    guard: Option<MutexGuard<'a, r2r::Node>>,
+}
+
+impl NodeAccess<'_> {
+    /// The node, waiting for the spinner to step aside the first time (at most [`SPIN_TIMEOUT`]).
+    pub fn get(&mut self) -> &mut r2r::Node {
+        self.guard.get_or_insert_with(|| self.shared.lock())
+    }
+}
+
+/// The spinner thread; stopped and joined on drop.
+pub struct Spinner {
+    shared: Arc<SharedNode>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Spinner {
+    /// Starts spinning `shared`; every return of `spin_once` is signalled on the returned
+    /// receiver (at most one pending signal).
+    pub fn start(shared: Arc<SharedNode>) -> std::io::Result<(Spinner, Receiver<()>)> {
+        let (wake_tx, wake_rx) = crossbeam::channel::bounded(1);
+        let thread = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("nrt-ros-spin".into())
+                .spawn(move || spin(&shared, &wake_tx))?
+        };
+        Ok((
+            Spinner {
+                shared,
+                thread: Some(thread),
+            },
+            wake_rx,
+        ))
+    }
+}
+
+fn spin(shared: &SharedNode, wake: &Sender<()>) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        if shared.spin_once(SPIN_TIMEOUT) {
+            let _ = wake.try_send(());
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -259,7 +259,7 @@ fn rt_loop_drives_a_playground_thymio_over_tcp() {
         eprintln!("SKIPPED: asebaplayground not installed (scripts/setup-aseba-peers.sh)");
         return;
     };
-    load_driver_script(&dir.0, port, &mut pg);
+    let _switch = load_driver_script(&dir.0, port, &mut pg);
     let (nrt, exit, stats) = drive(
         ConnectSpec::Tcp {
             host: "127.0.0.1".into(),
@@ -321,7 +321,7 @@ fn rt_loop_drives_a_playground_thymio_through_a_pty() {
         eprintln!("SKIPPED: asebaplayground not installed (scripts/setup-aseba-peers.sh)");
         return;
     };
-    load_driver_script(&dir.0, port, &mut pg);
+    let _switch = load_driver_script(&dir.0, port, &mut pg);
     let pty = nix::pty::openpty(None, None).unwrap();
     let path = nix::unistd::ttyname(&pty.slave).unwrap();
     let flags = nix::fcntl::fcntl(&pty.master, nix::fcntl::FcntlArg::F_GETFL).unwrap();

@@ -123,25 +123,61 @@ pub fn playground(dir: &Path, port: u16) -> Option<Proc> {
     Some(p)
 }
 
+/// Whether something listens on 127.0.0.1:`port` (read from /proc, without connecting: a
+/// connection opened and closed at once can crash the Playground).
+pub fn listening(port: u16) -> bool {
+    let needle = format!(":{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f)
+            .unwrap_or_default()
+            .lines()
+            .any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && cols[1].ends_with(&needle) && cols[3] == "0A"
+            })
+    })
+}
+
 /// Compiles the driver's Aseba script with the official community compiler and loads it into
-/// the robot at `port` (asebamassloader --once).
-pub fn load_driver_script(dir: &Path, port: u16, pg: &mut Proc) {
+/// the robot at `port` (asebamassloader --once) through an `asebaswitch`, returned to be kept
+/// for the whole test: the Playground then sees no client leave before the RT loop connects (it
+/// has been seen to close a connection opened right after the loader's one closed).
+pub fn load_driver_script(dir: &Path, port: u16, pg: &mut Proc) -> Proc {
     let script = root().join("config/aseba/thymio_ros_playground.aesl");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let alive = |pg: &mut Proc, what: &str| {
+        if let Some(status) = pg.child.try_wait().unwrap() {
+            panic!("the Playground died ({status}) {what}: {}", pg.output());
+        }
+    };
+    while !listening(port) {
+        alive(pg, "before listening");
+        assert!(Instant::now() < deadline, "the Playground does not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let switch_port = free_port();
+    let mut c = Command::new("asebaswitch");
+    c.arg("-p")
+        .arg(switch_port.to_string())
+        .arg(format!("tcp:127.0.0.1;{port}"));
+    let mut switch = Proc::spawn(c, dir.join("asebaswitch.log"));
+    while !listening(switch_port) {
+        alive(pg, "while asebaswitch connects");
+        if let Some(status) = switch.child.try_wait().unwrap() {
+            panic!("asebaswitch ended ({status}): {}", switch.output());
+        }
+        assert!(Instant::now() < deadline, "asebaswitch does not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let mut c = Command::new("asebamassloader");
     c.arg("--once")
         .arg(&script)
-        .arg(format!("tcp:host=127.0.0.1;port={port}"))
+        .arg(format!("tcp:host=127.0.0.1;port={switch_port}"))
         .env("LANG", "C.UTF-8")
         .env("LC_ALL", "C.UTF-8");
     let mut p = Proc::spawn(c, dir.join("massloader.log"));
-    let deadline = Instant::now() + Duration::from_secs(60);
     while p.child.try_wait().unwrap().is_none() {
-        if let Some(status) = pg.child.try_wait().unwrap() {
-            panic!(
-                "the Playground died ({status}) while loading: {}",
-                pg.output()
-            );
-        }
+        alive(pg, "while loading");
         assert!(
             Instant::now() < deadline,
             "massloader hangs: {}",
@@ -154,6 +190,7 @@ pub fn load_driver_script(dir: &Path, port: u16, pg: &mut Proc) {
         "massloader: {}",
         p.output()
     );
+    switch
 }
 
 /// Polls `f` until it returns `Some`, failing after `limit`.

@@ -56,8 +56,9 @@ pub struct RtParams {
     pub priority: u8,
     /// `mlockall(MCL_CURRENT | MCL_FUTURE)`.
     pub lock_memory: bool,
-    /// Longest time [µs] the NRT side waits for ROS work before it looks at the rings again:
-    /// bounds what RT → ROS traffic waits on the NRT side (smaller = lower latency, more CPU).
+    /// Longest time [µs] the NRT side waits when nothing wakes it (the RT thread and the ROS
+    /// spinner ring its doorbell when they have something): the period of its timers and of
+    /// the Aseba switch's clients (smaller = more CPU).
     pub nrt_poll_us: u64,
 }
 

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod description;
+pub mod doorbell;
 pub mod opcodes;
 pub mod reassembler;
 pub mod rtmsg;

@@ -16,6 +16,7 @@
 //!
 //! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
 
+use crate::doorbell::Doorbell;
 use crate::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
 use atomic_float::AtomicF64;
 use rtrb::{Consumer, Producer, RingBuffer};
@@ -820,6 +821,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
     prefault_ring(&mut ev_p, &mut ev_c, RtEvent::RobotStale { robot: 0 });
     prefault_ring(&mut cmd_p, &mut cmd_c, RtCommand::Shutdown);
     let params = Arc::new(LiveParams::new(cfg.robots));
+    let doorbell = Doorbell::new();
     (
         RtEnds {
             frames_out: rx_p,
@@ -827,6 +829,8 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             events: ev_p,
             commands: cmd_c,
             params: params.clone(),
+            doorbell: doorbell.clone(),
+            pushed: false,
         },
         NrtEnds {
             frames_in: rx_c,
@@ -834,6 +838,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             events: ev_c,
             commands: cmd_p,
             params,
+            doorbell,
             buf: [0; RX_RECORD_HEADER + MAX_FRAME],
         },
     )
@@ -847,6 +852,9 @@ pub struct RtEnds {
     events: Producer<RtEvent>,
     commands: Consumer<RtCommand>,
     params: Arc<LiveParams>,
+    doorbell: Doorbell,
+    /// Something was pushed to NRT since the doorbell last rang.
+    pushed: bool,
 }
 
 /// Why a record from NRT was not a frame (the RT side counts it and drops the ring's content).
@@ -865,7 +873,9 @@ impl RtEnds {
         rec[0] = link;
         rec[2..10].copy_from_slice(&t_ns.to_le_bytes());
         rec[RX_RECORD_HEADER..n].copy_from_slice(raw);
-        self.frames_out.push_entire_slice(&rec[..n]).is_ok()
+        let ok = self.frames_out.push_entire_slice(&rec[..n]).is_ok();
+        self.pushed |= ok;
+        ok
     }
 
     /// Pops the next frame to write: copies it into `out` and returns its target and length.
@@ -923,7 +933,17 @@ impl RtEnds {
 
     /// Sends an event to NRT; false if the ring is full (dropped).
     pub fn try_push_event(&mut self, ev: RtEvent) -> bool {
-        self.events.push(ev).is_ok()
+        let ok = self.events.push(ev).is_ok();
+        self.pushed |= ok;
+        ok
+    }
+
+    /// Rings the NRT side's doorbell if frames or events were pushed since the last call (once
+    /// per RT cycle: one non-blocking write at most).
+    pub fn wake_nrt(&mut self) {
+        if std::mem::take(&mut self.pushed) {
+            self.doorbell.ring();
+        }
     }
 
     /// Pops the next command from NRT.
@@ -981,6 +1001,7 @@ pub struct NrtEnds {
     events: Consumer<RtEvent>,
     commands: Producer<RtCommand>,
     params: Arc<LiveParams>,
+    doorbell: Doorbell,
     buf: [u8; RX_RECORD_HEADER + MAX_FRAME],
 }
 
@@ -1064,6 +1085,12 @@ impl NrtEnds {
     /// Whether the RT thread dropped its half (it stopped).
     pub fn rt_gone(&self) -> bool {
         self.events.is_abandoned()
+    }
+
+    /// The doorbell the RT thread rings when it pushed frames or events (see
+    /// [`RtEnds::wake_nrt`]); others may ring it too to wake the NRT loop.
+    pub fn doorbell(&self) -> &Doorbell {
+        &self.doorbell
     }
 }
 
@@ -1287,6 +1314,26 @@ mod tests {
         writer.join().unwrap();
         assert_eq!(cell.load(), Some([200_000.0; 4]));
         assert_eq!(cell.version(), 400_000);
+    }
+
+    #[test]
+    fn the_rt_side_rings_the_doorbell_only_after_pushing() {
+        let (mut rt, nrt) = channels(&ChannelConfig::default());
+        let bell = nrt.doorbell().clone();
+        rt.wake_nrt();
+        assert!(
+            !bell.wait(std::time::Duration::from_millis(1)),
+            "nothing pushed"
+        );
+        assert!(rt.try_push_event(RtEvent::RobotStale { robot: 0 }));
+        assert!(rt.try_forward_frame(0, 1, &event(1, &[2])));
+        rt.wake_nrt();
+        assert!(bell.wait(std::time::Duration::from_secs(5)));
+        rt.wake_nrt();
+        assert!(
+            !bell.wait(std::time::Duration::from_millis(1)),
+            "rung once per push batch"
+        );
     }
 
     #[test]

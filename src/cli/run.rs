@@ -148,11 +148,12 @@ fn run_plain(config: &Config, duration: Option<Duration>) -> Result<Stopped, Cli
     }
     let until = duration.map(|d| Instant::now() + d);
     let mut was_connected = false;
+    let doorbell = rt.engine.doorbell();
     while !should_stop(&rt, until, config, &mut was_connected) {
         for e in rt.poll() {
             log_event(&e);
         }
-        std::thread::sleep(Duration::from_micros(config.rt.nrt_poll_us));
+        doorbell.wait(Duration::from_micros(config.rt.nrt_poll_us));
     }
     Ok(rt.stop())
 }
@@ -168,7 +169,9 @@ fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliErr
         .map_err(CliError::new)?;
     tracing::info!("starting on {} with the ROS 2 bridge", describe(&config));
     let mut rt = Runtime::start(&config).map_err(CliError::new)?;
-    let mut bridge = node.start(&config.to_mapping()).map_err(CliError::new)?;
+    let mut bridge = node
+        .start(&config.to_mapping(), &rt.engine)
+        .map_err(CliError::new)?;
     tracing::info!("ROS 2 interface up");
     if let Some(s) = rt.engine.switch() {
         tracing::info!(

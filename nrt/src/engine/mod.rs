@@ -276,6 +276,12 @@ impl Engine {
         self.flush_outgoing();
     }
 
+    /// The doorbell the RT thread rings when it has pushed frames or events: wait on it (with the
+    /// poll period as timeout) instead of sleeping between two [`Self::poll`]s.
+    pub fn doorbell(&self) -> msgs::doorbell::Doorbell {
+        self.ends.doorbell().clone()
+    }
+
     /// The next event for the user.
     pub fn next_event(&mut self) -> Option<EngineEvent> {
         self.events.pop_front()

@@ -1,5 +1,5 @@
 //! The NRT loop of the ROS 2 bridge: one thread owns the engine and the ROS interface and never waits on anything
-//! but the spinner's signal (at most `spin_period`); each iteration serves what ROS asked, polls the engine (which
+//! but the engine's doorbell, rung by the RT thread and by the spinner (at most `spin_period`); each iteration serves what ROS asked, polls the engine (which
 //! talks to RT through the rings) and publishes what happened. The r2r node is spun by [`Spinner`].
 
 use super::aseba::AsebaInterface;
@@ -51,7 +51,11 @@ impl RosNode {
 
     /// Declares the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
     /// parameters) as the node's parameters, creates the ROS interface and returns the running bridge.
-    pub fn start(mut self, effective: &serde_yaml::Mapping) -> Result<RosBridge, RosError> {
+    pub fn start(
+        mut self,
+        effective: &serde_yaml::Mapping,
+        engine: &Engine,
+    ) -> Result<RosBridge, RosError> {
         {
             let mut declared = self.node.params.lock().expect("r2r parameter map");
             for (name, value) in params::flatten(effective) {
@@ -76,8 +80,9 @@ impl RosNode {
             .create_publisher(names::DIAGNOSTICS, QosProfile::default())
             .map_err(RosError::Interface)?;
         let node = SharedNode::new(self.node);
-        let (spinner, wake) =
-            Spinner::start(node.clone()).map_err(|e| RosError::Spawn(e.to_string()))?;
+        let wake = engine.doorbell();
+        let spinner = Spinner::start(node.clone(), wake.clone())
+            .map_err(|e| RosError::Spawn(e.to_string()))?;
         Ok(RosBridge {
             _spinner: spinner,
             wake,
@@ -99,7 +104,8 @@ impl RosNode {
 pub struct RosBridge {
     /// Held for its drop, which comes first: the spinner thread stops and lets the node go before the rest is dropped.
     _spinner: Spinner,
-    wake: crossbeam::channel::Receiver<()>,
+    /// Rung by the RT thread (frames, events) and the spinner (ROS work).
+    wake: msgs::doorbell::Doorbell,
     node: std::sync::Arc<SharedNode>,
     reporter: Reporter,
     options: RosOptions,
@@ -115,7 +121,7 @@ pub struct RosBridge {
 impl RosBridge {
     /// One iteration: waits at most `spin_period` for ROS work, serves it, polls the engine, publishes.
     pub fn step(&mut self, engine: &mut Engine) {
-        let _ = self.wake.recv_timeout(self.options.spin_period);
+        self.wake.wait(self.options.spin_period);
         let shared = self.node.clone();
         let mut node = shared.access();
         self.pool.run_until_stalled();

@@ -8,8 +8,8 @@
 //!    configuration as the node's parameters and creates the ROS interface ([`aseba`]);
 //! 4. [`RosBridge::run`] (or [`RosBridge::step`] in a loop of one's own) drives everything.
 //!
-//! The r2r node is spun on a thread of its own ([`spinner`]); the loop never blocks on anything but the spinner's
-//! signal (at most `spin_period`): services and subscriptions are drained without waiting, replies that need the Aseba network (`get_variable`) are answered when the engine reports them, and
+//! The r2r node is spun on a thread of its own ([`spinner`]); the loop never blocks on anything but the engine's
+//! doorbell, rung by the RT thread and the spinner (at most `spin_period`): services and subscriptions are drained without waiting, replies that need the Aseba network (`get_variable`) are answered when the engine reports them, and
 //! the links are only reached through the engine and its rings to the RT thread.
 
 pub mod aseba;
@@ -47,8 +47,8 @@ pub struct RosOptions {
     pub node_name: String,
     /// Node namespace (`""`); the interface's names are relative to it.
     pub namespace: String,
-    /// Longest wait for ROS work in one iteration (the loop's period when ROS is quiet): bounds the extra latency of
-    /// Aseba → ROS traffic. ROS → Aseba traffic wakes the loop at once.
+    /// Longest wait in one iteration when neither the RT thread nor ROS rings the doorbell (the loop's period when
+    /// all is quiet: timers, the Aseba switch's clients). RT events and ROS messages wake the loop at once.
     pub spin_period: Duration,
     /// Period of `/diagnostics`.
     pub diagnostics_period: Duration,

@@ -198,7 +198,8 @@ fn spinner_wakes_the_loop_and_lets_topics_be_created() {
     let qos = QosProfile::default().keep_last(10).reliable();
     let mut sub = node.subscribe::<Int32>(&topic, qos.clone()).expect("sub");
     let shared = SharedNode::new(node);
-    let (spinner, wake) = Spinner::start(shared.clone()).expect("spinner");
+    let wake = msgs::doorbell::Doorbell::new();
+    let spinner = Spinner::start(shared.clone(), wake.clone()).expect("spinner");
 
     // Topics created while the spinner runs, one lock each.
     let publishers: Vec<_> = (0..20)
@@ -225,7 +226,7 @@ fn spinner_wakes_the_loop_and_lets_topics_be_created() {
             publisher.publish(&Int32 { data: next }).expect("publish");
             next += 1;
         }
-        let _ = wake.recv_timeout(Duration::from_millis(100));
+        wake.wait(Duration::from_millis(100));
         received.extend(super::drain(&mut sub).map(|m| m.data));
     }
     assert_eq!(received, [0, 1, 2, 3, 4]);

@@ -11,7 +11,7 @@
 //! topics and services when robots come and go) through [`SharedNode::access`]; the spinner
 //! steps aside while someone waits for it, so such a wait lasts at most one spinner timeout.
 
-use crossbeam::channel::{Receiver, Sender};
+use msgs::doorbell::Doorbell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -88,30 +88,25 @@ pub struct Spinner {
 }
 
 impl Spinner {
-    /// Starts spinning `shared`; every return of `spin_once` is signalled on the returned
-    /// receiver (at most one pending signal).
-    pub fn start(shared: Arc<SharedNode>) -> std::io::Result<(Spinner, Receiver<()>)> {
-        let (wake_tx, wake_rx) = crossbeam::channel::bounded(1);
+    /// Starts spinning `shared`; every return of `spin_once` rings `wake`.
+    pub fn start(shared: Arc<SharedNode>, wake: Doorbell) -> std::io::Result<Spinner> {
         let thread = {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("nrt-ros-spin".into())
-                .spawn(move || spin(&shared, &wake_tx))?
+                .spawn(move || spin(&shared, &wake))?
         };
-        Ok((
-            Spinner {
-                shared,
-                thread: Some(thread),
-            },
-            wake_rx,
-        ))
+        Ok(Spinner {
+            shared,
+            thread: Some(thread),
+        })
     }
 }
 
-fn spin(shared: &SharedNode, wake: &Sender<()>) {
+fn spin(shared: &SharedNode, wake: &Doorbell) {
     while !shared.stop.load(Ordering::Relaxed) {
         if shared.spin_once(SPIN_TIMEOUT) {
-            let _ = wake.try_send(());
+            wake.ring();
         }
     }
 }

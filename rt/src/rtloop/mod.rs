@@ -219,6 +219,7 @@ impl RtLoop {
     pub fn run(mut self) -> RtExit {
         let (setup, _dma) = sched::setup_current_thread(&self.cfg.setup);
         self.push_event(RtEvent::Started(setup));
+        self.ends.wake_nrt();
         alloc::mark_current_thread_rt(true);
         let start = monotonic_ns();
         self.stats.start(start, setup.mode());
@@ -303,6 +304,7 @@ impl RtLoop {
                 self.stats.end_warmup();
             }
         }
+        self.ends.wake_nrt();
     }
 
     fn accept_links(&mut self) {
@@ -543,6 +545,7 @@ impl RtLoop {
         let stats = self.stats.snapshot(monotonic_ns(), self.slots.totals());
         self.push_event(RtEvent::Stats(stats));
         self.push_event(RtEvent::Exiting { reason });
+        self.ends.wake_nrt();
         stats
     }
 

@@ -60,6 +60,10 @@ pub struct RtParams {
     /// spinner ring its doorbell when they have something): the period of its timers and of
     /// the Aseba switch's clients (smaller = more CPU).
     pub nrt_poll_us: u64,
+    /// The RT thread rings the NRT side's doorbell (one non-blocking eventfd write per cycle
+    /// that produced something). `false`: it never wakes anyone and NRT polls every
+    /// `nrt_poll_us`, for deployments that allow no system call but the loop's own.
+    pub wake_nrt: bool,
 }
 
 impl Default for RtParams {
@@ -70,6 +74,7 @@ impl Default for RtParams {
             priority: 50,
             lock_memory: true,
             nrt_poll_us: 1000,
+            wake_nrt: true,
         }
     }
 }

@@ -83,6 +83,7 @@ pub fn rt_config(config: &Config) -> RtConfig {
             lock_memory: config.rt.lock_memory,
             ..RtSetup::default()
         },
+        wake_nrt: config.rt.wake_nrt,
         ..RtConfig::default()
     }
 }

@@ -66,6 +66,9 @@ pub struct RtConfig {
     pub setup: RtSetup,
     /// Stack size of the spawned thread (above `setup.prefault_stack`).
     pub stack_size: usize,
+    /// Ring the NRT side's doorbell at the end of a cycle that pushed frames or events (one
+    /// non-blocking eventfd write); `false`: never wake anyone, NRT polls.
+    pub wake_nrt: bool,
 }
 
 impl Default for RtConfig {
@@ -85,6 +88,7 @@ impl Default for RtConfig {
             max_cycles: None,
             setup: RtSetup::default(),
             stack_size: 2 * 1024 * 1024,
+            wake_nrt: true,
         }
     }
 }
@@ -219,7 +223,7 @@ impl RtLoop {
     pub fn run(mut self) -> RtExit {
         let (setup, _dma) = sched::setup_current_thread(&self.cfg.setup);
         self.push_event(RtEvent::Started(setup));
-        self.ends.wake_nrt();
+        self.wake_nrt();
         alloc::mark_current_thread_rt(true);
         let start = monotonic_ns();
         self.stats.start(start, setup.mode());
@@ -304,7 +308,13 @@ impl RtLoop {
                 self.stats.end_warmup();
             }
         }
-        self.ends.wake_nrt();
+        self.wake_nrt();
+    }
+
+    fn wake_nrt(&mut self) {
+        if self.cfg.wake_nrt {
+            self.ends.wake_nrt();
+        }
     }
 
     fn accept_links(&mut self) {
@@ -545,7 +555,7 @@ impl RtLoop {
         let stats = self.stats.snapshot(monotonic_ns(), self.slots.totals());
         self.push_event(RtEvent::Stats(stats));
         self.push_event(RtEvent::Exiting { reason });
-        self.ends.wake_nrt();
+        self.wake_nrt();
         stats
     }
 

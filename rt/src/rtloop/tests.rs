@@ -344,3 +344,30 @@ fn periodic_loop_keeps_its_deadlines_and_counts_cycles() {
     assert_eq!(exit.stats.wakeup_latency_ns.count, 50);
     assert_eq!(exit.stats.cycle_ns.count, 50);
 }
+
+#[test]
+fn a_cycle_that_forwards_something_rings_the_nrt_doorbell_unless_told_not_to() {
+    for wake in [true, false] {
+        let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
+        let (mut port, rt_port) = link_port();
+        let cfg = RtConfig {
+            wake_nrt: wake,
+            ..test_config()
+        };
+        let mut rt = RtLoop::new(cfg, rt_ends, rt_port, Vec::new());
+        let bell = nrt.doorbell().clone();
+        rt.cycle(0);
+        assert!(!bell.wait(Duration::from_millis(1)), "a quiet cycle rings");
+        let mut peer = attach(&mut rt, &mut port, &mut nrt, 1);
+        bell.wait(Duration::ZERO);
+        peer.write(&event(NODE, 9, &[1])).unwrap();
+        rt.cycle(MS);
+        let timeout = if wake {
+            Duration::from_secs(60)
+        } else {
+            Duration::from_millis(1)
+        };
+        assert_eq!(bell.wait(timeout), wake, "wake_nrt {wake}");
+        assert_eq!(nrt.drain_frames(|_| ()), 1);
+    }
+}

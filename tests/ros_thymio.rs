@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 const TEST_TIMEOUT: Duration = Duration::from_secs(150);
 
 /// `thymio-rt run` on the embedded simulator with the driver script, namespace `/<ns>`.
+/// rcl_interfaces/msg/Log ERROR level.
+const LOG_ERROR: u8 = 40;
+
 fn driver(dir: &Path, ns: &str, robots: usize, extra_yaml: &str, arena: &str) -> Proc {
     let root = common::root();
     let arena_file = dir.join(format!("{ns}-arena.yaml"));
@@ -214,6 +217,45 @@ fn thymio_driver_on_the_simulated_robot() {
     assert!(
         t0.elapsed() < Duration::from_secs(5),
         "the watchdog took too long"
+    );
+
+    // non-finite set-points are refused, a run of them logged once; valid ones still drive
+    peer.subscribe("/rosout", "rcl_interfaces/msg/Log", "volatile", deadline)
+        .unwrap();
+    let twist = |x: Value, z: Value| json!({"linear": {"x": x}, "angular": {"z": z}});
+    let send = |peer: &mut RclpyPeer, msg: Value| {
+        peer.publish(&t("cmd_vel"), "geometry_msgs/msg/Twist", msg, 1, deadline)
+            .unwrap()
+    };
+    for _ in 0..3 {
+        send(&mut peer, twist(json!("nan"), json!(0.0)));
+    }
+    send(&mut peer, twist(json!(0.1), json!(0.0)));
+    assert!(until(deadline, || {
+        (280..=306).contains(
+            &get_variable(&mut peer, ns, "motor.left.target", deadline)[0]
+                .as_i64()
+                .unwrap(),
+        )
+    }));
+    send(&mut peer, twist(json!(0.0), json!("inf")));
+    let refused = |what: &'static str| {
+        move |m: &Value| {
+            m["level"] == LOG_ERROR
+                && m["msg"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("cmd_vel refused") && t.contains(what))
+        }
+    };
+    peer.message("/rosout", deadline, refused("linear"))
+        .unwrap();
+    // /rosout keeps the bridge's order: every report of the first run came before this one
+    peer.message("/rosout", deadline, refused("angular"))
+        .unwrap();
+    assert!(
+        !peer.received("/rosout", refused("linear")),
+        "a run of refused cmd_vel logged more than once:\n{}",
+        peer.unconsumed()
     );
 
     // actuators reach the robot's variables

@@ -67,7 +67,9 @@ def from_plain(cls, data):
             raise KeyError(f"{cls.__name__} has no field {name}")
         slot = cls.SLOT_TYPES[fields.index(name)]
         element = getattr(slot, "value_type", None)
-        if isinstance(value, dict):
+        if isinstance(value, str) and getattr(slot, "typename", None) in ("double", "float"):
+            value = float(value)  # "nan", "inf", "-inf": JSON has no such numbers
+        elif isinstance(value, dict):
             value = from_plain(type(getattr(msg, name)), value)
         elif isinstance(value, list) and element is not None and hasattr(element, "namespaces"):
             module = importlib.import_module(".".join(element.namespaces))

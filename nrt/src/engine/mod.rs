@@ -359,6 +359,11 @@ impl Engine {
             .map_err(|e| EngineError::Param(format!("cmd_vel: {e}")))
     }
 
+    /// The RT thread's live parameters (set-points, calibration): lock-free, shared with RT.
+    pub fn live_params(&self) -> std::sync::Arc<msgs::rtmsg::LiveParams> {
+        self.ends.params().clone()
+    }
+
     /// Applies new driver parameters live: the calibration-related ones (`axis_length`,
     /// `motor.*`, `proximity.*`, `ground.threshold`) are recomputed for every robot (defaults,
     /// parameters, then the robot's calibration file entry) and given to the RT thread; the

@@ -230,6 +230,49 @@ fn spinner_wakes_the_loop_and_lets_topics_be_created() {
         received.extend(super::drain(&mut sub).map(|m| m.data));
     }
     assert_eq!(received, [0, 1, 2, 3, 4]);
+
+    // A spinner task drains its own subscription on the spinner thread, until removed.
+    let task_topic = format!("{topic}_task");
+    let mut task_sub = shared
+        .access()
+        .get()
+        .subscribe::<Int32>(&task_topic, qos.clone())
+        .expect("task sub");
+    let task_pub = shared
+        .access()
+        .get()
+        .create_publisher::<Int32>(&task_topic, qos.clone())
+        .expect("task pub");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let task = {
+        let seen = seen.clone();
+        shared.add_task(Box::new(move || {
+            seen.lock()
+                .unwrap()
+                .extend(super::drain(&mut task_sub).map(|m| m.data));
+        }))
+    };
+    let mut sent = 0;
+    while seen.lock().unwrap().len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the task saw {:?}",
+            seen.lock().unwrap()
+        );
+        task_pub.publish(&Int32 { data: sent }).expect("publish");
+        sent += 1;
+        wake.wait(Duration::from_millis(100));
+    }
+    shared.remove_task(task);
+    let after_removal = seen.lock().unwrap().len();
+    // A removed task runs no more (the message goes nowhere: its stream is dropped).
+    task_pub.publish(&Int32 { data: -1 }).expect("publish");
+    for _ in 0..5 {
+        wake.wait(Duration::from_millis(20));
+    }
+    assert_eq!(seen.lock().unwrap().len(), after_removal);
+    assert!(!seen.lock().unwrap().contains(&-1));
+    drop(task_pub);
     drop(publishers);
     drop(spinner);
     // The spinner has let the node go: only this test holds it now.

@@ -10,6 +10,10 @@
 //! The node stays reachable from the NRT loop for what does need it (creating and destroying
 //! topics and services when robots come and go) through [`SharedNode::access`]; the spinner
 //! steps aside while someone waits for it, so such a wait lasts at most one spinner timeout.
+//!
+//! Latency-critical inputs skip the hop to the NRT loop: a [`SpinTask`] runs on the spinner
+//! thread after every wait (the Thymio driver's `cmd_vel` goes straight to the RT thread's
+//! set-point atomics this way).
 
 use msgs::doorbell::Doorbell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,9 +25,18 @@ use std::time::Duration;
 /// node and how long stopping the spinner takes, not the latency of ROS messages (they wake it).
 pub const SPIN_TIMEOUT: Duration = Duration::from_millis(10);
 
+/// Work run on the spinner thread after every wait for ROS work: it must only drain streams and
+/// hand their content to lock-free structures (never wait).
+pub type SpinTask = Box<dyn FnMut() + Send>;
+
+/// Names a registered [`SpinTask`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskId(u64);
+
 /// The node shared by the spinner thread and the NRT loop.
 pub struct SharedNode {
     node: Mutex<r2r::Node>,
+    tasks: Mutex<(u64, Vec<(TaskId, SpinTask)>)>,
     /// Threads waiting for the node: the spinner lets them in before it waits again.
     waiting: AtomicUsize,
     stop: AtomicBool,
@@ -34,6 +47,7 @@ impl SharedNode {
     pub fn new(node: r2r::Node) -> Arc<SharedNode> {
         Arc::new(SharedNode {
             node: Mutex::new(node),
+            tasks: Mutex::new((0, Vec::new())),
             waiting: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
         })
@@ -44,6 +58,28 @@ impl SharedNode {
         NodeAccess {
             shared: self,
             guard: None,
+        }
+    }
+
+    /// Runs `task` on the spinner thread after every wait, until removed.
+    pub fn add_task(&self, task: SpinTask) -> TaskId {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        tasks.0 += 1;
+        let id = TaskId(tasks.0);
+        tasks.1.push((id, task));
+        id
+    }
+
+    /// Removes (and drops) a task; it does not run again once this returns.
+    pub fn remove_task(&self, id: TaskId) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        tasks.1.retain(|(t, _)| *t != id);
+    }
+
+    fn run_tasks(&self) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, task) in tasks.1.iter_mut() {
+            task();
         }
     }
 
@@ -62,8 +98,11 @@ impl SharedNode {
             std::thread::sleep(Duration::from_micros(50));
             return false;
         }
-        let mut node = self.node.lock().unwrap_or_else(|e| e.into_inner());
-        node.spin_once(timeout);
+        self.node
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .spin_once(timeout);
+        self.run_tasks();
         true
     }
 }
@@ -78,6 +117,11 @@ impl NodeAccess<'_> {
     /// The node, waiting for the spinner to step aside the first time (at most [`SPIN_TIMEOUT`]).
     pub fn get(&mut self) -> &mut r2r::Node {
         self.guard.get_or_insert_with(|| self.shared.lock())
+    }
+
+    /// The shared node (for its spinner tasks).
+    pub fn shared(&self) -> &SharedNode {
+        self.shared
     }
 }
 

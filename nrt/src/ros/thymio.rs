@@ -8,7 +8,7 @@
 use super::convert::Clocks;
 use super::names::{check_namespace, NameError};
 use super::report::Reporter;
-use super::spinner::NodeAccess;
+use super::spinner::{NodeAccess, SpinTask, TaskId};
 use super::thymio_conv::{self as conv, Frames};
 use super::{drain, Srv, Sub};
 use crate::engine::{Engine, EngineEvent};
@@ -16,6 +16,7 @@ use crate::network::NetworkEvent;
 use crate::thymio::actuators::{self, BodyLed, CommandError, Gesture, Preset, ScriptEvent};
 use crate::thymio::events::RobotEvent;
 use crate::thymio::{model, sensors, BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
+use msgs::rtmsg::{RobotId, Twist2};
 use r2r::geometry_msgs::msg::Twist;
 use r2r::std_msgs::msg::{Bool, ColorRGBA, Empty, Float32, Int16, Int8, String as RosString};
 use r2r::tf2_msgs::msg::TFMessage;
@@ -95,9 +96,42 @@ impl Outputs {
     }
 }
 
-/// Subscriptions of one robot.
+/// The `cmd_vel` subscription of RT robot `robot` (node `id`), served on the spinner thread: the
+/// latest message goes straight to the RT thread's set-point (a lock-free seqlock), one thread
+/// hop less than through the NRT loop. The RT thread applies it at its next cycle, and its
+/// watchdog stops the robot when messages stop coming. A refused message (NaN, infinite)
+/// leaves the last good set-point in force; a run of them is logged once.
+fn cmd_vel_task(
+    mut sub: Box<dyn futures::Stream<Item = Twist> + Unpin + Send>,
+    params: std::sync::Arc<msgs::rtmsg::LiveParams>,
+    robot: RobotId,
+    id: u16,
+    reporter: Reporter,
+) -> SpinTask {
+    let mut refusing = false;
+    Box::new(move || {
+        for t in drain(&mut sub) {
+            let twist = Twist2 {
+                linear: t.linear.x,
+                angular: t.angular.z,
+            };
+            match params.set_cmd_vel(robot, twist) {
+                Ok(()) => refusing = false,
+                Err(e) if !refusing => {
+                    refusing = true;
+                    reporter.error(&format!(
+                        "node {id}: cmd_vel refused: {e} (further refusals not logged until a \
+                         valid one)"
+                    ));
+                }
+                Err(_) => {}
+            }
+        }
+    })
+}
+
+/// Subscriptions of one robot (`cmd_vel` is served on the spinner thread: [`cmd_vel_task`]).
 struct Inputs {
-    cmd_vel: Sub<Twist>,
     led: Sub<Led>,
     led_off: Sub<Empty>,
     body: Vec<(BodyLed, Sub<ColorRGBA>)>,
@@ -118,6 +152,8 @@ struct Inputs {
 /// The interface of one robot.
 struct RobotInterface {
     node: u16,
+    /// Its `cmd_vel` subscription, drained on the spinner thread.
+    cmd_vel: TaskId,
     frames: Frames,
     out: Outputs,
     inp: Inputs,
@@ -182,10 +218,10 @@ impl ThymioInterface {
         event: &EngineEvent,
     ) {
         match event {
-            EngineEvent::RobotReady { node: id, .. }
+            EngineEvent::RobotReady { node: id, robot }
                 if engine.driver_params().enabled && !self.robots.contains_key(id) =>
             {
-                match self.add_robot(node.get(), engine, *id, clocks) {
+                match self.add_robot(node, engine, *id, *robot, clocks) {
                     Ok(()) => self
                         .reporter
                         .info(&format!("Thymio node {id}: driver interface ready")),
@@ -194,7 +230,7 @@ impl ThymioInterface {
                         .error(&format!("Thymio node {id}: no driver interface: {e}")),
                 }
             }
-            EngineEvent::RobotRemoved { node: id, .. } => self.remove_robot(node.get(), *id),
+            EngineEvent::RobotRemoved { node: id, .. } => self.remove_robot(node, *id),
             EngineEvent::Odometry { node: id, sample } => {
                 self.publish_odometry(engine, clocks, *id, sample)
             }
@@ -212,11 +248,13 @@ impl ThymioInterface {
 
     fn add_robot(
         &mut self,
-        node: &mut r2r::Node,
+        access: &mut NodeAccess,
         engine: &Engine,
         id: u16,
+        robot: RobotId,
         clocks: &mut Clocks,
     ) -> Result<(), ThymioError> {
+        let node = access.get();
         let params = engine.driver_params();
         let ns = engine
             .network()
@@ -261,8 +299,8 @@ impl ThymioInterface {
             comm_rx: node.create_publisher(&t("comm/rx"), reliable(10))?,
             description: node.create_publisher(&t("robot_description"), latched())?,
         };
+        let cmd_vel = node.subscribe::<Twist>(&t("cmd_vel"), reliable(1))?;
         let inp = Inputs {
-            cmd_vel: Box::new(node.subscribe(&t("cmd_vel"), reliable(1))?),
             led: Box::new(node.subscribe(&t("led"), reliable(6))?),
             led_off: subscribe(node, &t("led/off"))?,
             body: [
@@ -310,10 +348,18 @@ impl ThymioInterface {
             let own = conv::static_transforms(&stamp, &frames);
             self.replace_static_frames(id, &frames.prefix, own);
         }
+        let cmd_vel = access.shared().add_task(cmd_vel_task(
+            Box::new(cmd_vel),
+            engine.live_params(),
+            robot,
+            id,
+            self.reporter.clone(),
+        ));
         self.robots.insert(
             id,
             RobotInterface {
                 node: id,
+                cmd_vel,
                 frames,
                 out,
                 inp,
@@ -327,15 +373,20 @@ impl ThymioInterface {
     /// Destroys the interface of robot `id` (publishers at once; r2r destroys the
     /// subscriptions and the service whose streams are dropped when they next get a message)
     /// and takes its frames out of `/tf_static`.
-    fn remove_robot(&mut self, node: &mut r2r::Node, id: u16) {
+    fn remove_robot(&mut self, node: &mut NodeAccess, id: u16) {
         let Some(r) = self.robots.remove(&id) else {
             return;
         };
         let RobotInterface {
-            frames, out, inp, ..
+            frames,
+            out,
+            inp,
+            cmd_vel,
+            ..
         } = r;
+        node.shared().remove_task(cmd_vel);
         drop(inp);
-        out.destroy(node);
+        out.destroy(node.get());
         self.replace_static_frames(id, &frames.prefix, Vec::new());
         self.reporter
             .info(&format!("Thymio node {id}: driver interface removed"));
@@ -510,12 +561,6 @@ impl ThymioInterface {
                 continue;
             };
             let i = &mut r.inp;
-            if let Some(t) = drain(&mut i.cmd_vel).last() {
-                if let Err(e) = engine.set_cmd_vel(r.node, t.linear.x, t.angular.z) {
-                    self.reporter
-                        .error(&format!("node {id}: cmd_vel refused: {e}"));
-                }
-            }
             for m in drain(&mut i.led) {
                 commands.push(actuators::led(m.id, &m.values));
             }

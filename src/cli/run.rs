@@ -182,6 +182,12 @@ fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliErr
     let until = duration.map(|d| Instant::now() + d);
     let mut was_connected = false;
     while !should_stop(&rt, until, &config, &mut was_connected) {
+        if !bridge.ros_alive() {
+            tracing::error!(
+                "the ROS spinner thread stopped: ROS input is no longer served; stopping"
+            );
+            break;
+        }
         bridge.step(&mut rt.engine);
     }
     drop(bridge);

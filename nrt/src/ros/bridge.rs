@@ -84,7 +84,7 @@ impl RosNode {
         let spinner = Spinner::start(node.clone(), wake.clone())
             .map_err(|e| RosError::Spawn(e.to_string()))?;
         Ok(RosBridge {
-            _spinner: spinner,
+            spinner,
             wake,
             reporter,
             node,
@@ -102,8 +102,8 @@ impl RosNode {
 
 /// The running bridge (see the module documentation).
 pub struct RosBridge {
-    /// Held for its drop, which comes first: the spinner thread stops and lets the node go before the rest is dropped.
-    _spinner: Spinner,
+    /// The spinner thread; first field, so that it stops and lets the node go before the rest is dropped.
+    spinner: Spinner,
     /// Rung by the RT thread (frames, events) and the spinner (ROS work).
     wake: msgs::doorbell::Doorbell,
     node: std::sync::Arc<SharedNode>,
@@ -208,7 +208,7 @@ impl RosBridge {
     /// Runs [`Self::step`] until `stop` is set (or the RT thread stopped), then shuts the engine down and keeps
     /// serving until the RT thread has written its stop frames and ended (at most `SHUTDOWN_GRACE`).
     pub fn run(&mut self, engine: &mut Engine, stop: &AtomicBool) {
-        while !stop.load(Ordering::Relaxed) && !engine.rt_exited() {
+        while !stop.load(Ordering::Relaxed) && !engine.rt_exited() && self.ros_alive() {
             self.step(engine);
         }
         engine.shutdown();
@@ -216,6 +216,12 @@ impl RosBridge {
         while !engine.rt_exited() && Instant::now() < deadline {
             self.step(engine);
         }
+    }
+
+    /// Whether ROS input is still served (the spinner thread runs). When it is not, stop: no
+    /// more `cmd_vel` comes (the RT watchdog has stopped the robots) and no service answers.
+    pub fn ros_alive(&self) -> bool {
+        self.spinner.is_running()
     }
 
     /// The r2r node, shared with the spinner thread (to add interfaces of other layers).

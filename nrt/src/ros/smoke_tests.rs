@@ -273,6 +273,17 @@ fn spinner_wakes_the_loop_and_lets_topics_be_created() {
     assert_eq!(seen.lock().unwrap().len(), after_removal);
     assert!(!seen.lock().unwrap().contains(&-1));
     drop(task_pub);
+
+    // A task that panics ends the spinner thread, and that can be seen.
+    assert!(spinner.is_running());
+    shared.add_task(Box::new(|| panic!("a task bug (expected by the test)")));
+    while spinner.is_running() {
+        assert!(
+            Instant::now() < deadline,
+            "the spinner survived a panicking task"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     drop(publishers);
     drop(spinner);
     // The spinner has let the node go: only this test holds it now.

@@ -147,6 +147,14 @@ impl Spinner {
     }
 }
 
+impl Spinner {
+    /// Whether the spinner thread still runs (it ends only when dropped, or on a panic in r2r or
+    /// in a task: then ROS input is no longer served).
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+}
+
 fn spin(shared: &SharedNode, wake: &Doorbell) {
     while !shared.stop.load(Ordering::Relaxed) {
         if shared.spin_once(SPIN_TIMEOUT) {

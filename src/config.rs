@@ -42,6 +42,7 @@ const DRIVER_KEYS: &[&str] = &[
     "motor",
     "proximity",
     "publish_model",
+    "obstacle_stop",
 ];
 
 /// The real-time thread.
@@ -254,6 +255,11 @@ impl Config {
             t.parse::<msgs::target::Target>()
                 .map_err(|e| ConfigError::Target(e.to_string()))?;
         }
+        config
+            .driver
+            .obstacle_stop
+            .validate()
+            .map_err(ConfigError::Value)?;
         if config.rt.nrt_poll_us == 0 {
             return Err(ConfigError::Value(
                 "rt.nrt_poll_us: must be at least 1 µs (0 would spin)".into(),

@@ -10,6 +10,10 @@ use rt::link::{SerialSelector, SerialSpec};
 use rt::nrt_connector::{
     spawn_connector, ConnectSpec, ConnectorConfig, ConnectorHandle, ConnectorStats,
 };
+use rt::rosrt::{
+    rt_publisher, rt_subscriber, ObstacleStop, ObstacleStopParams, PublisherNrt, ReflexEvent,
+    SubscriberNrt,
+};
 use rt::rtloop::{RtConfig, RtExit, RtHandle};
 use rt::sched::RtSetup;
 use std::time::{Duration, Instant};
@@ -57,6 +61,24 @@ pub struct Runtime {
     connector: Option<ConnectorHandle>,
     sim: Option<crate::embedded::EmbeddedSim>,
     started: Instant,
+    reflex: Reflex,
+}
+
+/// The NRT ends of the RT obstacle-stop reflex: its engage/release edges, and its parameters
+/// (from `obstacle_stop.*`, changed live through the engine).
+struct Reflex {
+    events: PublisherNrt<ReflexEvent>,
+    params: SubscriberNrt<ObstacleStopParams>,
+    current: ObstacleStopParams,
+}
+
+/// The RT form of `obstacle_stop.*`.
+fn reflex_params(c: &nrt::thymio::params::ObstacleStopConfig) -> ObstacleStopParams {
+    ObstacleStopParams {
+        enabled: c.enabled,
+        threshold: c.threshold,
+        max_age_ns: (c.max_age * 1e9) as u64,
+    }
 }
 
 impl std::fmt::Debug for Runtime {
@@ -155,7 +177,17 @@ impl Runtime {
             engine_config.driver.simulation = true;
         }
         let engine = Engine::new(engine_config, nrt_ends)?;
-        let rt = rt::rtloop::spawn(rt_config(config), rt_ends, rt_port, Vec::new())
+        // The reflex always runs in the RT cycle (disabled unless configured) so that it can be
+        // turned on live.
+        let current = reflex_params(&config.driver.obstacle_stop);
+        let (events_rt, events) = rt_publisher(64);
+        let (params_rt, params) = rt_subscriber(current);
+        let reflex: Box<dyn rt::rosrt::Controller> = Box::new(
+            ObstacleStop::new(current)
+                .with_live_params(params_rt)
+                .with_events(events_rt),
+        );
+        let rt = rt::rtloop::spawn(rt_config(config), rt_ends, rt_port, vec![reflex])
             .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
         let connector =
             spawn_connector(ConnectorConfig::default(), specs, pipes, port).map_err(|error| {
@@ -170,11 +202,31 @@ impl Runtime {
             connector: Some(connector),
             sim,
             started: Instant::now(),
+            reflex: Reflex {
+                events,
+                params,
+                current,
+            },
         })
+    }
+
+    /// Exchanges with the RT controllers: hands `obstacle_stop.*` to the reflex when it
+    /// changed, and reports its edges through the engine. Call it with every engine poll.
+    pub fn pump_controllers(&mut self) {
+        let wanted = reflex_params(&self.engine.driver_params().obstacle_stop);
+        if wanted != self.reflex.current {
+            self.reflex.params.store(wanted);
+            self.reflex.current = wanted;
+        }
+        let engine = &mut self.engine;
+        self.reflex
+            .events
+            .drain(|e| engine.report_obstacle_stop(e.robot, e.engaged));
     }
 
     /// Polls the engine once and returns its events.
     pub fn poll(&mut self) -> Vec<EngineEvent> {
+        self.pump_controllers();
         self.engine.poll(Instant::now());
         std::iter::from_fn(|| self.engine.next_event()).collect()
     }

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(150);
 
-/// `thymio-rt run` on the embedded simulator with the driver script, namespace `/<ns>`.
 /// rcl_interfaces/msg/Log ERROR level.
 const LOG_ERROR: u8 = 40;
 
+/// `thymio-rt run` on the embedded simulator with the driver script, namespace `/<ns>`.
 fn driver(dir: &Path, ns: &str, robots: usize, extra_yaml: &str, arena: &str) -> Proc {
     let root = common::root();
     let arena_file = dir.join(format!("{ns}-arena.yaml"));
@@ -516,5 +516,85 @@ fn thymio_driver_on_aseba_playground() {
         "odom moved {moved} m on the Playground"
     );
     drop(peer);
+    stop(driver);
+}
+
+/// The RT obstacle-stop reflex: a robot facing a wall a few cm away does not go forward however
+/// insistent cmd_vel is, still backs off, says so on `obstacle_stop`, and the reflex can be
+/// turned off live.
+#[test]
+fn obstacle_stop_reflex_holds_the_robot_at_a_wall() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "thymio_reflex";
+    let dir = tempfile::tempdir().unwrap();
+    let driver = driver(
+        dir.path(),
+        ns,
+        1,
+        "obstacle_stop: {enabled: true}\n",
+        "width: 2.0\nheight: 2.0\nrobots:\n  - [1.86, 1.0, 0.0]\n",
+    );
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let t = |leaf: &str| format!("/{ns}/{leaf}");
+    peer.subscribe(
+        &t("obstacle_stop"),
+        "std_msgs/msg/Bool",
+        "transient_local",
+        deadline,
+    )
+    .unwrap();
+    let holding = |m: &Value| m["data"] == true;
+    let released = |m: &Value| m["data"] == false;
+    // latched state first: not holding
+    peer.message(&t("obstacle_stop"), deadline, released)
+        .unwrap();
+    let twist = |x: f64| json!({"linear": {"x": x}});
+    let send = |peer: &mut RclpyPeer, x: f64| {
+        peer.publish(
+            &t("cmd_vel"),
+            "geometry_msgs/msg/Twist",
+            twist(x),
+            1,
+            deadline,
+        )
+        .unwrap()
+    };
+    let target = |peer: &mut RclpyPeer| {
+        get_variable(peer, ns, "motor.left.target", deadline)[0]
+            .as_i64()
+            .unwrap()
+    };
+    // forward into the wall: held, and said so
+    send(&mut peer, 0.1);
+    peer.message(&t("obstacle_stop"), deadline, holding)
+        .unwrap_or_else(|e| {
+            let prox = get_variable(&mut peer, ns, "prox.horizontal", deadline);
+            panic!("the reflex did not engage ({e}); prox.horizontal {prox}")
+        });
+    for _ in 0..5 {
+        send(&mut peer, 0.1);
+        assert_eq!(target(&mut peer), 0, "forward motion at the wall");
+    }
+    // backing off is allowed
+    assert!(until(deadline, || {
+        send(&mut peer, -0.1);
+        target(&mut peer) < -250
+    }));
+    // turned off live: forward again
+    let reply = peer
+        .call(
+            &t("asebaros/set_parameters"),
+            "rcl_interfaces/srv/SetParameters",
+            json!({"parameters": [
+                {"name": "obstacle_stop.enabled", "value": {"type": 1, "bool_value": false}}
+            ]}),
+            deadline,
+        )
+        .unwrap();
+    assert_eq!(reply["results"][0]["successful"], true, "{reply}");
+    assert!(until(deadline, || {
+        send(&mut peer, 0.1);
+        target(&mut peer) > 250
+    }));
     stop(driver);
 }

@@ -188,6 +188,7 @@ fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliErr
             );
             break;
         }
+        rt.pump_controllers();
         bridge.step(&mut rt.engine);
     }
     drop(bridge);

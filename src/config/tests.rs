@@ -113,3 +113,29 @@ fn mapping_roundtrip_and_overrides() {
         .with_overrides(&[("nope".into(), Value::from(1))])
         .is_err());
 }
+
+#[test]
+fn obstacle_stop_is_off_by_default_and_checked() {
+    let c = Config::default();
+    assert!(!c.driver.obstacle_stop.enabled);
+    let c = Config::from_dotted(&[
+        ("obstacle_stop.enabled".into(), Value::from(true)),
+        ("obstacle_stop.threshold".into(), Value::from(1500)),
+    ])
+    .unwrap();
+    assert!(c.driver.obstacle_stop.enabled);
+    assert_eq!(c.driver.obstacle_stop.threshold, 1500);
+    assert_eq!(c.driver.obstacle_stop.max_age, 0.5);
+    let e = Config::from_yaml("obstacle_stop: {threshold: 0}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("obstacle_stop.threshold"), "{e}");
+    let e = Config::from_yaml("obstacle_stop: {max_age: -1}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("obstacle_stop.max_age"), "{e}");
+    let e = Config::from_yaml("obstacle_stop: {treshold: 10}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("treshold"), "{e}");
+}

@@ -110,6 +110,13 @@ pub enum EngineEvent {
         /// Node id.
         node: u16,
     },
+    /// The RT obstacle-stop reflex started (`engaged`) or stopped holding a robot.
+    ObstacleStop {
+        /// Node id.
+        node: u16,
+        /// Holding.
+        engaged: bool,
+    },
     /// RT statistics.
     Stats(Box<RtStats>),
 }
@@ -359,6 +366,19 @@ impl Engine {
             .map_err(|e| EngineError::Param(format!("cmd_vel: {e}")))
     }
 
+    /// Reports an edge of the RT obstacle-stop reflex for RT robot `robot` (as an
+    /// [`EngineEvent::ObstacleStop`]; ignored if the slot is free by now).
+    pub fn report_obstacle_stop(&mut self, robot: RobotId, engaged: bool) {
+        if let Some(node) = self.robots.node_of(robot) {
+            tracing::info!(
+                "node {node}: obstacle stop {}",
+                if engaged { "holds it" } else { "released" }
+            );
+            self.events
+                .push_back(EngineEvent::ObstacleStop { node, engaged });
+        }
+    }
+
     /// The RT thread's live parameters (set-points, calibration): lock-free, shared with RT.
     pub fn live_params(&self) -> std::sync::Arc<msgs::rtmsg::LiveParams> {
         self.ends.params().clone()
@@ -366,14 +386,17 @@ impl Engine {
 
     /// Applies new driver parameters live: the calibration-related ones (`axis_length`,
     /// `motor.*`, `proximity.*`, `ground.threshold`) are recomputed for every robot (defaults,
-    /// parameters, then the robot's calibration file entry) and given to the RT thread; the
-    /// others are kept as they were (they are read at start). Returns the robots updated.
+    /// parameters, then the robot's calibration file entry) and given to the RT thread, and
+    /// `obstacle_stop.*` is taken (the runtime hands it to the RT reflex); the others are kept
+    /// as they were (they are read at start). Returns the robots updated.
     pub fn update_driver_params(&mut self, new: DriverParams) -> Result<Vec<u16>, EngineError> {
         let mut next = self.driver.clone();
         next.axis_length = new.axis_length;
         next.motor = new.motor;
         next.proximity = new.proximity;
         next.ground = new.ground;
+        new.obstacle_stop.validate().map_err(EngineError::Param)?;
+        next.obstacle_stop = new.obstacle_stop;
         // check every robot's calibration first: a bad value changes nothing
         let nodes: Vec<u16> = self.robots.iter().map(|s| s.node).collect();
         let mut cals = Vec::with_capacity(nodes.len());

@@ -150,13 +150,14 @@ impl RosBridge {
         }
     }
 
-    /// A parameter set at run time: calibration parameters apply live, the others at the next
-    /// start (said so on /rosout).
+    /// A parameter set at run time: calibration and `obstacle_stop.*` parameters apply live, the
+    /// others at the next start (said so on /rosout).
     fn on_parameter(&mut self, engine: &mut Engine, name: &str, value: &ParameterValue) {
         let live = name == "axis_length"
             || name.starts_with("motor.")
             || name.starts_with("proximity.")
-            || name == "ground.threshold";
+            || name == "ground.threshold"
+            || name.starts_with("obstacle_stop.");
         if !live {
             self.reporter.warn(&format!(
                 "parameter {name} changed: it is read at start only, restart to apply it"

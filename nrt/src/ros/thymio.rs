@@ -56,6 +56,8 @@ struct Outputs {
     button: Vec<Publisher<Bool>>,
     comm_rx: Publisher<Comm>,
     description: Publisher<RosString>,
+    /// Whether the RT obstacle-stop reflex holds the robot (latched).
+    obstacle_stop: Publisher<Bool>,
 }
 
 impl Outputs {
@@ -76,6 +78,7 @@ impl Outputs {
             button,
             comm_rx,
             description,
+            obstacle_stop,
         } = self;
         node.destroy_publisher(odom);
         node.destroy_publisher(joints);
@@ -93,6 +96,7 @@ impl Outputs {
         button.into_iter().for_each(|p| node.destroy_publisher(p));
         node.destroy_publisher(comm_rx);
         node.destroy_publisher(description);
+        node.destroy_publisher(obstacle_stop);
     }
 }
 
@@ -231,6 +235,9 @@ impl ThymioInterface {
                 }
             }
             EngineEvent::RobotRemoved { node: id, .. } => self.remove_robot(node, *id),
+            EngineEvent::ObstacleStop { node: id, engaged } => {
+                self.publish_obstacle_stop(*id, *engaged)
+            }
             EngineEvent::Odometry { node: id, sample } => {
                 self.publish_odometry(engine, clocks, *id, sample)
             }
@@ -297,6 +304,7 @@ impl ThymioInterface {
                 .map(|n| node.create_publisher(&t(&format!("buttons/{n}")), reliable(10)))
                 .collect::<Result<_, _>>()?,
             comm_rx: node.create_publisher(&t("comm/rx"), reliable(10))?,
+            obstacle_stop: node.create_publisher(&t("obstacle_stop"), latched())?,
             description: node.create_publisher(&t("robot_description"), latched())?,
         };
         let cmd_vel = node.subscribe::<Twist>(&t("cmd_vel"), reliable(1))?;
@@ -367,7 +375,19 @@ impl ThymioInterface {
                 alarm: None,
             },
         );
+        // Latched: a late subscriber learns whether the reflex holds the robot.
+        self.publish_obstacle_stop(id, false);
         Ok(())
+    }
+
+    fn publish_obstacle_stop(&self, id: u16, engaged: bool) {
+        let Some(r) = self.robots.get(&id) else {
+            return;
+        };
+        if let Err(e) = r.out.obstacle_stop.publish(&Bool { data: engaged }) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish obstacle_stop: {e}"));
+        }
     }
 
     /// Destroys the interface of robot `id` (publishers at once; r2r destroys the

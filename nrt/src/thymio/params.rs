@@ -41,6 +41,51 @@ pub struct DriverParams {
     pub proximity: BTreeMap<String, ProximityParams>,
     /// Publish `robot_description` and the static transforms of the sensor frames.
     pub publish_model: bool,
+    /// The RT thread's obstacle-stop reflex (`obstacle_stop.*`, applied live).
+    pub obstacle_stop: ObstacleStopConfig,
+}
+
+/// `obstacle_stop.*`: a reflex in the RT cycle that holds forward motion while a front proximity
+/// sensor sees something close and backward motion while a rear one does (turning stays
+/// allowed), however late ROS is. Each robot's `obstacle_stop` topic says when it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ObstacleStopConfig {
+    /// Off by default: ROS-Thymio has no such reflex.
+    pub enabled: bool,
+    /// Raw proximity reading at or above which a sensor blocks (1–4500; 2000 ≈ 10 cm).
+    pub threshold: i16,
+    /// Readings older than this [s] are ignored (the reflex then lets the command through).
+    pub max_age: f64,
+}
+
+impl Default for ObstacleStopConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            threshold: 2000,
+            max_age: 0.5,
+        }
+    }
+}
+
+impl ObstacleStopConfig {
+    /// Refuses a threshold outside 1–4500 and a non-positive or non-finite age.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=4500).contains(&self.threshold) {
+            return Err(format!(
+                "obstacle_stop.threshold: {} is not in 1–4500",
+                self.threshold
+            ));
+        }
+        if !(self.max_age.is_finite() && self.max_age > 0.0) {
+            return Err(format!(
+                "obstacle_stop.max_age: {} is not a positive number of seconds",
+                self.max_age
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for DriverParams {
@@ -62,6 +107,7 @@ impl Default for DriverParams {
             motor: BTreeMap::new(),
             proximity: BTreeMap::new(),
             publish_model: true,
+            obstacle_stop: ObstacleStopConfig::default(),
         }
     }
 }

@@ -4,8 +4,9 @@
 //! publisher of the node: about 170 entities at 8 robots) on each call. Called once per NRT
 //! iteration (1 kHz) it was most of the bridge's CPU. The spinner thread instead waits in
 //! `spin_once` with a long timeout and only wakes when ROS has work (a message, a service call)
-//! or the timeout ends; it then signals the NRT loop, which serves the streams r2r filled. The
-//! NRT loop itself only reads the rings and publishes (publishing does not need the node).
+//! or the timeout ends; it then rings the NRT loop's doorbell (the one the RT thread rings too),
+//! and the loop serves the streams r2r filled. The NRT loop itself only reads the rings and
+//! publishes (publishing does not need the node).
 //!
 //! The node stays reachable from the NRT loop for what does need it (creating and destroying
 //! topics and services when robots come and go) through [`SharedNode::access`]; the spinner

@@ -298,7 +298,20 @@ impl RclpyPeer {
 }
 
 impl Drop for RclpyPeer {
+    /// Lets the peer exit by itself (end of commands: stdin closed; an `echo` peer ends after its
+    /// messages) and kills it only if it has not within 3 s. A peer killed while Fast DDS tears
+    /// its participant down can leave the shared-memory transport's interprocess mutex locked:
+    /// the next participant of the host to close that port then crashes (seen as SIGSEGV in
+    /// `rcl_node_fini`, in this crate's smoke tests).
     fn drop(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

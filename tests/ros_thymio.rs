@@ -575,6 +575,25 @@ fn obstacle_stop_reflex_holds_the_robot_at_a_wall() {
         send(&mut peer, 0.1);
         assert_eq!(target(&mut peer), 0, "forward motion at the wall");
     }
+    // and /diagnostics tells
+    peer.subscribe(
+        "/diagnostics",
+        "diagnostic_msgs/msg/DiagnosticArray",
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+    peer.message("/diagnostics", deadline, |m| {
+        m["status"].as_array().is_some_and(|all| {
+            all.iter().any(|s| {
+                s["values"].as_array().is_some_and(|v| {
+                    v.iter()
+                        .any(|kv| kv["key"] == "Obstacle stop" && kv["value"] == "holding")
+                })
+            })
+        })
+    })
+    .unwrap();
     // backing off is allowed
     assert!(until(deadline, || {
         send(&mut peer, -0.1);

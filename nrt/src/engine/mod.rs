@@ -202,6 +202,8 @@ pub struct Engine {
     loaded_at: BTreeMap<u16, Instant>,
     /// Robots whose node is lost, since when.
     lost_since: BTreeMap<u16, Instant>,
+    /// Nodes the RT obstacle-stop reflex holds now.
+    reflex_holds: std::collections::BTreeSet<u16>,
     last_liveness: Option<Instant>,
     events: VecDeque<EngineEvent>,
     last_stats: Option<RtStats>,
@@ -262,6 +264,7 @@ impl Engine {
             pending_accept: Vec::new(),
             loaded_at: BTreeMap::new(),
             lost_since: BTreeMap::new(),
+            reflex_holds: Default::default(),
             last_liveness: None,
             events: VecDeque::new(),
             last_stats: None,
@@ -374,9 +377,19 @@ impl Engine {
                 "node {node}: obstacle stop {}",
                 if engaged { "holds it" } else { "released" }
             );
+            if engaged {
+                self.reflex_holds.insert(node);
+            } else {
+                self.reflex_holds.remove(&node);
+            }
             self.events
                 .push_back(EngineEvent::ObstacleStop { node, engaged });
         }
+    }
+
+    /// Whether the RT obstacle-stop reflex holds node `node` now.
+    pub fn obstacle_stop_holds(&self, node: u16) -> bool {
+        self.reflex_holds.contains(&node)
     }
 
     /// The RT thread's live parameters (set-points, calibration): lock-free, shared with RT.
@@ -796,6 +809,7 @@ impl Engine {
     /// Frees the RT slot of node `id` (the RT thread writes a zero speed first) and tells the user.
     fn remove_robot(&mut self, id: u16) {
         self.lost_since.remove(&id);
+        self.reflex_holds.remove(&id);
         if let Some(slot) = self.robots.release(id) {
             let _ = self
                 .ends

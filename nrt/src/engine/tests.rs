@@ -346,3 +346,23 @@ fn a_script_without_the_driver_events_removes_the_robot() {
         vec![EngineEvent::RobotRemoved { node: 3, robot }]
     );
 }
+
+#[test]
+fn obstacle_stop_edges_become_events_and_state_of_their_node() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    e.report_obstacle_stop(robot, true);
+    assert!(e.obstacle_stop_holds(3));
+    e.report_obstacle_stop(robot, false);
+    assert!(!e.obstacle_stop_holds(3));
+    // a free slot (robot gone meanwhile) reports nothing
+    e.report_obstacle_stop(robot + 1, true);
+    let reflex: Vec<_> = events(&mut e)
+        .into_iter()
+        .filter_map(|ev| match ev {
+            EngineEvent::ObstacleStop { node, engaged } => Some((node, engaged)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reflex, [(3, true), (3, false)]);
+}

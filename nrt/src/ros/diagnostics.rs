@@ -4,7 +4,7 @@
 //! `asebaros: Aseba Node thymio-II 1`, `asebaros: RT thread`).
 
 use crate::engine::Engine;
-use crate::network::NodeState;
+use crate::network::{Node, NodeState};
 use msgs::rtmsg::{LatencySummary, RtStats, SchedulerMode};
 use r2r::builtin_interfaces::msg::Time;
 use r2r::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
@@ -100,17 +100,35 @@ pub fn nodes<'a>(
             }
             .to_owned(),
             hardware_id: n.id.to_string(),
-            values: vec![
-                kv("Type", n.name()),
-                kv("Id", n.id),
-                kv("ROS Namespace", n.namespace()),
-                kv("Protocol version", n.protocol_version),
-                kv(
-                    "Loaded script",
-                    n.script.as_ref().map_or("", |s| s.origin.as_str()),
-                ),
-            ],
+            values: node_values(engine, n),
         })
+}
+
+/// The key-values of a node's status; a driven robot's include its RT slot and the state of the
+/// obstacle-stop reflex (`off`, `armed`, `holding`).
+fn node_values(engine: &Engine, n: &Node) -> Vec<KeyValue> {
+    let mut values = vec![
+        kv("Type", n.name()),
+        kv("Id", n.id),
+        kv("ROS Namespace", n.namespace()),
+        kv("Protocol version", n.protocol_version),
+        kv(
+            "Loaded script",
+            n.script.as_ref().map_or("", |s| s.origin.as_str()),
+        ),
+    ];
+    if let Some(slot) = engine.robots().of_node(n.id) {
+        values.push(kv("RT robot", slot.robot));
+        let reflex = if !engine.driver_params().obstacle_stop.enabled {
+            "off"
+        } else if engine.obstacle_stop_holds(n.id) {
+            "holding"
+        } else {
+            "armed"
+        };
+        values.push(kv("Obstacle stop", reflex));
+    }
+    values
 }
 
 fn latency(out: &mut Vec<KeyValue>, what: &str, l: &LatencySummary) {

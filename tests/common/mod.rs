@@ -151,7 +151,17 @@ impl Proc {
 }
 
 impl Drop for Proc {
+    /// A process still running (a test that failed mid-way) gets SIGINT first and SIGKILL only
+    /// after 2 s: a ROS process killed while Fast DDS tears its participant down can leave the
+    /// shared-memory transport locked for the host's other participants.
     fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.signal(nix::sys::signal::Signal::SIGINT);
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -1,6 +1,7 @@
 //! The NRT loop of the ROS 2 bridge: one thread owns the engine and the ROS interface and never waits on anything
-//! but the engine's doorbell, rung by the RT thread and by the spinner (at most `spin_period`); each iteration serves what ROS asked, polls the engine (which
-//! talks to RT through the rings) and publishes what happened. The r2r node is spun by [`Spinner`].
+//! but the engine's doorbell, rung by the RT thread and by the spinner (at most `spin_period`); each iteration
+//! serves what ROS asked, polls the engine (which talks to RT through the rings) and publishes what happened. The
+//! r2r node is spun by [`Spinner`].
 
 use super::aseba::AsebaInterface;
 use super::convert::Clocks;

@@ -9,8 +9,9 @@
 //! 4. [`RosBridge::run`] (or [`RosBridge::step`] in a loop of one's own) drives everything.
 //!
 //! The r2r node is spun on a thread of its own ([`spinner`]); the loop never blocks on anything but the engine's
-//! doorbell, rung by the RT thread and the spinner (at most `spin_period`): services and subscriptions are drained without waiting, replies that need the Aseba network (`get_variable`) are answered when the engine reports them, and
-//! the links are only reached through the engine and its rings to the RT thread.
+//! doorbell, rung by the RT thread and the spinner (at most `spin_period`): services and subscriptions are drained
+//! without waiting, replies that need the Aseba network (`get_variable`) are answered when the engine reports them,
+//! and the links are only reached through the engine and its rings to the RT thread.
 
 pub mod aseba;
 mod bridge;

@@ -60,6 +60,7 @@ CONSTANTS = [
     ("EMIT_GROUND_RAW", 0),
     ("EMIT_PROXIMITY", 1),
     ("ENABLE_PROX_COMM", 1),
+    ("SPEED_TIMEOUT", 300),
 ]
 
 COMM_FW = """\tfor i in 0:6 do

@@ -43,6 +43,7 @@ const DRIVER_KEYS: &[&str] = &[
     "proximity",
     "publish_model",
     "obstacle_stop",
+    "restart_stopped_vm",
 ];
 
 /// The real-time thread.
@@ -65,6 +66,10 @@ pub struct RtParams {
     /// that produced something). `false`: it never wakes anyone and NRT polls every
     /// `nrt_poll_us`, for deployments that allow no system call but the loop's own.
     pub wake_nrt: bool,
+    /// Period [ms] at which the RT thread re-sends a robot's wheel targets while it moves and
+    /// until a zero speed is confirmed: it feeds the driver script's on-robot watchdog
+    /// (`script.constants.SPEED_TIMEOUT`, which must be longer).
+    pub speed_refresh_ms: u64,
 }
 
 impl Default for RtParams {
@@ -76,6 +81,7 @@ impl Default for RtParams {
             lock_memory: true,
             nrt_poll_us: 1000,
             wake_nrt: true,
+            speed_refresh_ms: 100,
         }
     }
 }
@@ -260,12 +266,38 @@ impl Config {
             .obstacle_stop
             .validate()
             .map_err(ConfigError::Value)?;
+        config.check_speed_refresh()?;
         if config.rt.nrt_poll_us == 0 {
             return Err(ConfigError::Value(
                 "rt.nrt_poll_us: must be at least 1 µs (0 would spin)".into(),
             ));
         }
         Ok(config)
+    }
+}
+
+impl Config {
+    /// `rt.speed_refresh_ms` must be positive and, with the on-robot watchdog on
+    /// (`script.constants.SPEED_TIMEOUT` > 0), shorter than it: otherwise the robot would stop
+    /// itself between two refreshes.
+    fn check_speed_refresh(&self) -> Result<(), ConfigError> {
+        let refresh = self.rt.speed_refresh_ms;
+        if refresh == 0 {
+            return Err(ConfigError::Value(
+                "rt.speed_refresh_ms: must be at least 1 ms (it feeds the on-robot watchdog)"
+                    .into(),
+            ));
+        }
+        match self.bridge.script.constants.get("SPEED_TIMEOUT") {
+            Some(&t) if t < 0 => Err(ConfigError::Value(format!(
+                "script.constants.SPEED_TIMEOUT: {t} ms is negative (0 turns the on-robot watchdog off)"
+            ))),
+            Some(&t) if t > 0 && refresh >= t as u64 => Err(ConfigError::Value(format!(
+                "rt.speed_refresh_ms ({refresh}) must be shorter than script.constants.SPEED_TIMEOUT ({t} ms), \
+                 or the robot stops itself between two refreshes"
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 

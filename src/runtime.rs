@@ -51,6 +51,8 @@ pub struct Stopped {
     pub odometry: Vec<OdomSample>,
     /// Connector counters.
     pub connector: ConnectorStats,
+    /// The exit stop of every robot driven at the end (zero speed confirmed or not).
+    pub stops: Vec<rt::rtloop::StopOutcome>,
 }
 
 /// The running system.
@@ -106,6 +108,7 @@ pub fn rt_config(config: &Config) -> RtConfig {
             ..RtSetup::default()
         },
         wake_nrt: config.rt.wake_nrt,
+        speed_refresh: Duration::from_millis(config.rt.speed_refresh_ms),
         ..RtConfig::default()
     }
 }
@@ -287,6 +290,7 @@ impl Runtime {
                     stats: Some(e.stats),
                     odometry: e.odometry,
                     connector,
+                    stops: e.stops,
                 }
             }
             None => Stopped {
@@ -294,6 +298,7 @@ impl Runtime {
                 stats: None,
                 odometry: Vec::new(),
                 connector,
+                stops: Vec::new(),
             },
         }
     }

@@ -133,6 +133,10 @@ pub struct RobotConfig {
     pub speed: SpeedOutput,
     /// On-robot tick rate of the third `odometry` word (Hz; the motor event runs at 100 Hz).
     pub tick_hz: f64,
+    /// Address of `motor.left.target` in the node's description (`motor.right.target` follows
+    /// it): the stop paths also write zero there directly and read it back, which works even
+    /// when the node's VM is stopped. `None`: no such variables.
+    pub motor_targets: Option<u16>,
 }
 
 impl RobotConfig {
@@ -148,6 +152,7 @@ impl RobotConfig {
                 node_prefix,
             },
             tick_hz: 100.0,
+            motor_targets: None,
         }
     }
 }

@@ -41,7 +41,15 @@ pub struct Robot {
     proximity: [i16; 7],
     proximity_t: Option<u64>,
     stale: bool,
+    /// A zero speed was written and the robot's targets were not yet read back as zero.
+    zero_unconfirmed: bool,
+    /// Zero-speed refreshes still due for a robot whose targets cannot be read back.
+    zero_refreshes: u8,
 }
+
+/// Zero-speed refreshes sent to a robot whose motor targets cannot be read back (no
+/// `motor_targets` address): the stop is repeated this many times instead of confirmed.
+pub const BLIND_ZERO_REFRESHES: u8 = 3;
 
 impl Robot {
     /// An unconfigured slot.
@@ -64,6 +72,8 @@ impl Robot {
             proximity: [0; 7],
             proximity_t: None,
             stale: false,
+            zero_unconfirmed: false,
+            zero_refreshes: 0,
         }
     }
 
@@ -113,7 +123,71 @@ impl Robot {
         self.learned_link = None;
         self.odom.invalidate();
         self.stale = true;
+        // The robot's script stops it by itself (on-robot watchdog); when a route comes back,
+        // zero speed goes out first (with the direct write of the targets), until a new
+        // set-point arrives.
+        self.set_point = Twist2::default();
+        self.pending = true;
         true
+    }
+
+    /// Handles a VARIABLES answer: a read-back of this robot's motor targets showing zero
+    /// confirms the last stop. Returns true if it confirmed one.
+    pub fn on_variables(&mut self, link: LinkId, source: u16, start: u16, values: Words<'_>) -> bool {
+        let Some(cfg) = self.config else {
+            return false;
+        };
+        if source != cfg.node
+            || cfg.link.is_some_and(|l| l != link)
+            || cfg.motor_targets != Some(start)
+            || values.len() < 2
+        {
+            return false;
+        }
+        let zero = values.get(0) == Some(0) && values.get(1) == Some(0);
+        if zero && self.zero_unconfirmed && self.last_sent == Some([0, 0]) {
+            self.zero_unconfirmed = false;
+            return true;
+        }
+        false
+    }
+
+    /// Whether the last stop is confirmed: `Some(true)` read back as zero, `Some(false)` not
+    /// (yet), `None` the targets cannot be read (no address) or no stop was written.
+    pub fn stop_confirmed(&self) -> Option<bool> {
+        let cfg = self.config?;
+        cfg.motor_targets?;
+        (self.last_sent == Some([0, 0])).then_some(!self.zero_unconfirmed)
+    }
+
+    /// Encodes SET_VARIABLES of `targets` at the node's `motor.left.target` (both wheels in one
+    /// frame; works even when the node's VM is stopped); `None` without the address.
+    pub fn direct_targets_frame(
+        &self,
+        source: u16,
+        targets: [i16; 2],
+        out: &mut [u8; MAX_FRAME],
+    ) -> Option<usize> {
+        let cfg = self.config?;
+        Message::SetVariables {
+            dest: cfg.node,
+            start: cfg.motor_targets?,
+            values: Words::from_slice(&targets),
+        }
+        .encode(source, out)
+        .ok()
+    }
+
+    /// Encodes GET_VARIABLES of the node's two motor targets; `None` without the address.
+    pub fn readback_frame(&self, source: u16, out: &mut [u8; MAX_FRAME]) -> Option<usize> {
+        let cfg = self.config?;
+        Message::GetVariables {
+            dest: cfg.node,
+            start: cfg.motor_targets?,
+            length: 2,
+        }
+        .encode(source, out)
+        .ok()
     }
 
     /// Handles a user event; returns an odometry sample if it was this robot's odometry.
@@ -246,16 +320,40 @@ impl Robot {
         }
         let since = now_ns.saturating_sub(self.last_send_ns);
         let changed = self.last_sent.is_some_and(|s| s != targets);
-        let refresh =
-            refresh_ns > 0 && since >= refresh_ns && self.last_sent.is_some_and(|s| s != [0, 0]);
+        // Refresh while moving (it feeds the on-robot watchdog) and while a stop is not yet
+        // confirmed.
+        let unsettled =
+            self.last_sent.is_some_and(|s| s != [0, 0]) || self.zero_unconfirmed || self.zero_refreshes > 0;
+        let refresh = refresh_ns > 0 && since >= refresh_ns && unsettled;
         if !(self.pending || changed || refresh) {
             return false;
         }
         targets == [0, 0] || self.last_sent.is_none() || since >= min_interval_ns
     }
 
+    /// Marks a stop to write now (exit and removal paths): the next zero written counts as a
+    /// new stop, confirmed afresh.
+    pub fn request_stop(&mut self) {
+        self.pending = true;
+    }
+
     /// Records that `targets` were queued.
     pub fn sent(&mut self, targets: [i16; 2], now_ns: u64) {
+        let has_readback = self.config.is_some_and(|c| c.motor_targets.is_some());
+        if targets == [0, 0] {
+            // a new stop (not a refresh) must be confirmed afresh
+            let new_stop = self.last_sent != Some([0, 0]) || self.pending;
+            if has_readback {
+                self.zero_unconfirmed |= new_stop;
+            } else if new_stop {
+                self.zero_refreshes = BLIND_ZERO_REFRESHES;
+            } else {
+                self.zero_refreshes = self.zero_refreshes.saturating_sub(1);
+            }
+        } else {
+            self.zero_unconfirmed = false;
+            self.zero_refreshes = 0;
+        }
         self.last_sent = Some(targets);
         self.last_send_ns = now_ns;
         self.pending = false;

@@ -1,37 +1,164 @@
-//! SIGINT/SIGTERM → a stop flag the RT loop polls (it then sends zero speed and exits).
-//! A second signal exits the process at once (`_exit(130)`) in case the loop is stuck.
+//! SIGINT/SIGTERM → a stop flag the RT loop polls (it then writes zero speed to every robot,
+//! reads it back, and exits), and a guard thread that bounds the exit.
+//!
+//! Further signals never skip the zero-speed write: the handler only counts them. The guard
+//! (a thread started by [`install_stop_handlers`], woken through a pipe by the handler) ends
+//! the process with `_exit(130)`:
+//! - as soon as the zero-speed frames are flushed ([`mark_zero_speed_flushed`]) once a second
+//!   signal has come — a second signal only shortens what follows the stop (read-back,
+//!   report, RESET, ROS teardown);
+//! - [`ZERO_SPEED_BOUND`] after the first signal if a second one came and the zero speed
+//!   could still not be flushed (a stuck link: the robot's own watchdog stops it);
+//! - [`ORDERLY_BOUND`] after the first signal in any case (a stuck orderly exit).
 
 use nix::errno::Errno;
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// After a second signal, the longest wait for the zero-speed frames to be flushed.
+pub const ZERO_SPEED_BOUND: Duration = Duration::from_millis(200);
+/// After the first signal, the longest orderly exit (zero speed, read-back, report, RESET,
+/// ROS teardown) before the guard ends the process.
+pub const ORDERLY_BOUND: Duration = Duration::from_secs(2);
+/// Exit status of an exit forced by the guard (128 + SIGINT, as a shell reports Ctrl-C).
+pub const FORCED_EXIT_STATUS: i32 = 130;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
+static ZERO_FLUSHED: AtomicBool = AtomicBool::new(false);
+/// Write end of the guard's pipe (-1: no guard).
+static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+static GUARD: std::sync::Once = std::sync::Once::new();
 
 extern "C" fn on_signal(_: nix::libc::c_int) {
-    // Only async-signal-safe operations: atomics and _exit.
-    if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
-        // SAFETY: `_exit` is async-signal-safe and never returns.
-        unsafe { nix::libc::_exit(130) };
-    }
+    // Only async-signal-safe operations: atomics and write(2).
+    SIGNALS.fetch_add(1, Ordering::SeqCst);
     STOP.store(true, Ordering::SeqCst);
+    let fd = WAKE_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        let byte = 1u8;
+        // SAFETY: write(2) is async-signal-safe; `byte` outlives the call; the fd is a
+        // non-blocking pipe end kept open for the process's lifetime (a full pipe is fine:
+        // the guard is awake already).
+        unsafe { nix::libc::write(fd, (&byte as *const u8).cast(), 1) };
+    }
 }
 
-/// Installs the SIGINT and SIGTERM handlers (process-wide; call once from `main`).
+/// Installs the SIGINT and SIGTERM handlers and starts the exit guard (process-wide; call
+/// once from `main`; later calls only reinstall the handlers).
 pub fn install_stop_handlers() -> Result<(), Errno> {
+    let mut guard_result = Ok(());
+    GUARD.call_once(|| guard_result = start_guard());
+    guard_result?;
     let action = SigAction::new(
         SigHandler::Handler(on_signal),
         SaFlags::SA_RESTART,
         SigSet::empty(),
     );
     for sig in [Signal::SIGINT, Signal::SIGTERM] {
-        // SAFETY: the handler only touches atomics and calls `_exit`, both async-signal-safe.
+        // SAFETY: the handler only touches atomics and calls write(2), both async-signal-safe.
         unsafe { sigaction(sig, &action) }?;
     }
     Ok(())
 }
 
+fn start_guard() -> Result<(), Errno> {
+    use nix::fcntl::OFlag;
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+    nix::fcntl::fcntl(
+        &write,
+        nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK),
+    )?;
+    std::thread::Builder::new()
+        .name("stop-guard".into())
+        .spawn(move || guard(read))
+        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(nix::libc::EAGAIN)))?;
+    // The write end stays open for the process's lifetime (the handler may run any time).
+    let fd = std::mem::ManuallyDrop::new(write);
+    WAKE_FD.store(fd.as_raw_fd(), Ordering::SeqCst);
+    Ok(())
+}
+
+/// What the guard does at `since_first` after the first signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Wait,
+    Exit,
+}
+
+fn verdict(signals: u32, zero_flushed: bool, since_first: Duration) -> Verdict {
+    let hurried = signals >= 2;
+    if since_first >= ORDERLY_BOUND
+        || (hurried && (zero_flushed || since_first >= ZERO_SPEED_BOUND))
+    {
+        Verdict::Exit
+    } else {
+        Verdict::Wait
+    }
+}
+
+fn guard(read: OwnedFd) {
+    let mut byte = [0u8; 16];
+    // Blocks until the first signal (EINTR: retry).
+    loop {
+        match nix::unistd::read(&read, &mut byte) {
+            Ok(0) => return,
+            Ok(_) => break,
+            Err(Errno::EINTR) => continue,
+            Err(_) => return,
+        }
+    }
+    let first = Instant::now();
+    loop {
+        let v = verdict(
+            SIGNALS.load(Ordering::SeqCst),
+            ZERO_FLUSHED.load(Ordering::SeqCst),
+            first.elapsed(),
+        );
+        if v == Verdict::Exit {
+            // SAFETY: `_exit` never returns; it skips destructors and atexit handlers on
+            // purpose (the orderly exit is stuck or was cut short by a further signal).
+            unsafe { nix::libc::_exit(FORCED_EXIT_STATUS) };
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Whether SIGINT or SIGTERM arrived since the handlers were installed.
 pub fn stop_signalled() -> bool {
     STOP.load(Ordering::Relaxed)
+}
+
+/// Whether a further signal asked to cut the exit short (after the zero-speed write).
+pub fn hurry_signalled() -> bool {
+    SIGNALS.load(Ordering::Relaxed) >= 2
+}
+
+/// Called by the RT loop's exit path once the zero-speed frames are flushed to every link (or
+/// the links are gone): from then on a further signal ends the process at once.
+pub fn mark_zero_speed_flushed() {
+    ZERO_FLUSHED.store(true, Ordering::SeqCst);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_signal_waits_for_the_orderly_exit_up_to_its_bound() {
+        assert_eq!(verdict(1, true, Duration::from_millis(500)), Verdict::Wait);
+        assert_eq!(verdict(1, false, Duration::from_millis(500)), Verdict::Wait);
+        assert_eq!(verdict(1, true, ORDERLY_BOUND), Verdict::Exit);
+    }
+
+    #[test]
+    fn a_second_signal_never_skips_the_zero_speed_write() {
+        assert_eq!(verdict(2, false, Duration::from_millis(1)), Verdict::Wait);
+        assert_eq!(verdict(5, false, Duration::from_millis(150)), Verdict::Wait);
+        assert_eq!(verdict(2, true, Duration::from_millis(1)), Verdict::Exit);
+        // a stuck link: bounded anyway
+        assert_eq!(verdict(2, false, ZERO_SPEED_BOUND), Verdict::Exit);
+    }
 }

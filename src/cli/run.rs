@@ -31,9 +31,27 @@ pub struct Args {
     /// Write a JSON report (RT timing, allocations, page faults, links, final odometry) at exit.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
+    /// Drive every robot at LINEAR,ANGULAR (m/s, rad/s) without ROS, renewed so that the
+    /// cmd_vel watchdog does not stop it (bring-up, fault tests).
+    #[arg(long, value_name = "LINEAR,ANGULAR", value_parser = parse_twist, allow_hyphen_values = true)]
+    cmd_vel: Option<(f64, f64)>,
     /// ROS arguments, after `--ros-args` (read by the ROS client library).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     ros_args: Vec<String>,
+}
+
+fn parse_twist(s: &str) -> Result<(f64, f64), String> {
+    let (l, a) = s
+        .split_once(',')
+        .ok_or_else(|| format!("{s}: expected LINEAR,ANGULAR"))?;
+    let num = |t: &str| {
+        t.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| format!("{t}: not a finite number"))
+    };
+    Ok((num(l)?, num(a)?))
 }
 
 /// Entry point of `thymio-rt run`.
@@ -62,8 +80,11 @@ pub fn main(args: Args) -> CliResult {
         if !args.no_ros {
             tracing::warn!("this build has no ROS 2 bridge (build with --features ros2)");
         }
-        run_plain(&config, duration)?
+        run_plain(&config, duration, args.cmd_vel)?
     } else {
+        if args.cmd_vel.is_some() {
+            return Err(CliError::new("--cmd-vel needs --no-ros (ROS drives the robots)"));
+        }
         run_ros(config, duration)?
     };
     finish(&stopped, args.report.as_deref())
@@ -137,7 +158,11 @@ fn log_event(e: &EngineEvent) {
     }
 }
 
-fn run_plain(config: &Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
+fn run_plain(
+    config: &Config,
+    duration: Option<Duration>,
+    cmd_vel: Option<(f64, f64)>,
+) -> Result<Stopped, CliError> {
     tracing::info!("starting on {}", describe(config));
     let mut rt = Runtime::start(config).map_err(CliError::new)?;
     if let Some(s) = rt.engine.switch() {
@@ -152,6 +177,14 @@ fn run_plain(config: &Config, duration: Option<Duration>) -> Result<Stopped, Cli
     while !should_stop(&rt, until, config, &mut was_connected) {
         for e in rt.poll() {
             log_event(&e);
+        }
+        if let Some((linear, angular)) = cmd_vel {
+            let nodes: Vec<u16> = rt.engine.robots().iter().map(|s| s.node).collect();
+            for node in nodes {
+                if let Err(e) = rt.engine.set_cmd_vel(node, linear, angular) {
+                    tracing::warn!("--cmd-vel: node {node}: {e}");
+                }
+            }
         }
         doorbell.wait(Duration::from_micros(config.rt.nrt_poll_us));
     }
@@ -197,14 +230,46 @@ fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliErr
 
 #[cfg(not(feature = "ros2"))]
 fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
-    run_plain(&config, duration)
+    run_plain(&config, duration, None)
+}
+
+/// Says "robots were sent zero speed" only for what the robots confirmed (their motor targets
+/// read back as zero), and names every robot that was not confirmed.
+fn log_stops(stopped: &Stopped) {
+    let unconfirmed: Vec<String> = stopped
+        .stops
+        .iter()
+        .filter(|s| s.confirmed == Some(false))
+        .map(|s| format!("node {}", s.node))
+        .collect();
+    let blind: Vec<String> = stopped
+        .stops
+        .iter()
+        .filter(|s| s.confirmed.is_none())
+        .map(|s| format!("node {}", s.node))
+        .collect();
+    let reason = stopped.reason;
+    if stopped.reason.is_none() {
+        tracing::error!("stopped, but the RT thread could not be joined: zero speed not confirmed");
+    } else if !unconfirmed.is_empty() {
+        tracing::warn!(
+            "stopped ({reason:?}); zero speed NOT confirmed by {} (sent, but not read back in time)",
+            unconfirmed.join(", ")
+        );
+    } else if stopped.stops.is_empty() {
+        tracing::info!("stopped ({reason:?}); no robot was driven");
+    } else if blind.is_empty() {
+        tracing::info!("stopped ({reason:?}); robots were sent zero speed (confirmed)");
+    } else {
+        tracing::info!(
+            "stopped ({reason:?}); robots were sent zero speed (not readable, so not confirmed: {})",
+            blind.join(", ")
+        );
+    }
 }
 
 fn finish(stopped: &Stopped, report: Option<&std::path::Path>) -> CliResult {
-    tracing::info!(
-        "stopped ({:?}); robots were sent zero speed",
-        stopped.reason
-    );
+    log_stops(stopped);
     if let Some(path) = report {
         let stats = stopped
             .stats

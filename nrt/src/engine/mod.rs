@@ -5,9 +5,11 @@
 
 mod robots;
 mod script;
+mod vm_halt;
 
 pub use robots::{rt_calibration, RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
+pub use vm_halt::VmRecord;
 
 use crate::network::{Dest, LinkId, LoadedScript, NetError, NetworkEvent, NetworkManager};
 use crate::params::BridgeParams;
@@ -205,6 +207,7 @@ pub struct Engine {
     /// Nodes the RT obstacle-stop reflex holds now.
     reflex_holds: std::collections::BTreeSet<u16>,
     last_liveness: Option<Instant>,
+    vm_halts: vm_halt::VmHalts,
     events: VecDeque<EngineEvent>,
     last_stats: Option<RtStats>,
     stats: EngineStats,
@@ -266,6 +269,7 @@ impl Engine {
             lost_since: BTreeMap::new(),
             reflex_holds: Default::default(),
             last_liveness: None,
+            vm_halts: Default::default(),
             events: VecDeque::new(),
             last_stats: None,
             stats: EngineStats::default(),
@@ -385,6 +389,12 @@ impl Engine {
             self.events
                 .push_back(EngineEvent::ObstacleStop { node, engaged });
         }
+    }
+
+    /// What is known of a driven node's VM: halts (stopped or paused while driven) and
+    /// restarts (see `restart_stopped_vm`).
+    pub fn vm_record(&self, node: u16) -> Option<VmRecord> {
+        self.vm_halts.record(node)
     }
 
     /// Whether the RT obstacle-stop reflex holds node `node` now.
@@ -552,6 +562,64 @@ impl Engine {
 
     // ---- internals -------------------------------------------------------------------------
 
+    /// A switch client sent STOP or PAUSE to a driven node: ask its state now (the answer goes
+    /// through [`Self::check_vm_halt`]) instead of waiting for the periodic check.
+    fn watch_client_halt(&mut self, frame: &Frame<'_>) {
+        use msgs::wire::Message;
+        let dest = match Message::decode(frame.kind, frame.payload) {
+            Ok(Message::Stop { dest } | Message::Pause { dest }) => dest,
+            _ => return,
+        };
+        if self.robots.of_node(dest).is_some() {
+            tracing::warn!("a switch client sent STOP/PAUSE to node {dest}, which the driver drives");
+            self.vm_halts.client_halt(dest);
+            let _ = self
+                .net
+                .command(dest, crate::network::Command::GetExecutionState);
+        }
+    }
+
+    /// An execution state of node `id`: a driven robot's VM found stopped or paused is reported
+    /// once and, with `restart_stopped_vm`, set running again.
+    fn check_vm_halt(&mut self, id: u16, pc: u16, flags: u16, now: Instant) {
+        if self.robots.of_node(id).is_none() {
+            return;
+        }
+        // Right after a load the VM may not run yet: the loader sends RUN itself.
+        if self
+            .loaded_at
+            .get(&id)
+            .is_some_and(|t| now.duration_since(*t) < Duration::from_secs(1))
+        {
+            return;
+        }
+        let halted = flags & msgs::opcodes::FLAG_STEP_BY_STEP != 0;
+        let restart = self.driver.restart_stopped_vm;
+        match self.vm_halts.on_state(id, halted, restart) {
+            vm_halt::HaltAction::None => return,
+            vm_halt::HaltAction::Report {
+                restart,
+                by_switch_client,
+            } => tracing::warn!(
+                "node {id}: its Aseba VM is stopped or paused (pc {pc}, flags {flags:#x}{}) while the \
+                 driver drives it: set_speed and odometry are dead (the stop paths still write the \
+                 motor targets directly); {}",
+                if by_switch_client { ", by a switch client" } else { "" },
+                if restart {
+                    "setting it running again (restart_stopped_vm)"
+                } else {
+                    "left stopped (restart_stopped_vm is off)"
+                }
+            ),
+            vm_halt::HaltAction::Restart => {}
+        }
+        if restart {
+            if let Err(e) = self.net.command(id, crate::network::Command::Run) {
+                tracing::error!("node {id}: cannot send RUN: {e}");
+            }
+        }
+    }
+
     fn drain_rt_events(&mut self, now: Instant) {
         while let Some(ev) = self.ends.poll_event() {
             match ev {
@@ -642,6 +710,7 @@ impl Engine {
         for raw in from_clients {
             if let Ok((frame, _)) = Frame::parse(&raw) {
                 self.net.on_frame(SWITCH_LINK, &frame, 0, now);
+                self.watch_client_halt(&frame);
             }
             self.backlog.push_back((LinkTarget::All, raw));
         }
@@ -727,6 +796,7 @@ impl Engine {
                         tracing::warn!("node {id} lost its program (it rebooted?): reloading it");
                         self.reload(*id, now);
                     }
+                    self.check_vm_halt(*id, *pc, *flags, now);
                 }
                 NetworkEvent::VmError { id, message } => tracing::warn!("node {id}: {message}"),
                 _ => {}
@@ -844,10 +914,12 @@ impl Engine {
             return;
         };
         self.stats.script_reloads += 1;
+        let (origin, words) = (script.origin.clone(), script.bytecode.len());
         if let Err(e) = self.net.load_script(id, script) {
             tracing::error!("node {id}: reload failed: {e}");
             return;
         }
+        tracing::info!("node {id}: script {origin} reloaded ({words} words)");
         self.loaded_at.insert(id, now);
         self.events
             .push_back(EngineEvent::ScriptLoaded { node: id });
@@ -912,6 +984,7 @@ impl Engine {
         config.link = link;
         self.robots.set_link(id, link);
         config.proximity_event = event("proximity");
+        config.motor_targets = motor_targets(node);
         self.ends
             .send_command(RtCommand::ConfigureRobot { robot, config })
             .map_err(|_| EngineError::RingFull)?;
@@ -920,6 +993,15 @@ impl Engine {
             .push_back(EngineEvent::RobotReady { node: id, robot });
         Ok(())
     }
+}
+
+/// The address of `motor.left.target` when `motor.right.target` follows it (the RT stop paths
+/// write both in one SET_VARIABLES).
+fn motor_targets(node: &crate::network::Node) -> Option<u16> {
+    let left = node.variable("motor.left.target")?;
+    let right = node.variable("motor.right.target")?;
+    (left.size == 1 && right.size == 1 && right.address == left.address.checked_add(1)?)
+        .then_some(left.address)
 }
 
 /// The link the RT thread writes a node's commands to (`None`: a node behind the switch).

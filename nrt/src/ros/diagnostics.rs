@@ -128,7 +128,16 @@ fn node_values(engine: &Engine, n: &Node) -> Vec<KeyValue> {
         };
         values.push(kv("Obstacle stop", reflex));
     }
+    push_vm_state(&mut values, engine, n.id);
     values
+}
+
+/// A driven robot's VM state: `running`/`stopped` with the halts seen (STOP or PAUSE while
+/// driven) and the restarts sent (`restart_stopped_vm`); absent before its first check.
+fn push_vm_state(values: &mut Vec<KeyValue>, engine: &Engine, node: u16) {
+    if let Some(r) = engine.vm_record(node) {
+        values.push(kv("VM", r.summary()));
+    }
 }
 
 fn latency(out: &mut Vec<KeyValue>, what: &str, l: &LatencySummary) {

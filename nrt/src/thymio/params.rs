@@ -43,6 +43,10 @@ pub struct DriverParams {
     pub publish_model: bool,
     /// The RT thread's obstacle-stop reflex (`obstacle_stop.*`, applied live).
     pub obstacle_stop: ObstacleStopConfig,
+    /// Set a driven robot's Aseba VM running again (RUN) when it is found stopped or paused
+    /// (by Studio's "stop" or any switch client): a stopped VM ignores `set_speed` and stops
+    /// odometry. Reported once per halt either way.
+    pub restart_stopped_vm: bool,
 }
 
 /// `obstacle_stop.*`: a reflex in the RT cycle that holds forward motion while a front proximity
@@ -108,6 +112,7 @@ impl Default for DriverParams {
             proximity: BTreeMap::new(),
             publish_model: true,
             obstacle_stop: ObstacleStopConfig::default(),
+            restart_stopped_vm: true,
         }
     }
 }

@@ -8,6 +8,7 @@
 //! [`RtLoop::new`] (NRT). On exit (signal, shutdown command, NRT gone) every robot is sent zero
 //! speed and the writes are flushed (bounded) before the thread ends.
 
+mod exit;
 mod slots;
 mod stats;
 
@@ -22,13 +23,14 @@ use msgs::rtmsg::{
     ExitReason, LinkDownReason, LinkId, LinkTarget, LiveParams, OdomSample, RtCommand, RtEnds,
     RtEvent, RtStats, SetupSummary, MAX_LINKS,
 };
-use msgs::wire::{Frame, Words, MAX_FRAME};
+use msgs::wire::{kind, Frame, Words, MAX_FRAME};
 use slots::{QueueError, Slots};
 use stats::Stats;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use exit::StopOutcome;
 pub use stats::thread_faults;
 
 /// Most commands and outgoing frames taken from NRT per cycle (the rest wait a cycle).
@@ -106,6 +108,8 @@ pub struct RtExit {
     pub odometry: Vec<OdomSample>,
     /// Links that could not be handed back through the port (drop them).
     pub links: Vec<LinkReturn>,
+    /// The exit stop of every robot driven at the end: whether its zero speed was confirmed.
+    pub stops: Vec<StopOutcome>,
 }
 
 /// The RT loop and all its preallocated state.
@@ -357,6 +361,14 @@ impl RtLoop {
             if !ends.try_forward_frame(link, t, frame.raw()) {
                 stats.drops.frames_to_nrt += 1;
             }
+            if frame.kind == kind::VARIABLES && frame.payload.len() >= 2 {
+                let start = u16::from_le_bytes([frame.payload[0], frame.payload[1]]);
+                let values = Words::from_le_bytes(&frame.payload[2..]);
+                for r in robots.iter_mut() {
+                    r.on_variables(link, frame.source, start, values);
+                }
+                return;
+            }
             if !frame.is_user_event() {
                 return;
             }
@@ -476,31 +488,48 @@ impl RtLoop {
                 }
             }
             let targets = self.robots[i].targets(&self.params, cmd);
-            let r = &self.robots[i];
-            if !r.should_send(targets, now, min_gap, refresh) {
-                continue;
-            }
-            let link = r.link();
-            let Some(n) = r.speed_frame(self.cfg.host_source, targets, &mut self.frame) else {
-                continue;
-            };
-            if self.queue_robot_frame(link, n) {
-                self.robots[i].sent(targets, now);
-                self.stats.speed_frames += 1;
+            if self.robots[i].should_send(targets, now, min_gap, refresh) {
+                self.write_targets(i, targets, now);
             }
         }
     }
 
-    /// Queues a zero-speed frame for robot `i` (stop and exit paths; no rate limit).
-    fn send_stop(&mut self, i: usize) {
-        let r = &self.robots[i];
-        let link = r.link();
-        if let Some(n) = r.speed_frame(self.cfg.host_source, [0, 0], &mut self.frame) {
-            if self.queue_robot_frame(link, n) {
-                self.robots[i].sent([0, 0], monotonic_ns());
-                self.stats.speed_frames += 1;
-            }
+    /// Writes `targets` to robot `i`: its speed frame and, for a stop, the direct write of its
+    /// motor targets (SET_VARIABLES, obeyed even by a stopped VM) and their read-back.
+    /// Returns true if the speed frame was queued.
+    fn write_targets(&mut self, i: usize, targets: [i16; 2], now: u64) -> bool {
+        let source = self.cfg.host_source;
+        let link = self.robots[i].link();
+        let Some(n) = self.robots[i].speed_frame(source, targets, &mut self.frame) else {
+            return false;
+        };
+        if !self.queue_robot_frame(link, n) {
+            return false;
         }
+        self.stats.speed_frames += 1;
+        if targets == [0, 0] {
+            if let Some(n) = self.robots[i].direct_targets_frame(source, targets, &mut self.frame) {
+                self.queue_robot_frame(link, n);
+            }
+            self.queue_readback(i);
+        }
+        self.robots[i].sent(targets, now);
+        true
+    }
+
+    /// Queues a read-back of robot `i`'s motor targets (if it has their address).
+    fn queue_readback(&mut self, i: usize) {
+        let link = self.robots[i].link();
+        if let Some(n) = self.robots[i].readback_frame(self.cfg.host_source, &mut self.frame) {
+            self.queue_robot_frame(link, n);
+        }
+    }
+
+    /// Queues a stop for robot `i` (removal and exit paths; no rate limit): zero speed, the
+    /// direct zero write of its motor targets and their read-back.
+    fn send_stop(&mut self, i: usize) {
+        self.robots[i].request_stop();
+        self.write_targets(i, [0, 0], monotonic_ns());
     }
 
     fn retire_dead_links(&mut self) {
@@ -529,60 +558,6 @@ impl RtLoop {
                     self.push_event(RtEvent::RobotStale { robot: r as u8 });
                 }
             }
-        }
-    }
-
-    /// Exit path: zero speed to every configured robot, then flush (bounded wait).
-    fn stop_robots(&mut self) {
-        for i in 0..self.robots.len() {
-            if self.robots[i].config().is_some() {
-                self.send_stop(i);
-            }
-        }
-        let deadline = monotonic_ns() + ns(self.cfg.exit_flush_timeout);
-        loop {
-            self.slots.flush_all();
-            let now = monotonic_ns();
-            if self.slots.all_flushed() || now >= deadline {
-                break;
-            }
-            let _ = sleep_until(now + 1_000_000);
-        }
-        self.retire_dead_links();
-    }
-
-    fn finish(&mut self, reason: ExitReason) -> RtStats {
-        let stats = self.stats.snapshot(monotonic_ns(), self.slots.totals());
-        self.push_event(RtEvent::Stats(stats));
-        self.push_event(RtEvent::Exiting { reason });
-        self.wake_nrt();
-        stats
-    }
-
-    fn into_exit(mut self, reason: ExitReason, setup: SetupSummary, stats: RtStats) -> RtExit {
-        let mut links = Vec::new();
-        for i in 0..self.slots.slots.len() {
-            if let Some((target, link)) = self.slots.detach(i) {
-                let ret = LinkReturn {
-                    target,
-                    link,
-                    reason: LinkDownReason::Shutdown,
-                };
-                if let Err(rtrb::PushError::Full(ret)) = self.port.returns.push(ret) {
-                    links.push(ret);
-                }
-            }
-        }
-        RtExit {
-            reason,
-            setup,
-            stats,
-            odometry: self
-                .robots
-                .iter()
-                .filter_map(Robot::last_odometry)
-                .collect(),
-            links,
         }
     }
 }

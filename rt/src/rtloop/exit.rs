@@ -1,0 +1,128 @@
+//! The RT loop's exit path: zero speed to every robot (the script's `set_speed` AND a direct
+//! write of the motor targets, which a stopped VM cannot ignore), flushed, then read back
+//! until every robot with readable targets confirms zero — all within
+//! `RtConfig::exit_flush_timeout`, shortened by a further stop signal once the frames are
+//! flushed.
+
+use super::{ns, RtExit, RtLoop};
+use crate::clock::{monotonic_ns, sleep_until};
+use crate::handoff::LinkReturn;
+use crate::robot::Robot;
+use crate::signals;
+use msgs::rtmsg::{ExitReason, LinkDownReason, RobotId, RtEvent, RtStats, SetupSummary};
+
+/// Interval between two read-backs of a robot's motor targets while the exit waits.
+const READBACK_INTERVAL_NS: u64 = 20_000_000;
+
+/// How the exit stop of one robot ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopOutcome {
+    /// RT robot slot.
+    pub robot: RobotId,
+    /// Its node id.
+    pub node: u16,
+    /// `Some(true)`: its motor targets were read back as zero; `Some(false)`: not within the
+    /// exit bound; `None`: they cannot be read (no `motor.left.target` address).
+    pub confirmed: Option<bool>,
+}
+
+impl RtLoop {
+    /// Exit path: stop every configured robot, flush, and wait (bounded) for the read-backs.
+    pub(super) fn stop_robots(&mut self) {
+        for i in 0..self.robots.len() {
+            if self.robots[i].config().is_some() {
+                self.send_stop(i);
+            }
+        }
+        let start = monotonic_ns();
+        let deadline = start + ns(self.cfg.exit_flush_timeout);
+        let mut last_readback = start;
+        let mut flushed = false;
+        loop {
+            self.slots.flush_all();
+            if !flushed && self.slots.all_flushed() {
+                flushed = true;
+                if self.cfg.honor_signals {
+                    signals::mark_zero_speed_flushed();
+                }
+            }
+            self.read_links();
+            let now = monotonic_ns();
+            let confirmed = self
+                .robots
+                .iter()
+                .all(|r| r.stop_confirmed() != Some(false));
+            let hurried = self.cfg.honor_signals && signals::hurry_signalled();
+            if (flushed && (confirmed || hurried)) || now >= deadline {
+                break;
+            }
+            if now.saturating_sub(last_readback) >= READBACK_INTERVAL_NS {
+                last_readback = now;
+                for i in 0..self.robots.len() {
+                    if self.robots[i].stop_confirmed() == Some(false) {
+                        self.queue_readback(i);
+                    }
+                }
+            }
+            let _ = sleep_until(now + 1_000_000);
+        }
+        if !flushed && self.cfg.honor_signals {
+            // Nothing more can go out: let a further signal end the process.
+            signals::mark_zero_speed_flushed();
+        }
+        self.retire_dead_links();
+    }
+
+    pub(super) fn finish(&mut self, reason: ExitReason) -> RtStats {
+        let stats = self.stats.snapshot(monotonic_ns(), self.slots.totals());
+        self.push_event(RtEvent::Stats(stats));
+        self.push_event(RtEvent::Exiting { reason });
+        self.wake_nrt();
+        stats
+    }
+
+    pub(super) fn into_exit(
+        mut self,
+        reason: ExitReason,
+        setup: SetupSummary,
+        stats: RtStats,
+    ) -> RtExit {
+        let mut links = Vec::new();
+        for i in 0..self.slots.slots.len() {
+            if let Some((target, link)) = self.slots.detach(i) {
+                let ret = LinkReturn {
+                    target,
+                    link,
+                    reason: LinkDownReason::Shutdown,
+                };
+                if let Err(rtrb::PushError::Full(ret)) = self.port.returns.push(ret) {
+                    links.push(ret);
+                }
+            }
+        }
+        let stops = self
+            .robots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                r.config().map(|c| StopOutcome {
+                    robot: i as RobotId,
+                    node: c.node,
+                    confirmed: r.stop_confirmed(),
+                })
+            })
+            .collect();
+        RtExit {
+            reason,
+            setup,
+            stats,
+            odometry: self
+                .robots
+                .iter()
+                .filter_map(Robot::last_odometry)
+                .collect(),
+            links,
+            stops,
+        }
+    }
+}

@@ -133,7 +133,13 @@ impl Robot {
 
     /// Handles a VARIABLES answer: a read-back of this robot's motor targets showing zero
     /// confirms the last stop. Returns true if it confirmed one.
-    pub fn on_variables(&mut self, link: LinkId, source: u16, start: u16, values: Words<'_>) -> bool {
+    pub fn on_variables(
+        &mut self,
+        link: LinkId,
+        source: u16,
+        start: u16,
+        values: Words<'_>,
+    ) -> bool {
         let Some(cfg) = self.config else {
             return false;
         };
@@ -322,8 +328,9 @@ impl Robot {
         let changed = self.last_sent.is_some_and(|s| s != targets);
         // Refresh while moving (it feeds the on-robot watchdog) and while a stop is not yet
         // confirmed.
-        let unsettled =
-            self.last_sent.is_some_and(|s| s != [0, 0]) || self.zero_unconfirmed || self.zero_refreshes > 0;
+        let unsettled = self.last_sent.is_some_and(|s| s != [0, 0])
+            || self.zero_unconfirmed
+            || self.zero_refreshes > 0;
         let refresh = refresh_ns > 0 && since >= refresh_ns && unsettled;
         if !(self.pending || changed || refresh) {
             return false;

@@ -67,10 +67,7 @@ pub fn install_stop_handlers() -> Result<(), Errno> {
 fn start_guard() -> Result<(), Errno> {
     use nix::fcntl::OFlag;
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
-    nix::fcntl::fcntl(
-        &write,
-        nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK),
-    )?;
+    nix::fcntl::fcntl(&write, nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
     std::thread::Builder::new()
         .name("stop-guard".into())
         .spawn(move || guard(read))

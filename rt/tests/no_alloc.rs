@@ -28,6 +28,8 @@ const NODE: u16 = 1;
 const SET_SPEED: u16 = 1;
 const ODOMETRY: u16 = 2;
 const PROXIMITY: u16 = 9;
+/// `motor.left.target` of the robot: stops are written there directly and read back.
+const MOTOR_TARGETS: u16 = 140;
 const CYCLES: u64 = 1_000_000;
 
 /// A controller that answers pose queries and publishes a heartbeat from inside the cycle.
@@ -51,12 +53,12 @@ fn frame(out: &mut Vec<u8>, m: Message<'_>) {
 }
 
 /// The robot end: emits the frame mix, reads what the RT thread writes.
-fn robot(mut link: PipeLink, stop: Arc<AtomicBool>) -> (u64, u64) {
+fn robot(mut link: PipeLink, stop: Arc<AtomicBool>) -> (u64, u64, u64) {
     let mut pending = Vec::new();
     let mut reasm = Reassembler::new();
     let mut buf = [0u8; 4096];
     let (mut odo, mut ticks, mut k) = ([0i16; 2], 0u16, 0u64);
-    let (mut speed_frames, mut list_nodes) = (0, 0);
+    let (mut speed_frames, mut list_nodes, mut direct) = (0, 0, 0);
     while !stop.load(Ordering::Relaxed) {
         if pending.is_empty() {
             k += 1;
@@ -104,12 +106,20 @@ fn robot(mut link: PipeLink, stop: Arc<AtomicBool>) -> (u64, u64) {
             match f.unwrap().kind {
                 SET_SPEED => speed_frames += 1,
                 kind::LIST_NODES => list_nodes += 1,
+                kind::SET_VARIABLES => direct += 1,
+                kind::GET_VARIABLES => frame(
+                    &mut pending,
+                    Message::Variables {
+                        start: MOTOR_TARGETS,
+                        values: Words::from_slice(&[0, 0]),
+                    },
+                ),
                 _ => {}
             }
         }
         std::thread::sleep(Duration::from_micros(20)); // the robot's pace, not a wait
     }
-    (speed_frames, list_nodes)
+    (speed_frames, list_nodes, direct)
 }
 
 #[test]
@@ -123,6 +133,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     port.offer(0, Box::new(ours)).unwrap();
     let mut config = RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
+    config.motor_targets = Some(MOTOR_TARGETS);
     nrt.send_command(RtCommand::ConfigureRobot { robot: 0, config })
         .unwrap();
 
@@ -143,6 +154,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         max_cycles: Some(CYCLES),
         warmup_cycles: 20_000,
         stats_period: Duration::from_millis(20),
+        speed_refresh: Duration::from_millis(2),
         honor_signals: false,
         setup: RtSetup::unprivileged(),
         ..Default::default()
@@ -178,12 +190,18 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             answers += 1;
         }
         if k.is_multiple_of(50) {
-            let v = if k.is_multiple_of(100) { 0.08 } else { 0.12 };
+            // moving, and every 300th a stop (direct write of the targets, read-back, refresh
+            // until confirmed)
+            let (v, w) = match k % 300 {
+                0 => (0.0, 0.0),
+                x if x % 100 == 0 => (0.08, 0.3),
+                _ => (0.12, 0.3),
+            };
             nrt.set_cmd_vel(
                 0,
                 Twist2 {
                     linear: v,
-                    angular: 0.3,
+                    angular: w,
                 },
             )
             .unwrap();
@@ -203,7 +221,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     }
     let exit = handle.join().unwrap();
     stop_robot.store(true, Ordering::Relaxed);
-    let (speed_frames, list_nodes) = robot.join().unwrap();
+    let (speed_frames, list_nodes, direct) = robot.join().unwrap();
 
     let s = exit.stats;
     eprintln!("{s:#?}");
@@ -222,4 +240,14 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     assert!(s.links.frames_rejected > 0, "the line noise was seen");
     assert!(s.speed_frames > 10 && speed_frames > 10);
     assert!(list_nodes > 0 && stats > 5 && answers > 0 && reflexes > 0);
+    assert!(
+        direct > 0,
+        "stops were written to the motor targets directly"
+    );
+    assert_eq!(exit.stops.len(), 1);
+    assert_eq!(
+        exit.stops[0].confirmed,
+        Some(true),
+        "the exit stop was read back"
+    );
 }

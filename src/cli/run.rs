@@ -83,7 +83,9 @@ pub fn main(args: Args) -> CliResult {
         run_plain(&config, duration, args.cmd_vel)?
     } else {
         if args.cmd_vel.is_some() {
-            return Err(CliError::new("--cmd-vel needs --no-ros (ROS drives the robots)"));
+            return Err(CliError::new(
+                "--cmd-vel needs --no-ros (ROS drives the robots)",
+            ));
         }
         run_ros(config, duration)?
     };

@@ -571,7 +571,9 @@ impl Engine {
             _ => return,
         };
         if self.robots.of_node(dest).is_some() {
-            tracing::warn!("a switch client sent STOP/PAUSE to node {dest}, which the driver drives");
+            tracing::warn!(
+                "a switch client sent STOP/PAUSE to node {dest}, which the driver drives"
+            );
             self.vm_halts.client_halt(dest);
             let _ = self
                 .net

@@ -371,3 +371,5 @@ fn a_cycle_that_forwards_something_rings_the_nrt_doorbell_unless_told_not_to() {
         assert_eq!(nrt.drain_frames(|_| ()), 1);
     }
 }
+
+mod stop;

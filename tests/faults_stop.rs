@@ -1,0 +1,425 @@
+//! The robot stops whatever happens (issue 14): stop signals close together, a link cut, a
+//! SIGKILLed driver, a VM stopped by a switch client. The robot is a `thymio-rt sim` process;
+//! its motor targets are read from the robot's side by the test's own Aseba client (its own
+//! TCP connection to the simulated robot, independent of the driver).
+
+mod common;
+
+use common::*;
+use nix::sys::signal::Signal;
+use nrt::engine::EngineEvent;
+use nrt::network::{Command as NetCommand, NetworkEvent};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use thymio_rt::config::Config;
+use thymio_rt::runtime::Runtime;
+
+/// The driver script's on-robot timeout (`SPEED_TIMEOUT`, ms) in the default configuration.
+const ON_ROBOT_TIMEOUT: Duration = Duration::from_millis(300);
+/// Margin for reading the targets back through the test's own client (generous: a behaviour
+/// check, not a speed target).
+const MARGIN: Duration = Duration::from_millis(1500);
+
+/// `thymio-rt sim` serving one robot (node 1) on `port`.
+fn sim(port: u16) -> Proc {
+    let mut c = thymio_rt();
+    c.args([
+        "sim",
+        "--listen",
+        &format!("tcp:127.0.0.1:{port}"),
+        "--duration",
+        "120",
+    ]);
+    let mut p = Proc::spawn("thymio-rt sim", c);
+    p.wait_line(Duration::from_secs(10), |l| {
+        l.contains("simulation running")
+    });
+    wait_listening(port, Duration::from_secs(5));
+    p
+}
+
+fn target(port: u16) -> String {
+    format!("tcp:host=127.0.0.1;port={port}")
+}
+
+/// The test's own Aseba client on the robot (no driver, no switch, no script).
+fn observer(port: u16) -> Runtime {
+    let mut c = Config::default();
+    c.bridge.targets = vec![target(port)];
+    c.bridge.port = 0;
+    c.driver.enabled = false;
+    c.rt.priority = 0;
+    c.rt.lock_memory = false;
+    let mut rt = Runtime::start(&c).unwrap();
+    rt.poll_until(Duration::from_secs(10), |e, _| {
+        e.network()
+            .node(1)
+            .filter(|n| n.connected && n.variable("motor.left.target").is_some())
+            .map(|_| ())
+    })
+    .expect("the observer sees node 1 and its description");
+    rt
+}
+
+/// One read of a variable of node 1 through `rt` (None: no answer in time).
+fn read(rt: &mut Runtime, name: &str) -> Option<Vec<i16>> {
+    let req = rt
+        .engine
+        .network_mut()
+        .get_variable(1, name, Instant::now())
+        .ok()?;
+    rt.poll_until(Duration::from_secs(1), |_, events| {
+        events.iter().find_map(|e| match e {
+            EngineEvent::Network(NetworkEvent::Variables { request, result })
+                if *request == req =>
+            {
+                Some(result.clone().ok())
+            }
+            _ => None,
+        })
+    })
+    .flatten()
+}
+
+/// The robot's motor targets `[left, right]`, read from the robot.
+fn targets(rt: &mut Runtime) -> Option<[i16; 2]> {
+    let l = read(rt, "motor.left.target")?;
+    let r = read(rt, "motor.right.target")?;
+    Some([l[0], r[0]])
+}
+
+/// Waits until the targets satisfy `f`; returns when it was seen.
+fn wait_targets(
+    rt: &mut Runtime,
+    within: Duration,
+    what: &str,
+    f: impl Fn([i16; 2]) -> bool,
+) -> Instant {
+    let deadline = Instant::now() + within;
+    let mut last = None;
+    loop {
+        if let Some(t) = targets(rt) {
+            if f(t) {
+                return Instant::now();
+            }
+            last = Some(t);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not within {within:?} (last read: {last:?})"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn moving(t: [i16; 2]) -> bool {
+    t[0] > 0 && t[1] > 0
+}
+
+fn stopped(t: [i16; 2]) -> bool {
+    t == [0, 0]
+}
+
+/// A configuration file for the driver binary: the default one with `extra` YAML appended
+/// (the script path made absolute, no RT privileges needed).
+fn driver_config(dir: &Path, extra: &str) -> std::path::PathBuf {
+    let script = root().join("config/aseba/thymio_ros.aesl");
+    let text = format!(
+        "script:\n  path: {}\n  reload_on_reconnect: true\n{extra}\nrt:\n  priority: 0\n  lock_memory: false\n",
+        script.display()
+    );
+    let path = dir.join("driver.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `thymio-rt run --no-ros` driving node 1 forward through `target`.
+fn driver(config: &Path, target: &str, switch_port: u16) -> Proc {
+    let mut c = thymio_rt();
+    c.env("THYMIO_LOG", "info").args([
+        "run",
+        "--no-ros",
+        "-c",
+        config.to_str().unwrap(),
+        "-t",
+        target,
+        "--switch-port",
+        &switch_port.to_string(),
+        "--cmd-vel",
+        "0.1,0",
+    ]);
+    Proc::spawn("thymio-rt run", c)
+}
+
+#[test]
+fn close_stop_signals_never_skip_the_zero_speed() {
+    let port = free_port();
+    let _sim = sim(port);
+    let mut obs = observer(port);
+    let dir = tempfile::tempdir().unwrap();
+    // The on-robot watchdog off: only the driver's own stop can stop the robot here.
+    let config = driver_config(dir.path(), "  constants:\n    SPEED_TIMEOUT: 0\n");
+    let trials: [&[Signal]; 6] = [
+        &[Signal::SIGINT, Signal::SIGINT],
+        &[Signal::SIGINT, Signal::SIGTERM],
+        &[Signal::SIGTERM, Signal::SIGINT],
+        &[Signal::SIGINT; 5],
+        &[
+            Signal::SIGTERM,
+            Signal::SIGINT,
+            Signal::SIGTERM,
+            Signal::SIGINT,
+        ],
+        &[Signal::SIGINT, Signal::SIGINT],
+    ];
+    for (i, signals) in trials.iter().enumerate() {
+        let mut d = driver(&config, &target(port), 0);
+        wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
+        let sent = Instant::now();
+        for s in signals.iter() {
+            d.signal(*s);
+        }
+        let status = d.wait_exit(Duration::from_secs(5));
+        let took = sent.elapsed();
+        d.drain();
+        let t = targets(&mut obs);
+        assert_eq!(
+            t,
+            Some([0, 0]),
+            "trial {i} ({signals:?}): the robot kept its target; exit {status:?} after {took:?}; output:\n{}",
+            d.seen.join("\n")
+        );
+        assert!(
+            took < Duration::from_millis(200) + Duration::from_millis(300),
+            "trial {i}: exit took {took:?}"
+        );
+    }
+}
+
+#[test]
+fn one_stop_signal_stops_and_confirms() {
+    let port = free_port();
+    let _sim = sim(port);
+    let mut obs = observer(port);
+    let dir = tempfile::tempdir().unwrap();
+    let config = driver_config(dir.path(), "  constants:\n    SPEED_TIMEOUT: 0\n");
+    let mut d = driver(&config, &target(port), 0);
+    wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
+    d.signal(Signal::SIGINT);
+    assert!(d.wait_exit(Duration::from_secs(5)).success());
+    assert!(
+        d.seen
+            .iter()
+            .any(|l| l.contains("robots were sent zero speed (confirmed)")),
+        "{}",
+        d.seen.join("\n")
+    );
+    assert_eq!(targets(&mut obs), Some([0, 0]));
+}
+
+#[test]
+fn a_cut_link_stops_the_robot_by_itself() {
+    let port = free_port();
+    let _sim = sim(port);
+    let mut obs = observer(port);
+    let relay = Relay::start(port);
+    let dir = tempfile::tempdir().unwrap();
+    let config = driver_config(dir.path(), "");
+    let _d = driver(&config, &target(relay.port), 0);
+    wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
+    // Moving steadily: the driver's refresh keeps the on-robot watchdog fed.
+    std::thread::sleep(ON_ROBOT_TIMEOUT * 3);
+    assert!(
+        targets(&mut obs).is_some_and(moving),
+        "kept moving while fed"
+    );
+    let cut = Instant::now();
+    drop(relay);
+    let seen = wait_targets(
+        &mut obs,
+        ON_ROBOT_TIMEOUT + MARGIN,
+        "stopped after the link cut",
+        stopped,
+    );
+    eprintln!("stopped {:?} after the cut", seen - cut);
+}
+
+#[test]
+fn a_killed_driver_leaves_a_stopped_robot() {
+    let port = free_port();
+    let _sim = sim(port);
+    let mut obs = observer(port);
+    let dir = tempfile::tempdir().unwrap();
+    let config = driver_config(dir.path(), "");
+    let mut d = driver(&config, &target(port), 0);
+    wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
+    let killed = Instant::now();
+    d.signal(Signal::SIGKILL);
+    d.wait_exit(Duration::from_secs(5));
+    let seen = wait_targets(
+        &mut obs,
+        ON_ROBOT_TIMEOUT + MARGIN,
+        "stopped after SIGKILL",
+        stopped,
+    );
+    eprintln!("stopped {:?} after SIGKILL", seen - killed);
+}
+
+/// The driver in this process, driving node 1 of `port` (switch on `switch_port`).
+fn inproc_driver(port: u16, switch_port: u16, restart: bool) -> Runtime {
+    let mut c = Config::from_file(&root().join("config/thymio-rt.yaml")).unwrap();
+    c.bridge.targets = vec![target(port)];
+    c.bridge.port = switch_port;
+    c.rt.priority = 0;
+    c.rt.lock_memory = false;
+    c.driver.restart_stopped_vm = restart;
+    let mut rt = Runtime::start(&c).unwrap();
+    rt.poll_until(Duration::from_secs(20), |_, ev| {
+        ev.iter()
+            .any(|e| matches!(e, EngineEvent::RobotReady { node: 1, .. }))
+            .then_some(())
+    })
+    .expect("node 1 driven");
+    rt
+}
+
+/// A switch client: sends STOP to node 1's VM through the driver's switch port.
+fn stop_vm_through_switch(switch_port: u16) {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", switch_port)).unwrap();
+    // STOP (0xA006) from source 0 to node 1
+    s.write_all(&[2, 0, 0, 0, 0x06, 0xA0, 1, 0]).unwrap();
+    s.flush().unwrap();
+    // keep the connection until the switch has read it
+    std::thread::sleep(Duration::from_millis(100));
+}
+
+/// Drives the robot forward through `d` until the observer sees it move.
+fn drive(d: &mut Runtime, obs: &mut Runtime) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        d.engine.set_cmd_vel(1, 0.1, 0.0).unwrap();
+        d.poll();
+        if targets(obs).is_some_and(moving) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the robot does not move");
+    }
+}
+
+/// Polls the driver until `f` holds (bounded).
+fn poll_driver(d: &mut Runtime, within: Duration, what: &str, f: impl Fn(&Runtime) -> bool) {
+    let deadline = Instant::now() + within;
+    while !f(d) {
+        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
+        d.poll();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The robot's VM execution flags, asked by the observer.
+fn vm_flags(obs: &mut Runtime) -> Option<u16> {
+    obs.engine
+        .network_mut()
+        .command(1, NetCommand::GetExecutionState)
+        .ok()?;
+    obs.poll_until(Duration::from_secs(1), |_, events| {
+        events.iter().find_map(|e| match e {
+            EngineEvent::Network(NetworkEvent::ExecutionState { id: 1, flags, .. }) => Some(*flags),
+            _ => None,
+        })
+    })
+}
+
+#[test]
+fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
+    let port = free_port();
+    let _sim = sim(port);
+    let mut obs = observer(port);
+
+    // restart_stopped_vm off: the VM stays stopped; the stops must not need it.
+    let switch_port = free_port();
+    let mut d = inproc_driver(port, switch_port, false);
+    drive(&mut d, &mut obs);
+    stop_vm_through_switch(switch_port);
+    poll_driver(&mut d, Duration::from_secs(5), "halt reported", |d| {
+        d.engine
+            .vm_record(1)
+            .is_some_and(|r| r.halted && r.halts == 1)
+    });
+    assert!(d.engine.vm_record(1).unwrap().by_switch_client);
+    assert!(vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP != 0));
+    // no more cmd_vel: the RT watchdog (cmd_vel_timeout 0.5 s) stops it; the VM's set_speed
+    // handler cannot run, and neither can the on-robot watchdog
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(500) + MARGIN {
+        d.poll();
+        if targets(&mut obs).is_some_and(stopped) {
+            break;
+        }
+    }
+    assert_eq!(
+        targets(&mut obs),
+        Some([0, 0]),
+        "the watchdog stop reached a stopped VM"
+    );
+    // the robot moving again with its VM still stopped (someone wrote its targets): the exit
+    // stop writes them directly and reads them back
+    obs.engine
+        .network_mut()
+        .set_variable(1, "motor.left.target", &[150])
+        .unwrap();
+    obs.engine
+        .network_mut()
+        .set_variable(1, "motor.right.target", &[150])
+        .unwrap();
+    wait_targets(&mut obs, Duration::from_secs(5), "moving again", moving);
+    let stopped_rt = d.stop();
+    assert_eq!(stopped_rt.stops.len(), 1);
+    assert_eq!(
+        stopped_rt.stops[0].confirmed,
+        Some(true),
+        "exit stop read back"
+    );
+    assert_eq!(
+        targets(&mut obs),
+        Some([0, 0]),
+        "the exit stop reached a stopped VM"
+    );
+
+    // restart_stopped_vm on: the VM is set running again and reported once
+    let switch_port = free_port();
+    let mut d = inproc_driver(port, switch_port, true);
+    drive(&mut d, &mut obs);
+    stop_vm_through_switch(switch_port);
+    poll_driver(
+        &mut d,
+        Duration::from_secs(5),
+        "halt seen and restarted",
+        |d| {
+            d.engine
+                .vm_record(1)
+                .is_some_and(|r| r.halts == 1 && r.restarts >= 1)
+        },
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        d.engine.set_cmd_vel(1, 0.1, 0.0).unwrap();
+        d.poll();
+        if vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP == 0) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the VM was not restarted");
+    }
+    // running again: set_speed works (the robot moves), the record says running
+    drive(&mut d, &mut obs);
+    poll_driver(&mut d, Duration::from_secs(5), "record running", |d| {
+        d.engine
+            .vm_record(1)
+            .is_some_and(|r| !r.halted && r.halts == 1)
+    });
+    let s = d.stop();
+    assert_eq!(s.stops[0].confirmed, Some(true));
+    assert_eq!(targets(&mut obs), Some([0, 0]));
+    obs.stop();
+}

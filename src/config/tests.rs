@@ -139,3 +139,40 @@ fn obstacle_stop_is_off_by_default_and_checked() {
         .to_string();
     assert!(e.contains("treshold"), "{e}");
 }
+
+#[test]
+fn the_speed_refresh_must_feed_the_on_robot_watchdog() {
+    let c = Config::from_yaml("restart_stopped_vm: false").unwrap();
+    assert_eq!(
+        (c.rt.speed_refresh_ms, c.driver.restart_stopped_vm),
+        (100, false)
+    );
+    assert!(Config::default().driver.restart_stopped_vm);
+    let e =
+        Config::from_yaml("rt: {speed_refresh_ms: 300}\nscript: {constants: {SPEED_TIMEOUT: 300}}")
+            .unwrap_err()
+            .to_string();
+    assert!(
+        e.contains("rt.speed_refresh_ms") && e.contains("SPEED_TIMEOUT"),
+        "{e}"
+    );
+    let e = Config::from_yaml("rt: {speed_refresh_ms: 0}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("rt.speed_refresh_ms"), "{e}");
+    let e = Config::from_yaml("script: {constants: {SPEED_TIMEOUT: -5}}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("SPEED_TIMEOUT"), "{e}");
+    // the watchdog off: any refresh
+    let c =
+        Config::from_yaml("rt: {speed_refresh_ms: 1000}\nscript: {constants: {SPEED_TIMEOUT: 0}}")
+            .unwrap();
+    assert_eq!(c.rt.speed_refresh_ms, 1000);
+    // the shipped configuration is consistent
+    let shipped = Config::from_file(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/thymio-rt.yaml"),
+    )
+    .unwrap();
+    assert_eq!(shipped.bridge.script.constants["SPEED_TIMEOUT"], 300);
+}

@@ -61,12 +61,12 @@ fn observer(port: u16) -> Runtime {
     rt
 }
 
-/// One read of a variable of node 1 through `rt` (None: no answer in time).
-fn read(rt: &mut Runtime, name: &str) -> Option<Vec<i16>> {
+/// One read of a variable of node `node` through `rt` (None: no answer in time).
+fn read(rt: &mut Runtime, node: u16, name: &str) -> Option<Vec<i16>> {
     let req = rt
         .engine
         .network_mut()
-        .get_variable(1, name, Instant::now())
+        .get_variable(node, name, Instant::now())
         .ok()?;
     rt.poll_until(Duration::from_secs(1), |_, events| {
         events.iter().find_map(|e| match e {
@@ -81,16 +81,32 @@ fn read(rt: &mut Runtime, name: &str) -> Option<Vec<i16>> {
     .flatten()
 }
 
-/// The robot's motor targets `[left, right]`, read from the robot.
+/// Node 1's motor targets `[left, right]`, read from the robot.
 fn targets(rt: &mut Runtime) -> Option<[i16; 2]> {
-    let l = read(rt, "motor.left.target")?;
-    let r = read(rt, "motor.right.target")?;
+    targets_of(rt, 1)
+}
+
+/// A node's motor targets `[left, right]`, read from the robot.
+fn targets_of(rt: &mut Runtime, node: u16) -> Option<[i16; 2]> {
+    let l = read(rt, node, "motor.left.target")?;
+    let r = read(rt, node, "motor.right.target")?;
     Some([l[0], r[0]])
 }
 
-/// Waits until the targets satisfy `f`; returns when it was seen.
+/// Waits until node 1's targets satisfy `f`; returns when it was seen.
 fn wait_targets(
     rt: &mut Runtime,
+    within: Duration,
+    what: &str,
+    f: impl Fn([i16; 2]) -> bool,
+) -> Instant {
+    wait_targets_of(rt, 1, within, what, f)
+}
+
+/// Waits until a node's targets satisfy `f`; returns when it was seen.
+fn wait_targets_of(
+    rt: &mut Runtime,
+    node: u16,
     within: Duration,
     what: &str,
     f: impl Fn([i16; 2]) -> bool,
@@ -98,7 +114,7 @@ fn wait_targets(
     let deadline = Instant::now() + within;
     let mut last = None;
     loop {
-        if let Some(t) = targets(rt) {
+        if let Some(t) = targets_of(rt, node) {
             if f(t) {
                 return Instant::now();
             }
@@ -120,10 +136,14 @@ fn stopped(t: [i16; 2]) -> bool {
     t == [0, 0]
 }
 
-/// A configuration file for the driver binary: the default one with `extra` YAML appended
-/// (the script path made absolute, no RT privileges needed).
+/// A configuration file for the driver binary: the driver script with `extra` YAML in its
+/// `script` section, no RT privileges needed.
 fn driver_config(dir: &Path, extra: &str) -> std::path::PathBuf {
-    let script = root().join("config/aseba/thymio_ros.aesl");
+    driver_config_with(dir, "thymio_ros.aesl", extra)
+}
+
+fn driver_config_with(dir: &Path, script: &str, extra: &str) -> std::path::PathBuf {
+    let script = root().join("config/aseba").join(script);
     let text = format!(
         "script:\n  path: {}\n  reload_on_reconnect: true\n{extra}\nrt:\n  priority: 0\n  lock_memory: false\n",
         script.display()
@@ -263,6 +283,45 @@ fn a_killed_driver_leaves_a_stopped_robot() {
         stopped,
     );
     eprintln!("stopped {:?} after SIGKILL", seen - killed);
+}
+
+#[test]
+fn a_killed_driver_leaves_a_stopped_playground_robot() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let Some(_pg) = playground(dir.path(), port, 1) else {
+        skip!("asebaplayground or asebaswitch not installed");
+    };
+    let mut c = Config::default();
+    c.bridge.targets = vec![target(port)];
+    c.bridge.port = 0;
+    c.driver.enabled = false;
+    c.rt.priority = 0;
+    c.rt.lock_memory = false;
+    let mut obs = Runtime::start(&c).unwrap();
+    let node = obs
+        .poll_until(Duration::from_secs(20), |e, _| {
+            e.network()
+                .nodes()
+                .find(|n| n.connected && n.variable("motor.left.target").is_some())
+                .map(|n| n.id)
+        })
+        .expect("the observer sees the Playground's Thymio");
+    let config = driver_config_with(dir.path(), "thymio_ros_playground.aesl", "");
+    let mut d = driver(&config, &target(port), 0);
+    wait_targets_of(&mut obs, node, Duration::from_secs(30), "driven", moving);
+    let killed = Instant::now();
+    d.signal(Signal::SIGKILL);
+    d.wait_exit(Duration::from_secs(5));
+    let seen = wait_targets_of(
+        &mut obs,
+        node,
+        ON_ROBOT_TIMEOUT + MARGIN,
+        "Playground robot stopped after SIGKILL",
+        stopped,
+    );
+    eprintln!("stopped {:?} after SIGKILL", seen - killed);
+    obs.stop();
 }
 
 /// The driver in this process, driving node 1 of `port` (switch on `switch_port`).

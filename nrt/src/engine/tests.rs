@@ -366,3 +366,74 @@ fn obstacle_stop_edges_become_events_and_state_of_their_node() {
         .collect();
     assert_eq!(reflex, [(3, true), (3, false)]);
 }
+
+/// Node 3 reports its execution state (flags) on link 0.
+fn execution_state(rt: &mut RtEnds, flags: u16) {
+    let f = Message::ExecutionStateChanged { pc: 7, flags }
+        .to_frame(3)
+        .unwrap();
+    assert!(rt.try_forward_frame(0, 3, &f));
+}
+
+#[test]
+fn a_stopped_vm_of_a_driven_robot_is_reported_once_and_set_running() {
+    use msgs::opcodes::{FLAG_EVENT_ACTIVE, FLAG_STEP_BY_STEP};
+    let (mut e, mut rt) = engine(0);
+    driven_robot(&mut e, &mut rt);
+    e.poll(Instant::now()); // the load's own frames (SET_BYTECODE, RUN) go out first
+    written(&mut rt);
+    execution_state(&mut rt, 0);
+    e.poll(Instant::now());
+    assert_eq!(e.vm_record(3).map(|r| r.halted), Some(false));
+    execution_state(&mut rt, FLAG_STEP_BY_STEP);
+    e.poll(Instant::now());
+    let runs = |rt: &mut RtEnds| {
+        written(rt)
+            .iter()
+            .filter(|(to, k, _)| *to == LinkTarget::One(0) && *k == kind::RUN)
+            .count()
+    };
+    assert_eq!(runs(&mut rt), 1);
+    let r = e.vm_record(3).unwrap();
+    assert_eq!((r.halted, r.halts, r.restarts), (true, 1, 1));
+    // still stopped at the next check: RUN again, not a second report
+    execution_state(&mut rt, FLAG_STEP_BY_STEP | FLAG_EVENT_ACTIVE);
+    e.poll(Instant::now());
+    assert_eq!(runs(&mut rt), 1);
+    assert_eq!(e.vm_record(3).unwrap().halts, 1);
+    execution_state(&mut rt, 0);
+    e.poll(Instant::now());
+    assert_eq!(
+        e.vm_record(3).unwrap().summary(),
+        "running (halts: 1, restarts: 2)"
+    );
+}
+
+#[test]
+fn with_restart_off_a_stopped_vm_is_only_reported() {
+    let (mut rt_ends, nrt) = channels(&ChannelConfig::default());
+    let mut e = Engine::new(
+        EngineConfig {
+            bridge: BridgeParams {
+                port: 0,
+                ..Default::default()
+            },
+            driver: DriverParams {
+                restart_stopped_vm: false,
+                ..Default::default()
+            },
+        },
+        nrt,
+    )
+    .unwrap();
+    driven_robot(&mut e, &mut rt_ends);
+    e.poll(Instant::now());
+    written(&mut rt_ends);
+    execution_state(&mut rt_ends, msgs::opcodes::FLAG_STEP_BY_STEP);
+    e.poll(Instant::now());
+    assert!(!written(&mut rt_ends)
+        .iter()
+        .any(|(_, k, _)| *k == kind::RUN));
+    let r = e.vm_record(3).unwrap();
+    assert_eq!((r.halted, r.halts, r.restarts), (true, 1, 0));
+}

@@ -562,66 +562,6 @@ impl Engine {
 
     // ---- internals -------------------------------------------------------------------------
 
-    /// A switch client sent STOP or PAUSE to a driven node: ask its state now (the answer goes
-    /// through [`Self::check_vm_halt`]) instead of waiting for the periodic check.
-    fn watch_client_halt(&mut self, frame: &Frame<'_>) {
-        use msgs::wire::Message;
-        let dest = match Message::decode(frame.kind, frame.payload) {
-            Ok(Message::Stop { dest } | Message::Pause { dest }) => dest,
-            _ => return,
-        };
-        if self.robots.of_node(dest).is_some() {
-            tracing::warn!(
-                "a switch client sent STOP/PAUSE to node {dest}, which the driver drives"
-            );
-            self.vm_halts.client_halt(dest);
-            let _ = self
-                .net
-                .command(dest, crate::network::Command::GetExecutionState);
-        }
-    }
-
-    /// An execution state of node `id`: a driven robot's VM found stopped or paused is reported
-    /// once and, with `restart_stopped_vm`, set running again.
-    fn check_vm_halt(&mut self, id: u16, pc: u16, flags: u16, now: Instant) {
-        if self.robots.of_node(id).is_none() {
-            return;
-        }
-        // Right after a load the VM may not run yet: the loader sends RUN itself.
-        if self
-            .loaded_at
-            .get(&id)
-            .is_some_and(|t| now.duration_since(*t) < Duration::from_secs(1))
-        {
-            return;
-        }
-        let halted = flags & msgs::opcodes::FLAG_STEP_BY_STEP != 0;
-        let restart = self.driver.restart_stopped_vm;
-        match self.vm_halts.on_state(id, halted, restart) {
-            vm_halt::HaltAction::None => return,
-            vm_halt::HaltAction::Report {
-                restart,
-                by_switch_client,
-            } => tracing::warn!(
-                "node {id}: its Aseba VM is stopped or paused (pc {pc}, flags {flags:#x}{}) while the \
-                 driver drives it: set_speed and odometry are dead (the stop paths still write the \
-                 motor targets directly); {}",
-                if by_switch_client { ", by a switch client" } else { "" },
-                if restart {
-                    "setting it running again (restart_stopped_vm)"
-                } else {
-                    "left stopped (restart_stopped_vm is off)"
-                }
-            ),
-            vm_halt::HaltAction::Restart => {}
-        }
-        if restart {
-            if let Err(e) = self.net.command(id, crate::network::Command::Run) {
-                tracing::error!("node {id}: cannot send RUN: {e}");
-            }
-        }
-    }
-
     fn drain_rt_events(&mut self, now: Instant) {
         while let Some(ev) = self.ends.poll_event() {
             match ev {

@@ -571,11 +571,9 @@ fn obstacle_stop_reflex_holds_the_robot_at_a_wall() {
             let prox = get_variable(&mut peer, ns, "prox.horizontal", deadline);
             panic!("the reflex did not engage ({e}); prox.horizontal {prox}")
         });
-    for _ in 0..5 {
-        send(&mut peer, 0.1);
-        assert_eq!(target(&mut peer), 0, "forward motion at the wall");
-    }
-    // and /diagnostics tells
+    // and /diagnostics tells: forward commands keep coming meanwhile (the reflex holds only
+    // while one is active: the cmd_vel watchdog releases it 0.5 s after the last, and
+    // /diagnostics is published every second)
     peer.subscribe(
         "/diagnostics",
         "diagnostic_msgs/msg/DiagnosticArray",
@@ -583,12 +581,33 @@ fn obstacle_stop_reflex_holds_the_robot_at_a_wall() {
         deadline,
     )
     .unwrap();
-    peer.message("/diagnostics", deadline, |m| {
+    let reflex_holding = |m: &Value| {
         m["status"].as_array().is_some_and(|all| {
             all.iter().any(|s| {
                 s["values"].as_array().is_some_and(|v| {
                     v.iter()
                         .any(|kv| kv["key"] == "Obstacle stop" && kv["value"] == "holding")
+                })
+            })
+        })
+    };
+    let mut sent = 0;
+    while sent < 5 || !peer.received("/diagnostics", reflex_holding) {
+        assert!(Instant::now() < deadline, "/diagnostics never said holding");
+        send(&mut peer, 0.1);
+        assert_eq!(target(&mut peer), 0, "forward motion at the wall");
+        sent += 1;
+    }
+    peer.message("/diagnostics", deadline, reflex_holding)
+        .unwrap();
+    // the robot's VM state is in its status too (checked every second)
+    peer.message("/diagnostics", deadline, |m| {
+        m["status"].as_array().is_some_and(|all| {
+            all.iter().any(|s| {
+                s["values"].as_array().is_some_and(|v| {
+                    v.iter().any(|kv| {
+                        kv["key"] == "VM" && kv["value"] == "running (halts: 0, restarts: 0)"
+                    })
                 })
             })
         })

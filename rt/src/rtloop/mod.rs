@@ -5,8 +5,12 @@
 //! wheel targets, write, hand dead links back, report statistics.
 //!
 //! Nothing in a cycle allocates, frees, locks or blocks; everything is preallocated in
-//! [`RtLoop::new`] (NRT). On exit (signal, shutdown command, NRT gone) every robot is sent zero
-//! speed and the writes are flushed (bounded) before the thread ends.
+//! [`RtLoop::new`] (NRT). Every zero speed (cmd_vel watchdog, a stop set-point, a robot removed,
+//! the first write after its link came back, exit) also writes the robot's motor targets
+//! directly (SET_VARIABLES, which a stopped VM cannot ignore) and reads them back; a robot is
+//! re-sent its targets every `speed_refresh` while it moves (feeding the on-robot watchdog of
+//! the driver script) and until its stop is read back. On exit (signal, shutdown command, NRT
+//! gone) every robot is stopped so, flushed and confirmed within a bound (`rtloop/exit.rs`).
 
 mod exit;
 mod slots;

@@ -202,6 +202,7 @@ fn close_stop_signals_never_skip_the_zero_speed() {
         let status = d.wait_exit(Duration::from_secs(5));
         let took = sent.elapsed();
         d.drain();
+        eprintln!("trial {i} ({signals:?}): exit {status:?} {took:?} after the first signal");
         let t = targets(&mut obs);
         assert_eq!(
             t,

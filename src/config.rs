@@ -23,6 +23,7 @@ const BRIDGE_KEYS: &[&str] = &[
     "highest_acceptable_protocol_version",
     "nodes",
     "script",
+    "switch",
 ];
 /// Top-level keys that belong to the Thymio driver (ROS-Thymio).
 const DRIVER_KEYS: &[&str] = &[
@@ -258,6 +259,11 @@ impl Config {
         config
             .driver
             .obstacle_stop
+            .validate()
+            .map_err(ConfigError::Value)?;
+        config
+            .bridge
+            .switch
             .validate()
             .map_err(ConfigError::Value)?;
         if config.rt.nrt_poll_us == 0 {

@@ -142,8 +142,9 @@ fn switch_shares_the_link() {
         assert!(Instant::now() < deadline);
         e.poll(Instant::now());
         let w = written(&mut rt);
+        // to each robot link, within its budget
         if w.iter()
-            .any(|(to, _, f)| *to == LinkTarget::All && *f == cmd)
+            .any(|(to, _, f)| matches!(to, LinkTarget::One(_)) && *f == cmd)
         {
             break;
         }

@@ -51,6 +51,8 @@ pub struct Stopped {
     pub odometry: Vec<OdomSample>,
     /// Connector counters.
     pub connector: ConnectorStats,
+    /// Counters of the Aseba switch (totals and per client), if it ran.
+    pub switch: Option<nrt::switch::SwitchReport>,
 }
 
 /// The running system.
@@ -276,6 +278,7 @@ impl Runtime {
             h.join().ok()
         });
         let connector = self.connector.take().map(|c| c.join()).unwrap_or_default();
+        let switch = self.engine.switch().map(|s| s.report());
         if let Some(sim) = self.sim.take() {
             sim.stop();
         }
@@ -287,6 +290,7 @@ impl Runtime {
                     stats: Some(e.stats),
                     odometry: e.odometry,
                     connector,
+                    switch,
                 }
             }
             None => Stopped {
@@ -294,6 +298,7 @@ impl Runtime {
                 stats: None,
                 odometry: Vec::new(),
                 connector,
+                switch,
             },
         }
     }

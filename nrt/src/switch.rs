@@ -4,6 +4,8 @@
 //! the sender with `loop`). Non-blocking, polled from the NRT loop.
 //!
 //! Any local process can connect, so nothing a client sends may harm the robot or the driver:
+//! - At most [`READ_PER_POLL`] bytes are read from a client per poll: a flood cannot hold the
+//!   NRT loop.
 //! - Clients' byte streams are reassembled and validated: garbage is dropped and counted,
 //!   never forwarded. A frame announcing more than the protocol's 516 payload bytes (or more
 //!   than the target firmware takes, [`SwitchLimits::max_payload`]) is refused whole and
@@ -26,6 +28,11 @@ use serde::Serialize;
 use std::collections::VecDeque;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+
+/// Bytes read from one client per poll: a client writing faster than the switch reads cannot
+/// keep the NRT loop (and the driver's work) in its read loop; the rest waits in the kernel and
+/// TCP flow control slows the client down.
+pub const READ_PER_POLL: usize = 16 * 1024;
 
 /// Counters of clients that left, kept for the report and `/diagnostics`.
 pub const HISTORY: usize = 32;
@@ -274,7 +281,8 @@ impl Switch {
 
     fn read_client(&mut self, i: usize, to_link: &mut impl FnMut(ClientId, &Frame<'_>) -> bool) {
         let (cap, max_payload) = (self.limits.client_queue, self.limits.max_payload);
-        loop {
+        let mut read = 0;
+        while read < READ_PER_POLL {
             let n = match self.clients[i].stream.read(&mut self.scratch) {
                 Ok(0) => {
                     self.clients[i].dead = true;
@@ -288,6 +296,7 @@ impl Switch {
                     return;
                 }
             };
+            read += n;
             let mut input = &self.scratch[..n];
             let (before, rest) = self.clients.split_at_mut(i);
             let (client, after) = rest.split_first_mut().expect("index in range");

@@ -314,3 +314,36 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
     );
     rt.stop();
 }
+
+/// The simulated Thymio itself drops what the firmware cannot take: a 259-word event (and a
+/// frame announcing 60 000 bytes that never come) sent straight to `thymio-rt sim` on one
+/// connection, then requests on the same connection are answered. Before the fix the robot
+/// never answered that connection again.
+#[test]
+fn the_simulated_robot_drops_oversize_frames_and_keeps_answering() {
+    let port = free_port();
+    let _sim = sim(port);
+    let mut c = Client::connect(port);
+    let list = Message::ListNodes { version: 9 }.to_frame(0).unwrap();
+    c.send(&user_event(900, 259));
+    c.send(&list);
+    assert!(c.wait(Duration::from_secs(3), |src, k, _| src == 1
+        && k == kind::NODE_PRESENT));
+    c.send(&get_variables(0, 2));
+    assert!(c.wait(Duration::from_secs(3), |src, k, _| src == 1
+        && k == kind::VARIABLES));
+    // a header whose body never comes: given up once the link is quiet, then answered again
+    c.send(&[0x60, 0xEA, 0, 0, 3, 0, 1, 2, 3]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut answered = false;
+    while !answered && Instant::now() < deadline {
+        c.send(&list);
+        answered = c.wait(Duration::from_millis(300), |src, k, _| {
+            src == 1 && k == kind::NODE_PRESENT
+        });
+    }
+    assert!(
+        answered,
+        "the robot answers after a frame that never completes"
+    );
+}

@@ -103,8 +103,8 @@ pub struct SwitchParams {
     pub client_queue: u32,
     /// Bytes per second the switch's clients may send toward one TCP or in-process (simulated)
     /// robot link (at least 2000); the excess is dropped and counted per client. A serial
-    /// link's budget is its baud rate / 10 (11 520 B/s at 115200). The driver's own traffic
-    /// does not count against it.
+    /// link's budget is three quarters of its line rate (baud / 10 × 3/4: 8 640 B/s at
+    /// 115200), the rest kept for the driver's own traffic, which does not count against it.
     pub tcp_budget: u32,
 }
 

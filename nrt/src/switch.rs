@@ -20,7 +20,7 @@
 
 mod budget;
 
-pub use budget::{LinkBudget, BURST_SECONDS};
+pub use budget::{LinkBudget, BURST_SECONDS, SERIAL_SHARE_PERCENT};
 
 use msgs::reassembler::Reassembler;
 use msgs::wire::{Frame, FrameError, MAX_PAYLOAD};

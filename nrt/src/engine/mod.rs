@@ -639,8 +639,8 @@ impl Engine {
         });
     }
 
-    /// The switch's forwarding budget toward a new link: a serial link's baud rate, else
-    /// `switch.tcp_budget`.
+    /// The switch's forwarding budget toward a new link: 3/4 of a serial link's line rate,
+    /// else `switch.tcp_budget`.
     fn link_budget(&self, target: u16, kind: LinkKind, now: Instant) -> LinkBudget {
         let baud = self
             .params

@@ -367,3 +367,20 @@ fn obstacle_stop_edges_become_events_and_state_of_their_node() {
         .collect();
     assert_eq!(reflex, [(3, true), (3, false)]);
 }
+
+#[test]
+fn the_switch_budget_is_sized_to_each_link() {
+    let (mut e, _rt) = engine(0);
+    e.params.targets = vec![
+        "ser:device=/dev/ttyACM0;baud=9600".into(),
+        "tcp:host=127.0.0.1;port=33333".into(),
+        "ser:name=Thymio-II".into(),
+    ];
+    let now = Instant::now();
+    // serial: 3/4 of baud / 10
+    assert_eq!(e.link_budget(0, LinkKind::Serial, now).rate(), 720);
+    assert_eq!(e.link_budget(2, LinkKind::Serial, now).rate(), 8_640);
+    // TCP and the embedded simulator: switch.tcp_budget
+    assert_eq!(e.link_budget(1, LinkKind::Tcp, now).rate(), 100_000);
+    assert_eq!(e.link_budget(7, LinkKind::Pipe, now).rate(), 100_000);
+}

@@ -9,6 +9,9 @@ use std::time::Instant;
 /// script upload by asebamassloader or Studio, a few kB, passes in one go).
 pub const BURST_SECONDS: f64 = 0.5;
 
+/// Share (%) of a serial line's bandwidth the switch's clients may use.
+pub const SERIAL_SHARE_PERCENT: u32 = 75;
+
 /// Token bucket of one link.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkBudget {
@@ -29,9 +32,11 @@ impl LinkBudget {
         }
     }
 
-    /// The budget toward a serial link at `baud` (8N1: 10 bits a byte, 11 520 B/s at 115200).
+    /// The budget toward a serial link at `baud`: three quarters of what the line carries
+    /// (8N1: 10 bits a byte, 11 520 B/s at 115200, so 8 640 B/s), the rest kept for the
+    /// driver's own traffic.
     pub fn serial(baud: u32, now: Instant) -> Self {
-        Self::new(baud / 10, now)
+        Self::new(baud / 10 * SERIAL_SHARE_PERCENT / 100, now)
     }
 
     /// Bytes per second.
@@ -62,7 +67,7 @@ mod tests {
     fn a_flood_gets_the_rate_and_a_burst_no_more() {
         let t0 = Instant::now();
         let mut b = LinkBudget::serial(115_200, t0);
-        assert_eq!(b.rate(), 11_520);
+        assert_eq!(b.rate(), 8_640);
         // 10 s of 8-byte frames offered every millisecond (far above the link)
         let mut passed = 0usize;
         for ms in 0..10_000u64 {
@@ -73,7 +78,7 @@ mod tests {
                 }
             }
         }
-        let most = (11_520.0 * (10.0 + BURST_SECONDS)) as usize;
+        let most = (8_640.0 * (10.0 + BURST_SECONDS)) as usize;
         assert!(passed <= most && passed >= most - 100, "{passed} of {most}");
     }
 

@@ -659,7 +659,8 @@ impl Engine {
     }
 
     /// Frames from the switch's clients go to every robot link within its budget (the rest
-    /// is counted for the client by the switch) and are seen by the network manager.
+    /// is counted for the client by the switch) and, if a link took them, are seen by the
+    /// network manager.
     fn poll_switch(&mut self, now: Instant) {
         let Engine {
             switch,
@@ -672,16 +673,21 @@ impl Engine {
             return;
         };
         switch.poll(|_, frame| {
-            net.on_frame(SWITCH_LINK, frame, 0, now);
-            let mut all = true;
+            let (mut taken, mut refused) = (0, 0);
             for (l, info) in links.iter_mut() {
                 if info.budget.take(frame.raw().len(), now) {
                     backlog.push_back((LinkTarget::One(*l), frame.raw().to_vec()));
+                    taken += 1;
                 } else {
-                    all = false;
+                    refused += 1;
                 }
             }
-            all
+            // a frame no link took never reached the Aseba network: the ROS side does not see
+            // it either (a flood costs the driver no more than the budget lets through)
+            if taken > 0 || refused == 0 {
+                net.on_frame(SWITCH_LINK, frame, 0, now);
+            }
+            refused == 0
         });
     }
 

@@ -23,6 +23,7 @@ const BRIDGE_KEYS: &[&str] = &[
     "highest_acceptable_protocol_version",
     "nodes",
     "script",
+    "switch",
 ];
 /// Top-level keys that belong to the Thymio driver (ROS-Thymio).
 const DRIVER_KEYS: &[&str] = &[
@@ -267,6 +268,11 @@ impl Config {
             .validate()
             .map_err(ConfigError::Value)?;
         config.check_speed_refresh()?;
+        config
+            .bridge
+            .switch
+            .validate()
+            .map_err(ConfigError::Value)?;
         if config.rt.nrt_poll_us == 0 {
             return Err(ConfigError::Value(
                 "rt.nrt_poll_us: must be at least 1 µs (0 would spin)".into(),

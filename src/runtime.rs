@@ -53,6 +53,8 @@ pub struct Stopped {
     pub connector: ConnectorStats,
     /// The exit stop of every robot driven at the end (zero speed confirmed or not).
     pub stops: Vec<rt::rtloop::StopOutcome>,
+    /// Counters of the Aseba switch (totals and per client), if it ran.
+    pub switch: Option<nrt::switch::SwitchReport>,
 }
 
 /// The running system.
@@ -279,6 +281,7 @@ impl Runtime {
             h.join().ok()
         });
         let connector = self.connector.take().map(|c| c.join()).unwrap_or_default();
+        let switch = self.engine.switch().map(|s| s.report());
         if let Some(sim) = self.sim.take() {
             sim.stop();
         }
@@ -291,6 +294,7 @@ impl Runtime {
                     odometry: e.odometry,
                     connector,
                     stops: e.stops,
+                    switch,
                 }
             }
             None => Stopped {
@@ -299,6 +303,7 @@ impl Runtime {
                 odometry: Vec::new(),
                 connector,
                 stops: Vec::new(),
+                switch,
             },
         }
     }

@@ -355,7 +355,7 @@ fn pyaseba_node_through_the_bridge() {
     assert_eq!(got["data"], json!([1, -2]));
     assert!(got["stamp"]["sec"].as_i64().unwrap() > 1_600_000_000);
 
-    // diagnostics: the network, the node and the RT thread
+    // diagnostics: the network, the node, the RT thread and the switch
     peer.subscribe(
         "/diagnostics",
         "diagnostic_msgs/msg/DiagnosticArray",
@@ -407,6 +407,14 @@ fn pyaseba_node_through_the_bridge() {
             .unwrap()
             > 0
     );
+    // the switch's status: limits and counters (issue 14), nothing refused here
+    let switch = find("asebaros: Aseba switch");
+    assert_eq!(
+        (switch["level"].as_u64(), switch["message"].as_str()),
+        (Some(0), Some("OK"))
+    );
+    assert_eq!(value(switch, "Largest payload [bytes]"), "516");
+    assert_eq!(value(switch, "Oversize frames refused"), "0");
 
     drop(peer);
     stop(driver);

@@ -16,8 +16,16 @@
 //! arrive), and a candidate then either stands alone (complete: delivered without lookahead)
 //! or is given up (incomplete: its first byte is dropped and the rest scanned again). This
 //! keeps sparse traffic (a node answering requests) from waiting on a bogus long frame.
+//!
+//! A reassembler made by [`Reassembler::skipping_oversize`] (for streams from hosts, such as
+//! the Aseba switch's clients, which frame by length as Dashel does) drops a frame announcing
+//! more than 516 bytes whole, by its length, when it is in step with the stream and the rest of
+//! its header is plausible: resynchronising byte by byte there would read the frame's body as
+//! frames and forward them.
 
-use crate::wire::{check_header, kind, Frame, FrameError, Message, HEADER_LEN, MAX_FRAME};
+use crate::wire::{
+    check_header, kind, read_header, Frame, FrameError, Message, HEADER_LEN, MAX_FRAME,
+};
 
 /// A frame plus the header that follows it (lookahead while resynchronising).
 const BUF_LEN: usize = MAX_FRAME + HEADER_LEN;
@@ -56,6 +64,10 @@ pub struct Reassembler {
     resyncing: bool,
     /// The link is quiet: resolve pending resynchronisation candidates without more bytes.
     idle: bool,
+    /// Drop oversize frames whole (by their length) when in step with the stream.
+    skip_oversize: bool,
+    /// Bytes of an oversize frame still to drop.
+    skip: usize,
     stats: ReassemblerStats,
 }
 
@@ -83,7 +95,7 @@ enum Step {
 enum Resync {
     /// Drop one byte and look for a header again.
     Byte,
-    /// Drop the whole frame of this length.
+    /// Drop the whole frame of this length (possibly more than is buffered).
     Frame(usize),
 }
 
@@ -97,6 +109,8 @@ impl Reassembler {
             yielded: 0,
             resyncing: false,
             idle: false,
+            skip_oversize: false,
+            skip: 0,
             stats: ReassemblerStats {
                 frames: 0,
                 rejected: 0,
@@ -110,6 +124,15 @@ impl Reassembler {
         }
     }
 
+    /// An empty reassembler that drops a frame announcing more than 516 payload bytes whole,
+    /// by its length, when the stream is in step and the header's type and parity are
+    /// plausible (see the module documentation). For streams from hosts.
+    pub const fn skipping_oversize() -> Self {
+        let mut r = Self::new();
+        r.skip_oversize = true;
+        r
+    }
+
     /// Consumes bytes from `input` (advancing it) until one frame is complete, and yields it.
     /// Returns `None` when `input` is exhausted without a complete frame (partial bytes are
     /// kept). A rejection is reported once per resynchronisation episode or skipped frame; the
@@ -120,6 +143,14 @@ impl Reassembler {
         }
         self.start += std::mem::take(&mut self.yielded);
         loop {
+            if self.skip > 0 {
+                let n = self.skip.min(input.len());
+                self.skip -= n;
+                *input = &input[n..];
+                if self.skip > 0 {
+                    return None;
+                }
+            }
             match self.step(input) {
                 Step::NeedMore => return None,
                 Step::Deliver(total) => {
@@ -134,7 +165,9 @@ impl Reassembler {
                         Resync::Byte => 1,
                         Resync::Frame(n) => n,
                     };
-                    self.start += dropped;
+                    let buffered = self.end - self.start;
+                    self.start += dropped.min(buffered);
+                    self.skip = dropped.saturating_sub(buffered);
                     self.stats.bytes_discarded += dropped as u64;
                     let report = matches!(resync, Resync::Frame(_)) || !self.resyncing;
                     self.resyncing = matches!(resync, Resync::Byte);
@@ -176,6 +209,22 @@ impl Reassembler {
         }
         let header = match check_header(&self.buf[self.start..self.end]) {
             Ok(h) => h,
+            Err(FrameError::Oversize(len)) if self.skip_oversize && !self.resyncing => {
+                // a plausible header is a host's too-long frame: dropped whole; otherwise the
+                // header is garbage, rejected for what else is wrong with it
+                let kind = read_header(&self.buf[self.start..self.end]).map_or(0, |h| h.kind);
+                let err = if kind::is_user_event(kind) && !len.is_multiple_of(2) {
+                    FrameError::OddUserEvent { kind, len }
+                } else if !kind::is_user_event(kind) && !(0x8000..0xB000).contains(&kind) {
+                    FrameError::InvalidType(kind)
+                } else {
+                    return Step::Reject(
+                        FrameError::Oversize(len),
+                        Resync::Frame(HEADER_LEN + len),
+                    );
+                };
+                return Step::Reject(err, Resync::Byte);
+            }
             Err(e) => return Step::Reject(e, Resync::Byte),
         };
         let total = HEADER_LEN + header.len;
@@ -253,11 +302,14 @@ impl Reassembler {
         self.yielded = 0;
         self.resyncing = false;
         self.idle = false;
+        self.skip = 0;
     }
 
-    /// Drops buffered bytes and zeroes the counters.
+    /// Drops buffered bytes and zeroes the counters (the oversize mode is kept).
     pub fn reset(&mut self) {
+        let skip_oversize = self.skip_oversize;
         *self = Self::new();
+        self.skip_oversize = skip_oversize;
     }
 }
 

@@ -33,6 +33,8 @@ pub struct BridgeParams {
     pub nodes: BTreeMap<String, NodeClass>,
     /// Default script (`script.*`).
     pub script: ScriptParams,
+    /// Limits of the Aseba switch toward its clients and the robot links (`switch.*`).
+    pub switch: SwitchParams,
 }
 
 impl Default for BridgeParams {
@@ -48,6 +50,7 @@ impl Default for BridgeParams {
             highest_acceptable_protocol_version: 100,
             nodes: BTreeMap::new(),
             script: ScriptParams::default(),
+            switch: SwitchParams::default(),
         }
     }
 }
@@ -85,6 +88,65 @@ pub struct NodeClass {
 
 fn any_id() -> i32 {
     -1
+}
+
+/// `switch.*` parameters: what the Aseba switch takes from its clients and forwards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SwitchParams {
+    /// Largest payload (bytes) of a client's frame that is forwarded (1–516; 516 is the
+    /// protocol's maximum and what the Thymio-II firmware takes). Larger frames are refused
+    /// whole and counted for the client.
+    pub max_payload: u16,
+    /// Bytes queued toward one client (at least 522, one frame); frames for a client whose
+    /// queue is full are dropped and counted for it.
+    pub client_queue: u32,
+    /// Bytes per second the switch's clients may send toward one TCP or in-process (simulated)
+    /// robot link (at least 2000); the excess is dropped and counted per client. A serial
+    /// link's budget is three quarters of its line rate (baud / 10 × 3/4: 8 640 B/s at
+    /// 115200), the rest kept for the driver's own traffic, which does not count against it.
+    pub tcp_budget: u32,
+}
+
+/// Default of `switch.tcp_budget` (B/s): ten times a 115200-baud serial link, far below what
+/// a simulated Thymio or Aseba Playground takes.
+pub const DEFAULT_TCP_BUDGET: u32 = 100_000;
+
+impl Default for SwitchParams {
+    fn default() -> Self {
+        Self {
+            max_payload: msgs::wire::MAX_PAYLOAD as u16,
+            client_queue: 256 * 1024,
+            tcp_budget: DEFAULT_TCP_BUDGET,
+        }
+    }
+}
+
+impl SwitchParams {
+    /// Checks the ranges; the error names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=msgs::wire::MAX_PAYLOAD as u16).contains(&self.max_payload) {
+            return Err(format!(
+                "switch.max_payload: {} is outside 1-{} (the Aseba protocol's largest payload)",
+                self.max_payload,
+                msgs::wire::MAX_PAYLOAD
+            ));
+        }
+        if (self.client_queue as usize) < msgs::wire::MAX_FRAME {
+            return Err(format!(
+                "switch.client_queue: {} bytes cannot hold one frame ({} bytes)",
+                self.client_queue,
+                msgs::wire::MAX_FRAME
+            ));
+        }
+        if self.tcp_budget < 2000 {
+            return Err(format!(
+                "switch.tcp_budget: {} B/s is below 2000 (a script upload would never pass)",
+                self.tcp_budget
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `script.*` parameters.

@@ -15,6 +15,10 @@ pub struct Report {
     pub odom: OdomSection,
     /// Links.
     pub link: LinkSection,
+    /// Aseba switch counters, totals and per client (`nrt::switch::SwitchReport`), when the
+    /// switch runs; set with [`Report::with_switch`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch: Option<serde_json::Value>,
 }
 
 /// Percentiles of a latency histogram (ns).
@@ -211,7 +215,15 @@ impl Report {
                 bytes_rx: l.bytes_rx,
                 bytes_tx: l.bytes_tx,
             },
+            switch: None,
         }
+    }
+
+    /// Adds the Aseba switch's counters (any serializable value; the run reports
+    /// `nrt::switch::SwitchReport`).
+    pub fn with_switch(mut self, switch: impl Serialize) -> Self {
+        self.switch = serde_json::to_value(switch).ok();
+        self
     }
 
     /// Pretty JSON.
@@ -344,5 +356,16 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(v["rt"]["cycle_ns"]["max"], 20_000);
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_switch_section_is_there_only_when_given() {
+        let r = Report::new(&stats(), None, None);
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert!(v.get("switch").is_none());
+        let r = r.with_switch(serde_json::json!({"oversize": 3, "clients": [{"id": 1}]}));
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(v["switch"]["oversize"], 3);
+        assert_eq!(v["switch"]["clients"][0]["id"], 1);
     }
 }

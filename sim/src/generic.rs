@@ -3,17 +3,17 @@
 //! it is the counterpart of the official VM in the differential tests.
 
 use crate::node::{Node, NodeConfig};
+use crate::rx::NodeRx;
 use crate::server::Server;
 use crate::vm::std_natives::{self, StdState};
 use crate::vm::{Fault, Outbox, Target, Vm};
 use msgs::description::TargetDescription;
-use msgs::reassembler::Reassembler;
 use msgs::wire::{Message, MAX_FRAME};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Standard natives only; the reset callback clears variable memory (as pyaseba's official
 /// nodes do) and writes the node id in the first variable.
@@ -75,19 +75,23 @@ pub fn serve_node(
             let mut target = StdTarget {
                 std: StdState::new(0),
             };
-            let mut clients: Vec<(TcpStream, Reassembler)> = Vec::new();
+            // each client's bytes framed as a node does (oversize frames dropped whole)
+            let mut clients: Vec<(TcpStream, NodeRx)> = Vec::new();
+            let started = Instant::now();
             let mut out = Vec::new();
             let mut buf = [0u8; 4096];
             while !s.load(Ordering::Relaxed) {
                 while let Ok((c, _)) = listener.accept() {
                     if c.set_nonblocking(true).is_ok() {
                         let _ = c.set_nodelay(true);
-                        clients.push((c, Reassembler::new()));
+                        clients.push((c, NodeRx::new()));
                     }
                 }
                 out.clear();
                 let mut gone = Vec::new();
-                for (i, (c, reasm)) in clients.iter_mut().enumerate() {
+                let now_ms = started.elapsed().as_millis() as u64;
+                for (i, (c, rx)) in clients.iter_mut().enumerate() {
+                    rx.tick(now_ms);
                     loop {
                         match c.read(&mut buf) {
                             Ok(0) => {
@@ -95,14 +99,15 @@ pub fn serve_node(
                                 break;
                             }
                             Ok(n) => {
-                                let mut input = &buf[..n];
-                                while let Some(frame) = reasm.push(&mut input) {
-                                    let Ok(frame) = frame else { continue };
-                                    let Ok(msg) = frame.message() else { continue };
+                                rx.push(now_ms, &buf[..n], |raw| {
+                                    let Ok((frame, _)) = msgs::wire::Frame::parse(raw) else {
+                                        return;
+                                    };
+                                    let Ok(msg) = frame.message() else { return };
                                     let mut o = Bytes(&mut out, id);
                                     node.handle(frame.source, &msg, &mut target, &mut o);
                                     node.vm.run(steps_limit, &mut target, &mut o);
-                                }
+                                });
                             }
                             Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                             Err(_) => {

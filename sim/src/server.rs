@@ -1,8 +1,8 @@
 //! Serving simulated robots the way real ones are reached: over TCP (one port per robot, like
 //! Aseba Playground) and over a pseudo-terminal (the bytes of a USB Thymio).
 
+use crate::rx::NodeRx;
 use crate::world::{HostEnds, WorldHandle};
-use msgs::reassembler::Reassembler;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::pty::openpty;
 use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Bytes each way of a served link's rings.
 const RING: usize = 1 << 16;
@@ -56,28 +56,33 @@ impl Drop for Server {
 /// A peer of a served link: a TCP client or the pty master.
 struct Peer<S> {
     stream: S,
-    reasm: Reassembler,
+    /// Frames the peer's bytes as the robot's firmware does (oversize frames dropped whole,
+    /// a partial frame given up when the peer goes quiet).
+    rx: NodeRx,
     pending: Vec<u8>,
 }
 
 /// Moves frames between peers and the robot link; returns false when a peer must go.
-fn pump<S: Read + Write>(peer: &mut Peer<S>, ends: &mut HostEnds, fresh: &[u8]) -> bool {
+/// `now_ms`: the serving thread's clock.
+fn pump<S: Read + Write>(
+    peer: &mut Peer<S>,
+    ends: &mut HostEnds,
+    fresh: &[u8],
+    now_ms: u64,
+) -> bool {
     let (tx, _) = ends;
     let mut buf = [0u8; 4096];
+    peer.rx.tick(now_ms);
     loop {
         match peer.stream.read(&mut buf) {
             Ok(0) => return false,
             Ok(n) => {
-                let mut input = &buf[..n];
-                while let Some(frame) = peer.reasm.push(&mut input) {
-                    if let Ok(frame) = frame {
-                        let raw = frame.raw();
-                        // whole frames only, so that peers never interleave
-                        if let Ok(chunk) = tx.write_chunk_uninit(raw.len()) {
-                            chunk.fill_from_iter(raw.iter().copied());
-                        }
+                peer.rx.push(now_ms, &buf[..n], |raw| {
+                    // whole frames only, so that peers never interleave
+                    if let Ok(chunk) = tx.write_chunk_uninit(raw.len()) {
+                        chunk.fill_from_iter(raw.iter().copied());
                     }
-                }
+                });
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -130,6 +135,7 @@ pub fn serve_tcp(world: &WorldHandle, robots: Vec<usize>, addr: SocketAddr) -> i
         .name(format!("sim-tcp-{}", local.port()))
         .spawn(move || {
             let mut peers: Vec<Peer<TcpStream>> = Vec::new();
+            let started = Instant::now();
             let mut fresh = Vec::new();
             while !s.load(Ordering::Relaxed) {
                 while let Ok((stream, _)) = listener.accept() {
@@ -137,14 +143,15 @@ pub fn serve_tcp(world: &WorldHandle, robots: Vec<usize>, addr: SocketAddr) -> i
                         let _ = stream.set_nodelay(true);
                         peers.push(Peer {
                             stream,
-                            reasm: Reassembler::new(),
+                            rx: NodeRx::new(),
                             pending: Vec::new(),
                         });
                     }
                 }
                 fresh.clear();
                 drain(&mut ends, &mut fresh);
-                peers.retain_mut(|p| pump(p, &mut ends, &fresh));
+                let now_ms = started.elapsed().as_millis() as u64;
+                peers.retain_mut(|p| pump(p, &mut ends, &fresh, now_ms));
                 std::thread::sleep(Duration::from_micros(500));
             }
         })?;
@@ -202,14 +209,16 @@ pub fn serve_pty(world: &WorldHandle, robots: Vec<usize>) -> io::Result<(Server,
             let _slave = slave;
             let mut peer = Peer {
                 stream: Master(pty.master),
-                reasm: Reassembler::new(),
+                rx: NodeRx::new(),
                 pending: Vec::new(),
             };
             let mut fresh = Vec::new();
+            let started = Instant::now();
             while !s.load(Ordering::Relaxed) {
                 fresh.clear();
                 drain(&mut ends, &mut fresh);
-                if !pump(&mut peer, &mut ends, &fresh) {
+                let now_ms = started.elapsed().as_millis() as u64;
+                if !pump(&mut peer, &mut ends, &fresh, now_ms) {
                     peer.pending.clear();
                 }
                 std::thread::sleep(Duration::from_micros(500));

@@ -4,8 +4,8 @@
 //! dongle network): host frames reach every robot on it, each robot's frames reach the host
 //! and the other robots.
 
+use crate::rx::{NodeRx, NodeRxStats};
 use crate::thymio::{self, Arena, Pose, Robot, Variant};
-use msgs::reassembler::Reassembler;
 use msgs::wire::read_header;
 use rtrb::{Consumer, Producer, RingBuffer};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,7 +53,8 @@ struct Link {
     robots: Vec<usize>,
     from_host: Consumer<u8>,
     to_host: Producer<u8>,
-    reasm: Reassembler,
+    /// Frames the host's bytes as the firmware does (oversize frames dropped whole).
+    rx: NodeRx,
     /// Frames dropped because the host did not read fast enough.
     dropped: u64,
 }
@@ -111,7 +112,7 @@ impl World {
             robots,
             from_host,
             to_host,
-            reasm: Reassembler::new(),
+            rx: NodeRx::new(),
             dropped: 0,
         });
         (host_tx, host_rx)
@@ -122,11 +123,27 @@ impl World {
         self.links.iter().map(|l| l.dropped).sum()
     }
 
+    /// Counters of the robots' receivers, summed over the links (oversize frames dropped,
+    /// partial frames given up).
+    pub fn rx_stats(&self) -> NodeRxStats {
+        self.links.iter().fold(NodeRxStats::default(), |a, l| {
+            let s = l.rx.stats();
+            NodeRxStats {
+                frames: a.frames + s.frames,
+                oversize: a.oversize + s.oversize,
+                abandoned: a.abandoned + s.abandoned,
+                bytes_dropped: a.bytes_dropped + s.bytes_dropped,
+            }
+        })
+    }
+
     /// Advances one millisecond.
     pub fn step(&mut self) {
         self.time_ms += 1;
         // host → robots
+        let now = self.time_ms;
         for link in &mut self.links {
+            link.rx.tick(now);
             let n = link.from_host.slots();
             if n == 0 {
                 continue;
@@ -138,14 +155,12 @@ impl World {
                 self.scratch.extend_from_slice(b);
                 chunk.commit_all();
             }
-            let mut input: &[u8] = &self.scratch;
-            while let Some(frame) = link.reasm.push(&mut input) {
-                if let Ok(frame) = frame {
-                    for r in &link.robots {
-                        self.robots[*r].deliver(frame.raw());
-                    }
+            let robots = &mut self.robots;
+            link.rx.push(now, &self.scratch, |frame| {
+                for r in &link.robots {
+                    robots[*r].deliver(frame);
                 }
-            }
+            });
         }
         // robots
         self.positions.clear();
@@ -356,6 +371,7 @@ impl RobotSnapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use msgs::reassembler::Reassembler;
     use msgs::wire::Message;
     use std::time::Instant;
 

@@ -1,6 +1,7 @@
 //! Property tests: the VM, the node protocol and the simulated robot never panic and never
 //! hang, whatever the bytecode and whatever the bytes and messages on the link; the VM's
-//! invariants (stack pointer, program counter, flags) hold after every instruction.
+//! invariants (stack pointer, program counter, flags) hold after every instruction; and the
+//! simulated Thymio never stops answering, whatever arrived before (oversize frames, garbage).
 
 use msgs::description::{thymio_ii_fw14, TargetDescription};
 use msgs::opcodes::{FLAG_EVENT_ACTIVE, FLAG_EVENT_RUNNING, FLAG_STEP_BY_STEP};
@@ -153,6 +154,82 @@ proptest! {
         let vm = &w.robots[0].node.vm;
         prop_assert!(vm.sp() < 32);
         prop_assert_eq!(w.time_ms, ms);
+    }
+}
+
+/// Hostile input for a robot's link: random bytes, frames too long for the protocol (a user
+/// event of 259+ words, whole or cut), frames with a length that never comes.
+fn hostile_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..300),
+        (259usize..1200, any::<u16>(), any::<bool>()).prop_map(|(words, kind, whole)| {
+            let mut f = Vec::new();
+            f.extend_from_slice(&((2 * words) as u16).to_le_bytes());
+            f.extend_from_slice(&0u16.to_le_bytes());
+            f.extend_from_slice(&(kind & 0x7FFF).to_le_bytes());
+            let body = if whole { 2 * words } else { words };
+            f.extend((0..body).map(|i| i as u8));
+            f
+        }),
+        (0u16..516, any::<u16>(), 0usize..40).prop_map(|(len, kind, have)| {
+            let mut f = Vec::new();
+            f.extend_from_slice(&len.to_le_bytes());
+            f.extend_from_slice(&0u16.to_le_bytes());
+            f.extend_from_slice(&kind.to_le_bytes());
+            f.extend(std::iter::repeat_n(0u8, have.min(len as usize)));
+            f
+        }),
+    ];
+    prop::collection::vec(piece, 1..6).prop_map(|v| v.concat())
+}
+
+/// Kinds of the frames robot 0 sends within `ms` simulated milliseconds.
+fn replies(w: &mut World, rx: &mut rtrb::Consumer<u8>, ms: u64) -> Vec<u16> {
+    let mut bytes = Vec::new();
+    for _ in 0..ms {
+        w.step();
+        while let Ok(b) = rx.pop() {
+            bytes.push(b);
+        }
+    }
+    let mut kinds = Vec::new();
+    let mut at = 0;
+    while let Some(h) = msgs::wire::read_header(&bytes[at..]) {
+        kinds.push(h.kind);
+        at += 6 + h.len;
+    }
+    kinds
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Any byte stream, then (the link quiet for the firmware's timeout) a valid request: the
+    /// simulated Thymio answers it. An oversize frame (a user event of 259 words or more)
+    /// used to wedge it for good: its bytes were re-read as frames and the stream never
+    /// found its boundaries again.
+    #[test]
+    fn robot_answers_after_any_bytes(noise in hostile_bytes(), split in 1usize..64) {
+        let mut w = World::new(&WorldConfig { realtime: false, ..WorldConfig::default() });
+        let (mut tx, mut rx) = w.attach(vec![0], 1 << 16);
+        for chunk in noise.chunks(split) {
+            for b in chunk {
+                let _ = tx.push(*b);
+            }
+            w.step();
+        }
+        replies(&mut w, &mut rx, sim::rx::QUIET_MS + 1);
+        let request = [
+            Message::ListNodes { version: 9 }.to_frame(0).unwrap(),
+            Message::GetVariables { dest: 1, start: 0, length: 4 }.to_frame(0).unwrap(),
+        ]
+        .concat();
+        for b in request {
+            tx.push(b).unwrap();
+        }
+        let kinds = replies(&mut w, &mut rx, 20);
+        prop_assert!(kinds.contains(&kind::NODE_PRESENT), "no NODE_PRESENT: {kinds:04X?}");
+        prop_assert!(kinds.contains(&kind::VARIABLES), "no VARIABLES: {kinds:04X?}");
     }
 }
 

@@ -277,7 +277,11 @@ fn finish(stopped: &Stopped, report: Option<&std::path::Path>) -> CliResult {
             .stats
             .as_ref()
             .ok_or_else(|| CliError::new("the RT thread left no statistics"))?;
-        let r = rt::report::Report::new(stats, stopped.odometry.first(), Some(stopped.connector));
+        let mut r =
+            rt::report::Report::new(stats, stopped.odometry.first(), Some(stopped.connector));
+        if let Some(s) = &stopped.switch {
+            r = r.with_switch(s);
+        }
         r.write(path)
             .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
         tracing::info!("report written to {}", path.display());

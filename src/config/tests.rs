@@ -176,3 +176,22 @@ fn the_speed_refresh_must_feed_the_on_robot_watchdog() {
     .unwrap();
     assert_eq!(shipped.bridge.script.constants["SPEED_TIMEOUT"], 300);
 }
+
+#[test]
+fn switch_limits_default_to_the_protocol_and_are_checked() {
+    let c = Config::default();
+    assert_eq!(c.bridge.switch.max_payload, 516);
+    assert_eq!(c.bridge.switch.tcp_budget, 100_000);
+    let c = Config::from_dotted(&[("switch.tcp_budget".into(), Value::from(20_000))]).unwrap();
+    assert_eq!(c.bridge.switch.tcp_budget, 20_000);
+    for (yaml, key) in [
+        ("switch: {max_payload: 517}", "switch.max_payload"),
+        ("switch: {max_payload: 0}", "switch.max_payload"),
+        ("switch: {client_queue: 100}", "switch.client_queue"),
+        ("switch: {tcp_budget: 10}", "switch.tcp_budget"),
+        ("switch: {budget: 10}", "budget"),
+    ] {
+        let e = Config::from_yaml(yaml).unwrap_err().to_string();
+        assert!(e.contains(key), "{yaml}: {e}");
+    }
+}

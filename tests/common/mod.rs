@@ -331,6 +331,8 @@ macro_rules! skip {
 pub struct Relay {
     pub port: u16,
     garbage: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Bytes relayed from the client to upstream (what reached the robot).
+    upstream_bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -344,7 +346,8 @@ impl Relay {
         listener.set_nonblocking(true).unwrap();
         let garbage = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let (g, s) = (garbage.clone(), stop.clone());
+        let upstream_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (g, s, ub) = (garbage.clone(), stop.clone(), upstream_bytes.clone());
         std::thread::spawn(move || {
             use std::io::Read;
             while !s.load(Ordering::Relaxed) {
@@ -390,6 +393,7 @@ impl Relay {
                             if up.write_all(&buf[..n]).is_err() {
                                 break 'conn;
                             }
+                            ub.fetch_add(n as u64, Ordering::Relaxed);
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                         Err(_) => break 'conn,
@@ -403,8 +407,15 @@ impl Relay {
         Relay {
             port,
             garbage,
+            upstream_bytes,
             stop,
         }
+    }
+
+    /// Bytes relayed so far from the client to upstream.
+    pub fn upstream_bytes(&self) -> u64 {
+        self.upstream_bytes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Inserts `n` random bytes before the next chunk from upstream.

@@ -303,3 +303,60 @@ fn garbage_then_one_reply_then_quiet_recovers_the_reply() {
         "reply recovered in {recovered}/1000 cases"
     );
 }
+
+#[test]
+fn skipping_oversize_drops_a_too_long_frame_whole_and_stays_in_step() {
+    // a well-formed user event of 259 words, then a request, in small pieces
+    let mut big = Vec::new();
+    big.extend_from_slice(&518u16.to_le_bytes());
+    big.extend_from_slice(&0u16.to_le_bytes());
+    big.extend_from_slice(&3u16.to_le_bytes());
+    big.extend(std::iter::repeat_n(0u8, 518));
+    let request = Message::ListNodes { version: 9 }.to_frame(0).unwrap();
+    let stream = [big.clone(), request.clone()].concat();
+    for piece in [1, 7, 64, stream.len()] {
+        let mut r = Reassembler::skipping_oversize();
+        let (mut frames, mut errors) = (Vec::new(), 0);
+        for chunk in stream.chunks(piece) {
+            let mut input = chunk;
+            while let Some(res) = r.push(&mut input) {
+                match res {
+                    Ok(f) => frames.push(f.raw().to_vec()),
+                    Err(FrameError::Oversize(518)) => errors += 1,
+                    Err(e) => panic!("unexpected {e}"),
+                }
+            }
+        }
+        assert_eq!(
+            (frames, errors),
+            (vec![request.clone()], 1),
+            "pieces of {piece}"
+        );
+        assert_eq!(r.stats().oversize, 1);
+    }
+    // the default reassembler resynchronises byte by byte and reads the body as frames
+    let mut r = Reassembler::new();
+    let mut input = &stream[..];
+    let mut frames = 0;
+    while let Some(res) = r.push(&mut input) {
+        frames += res.is_ok() as usize;
+    }
+    assert!(frames > 1);
+    // an implausible oversize header (type outside the protocol) is still resynchronised
+    let mut r = Reassembler::skipping_oversize();
+    let mut input: &[u8] = &[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF];
+    assert!(matches!(r.push(&mut input), Some(Err(_))));
+    let mut input = &request[..];
+    let mut got = Vec::new();
+    while let Some(res) = r.push(&mut input) {
+        if let Ok(f) = res {
+            got.push(f.raw().to_vec());
+        }
+    }
+    while let Some(res) = r.push_idle() {
+        if let Ok(f) = res {
+            got.push(f.raw().to_vec());
+        }
+    }
+    assert_eq!(got, vec![request]);
+}

@@ -13,7 +13,7 @@ pub use vm_halt::VmRecord;
 
 use crate::network::{Dest, LinkId, LoadedScript, NetError, NetworkEvent, NetworkManager};
 use crate::params::BridgeParams;
-use crate::switch::Switch;
+use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
 use crate::thymio::params::DriverParams;
 use msgs::rtmsg::{
@@ -177,6 +177,8 @@ pub enum EngineError {
 #[derive(Debug, Clone, Copy)]
 struct LinkInfo {
     target: u16,
+    /// What the switch's clients may still send toward this link.
+    budget: LinkBudget,
 }
 
 /// Counters of the engine.
@@ -232,13 +234,16 @@ impl Engine {
         let switch = if bridge.port == 0 {
             None
         } else {
-            let s = Switch::bind(&bridge.address, bridge.port, bridge.loop_back).map_err(|e| {
-                EngineError::Switch {
+            let limits = SwitchLimits {
+                max_payload: bridge.switch.max_payload as usize,
+                client_queue: bridge.switch.client_queue as usize,
+            };
+            let s = Switch::bind_with(&bridge.address, bridge.port, bridge.loop_back, limits)
+                .map_err(|e| EngineError::Switch {
                     address: bridge.address.clone(),
                     port: bridge.port,
                     error: e.to_string(),
-                }
-            })?;
+                })?;
             Some(s)
         };
         let default_script = if bridge.script.path.is_empty() {
@@ -572,7 +577,8 @@ impl Engine {
                     self.events.push_back(EngineEvent::RtStarted(s));
                 }
                 RtEvent::LinkUp { link, target, kind } => {
-                    self.links.insert(link, LinkInfo { target });
+                    let budget = self.link_budget(target, kind, now);
+                    self.links.insert(link, LinkInfo { target, budget });
                     self.net.on_link_up(link, now);
                     self.events
                         .push_back(EngineEvent::LinkUp { link, target, kind });
@@ -643,18 +649,62 @@ impl Engine {
         });
     }
 
+    /// The switch's forwarding budget toward a new link: 3/4 of a serial link's line rate,
+    /// else `switch.tcp_budget`.
+    fn link_budget(&self, target: u16, kind: LinkKind, now: Instant) -> LinkBudget {
+        let baud = self
+            .params
+            .targets
+            .get(target as usize)
+            .and_then(|t| t.parse::<msgs::target::Target>().ok())
+            .and_then(|t| match t {
+                msgs::target::Target::Serial(s) => Some(s.baud),
+                _ => None,
+            });
+        match (kind, baud) {
+            (LinkKind::Serial, Some(baud)) => LinkBudget::serial(baud, now),
+            (LinkKind::Serial, None) => LinkBudget::serial(115_200, now),
+            _ => LinkBudget::new(self.params.switch.tcp_budget, now),
+        }
+    }
+
+    /// Frames from the switch's clients go to every robot link within its budget (the rest
+    /// is counted for the client by the switch) and, if a link took them, are seen by the
+    /// network manager.
     fn poll_switch(&mut self, now: Instant) {
-        let Some(switch) = self.switch.as_mut() else {
+        let Engine {
+            switch,
+            net,
+            links,
+            backlog,
+            ..
+        } = self;
+        let Some(switch) = switch.as_mut() else {
             return;
         };
-        let mut from_clients: Vec<Vec<u8>> = Vec::new();
-        switch.poll(|_, frame| from_clients.push(frame.raw().to_vec()));
-        for raw in from_clients {
-            if let Ok((frame, _)) = Frame::parse(&raw) {
-                self.net.on_frame(SWITCH_LINK, &frame, 0, now);
-                self.watch_client_halt(&frame);
+        let mut halts: Vec<u16> = Vec::new();
+        switch.poll(|_, frame| {
+            if let Some(dest) = vm_halt::halt_request(frame) {
+                halts.push(dest);
             }
-            self.backlog.push_back((LinkTarget::All, raw));
+            let (mut taken, mut refused) = (0, 0);
+            for (l, info) in links.iter_mut() {
+                if info.budget.take(frame.raw().len(), now) {
+                    backlog.push_back((LinkTarget::One(*l), frame.raw().to_vec()));
+                    taken += 1;
+                } else {
+                    refused += 1;
+                }
+            }
+            // a frame no link took never reached the Aseba network: the ROS side does not see
+            // it either (a flood costs the driver no more than the budget lets through)
+            if taken > 0 || refused == 0 {
+                net.on_frame(SWITCH_LINK, frame, 0, now);
+            }
+            refused == 0
+        });
+        for dest in halts {
+            self.watch_client_halt(dest);
         }
     }
 

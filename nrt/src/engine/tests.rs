@@ -142,8 +142,9 @@ fn switch_shares_the_link() {
         assert!(Instant::now() < deadline);
         e.poll(Instant::now());
         let w = written(&mut rt);
+        // to each robot link, within its budget
         if w.iter()
-            .any(|(to, _, f)| *to == LinkTarget::All && *f == cmd)
+            .any(|(to, _, f)| matches!(to, LinkTarget::One(_)) && *f == cmd)
         {
             break;
         }
@@ -436,4 +437,21 @@ fn with_restart_off_a_stopped_vm_is_only_reported() {
         .any(|(_, k, _)| *k == kind::RUN));
     let r = e.vm_record(3).unwrap();
     assert_eq!((r.halted, r.halts, r.restarts), (true, 1, 0));
+}
+
+#[test]
+fn the_switch_budget_is_sized_to_each_link() {
+    let (mut e, _rt) = engine(0);
+    e.params.targets = vec![
+        "ser:device=/dev/ttyACM0;baud=9600".into(),
+        "tcp:host=127.0.0.1;port=33333".into(),
+        "ser:name=Thymio-II".into(),
+    ];
+    let now = Instant::now();
+    // serial: 3/4 of baud / 10
+    assert_eq!(e.link_budget(0, LinkKind::Serial, now).rate(), 720);
+    assert_eq!(e.link_budget(2, LinkKind::Serial, now).rate(), 8_640);
+    // TCP and the embedded simulator: switch.tcp_budget
+    assert_eq!(e.link_budget(1, LinkKind::Tcp, now).rate(), 100_000);
+    assert_eq!(e.link_budget(7, LinkKind::Pipe, now).rate(), 100_000);
 }

@@ -98,15 +98,19 @@ impl VmHalts {
     }
 }
 
+/// The node a switch client's frame stops or pauses, if it is a STOP or PAUSE.
+pub(super) fn halt_request(frame: &Frame<'_>) -> Option<u16> {
+    use msgs::wire::Message;
+    match Message::decode(frame.kind, frame.payload) {
+        Ok(Message::Stop { dest } | Message::Pause { dest }) => Some(dest),
+        _ => None,
+    }
+}
+
 impl Engine {
     /// A switch client sent STOP or PAUSE to a driven node: ask its state now (the answer goes
     /// through [`Self::check_vm_halt`]) instead of waiting for the periodic check.
-    pub(super) fn watch_client_halt(&mut self, frame: &Frame<'_>) {
-        use msgs::wire::Message;
-        let dest = match Message::decode(frame.kind, frame.payload) {
-            Ok(Message::Stop { dest } | Message::Pause { dest }) => dest,
-            _ => return,
-        };
+    pub(super) fn watch_client_halt(&mut self, dest: u16) {
         if self.robots.of_node(dest).is_some() {
             tracing::warn!(
                 "a switch client sent STOP/PAUSE to node {dest}, which the driver drives"

@@ -33,6 +33,9 @@ pub fn array(prefix: &str, engine: &Engine, stamp: Time) -> DiagnosticArray {
     let mut status = vec![network(prefix, engine)];
     status.extend(nodes(prefix, engine));
     status.push(rt_thread(prefix, engine.rt_stats(), engine.rt_exited()));
+    if let Some(sw) = engine.switch() {
+        status.push(switch(prefix, &sw.report()));
+    }
     DiagnosticArray {
         header: Header {
             stamp,
@@ -237,6 +240,59 @@ pub fn rt_thread(prefix: &str, stats: Option<&RtStats>, exited: bool) -> Diagnos
     }
 }
 
+// ---- Aseba switch (hostile input: refused, dropped and over-budget frames per client) --------
+
+/// "Aseba switch": its totals and each client's counters (connected ones, then the last that
+/// left). WARN while something was refused or dropped, saying what.
+pub fn switch(prefix: &str, r: &crate::switch::SwitchReport) -> DiagnosticStatus {
+    let t = &r.totals;
+    let problems: Vec<String> = [
+        (t.oversize, "oversize frames refused"),
+        (t.over_budget, "frames over a link's budget"),
+        (t.queue_drops, "frames dropped for clients that do not read"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let mut values = vec![
+        kv("Clients connected", t.connected),
+        kv("Clients accepted", t.accepted),
+        kv("Frames from clients", t.frames_in),
+        kv("Frames rejected", t.frames_rejected),
+        kv("Oversize frames refused", t.oversize),
+        kv("Frames over budget", t.over_budget),
+        kv("Queue drops", t.queue_drops),
+        kv("Largest payload [bytes]", r.max_payload),
+        kv("Client queue [bytes]", r.client_queue),
+    ];
+    values.extend(r.clients.iter().map(|c| {
+        kv(
+            &format!("Client {} ({})", c.id, c.peer),
+            format!(
+                "{}; frames {}, rejected {}, oversize {}, over budget {}, queue drops {}",
+                if c.connected { "connected" } else { "left" },
+                c.frames_in,
+                c.rejected,
+                c.oversize,
+                c.over_budget,
+                c.queue_drops
+            ),
+        )
+    }));
+    DiagnosticStatus {
+        level: if problems.is_empty() { OK } else { WARN },
+        name: format!("{prefix}: Aseba switch"),
+        message: if problems.is_empty() {
+            "OK".to_owned()
+        } else {
+            problems.join(", ")
+        },
+        hardware_id: String::new(),
+        values,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,6 +368,48 @@ mod tests {
         assert_eq!(
             value(&rt_thread("x", Some(&st), false), "Allocations"),
             "not counted"
+        );
+    }
+
+    #[test]
+    fn the_switch_status_counts_per_client_and_warns_on_drops() {
+        use crate::switch::{ClientStats, SwitchReport, SwitchStats};
+        let client = |id, oversize, connected| ClientStats {
+            id,
+            peer: format!("127.0.0.1:{}", 40000 + id),
+            connected,
+            frames_in: 10,
+            rejected: 0,
+            oversize,
+            over_budget: 0,
+            queue_drops: 0,
+        };
+        let mut r = SwitchReport {
+            totals: SwitchStats {
+                accepted: 2,
+                connected: 1,
+                frames_in: 20,
+                ..Default::default()
+            },
+            max_payload: 516,
+            client_queue: 4096,
+            clients: vec![client(2, 0, true), client(1, 0, false)],
+        };
+        let s = switch("asebaros", &r);
+        assert_eq!((s.level, s.name.as_str()), (OK, "asebaros: Aseba switch"));
+        assert_eq!(value(&s, "Largest payload [bytes]"), "516");
+        r.totals.oversize = 1;
+        r.totals.over_budget = 7;
+        r.clients[1] = client(1, 1, false);
+        let s = switch("asebaros", &r);
+        assert_eq!(s.level, WARN);
+        assert_eq!(
+            s.message,
+            "1 oversize frames refused, 7 frames over a link's budget"
+        );
+        assert_eq!(
+            value(&s, "Client 1 (127.0.0.1:40001)"),
+            "left; frames 10, rejected 0, oversize 1, over budget 0, queue drops 0"
         );
     }
 }

@@ -5,9 +5,13 @@
 
 mod robots;
 mod script;
+mod script_file;
+mod script_reader;
 
 pub use robots::{rt_calibration, RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
+pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
+pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
 
 use crate::network::{Dest, LinkId, LoadedScript, NetError, NetworkEvent, NetworkManager};
 use crate::params::BridgeParams;

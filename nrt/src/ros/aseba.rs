@@ -161,7 +161,7 @@ impl AsebaInterface {
             if ev.source != 0 {
                 continue;
             }
-            if let Err(e) = engine.network_mut().emit(ev.type_, &ev.data) {
+            if let Err(e) = engine.emit_anonymous(ev.type_, &ev.data) {
                 self.reporter
                     .error(&format!("anonymous event {}: {e}", ev.type_));
             }
@@ -215,7 +215,7 @@ impl AsebaInterface {
         }
         for call in sets {
             let m = &call.message;
-            if let Err(e) = engine.network_mut().set_variable(id, &m.variable, &m.data) {
+            if let Err(e) = engine.set_variable(id, &m.variable, &m.data) {
                 self.reporter.error(&format!("set_variable: {e}"));
             }
             self.respond(call, SetVariable::Response {});

@@ -18,7 +18,9 @@ fn run_with_config(dir: &Path, yaml: &str, extra: &[&str]) -> (std::process::Exi
     let cfg = dir.join("config.yaml");
     std::fs::write(&cfg, yaml).unwrap();
     let mut c = thymio_rt();
-    c.args(["run", "--no-ros", "--config"]).arg(&cfg).args(extra);
+    c.args(["run", "--no-ros", "--config"])
+        .arg(&cfg)
+        .args(extra);
     let mut p = Proc::spawn("thymio-rt run", c);
     let status = p.wait_exit(Duration::from_secs(20));
     (status, p.seen.join("\n"))
@@ -40,11 +42,23 @@ fn script_path_that_is_not_a_script_file_is_a_clear_error_at_start() {
     let big = dir.path().join("big.aesl");
     std::fs::write(&big, vec![b' '; 2 << 20]).unwrap();
     for (path, reason) in [
-        ("/dev/zero".to_owned(), "not a regular file (a character device)"),
+        (
+            "/dev/zero".to_owned(),
+            "not a regular file (a character device)",
+        ),
         (fifo.display().to_string(), "not a regular file (a FIFO)"),
-        (dir.path().display().to_string(), "not a regular file (a directory)"),
-        (big.display().to_string(), "too large (2097152 bytes; at most 1048576 bytes)"),
-        (dir.path().join("none.aesl").display().to_string(), "not found"),
+        (
+            dir.path().display().to_string(),
+            "not a regular file (a directory)",
+        ),
+        (
+            big.display().to_string(),
+            "too large (2097152 bytes; at most 1048576 bytes)",
+        ),
+        (
+            dir.path().join("none.aesl").display().to_string(),
+            "not found",
+        ),
     ] {
         let t0 = Instant::now();
         let (status, out) = run_with_config(
@@ -57,7 +71,11 @@ fn script_path_that_is_not_a_script_file_is_a_clear_error_at_start() {
             out.contains(&format!("cannot read script {path}: {reason}")),
             "{path}: {out}"
         );
-        assert!(t0.elapsed() < Duration::from_secs(8), "{path}: {:?}", t0.elapsed());
+        assert!(
+            t0.elapsed() < Duration::from_secs(8),
+            "{path}: {:?}",
+            t0.elapsed()
+        );
     }
 }
 
@@ -128,7 +146,12 @@ fn wait_event(rt: &mut Runtime, timeout: Duration, f: impl Fn(&EngineEvent) -> b
 
 /// Reads `var` of node 1 through the switch with a separate `thymio-rt vars get`, polling the
 /// runtime meanwhile; `keep` is called every 50 ms (to keep sending commands).
-fn read_remote(rt: &mut Runtime, switch: u16, var: &str, mut keep: impl FnMut(&mut Runtime)) -> i16 {
+fn read_remote(
+    rt: &mut Runtime,
+    switch: u16,
+    var: &str,
+    mut keep: impl FnMut(&mut Runtime),
+) -> i16 {
     let mut child: Child = thymio_rt()
         .args([
             "vars",
@@ -202,7 +225,10 @@ fn raw_set_speed_is_capped_and_watched() {
             .expect("set_speed");
     };
     assert_eq!(read_remote(&mut rt, switch, "motor.left.target", send), 500);
-    assert_eq!(read_remote(&mut rt, switch, "motor.right.target", send), 500);
+    assert_eq!(
+        read_remote(&mut rt, switch, "motor.right.target", send),
+        500
+    );
     // a ratio below the cap is kept to the unit
     let arc = |rt: &mut Runtime| {
         rt.engine
@@ -210,15 +236,30 @@ fn raw_set_speed_is_capped_and_watched() {
             .expect("set_speed");
     };
     assert_eq!(read_remote(&mut rt, switch, "motor.left.target", arc), 200);
-    assert_eq!(read_remote(&mut rt, switch, "motor.right.target", arc), -100);
+    assert_eq!(
+        read_remote(&mut rt, switch, "motor.right.target", arc),
+        -100
+    );
     // stop sending: the watchdog (0.5 s) stops the robot
     let t0 = Instant::now();
     wait_event(&mut rt, Duration::from_secs(3), |e| {
         matches!(e, EngineEvent::WatchdogStop { node: 1 })
     });
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
-    wait_remote(&mut rt, switch, "motor.left.target", 0, Duration::from_secs(10));
-    wait_remote(&mut rt, switch, "motor.right.target", 0, Duration::from_secs(10));
+    wait_remote(
+        &mut rt,
+        switch,
+        "motor.left.target",
+        0,
+        Duration::from_secs(10),
+    );
+    wait_remote(
+        &mut rt,
+        switch,
+        "motor.right.target",
+        0,
+        Duration::from_secs(10),
+    );
     // the wrong size is still an error
     assert!(rt.engine.emit_script_event(1, "set_speed", &[1]).is_err());
     rt.stop();
@@ -234,7 +275,10 @@ fn raw_motor_target_writes_are_capped_and_watched() {
             .set_variable(1, "motor.left.target", &[32767])
             .expect("set_variable");
     };
-    assert_eq!(read_remote(&mut rt, switch, "motor.left.target", write), 500);
+    assert_eq!(
+        read_remote(&mut rt, switch, "motor.left.target", write),
+        500
+    );
     let both = |rt: &mut Runtime| {
         rt.engine
             .set_variable(1, "motor.left.target", &[-300])
@@ -243,10 +287,28 @@ fn raw_motor_target_writes_are_capped_and_watched() {
             .set_variable(1, "motor.right.target", &[150])
             .unwrap();
     };
-    assert_eq!(read_remote(&mut rt, switch, "motor.left.target", both), -300);
-    assert_eq!(read_remote(&mut rt, switch, "motor.right.target", both), 150);
-    wait_remote(&mut rt, switch, "motor.left.target", 0, Duration::from_secs(10));
-    wait_remote(&mut rt, switch, "motor.right.target", 0, Duration::from_secs(10));
+    assert_eq!(
+        read_remote(&mut rt, switch, "motor.left.target", both),
+        -300
+    );
+    assert_eq!(
+        read_remote(&mut rt, switch, "motor.right.target", both),
+        150
+    );
+    wait_remote(
+        &mut rt,
+        switch,
+        "motor.left.target",
+        0,
+        Duration::from_secs(10),
+    );
+    wait_remote(
+        &mut rt,
+        switch,
+        "motor.right.target",
+        0,
+        Duration::from_secs(10),
+    );
     assert!(rt
         .engine
         .set_variable(1, "motor.left.target", &[1, 2])
@@ -269,7 +331,10 @@ fn raw_writes_to_a_node_not_driven_pass_unchanged() {
             .set_variable(1, "motor.left.target", &[700])
             .expect("set_variable");
     };
-    assert_eq!(read_remote(&mut rt, switch, "motor.left.target", write), 700);
+    assert_eq!(
+        read_remote(&mut rt, switch, "motor.left.target", write),
+        700
+    );
     rt.engine
         .set_variable(1, "motor.left.target", &[0])
         .unwrap();

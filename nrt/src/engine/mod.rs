@@ -9,7 +9,7 @@ mod script;
 mod script_file;
 mod script_reader;
 
-pub use raw_motor::{wheels_to_twist, MOTOR_TARGETS};
+pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
 pub use robots::{rt_calibration, RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
 pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
@@ -122,6 +122,16 @@ pub enum EngineEvent {
         node: u16,
         /// Holding.
         engaged: bool,
+    },
+    /// Raw motor targets sent to a driven robot through the generic interface (`set_speed`,
+    /// `motor.*.target`) were beyond the driver's cap and were capped; once per robot.
+    RawMotorCapped {
+        /// Node id.
+        node: u16,
+        /// The targets asked for.
+        wheels: [i16; 2],
+        /// The cap (motor units).
+        cap: f64,
     },
     /// RT statistics.
     Stats(Box<RtStats>),

@@ -13,7 +13,7 @@
 //! other wheel at its last raw target if that is younger than the watchdog, else at 0. Nodes
 //! the driver does not drive get the event or the write unchanged, as before.
 
-use super::{Engine, EngineError};
+use super::{Engine, EngineError, EngineEvent};
 use crate::network::NetError;
 use msgs::rtmsg::{Quadratic, RobotCalibration, Twist2};
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,6 +65,15 @@ pub fn cap_pair(m: [i16; 2], cap: f64) -> [i16; 2] {
     })
 }
 
+/// The report of [`EngineEvent::RawMotorCapped`].
+pub fn capped_message(node: u16, wheels: [i16; 2], cap: f64) -> String {
+    format!(
+        "node {node}: raw motor targets {wheels:?} beyond the driver's limit ±{cap}: capped \
+         (the driver drives this robot: set_speed and motor.*.target go through the cmd_vel cap \
+         and watchdog; further ones are capped silently)"
+    )
+}
+
 /// The twist whose mapping through `cal` gives the wheel targets `m` (before the cap).
 pub fn wheels_to_twist(m: [i16; 2], cal: &RobotCalibration) -> Twist2 {
     let l = units_to_si(f64::from(m[0]), cal.left);
@@ -89,10 +98,9 @@ impl Engine {
             .unwrap_or_else(|| super::rt_calibration(&slot.calibration));
         let cap = cal.max_units;
         if wheels.iter().any(|w| f64::from(*w).abs() > cap) && self.raw.warned_cap.insert(node) {
-            tracing::warn!(
-                "node {node}: raw motor targets {wheels:?} beyond the driver's limit ±{cap}: \
-                 capped (the driver drives this robot; further ones are capped silently)"
-            );
+            tracing::warn!("{}", capped_message(node, wheels, cap));
+            self.events
+                .push_back(EngineEvent::RawMotorCapped { node, wheels, cap });
         }
         self.ends
             .set_cmd_vel(robot, wheels_to_twist(cap_pair(wheels, cap), &cal))

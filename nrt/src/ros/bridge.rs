@@ -205,6 +205,9 @@ impl RosBridge {
             EngineEvent::LinkDown { target, .. } => {
                 self.reporter.warn(&format!("lost target {target}"))
             }
+            EngineEvent::RawMotorCapped { node, wheels, cap } => self
+                .reporter
+                .warn(&crate::engine::capped_message(*node, *wheels, *cap)),
             _ => {}
         }
     }

@@ -316,6 +316,65 @@ fn raw_motor_target_writes_are_capped_and_watched() {
     rt.stop();
 }
 
+/// The multi-robot script (`set_speed` carries the node id first, `include_id_in_events`): the
+/// named event and an anonymous `set_speed` addressed to the robot are capped and watched too.
+#[test]
+fn raw_set_speed_with_node_id_and_anonymous_is_capped_and_watched() {
+    let switch = free_port();
+    let mut c =
+        Config::from_yaml("nodes: {thymio: {include_id_in_events: true}}\nset_id_variable: true\n")
+            .unwrap();
+    c.bridge.port = switch;
+    c.bridge.script.path = root()
+        .join("config/aseba/thymio_ros_multi.aesl")
+        .display()
+        .to_string();
+    c.rt.priority = 0;
+    c.rt.lock_memory = false;
+    let mut rt = Runtime::start(&c).expect("runtime");
+    wait_event(&mut rt, Duration::from_secs(15), |e| {
+        matches!(e, EngineEvent::RobotReady { node: 1, .. })
+    });
+    let named = |rt: &mut Runtime| {
+        rt.engine
+            .emit_script_event(1, "set_speed", &[-32768, 0])
+            .expect("set_speed");
+    };
+    assert_eq!(
+        read_remote(&mut rt, switch, "motor.left.target", named),
+        -500
+    );
+    let id = rt
+        .engine
+        .network()
+        .node(1)
+        .and_then(|n| n.script.as_ref())
+        .and_then(|s| s.events.iter().position(|(e, _)| e == "set_speed"))
+        .expect("set_speed in the script") as u16;
+    let anonymous = move |rt: &mut Runtime| {
+        rt.engine
+            .emit_anonymous(id, &[1, 1000, 32767])
+            .expect("anonymous set_speed");
+    };
+    assert_eq!(
+        read_remote(&mut rt, switch, "motor.right.target", anonymous),
+        500
+    );
+    // 1000 / 32767 of the cap: the ratio is kept (trunc(500 · 1000 / 32767) = 15)
+    assert_eq!(
+        read_remote(&mut rt, switch, "motor.left.target", anonymous),
+        15
+    );
+    wait_remote(
+        &mut rt,
+        switch,
+        "motor.right.target",
+        0,
+        Duration::from_secs(10),
+    );
+    rt.stop();
+}
+
 /// A node the driver does not drive (driver disabled) gets the write as it comes, as before.
 #[test]
 fn raw_writes_to_a_node_not_driven_pass_unchanged() {

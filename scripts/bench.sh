@@ -9,4 +9,6 @@ cd "$ROOT"
 "$ROOT/scripts/setup.sh" --no-peers
 # shellcheck source=scripts/ros2-env.sh
 source "$ROOT/scripts/ros2-env.sh"
-cargo bench "$@"
+# The same features as scripts/run.sh: cargo bench builds the package's binary into target/release too, and a build
+# without them would replace the driver run.sh built with one that has no ROS 2 bridge.
+cargo bench --features ros2 "$@"

@@ -187,6 +187,12 @@ fn wait_listening(port: u16) -> Result<(), String> {
 }
 
 fn main() {
+    if !cfg!(feature = "ros2") {
+        eprintln!(
+            "note: benches built without --features ros2: cargo has replaced target/release/thymio-rt with a \
+             driver that has no ROS 2 bridge (scripts/bench.sh builds them with the same features as scripts/run.sh)"
+        );
+    }
     // `cargo bench` passes `--bench`; filters select sections: loop, e2e, scale
     let args: Vec<String> = std::env::args()
         .skip(1)

@@ -90,10 +90,12 @@ pub struct RtSection {
     pub overruns: u64,
     /// Periods skipped to recover.
     pub skipped_periods: u64,
-    /// Heap allocations on the RT thread.
-    pub allocations: u64,
-    /// Whether allocations were counted (counting allocator installed).
-    pub allocator_installed: bool,
+    /// Whether allocations on the RT thread were counted (the counting allocator,
+    /// `rt::alloc::CountingAlloc`, is the binary's global allocator).
+    pub allocation_counting: bool,
+    /// Heap allocations on the RT thread after warm-up; `None` (JSON `null`) when they were
+    /// not counted: never a 0 that measures nothing.
+    pub allocations: Option<u64>,
     /// Page faults of the RT thread after warm-up.
     pub page_faults: u64,
     /// Of which major.
@@ -180,8 +182,8 @@ impl Report {
                 cycles: stats.cycles,
                 overruns: stats.overruns,
                 skipped_periods: stats.skipped_periods,
-                allocations: stats.allocations,
-                allocator_installed: stats.allocator_installed,
+                allocation_counting: stats.allocator_installed,
+                allocations: stats.allocator_installed.then_some(stats.allocations),
                 page_faults: stats.page_faults,
                 page_faults_major: stats.page_faults_major,
                 page_faults_warmup: stats.page_faults_warmup,
@@ -285,6 +287,25 @@ mod tests {
     }
 
     #[test]
+    fn allocations_not_counted_are_null_not_zero() {
+        let s = RtStats {
+            allocator_installed: false,
+            ..stats()
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&Report::new(&s, None, None).to_json()).unwrap();
+        assert_eq!(v["rt"]["allocation_counting"], false);
+        assert!(v["rt"]["allocations"].is_null(), "{}", v["rt"]);
+        let s = RtStats {
+            allocations: 3,
+            ..stats()
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&Report::new(&s, None, None).to_json()).unwrap();
+        assert_eq!(v["rt"]["allocations"], 3);
+    }
+
+    #[test]
     fn json_has_every_required_field() {
         let odom = OdomSample {
             robot: 0,
@@ -312,6 +333,7 @@ mod tests {
         assert_eq!(v["rt"]["cycles"], 2500);
         assert_eq!(v["rt"]["overruns"], 3);
         assert_eq!(v["rt"]["allocations"], 0);
+        assert_eq!(v["rt"]["allocation_counting"], true);
         assert_eq!(v["rt"]["page_faults"], 0);
         assert_eq!(v["rt"]["ring_drops"], 3);
         assert_eq!(v["rt"]["scheduler"], "FIFO");

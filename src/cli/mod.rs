@@ -12,7 +12,7 @@ pub mod vars;
 
 /// Real-time ROS 2 driver for Thymio-II robots and Aseba networks.
 #[derive(Debug, Parser)]
-#[command(name = "thymio-rt", version, about)]
+#[command(name = "thymio-rt", version, about, max_term_width = 100)]
 pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]

@@ -3,13 +3,19 @@
 //! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
 //! blocks and never touches a link.
 
+mod raw_motor;
 mod robots;
 mod script;
 mod vm_halt;
+mod script_file;
+mod script_reader;
 
+pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
 pub use robots::{rt_calibration, RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
 pub use vm_halt::VmRecord;
+pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
+pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
 
 use crate::network::{Dest, LinkId, LoadedScript, NetError, NetworkEvent, NetworkManager};
 use crate::params::BridgeParams;
@@ -119,6 +125,16 @@ pub enum EngineEvent {
         /// Holding.
         engaged: bool,
     },
+    /// Raw motor targets sent to a driven robot through the generic interface (`set_speed`,
+    /// `motor.*.target`) were beyond the driver's cap and were capped; once per robot.
+    RawMotorCapped {
+        /// Node id.
+        node: u16,
+        /// The targets asked for.
+        wheels: [i16; 2],
+        /// The cap (motor units).
+        cap: f64,
+    },
     /// RT statistics.
     Stats(Box<RtStats>),
 }
@@ -214,6 +230,8 @@ pub struct Engine {
     last_stats: Option<RtStats>,
     stats: EngineStats,
     rt_exited: bool,
+    /// Raw motor commands of the generic interface (see `raw_motor`).
+    raw: raw_motor::RawMotor,
 }
 
 impl std::fmt::Debug for Engine {
@@ -279,6 +297,7 @@ impl Engine {
             last_stats: None,
             stats: EngineStats::default(),
             rt_exited: false,
+            raw: Default::default(),
         })
     }
 
@@ -465,12 +484,17 @@ impl Engine {
 
     /// Sends a named event of the node's script to the network (with the node id first when
     /// the node's settings say `include_id_in_events`); the size must be the declared one.
+    /// `set_speed` to a node the RT thread drives becomes its set-point instead (capped and
+    /// watched like cmd_vel: see `raw_motor`).
     pub fn emit_script_event(
         &mut self,
         node: u16,
         name: &str,
         args: &[i16],
     ) -> Result<(), EngineError> {
+        if name == raw_motor::SET_SPEED && self.raw_set_speed(node, args)? {
+            return Ok(());
+        }
         let n = self.net.node(node).ok_or(NetError::UnknownNode(node))?;
         let script = n.script.as_ref().ok_or_else(|| EngineError::UnknownEvent {
             node,
@@ -870,6 +894,7 @@ impl Engine {
 
     /// Frees the RT slot of node `id` (the RT thread writes a zero speed first) and tells the user.
     fn remove_robot(&mut self, id: u16) {
+        self.raw_forget(id);
         self.lost_since.remove(&id);
         self.reflex_holds.remove(&id);
         if let Some(slot) = self.robots.release(id) {

@@ -1,6 +1,7 @@
 //! Scripts to load: an `.aesl` file (or text) with constant overrides, compiled per node by
 //! `crate::compiler` against the node's own description.
 
+use super::script_file::{read_script_file, ScriptFileError};
 use crate::compiler;
 use crate::network::{LoadedScript, Node};
 use std::collections::BTreeMap;
@@ -19,13 +20,14 @@ pub struct ScriptSource {
 /// Why a script could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScriptError {
-    /// The file cannot be read.
+    /// The file cannot be read (or is not a regular file of a script's size).
     #[error("cannot read script {path}: {error}")]
     Read {
         /// Path.
         path: String,
         /// Cause.
-        error: String,
+        #[source]
+        error: ScriptFileError,
     },
     /// The `.aesl` file is malformed.
     #[error("{origin}: {message}")]
@@ -53,14 +55,25 @@ pub enum ScriptError {
 }
 
 impl ScriptSource {
-    /// Reads an `.aesl` file.
+    /// Reads an `.aesl` file here and now (regular files only, size-bounded, opened without
+    /// blocking: see [`read_script_file`]). The loop of a running driver reads through
+    /// [`super::ScriptReader`] instead and builds the source with [`Self::from_read`].
     pub fn from_file(
         path: &str,
         constants: &BTreeMap<String, i16>,
     ) -> Result<ScriptSource, ScriptError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScriptError::Read {
+        Self::from_read(path, read_script_file(path), constants)
+    }
+
+    /// The source from the outcome of reading `path`.
+    pub fn from_read(
+        path: &str,
+        read: Result<String, ScriptFileError>,
+        constants: &BTreeMap<String, i16>,
+    ) -> Result<ScriptSource, ScriptError> {
+        let text = read.map_err(|error| ScriptError::Read {
             path: path.to_owned(),
-            error: e.to_string(),
+            error,
         })?;
         Ok(ScriptSource {
             origin: path.to_owned(),

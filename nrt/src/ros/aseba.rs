@@ -12,14 +12,16 @@
 //! payload sizes are checked against the script's declaration both ways (a mismatching event from Aseba goes to
 //! `anonymous_events`); bad requests (unknown variable or event, wrong size, compile errors with line:col) are
 //! answered and reported on the ROS log (`/rosout`), never swallowed — the services of the asebaros interface have
-//! no field for an error.
+//! no field for an error. `load_script` reads its file on a worker thread (`engine::ScriptReader`: regular files
+//! of at most 1 MiB, opened without blocking) and answers when the script is loaded or refused, with the reason
+//! (not found, permission denied, not a regular file, too large) on the log: a path never blocks the loop.
 
 use super::convert::{self, Clocks};
 use super::names::{self, NameError};
 use super::report::Reporter;
 use super::spinner::NodeAccess;
 use super::{drain, Srv, Sub};
-use crate::engine::{Engine, EngineEvent, ScriptSource};
+use crate::engine::{Engine, EngineEvent, ReadTicket, ScriptReader, ScriptSource};
 use crate::network::{NetworkEvent, RequestId};
 use r2r::asebaros_msgs::msg::{AnonymousEvent, Event, NodeDescription, NodeList};
 use r2r::asebaros_msgs::srv::{GetDescription, GetNodeList, GetVariable, LoadScript, SetVariable};
@@ -68,6 +70,12 @@ struct PendingGet {
     call: ServiceRequest<GetVariable::Service>,
 }
 
+/// A `load_script` call waiting for its file (read off the loop's thread).
+struct PendingLoad {
+    ticket: ReadTicket,
+    call: ServiceRequest<LoadScript::Service>,
+}
+
 /// The asebaros interface of the bridge node.
 pub struct AsebaInterface {
     reporter: Reporter,
@@ -76,6 +84,9 @@ pub struct AsebaInterface {
     anonymous_in: Sub<AnonymousEvent>,
     get_nodes: Srv<GetNodeList::Service>,
     load_script: Srv<LoadScript::Service>,
+    /// Reads the files of `load_script` calls off the loop's thread.
+    reader: ScriptReader,
+    loads: Vec<PendingLoad>,
     per_node: BTreeMap<u16, NodeInterface>,
     /// Namespace → the node that owns it.
     namespaces: BTreeMap<String, u16>,
@@ -86,8 +97,13 @@ pub struct AsebaInterface {
 }
 
 impl AsebaInterface {
-    /// Creates the network-wide topics and services on `node`.
-    pub fn new(node: &mut r2r::Node, reporter: Reporter) -> Result<AsebaInterface, r2r::Error> {
+    /// Creates the network-wide topics and services on `node`; `reader` reads the files of
+    /// `load_script` calls.
+    pub fn new(
+        node: &mut r2r::Node,
+        reporter: Reporter,
+        reader: ScriptReader,
+    ) -> Result<AsebaInterface, r2r::Error> {
         Ok(AsebaInterface {
             reporter,
             nodes: node.create_publisher(names::NODES, latched())?,
@@ -103,6 +119,8 @@ impl AsebaInterface {
                 names::LOAD_SCRIPT,
                 QosProfile::default(),
             )?),
+            reader,
+            loads: Vec::new(),
             per_node: BTreeMap::new(),
             namespaces: BTreeMap::new(),
             pending: Vec::new(),
@@ -120,14 +138,30 @@ impl AsebaInterface {
         }
         let calls: Vec<_> = drain(&mut self.load_script).collect();
         for call in calls {
-            self.serve_load_script(node, engine, &call.message);
-            self.respond(call, LoadScript::Response {});
+            match self.reader.submit(&call.message.file_name) {
+                Ok(ticket) => self.loads.push(PendingLoad { ticket, call }),
+                Err(e) => {
+                    self.reporter.error(&format!(
+                        "load_script: cannot read {}: {e}",
+                        call.message.file_name
+                    ));
+                    self.respond(call, LoadScript::Response {});
+                }
+            }
+        }
+        while let Some(done) = self.reader.try_done() {
+            let Some(i) = self.loads.iter().position(|l| l.ticket == done.ticket) else {
+                continue;
+            };
+            let load = self.loads.swap_remove(i);
+            self.serve_load_script(node, engine, &load.call.message, done.result);
+            self.respond(load.call, LoadScript::Response {});
         }
         for ev in drain(&mut self.anonymous_in).collect::<Vec<_>>() {
             if ev.source != 0 {
                 continue;
             }
-            if let Err(e) = engine.network_mut().emit(ev.type_, &ev.data) {
+            if let Err(e) = engine.emit_anonymous(ev.type_, &ev.data) {
                 self.reporter
                     .error(&format!("anonymous event {}: {e}", ev.type_));
             }
@@ -181,7 +215,7 @@ impl AsebaInterface {
         }
         for call in sets {
             let m = &call.message;
-            if let Err(e) = engine.network_mut().set_variable(id, &m.variable, &m.data) {
+            if let Err(e) = engine.set_variable(id, &m.variable, &m.data) {
                 self.reporter.error(&format!("set_variable: {e}"));
             }
             self.respond(call, SetVariable::Response {});
@@ -198,13 +232,14 @@ impl AsebaInterface {
         node: &mut NodeAccess,
         engine: &mut Engine,
         req: &LoadScript::Request,
+        text: Result<String, crate::engine::ScriptFileError>,
     ) {
         let constants: BTreeMap<String, i16> = req
             .constants
             .iter()
             .map(|c| (c.name.clone(), c.value))
             .collect();
-        let source = match ScriptSource::from_file(&req.file_name, &constants) {
+        let source = match ScriptSource::from_read(&req.file_name, text, &constants) {
             Ok(s) => s,
             Err(e) => return self.reporter.error(&format!("load_script: {e}")),
         };

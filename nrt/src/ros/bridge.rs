@@ -72,8 +72,10 @@ impl RosNode {
             .spawn_local(handler)
             .map_err(|e| RosError::Spawn(e.to_string()))?;
         let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
-        let aseba =
-            AsebaInterface::new(&mut self.node, reporter.clone()).map_err(RosError::Interface)?;
+        let reader = crate::engine::ScriptReader::start(engine.doorbell())
+            .map_err(|e| RosError::Spawn(e.to_string()))?;
+        let aseba = AsebaInterface::new(&mut self.node, reporter.clone(), reader)
+            .map_err(RosError::Interface)?;
         let thymio =
             ThymioInterface::new(&mut self.node, reporter.clone()).map_err(RosError::Interface)?;
         let diagnostics = self
@@ -203,6 +205,9 @@ impl RosBridge {
             EngineEvent::LinkDown { target, .. } => {
                 self.reporter.warn(&format!("lost target {target}"))
             }
+            EngineEvent::RawMotorCapped { node, wheels, cap } => self
+                .reporter
+                .warn(&crate::engine::capped_message(*node, *wheels, *cap)),
             _ => {}
         }
     }

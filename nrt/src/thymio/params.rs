@@ -31,6 +31,8 @@ pub struct DriverParams {
     /// Simulated robot: use the simulation calibration defaults.
     pub simulation: bool,
     /// Stop a robot when no cmd_vel arrived for this long [s] (0 disables; not recommended).
+    /// The generic interface's raw motor commands to a driven robot (`set_speed`,
+    /// `motor.*.target`) are set-points too: the same watchdog and cap apply to them.
     pub cmd_vel_timeout: f64,
     /// Remove a robot whose node stayed lost this long [s]: its RT slot is freed and its ROS
     /// interface destroyed; it is added back when the node returns (≤ 0 never removes).

@@ -145,6 +145,18 @@ pub fn find_port(selector: &SerialSelector) -> Result<PathBuf, SerialOpenError> 
     }
 }
 
+/// Whether `fd` is a Unix98 pseudo-terminal (`/dev/pts/N`, character-device majors 136–143),
+/// which has no modem lines such as DTR.
+pub fn is_pseudo_terminal(fd: &impl AsRawFd) -> bool {
+    use nix::sys::stat::{fstat, major, SFlag};
+    // SAFETY: `fd` is borrowed from the caller for the duration of the call, so it stays open.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd.as_raw_fd()) };
+    fstat(fd).is_ok_and(|st| {
+        SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFCHR
+            && (136..=143).contains(&major(st.st_rdev))
+    })
+}
+
 /// An open serial port in non-blocking mode.
 #[derive(Debug)]
 pub struct SerialLink {
@@ -173,7 +185,12 @@ impl SerialLink {
         if spec.dtr {
             use serialport::SerialPort;
             if let Err(e) = port.write_data_terminal_ready(true) {
-                tracing::warn!("{name}: cannot assert DTR ({e}); a Thymio will not answer");
+                if is_pseudo_terminal(&port) {
+                    // no modem lines: nothing to assert, and nothing is wrong (simulators, relays)
+                    tracing::debug!("{name}: a pseudo-terminal, no DTR to assert ({e})");
+                } else {
+                    tracing::warn!("{name}: cannot assert DTR ({e}); a Thymio will not answer");
+                }
             }
         }
         let link = SerialLink { port, path };

@@ -51,6 +51,20 @@ fn unknown_names_and_indices_are_errors() {
 }
 
 #[test]
+fn pseudo_terminals_are_told_apart_from_other_files() {
+    let pty = pty_pair();
+    assert!(is_pseudo_terminal(&pty.slave));
+    let f = std::fs::File::open(&pty.path).unwrap();
+    assert!(is_pseudo_terminal(&f));
+    assert!(!is_pseudo_terminal(
+        &std::fs::File::open("/dev/null").unwrap()
+    ));
+    assert!(!is_pseudo_terminal(
+        &std::fs::File::open("Cargo.toml").unwrap()
+    ));
+}
+
+#[test]
 fn pty_round_trip_without_blocking_then_hangup() {
     let pty = pty_pair();
     let (master, slave_path) = (&pty.master, pty.path.clone());

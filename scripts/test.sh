@@ -33,8 +33,12 @@ step "format"
 cargo fmt --all -- --check
 step "lints"
 cargo clippy --workspace --all-targets -- -D warnings
+step "release binary"
+# The integration tests run the binary users run (tests/common::thymio_rt reads THYMIO_RT_BIN),
+# built in a target directory of its own so that run.sh's ROS 2 build in target/release stays.
+cargo build --release --bin thymio-rt --target-dir "$ROOT/target/tests-release"
 step "workspace tests"
-cargo test --workspace --no-fail-fast
+THYMIO_RT_BIN="$ROOT/target/tests-release/release/thymio-rt" cargo test --workspace --no-fail-fast
 
 if [ $ros -eq 1 ]; then
     # shellcheck source=scripts/ros2-env.sh

@@ -14,9 +14,13 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The thymio-rt binary built for these tests.
+/// The thymio-rt binary under test: `THYMIO_RT_BIN` when set (scripts/test.sh points it at the
+/// release binary, the one users run), else the one cargo built for these tests.
 pub fn thymio_rt() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_thymio-rt"));
+    let bin = std::env::var_os("THYMIO_RT_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_thymio-rt")));
+    let mut c = Command::new(bin);
     c.env_remove("THYMIO_LOG");
     c
 }

@@ -5,7 +5,7 @@
 use crate::config::Config;
 use msgs::rtmsg::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
 use msgs::target::Target;
-use nrt::engine::{Engine, EngineConfig, EngineError, EngineEvent};
+use nrt_engine::engine::{Engine, EngineConfig, EngineError, EngineEvent};
 use rt::link::{SerialSelector, SerialSpec};
 use rt::nrt_connector::{
     spawn_connector, ConnectSpec, ConnectorConfig, ConnectorHandle, ConnectorStats,
@@ -54,7 +54,7 @@ pub struct Stopped {
     /// The exit stop of every robot driven at the end (zero speed confirmed or not).
     pub stops: Vec<rt::rtloop::StopOutcome>,
     /// Counters of the Aseba switch (totals and per client), if it ran.
-    pub switch: Option<nrt::switch::SwitchReport>,
+    pub switch: Option<nrt_engine::switch::SwitchReport>,
 }
 
 /// The running system.
@@ -77,7 +77,7 @@ struct Reflex {
 }
 
 /// The RT form of `obstacle_stop.*`.
-fn reflex_params(c: &nrt::thymio::params::ObstacleStopConfig) -> ObstacleStopParams {
+fn reflex_params(c: &nrt_engine::thymio::params::ObstacleStopConfig) -> ObstacleStopParams {
     ObstacleStopParams {
         enabled: c.enabled,
         threshold: c.threshold,

@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use msgs::description::thymio_ii_fw14;
 use msgs::wire::{kind, read_header, Message};
-use nrt::engine::EngineEvent;
+use nrt_engine::engine::EngineEvent;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -292,7 +292,7 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
     let report = rt.engine.switch().unwrap().report();
     let flood_client = &report.clients[0];
     // the budget (with its burst) plus the driver's own traffic (speed frames, requests)
-    let allowed = (BUDGET as f64 * (elapsed + nrt::switch::BURST_SECONDS)) as u64 + 30_000;
+    let allowed = (BUDGET as f64 * (elapsed + nrt_engine::switch::BURST_SECONDS)) as u64 + 30_000;
     assert!(
         to_robot <= allowed,
         "{to_robot} bytes reached the robot in {elapsed:.1} s, more than {allowed} (client offered {offered})"

@@ -5,7 +5,7 @@
 use super::{CliError, CliResult};
 use crate::config::Config;
 use crate::runtime::{Runtime, Stopped};
-use nrt::engine::EngineEvent;
+use nrt_engine::engine::EngineEvent;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -195,7 +195,7 @@ fn run_plain(
 
 #[cfg(feature = "ros2")]
 fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
-    use nrt::ros::{RosNode, RosOptions};
+    use nrt_ros2::{RosNode, RosOptions};
     let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
     let config = config
         .with_overrides(&node.parameter_overrides())

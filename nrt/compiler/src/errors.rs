@@ -73,7 +73,7 @@ pub type CResult<T> = Result<T, CompileError>;
 /// Builds a `CompileError` at `pos` with a formatted message.
 macro_rules! err {
     ($pos:expr, $($arg:tt)*) => {
-        $crate::compiler::errors::CompileError::at($pos, format!($($arg)*))
+        $crate::errors::CompileError::at($pos, format!($($arg)*))
     };
 }
 pub(crate) use err;

@@ -138,7 +138,7 @@ fn array(items: &[Value]) -> Option<ParameterValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::BridgeParams;
+    use nrt_engine::params::BridgeParams;
 
     fn yaml(text: &str) -> Mapping {
         serde_yaml::from_str(text).unwrap()

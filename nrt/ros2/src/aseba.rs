@@ -21,8 +21,8 @@ use super::names::{self, NameError};
 use super::report::Reporter;
 use super::spinner::NodeAccess;
 use super::{drain, Srv, Sub};
-use crate::engine::{Engine, EngineEvent, ReadTicket, ScriptReader, ScriptSource};
-use crate::network::{NetworkEvent, RequestId};
+use nrt_engine::engine::{Engine, EngineEvent, ReadTicket, ScriptReader, ScriptSource};
+use nrt_engine::network::{NetworkEvent, RequestId};
 use r2r::asebaros_msgs::msg::{AnonymousEvent, Event, NodeDescription, NodeList};
 use r2r::asebaros_msgs::srv::{GetDescription, GetNodeList, GetVariable, LoadScript, SetVariable};
 use r2r::{ParameterValue, Publisher, QosProfile, ServiceRequest};
@@ -232,7 +232,7 @@ impl AsebaInterface {
         node: &mut NodeAccess,
         engine: &mut Engine,
         req: &LoadScript::Request,
-        text: Result<String, crate::engine::ScriptFileError>,
+        text: Result<String, nrt_engine::engine::ScriptFileError>,
     ) {
         let constants: BTreeMap<String, i16> = req
             .constants
@@ -473,7 +473,7 @@ impl AsebaInterface {
     fn answer_get(
         &mut self,
         request: RequestId,
-        result: &Result<Vec<i16>, crate::network::NetError>,
+        result: &Result<Vec<i16>, nrt_engine::network::NetError>,
     ) {
         let Some(i) = self.pending.iter().position(|p| p.request == request) else {
             return;

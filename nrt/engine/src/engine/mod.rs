@@ -6,16 +6,16 @@
 mod raw_motor;
 mod robots;
 mod script;
-mod vm_halt;
 mod script_file;
 mod script_reader;
+mod vm_halt;
 
 pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
 pub use robots::{rt_calibration, RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
-pub use vm_halt::VmRecord;
 pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
 pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
+pub use vm_halt::VmRecord;
 
 use crate::network::{Dest, LinkId, LoadedScript, NetError, NetworkEvent, NetworkManager};
 use crate::params::BridgeParams;

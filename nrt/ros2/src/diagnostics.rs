@@ -3,9 +3,9 @@
 //! Status names are prefixed with the bridge node's name as diagnostic_updater does (`asebaros: Aseba Network`,
 //! `asebaros: Aseba Node thymio-II 1`, `asebaros: RT thread`).
 
-use crate::engine::Engine;
-use crate::network::{Node, NodeState};
 use msgs::rtmsg::{LatencySummary, RtStats, SchedulerMode};
+use nrt_engine::engine::Engine;
+use nrt_engine::network::{Node, NodeState};
 use r2r::builtin_interfaces::msg::Time;
 use r2r::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use r2r::std_msgs::msg::Header;
@@ -244,7 +244,7 @@ pub fn rt_thread(prefix: &str, stats: Option<&RtStats>, exited: bool) -> Diagnos
 
 /// "Aseba switch": its totals and each client's counters (connected ones, then the last that
 /// left). WARN while something was refused or dropped, saying what.
-pub fn switch(prefix: &str, r: &crate::switch::SwitchReport) -> DiagnosticStatus {
+pub fn switch(prefix: &str, r: &nrt_engine::switch::SwitchReport) -> DiagnosticStatus {
     let t = &r.totals;
     let problems: Vec<String> = [
         (t.oversize, "oversize frames refused"),
@@ -373,7 +373,7 @@ mod tests {
 
     #[test]
     fn the_switch_status_counts_per_client_and_warns_on_drops() {
-        use crate::switch::{ClientStats, SwitchReport, SwitchStats};
+        use nrt_engine::switch::{ClientStats, SwitchReport, SwitchStats};
         let client = |id, oversize, connected| ClientStats {
             id,
             peer: format!("127.0.0.1:{}", 40000 + id),

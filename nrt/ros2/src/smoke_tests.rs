@@ -27,9 +27,12 @@ fn context() -> r2r::Context {
     r2r::Context::create().expect("r2r context")
 }
 
-/// This test's name as libtest knows it (`ros::smoke_tests::<name>`).
+/// This test's name as libtest knows it (`smoke_tests::<name>`).
 fn test_path(name: &str) -> String {
-    format!("{}::{name}", module_path!().trim_start_matches("nrt::"))
+    format!(
+        "{}::{name}",
+        module_path!().trim_start_matches("nrt_ros2::")
+    )
 }
 
 fn sample_node_list() -> NodeList {

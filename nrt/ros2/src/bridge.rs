@@ -9,9 +9,9 @@ use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
 use super::{diagnostics, drain, names, params, RosError, RosOptions, Sub};
-use crate::engine::{Engine, EngineEvent};
 use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
+use nrt_engine::engine::{Engine, EngineEvent};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{ParameterValue, Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,7 +72,7 @@ impl RosNode {
             .spawn_local(handler)
             .map_err(|e| RosError::Spawn(e.to_string()))?;
         let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
-        let reader = crate::engine::ScriptReader::start(engine.doorbell())
+        let reader = nrt_engine::engine::ScriptReader::start(engine.doorbell())
             .map_err(|e| RosError::Spawn(e.to_string()))?;
         let aseba = AsebaInterface::new(&mut self.node, reporter.clone(), reader)
             .map_err(RosError::Interface)?;
@@ -175,7 +175,7 @@ impl RosBridge {
                 _ => return Err("cannot serialize the driver parameters".into()),
             };
             params::insert_dotted(&mut map, name, yaml);
-            let new: crate::thymio::params::DriverParams =
+            let new: nrt_engine::thymio::params::DriverParams =
                 serde_yaml::from_value(serde_yaml::Value::Mapping(map))
                     .map_err(|e| format!("{name}: {e}"))?;
             engine
@@ -207,7 +207,7 @@ impl RosBridge {
             }
             EngineEvent::RawMotorCapped { node, wheels, cap } => self
                 .reporter
-                .warn(&crate::engine::capped_message(*node, *wheels, *cap)),
+                .warn(&nrt_engine::engine::capped_message(*node, *wheels, *cap)),
             _ => {}
         }
     }

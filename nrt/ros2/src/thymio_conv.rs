@@ -1,12 +1,12 @@
 //! Thymio driver values → ROS messages (ros-aseba-interface.md §3.3), free of any node: the
 //! interface in [`super::thymio`] stamps and publishes them.
 
-use crate::thymio::calibration::Calibration;
-use crate::thymio::model::{self, prefixed, FIXED_FRAMES};
-use crate::thymio::sensors::{
+use msgs::rtmsg::OdomSample;
+use nrt_engine::thymio::calibration::Calibration;
+use nrt_engine::thymio::model::{self, prefixed, FIXED_FRAMES};
+use nrt_engine::thymio::sensors::{
     self, GROUND_RANGE_MAX, GROUND_RANGE_MIN, PROXIMITY_RANGE_MAX, PROXIMITY_RANGE_MIN, SENSOR_FOV,
 };
-use msgs::rtmsg::OdomSample;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{
     Point, Pose, PoseWithCovariance, Quaternion, Transform, TransformStamped, Twist,

@@ -1,6 +1,6 @@
 //! Network state → asebaros_msgs messages, and RT receive stamps → ROS time.
 
-use crate::network::{NetworkManager, Node, NodeState};
+use nrt_engine::network::{NetworkManager, Node, NodeState};
 use r2r::asebaros_msgs::msg::{Constant, Node as NodeMsg, NodeDescription, NodeList};
 use r2r::builtin_interfaces::msg::Time;
 use std::time::Duration;
@@ -107,12 +107,12 @@ impl Clocks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::network::{LoadedScript, ManagerConfig};
-    use crate::params::{BridgeParams, NodeClass};
-    use crate::policy::NodesPolicy;
-    use crate::testutil::{description_frames, small_target};
     use msgs::description::NamedVariable;
     use msgs::wire::{Frame, Message};
+    use nrt_engine::network::{LoadedScript, ManagerConfig};
+    use nrt_engine::params::{BridgeParams, NodeClass};
+    use nrt_engine::policy::NodesPolicy;
+    use nrt_engine::testutil::{description_frames, small_target};
     use std::time::Instant;
 
     /// A manager that heard nodes 3 (thymio-II, bridged in namespace `thymio_3`) and 4 (other type, ignored).

@@ -12,6 +12,11 @@
 //! doorbell, rung by the RT thread and the spinner (at most `spin_period`): services and subscriptions are drained
 //! without waiting, replies that need the Aseba network (`get_variable`) are answered when the engine reports them,
 //! and the links are only reached through the engine and its rings to the RT thread.
+//!
+//! The crate is empty without its feature `ros2` (so the workspace builds without a ROS 2 toolchain); the feature
+//! `ros2` of the root package enables it.
+#![cfg(feature = "ros2")]
+#![warn(missing_docs)]
 
 pub mod aseba;
 mod bridge;

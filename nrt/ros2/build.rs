@@ -1,11 +1,11 @@
-//! Build script of `nrt`: with the feature `ros2`, the run-time linking of the executables that link r2r.
+//! Build script of `nrt-ros2`: with the feature `ros2`, the run-time linking of the executables that link r2r.
 //!
 //! The ROS 2 libraries come from the PyPI wheels in the project's venv (`scripts/setup-ros2.sh`), which is not on the
 //! loader's path, and `librcl.so` needs CPython symbols. `scripts/ros2-env.sh` exports the directories and the
 //! libpython to use; this script turns them into link arguments for this package's executables (its unit tests):
 //! a `DT_RPATH` (not `RUNPATH`, which the loader ignores for transitive dependencies) and a libpython `NEEDED` entry
 //! kept despite `--as-needed`. Link arguments apply to one package only: the root package's build script includes
-//! this file (`#[path = "nrt/build.rs"] mod ...`) and calls [`ros2_link_args`] for the binary, its tests and benches.
+//! this file (`#[path = "nrt/ros2/build.rs"] mod ...`) and calls [`ros2_link_args`] for the binary, its tests and benches.
 //! Nothing changes without the feature, and no RUSTFLAGS are involved (they would invalidate the whole build cache).
 
 use std::env;

@@ -2,8 +2,8 @@
 //! `crate::compiler` against the node's own description.
 
 use super::script_file::{read_script_file, ScriptFileError};
-use crate::compiler;
 use crate::network::{LoadedScript, Node};
+use nrt_compiler as compiler;
 use std::collections::BTreeMap;
 
 /// A script ready to be compiled for nodes.

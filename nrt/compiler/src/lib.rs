@@ -6,6 +6,7 @@
 //! vector operations to scalar ones, type-check, optimise, emit one bytecode segment per event
 //! and subroutine, fix up, check the stack, link. Every failure is a [`CompileError`] with a
 //! 1-based line and column and the official wording; no input makes the compiler panic.
+#![warn(missing_docs)]
 
 pub mod aesl;
 pub mod disasm;

@@ -3,7 +3,7 @@
 //! (vector operations become scalar ones, accesses become loads and stores).
 
 use super::errors::{err, CResult};
-use super::parser::Symbols;
+use super::symbols::Symbols;
 use super::tree::Node;
 
 /// `checkVectorSize` over the vectorial tree.

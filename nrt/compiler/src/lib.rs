@@ -16,6 +16,7 @@ mod expand;
 mod lexer;
 mod optimize;
 mod parser;
+mod symbols;
 mod tree;
 mod typecheck;
 
@@ -64,7 +65,7 @@ pub fn compile(
         .iter()
         .map(|e| (e.name.clone(), e.size as i32))
         .collect();
-    let mut sym = parser::Symbols::new(target, events, constants);
+    let mut sym = symbols::Symbols::new(target, events, constants);
     if sym.free_var > target.variables_size as u32 {
         return Err(CompileError {
             line: 0,

@@ -3,7 +3,7 @@
 //! calls are resolved here.
 
 use super::errors::{err, CResult, Pos};
-use super::parser::{find, Symbols};
+use super::symbols::{find, Symbols};
 use super::tree::Node;
 use msgs::opcodes::{BinaryOp, UnaryOp};
 

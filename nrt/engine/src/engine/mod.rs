@@ -448,12 +448,12 @@ impl Engine {
         let nodes: Vec<u16> = self.robots.iter().map(|s| s.node).collect();
         let mut cals = Vec::with_capacity(nodes.len());
         for id in &nodes {
-            let c = calibration::resolve(&next, &self.calibration_file, *id)?;
+            let c = next.calibration(&self.calibration_file, *id)?;
             c.validate()?;
             cals.push((*id, c));
         }
         if nodes.is_empty() {
-            calibration::resolve(&next, &self.calibration_file, 0)?.validate()?;
+            next.calibration(&self.calibration_file, 0)?.validate()?;
         }
         self.driver = next;
         for (id, c) in cals {
@@ -987,7 +987,7 @@ impl Engine {
         let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
         let include_id = node.settings().is_some_and(|s| s.include_id_in_events);
         let link = rt_link(node.link);
-        let cal = calibration::resolve(&self.driver, &self.calibration_file, id)?;
+        let cal = self.driver.calibration(&self.calibration_file, id)?;
         let slot = self
             .robots
             .assign(id, cal.clone())

@@ -237,27 +237,6 @@ pub fn for_robot(
     Ok(c)
 }
 
-/// The calibration of robot `uid` under the driver parameters: defaults (real or simulated),
-/// the parameters (`axis_length`, `motor.*`, `proximity.*`), then the robot's file entry,
-/// which is the most specific.
-pub fn resolve(
-    params: &super::params::DriverParams,
-    file: &CalibrationFile,
-    uid: u16,
-) -> Result<Calibration, CalibrationError> {
-    let mut c = if params.simulation {
-        Calibration::simulation()
-    } else {
-        Calibration::real()
-    };
-    c.axis_length = params.axis_length;
-    c.apply(&params.as_entry())?;
-    if let Some(entry) = file.get(&uid) {
-        c.apply(entry)?;
-    }
-    Ok(c)
-}
-
 /// Reads the calibration file named by the parameters (`""` = none; a missing file is an
 /// error, unlike ROS-Thymio which ignored it silently).
 pub fn read_file(path: &str) -> Result<CalibrationFile, CalibrationError> {
@@ -272,35 +251,6 @@ pub fn read_file(path: &str) -> Result<CalibrationFile, CalibrationError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parameters_then_file_entry() {
-        let mut p = super::super::params::DriverParams {
-            simulation: true,
-            axis_length: 0.09,
-            ..Default::default()
-        };
-        p.motor.insert(
-            "left".into(),
-            super::super::params::MotorParams {
-                deadband: Some(3.0),
-                ..Default::default()
-            },
-        );
-        let f = parse_file("4: {motor: {left: {parameters: [0.0003, 0.0]}}}").unwrap();
-        let c = resolve(&p, &f, 4).unwrap();
-        assert_eq!(c.axis_length, 0.09);
-        assert_eq!(
-            c.left,
-            MotorCalibration {
-                parameters: [0.0003, 0.0],
-                deadband: 3.0
-            }
-        );
-        assert_eq!(c.right, Calibration::simulation().right);
-        assert!(read_file("/nonexistent/cal.yaml").is_err());
-        assert!(read_file("").unwrap().is_empty());
-    }
 
     #[test]
     fn defaults_are_ros_thymio_ones() {

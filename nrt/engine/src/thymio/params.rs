@@ -1,6 +1,10 @@
 //! Parameters of the Thymio driver, named as ROS-Thymio names them (ros-aseba-interface.md
 //! §3.2), plus the safety ones ROS-Thymio lacks (`cmd_vel_timeout`).
 
+use super::calibration::{
+    Calibration, CalibrationError, CalibrationFile, MotorEntry, ProximityEntry, RobotEntry,
+    AXIS_LENGTH,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -98,7 +102,7 @@ impl Default for DriverParams {
     fn default() -> Self {
         Self {
             enabled: true,
-            axis_length: super::calibration::AXIS_LENGTH,
+            axis_length: AXIS_LENGTH,
             odom_frame: "odom".into(),
             robot_frame: "base_link".into(),
             tf_prefix: String::new(),
@@ -157,8 +161,7 @@ pub struct ProximityParams {
 
 impl DriverParams {
     /// The calibration entry these parameters describe (applied after the file's entry).
-    pub fn as_entry(&self) -> super::calibration::RobotEntry {
-        use super::calibration::{MotorEntry, ProximityEntry, RobotEntry};
+    pub fn as_entry(&self) -> RobotEntry {
         RobotEntry {
             motor: self
                 .motor
@@ -187,5 +190,61 @@ impl DriverParams {
                 .collect(),
             axis_length: None,
         }
+    }
+
+    /// The calibration of robot `uid` under these parameters: defaults (real or simulated),
+    /// the parameters (`axis_length`, `motor.*`, `proximity.*`), then the robot's file entry,
+    /// which is the most specific.
+    pub fn calibration(
+        &self,
+        file: &CalibrationFile,
+        uid: u16,
+    ) -> Result<Calibration, CalibrationError> {
+        let mut c = if self.simulation {
+            Calibration::simulation()
+        } else {
+            Calibration::real()
+        };
+        c.axis_length = self.axis_length;
+        c.apply(&self.as_entry())?;
+        if let Some(entry) = file.get(&uid) {
+            c.apply(entry)?;
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::thymio::calibration::{parse_file, read_file, MotorCalibration};
+
+    #[test]
+    fn parameters_then_file_entry() {
+        let mut p = DriverParams {
+            simulation: true,
+            axis_length: 0.09,
+            ..Default::default()
+        };
+        p.motor.insert(
+            "left".into(),
+            MotorParams {
+                deadband: Some(3.0),
+                ..Default::default()
+            },
+        );
+        let f = parse_file("4: {motor: {left: {parameters: [0.0003, 0.0]}}}").unwrap();
+        let c = p.calibration(&f, 4).unwrap();
+        assert_eq!(c.axis_length, 0.09);
+        assert_eq!(
+            c.left,
+            MotorCalibration {
+                parameters: [0.0003, 0.0],
+                deadband: 3.0
+            }
+        );
+        assert_eq!(c.right, Calibration::simulation().right);
+        assert!(read_file("/nonexistent/cal.yaml").is_err());
+        assert!(read_file("").unwrap().is_empty());
     }
 }

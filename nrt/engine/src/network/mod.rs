@@ -6,12 +6,10 @@
 //! [`NetworkEvent`]s. Time is passed in, so the behaviour is deterministic and testable; the
 //! NRT loop glues it to the RT rings (or, in tools, to a link directly).
 
-mod assembler;
 mod manager;
 mod node;
 mod requests;
 
-pub use assembler::DescriptionAssembler;
 pub use manager::{Command, Dest, ManagerConfig, NetError, NetworkEvent, NetworkManager, Outgoing};
 pub use node::{IgnoreReason, LinkId, LoadedScript, Node, NodeState};
 pub use requests::RequestId;

@@ -1,7 +1,7 @@
 //! What the network manager knows about one Aseba node.
 
-use super::assembler::DescriptionAssembler;
 use crate::policy::{NodeSettings, Rejection};
+use msgs::description::DescriptionAssembler;
 use msgs::description::{NamedVariable, TargetDescription};
 use std::time::Instant;
 

@@ -1,10 +1,8 @@
 //! Assembles a [`TargetDescription`] from DESCRIPTION + item frames (aseba.md §2.3), in order
 //! or by fragment index (protocol ≥ 8), ignoring items beyond the announced counts.
 
-use msgs::description::{
-    LocalEvent, NamedVariable, NativeFunction, NativeParam, TargetDescription,
-};
-use msgs::wire::Message;
+use super::{LocalEvent, NamedVariable, NativeFunction, NativeParam, TargetDescription};
+use crate::wire::Message;
 
 /// Progress of one node's description.
 ///
@@ -200,5 +198,46 @@ impl DescriptionAssembler {
         d.local_events = self.events.iter().flatten().cloned().collect();
         d.natives = self.natives.iter().flatten().cloned().collect();
         Some(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::description::thymio_ii_fw14;
+
+    /// What a node sends (header then items, in order) assembles to the description it sent.
+    #[test]
+    fn a_full_description_round_trips() {
+        let d = thymio_ii_fw14();
+        let mut a = DescriptionAssembler::new();
+        for m in d.messages() {
+            assert!(!a.is_complete());
+            assert!(a.feed(&m));
+        }
+        assert_eq!(a.finish(), Some(d));
+    }
+
+    /// After a loss, the lists that miss items are fetched again one fragment at a time.
+    #[test]
+    fn lost_items_are_fetched_by_fragment() {
+        let d = thymio_ii_fw14();
+        let mut a = DescriptionAssembler::new();
+        let lost = d.variables.len() + 3; // the 4th local event
+        for (k, m) in d.messages().enumerate() {
+            if k != lost + 1 {
+                a.feed(&m);
+            }
+        }
+        assert!(!a.is_complete());
+        assert!(a.restart_incomplete());
+        let missing = a.missing();
+        assert_eq!(missing.len(), d.local_events.len());
+        for k in missing {
+            a.request(k);
+            assert_eq!(a.requested(), Some(k));
+            a.feed(&d.item_message(k).unwrap());
+        }
+        assert_eq!(a.finish(), Some(d));
     }
 }

@@ -223,7 +223,6 @@ fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliErr
             );
             break;
         }
-        rt.pump_controllers();
         bridge.step(&mut rt.engine);
     }
     drop(bridge);

@@ -3,6 +3,7 @@
 //! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
 //! blocks and never touches a link.
 
+mod controllers;
 mod raw_motor;
 mod robots;
 mod script;
@@ -10,6 +11,7 @@ mod script_file;
 mod script_reader;
 mod vm_halt;
 
+pub use controllers::{ControllerPort, ControllerReport};
 pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
 pub use robots::{rt_calibration, RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
@@ -232,6 +234,8 @@ pub struct Engine {
     rt_exited: bool,
     /// Raw motor commands of the generic interface (see `raw_motor`).
     raw: raw_motor::RawMotor,
+    /// The NRT ends of the RT controllers, pumped by every poll.
+    controllers: controllers::Controllers,
 }
 
 impl std::fmt::Debug for Engine {
@@ -298,11 +302,13 @@ impl Engine {
             stats: EngineStats::default(),
             rt_exited: false,
             raw: Default::default(),
+            controllers: Default::default(),
         })
     }
 
-    /// Does all pending work once; never blocks.
+    /// Does all pending work once, the RT controllers' included (see [`Self::attach_controller`]); never blocks.
     pub fn poll(&mut self, now: Instant) {
+        self.pump_controllers();
         self.drain_rt_events(now);
         self.drain_frames(now);
         self.poll_switch(now);
@@ -312,6 +318,24 @@ impl Engine {
         self.handle_network_events(now);
         self.expire_lost_robots(now);
         self.flush_outgoing();
+    }
+
+    /// Attaches the NRT end of a controller running in the RT cycle: from now on every [`Self::poll`] hands it the
+    /// driver parameters it follows live (`obstacle_stop.*`) and reports its edges as [`EngineEvent`]s.
+    pub fn attach_controller(&mut self, port: Box<dyn ControllerPort>) {
+        self.controllers.attach(port);
+    }
+
+    fn pump_controllers(&mut self) {
+        let mut controllers = std::mem::take(&mut self.controllers);
+        for r in controllers.pump(&self.driver) {
+            match *r {
+                ControllerReport::ObstacleStop { robot, engaged } => {
+                    self.report_obstacle_stop(robot, engaged)
+                }
+            }
+        }
+        self.controllers = controllers;
     }
 
     /// The doorbell the RT thread rings when it has pushed frames or events: wait on it (with the
@@ -434,7 +458,7 @@ impl Engine {
     /// Applies new driver parameters live: the calibration-related ones (`axis_length`,
     /// `motor.*`, `proximity.*`, `ground.threshold`) are recomputed for every robot (defaults,
     /// parameters, then the robot's calibration file entry) and given to the RT thread, and
-    /// `obstacle_stop.*` is taken (the runtime hands it to the RT reflex); the others are kept
+    /// `obstacle_stop.*` is taken (the next poll hands it to the RT reflex's port); the others are kept
     /// as they were (they are read at start). Returns the robots updated.
     pub fn update_driver_params(&mut self, new: DriverParams) -> Result<Vec<u16>, EngineError> {
         let mut next = self.driver.clone();

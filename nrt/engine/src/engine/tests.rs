@@ -455,3 +455,45 @@ fn the_switch_budget_is_sized_to_each_link() {
     assert_eq!(e.link_budget(1, LinkKind::Tcp, now).rate(), 100_000);
     assert_eq!(e.link_budget(7, LinkKind::Pipe, now).rate(), 100_000);
 }
+
+/// A controller port driven from the test: what it should report, and the `obstacle_stop.enabled` it was last given.
+#[derive(Clone, Default)]
+struct TestPort(std::sync::Arc<std::sync::Mutex<(Vec<ControllerReport>, Option<bool>)>>);
+
+impl ControllerPort for TestPort {
+    fn pump(&mut self, driver: &DriverParams, report: &mut dyn FnMut(ControllerReport)) {
+        let mut s = self.0.lock().unwrap();
+        s.1 = Some(driver.obstacle_stop.enabled);
+        s.0.drain(..).for_each(report);
+    }
+}
+
+/// The engine owns the controllers' plumbing: `poll` alone (whatever loop calls it: the command line's, the ROS
+/// bridge's) turns a controller's reports into events and hands it live parameter changes.
+#[test]
+fn poll_pumps_the_attached_controllers() {
+    let (mut e, mut rt) = engine(0);
+    let port = TestPort::default();
+    e.attach_controller(Box::new(port.clone()));
+    let robot = driven_robot(&mut e, &mut rt);
+    assert_eq!(port.0.lock().unwrap().1, Some(false));
+    port.0
+        .lock()
+        .unwrap()
+        .0
+        .push(ControllerReport::ObstacleStop {
+            robot,
+            engaged: true,
+        });
+    e.poll(Instant::now());
+    assert!(e.obstacle_stop_holds(3));
+    assert!(events(&mut e).contains(&EngineEvent::ObstacleStop {
+        node: 3,
+        engaged: true
+    }));
+    let mut p = e.driver_params().clone();
+    p.obstacle_stop.enabled = true;
+    e.update_driver_params(p).unwrap();
+    e.poll(Instant::now());
+    assert_eq!(port.0.lock().unwrap().1, Some(true));
+}

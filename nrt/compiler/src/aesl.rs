@@ -106,6 +106,29 @@ fn int_attr(
 }
 
 /// Parses an `.aesl` document.
+///
+/// ```
+/// use msgs::description::thymio_ii_fw14;
+/// use nrt_compiler::{compile, parse_aesl};
+///
+/// let aesl = parse_aesl(
+///     r#"<!DOCTYPE aesl-source>
+/// <network>
+///   <event size="2" name="pair"/>
+///   <constant value="200" name="SPEED"/>
+///   <node nodeId="1" name="thymio-II">onevent button.forward
+///     motor.left.target = SPEED
+///     emit pair [SPEED, 0]
+///   </node>
+/// </network>"#,
+/// )
+/// .expect("a well-formed file");
+/// assert_eq!(aesl.event_id("pair"), Some(0));
+/// let node = aesl.source_for("thymio-II", 1).expect("a program for node 1");
+/// let program = compile(&node.code, &thymio_ii_fw14(), &aesl.events, &aesl.constants);
+/// assert!(program.is_ok());
+/// assert!(parse_aesl("<network><node").is_err());
+/// ```
 pub fn parse_aesl(text: &str) -> Result<Aesl, AeslError> {
     let mut reader = Reader::from_str(text);
     reader.config_mut().trim_text(false);

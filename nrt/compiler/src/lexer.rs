@@ -482,6 +482,11 @@ fn word(text: String, pos: Pos) -> CResult<Token> {
 }
 
 /// Whether a word is a keyword of the language.
+///
+/// ```
+/// assert!(nrt_compiler::is_keyword("onevent"));
+/// assert!(!nrt_compiler::is_keyword("motor"));
+/// ```
 pub fn is_keyword(s: &str) -> bool {
     matches!(word(s.to_owned(), Pos::default()).map(|t| t.tok), Ok(t) if t != Tok::Ident && t != Tok::Int)
 }

@@ -6,6 +6,24 @@
 //! vector operations to scalar ones, type-check, optimise, emit one bytecode segment per event
 //! and subroutine, fix up, check the stack, link. Every failure is a [`CompileError`] with a
 //! 1-based line and column and the official wording; no input makes the compiler panic.
+//!
+//! ```
+//! use msgs::description::thymio_ii_fw14;
+//! use nrt_compiler::{compile, disasm::disassemble};
+//!
+//! let source = "var turns = 0\n\
+//!               onevent button.center\n\
+//!               \tturns = turns + 1\n\
+//!               \tmotor.left.target = 200\n";
+//! let target = thymio_ii_fw14();
+//! let program = compile(source, &target, &[], &[]).expect("a valid program");
+//! // The script's own variables come after the target's (Thymio-II: 128 words).
+//! assert_eq!(program.variables[0].name, "turns");
+//! assert_eq!(program.variables[0].address, 128);
+//! // One bytecode image: event vector table, then code; one source line per word.
+//! assert_eq!(program.lines.len(), program.bytecode.len());
+//! assert!(disassemble(&program.bytecode, &target, &[]).contains("button.center"));
+//! ```
 #![warn(missing_docs)]
 
 pub mod aesl;
@@ -55,6 +73,22 @@ pub struct Program {
 
 /// Compiles `source` for `target`, with the network's global `events` (id = index) and
 /// `constants`.
+///
+/// Errors carry the 1-based position and the official compiler's wording:
+///
+/// ```
+/// use msgs::description::thymio_ii_fw14;
+/// use nrt_compiler::{compile, EventDef};
+///
+/// let events = [EventDef { name: "ping".into(), size: 1 }];
+/// let constants = [("LIMIT".to_string(), 3)];
+/// let ok = compile("var n = LIMIT\nemit ping [n]\n", &thymio_ii_fw14(), &events, &constants);
+/// assert!(ok.is_ok());
+///
+/// let err = compile("var n = 1\nn = m + 1\n", &thymio_ii_fw14(), &events, &constants).unwrap_err();
+/// assert_eq!((err.line, err.col), (2, 5));
+/// assert!(err.message.contains("m"), "{}", err.message);
+/// ```
 pub fn compile(
     source: &str,
     target: &TargetDescription,

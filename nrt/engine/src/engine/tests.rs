@@ -1,10 +1,12 @@
 //! The engine against a hand-driven RT side of the rings.
 use super::*;
+use crate::network::{LoadedScript, NetworkEvent};
 use crate::testutil::{description_frames, small_target};
-use msgs::rtmsg::{channels, ChannelConfig, RtEnds};
-use msgs::wire::{kind, Message, Words, MAX_FRAME};
+use msgs::rtmsg::{channels, ChannelConfig, LinkKind, RtEnds, RtEvent};
+use msgs::wire::{kind, Frame, Message, Words, MAX_FRAME};
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::time::Duration;
 
 fn engine(port: u16) -> (Engine, RtEnds) {
     let (rt, nrt) = channels(&ChannelConfig::default());

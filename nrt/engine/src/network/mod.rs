@@ -9,10 +9,12 @@
 mod manager;
 mod node;
 mod requests;
+mod types;
 
-pub use manager::{Command, Dest, ManagerConfig, NetError, NetworkEvent, NetworkManager, Outgoing};
+pub use manager::NetworkManager;
 pub use node::{IgnoreReason, LinkId, LoadedScript, Node, NodeState};
 pub use requests::RequestId;
+pub use types::{Command, Dest, ManagerConfig, NetError, NetworkEvent, Outgoing};
 
 /// Protocol version this host announces.
 pub const HOST_PROTOCOL_VERSION: u16 = 9;

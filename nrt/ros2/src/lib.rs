@@ -28,6 +28,7 @@ pub mod report;
 pub mod spinner;
 pub mod thymio;
 pub mod thymio_conv;
+mod thymio_endpoints;
 
 pub use bridge::{RosBridge, RosNode};
 

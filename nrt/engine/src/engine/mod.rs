@@ -25,17 +25,25 @@ pub use vm_halt::VmRecord;
 
 use crate::network::{LinkId, NetError, NetworkManager};
 use crate::params::BridgeParams;
-use crate::switch::{Switch, SwitchLimits};
+use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
 use crate::thymio::params::DriverParams;
 use msgs::rtmsg::{LinkTarget, NrtEnds, RobotId, RtCommand, RtStats, Twist2};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
-use traffic::LinkInfo;
 
 /// Link id the engine gives to frames from switch clients (nodes behind a client, such as an
 /// asebaswitch that joined, are reached through the switch).
 pub const SWITCH_LINK: LinkId = 0xFE;
+
+/// A link that is up, as the engine knows it.
+#[derive(Debug, Clone, Copy)]
+struct LinkInfo {
+    /// Index of its target in the target list.
+    target: u16,
+    /// What the switch's clients may still send toward this link.
+    budget: LinkBudget,
+}
 
 /// The NRT engine (see the module documentation).
 pub struct Engine {

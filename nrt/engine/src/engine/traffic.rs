@@ -1,7 +1,7 @@
 //! Frames and events between the engine and the RT thread's rings and the Aseba switch: RT events in, frames
 //! from the links to the network manager and the switch's clients, the switch's budget per link, frames out.
 
-use super::{vm_halt, Engine, EngineEvent, SWITCH_LINK};
+use super::{vm_halt, Engine, EngineEvent, LinkInfo, SWITCH_LINK};
 use crate::network::Dest;
 use crate::switch::LinkBudget;
 use msgs::rtmsg::{LinkKind, LinkTarget, RtEvent};
@@ -10,13 +10,6 @@ use std::time::Instant;
 
 /// Frames kept while the ring to RT is full, before dropping (and counting).
 const MAX_BACKLOG: usize = 4096;
-
-#[derive(Debug, Clone, Copy)]
-pub(super) struct LinkInfo {
-    pub(super) target: u16,
-    /// What the switch's clients may still send toward this link.
-    pub(super) budget: LinkBudget,
-}
 
 impl Engine {
     pub(super) fn drain_rt_events(&mut self, now: Instant) {

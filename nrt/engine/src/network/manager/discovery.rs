@@ -178,7 +178,7 @@ impl NetworkManager {
     }
 }
 
-pub(super) fn fragment_request(dest: u16, k: usize) -> Message<'static> {
+fn fragment_request(dest: u16, k: usize) -> Message<'static> {
     Message::GetNodeDescriptionFragment {
         dest,
         version: HOST_PROTOCOL_VERSION,

@@ -146,7 +146,7 @@ impl NetworkManager {
     }
 }
 
-pub(super) fn check_range(node: &Node, start: usize, len: usize) -> Result<(), NetError> {
+fn check_range(node: &Node, start: usize, len: usize) -> Result<(), NetError> {
     let size = node
         .description
         .as_ref()

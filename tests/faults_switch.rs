@@ -79,12 +79,8 @@ impl Client {
 
 /// A well-formed user event of `words` arguments (the protocol allows 258 at most).
 fn user_event(id: u16, words: usize) -> Vec<u8> {
-    let mut f = Vec::new();
-    f.extend_from_slice(&((2 * words) as u16).to_le_bytes());
-    f.extend_from_slice(&0u16.to_le_bytes());
-    f.extend_from_slice(&id.to_le_bytes());
-    f.extend((0..words).flat_map(|i| (i as i16).to_le_bytes()));
-    f
+    let args: Vec<u8> = (0..words).flat_map(|i| (i as i16).to_le_bytes()).collect();
+    msgs::wire::unchecked_frame(0, id, &args)
 }
 
 fn get_variables(start: u16, length: u16) -> Vec<u8> {

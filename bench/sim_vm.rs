@@ -8,7 +8,7 @@ mod quick;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use msgs::description::thymio_ii_fw14;
 use msgs::wire::{Message, Words};
-use nrt::compiler::{compile, parse_aesl};
+use nrt_compiler::{compile, parse_aesl};
 use sim::world::{HostEnds, World, WorldConfig};
 use std::hint::black_box;
 

@@ -2,7 +2,7 @@
 # Usage: source scripts/ros2-env.sh      (bash or zsh; re-sourcing is harmless)
 #  - `python` is the venv's (rclpy and the project's interface packages import with no further setup);
 #  - r2r builds: ROS_DISTRO, AMENT_PREFIX_PATH, CMAKE_PREFIX_PATH, IDL_PACKAGE_FILTER;
-#  - binaries linking r2r run with no LD_LIBRARY_PATH: nrt/build.rs (and the root build.rs) read
+#  - binaries linking r2r run with no LD_LIBRARY_PATH: nrt/ros2/build.rs (and the root build.rs) read
 #    THYMIO_RT_ROS2_RPATH and THYMIO_RT_ROS2_PYLIB and give them a DT_RPATH and a forced libpython NEEDED entry;
 #  - LD_LIBRARY_PATH gets venv/lib (ROS libraries only) for one program: r2r's build script, which cargo links
 #    against the message libraries with no rpath and runs during the build;

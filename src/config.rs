@@ -5,8 +5,8 @@
 //! `rt` (real-time thread) and `sim` (embedded simulator). Unknown keys are errors that name
 //! the key.
 
-use nrt::params::BridgeParams;
-use nrt::thymio::params::DriverParams;
+use nrt_engine::params::BridgeParams;
+use nrt_engine::thymio::params::DriverParams;
 use serde::{Deserialize, Serialize};
 use serde_yaml::{Mapping, Value};
 use std::path::Path;

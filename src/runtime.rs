@@ -5,7 +5,10 @@
 use crate::config::Config;
 use msgs::rtmsg::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
 use msgs::target::Target;
-use nrt::engine::{Engine, EngineConfig, EngineError, EngineEvent};
+use nrt_engine::engine::{
+    ControllerPort, ControllerReport, Engine, EngineConfig, EngineError, EngineEvent,
+};
+use nrt_engine::thymio::params::DriverParams;
 use rt::link::{SerialSelector, SerialSpec};
 use rt::nrt_connector::{
     spawn_connector, ConnectSpec, ConnectorConfig, ConnectorHandle, ConnectorStats,
@@ -54,7 +57,7 @@ pub struct Stopped {
     /// The exit stop of every robot driven at the end (zero speed confirmed or not).
     pub stops: Vec<rt::rtloop::StopOutcome>,
     /// Counters of the Aseba switch (totals and per client), if it ran.
-    pub switch: Option<nrt::switch::SwitchReport>,
+    pub switch: Option<nrt_engine::switch::SwitchReport>,
 }
 
 /// The running system.
@@ -65,19 +68,36 @@ pub struct Runtime {
     connector: Option<ConnectorHandle>,
     sim: Option<crate::embedded::EmbeddedSim>,
     started: Instant,
-    reflex: Reflex,
 }
 
 /// The NRT ends of the RT obstacle-stop reflex: its engage/release edges, and its parameters
-/// (from `obstacle_stop.*`, changed live through the engine).
+/// (from `obstacle_stop.*`, changed live through the engine). The engine owns it and pumps it
+/// on every poll.
 struct Reflex {
     events: PublisherNrt<ReflexEvent>,
     params: SubscriberNrt<ObstacleStopParams>,
     current: ObstacleStopParams,
 }
 
+impl ControllerPort for Reflex {
+    /// Hands `obstacle_stop.*` to the reflex when it changed, and reports its edges.
+    fn pump(&mut self, driver: &DriverParams, report: &mut dyn FnMut(ControllerReport)) {
+        let wanted = reflex_params(&driver.obstacle_stop);
+        if wanted != self.current {
+            self.params.store(wanted);
+            self.current = wanted;
+        }
+        self.events.drain(|e| {
+            report(ControllerReport::ObstacleStop {
+                robot: e.robot,
+                engaged: e.engaged,
+            })
+        });
+    }
+}
+
 /// The RT form of `obstacle_stop.*`.
-fn reflex_params(c: &nrt::thymio::params::ObstacleStopConfig) -> ObstacleStopParams {
+fn reflex_params(c: &nrt_engine::thymio::params::ObstacleStopConfig) -> ObstacleStopParams {
     ObstacleStopParams {
         enabled: c.enabled,
         threshold: c.threshold,
@@ -181,7 +201,7 @@ impl Runtime {
         if sim.is_some() && config.bridge.targets.is_empty() {
             engine_config.driver.simulation = true;
         }
-        let engine = Engine::new(engine_config, nrt_ends)?;
+        let mut engine = Engine::new(engine_config, nrt_ends)?;
         // The reflex always runs in the RT cycle (disabled unless configured) so that it can be
         // turned on live.
         let current = reflex_params(&config.driver.obstacle_stop);
@@ -192,6 +212,11 @@ impl Runtime {
                 .with_live_params(params_rt)
                 .with_events(events_rt),
         );
+        engine.attach_controller(Box::new(Reflex {
+            events,
+            params,
+            current,
+        }));
         let rt = rt::rtloop::spawn(rt_config(config), rt_ends, rt_port, vec![reflex])
             .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
         let connector =
@@ -207,31 +232,11 @@ impl Runtime {
             connector: Some(connector),
             sim,
             started: Instant::now(),
-            reflex: Reflex {
-                events,
-                params,
-                current,
-            },
         })
-    }
-
-    /// Exchanges with the RT controllers: hands `obstacle_stop.*` to the reflex when it
-    /// changed, and reports its edges through the engine. Call it with every engine poll.
-    pub fn pump_controllers(&mut self) {
-        let wanted = reflex_params(&self.engine.driver_params().obstacle_stop);
-        if wanted != self.reflex.current {
-            self.reflex.params.store(wanted);
-            self.reflex.current = wanted;
-        }
-        let engine = &mut self.engine;
-        self.reflex
-            .events
-            .drain(|e| engine.report_obstacle_stop(e.robot, e.engaged));
     }
 
     /// Polls the engine once and returns its events.
     pub fn poll(&mut self) -> Vec<EngineEvent> {
-        self.pump_controllers();
         self.engine.poll(Instant::now());
         std::iter::from_fn(|| self.engine.next_event()).collect()
     }

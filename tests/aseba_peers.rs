@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use nrt::engine::EngineEvent;
-use nrt::network::NetworkEvent;
+use nrt_engine::engine::EngineEvent;
+use nrt_engine::network::NetworkEvent;
 use std::process::Command;
 use std::time::Duration;
 use thymio_rt::config::Config;

@@ -4,8 +4,8 @@
 mod common;
 
 use common::*;
-use nrt::engine::EngineEvent;
-use nrt::network::NetworkEvent;
+use nrt_engine::engine::EngineEvent;
+use nrt_engine::network::NetworkEvent;
 use std::time::{Duration, Instant};
 use thymio_rt::config::Config;
 use thymio_rt::runtime::Runtime;
@@ -196,7 +196,7 @@ fn node_reboot_is_detected_and_the_script_reloaded() {
     }
     rt.engine
         .network_mut()
-        .command(1, nrt::network::Command::Reboot)
+        .command(1, nrt_engine::network::Command::Reboot)
         .expect("reboot command");
     let t0 = Instant::now();
     let reloaded = wait_event(&mut rt, Duration::from_secs(10), |e| {

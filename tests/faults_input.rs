@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use nrt::engine::EngineEvent;
+use nrt_engine::engine::EngineEvent;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};

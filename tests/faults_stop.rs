@@ -7,8 +7,8 @@ mod common;
 
 use common::*;
 use nix::sys::signal::Signal;
-use nrt::engine::EngineEvent;
-use nrt::network::{Command as NetCommand, NetworkEvent};
+use nrt_engine::engine::EngineEvent;
+use nrt_engine::network::{Command as NetCommand, NetworkEvent};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use thymio_rt::config::Config;

@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use msgs::description::thymio_ii_fw14;
 use msgs::wire::{kind, read_header, Message};
-use nrt::engine::EngineEvent;
+use nrt_engine::engine::EngineEvent;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -79,12 +79,8 @@ impl Client {
 
 /// A well-formed user event of `words` arguments (the protocol allows 258 at most).
 fn user_event(id: u16, words: usize) -> Vec<u8> {
-    let mut f = Vec::new();
-    f.extend_from_slice(&((2 * words) as u16).to_le_bytes());
-    f.extend_from_slice(&0u16.to_le_bytes());
-    f.extend_from_slice(&id.to_le_bytes());
-    f.extend((0..words).flat_map(|i| (i as i16).to_le_bytes()));
-    f
+    let args: Vec<u8> = (0..words).flat_map(|i| (i as i16).to_le_bytes()).collect();
+    msgs::wire::unchecked_frame(0, id, &args)
 }
 
 fn get_variables(start: u16, length: u16) -> Vec<u8> {
@@ -292,7 +288,7 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
     let report = rt.engine.switch().unwrap().report();
     let flood_client = &report.clients[0];
     // the budget (with its burst) plus the driver's own traffic (speed frames, requests)
-    let allowed = (BUDGET as f64 * (elapsed + nrt::switch::BURST_SECONDS)) as u64 + 30_000;
+    let allowed = (BUDGET as f64 * (elapsed + nrt_engine::switch::BURST_SECONDS)) as u64 + 30_000;
     assert!(
         to_robot <= allowed,
         "{to_robot} bytes reached the robot in {elapsed:.1} s, more than {allowed} (client offered {offered})"

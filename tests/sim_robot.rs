@@ -5,7 +5,7 @@
 use msgs::description::thymio_ii_fw14;
 use msgs::reassembler::Reassembler;
 use msgs::wire::{Message, Words};
-use nrt::compiler::{compile, EventDef};
+use nrt_compiler::{compile, EventDef};
 use sim::thymio::arena::{GroundPatch, Shape};
 use sim::thymio::{Arena, Pose};
 use sim::world::{HostEnds, World, WorldConfig};

@@ -2,7 +2,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use msgs::description::thymio_ii_fw14;
-use nrt::compiler::{compile, parse_aesl, EventDef};
+use nrt_compiler::{compile, parse_aesl, EventDef};
 
 fuzz_target!(|text: &str| {
     let _ = parse_aesl(text);

@@ -15,7 +15,7 @@ pub struct Report {
     pub odom: OdomSection,
     /// Links.
     pub link: LinkSection,
-    /// Aseba switch counters, totals and per client (`nrt::switch::SwitchReport`), when the
+    /// Aseba switch counters, totals and per client (`nrt_engine::switch::SwitchReport`), when the
     /// switch runs; set with [`Report::with_switch`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub switch: Option<serde_json::Value>,
@@ -222,7 +222,7 @@ impl Report {
     }
 
     /// Adds the Aseba switch's counters (any serializable value; the run reports
-    /// `nrt::switch::SwitchReport`).
+    /// `nrt_engine::switch::SwitchReport`).
     pub fn with_switch(mut self, switch: impl Serialize) -> Self {
         self.switch = serde_json::to_value(switch).ok();
         self

@@ -155,12 +155,7 @@ mod tests {
     }
 
     fn event(words: usize) -> Vec<u8> {
-        let mut f = Vec::new();
-        f.extend_from_slice(&((2 * words) as u16).to_le_bytes());
-        f.extend_from_slice(&0u16.to_le_bytes());
-        f.extend_from_slice(&3u16.to_le_bytes());
-        f.extend(std::iter::repeat_n(0u8, 2 * words));
-        f
+        msgs::wire::unchecked_frame(0, 3, &vec![0; 2 * words])
     }
 
     #[test]

@@ -4,8 +4,8 @@
 use super::CliError;
 use crate::config::Config;
 use crate::runtime::Runtime;
-use nrt::engine::EngineEvent;
-use nrt::network::NetworkEvent;
+use nrt_engine::engine::EngineEvent;
+use nrt_engine::network::NetworkEvent;
 use std::time::Duration;
 
 /// Options of the network tools.
@@ -112,7 +112,7 @@ pub fn read_variable(
         });
         match got {
             Some(Ok(v)) => return Ok(v),
-            Some(Err(nrt::network::NetError::Timeout { .. }))
+            Some(Err(nrt_engine::network::NetError::Timeout { .. }))
                 if std::time::Instant::now() < deadline =>
             {
                 tracing::debug!("no answer to a read of {name}: asking again");

@@ -2,7 +2,7 @@
 
 use super::{print_out, CliError, CliResult};
 use msgs::description::{playground_thymio, thymio_ii_fw14, TargetDescription};
-use nrt::compiler::{self, disasm, Aesl, EventDef};
+use nrt_compiler::{self as compiler, disasm, Aesl, EventDef};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `thymio-rt compile`.

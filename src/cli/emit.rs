@@ -60,7 +60,7 @@ fn resolve(args: &Args) -> Result<(u16, Option<usize>), CliError> {
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
-    let aesl = nrt::compiler::parse_aesl(&text)
+    let aesl = nrt_compiler::parse_aesl(&text)
         .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
     match aesl.event_id(&args.event) {
         Some(id) => Ok((id, Some(aesl.events[id as usize].size as usize))),

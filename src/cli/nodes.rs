@@ -2,7 +2,7 @@
 
 use super::common::{tool_runtime, wait_for_nodes, TargetArgs};
 use super::{print_out, CliResult};
-use nrt::network::Node;
+use nrt_engine::network::Node;
 use serde_json::json;
 
 /// Arguments of `thymio-rt nodes`.

@@ -5,7 +5,7 @@
 use super::{CliError, CliResult};
 use crate::config::Config;
 use crate::runtime::{Runtime, Stopped};
-use nrt::engine::EngineEvent;
+use nrt_engine::engine::EngineEvent;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -173,10 +173,8 @@ fn run_plain(
             s.local_addr().map(|a| a.to_string()).unwrap_or_default()
         );
     }
-    let until = duration.map(|d| Instant::now() + d);
-    let mut was_connected = false;
     let doorbell = rt.engine.doorbell();
-    while !should_stop(&rt, until, config, &mut was_connected) {
+    run_loop(&mut rt, config, duration, |rt| {
         for e in rt.poll() {
             log_event(&e);
         }
@@ -189,13 +187,32 @@ fn run_plain(
             }
         }
         doorbell.wait(Duration::from_micros(config.rt.nrt_poll_us));
-    }
+        true
+    });
     Ok(rt.stop())
+}
+
+/// The run loop of `thymio-rt run`, with or without ROS: `step` (one engine poll, which pumps the RT controllers
+/// too, and at most one wait on the engine's doorbell) until a stop signal, the end of `duration`, the end of the
+/// RT thread, a lost target with `shutdown_on_unconnect`, or `step` returning false.
+fn run_loop(
+    rt: &mut Runtime,
+    config: &Config,
+    duration: Option<Duration>,
+    mut step: impl FnMut(&mut Runtime) -> bool,
+) {
+    let until = duration.map(|d| Instant::now() + d);
+    let mut was_connected = false;
+    while !should_stop(rt, until, config, &mut was_connected) {
+        if !step(rt) {
+            break;
+        }
+    }
 }
 
 #[cfg(feature = "ros2")]
 fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
-    use nrt::ros::{RosNode, RosOptions};
+    use nrt_ros2::{RosNode, RosOptions};
     let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
     let config = config
         .with_overrides(&node.parameter_overrides())
@@ -214,18 +231,16 @@ fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliErr
             s.local_addr().map(|a| a.to_string()).unwrap_or_default()
         );
     }
-    let until = duration.map(|d| Instant::now() + d);
-    let mut was_connected = false;
-    while !should_stop(&rt, until, &config, &mut was_connected) {
+    run_loop(&mut rt, &config, duration, |rt| {
         if !bridge.ros_alive() {
             tracing::error!(
                 "the ROS spinner thread stopped: ROS input is no longer served; stopping"
             );
-            break;
+            return false;
         }
-        rt.pump_controllers();
         bridge.step(&mut rt.engine);
-    }
+        true
+    });
     drop(bridge);
     Ok(rt.stop())
 }

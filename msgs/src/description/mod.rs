@@ -6,10 +6,13 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod assembler;
+mod messages;
 mod playground;
 mod std_natives;
 mod thymio;
 
+pub use assembler::DescriptionAssembler;
 pub use playground::playground_thymio;
 pub use std_natives::{push_standard_natives, STANDARD_NATIVES};
 pub use thymio::thymio_ii_fw14;

@@ -1,5 +1,4 @@
 use super::*;
-use crate::wire::{AsebaStr, Message};
 
 #[test]
 fn thymio_fw14_counts_sizes_and_addresses() {
@@ -121,16 +120,7 @@ fn playground_counts_and_layout() {
 #[test]
 fn description_header_frame_matches_the_reference_bytes() {
     let d = thymio_ii_fw14();
-    let m = Message::Description {
-        name: AsebaStr::from_str(&d.name),
-        protocol_version: d.protocol_version,
-        bytecode_size: d.bytecode_size,
-        stack_size: d.stack_size,
-        variables_size: d.variables_size,
-        named_variables: d.variables.len() as u16,
-        local_events: d.local_events.len() as u16,
-        native_functions: d.natives.len() as u16,
-    };
+    let m = d.header_message(d.protocol_version);
     // aseba.md §1.8
     let expected = [
         0x18, 0x00, 0x01, 0x00, 0x00, 0x90, 0x09, 0x74, 0x68, 0x79, 0x6D, 0x69, 0x6F, 0x2D, 0x49,

@@ -610,9 +610,12 @@ impl<'a> Message<'a> {
                 have: out.len(),
             });
         }
-        out[0..2].copy_from_slice(&(plen as u16).to_le_bytes());
-        out[2..4].copy_from_slice(&source.to_le_bytes());
-        out[4..6].copy_from_slice(&self.kind().to_le_bytes());
+        let header = super::Header {
+            len: plen,
+            source,
+            kind: self.kind(),
+        };
+        out[..HEADER_LEN].copy_from_slice(&header.to_bytes());
         let mut w = Writer {
             out: &mut out[HEADER_LEN..need],
             pos: 0,

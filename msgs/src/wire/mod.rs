@@ -134,6 +134,26 @@ pub struct Header {
     pub kind: u16,
 }
 
+impl Header {
+    /// The 6 header bytes (little-endian length, source, type), as [`read_header`] reads them. Nothing is
+    /// checked: this also writes the headers of malformed frames (tests of peers' framing).
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        b[0..2].copy_from_slice(&(self.len as u16).to_le_bytes());
+        b[2..4].copy_from_slice(&self.source.to_le_bytes());
+        b[4..6].copy_from_slice(&self.kind.to_le_bytes());
+        b
+    }
+}
+
+/// A frame of `payload` as is, from `source`, of type `kind`, with nothing checked (size, parity, type): to test
+/// how peers handle malformed frames. Well-formed frames come from [`Message::to_frame`].
+pub fn unchecked_frame(source: u16, kind: u16, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len();
+    let header = Header { len, source, kind };
+    [&header.to_bytes()[..], payload].concat()
+}
+
 /// Reads a header from the first 6 bytes.
 pub fn read_header(bytes: &[u8]) -> Option<Header> {
     let h = bytes.get(..HEADER_LEN)?;

@@ -401,3 +401,21 @@ proptest! {
         let _ = Frame::parse(&bytes);
     }
 }
+
+#[test]
+fn header_bytes_round_trip_unchecked() {
+    // an oversize user event: written as is (tests of peers' framing), read back as is
+    let h = Header {
+        len: 600,
+        source: 7,
+        kind: 3,
+    };
+    assert_eq!(h.to_bytes(), [0x58, 0x02, 7, 0, 3, 0]);
+    assert_eq!(read_header(&h.to_bytes()), Some(h));
+    let f = unchecked_frame(7, 3, &[1, 2, 3]);
+    assert_eq!(f, [3, 0, 7, 0, 3, 0, 1, 2, 3]);
+    assert!(
+        check_header(&f).is_err(),
+        "an odd user event is written as asked"
+    );
+}

@@ -4,7 +4,7 @@
 
 use crate::vm::{changed, Outbox, Target, Vm, VmSizes};
 use msgs::description::TargetDescription;
-use msgs::wire::{AsebaStr, ChangedBlocks, Message, NativeParams, Words};
+use msgs::wire::{AsebaStr, ChangedBlocks, Message, Words};
 
 /// Protocol behaviour of a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,49 +70,20 @@ impl Node {
     pub fn send_description(&self, fragment: i32, out: &mut dyn Outbox) {
         let d = &self.description;
         if fragment < 0 {
-            out.send(&Message::Description {
-                name: AsebaStr::from_str(&d.name),
-                protocol_version: self.config.protocol,
-                bytecode_size: d.bytecode_size,
-                stack_size: d.stack_size,
-                variables_size: d.variables_size,
-                named_variables: d.variables.len() as u16,
-                local_events: d.local_events.len() as u16,
-                native_functions: d.natives.len() as u16,
-            });
+            out.send(&d.header_message(self.config.protocol));
             if fragment == -1 {
                 return;
             }
         }
-        let (nv, ne) = (d.variables.len(), d.local_events.len());
-        let total = nv + ne + d.natives.len();
+        let total = d.frame_count() - 1;
         let items = if fragment < 0 {
             0..total
         } else {
             let k = (fragment as usize).min(total);
             k..(k + 1).min(total)
         };
-        for k in items {
-            if k < nv {
-                let v = &d.variables[k];
-                out.send(&Message::NamedVariableDescription {
-                    size: v.size,
-                    name: AsebaStr::from_str(&v.name),
-                });
-            } else if k < nv + ne {
-                let e = &d.local_events[k - nv];
-                out.send(&Message::LocalEventDescription {
-                    name: AsebaStr::from_str(&e.name),
-                    description: AsebaStr::from_str(&e.description),
-                });
-            } else {
-                let f = &d.natives[k - nv - ne];
-                out.send(&Message::NativeFunctionDescription {
-                    name: AsebaStr::from_str(&f.name),
-                    description: AsebaStr::from_str(&f.description),
-                    params: NativeParams::from_params(&f.params),
-                });
-            }
+        for msg in items.filter_map(|k| d.item_message(k)) {
+            out.send(&msg);
         }
     }
 

@@ -2,7 +2,7 @@
 //! (stopped on drop) and a raw Aseba TCP peer with bounded waits.
 #![allow(dead_code)]
 
-use msgs::description::TargetDescription;
+use msgs::description::{DescriptionAssembler, TargetDescription};
 use msgs::reassembler::Reassembler;
 use msgs::wire::Message;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -146,70 +146,10 @@ impl Peer {
             dest: 1,
             version: 9,
         });
-        let mut d: Option<TargetDescription> = None;
-        let mut want = [0usize; 3];
+        let mut assembler = DescriptionAssembler::new();
         self.until(|k, p| {
-            let Ok(msg) = Message::decode(k, p) else {
-                return false;
-            };
-            match msg {
-                Message::Description {
-                    name,
-                    protocol_version,
-                    bytecode_size,
-                    stack_size,
-                    variables_size,
-                    named_variables,
-                    local_events,
-                    native_functions,
-                } => {
-                    d = Some(TargetDescription::new(
-                        name.to_string_lossy(),
-                        protocol_version,
-                        bytecode_size,
-                        stack_size,
-                        variables_size,
-                    ));
-                    want = [
-                        named_variables as usize,
-                        local_events as usize,
-                        native_functions as usize,
-                    ];
-                }
-                Message::NamedVariableDescription { size, name } => {
-                    if let Some(d) = d.as_mut() {
-                        d.push_variable(name.to_string_lossy(), size);
-                    }
-                }
-                Message::LocalEventDescription { name, description } => {
-                    if let Some(d) = d.as_mut() {
-                        d.push_local_event(name.to_string_lossy(), description.to_string_lossy());
-                    }
-                }
-                Message::NativeFunctionDescription {
-                    name,
-                    description,
-                    params,
-                } => {
-                    if let Some(d) = d.as_mut() {
-                        let params: Vec<(String, i16)> = params
-                            .iter()
-                            .map(|(s, n)| (n.to_string_lossy(), s))
-                            .collect();
-                        let params: Vec<(&str, i16)> =
-                            params.iter().map(|(n, s)| (n.as_str(), *s)).collect();
-                        d.push_native(
-                            &name.to_string_lossy(),
-                            &description.to_string_lossy(),
-                            &params,
-                        );
-                    }
-                }
-                _ => {}
-            }
-            d.as_ref()
-                .is_some_and(|d| [d.variables.len(), d.local_events.len(), d.natives.len()] == want)
+            Message::decode(k, p).is_ok_and(|msg| assembler.feed(&msg) && assembler.is_complete())
         });
-        d.expect("a description")
+        assembler.finish().expect("a description")
     }
 }

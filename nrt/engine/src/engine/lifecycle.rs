@@ -1,0 +1,276 @@
+//! The life of a node on the engine's side: accepted, configured as a robot (script, RT slot), watched for
+//! liveness, lost, expired, reloaded and added back.
+
+use super::{rt_calibration, Engine, EngineError, EngineEvent, ScriptSource, SWITCH_LINK};
+use crate::network::{LinkId, LoadedScript, NetError, NetworkEvent};
+use msgs::rtmsg::{RobotConfig, RtCommand};
+use std::time::{Duration, Instant};
+
+/// Delay between accepting a node and configuring it (asebaros waits 200 ms).
+const ACCEPT_SETTLE: Duration = Duration::from_millis(200);
+/// Period of the execution-state check of nodes running our script.
+const LIVENESS_PERIOD: Duration = Duration::from_secs(1);
+
+impl Engine {
+    pub(super) fn handle_network_events(&mut self, now: Instant) {
+        while let Some(ev) = self.net.poll_event() {
+            match &ev {
+                NetworkEvent::NodeAccepted { id } => {
+                    let n = self.net.node(*id);
+                    tracing::info!(
+                        "node {id} ({}) accepted{}",
+                        n.map_or("", |n| n.name()),
+                        n.map(|n| n.namespace())
+                            .filter(|ns| !ns.is_empty())
+                            .map(|ns| format!(" in namespace /{ns}"))
+                            .unwrap_or_default()
+                    );
+                    self.pending_accept.push((*id, now + ACCEPT_SETTLE));
+                }
+                NetworkEvent::NodeIgnored { id, reason } => {
+                    tracing::info!("node {id} ignored: {reason}")
+                }
+                NetworkEvent::NodeLost { id } => {
+                    tracing::warn!("node {id} lost");
+                    if self.robots.of_node(*id).is_some() {
+                        self.lost_since.insert(*id, now);
+                    }
+                }
+                NetworkEvent::NodeBack { id } => {
+                    tracing::info!("node {id} back");
+                    self.lost_since.remove(id);
+                    if self.params.script.reload_on_reconnect {
+                        self.reload(*id, now);
+                    }
+                    self.readd_robot(*id);
+                }
+                NetworkEvent::ExecutionState { id, pc, flags } => {
+                    let idle_reset = *pc == 0
+                        && flags
+                            & (msgs::opcodes::FLAG_EVENT_ACTIVE | msgs::opcodes::FLAG_STEP_BY_STEP)
+                            == 0;
+                    let settled = self
+                        .loaded_at
+                        .get(id)
+                        .is_some_and(|t| now.duration_since(*t) > Duration::from_secs(2));
+                    if idle_reset && settled {
+                        tracing::warn!("node {id} lost its program (it rebooted?): reloading it");
+                        self.reload(*id, now);
+                    }
+                    self.check_vm_halt(*id, *pc, *flags, now);
+                }
+                NetworkEvent::VmError { id, message } => tracing::warn!("node {id}: {message}"),
+                _ => {}
+            }
+            self.events.push_back(EngineEvent::Network(ev));
+        }
+    }
+
+    pub(super) fn after_accept(&mut self, now: Instant) {
+        let due: Vec<u16> = self
+            .pending_accept
+            .iter()
+            .filter(|(_, t)| *t <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        self.pending_accept.retain(|(_, t)| *t > now);
+        for id in due {
+            let settings = self.net.node(id).and_then(|n| n.settings().cloned());
+            let Some(settings) = settings else { continue };
+            if self.params.set_id_variable && !settings.id_variable.is_empty() {
+                if let Err(e) = self
+                    .net
+                    .set_variable(id, &settings.id_variable, &[id as i16])
+                {
+                    tracing::warn!("node {id}: cannot set its id variable: {e}");
+                }
+            }
+            if let Some(source) = self.default_script.clone() {
+                if let Err(e) = self.load_on(&source, id, now) {
+                    tracing::error!("node {id}: {e}");
+                    self.events.push_back(EngineEvent::ScriptFailed {
+                        node: id,
+                        error: e.to_string(),
+                    });
+                }
+            }
+        }
+    }
+
+    pub(super) fn check_liveness(&mut self, now: Instant) {
+        if self
+            .last_liveness
+            .is_some_and(|t| now.duration_since(t) < LIVENESS_PERIOD)
+        {
+            return;
+        }
+        self.last_liveness = Some(now);
+        let ids: Vec<u16> = self
+            .net
+            .nodes()
+            .filter(|n| n.connected && n.script.is_some() && self.loaded_at.contains_key(&n.id))
+            .map(|n| n.id)
+            .collect();
+        for id in ids {
+            let _ = self
+                .net
+                .command(id, crate::network::Command::GetExecutionState);
+        }
+    }
+
+    /// Removes the robots whose node stayed lost longer than `lost_robot_timeout`.
+    pub(super) fn expire_lost_robots(&mut self, now: Instant) {
+        let timeout = self.driver.lost_robot_timeout;
+        if timeout.is_nan() || timeout <= 0.0 || self.lost_since.is_empty() {
+            return;
+        }
+        let limit = Duration::from_secs_f64(timeout.min(1e9));
+        let expired: Vec<u16> = self
+            .lost_since
+            .iter()
+            .filter(|(_, t)| now.duration_since(**t) >= limit)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            tracing::warn!("node {id} lost for {timeout} s: robot removed");
+            self.remove_robot(id);
+        }
+    }
+
+    /// Frees the RT slot of node `id` (the RT thread writes a zero speed first) and tells the user.
+    pub(super) fn remove_robot(&mut self, id: u16) {
+        self.raw_forget(id);
+        self.lost_since.remove(&id);
+        self.reflex_holds.remove(&id);
+        if let Some(slot) = self.robots.release(id) {
+            let _ = self
+                .ends
+                .send_command(RtCommand::RemoveRobot { robot: slot.robot });
+            self.events.push_back(EngineEvent::RobotRemoved {
+                node: id,
+                robot: slot.robot,
+            });
+        }
+    }
+
+    /// A node came back: drive it again if it runs a driver script (its robot may have been
+    /// removed meanwhile, or it may be on another link now).
+    pub(super) fn readd_robot(&mut self, id: u16) {
+        let Some(node) = self.net.node(id) else {
+            return;
+        };
+        let link = rt_link(node.link);
+        if self.robots.of_node(id).is_some_and(|s| s.link == link) {
+            return;
+        }
+        let Some(script) = node.script.clone() else {
+            return;
+        };
+        if let Err(e) = self.configure_robot(id, &script) {
+            tracing::error!("node {id}: cannot drive it again: {e}");
+        }
+    }
+
+    pub(super) fn reload(&mut self, id: u16, now: Instant) {
+        let Some(script) = self.net.node(id).and_then(|n| n.script.clone()) else {
+            return;
+        };
+        self.stats.script_reloads += 1;
+        let (origin, words) = (script.origin.clone(), script.bytecode.len());
+        if let Err(e) = self.net.load_script(id, script) {
+            tracing::error!("node {id}: reload failed: {e}");
+            return;
+        }
+        tracing::info!("node {id}: script {origin} reloaded ({words} words)");
+        self.loaded_at.insert(id, now);
+        self.events
+            .push_back(EngineEvent::ScriptLoaded { node: id });
+    }
+
+    /// Compiles and loads `source` on node `id`; Ok(false) if the script has no code for it.
+    pub(super) fn load_on(
+        &mut self,
+        source: &ScriptSource,
+        id: u16,
+        now: Instant,
+    ) -> Result<bool, EngineError> {
+        let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
+        let Some(loaded) = source.compile_for(node)? else {
+            tracing::info!("node {id}: the script has no code for {}", node.name());
+            return Ok(false);
+        };
+        self.net.load_script(id, loaded.clone())?;
+        self.loaded_at.insert(id, now);
+        tracing::info!(
+            "node {id}: script {} loaded ({} words)",
+            source.origin,
+            loaded.bytecode.len()
+        );
+        self.events
+            .push_back(EngineEvent::ScriptLoaded { node: id });
+        self.configure_robot(id, &loaded)?;
+        Ok(true)
+    }
+
+    /// Drives a node from the RT thread if its script is a driver script (has `odometry` and
+    /// `set_speed` events).
+    pub(super) fn configure_robot(
+        &mut self,
+        id: u16,
+        script: &LoadedScript,
+    ) -> Result<(), EngineError> {
+        let event = |name: &str| {
+            script
+                .events
+                .iter()
+                .position(|(n, _)| n == name)
+                .map(|i| i as u16)
+        };
+        let (Some(odometry), Some(set_speed)) = (event("odometry"), event("set_speed")) else {
+            self.remove_robot(id);
+            return Ok(());
+        };
+        if !self.driver.enabled {
+            return Ok(());
+        }
+        let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
+        let include_id = node.settings().is_some_and(|s| s.include_id_in_events);
+        let link = rt_link(node.link);
+        let cal = self.driver.calibration(&self.calibration_file, id)?;
+        let slot = self
+            .robots
+            .assign(id, cal.clone())
+            .ok_or(EngineError::Param("every RT robot slot is taken".into()))?;
+        let robot = slot.robot;
+        self.ends
+            .params()
+            .set_calibration(robot, rt_calibration(&cal))
+            .map_err(|e| EngineError::Param(format!("calibration of node {id}: {e}")))?;
+        let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
+        config.link = link;
+        self.robots.set_link(id, link);
+        config.proximity_event = event("proximity");
+        config.motor_targets = motor_targets(node);
+        self.ends
+            .send_command(RtCommand::ConfigureRobot { robot, config })
+            .map_err(|_| EngineError::RingFull)?;
+        tracing::info!("node {id} driven as RT robot {robot}");
+        self.events
+            .push_back(EngineEvent::RobotReady { node: id, robot });
+        Ok(())
+    }
+}
+
+/// The address of `motor.left.target` when `motor.right.target` follows it (the RT stop paths
+/// write both in one SET_VARIABLES).
+fn motor_targets(node: &crate::network::Node) -> Option<u16> {
+    let left = node.variable("motor.left.target")?;
+    let right = node.variable("motor.right.target")?;
+    (left.size == 1 && right.size == 1 && right.address == left.address.checked_add(1)?)
+        .then_some(left.address)
+}
+
+/// The link the RT thread writes a node's commands to (`None`: a node behind the switch).
+fn rt_link(link: LinkId) -> Option<LinkId> {
+    (link != SWITCH_LINK).then_some(link)
+}

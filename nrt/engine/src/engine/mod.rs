@@ -1,0 +1,455 @@
+//! The NRT engine: the network manager, the Aseba switch, script loading and the robot slots,
+//! glued to the RT thread through the rings of `msgs::rtmsg`. The ROS 2 bridge and the command
+//! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
+//! blocks and never touches a link.
+
+mod controllers;
+mod lifecycle;
+mod raw_motor;
+mod robots;
+mod script;
+mod script_file;
+mod script_reader;
+mod traffic;
+mod types;
+mod vm_halt;
+
+pub use controllers::{ControllerPort, ControllerReport};
+pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
+pub use robots::{rt_calibration, RobotSlot, Robots};
+pub use script::{ScriptError, ScriptSource};
+pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
+pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
+pub use types::{EngineConfig, EngineError, EngineEvent, EngineStats};
+pub use vm_halt::VmRecord;
+
+use crate::network::{LinkId, NetError, NetworkManager};
+use crate::params::BridgeParams;
+use crate::switch::{LinkBudget, Switch, SwitchLimits};
+use crate::thymio::calibration::{self, CalibrationFile};
+use crate::thymio::params::DriverParams;
+use msgs::rtmsg::{LinkTarget, NrtEnds, RobotId, RtCommand, RtStats, Twist2};
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Instant;
+
+/// Link id the engine gives to frames from switch clients (nodes behind a client, such as an
+/// asebaswitch that joined, are reached through the switch).
+pub const SWITCH_LINK: LinkId = 0xFE;
+
+/// A link that is up, as the engine knows it.
+#[derive(Debug, Clone, Copy)]
+struct LinkInfo {
+    /// Index of its target in the target list.
+    target: u16,
+    /// What the switch's clients may still send toward this link.
+    budget: LinkBudget,
+}
+
+/// The NRT engine (see the module documentation).
+pub struct Engine {
+    ends: NrtEnds,
+    net: NetworkManager,
+    switch: Option<Switch>,
+    params: BridgeParams,
+    driver: DriverParams,
+    calibration_file: CalibrationFile,
+    default_script: Option<ScriptSource>,
+    links: BTreeMap<LinkId, LinkInfo>,
+    robots: Robots,
+    backlog: VecDeque<(LinkTarget, Vec<u8>)>,
+    pending_accept: Vec<(u16, Instant)>,
+    loaded_at: BTreeMap<u16, Instant>,
+    /// Robots whose node is lost, since when.
+    lost_since: BTreeMap<u16, Instant>,
+    /// Nodes the RT obstacle-stop reflex holds now.
+    reflex_holds: std::collections::BTreeSet<u16>,
+    last_liveness: Option<Instant>,
+    vm_halts: vm_halt::VmHalts,
+    events: VecDeque<EngineEvent>,
+    last_stats: Option<RtStats>,
+    stats: EngineStats,
+    rt_exited: bool,
+    /// Raw motor commands of the generic interface (see `raw_motor`).
+    raw: raw_motor::RawMotor,
+    /// The NRT ends of the RT controllers, pumped by every poll.
+    controllers: controllers::Controllers,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("links", &self.links.len())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// Builds the engine: binds the switch (unless port 0 in the parameters... see
+    /// [`BridgeParams::port`]: 0 disables it), reads the default script and the calibration
+    /// file, and sets the watchdog of the RT thread.
+    pub fn new(config: EngineConfig, ends: NrtEnds) -> Result<Engine, EngineError> {
+        let EngineConfig { bridge, driver } = config;
+        let switch = if bridge.port == 0 {
+            None
+        } else {
+            let limits = SwitchLimits {
+                max_payload: bridge.switch.max_payload as usize,
+                client_queue: bridge.switch.client_queue as usize,
+            };
+            let s = Switch::bind_with(&bridge.address, bridge.port, bridge.loop_back, limits)
+                .map_err(|e| EngineError::Switch {
+                    address: bridge.address.clone(),
+                    port: bridge.port,
+                    error: e.to_string(),
+                })?;
+            Some(s)
+        };
+        let default_script = if bridge.script.path.is_empty() {
+            None
+        } else {
+            Some(ScriptSource::from_file(
+                &bridge.script.path,
+                &bridge.script.constants,
+            )?)
+        };
+        let calibration_file = calibration::read_file(&driver.calibration_file)?;
+        ends.params()
+            .set_watchdog(driver.cmd_vel_timeout)
+            .map_err(|e| EngineError::Param(format!("cmd_vel_timeout: {e}")))?;
+        Ok(Engine {
+            net: NetworkManager::from_params(&bridge),
+            ends,
+            switch,
+            params: bridge,
+            driver,
+            calibration_file,
+            default_script,
+            links: BTreeMap::new(),
+            robots: Robots::default(),
+            backlog: VecDeque::new(),
+            pending_accept: Vec::new(),
+            loaded_at: BTreeMap::new(),
+            lost_since: BTreeMap::new(),
+            reflex_holds: Default::default(),
+            last_liveness: None,
+            vm_halts: Default::default(),
+            events: VecDeque::new(),
+            last_stats: None,
+            stats: EngineStats::default(),
+            rt_exited: false,
+            raw: Default::default(),
+            controllers: Default::default(),
+        })
+    }
+
+    /// Does all pending work once, the RT controllers' included (see [`Self::attach_controller`]); never blocks.
+    pub fn poll(&mut self, now: Instant) {
+        self.pump_controllers();
+        self.drain_rt_events(now);
+        self.drain_frames(now);
+        self.poll_switch(now);
+        self.net.tick(now);
+        self.after_accept(now);
+        self.check_liveness(now);
+        self.handle_network_events(now);
+        self.expire_lost_robots(now);
+        self.flush_outgoing();
+    }
+
+    /// Attaches the NRT end of a controller running in the RT cycle: from now on every [`Self::poll`] hands it the
+    /// driver parameters it follows live (`obstacle_stop.*`) and reports its edges as [`EngineEvent`]s.
+    pub fn attach_controller(&mut self, port: Box<dyn ControllerPort>) {
+        self.controllers.attach(port);
+    }
+
+    fn pump_controllers(&mut self) {
+        let mut controllers = std::mem::take(&mut self.controllers);
+        for r in controllers.pump(&self.driver) {
+            match *r {
+                ControllerReport::ObstacleStop { robot, engaged } => {
+                    self.report_obstacle_stop(robot, engaged)
+                }
+            }
+        }
+        self.controllers = controllers;
+    }
+
+    /// The doorbell the RT thread rings when it has pushed frames or events: wait on it (with the
+    /// poll period as timeout) instead of sleeping between two [`Self::poll`]s.
+    pub fn doorbell(&self) -> msgs::doorbell::Doorbell {
+        self.ends.doorbell().clone()
+    }
+
+    /// The next event for the user.
+    pub fn next_event(&mut self) -> Option<EngineEvent> {
+        self.events.pop_front()
+    }
+
+    /// The network manager (read-only view of nodes).
+    pub fn network(&self) -> &NetworkManager {
+        &self.net
+    }
+
+    /// The network manager, for requests (get/set variables, commands).
+    pub fn network_mut(&mut self) -> &mut NetworkManager {
+        &mut self.net
+    }
+
+    /// The switch, if enabled.
+    pub fn switch(&self) -> Option<&Switch> {
+        self.switch.as_ref()
+    }
+
+    /// The robot slots.
+    pub fn robots(&self) -> &Robots {
+        &self.robots
+    }
+
+    /// The bridge parameters.
+    pub fn params(&self) -> &BridgeParams {
+        &self.params
+    }
+
+    /// The driver parameters.
+    pub fn driver_params(&self) -> &DriverParams {
+        &self.driver
+    }
+
+    /// The latest RT statistics.
+    pub fn rt_stats(&self) -> Option<&RtStats> {
+        self.last_stats.as_ref()
+    }
+
+    /// Counters of the engine.
+    pub fn stats(&self) -> EngineStats {
+        self.stats
+    }
+
+    /// Whether the RT thread has stopped.
+    pub fn rt_exited(&self) -> bool {
+        self.rt_exited || self.ends.rt_gone()
+    }
+
+    /// Links up: slot and index of the target in the target list.
+    pub fn links(&self) -> impl Iterator<Item = (LinkId, u16)> + '_ {
+        self.links.iter().map(|(l, i)| (*l, i.target))
+    }
+
+    /// Whether any link is up.
+    pub fn connected(&self) -> bool {
+        !self.links.is_empty()
+    }
+
+    /// The default script, if any.
+    pub fn default_script(&self) -> Option<&ScriptSource> {
+        self.default_script.as_ref()
+    }
+
+    /// Sets a robot's velocity set-point (latest value wins; the RT watchdog stops it if no
+    /// new one comes in time). Non-finite values are refused.
+    pub fn set_cmd_vel(&self, node: u16, linear: f64, angular: f64) -> Result<(), EngineError> {
+        let slot = self
+            .robots
+            .of_node(node)
+            .ok_or(EngineError::NotARobot(node))?;
+        self.ends
+            .set_cmd_vel(slot.robot, Twist2 { linear, angular })
+            .map_err(|e| EngineError::Param(format!("cmd_vel: {e}")))
+    }
+
+    /// Reports an edge of the RT obstacle-stop reflex for RT robot `robot` (as an
+    /// [`EngineEvent::ObstacleStop`]; ignored if the slot is free by now).
+    pub fn report_obstacle_stop(&mut self, robot: RobotId, engaged: bool) {
+        if let Some(node) = self.robots.node_of(robot) {
+            tracing::info!(
+                "node {node}: obstacle stop {}",
+                if engaged { "holds it" } else { "released" }
+            );
+            if engaged {
+                self.reflex_holds.insert(node);
+            } else {
+                self.reflex_holds.remove(&node);
+            }
+            self.events
+                .push_back(EngineEvent::ObstacleStop { node, engaged });
+        }
+    }
+
+    /// What is known of a driven node's VM: halts (stopped or paused while driven) and
+    /// restarts (see `restart_stopped_vm`).
+    pub fn vm_record(&self, node: u16) -> Option<VmRecord> {
+        self.vm_halts.record(node)
+    }
+
+    /// Whether the RT obstacle-stop reflex holds node `node` now.
+    pub fn obstacle_stop_holds(&self, node: u16) -> bool {
+        self.reflex_holds.contains(&node)
+    }
+
+    /// The RT thread's live parameters (set-points, calibration): lock-free, shared with RT.
+    pub fn live_params(&self) -> std::sync::Arc<msgs::rtmsg::LiveParams> {
+        self.ends.params().clone()
+    }
+
+    /// Applies new driver parameters live: the calibration-related ones (`axis_length`,
+    /// `motor.*`, `proximity.*`, `ground.threshold`) are recomputed for every robot (defaults,
+    /// parameters, then the robot's calibration file entry) and given to the RT thread, and
+    /// `obstacle_stop.*` is taken (the next poll hands it to the RT reflex's port); the others are kept
+    /// as they were (they are read at start). Returns the robots updated.
+    pub fn update_driver_params(&mut self, new: DriverParams) -> Result<Vec<u16>, EngineError> {
+        let mut next = self.driver.clone();
+        next.axis_length = new.axis_length;
+        next.motor = new.motor;
+        next.proximity = new.proximity;
+        next.ground = new.ground;
+        new.obstacle_stop.validate().map_err(EngineError::Param)?;
+        next.obstacle_stop = new.obstacle_stop;
+        // check every robot's calibration first: a bad value changes nothing
+        let nodes: Vec<u16> = self.robots.iter().map(|s| s.node).collect();
+        let mut cals = Vec::with_capacity(nodes.len());
+        for id in &nodes {
+            let c = next.calibration(&self.calibration_file, *id)?;
+            c.validate()?;
+            cals.push((*id, c));
+        }
+        if nodes.is_empty() {
+            next.calibration(&self.calibration_file, 0)?.validate()?;
+        }
+        self.driver = next;
+        for (id, c) in cals {
+            self.set_calibration(id, c)?;
+        }
+        Ok(nodes)
+    }
+
+    /// Applies a new calibration to a robot live (the RT thread reads it at its next cycle).
+    pub fn set_calibration(
+        &mut self,
+        node: u16,
+        c: calibration::Calibration,
+    ) -> Result<(), EngineError> {
+        c.validate()?;
+        let robot = self
+            .robots
+            .of_node(node)
+            .ok_or(EngineError::NotARobot(node))?
+            .robot;
+        self.ends
+            .params()
+            .set_calibration(robot, rt_calibration(&c))
+            .map_err(|e| EngineError::Param(format!("calibration: {e}")))?;
+        self.robots.assign(node, c);
+        Ok(())
+    }
+
+    /// Sends a named event of the node's script to the network (with the node id first when
+    /// the node's settings say `include_id_in_events`); the size must be the declared one.
+    /// `set_speed` to a node the RT thread drives becomes its set-point instead (capped and
+    /// watched like cmd_vel: see `raw_motor`).
+    pub fn emit_script_event(
+        &mut self,
+        node: u16,
+        name: &str,
+        args: &[i16],
+    ) -> Result<(), EngineError> {
+        if name == raw_motor::SET_SPEED && self.raw_set_speed(node, args)? {
+            return Ok(());
+        }
+        let n = self.net.node(node).ok_or(NetError::UnknownNode(node))?;
+        let script = n.script.as_ref().ok_or_else(|| EngineError::UnknownEvent {
+            node,
+            name: name.to_owned(),
+        })?;
+        let (id, size) = script
+            .events
+            .iter()
+            .enumerate()
+            .find(|(_, (e, _))| e == name)
+            .map(|(i, (_, s))| (i as u16, *s as usize))
+            .ok_or_else(|| EngineError::UnknownEvent {
+                node,
+                name: name.to_owned(),
+            })?;
+        let with_id = n.settings().is_some_and(|s| s.include_id_in_events);
+        let mut payload = Vec::with_capacity(args.len() + 1);
+        if with_id {
+            payload.push(node as i16);
+        }
+        payload.extend_from_slice(args);
+        if payload.len() != size {
+            return Err(EngineError::EventSize {
+                name: name.to_owned(),
+                expected: size - usize::from(with_id),
+                got: args.len(),
+            });
+        }
+        self.net.emit(id, &payload)?;
+        self.flush_outgoing();
+        Ok(())
+    }
+
+    /// Compiles `source` for each node of `nodes` (every bridged node if empty) and loads it.
+    /// With `set_as_default`, it also becomes the script of nodes discovered later.
+    pub fn load_script(
+        &mut self,
+        source: ScriptSource,
+        nodes: &[u16],
+        set_as_default: bool,
+    ) -> Result<Vec<u16>, EngineError> {
+        let targets: Vec<u16> = if nodes.is_empty() {
+            self.net
+                .nodes()
+                .filter(|n| n.is_bridged() && n.connected)
+                .map(|n| n.id)
+                .collect()
+        } else {
+            nodes.to_vec()
+        };
+        let mut loaded = Vec::new();
+        let mut first_error = None;
+        for id in targets {
+            match self.load_on(&source, id, Instant::now()) {
+                Ok(true) => loaded.push(id),
+                Ok(false) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if set_as_default {
+            self.params.script.path = source.origin.clone();
+            self.default_script = Some(source);
+        }
+        self.flush_outgoing();
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(loaded),
+        }
+    }
+
+    /// Stops every robot and asks the RT thread to end (it writes zero speeds first). With
+    /// `reset_on_closing`, RESET is sent to every bridged node too.
+    pub fn shutdown(&mut self) {
+        if self.params.reset_on_closing {
+            let ids: Vec<u16> = self
+                .net
+                .nodes()
+                .filter(|n| n.is_bridged() && n.connected)
+                .map(|n| n.id)
+                .collect();
+            for id in ids {
+                let _ = self.net.command(id, crate::network::Command::Reset);
+            }
+            self.flush_outgoing();
+        }
+        if self.ends.send_command(RtCommand::Shutdown).is_err() {
+            tracing::warn!(
+                "cannot queue the shutdown command: the RT thread is not reading its commands"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

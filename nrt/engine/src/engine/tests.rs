@@ -1,0 +1,501 @@
+//! The engine against a hand-driven RT side of the rings.
+use super::*;
+use crate::network::{LoadedScript, NetworkEvent};
+use crate::testutil::{description_frames, small_target};
+use msgs::rtmsg::{channels, ChannelConfig, LinkKind, RtEnds, RtEvent};
+use msgs::wire::{kind, Frame, Message, Words, MAX_FRAME};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+fn engine(port: u16) -> (Engine, RtEnds) {
+    let (rt, nrt) = channels(&ChannelConfig::default());
+    let bridge = BridgeParams {
+        port,
+        ..Default::default()
+    };
+    let e = Engine::new(
+        EngineConfig {
+            bridge,
+            driver: DriverParams::default(),
+        },
+        nrt,
+    )
+    .unwrap();
+    (e, rt)
+}
+
+/// Frames the engine queued for the links: (target, type).
+fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; MAX_FRAME];
+    while let Some(r) = rt.try_pop_outgoing(&mut buf) {
+        let (to, n) = r.unwrap();
+        let (f, _) = Frame::parse(&buf[..n]).unwrap();
+        out.push((to, f.kind, buf[..n].to_vec()));
+    }
+    out
+}
+
+fn up(e: &mut Engine, rt: &mut RtEnds) {
+    assert!(rt.try_push_event(RtEvent::LinkUp {
+        link: 0,
+        target: 0,
+        kind: LinkKind::Pipe
+    }));
+    e.poll(Instant::now());
+}
+
+#[test]
+fn discovery_runs_through_the_rings() {
+    let (mut e, mut rt) = engine(0);
+    up(&mut e, &mut rt);
+    assert!(e.connected());
+    let w = written(&mut rt);
+    assert_eq!(w[0].0, LinkTarget::One(0));
+    assert_eq!(w[0].1, kind::LIST_NODES);
+    rt.try_forward_frame(
+        0,
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    e.poll(Instant::now());
+    assert_eq!(written(&mut rt)[0].1, kind::GET_NODE_DESCRIPTION);
+    for f in description_frames(&small_target(9), 3) {
+        assert!(rt.try_forward_frame(0, 2, &f));
+    }
+    e.poll(Instant::now());
+    let events: Vec<EngineEvent> = std::iter::from_fn(|| e.next_event()).collect();
+    assert!(events.contains(&EngineEvent::Network(NetworkEvent::NodeAccepted { id: 3 })));
+    assert!(events
+        .iter()
+        .any(|ev| matches!(ev, EngineEvent::LinkUp { link: 0, .. })));
+    assert!(e.network().node(3).unwrap().is_bridged());
+}
+
+#[test]
+fn link_down_marks_nodes_lost() {
+    let (mut e, mut rt) = engine(0);
+    up(&mut e, &mut rt);
+    rt.try_forward_frame(
+        0,
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    for f in description_frames(&small_target(9), 3) {
+        rt.try_forward_frame(0, 2, &f);
+    }
+    e.poll(Instant::now());
+    link_down(&mut rt);
+    e.poll(Instant::now());
+    assert!(!e.connected());
+    assert!(!e.network().node(3).unwrap().connected);
+}
+
+#[test]
+fn switch_shares_the_link() {
+    // port 0 disables the switch: take a free port
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (mut e, mut rt) = engine(free);
+    up(&mut e, &mut rt);
+    written(&mut rt);
+    let mut client = TcpStream::connect(("127.0.0.1", free)).unwrap();
+    client
+        .set_read_timeout(Some(std::time::Duration::from_millis(20)))
+        .unwrap();
+    let deadline = Instant::now() + std::time::Duration::from_secs(5);
+    while e.switch().unwrap().stats().connected == 0 {
+        assert!(Instant::now() < deadline);
+        e.poll(Instant::now());
+    }
+    // robot → client
+    let ev = Message::UserEvent {
+        id: 4,
+        args: Words::from_slice(&[9]),
+    }
+    .to_frame(3)
+    .unwrap();
+    rt.try_forward_frame(0, 5, &ev);
+    e.poll(Instant::now());
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    while got.len() < ev.len() {
+        assert!(Instant::now() < deadline, "client got {got:?}");
+        if let Ok(n) = client.read(&mut buf) {
+            got.extend_from_slice(&buf[..n]);
+        }
+        e.poll(Instant::now());
+    }
+    assert!(got.windows(ev.len()).any(|w| w == ev));
+    // client → robot link
+    let cmd = Message::GetVariables {
+        dest: 3,
+        start: 0,
+        length: 1,
+    }
+    .to_frame(0)
+    .unwrap();
+    client.write_all(&cmd).unwrap();
+    loop {
+        assert!(Instant::now() < deadline);
+        e.poll(Instant::now());
+        let w = written(&mut rt);
+        // to each robot link, within its budget
+        if w.iter()
+            .any(|(to, _, f)| matches!(to, LinkTarget::One(_)) && *f == cmd)
+        {
+            break;
+        }
+    }
+}
+
+#[test]
+fn script_events_are_checked_and_prefixed() {
+    let (mut e, mut rt) = engine(0);
+    up(&mut e, &mut rt);
+    rt.try_forward_frame(
+        0,
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    for f in description_frames(&small_target(9), 3) {
+        rt.try_forward_frame(0, 2, &f);
+    }
+    e.poll(Instant::now());
+    written(&mut rt);
+    assert_eq!(
+        e.emit_script_event(3, "ping", &[1]),
+        Err(EngineError::UnknownEvent {
+            node: 3,
+            name: "ping".into()
+        })
+    );
+    let script = LoadedScript {
+        events: vec![("ping".into(), 2), ("pong".into(), 0)],
+        bytecode: vec![1],
+        ..Default::default()
+    };
+    e.network_mut().load_script(3, script).unwrap();
+    e.poll(Instant::now());
+    assert_eq!(
+        written(&mut rt).iter().map(|w| w.1).collect::<Vec<_>>(),
+        vec![kind::SET_BYTECODE, kind::RUN]
+    );
+    assert_eq!(
+        e.emit_script_event(3, "ping", &[1]),
+        Err(EngineError::EventSize {
+            name: "ping".into(),
+            expected: 2,
+            got: 1
+        })
+    );
+    e.emit_script_event(3, "ping", &[1, 2]).unwrap();
+    let w = written(&mut rt);
+    assert_eq!(w.len(), 1);
+    assert_eq!((w[0].0, w[0].1), (LinkTarget::All, 0));
+    assert_eq!(&w[0].2[6..], &[1, 0, 2, 0]);
+    assert_eq!(e.set_cmd_vel(3, 0.1, 0.0), Err(EngineError::NotARobot(3)));
+}
+
+#[test]
+fn rt_events_are_reported() {
+    let (mut e, mut rt) = engine(0);
+    rt.try_push_event(RtEvent::Exiting {
+        reason: msgs::rtmsg::ExitReason::Signal,
+    });
+    e.poll(Instant::now());
+    assert!(e.rt_exited());
+    assert_eq!(
+        e.next_event(),
+        Some(EngineEvent::RtExited(msgs::rtmsg::ExitReason::Signal))
+    );
+}
+
+#[test]
+fn shutdown_asks_rt_to_stop() {
+    let (mut e, mut rt) = engine(0);
+    e.shutdown();
+    assert_eq!(rt.try_pop_command(), Some(RtCommand::Shutdown));
+}
+
+/// Node 3 discovered on link 0 and running a driver script, driven as an RT robot.
+fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
+    up(e, rt);
+    rt.try_forward_frame(
+        0,
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    for f in description_frames(&small_target(9), 3) {
+        rt.try_forward_frame(0, 2, &f);
+    }
+    e.poll(Instant::now());
+    let script = LoadedScript {
+        events: vec![("odometry".into(), 3), ("set_speed".into(), 2)],
+        bytecode: vec![1],
+        ..Default::default()
+    };
+    e.network_mut().load_script(3, script.clone()).unwrap();
+    e.configure_robot(3, &script).unwrap();
+    let robot = e.robots().of_node(3).expect("a robot slot").robot;
+    assert!(matches!(
+        rt.try_pop_command(),
+        Some(RtCommand::ConfigureRobot { robot: r, .. }) if r == robot
+    ));
+    std::iter::from_fn(|| e.next_event()).for_each(drop);
+    robot
+}
+
+/// Link 0 ends (EOF).
+fn link_down(rt: &mut RtEnds) {
+    assert!(rt.try_push_event(RtEvent::LinkDown {
+        link: 0,
+        target: 0,
+        reason: msgs::rtmsg::LinkDownReason::Eof,
+    }));
+}
+
+fn events(e: &mut Engine) -> Vec<EngineEvent> {
+    std::iter::from_fn(|| e.next_event()).collect()
+}
+
+#[test]
+fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    let t0 = Instant::now();
+    link_down(&mut rt);
+    e.poll(t0);
+    // a short loss keeps the robot
+    e.poll(t0 + Duration::from_secs(9));
+    assert!(e.robots().of_node(3).is_some());
+    assert!(!events(&mut e)
+        .iter()
+        .any(|ev| matches!(ev, EngineEvent::RobotRemoved { .. })));
+    e.poll(t0 + Duration::from_secs(11));
+    assert!(e.robots().of_node(3).is_none());
+    assert!(events(&mut e).contains(&EngineEvent::RobotRemoved { node: 3, robot }));
+    assert_eq!(rt.try_pop_command(), Some(RtCommand::RemoveRobot { robot }));
+    assert_eq!(e.set_cmd_vel(3, 0.1, 0.0), Err(EngineError::NotARobot(3)));
+    // the node is heard again: driven again, on its (new) link
+    assert!(rt.try_push_event(RtEvent::LinkUp {
+        link: 1,
+        target: 0,
+        kind: LinkKind::Pipe
+    }));
+    e.poll(Instant::now());
+    rt.try_forward_frame(
+        1,
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    e.poll(Instant::now());
+    let ev = events(&mut e);
+    assert!(ev.contains(&EngineEvent::Network(NetworkEvent::NodeBack { id: 3 })));
+    assert!(
+        ev.iter()
+            .any(|ev| matches!(ev, EngineEvent::RobotReady { node: 3, .. })),
+        "{ev:?}"
+    );
+    let again = std::iter::from_fn(|| rt.try_pop_command()).find_map(|c| match c {
+        RtCommand::ConfigureRobot { config, .. } => Some(config),
+        _ => None,
+    });
+    assert_eq!(again.expect("robot configured again").link, Some(1));
+}
+
+#[test]
+fn a_robot_back_before_the_timeout_is_kept() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    let t0 = Instant::now();
+    link_down(&mut rt);
+    e.poll(t0);
+    up(&mut e, &mut rt);
+    rt.try_forward_frame(
+        0,
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    e.poll(t0 + Duration::from_secs(1));
+    e.poll(t0 + Duration::from_secs(60));
+    assert_eq!(e.robots().of_node(3).map(|s| s.robot), Some(robot));
+    // back on the same link: the RT side keeps its configuration (and its odometry)
+    assert!(!std::iter::from_fn(|| rt.try_pop_command())
+        .any(|c| matches!(c, RtCommand::ConfigureRobot { .. })));
+    assert!(!events(&mut e)
+        .iter()
+        .any(|ev| matches!(ev, EngineEvent::RobotRemoved { .. })));
+}
+
+#[test]
+fn a_script_without_the_driver_events_removes_the_robot() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    let plain = LoadedScript {
+        events: vec![("ping".into(), 1)],
+        bytecode: vec![1],
+        ..Default::default()
+    };
+    e.configure_robot(3, &plain).unwrap();
+    assert!(e.robots().of_node(3).is_none());
+    assert_eq!(rt.try_pop_command(), Some(RtCommand::RemoveRobot { robot }));
+    assert_eq!(
+        events(&mut e),
+        vec![EngineEvent::RobotRemoved { node: 3, robot }]
+    );
+}
+
+#[test]
+fn obstacle_stop_edges_become_events_and_state_of_their_node() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    e.report_obstacle_stop(robot, true);
+    assert!(e.obstacle_stop_holds(3));
+    e.report_obstacle_stop(robot, false);
+    assert!(!e.obstacle_stop_holds(3));
+    // a free slot (robot gone meanwhile) reports nothing
+    e.report_obstacle_stop(robot + 1, true);
+    let reflex: Vec<_> = events(&mut e)
+        .into_iter()
+        .filter_map(|ev| match ev {
+            EngineEvent::ObstacleStop { node, engaged } => Some((node, engaged)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reflex, [(3, true), (3, false)]);
+}
+
+/// Node 3 reports its execution state (flags) on link 0.
+fn execution_state(rt: &mut RtEnds, flags: u16) {
+    let f = Message::ExecutionStateChanged { pc: 7, flags }
+        .to_frame(3)
+        .unwrap();
+    assert!(rt.try_forward_frame(0, 3, &f));
+}
+
+#[test]
+fn a_stopped_vm_of_a_driven_robot_is_reported_once_and_set_running() {
+    use msgs::opcodes::{FLAG_EVENT_ACTIVE, FLAG_STEP_BY_STEP};
+    let (mut e, mut rt) = engine(0);
+    driven_robot(&mut e, &mut rt);
+    e.poll(Instant::now()); // the load's own frames (SET_BYTECODE, RUN) go out first
+    written(&mut rt);
+    execution_state(&mut rt, 0);
+    e.poll(Instant::now());
+    assert_eq!(e.vm_record(3).map(|r| r.halted), Some(false));
+    execution_state(&mut rt, FLAG_STEP_BY_STEP);
+    e.poll(Instant::now());
+    let runs = |rt: &mut RtEnds| {
+        written(rt)
+            .iter()
+            .filter(|(to, k, _)| *to == LinkTarget::One(0) && *k == kind::RUN)
+            .count()
+    };
+    assert_eq!(runs(&mut rt), 1);
+    let r = e.vm_record(3).unwrap();
+    assert_eq!((r.halted, r.halts, r.restarts), (true, 1, 1));
+    // still stopped at the next check: RUN again, not a second report
+    execution_state(&mut rt, FLAG_STEP_BY_STEP | FLAG_EVENT_ACTIVE);
+    e.poll(Instant::now());
+    assert_eq!(runs(&mut rt), 1);
+    assert_eq!(e.vm_record(3).unwrap().halts, 1);
+    execution_state(&mut rt, 0);
+    e.poll(Instant::now());
+    assert_eq!(
+        e.vm_record(3).unwrap().summary(),
+        "running (halts: 1, restarts: 2)"
+    );
+}
+
+#[test]
+fn with_restart_off_a_stopped_vm_is_only_reported() {
+    let (mut rt_ends, nrt) = channels(&ChannelConfig::default());
+    let mut e = Engine::new(
+        EngineConfig {
+            bridge: BridgeParams {
+                port: 0,
+                ..Default::default()
+            },
+            driver: DriverParams {
+                restart_stopped_vm: false,
+                ..Default::default()
+            },
+        },
+        nrt,
+    )
+    .unwrap();
+    driven_robot(&mut e, &mut rt_ends);
+    e.poll(Instant::now());
+    written(&mut rt_ends);
+    execution_state(&mut rt_ends, msgs::opcodes::FLAG_STEP_BY_STEP);
+    e.poll(Instant::now());
+    assert!(!written(&mut rt_ends)
+        .iter()
+        .any(|(_, k, _)| *k == kind::RUN));
+    let r = e.vm_record(3).unwrap();
+    assert_eq!((r.halted, r.halts, r.restarts), (true, 1, 0));
+}
+
+#[test]
+fn the_switch_budget_is_sized_to_each_link() {
+    let (mut e, _rt) = engine(0);
+    e.params.targets = vec![
+        "ser:device=/dev/ttyACM0;baud=9600".into(),
+        "tcp:host=127.0.0.1;port=33333".into(),
+        "ser:name=Thymio-II".into(),
+    ];
+    let now = Instant::now();
+    // serial: 3/4 of baud / 10
+    assert_eq!(e.link_budget(0, LinkKind::Serial, now).rate(), 720);
+    assert_eq!(e.link_budget(2, LinkKind::Serial, now).rate(), 8_640);
+    // TCP and the embedded simulator: switch.tcp_budget
+    assert_eq!(e.link_budget(1, LinkKind::Tcp, now).rate(), 100_000);
+    assert_eq!(e.link_budget(7, LinkKind::Pipe, now).rate(), 100_000);
+}
+
+/// A controller port driven from the test: what it should report, and the `obstacle_stop.enabled` it was last given.
+#[derive(Clone, Default)]
+struct TestPort(std::sync::Arc<std::sync::Mutex<(Vec<ControllerReport>, Option<bool>)>>);
+
+impl ControllerPort for TestPort {
+    fn pump(&mut self, driver: &DriverParams, report: &mut dyn FnMut(ControllerReport)) {
+        let mut s = self.0.lock().unwrap();
+        s.1 = Some(driver.obstacle_stop.enabled);
+        s.0.drain(..).for_each(report);
+    }
+}
+
+/// The engine owns the controllers' plumbing: `poll` alone (whatever loop calls it: the command line's, the ROS
+/// bridge's) turns a controller's reports into events and hands it live parameter changes.
+#[test]
+fn poll_pumps_the_attached_controllers() {
+    let (mut e, mut rt) = engine(0);
+    let port = TestPort::default();
+    e.attach_controller(Box::new(port.clone()));
+    let robot = driven_robot(&mut e, &mut rt);
+    assert_eq!(port.0.lock().unwrap().1, Some(false));
+    port.0
+        .lock()
+        .unwrap()
+        .0
+        .push(ControllerReport::ObstacleStop {
+            robot,
+            engaged: true,
+        });
+    e.poll(Instant::now());
+    assert!(e.obstacle_stop_holds(3));
+    assert!(events(&mut e).contains(&EngineEvent::ObstacleStop {
+        node: 3,
+        engaged: true
+    }));
+    let mut p = e.driver_params().clone();
+    p.obstacle_stop.enabled = true;
+    e.update_driver_params(p).unwrap();
+    e.poll(Instant::now());
+    assert_eq!(port.0.lock().unwrap().1, Some(true));
+}

@@ -1,0 +1,167 @@
+//! What the engine takes and reports: its configuration, events, errors and counters.
+
+use super::ScriptError;
+use crate::network::{LinkId, NetError, NetworkEvent};
+use crate::params::BridgeParams;
+use crate::thymio::calibration;
+use crate::thymio::params::DriverParams;
+use msgs::rtmsg::{LinkKind, OdomSample, RobotId, RtStats, SetupSummary};
+
+/// Configuration of the engine.
+#[derive(Debug, Clone, Default)]
+pub struct EngineConfig {
+    /// Generic bridge parameters.
+    pub bridge: BridgeParams,
+    /// Thymio driver parameters.
+    pub driver: DriverParams,
+}
+
+/// What the engine reports to its user (ROS bridge, CLI).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineEvent {
+    /// Something happened on the Aseba network.
+    Network(NetworkEvent),
+    /// The RT thread started, with what it obtained.
+    RtStarted(SetupSummary),
+    /// The RT thread stopped.
+    RtExited(msgs::rtmsg::ExitReason),
+    /// A link came up.
+    LinkUp {
+        /// Slot.
+        link: LinkId,
+        /// Index in the target list.
+        target: u16,
+        /// Transport.
+        kind: LinkKind,
+    },
+    /// A link went down.
+    LinkDown {
+        /// Slot.
+        link: LinkId,
+        /// Index in the target list.
+        target: u16,
+    },
+    /// A script was loaded on a node.
+    ScriptLoaded {
+        /// Node id.
+        node: u16,
+    },
+    /// Loading a script on a node failed.
+    ScriptFailed {
+        /// Node id.
+        node: u16,
+        /// Why.
+        error: String,
+    },
+    /// A node runs the driver script and is driven by the RT thread as `robot`.
+    RobotReady {
+        /// Node id.
+        node: u16,
+        /// RT robot id.
+        robot: RobotId,
+    },
+    /// New odometry of a robot.
+    Odometry {
+        /// Node id.
+        node: u16,
+        /// The sample.
+        sample: OdomSample,
+    },
+    /// A robot's link went down: its state is stale.
+    RobotStale {
+        /// Node id.
+        node: u16,
+    },
+    /// A robot is no longer driven (its node stayed lost for `lost_robot_timeout`, or it runs a
+    /// script without the driver events): its RT slot is free and its interface must go.
+    RobotRemoved {
+        /// Node id.
+        node: u16,
+        /// The RT robot id it had.
+        robot: RobotId,
+    },
+    /// The cmd_vel watchdog stopped a robot.
+    WatchdogStop {
+        /// Node id.
+        node: u16,
+    },
+    /// The RT obstacle-stop reflex started (`engaged`) or stopped holding a robot.
+    ObstacleStop {
+        /// Node id.
+        node: u16,
+        /// Holding.
+        engaged: bool,
+    },
+    /// Raw motor targets sent to a driven robot through the generic interface (`set_speed`,
+    /// `motor.*.target`) were beyond the driver's cap and were capped; once per robot.
+    RawMotorCapped {
+        /// Node id.
+        node: u16,
+        /// The targets asked for.
+        wheels: [i16; 2],
+        /// The cap (motor units).
+        cap: f64,
+    },
+    /// RT statistics.
+    Stats(Box<RtStats>),
+}
+
+/// Errors of engine operations.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    /// The switch could not be started.
+    #[error("Aseba switch on {address}:{port}: {error}")]
+    Switch {
+        /// Address.
+        address: String,
+        /// Port.
+        port: u16,
+        /// Cause.
+        error: String,
+    },
+    /// A script problem.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    /// A network problem.
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// Bad calibration.
+    #[error(transparent)]
+    Calibration(#[from] calibration::CalibrationError),
+    /// No such event in the node's script.
+    #[error("node {node} has no event \"{name}\" (load a script that declares it)")]
+    UnknownEvent {
+        /// Node id.
+        node: u16,
+        /// Event name.
+        name: String,
+    },
+    /// Wrong event size.
+    #[error("event \"{name}\" has size {expected}, got {got} values")]
+    EventSize {
+        /// Event name.
+        name: String,
+        /// Declared size.
+        expected: usize,
+        /// Given.
+        got: usize,
+    },
+    /// The node is not driven by the RT thread.
+    #[error("node {0} is not a robot driven by thymio-rt (no driver script loaded)")]
+    NotARobot(u16),
+    /// The RT thread refused a value.
+    #[error("{0}")]
+    Param(String),
+    /// The ring to the RT thread is full.
+    #[error("the RT thread is not keeping up (ring full)")]
+    RingFull,
+}
+
+/// Counters of the engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Frames dropped because the ring to RT stayed full.
+    pub frames_dropped_to_rt: u64,
+    /// Script reloads after a node lost its program or came back.
+    pub script_reloads: u64,
+}

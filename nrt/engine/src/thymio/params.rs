@@ -1,0 +1,250 @@
+//! Parameters of the Thymio driver, named as ROS-Thymio names them (ros-aseba-interface.md
+//! §3.2), plus the safety ones ROS-Thymio lacks (`cmd_vel_timeout`).
+
+use super::calibration::{
+    Calibration, CalibrationError, CalibrationFile, MotorEntry, ProximityEntry, RobotEntry,
+    AXIS_LENGTH,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Every parameter of the Thymio driver layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DriverParams {
+    /// Enable the Thymio driver layer on Thymio nodes (the generic bridge runs regardless).
+    pub enabled: bool,
+    /// Wheel separation [m] (overridden by the calibration file entry of the robot).
+    pub axis_length: f64,
+    /// Odometry frame (prefixed with the robot's namespace or `tf_prefix`).
+    pub odom_frame: String,
+    /// Robot frame.
+    pub robot_frame: String,
+    /// Frame prefix of a single robot without namespace.
+    pub tf_prefix: String,
+    /// Throttle odom/tf/joint_states to this rate [Hz]; ≤ 0 publishes every sample.
+    pub odom_max_rate: f64,
+    /// Joint names.
+    pub left_wheel_joint: String,
+    /// Joint names.
+    pub right_wheel_joint: String,
+    /// Ground sensor settings.
+    pub ground: GroundParams,
+    /// YAML calibration file keyed by robot id.
+    pub calibration_file: String,
+    /// Simulated robot: use the simulation calibration defaults.
+    pub simulation: bool,
+    /// Stop a robot when no cmd_vel arrived for this long [s] (0 disables; not recommended).
+    /// The generic interface's raw motor commands to a driven robot (`set_speed`,
+    /// `motor.*.target`) are set-points too: the same watchdog and cap apply to them.
+    pub cmd_vel_timeout: f64,
+    /// Remove a robot whose node stayed lost this long [s]: its RT slot is freed and its ROS
+    /// interface destroyed; it is added back when the node returns (≤ 0 never removes).
+    pub lost_robot_timeout: f64,
+    /// Motor calibration overrides (`motor.left.parameters`, `motor.right.deadband`, …).
+    pub motor: BTreeMap<String, MotorParams>,
+    /// Proximity calibration overrides (`proximity.center.parameters`, …).
+    pub proximity: BTreeMap<String, ProximityParams>,
+    /// Publish `robot_description` and the static transforms of the sensor frames.
+    pub publish_model: bool,
+    /// The RT thread's obstacle-stop reflex (`obstacle_stop.*`, applied live).
+    pub obstacle_stop: ObstacleStopConfig,
+    /// Set a driven robot's Aseba VM running again (RUN) when it is found stopped or paused
+    /// (by Studio's "stop" or any switch client): a stopped VM ignores `set_speed` and stops
+    /// odometry. Reported once per halt either way.
+    pub restart_stopped_vm: bool,
+}
+
+/// `obstacle_stop.*`: a reflex in the RT cycle that holds forward motion while a front proximity
+/// sensor sees something close and backward motion while a rear one does (turning stays
+/// allowed), however late ROS is. Each robot's `obstacle_stop` topic says when it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ObstacleStopConfig {
+    /// Off by default: ROS-Thymio has no such reflex.
+    pub enabled: bool,
+    /// Raw proximity reading at or above which a sensor blocks (1–4500; 2000 ≈ 10 cm).
+    pub threshold: i16,
+    /// Readings older than this [s] are ignored (the reflex then lets the command through).
+    pub max_age: f64,
+}
+
+impl Default for ObstacleStopConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            threshold: 2000,
+            max_age: 0.5,
+        }
+    }
+}
+
+impl ObstacleStopConfig {
+    /// Refuses a threshold outside 1–4500 and a non-positive or non-finite age.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=4500).contains(&self.threshold) {
+            return Err(format!(
+                "obstacle_stop.threshold: {} is not in 1–4500",
+                self.threshold
+            ));
+        }
+        if !(self.max_age.is_finite() && self.max_age > 0.0) {
+            return Err(format!(
+                "obstacle_stop.max_age: {} is not a positive number of seconds",
+                self.max_age
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for DriverParams {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            axis_length: AXIS_LENGTH,
+            odom_frame: "odom".into(),
+            robot_frame: "base_link".into(),
+            tf_prefix: String::new(),
+            odom_max_rate: -1.0,
+            left_wheel_joint: "left_wheel_joint".into(),
+            right_wheel_joint: "right_wheel_joint".into(),
+            ground: GroundParams::default(),
+            calibration_file: String::new(),
+            simulation: false,
+            cmd_vel_timeout: 0.5,
+            lost_robot_timeout: 10.0,
+            motor: BTreeMap::new(),
+            proximity: BTreeMap::new(),
+            publish_model: true,
+            obstacle_stop: ObstacleStopConfig::default(),
+            restart_stopped_vm: true,
+        }
+    }
+}
+
+/// `ground.*`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GroundParams {
+    /// Threshold on `prox.ground.delta` above which the ground is seen.
+    pub threshold: i16,
+}
+
+impl Default for GroundParams {
+    fn default() -> Self {
+        Self { threshold: 200 }
+    }
+}
+
+/// `motor.<side>.*`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MotorParams {
+    /// `[q0, q1]`.
+    pub parameters: Option<[f64; 2]>,
+    /// Only `quadratic`.
+    pub kind: Option<String>,
+    /// Dead band.
+    pub deadband: Option<f64>,
+}
+
+/// `proximity.<sensor>.*`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProximityParams {
+    /// `[r_max, x0, c]`.
+    pub parameters: Option<[f64; 3]>,
+    /// Only `power`.
+    pub kind: Option<String>,
+}
+
+impl DriverParams {
+    /// The calibration entry these parameters describe (applied after the file's entry).
+    pub fn as_entry(&self) -> RobotEntry {
+        RobotEntry {
+            motor: self
+                .motor
+                .iter()
+                .map(|(k, m)| {
+                    let e = MotorEntry {
+                        parameters: m.parameters,
+                        q: None,
+                        kind: m.kind.clone(),
+                        deadband: m.deadband,
+                    };
+                    (k.clone(), e)
+                })
+                .collect(),
+            proximity: self
+                .proximity
+                .iter()
+                .map(|(k, p)| {
+                    let e = ProximityEntry {
+                        parameters: p.parameters,
+                        kind: p.kind.clone(),
+                        ..Default::default()
+                    };
+                    (k.clone(), e)
+                })
+                .collect(),
+            axis_length: None,
+        }
+    }
+
+    /// The calibration of robot `uid` under these parameters: defaults (real or simulated),
+    /// the parameters (`axis_length`, `motor.*`, `proximity.*`), then the robot's file entry,
+    /// which is the most specific.
+    pub fn calibration(
+        &self,
+        file: &CalibrationFile,
+        uid: u16,
+    ) -> Result<Calibration, CalibrationError> {
+        let mut c = if self.simulation {
+            Calibration::simulation()
+        } else {
+            Calibration::real()
+        };
+        c.axis_length = self.axis_length;
+        c.apply(&self.as_entry())?;
+        if let Some(entry) = file.get(&uid) {
+            c.apply(entry)?;
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::thymio::calibration::{parse_file, read_file, MotorCalibration};
+
+    #[test]
+    fn parameters_then_file_entry() {
+        let mut p = DriverParams {
+            simulation: true,
+            axis_length: 0.09,
+            ..Default::default()
+        };
+        p.motor.insert(
+            "left".into(),
+            MotorParams {
+                deadband: Some(3.0),
+                ..Default::default()
+            },
+        );
+        let f = parse_file("4: {motor: {left: {parameters: [0.0003, 0.0]}}}").unwrap();
+        let c = p.calibration(&f, 4).unwrap();
+        assert_eq!(c.axis_length, 0.09);
+        assert_eq!(
+            c.left,
+            MotorCalibration {
+                parameters: [0.0003, 0.0],
+                deadband: 3.0
+            }
+        );
+        assert_eq!(c.right, Calibration::simulation().right);
+        assert!(read_file("/nonexistent/cal.yaml").is_err());
+        assert!(read_file("").unwrap().is_empty());
+    }
+}

@@ -1,0 +1,238 @@
+//! The NRT loop of the ROS 2 bridge: one thread owns the engine and the ROS interface and never waits on anything
+//! but the engine's doorbell, rung by the RT thread and by the spinner (at most `spin_period`); each iteration
+//! serves what ROS asked, polls the engine (which talks to RT through the rings) and publishes what happened. The
+//! r2r node is spun by [`Spinner`].
+
+use super::aseba::AsebaInterface;
+use super::convert::Clocks;
+use super::report::Reporter;
+use super::spinner::{NodeAccess, SharedNode, Spinner};
+use super::thymio::ThymioInterface;
+use super::{diagnostics, drain, names, params, RosError, RosOptions, Sub};
+use futures::executor::LocalPool;
+use futures::task::LocalSpawnExt;
+use nrt_engine::engine::{Engine, EngineEvent};
+use r2r::diagnostic_msgs::msg::DiagnosticArray;
+use r2r::{ParameterValue, Publisher, QosProfile};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Longest wait for the RT thread to end after the shutdown request.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// The bridge node, created before the engine so that its ROS parameters can be part of the configuration.
+pub struct RosNode {
+    node: r2r::Node,
+    options: RosOptions,
+}
+
+impl RosNode {
+    /// Creates the r2r node (the process's `--ros-args` apply: `-p name:=value`, `--params-file`, remapping).
+    pub fn new(options: RosOptions) -> Result<RosNode, RosError> {
+        options.validate()?;
+        let ctx = r2r::Context::create().map_err(RosError::Init)?;
+        let node = r2r::Node::create(ctx, &options.node_name, &options.namespace)
+            .map_err(RosError::Init)?;
+        Ok(RosNode { node, options })
+    }
+
+    /// Sets the longest wait for ROS work in one iteration (see [`RosOptions::spin_period`]).
+    pub fn set_spin_period(&mut self, period: Duration) -> Result<(), RosError> {
+        if period.is_zero() {
+            return Err(RosError::SpinPeriod);
+        }
+        self.options.spin_period = period;
+        Ok(())
+    }
+
+    /// The parameters given to the node, as `(dotted name, value)` configuration entries.
+    pub fn parameter_overrides(&self) -> Vec<(String, serde_yaml::Value)> {
+        params::overrides(&self.node)
+    }
+
+    /// Declares the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
+    /// parameters) as the node's parameters, creates the ROS interface and returns the running bridge.
+    pub fn start(
+        mut self,
+        effective: &serde_yaml::Mapping,
+        engine: &Engine,
+    ) -> Result<RosBridge, RosError> {
+        {
+            let mut declared = self.node.params.lock().expect("r2r parameter map");
+            for (name, value) in params::flatten(effective) {
+                declared.insert(name, r2r::Parameter::new(value));
+            }
+        }
+        let (handler, changes) = self
+            .node
+            .make_parameter_handler()
+            .map_err(RosError::Interface)?;
+        let pool = LocalPool::new();
+        pool.spawner()
+            .spawn_local(handler)
+            .map_err(|e| RosError::Spawn(e.to_string()))?;
+        let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
+        let reader = nrt_engine::engine::ScriptReader::start(engine.doorbell())
+            .map_err(|e| RosError::Spawn(e.to_string()))?;
+        let aseba = AsebaInterface::new(&mut self.node, reporter.clone(), reader)
+            .map_err(RosError::Interface)?;
+        let thymio =
+            ThymioInterface::new(&mut self.node, reporter.clone()).map_err(RosError::Interface)?;
+        let diagnostics = self
+            .node
+            .create_publisher(names::DIAGNOSTICS, QosProfile::default())
+            .map_err(RosError::Interface)?;
+        let node = SharedNode::new(self.node);
+        let wake = engine.doorbell();
+        let spinner = Spinner::start(node.clone(), wake.clone())
+            .map_err(|e| RosError::Spawn(e.to_string()))?;
+        Ok(RosBridge {
+            spinner,
+            wake,
+            reporter,
+            node,
+            options: self.options,
+            pool,
+            param_changes: Box::new(changes),
+            aseba,
+            thymio,
+            diagnostics,
+            last_diagnostics: None,
+            clocks: Clocks::new().map_err(RosError::Init)?,
+        })
+    }
+}
+
+/// The running bridge (see the module documentation).
+pub struct RosBridge {
+    /// The spinner thread; first field, so that it stops and lets the node go before the rest is dropped.
+    spinner: Spinner,
+    /// Rung by the RT thread (frames, events) and the spinner (ROS work).
+    wake: msgs::doorbell::Doorbell,
+    node: std::sync::Arc<SharedNode>,
+    reporter: Reporter,
+    options: RosOptions,
+    pool: LocalPool,
+    param_changes: Sub<(String, ParameterValue)>,
+    aseba: AsebaInterface,
+    thymio: ThymioInterface,
+    diagnostics: Publisher<DiagnosticArray>,
+    last_diagnostics: Option<Instant>,
+    clocks: Clocks,
+}
+
+impl RosBridge {
+    /// One iteration: waits at most `spin_period` for ROS work, serves it, polls the engine, publishes.
+    pub fn step(&mut self, engine: &mut Engine) {
+        self.wake.wait(self.options.spin_period);
+        let shared = self.node.clone();
+        let mut node = shared.access();
+        self.pool.run_until_stalled();
+        let changes: Vec<_> = drain(&mut self.param_changes).collect();
+        for (name, value) in changes {
+            self.on_parameter(engine, &name, &value);
+        }
+        self.aseba.poll_ros(&mut node, engine);
+        self.thymio.poll_ros(engine);
+        let now = Instant::now();
+        engine.poll(now);
+        while let Some(event) = engine.next_event() {
+            self.on_engine_event(&mut node, engine, &event);
+        }
+        self.aseba.publish_nodes(engine);
+        let due = self
+            .last_diagnostics
+            .is_none_or(|t| now.duration_since(t) >= self.options.diagnostics_period);
+        if due {
+            self.last_diagnostics = Some(now);
+            let array = diagnostics::array(&self.options.node_name, engine, self.clocks.now());
+            if let Err(e) = self.diagnostics.publish(&array) {
+                self.reporter
+                    .warn(&format!("cannot publish /diagnostics: {e}"));
+            }
+        }
+    }
+
+    /// A parameter set at run time: calibration and `obstacle_stop.*` parameters apply live, the
+    /// others at the next start (said so on /rosout).
+    fn on_parameter(&mut self, engine: &mut Engine, name: &str, value: &ParameterValue) {
+        let live = name == "axis_length"
+            || name.starts_with("motor.")
+            || name.starts_with("proximity.")
+            || name == "ground.threshold"
+            || name.starts_with("obstacle_stop.");
+        if !live {
+            self.reporter.warn(&format!(
+                "parameter {name} changed: it is read at start only, restart to apply it"
+            ));
+            return;
+        }
+        let result = (|| -> Result<Vec<u16>, String> {
+            let yaml = params::to_yaml(value)
+                .ok_or_else(|| format!("{name}: unsupported value {value:?}"))?;
+            let mut map = match serde_yaml::to_value(engine.driver_params()) {
+                Ok(serde_yaml::Value::Mapping(m)) => m,
+                _ => return Err("cannot serialize the driver parameters".into()),
+            };
+            params::insert_dotted(&mut map, name, yaml);
+            let new: nrt_engine::thymio::params::DriverParams =
+                serde_yaml::from_value(serde_yaml::Value::Mapping(map))
+                    .map_err(|e| format!("{name}: {e}"))?;
+            engine
+                .update_driver_params(new)
+                .map_err(|e| format!("{name}: {e}"))
+        })();
+        match result {
+            Ok(robots) => self
+                .reporter
+                .info(&format!("{name} applied live to robots {robots:?}")),
+            Err(e) => self.reporter.error(&format!("parameter refused: {e}")),
+        }
+    }
+
+    fn on_engine_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
+        self.aseba
+            .on_engine_event(node, engine, &mut self.clocks, event);
+        self.thymio
+            .on_engine_event(node, engine, &mut self.clocks, event);
+        match event {
+            EngineEvent::RtExited(reason) => self
+                .reporter
+                .warn(&format!("the RT thread stopped ({reason:?})")),
+            EngineEvent::LinkUp { target, kind, .. } => self
+                .reporter
+                .info(&format!("connected to target {target} ({kind:?})")),
+            EngineEvent::LinkDown { target, .. } => {
+                self.reporter.warn(&format!("lost target {target}"))
+            }
+            EngineEvent::RawMotorCapped { node, wheels, cap } => self
+                .reporter
+                .warn(&nrt_engine::engine::capped_message(*node, *wheels, *cap)),
+            _ => {}
+        }
+    }
+
+    /// Runs [`Self::step`] until `stop` is set (or the RT thread stopped), then shuts the engine down and keeps
+    /// serving until the RT thread has written its stop frames and ended (at most `SHUTDOWN_GRACE`).
+    pub fn run(&mut self, engine: &mut Engine, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) && !engine.rt_exited() && self.ros_alive() {
+            self.step(engine);
+        }
+        engine.shutdown();
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        while !engine.rt_exited() && Instant::now() < deadline {
+            self.step(engine);
+        }
+    }
+
+    /// Whether ROS input is still served (the spinner thread runs). When it is not, stop: no
+    /// more `cmd_vel` comes (the RT watchdog has stopped the robots) and no service answers.
+    pub fn ros_alive(&self) -> bool {
+        self.spinner.is_running()
+    }
+
+    /// The r2r node, shared with the spinner thread (to add interfaces of other layers).
+    pub fn node(&self) -> &SharedNode {
+        &self.node
+    }
+}

@@ -1,0 +1,113 @@
+//! ROS 2 bridge (feature `ros2`): the NRT thread that owns the r2r node.
+//!
+//! Usage (the NRT thread of `thymio-rt run`):
+//! 1. [`RosNode::new`] creates the node `asebaros` (the process's `--ros-args` apply);
+//! 2. [`RosNode::parameter_overrides`] gives the parameters passed to it as dotted configuration entries, to merge
+//!    over the YAML configuration (one naming scheme: `nodes.thymio.prefix` is YAML `nodes: {thymio: {prefix:}}`);
+//! 3. the engine is built from the merged configuration, and [`RosNode::start`] declares the effective
+//!    configuration as the node's parameters and creates the ROS interface ([`aseba`]);
+//! 4. [`RosBridge::run`] (or [`RosBridge::step`] in a loop of one's own) drives everything.
+//!
+//! The r2r node is spun on a thread of its own ([`spinner`]); the loop never blocks on anything but the engine's
+//! doorbell, rung by the RT thread and the spinner (at most `spin_period`): services and subscriptions are drained
+//! without waiting, replies that need the Aseba network (`get_variable`) are answered when the engine reports them,
+//! and the links are only reached through the engine and its rings to the RT thread.
+//!
+//! The crate is empty without its feature `ros2` (so the workspace builds without a ROS 2 toolchain); the feature
+//! `ros2` of the root package enables it.
+#![cfg(feature = "ros2")]
+#![warn(missing_docs)]
+
+pub mod aseba;
+mod bridge;
+pub mod convert;
+pub mod diagnostics;
+pub mod names;
+pub mod params;
+pub mod report;
+pub mod spinner;
+pub mod thymio;
+pub mod thymio_conv;
+mod thymio_endpoints;
+
+pub use bridge::{RosBridge, RosNode};
+
+use futures::{FutureExt, Stream, StreamExt};
+use std::time::Duration;
+
+/// A subscription's stream.
+pub(crate) type Sub<T> = Box<dyn Stream<Item = T> + Unpin>;
+/// A service's stream of calls.
+pub(crate) type Srv<T> = Box<dyn Stream<Item = r2r::ServiceRequest<T>> + Unpin>;
+
+/// What is pending in `stream` now, without waiting.
+pub(crate) fn drain<S: Stream + Unpin + ?Sized>(
+    stream: &mut S,
+) -> impl Iterator<Item = S::Item> + '_ {
+    std::iter::from_fn(move || stream.next().now_or_never().flatten())
+}
+
+/// Options of the bridge node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RosOptions {
+    /// Node name (`asebaros`, as the bridge it replaces).
+    pub node_name: String,
+    /// Node namespace (`""`); the interface's names are relative to it.
+    pub namespace: String,
+    /// Longest wait in one iteration when neither the RT thread nor ROS rings the doorbell (the loop's period when
+    /// all is quiet: timers, the Aseba switch's clients). RT events and ROS messages wake the loop at once.
+    pub spin_period: Duration,
+    /// Period of `/diagnostics`.
+    pub diagnostics_period: Duration,
+}
+
+impl Default for RosOptions {
+    fn default() -> Self {
+        Self {
+            node_name: "asebaros".into(),
+            namespace: String::new(),
+            spin_period: Duration::from_millis(1),
+            diagnostics_period: Duration::from_secs(1),
+        }
+    }
+}
+
+impl RosOptions {
+    fn validate(&self) -> Result<(), RosError> {
+        if !names::is_valid_token(&self.node_name) {
+            return Err(RosError::Name(names::NameError(self.node_name.clone())));
+        }
+        let ns = self.namespace.strip_prefix('/').unwrap_or(&self.namespace);
+        names::check_namespace(ns).map_err(RosError::Name)?;
+        if self.spin_period.is_zero() {
+            return Err(RosError::SpinPeriod);
+        }
+        Ok(())
+    }
+}
+
+/// Errors of the ROS bridge.
+#[derive(Debug, thiserror::Error)]
+pub enum RosError {
+    /// A node name or namespace that ROS refuses.
+    #[error("ROS node: {0}")]
+    Name(#[from] names::NameError),
+    /// A zero spin period would make the loop spin without waiting.
+    #[error("the spin period must be positive")]
+    SpinPeriod,
+    /// rcl could not start (context, node or clocks).
+    #[error("cannot start ROS 2: {0}")]
+    Init(r2r::Error),
+    /// rcl refused a topic, service or parameter service.
+    #[error("cannot create the ROS interface: {0}")]
+    Interface(r2r::Error),
+    /// The parameter service could not be started.
+    #[error("cannot start the parameter service: {0}")]
+    Spawn(String),
+}
+
+#[cfg(test)]
+#[path = "../../../tests/ros/rclpy_peer.rs"]
+mod rclpy_peer;
+#[cfg(test)]
+mod smoke_tests;

@@ -1,0 +1,465 @@
+//! The Thymio driver's ROS interface (ROS-Thymio's names and types, ros-aseba-interface.md
+//! §3.3–3.4), one per robot driven by the RT thread, under the robot node's namespace:
+//! odometry from the RT domain (`odom`, `/tf`, `joint_states`), sensors from the events of the
+//! robot script (REP-117 ranges, laser scan, IMU, buttons, …), actuators validated and sent as
+//! script events, `cmd_vel` to the RT command ring (the RT watchdog stops a robot left
+//! without commands), the robot model (`robot_description`, `/tf_static`) and `is_ready`.
+
+use super::convert::Clocks;
+use super::drain;
+use super::names::{check_namespace, NameError};
+use super::report::Reporter;
+use super::spinner::{NodeAccess, TaskId};
+use super::thymio_conv::{self as conv, Frames};
+use super::thymio_endpoints::{cmd_vel_task, latched, reliable, topic, Inputs, Outputs};
+use msgs::rtmsg::RobotId;
+use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_engine::network::NetworkEvent;
+use nrt_engine::thymio::actuators::{self, CommandError, Gesture, Preset, ScriptEvent};
+use nrt_engine::thymio::events::RobotEvent;
+use nrt_engine::thymio::{model, sensors, GROUND_NAMES, PROXIMITY_NAMES};
+use r2r::geometry_msgs::msg::Twist;
+use r2r::std_msgs::msg::{Bool, Empty, Float32, Int8, String as RosString};
+use r2r::tf2_msgs::msg::TFMessage;
+use r2r::thymio_msgs::msg::Comm;
+use r2r::Publisher;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// The interface of one robot.
+struct RobotInterface {
+    node: u16,
+    /// Its `cmd_vel` subscription, drained on the spinner thread.
+    cmd_vel: TaskId,
+    frames: Frames,
+    out: Outputs,
+    inp: Inputs,
+    last_odom: Option<Instant>,
+    /// Next alarm sound while the alarm is on.
+    alarm: Option<Instant>,
+}
+
+/// The Thymio driver interface of the bridge node.
+pub struct ThymioInterface {
+    reporter: Reporter,
+    tf: Publisher<TFMessage>,
+    tf_static: Publisher<TFMessage>,
+    static_transforms: Vec<r2r::geometry_msgs::msg::TransformStamped>,
+    robots: BTreeMap<u16, RobotInterface>,
+}
+
+/// Why a robot interface could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ThymioError {
+    /// A namespace that cannot be a ROS name.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// rcl refused an entity.
+    #[error("rcl: {0}")]
+    Rcl(#[from] r2r::Error),
+}
+
+impl ThymioInterface {
+    /// The shared publishers (`/tf`, `/tf_static`).
+    pub fn new(node: &mut r2r::Node, reporter: Reporter) -> Result<ThymioInterface, r2r::Error> {
+        Ok(ThymioInterface {
+            reporter,
+            tf: node.create_publisher("/tf", reliable(100))?,
+            tf_static: node.create_publisher("/tf_static", latched())?,
+            static_transforms: Vec::new(),
+            robots: BTreeMap::new(),
+        })
+    }
+
+    /// Reacts to the engine: new robots, odometry, script events.
+    pub fn on_engine_event(
+        &mut self,
+        node: &mut NodeAccess,
+        engine: &Engine,
+        clocks: &mut Clocks,
+        event: &EngineEvent,
+    ) {
+        match event {
+            EngineEvent::RobotReady { node: id, robot }
+                if engine.driver_params().enabled && !self.robots.contains_key(id) =>
+            {
+                match self.add_robot(node, engine, *id, *robot, clocks) {
+                    Ok(()) => self
+                        .reporter
+                        .info(&format!("Thymio node {id}: driver interface ready")),
+                    Err(e) => self
+                        .reporter
+                        .error(&format!("Thymio node {id}: no driver interface: {e}")),
+                }
+            }
+            EngineEvent::RobotRemoved { node: id, .. } => self.remove_robot(node, *id),
+            EngineEvent::ObstacleStop { node: id, engaged } => {
+                self.publish_obstacle_stop(*id, *engaged)
+            }
+            EngineEvent::Odometry { node: id, sample } => {
+                self.publish_odometry(engine, clocks, *id, sample)
+            }
+            EngineEvent::Network(NetworkEvent::UserEvent {
+                source,
+                id,
+                args,
+                stamp_ns,
+            }) if self.robots.contains_key(source) => {
+                self.on_script_event(engine, clocks, *source, *id, args, *stamp_ns);
+            }
+            _ => {}
+        }
+    }
+
+    fn add_robot(
+        &mut self,
+        access: &mut NodeAccess,
+        engine: &Engine,
+        id: u16,
+        robot: RobotId,
+        clocks: &mut Clocks,
+    ) -> Result<(), ThymioError> {
+        let node = access.get();
+        let params = engine.driver_params();
+        let ns = engine
+            .network()
+            .node(id)
+            .map(|n| n.namespace().trim_matches('/').to_owned())
+            .unwrap_or_default();
+        check_namespace(&ns)?;
+        let prefix = if ns.is_empty() {
+            params.tf_prefix.clone()
+        } else {
+            ns.clone()
+        };
+        let frames = Frames::new(
+            &prefix,
+            &params.odom_frame,
+            &params.robot_frame,
+            [&params.left_wheel_joint, &params.right_wheel_joint],
+        );
+        let t = |leaf: &str| topic(&ns, leaf);
+        let out = Outputs::create(node, &t)?;
+        let cmd_vel = node.subscribe::<Twist>(&t("cmd_vel"), reliable(1))?;
+        let inp = Inputs::create(node, &t)?;
+        if params.publish_model {
+            let axis = engine
+                .robots()
+                .of_node(id)
+                .map_or(params.axis_length, |s| s.calibration.axis_length);
+            let urdf = model::urdf(&frames.prefix, axis);
+            if let Err(e) = out.description.publish(&RosString { data: urdf }) {
+                self.reporter
+                    .warn(&format!("node {id}: cannot publish robot_description: {e}"));
+            }
+            let stamp = clocks.now();
+            let own = conv::static_transforms(&stamp, &frames);
+            self.replace_static_frames(id, &frames.prefix, own);
+        }
+        let cmd_vel = access.shared().add_task(cmd_vel_task(
+            Box::new(cmd_vel),
+            engine.live_params(),
+            robot,
+            id,
+            self.reporter.clone(),
+        ));
+        self.robots.insert(
+            id,
+            RobotInterface {
+                node: id,
+                cmd_vel,
+                frames,
+                out,
+                inp,
+                last_odom: None,
+                alarm: None,
+            },
+        );
+        // Latched: a late subscriber learns whether the reflex holds the robot.
+        self.publish_obstacle_stop(id, false);
+        Ok(())
+    }
+
+    fn publish_obstacle_stop(&self, id: u16, engaged: bool) {
+        let Some(r) = self.robots.get(&id) else {
+            return;
+        };
+        if let Err(e) = r.out.obstacle_stop.publish(&Bool { data: engaged }) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish obstacle_stop: {e}"));
+        }
+    }
+
+    /// Destroys the interface of robot `id` (publishers at once; r2r destroys the
+    /// subscriptions and the service whose streams are dropped when they next get a message)
+    /// and takes its frames out of `/tf_static`.
+    fn remove_robot(&mut self, node: &mut NodeAccess, id: u16) {
+        let Some(r) = self.robots.remove(&id) else {
+            return;
+        };
+        let RobotInterface {
+            frames,
+            out,
+            inp,
+            cmd_vel,
+            ..
+        } = r;
+        node.shared().remove_task(cmd_vel);
+        drop(inp);
+        out.destroy(node.get());
+        self.replace_static_frames(id, &frames.prefix, Vec::new());
+        self.reporter
+            .info(&format!("Thymio node {id}: driver interface removed"));
+    }
+
+    /// Puts `own` in place of the frames under `prefix` (none are taken out for an empty
+    /// prefix) in the one `/tf_static` message that holds every robot's frames (latched topic,
+    /// last message wins), and republishes it if it changed.
+    fn replace_static_frames(
+        &mut self,
+        id: u16,
+        prefix: &str,
+        own: Vec<r2r::geometry_msgs::msg::TransformStamped>,
+    ) {
+        let before = self.static_transforms.len();
+        if !prefix.is_empty() {
+            let mine = format!("{prefix}/");
+            self.static_transforms
+                .retain(|t| !t.child_frame_id.starts_with(&mine));
+        }
+        if own.is_empty() && self.static_transforms.len() == before {
+            return;
+        }
+        self.static_transforms.extend(own);
+        let msg = TFMessage {
+            transforms: self.static_transforms.clone(),
+        };
+        if let Err(e) = self.tf_static.publish(&msg) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish /tf_static: {e}"));
+        }
+    }
+
+    fn publish_odometry(
+        &mut self,
+        engine: &Engine,
+        clocks: &mut Clocks,
+        id: u16,
+        s: &msgs::rtmsg::OdomSample,
+    ) {
+        let Some(r) = self.robots.get_mut(&id) else {
+            return;
+        };
+        let rate = engine.driver_params().odom_max_rate;
+        let now = Instant::now();
+        if rate > 0.0
+            && r.last_odom
+                .is_some_and(|t| now.duration_since(t) < Duration::from_secs_f64(1.0 / rate))
+        {
+            return;
+        }
+        r.last_odom = Some(now);
+        let Some(slot) = engine.robots().of_node(id) else {
+            return;
+        };
+        let stamp = clocks.stamp(s.t_ns);
+        let results = [
+            r.out
+                .odom
+                .publish(&conv::odometry(s, &stamp, &r.frames, &slot.calibration)),
+            self.tf.publish(&TFMessage {
+                transforms: vec![conv::odom_transform(s, &stamp, &r.frames)],
+            }),
+            r.out
+                .joints
+                .publish(&conv::joint_states(s, &stamp, &r.frames)),
+        ];
+        for e in results.into_iter().filter_map(Result::err) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish odometry: {e}"));
+        }
+    }
+
+    fn on_script_event(
+        &mut self,
+        engine: &Engine,
+        clocks: &mut Clocks,
+        id: u16,
+        event: u16,
+        args: &[i16],
+        stamp_ns: u64,
+    ) {
+        let Some(n) = engine.network().node(id) else {
+            return;
+        };
+        let Some(script) = n.script.as_ref() else {
+            return;
+        };
+        let Some((name, _)) = script.events.get(event as usize) else {
+            return;
+        };
+        let decoded = match RobotEvent::decode(name, args) {
+            Ok(ev) => ev,
+            // events of the robot → ROS direction only; others (set_speed echoes, unknown) are not sensors
+            Err(_) => return,
+        };
+        let Some(r) = self.robots.get_mut(&id) else {
+            return;
+        };
+        let Some(slot) = engine.robots().of_node(id) else {
+            return;
+        };
+        let cal = &slot.calibration;
+        let stamp = clocks.stamp(stamp_ns);
+        let f = &r.frames;
+        let o = &r.out;
+        let res: Result<(), r2r::Error> = match decoded {
+            RobotEvent::Odometry { .. } => Ok(()),
+            RobotEvent::Proximity(raw) => {
+                let mut result = Ok(());
+                for (i, p) in o.proximity.iter().enumerate() {
+                    let frame = f.link(&format!("proximity_{}_link", PROXIMITY_NAMES[i]));
+                    result = result.and(p.publish(&conv::proximity(raw[i], cal, i, &stamp, frame)));
+                }
+                result.and(
+                    o.laser
+                        .publish(&conv::laser(&raw, cal, &stamp, f.link("laser_link"))),
+                )
+            }
+            RobotEvent::Ground(delta) => {
+                let threshold = engine.driver_params().ground.threshold;
+                let mut result = Ok(());
+                for (i, g) in o.ground.iter().enumerate() {
+                    let frame = f.link(&format!("ground_{}_link", GROUND_NAMES[i]));
+                    result =
+                        result.and(g.publish(&conv::ground(delta[i], threshold, &stamp, frame)));
+                }
+                result
+            }
+            RobotEvent::GroundReflected(_) | RobotEvent::GroundAmbient(_) => Ok(()),
+            RobotEvent::Accelerometer(acc) => {
+                o.imu.publish(&conv::imu(acc, &stamp, f.base.clone()))
+            }
+            RobotEvent::Tap => o.tap.publish(&Empty::default()),
+            RobotEvent::Temperature(t) => {
+                o.temperature
+                    .publish(&conv::temperature(t, &stamp, f.base.clone()))
+            }
+            RobotEvent::Sound(i) => o.sound.publish(&Float32 {
+                data: sensors::sound_level(i),
+            }),
+            RobotEvent::Remote { command, .. } => o.remote.publish(&Int8 {
+                data: command as i8,
+            }),
+            RobotEvent::Buttons(values) => o.buttons.publish(&conv::joy(values, &stamp)),
+            RobotEvent::Button { index, pressed } => {
+                o.button[index].publish(&Bool { data: pressed })
+            }
+            RobotEvent::Comm {
+                value,
+                payloads,
+                intensities,
+            } => o.comm_rx.publish(&Comm {
+                value,
+                payloads: payloads.to_vec(),
+                intensities: intensities.to_vec(),
+            }),
+        };
+        if let Err(e) = res {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish {name}: {e}"));
+        }
+    }
+
+    /// Serves the robots' subscriptions and services.
+    pub fn poll_ros(&mut self, engine: &mut Engine) {
+        let now = Instant::now();
+        let ids: Vec<u16> = self.robots.keys().copied().collect();
+        for id in ids {
+            let mut commands: Vec<Result<ScriptEvent, CommandError>> = Vec::new();
+            let Some(r) = self.robots.get_mut(&id) else {
+                continue;
+            };
+            let i = &mut r.inp;
+            for m in drain(&mut i.led) {
+                commands.push(actuators::led(m.id, &m.values));
+            }
+            for _ in drain(&mut i.led_off) {
+                commands.extend(actuators::leds_off().into_iter().map(Ok));
+            }
+            for (which, s) in i.body.iter_mut() {
+                for c in drain(s) {
+                    commands.push(actuators::body_led(*which, c.r, c.g, c.b));
+                }
+            }
+            for g in drain(&mut i.gesture) {
+                commands.push(actuators::gesture(&Gesture {
+                    gesture: g.gesture,
+                    wave: g.wave,
+                    leds: g.leds,
+                    period: g.period,
+                    length: g.length,
+                    mirror: g.mirror,
+                    mask: g.mask,
+                }));
+            }
+            for _ in drain(&mut i.gesture_off) {
+                commands.push(Ok(actuators::gesture_off()));
+            }
+            for (p, s) in i.presets.iter_mut() {
+                for period in drain(s) {
+                    commands.push(actuators::gesture_preset(*p, period.data));
+                }
+            }
+            for _ in drain(&mut i.alive) {
+                commands.push(actuators::gesture_preset(Preset::Alive, 3.0));
+            }
+            for s in drain(&mut i.sound_play) {
+                let d = f64::from(s.duration.sec) + f64::from(s.duration.nanosec) * 1e-9;
+                commands.push(actuators::play_tone(s.frequency, d));
+            }
+            for s in drain(&mut i.sound_system) {
+                commands.push(actuators::play_system_sound(s.sound));
+            }
+            for a in drain(&mut i.alarm) {
+                r.alarm = a.data.then_some(now);
+            }
+            for t in drain(&mut i.sound_threshold) {
+                commands.push(actuators::sound_threshold(t.data));
+            }
+            for c in drain(&mut i.comm_enable) {
+                commands.push(Ok(actuators::comm_enable(c.data)));
+            }
+            for c in drain(&mut i.comm_tx) {
+                commands.push(actuators::comm_tx(c.data));
+            }
+            for _ in drain(&mut i.shutdown) {
+                commands.push(Ok(actuators::shutdown()));
+            }
+            for call in drain(&mut i.is_ready).collect::<Vec<_>>() {
+                if let Err(e) = call.respond(r2r::std_srvs::srv::Empty::Response {}) {
+                    self.reporter
+                        .warn(&format!("node {id}: cannot answer is_ready: {e}"));
+                }
+            }
+            if let Some(due) = r.alarm.filter(|t| *t <= now) {
+                r.alarm = Some(due + Duration::from_secs_f64(actuators::ALARM_PERIOD_S));
+                commands.push(actuators::play_system_sound(actuators::ALARM_SOUND));
+            }
+            let node = r.node;
+            for c in commands {
+                match c {
+                    Ok(ev) => {
+                        if let Err(e) = engine.emit_script_event(node, ev.name, &ev.args) {
+                            self.reporter
+                                .error(&format!("node {node}: {}: {e}", ev.name));
+                        }
+                    }
+                    Err(e) => self
+                        .reporter
+                        .error(&format!("node {node}: command refused: {e}")),
+                }
+            }
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
 //! blocks and never touches a link.
 
+mod live;
 mod raw_motor;
 mod robots;
 mod script;
@@ -10,6 +11,7 @@ mod script_file;
 mod script_reader;
 mod vm_halt;
 
+pub use live::LiveError;
 pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
 pub use robots::{rt_calibration, RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
@@ -182,12 +184,33 @@ pub enum EngineError {
     /// The node is not driven by the RT thread.
     #[error("node {0} is not a robot driven by thymio-rt (no driver script loaded)")]
     NotARobot(u16),
-    /// The RT thread refused a value.
-    #[error("{0}")]
-    Param(String),
+    /// The RT thread's live parameters refused a value.
+    #[error("{what}: {source}")]
+    Param {
+        /// What was set (`cmd_vel`, `calibration of node 3`).
+        what: String,
+        /// Why.
+        #[source]
+        source: msgs::rtmsg::ParamError,
+    },
+    /// Every RT robot slot is taken.
+    #[error("every RT robot slot is taken")]
+    NoRobotSlot,
+    /// A parameter value out of its range.
+    #[error(transparent)]
+    Invalid(#[from] crate::schema::Invalid),
     /// The ring to the RT thread is full.
     #[error("the RT thread is not keeping up (ring full)")]
     RingFull,
+}
+
+impl EngineError {
+    fn param(what: &str, source: msgs::rtmsg::ParamError) -> Self {
+        EngineError::Param {
+            what: what.to_owned(),
+            source,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -275,7 +298,7 @@ impl Engine {
         let calibration_file = calibration::read_file(&driver.calibration_file)?;
         ends.params()
             .set_watchdog(driver.cmd_vel_timeout)
-            .map_err(|e| EngineError::Param(format!("cmd_vel_timeout: {e}")))?;
+            .map_err(|source| EngineError::param("cmd_vel_timeout", source))?;
         Ok(Engine {
             net: NetworkManager::from_params(&bridge),
             ends,
@@ -394,7 +417,7 @@ impl Engine {
             .ok_or(EngineError::NotARobot(node))?;
         self.ends
             .set_cmd_vel(slot.robot, Twist2 { linear, angular })
-            .map_err(|e| EngineError::Param(format!("cmd_vel: {e}")))
+            .map_err(|source| EngineError::param("cmd_vel", source))
     }
 
     /// Reports an edge of the RT obstacle-stop reflex for RT robot `robot` (as an
@@ -431,37 +454,6 @@ impl Engine {
         self.ends.params().clone()
     }
 
-    /// Applies new driver parameters live: the calibration-related ones (`axis_length`,
-    /// `motor.*`, `proximity.*`, `ground.threshold`) are recomputed for every robot (defaults,
-    /// parameters, then the robot's calibration file entry) and given to the RT thread, and
-    /// `obstacle_stop.*` is taken (the runtime hands it to the RT reflex); the others are kept
-    /// as they were (they are read at start). Returns the robots updated.
-    pub fn update_driver_params(&mut self, new: DriverParams) -> Result<Vec<u16>, EngineError> {
-        let mut next = self.driver.clone();
-        next.axis_length = new.axis_length;
-        next.motor = new.motor;
-        next.proximity = new.proximity;
-        next.ground = new.ground;
-        new.obstacle_stop.validate().map_err(EngineError::Param)?;
-        next.obstacle_stop = new.obstacle_stop;
-        // check every robot's calibration first: a bad value changes nothing
-        let nodes: Vec<u16> = self.robots.iter().map(|s| s.node).collect();
-        let mut cals = Vec::with_capacity(nodes.len());
-        for id in &nodes {
-            let c = next.calibration(&self.calibration_file, *id)?;
-            c.validate()?;
-            cals.push((*id, c));
-        }
-        if nodes.is_empty() {
-            next.calibration(&self.calibration_file, 0)?.validate()?;
-        }
-        self.driver = next;
-        for (id, c) in cals {
-            self.set_calibration(id, c)?;
-        }
-        Ok(nodes)
-    }
-
     /// Applies a new calibration to a robot live (the RT thread reads it at its next cycle).
     pub fn set_calibration(
         &mut self,
@@ -477,7 +469,7 @@ impl Engine {
         self.ends
             .params()
             .set_calibration(robot, rt_calibration(&c))
-            .map_err(|e| EngineError::Param(format!("calibration: {e}")))?;
+            .map_err(|source| EngineError::param("calibration", source))?;
         self.robots.assign(node, c);
         Ok(())
     }
@@ -991,12 +983,12 @@ impl Engine {
         let slot = self
             .robots
             .assign(id, cal.clone())
-            .ok_or(EngineError::Param("every RT robot slot is taken".into()))?;
+            .ok_or(EngineError::NoRobotSlot)?;
         let robot = slot.robot;
         self.ends
             .params()
             .set_calibration(robot, rt_calibration(&cal))
-            .map_err(|e| EngineError::Param(format!("calibration of node {id}: {e}")))?;
+            .map_err(|source| EngineError::param(&format!("calibration of node {id}"), source))?;
         let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
         config.link = link;
         self.robots.set_link(id, link);

@@ -104,7 +104,7 @@ impl Engine {
         }
         self.ends
             .set_cmd_vel(robot, wheels_to_twist(cap_pair(wheels, cap), &cal))
-            .map_err(|e| EngineError::Param(format!("set_speed: {e}")))?;
+            .map_err(|source| EngineError::param("set_speed", source))?;
         self.raw.last.insert(node, (wheels, Instant::now()));
         Ok(true)
     }

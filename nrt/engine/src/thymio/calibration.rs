@@ -145,8 +145,9 @@ impl Calibration {
     }
 }
 
-/// One robot's entry of a calibration file.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+/// One robot's entry of a calibration file; its `motor` and `proximity` maps are also the
+/// driver's parameters of the same names (`motor.left.parameters`), in this one shape.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RobotEntry {
     /// `motor: {left: {...}, right: {...}}`.
@@ -160,7 +161,7 @@ pub struct RobotEntry {
 }
 
 /// A motor entry (`parameters`, or `q` as written by the calibration tool).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MotorEntry {
     /// `[q0, q1]`.
@@ -174,7 +175,7 @@ pub struct MotorEntry {
 }
 
 /// A proximity entry.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProximityEntry {
     /// `[r_max, x0, c]`.

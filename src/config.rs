@@ -71,7 +71,7 @@ impl Section for RtParams {
             return Err(Invalid::new(
                 "speed_refresh_ms",
                 0,
-                "ms: must be at least 1 ms (it feeds the on-robot watchdog)",
+                "ms is below 1 (it feeds the on-robot watchdog)",
             ));
         }
         Ok(())

@@ -80,7 +80,7 @@ pub enum SchemaError {
         source: serde_yaml::Error,
     },
     /// A value refused by a section's validation.
-    #[error("configuration: {0}")]
+    #[error("configuration key `{}`: {} {}", .0.key, .0.value, .0.rule)]
     Invalid(#[from] Invalid),
 }
 

@@ -6,7 +6,7 @@ use msgs::wire::{kind, Message, Words, MAX_FRAME};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-fn engine(port: u16) -> (Engine, RtEnds) {
+pub(super) fn engine(port: u16) -> (Engine, RtEnds) {
     let (rt, nrt) = channels(&ChannelConfig::default());
     let bridge = BridgeParams {
         port,
@@ -221,7 +221,7 @@ fn shutdown_asks_rt_to_stop() {
 }
 
 /// Node 3 discovered on link 0 and running a driver script, driven as an RT robot.
-fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
+pub(super) fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     up(e, rt);
     rt.try_forward_frame(
         0,

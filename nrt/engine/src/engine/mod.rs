@@ -13,7 +13,7 @@ mod vm_halt;
 
 pub use live::LiveError;
 pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
-pub use robots::{rt_calibration, RobotSlot, Robots};
+pub use robots::{RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
 pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
 pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
@@ -196,9 +196,6 @@ pub enum EngineError {
     /// Every RT robot slot is taken.
     #[error("every RT robot slot is taken")]
     NoRobotSlot,
-    /// A parameter value out of its range.
-    #[error(transparent)]
-    Invalid(#[from] crate::schema::Invalid),
     /// The ring to the RT thread is full.
     #[error("the RT thread is not keeping up (ring full)")]
     RingFull,
@@ -468,7 +465,7 @@ impl Engine {
             .robot;
         self.ends
             .params()
-            .set_calibration(robot, rt_calibration(&c))
+            .set_calibration(robot, c.to_rt())
             .map_err(|source| EngineError::param("calibration", source))?;
         self.robots.assign(node, c);
         Ok(())
@@ -987,7 +984,7 @@ impl Engine {
         let robot = slot.robot;
         self.ends
             .params()
-            .set_calibration(robot, rt_calibration(&cal))
+            .set_calibration(robot, cal.to_rt())
             .map_err(|source| EngineError::param(&format!("calibration of node {id}"), source))?;
         let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
         config.link = link;

@@ -95,7 +95,7 @@ impl Engine {
             .ends
             .params()
             .calibration(robot)
-            .unwrap_or_else(|| super::rt_calibration(&slot.calibration));
+            .unwrap_or_else(|| slot.calibration.to_rt());
         let cap = cal.max_units;
         if wheels.iter().any(|w| f64::from(*w).abs() > cap) && self.raw.warned_cap.insert(node) {
             tracing::warn!("{}", capped_message(node, wheels, cap));

@@ -51,16 +51,21 @@ impl RosNode {
     }
 
     /// Declares the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
-    /// parameters) as the node's parameters, creates the ROS interface and returns the running bridge.
+    /// parameters) as the node's parameters, each described (`describe_parameters`) as applied at run time or read
+    /// at start as `live` (the configuration schema's) says, creates the ROS interface and returns the running
+    /// bridge.
     pub fn start(
         mut self,
         effective: &serde_yaml::Mapping,
+        live: fn(&str) -> bool,
         engine: &Engine,
     ) -> Result<RosBridge, RosError> {
         {
             let mut declared = self.node.params.lock().expect("r2r parameter map");
             for (name, value) in params::flatten(effective) {
-                declared.insert(name, r2r::Parameter::new(value));
+                let mut p = r2r::Parameter::new(value);
+                p.description = params::description(live(&name));
+                declared.insert(name, p);
             }
         }
         let (handler, changes) = self

@@ -9,6 +9,20 @@ use nrt_engine::schema;
 use r2r::ParameterValue;
 use serde_yaml::{Mapping, Number, Value};
 
+/// Description of a parameter applied at run time (`ros2 param describe`).
+pub const LIVE: &str = "applied at run time";
+/// Description of a parameter read at start only.
+pub const AT_START: &str = "read at start: restart to apply a change";
+
+/// The description of a parameter, live or not.
+pub fn description(live: bool) -> &'static str {
+    if live {
+        LIVE
+    } else {
+        AT_START
+    }
+}
+
 /// Standard ROS parameters that are not part of the configuration.
 const ROS_OWN: &[&str] = &["use_sim_time"];
 

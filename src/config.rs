@@ -6,46 +6,16 @@
 //! the key.
 
 use nrt_engine::params::BridgeParams;
+use nrt_engine::schema::{self, Invalid, SchemaError, Section};
 use nrt_engine::thymio::params::DriverParams;
 use serde::{Deserialize, Serialize};
 use serde_yaml::{Mapping, Value};
 use std::path::Path;
 
-/// Top-level keys that belong to the generic bridge (asebaros).
-const BRIDGE_KEYS: &[&str] = &[
-    "targets",
-    "port",
-    "address",
-    "loop",
-    "shutdown_on_unconnect",
-    "reset_on_closing",
-    "set_id_variable",
-    "highest_acceptable_protocol_version",
-    "nodes",
-    "script",
-    "switch",
-];
-/// Top-level keys that belong to the Thymio driver (ROS-Thymio).
-const DRIVER_KEYS: &[&str] = &[
-    "enabled",
-    "axis_length",
-    "odom_frame",
-    "robot_frame",
-    "tf_prefix",
-    "odom_max_rate",
-    "left_wheel_joint",
-    "right_wheel_joint",
-    "ground",
-    "calibration_file",
-    "simulation",
-    "cmd_vel_timeout",
-    "lost_robot_timeout",
-    "motor",
-    "proximity",
-    "publish_model",
-    "obstacle_stop",
-    "restart_stopped_vm",
-];
+/// The section `rt`.
+const RT: &str = "rt";
+/// The section `sim`.
+const SIM: &str = "sim";
 
 /// The real-time thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,6 +57,27 @@ impl Default for RtParams {
     }
 }
 
+/// `rt.*`, read at start.
+impl Section for RtParams {
+    fn validate(&self) -> Result<(), Invalid> {
+        if self.nrt_poll_us == 0 {
+            return Err(Invalid::new(
+                "nrt_poll_us",
+                0,
+                "µs: must be at least 1 µs (0 would spin)",
+            ));
+        }
+        if self.speed_refresh_ms == 0 {
+            return Err(Invalid::new(
+                "speed_refresh_ms",
+                0,
+                "ms is below 1 (it feeds the on-robot watchdog)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The embedded simulator (target `sim`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -109,6 +100,9 @@ impl Default for SimParams {
     }
 }
 
+/// `sim.*`, read at start.
+impl Section for SimParams {}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Config {
@@ -122,7 +116,7 @@ pub struct Config {
     pub sim: SimParams,
 }
 
-/// A configuration error: names the key or the file.
+/// A configuration error: names the key or the file, and keeps its cause.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file cannot be read.
@@ -133,18 +127,42 @@ pub enum ConfigError {
         /// Cause.
         source: std::io::Error,
     },
-    /// Not YAML, or not a map at the top.
-    #[error("configuration {0}")]
-    Syntax(String),
-    /// A key no part of thymio-rt knows.
-    #[error("unknown configuration key `{0}`")]
-    UnknownKey(String),
-    /// A known key with a bad value.
-    #[error("configuration: {0}")]
-    Value(String),
+    /// Not YAML.
+    #[error("configuration {file}{}{source}", if file.is_empty() { "" } else { ": " })]
+    Syntax {
+        /// File ("" for text).
+        file: String,
+        /// Cause.
+        #[source]
+        source: serde_yaml::Error,
+    },
+    /// YAML, but not a map at the top.
+    #[error("configuration {file}{}must be a map of parameters", if file.is_empty() { "" } else { ": " })]
+    NotAMap {
+        /// File ("" for text).
+        file: String,
+    },
+    /// A key that is not a string.
+    #[error("configuration key {0:?} is not a string")]
+    KeyType(Value),
+    /// An unknown key, a bad value, a value out of range: the schema's error.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
     /// A target string that does not parse.
-    #[error("configuration key `targets`: {0}")]
-    Target(String),
+    #[error("configuration key `targets`: {source}")]
+    Target {
+        /// The target.
+        target: String,
+        /// Cause.
+        #[source]
+        source: msgs::target::TargetError,
+    },
+}
+
+impl From<Invalid> for ConfigError {
+    fn from(e: Invalid) -> Self {
+        ConfigError::Schema(e.into())
+    }
 }
 
 impl Config {
@@ -154,10 +172,7 @@ impl Config {
             path: path.display().to_string(),
             source,
         })?;
-        let mut c = Self::from_yaml(&text).map_err(|e| match e {
-            ConfigError::Syntax(m) => ConfigError::Syntax(format!("{}: {m}", path.display())),
-            other => other,
-        })?;
+        let mut c = Self::parse_yaml(&text, &path.display().to_string())?;
         // Paths in a file are relative to the file.
         let dir = path.parent().unwrap_or(Path::new("."));
         for p in [
@@ -174,188 +189,159 @@ impl Config {
 
     /// Parses YAML text (an empty document is the default configuration).
     pub fn from_yaml(text: &str) -> Result<Config, ConfigError> {
+        Self::parse_yaml(text, "")
+    }
+
+    fn parse_yaml(text: &str, file: &str) -> Result<Config, ConfigError> {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        let value: Value =
-            serde_yaml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+        let value: Value = serde_yaml::from_str(text).map_err(|source| ConfigError::Syntax {
+            file: file.to_owned(),
+            source,
+        })?;
         match value {
             Value::Mapping(m) => Self::from_mapping(m),
             Value::Null => Ok(Config::default()),
-            _ => Err(ConfigError::Syntax("must be a map of parameters".into())),
+            _ => Err(ConfigError::NotAMap {
+                file: file.to_owned(),
+            }),
         }
     }
 
     /// Builds the configuration from dotted parameter names (`nodes.thymio.prefix`), as ROS
     /// parameters name them; later entries override earlier ones.
     pub fn from_dotted(params: &[(String, Value)]) -> Result<Config, ConfigError> {
-        let mut root = Mapping::new();
-        for (name, value) in params {
-            insert_dotted(&mut root, name, value.clone())?;
-        }
-        Self::from_mapping(root)
+        Config::default().with_overrides(params)
     }
 
-    /// The configuration as nested maps, with the same keys as the YAML file.
+    /// The configuration as nested maps, with the same keys as the YAML file: the tree the
+    /// ROS parameters are the leaves of (see [`Self::parameters`]).
     pub fn to_mapping(&self) -> Mapping {
         let mut out = Mapping::new();
-        for part in [
-            serde_yaml::to_value(&self.bridge),
-            serde_yaml::to_value(&self.driver),
-        ] {
-            if let Ok(Value::Mapping(m)) = part {
-                out.extend(m);
-            }
+        // the sections are maps of serializable values: this cannot fail
+        for part in [schema::tree(&self.bridge), schema::tree(&self.driver)] {
+            out.extend(part.unwrap_or_default());
         }
-        if let Ok(v) = serde_yaml::to_value(&self.rt) {
-            out.insert("rt".into(), v);
-        }
-        if let Ok(v) = serde_yaml::to_value(&self.sim) {
-            out.insert("sim".into(), v);
+        for (name, part) in [(RT, schema::tree(&self.rt)), (SIM, schema::tree(&self.sim))] {
+            out.insert(name.into(), Value::Mapping(part.unwrap_or_default()));
         }
         out
+    }
+
+    /// Every parameter of this configuration: its dotted name (the ROS parameter's), its value,
+    /// and whether it applies at run time.
+    pub fn parameters(&self) -> Vec<Parameter> {
+        let tree = self.to_mapping();
+        schema::leaves(&tree)
+            .into_iter()
+            .map(|(name, value)| Parameter {
+                live: Self::is_live(&name),
+                value: value.clone(),
+                name,
+            })
+            .collect()
+    }
+
+    /// Whether the dotted parameter `name` applies at run time (the others are read at start).
+    pub fn is_live(name: &str) -> bool {
+        let (first, rest) = name.split_once('.').unwrap_or((name, ""));
+        match first {
+            RT => schema::is_live::<RtParams>(rest),
+            SIM => schema::is_live::<SimParams>(rest),
+            _ if is_key_of::<BridgeParams>(first) => schema::is_live::<BridgeParams>(name),
+            _ => schema::is_live::<DriverParams>(name),
+        }
     }
 
     /// This configuration with dotted-name overrides (ROS parameters) applied.
     pub fn with_overrides(&self, overrides: &[(String, Value)]) -> Result<Config, ConfigError> {
         let mut m = self.to_mapping();
         for (name, value) in overrides {
-            insert_dotted(&mut m, name, value.clone())?;
+            schema::insert(&mut m, name, value.clone())?;
         }
         Self::from_mapping(m)
     }
 
+    /// Reads the sections from the nested maps: the top-level keys of the bridge and driver
+    /// sections are their fields' (from the schema), `rt` and `sim` are sections of their own.
     fn from_mapping(m: Mapping) -> Result<Config, ConfigError> {
         let (mut bridge, mut driver) = (Mapping::new(), Mapping::new());
         let (mut rt, mut sim) = (Value::Null, Value::Null);
+        let (bridge_keys, driver_keys) = (
+            schema::keys::<BridgeParams>(),
+            schema::keys::<DriverParams>(),
+        );
         for (k, v) in m {
-            let key = k
-                .as_str()
-                .ok_or_else(|| ConfigError::Syntax(format!("key {k:?} is not a string")))?;
+            let Some(key) = k.as_str() else {
+                return Err(ConfigError::KeyType(k));
+            };
             match key {
-                "rt" => rt = v,
-                "sim" => sim = v,
-                _ if BRIDGE_KEYS.contains(&key) => {
+                RT => rt = v,
+                SIM => sim = v,
+                _ if bridge_keys.iter().any(|b| b == key) => {
                     bridge.insert(k, v);
                 }
-                _ if DRIVER_KEYS.contains(&key) => {
+                _ if driver_keys.iter().any(|d| d == key) => {
                     driver.insert(k, v);
                 }
-                _ => return Err(ConfigError::UnknownKey(key.to_owned())),
+                _ => return Err(SchemaError::UnknownKey(key.to_owned()).into()),
             }
         }
         let config = Config {
-            bridge: section("", Value::Mapping(bridge))?,
-            driver: section("", Value::Mapping(driver))?,
-            rt: if rt.is_null() {
-                RtParams::default()
-            } else {
-                section("rt.", rt)?
-            },
-            sim: if sim.is_null() {
-                SimParams::default()
-            } else {
-                section("sim.", sim)?
-            },
+            bridge: schema::parse("", Value::Mapping(bridge))?,
+            driver: schema::parse("", Value::Mapping(driver))?,
+            rt: schema::parse(RT, rt)?,
+            sim: schema::parse(SIM, sim)?,
         };
         for t in &config.bridge.targets {
             t.parse::<msgs::target::Target>()
-                .map_err(|e| ConfigError::Target(e.to_string()))?;
+                .map_err(|source| ConfigError::Target {
+                    target: t.clone(),
+                    source,
+                })?;
         }
-        config
-            .driver
-            .obstacle_stop
-            .validate()
-            .map_err(ConfigError::Value)?;
         config.check_speed_refresh()?;
-        config
-            .bridge
-            .switch
-            .validate()
-            .map_err(ConfigError::Value)?;
-        if config.rt.nrt_poll_us == 0 {
-            return Err(ConfigError::Value(
-                "rt.nrt_poll_us: must be at least 1 µs (0 would spin)".into(),
-            ));
-        }
         Ok(config)
     }
-}
 
-impl Config {
-    /// `rt.speed_refresh_ms` must be positive and, with the on-robot watchdog on
-    /// (`script.constants.SPEED_TIMEOUT` > 0), shorter than it: otherwise the robot would stop
-    /// itself between two refreshes.
-    fn check_speed_refresh(&self) -> Result<(), ConfigError> {
+    /// With the on-robot watchdog on (`script.constants.SPEED_TIMEOUT` > 0),
+    /// `rt.speed_refresh_ms` must be shorter than it: otherwise the robot would stop itself
+    /// between two refreshes.
+    fn check_speed_refresh(&self) -> Result<(), Invalid> {
         let refresh = self.rt.speed_refresh_ms;
-        if refresh == 0 {
-            return Err(ConfigError::Value(
-                "rt.speed_refresh_ms: must be at least 1 ms (it feeds the on-robot watchdog)"
-                    .into(),
-            ));
-        }
+        let key = "script.constants.SPEED_TIMEOUT";
         match self.bridge.script.constants.get("SPEED_TIMEOUT") {
-            Some(&t) if t < 0 => Err(ConfigError::Value(format!(
-                "script.constants.SPEED_TIMEOUT: {t} ms is negative (0 turns the on-robot watchdog off)"
-            ))),
-            Some(&t) if t > 0 && refresh >= t as u64 => Err(ConfigError::Value(format!(
-                "rt.speed_refresh_ms ({refresh}) must be shorter than script.constants.SPEED_TIMEOUT ({t} ms), \
-                 or the robot stops itself between two refreshes"
-            ))),
+            Some(&t) if t < 0 => Err(Invalid::new(
+                key,
+                t,
+                "ms is negative (0 turns the on-robot watchdog off)",
+            )),
+            Some(&t) if t > 0 && refresh >= t as u64 => Err(Invalid::new(
+                "rt.speed_refresh_ms",
+                refresh,
+                format!(
+                    "must be shorter than {key} ({t} ms), or the robot stops itself between two refreshes"
+                ),
+            )),
             _ => Ok(()),
         }
     }
 }
 
-/// Deserializes one part of the configuration; an error names the key it comes from
-/// (`port`, `rt.period_us`), found by deserializing the keys one at a time.
-fn section<T: serde::de::DeserializeOwned>(prefix: &str, value: Value) -> Result<T, ConfigError> {
-    let whole = serde_yaml::from_value::<T>(value.clone());
-    let err = match whole {
-        Ok(v) => return Ok(v),
-        Err(e) => e,
-    };
-    if let Value::Mapping(m) = &value {
-        for (k, v) in m {
-            let mut one = Mapping::new();
-            one.insert(k.clone(), v.clone());
-            if let Err(e) = serde_yaml::from_value::<T>(Value::Mapping(one)) {
-                let key = k.as_str().unwrap_or("?");
-                return Err(ConfigError::Value(format!("key `{prefix}{key}`: {e}")));
-            }
-        }
-    }
-    Err(ConfigError::Value(format!(
-        "{}{err}",
-        if prefix.is_empty() {
-            String::new()
-        } else {
-            format!("{prefix}: ")
-        }
-    )))
+/// One parameter of the configuration (see [`Config::parameters`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parameter {
+    /// Dotted name: the ROS parameter's, the YAML keys joined by dots.
+    pub name: String,
+    /// Value.
+    pub value: Value,
+    /// Applied at run time (else read at start).
+    pub live: bool,
 }
 
-fn insert_dotted(root: &mut Mapping, name: &str, value: Value) -> Result<(), ConfigError> {
-    let mut parts = name.split('.').peekable();
-    let mut map = root;
-    while let Some(part) = parts.next() {
-        if part.is_empty() {
-            return Err(ConfigError::UnknownKey(name.to_owned()));
-        }
-        let key = Value::String(part.to_owned());
-        if parts.peek().is_none() {
-            map.insert(key, value);
-            return Ok(());
-        }
-        let entry = map
-            .entry(key)
-            .or_insert_with(|| Value::Mapping(Mapping::new()));
-        if !entry.is_mapping() {
-            *entry = Value::Mapping(Mapping::new());
-        }
-        map = entry.as_mapping_mut().expect("just made a mapping");
-    }
-    Ok(())
+fn is_key_of<T: Section>(key: &str) -> bool {
+    schema::keys::<T>().iter().any(|k| k == key)
 }
 
 #[cfg(test)]

@@ -240,6 +240,31 @@ fn pyaseba_node_through_the_bridge() {
         (Some(1), Some(false))
     );
     assert_eq!(values[3]["integer_value"], 20);
+    // each says whether it applies at run time, as the configuration schema says
+    let described = peer
+        .call(
+            &format!("/{ns}/asebaros/describe_parameters"),
+            "rcl_interfaces/srv/DescribeParameters",
+            json!({ "names": ["port", "obstacle_stop.enabled", "rt.period_us", "axis_length"] }),
+            deadline,
+        )
+        .unwrap();
+    let descriptions: Vec<&str> = described["descriptors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["description"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        descriptions,
+        [
+            "read at start: restart to apply a change",
+            "applied at run time",
+            "read at start: restart to apply a change",
+            "applied at run time"
+        ],
+        "{described}"
+    );
 
     // description, by service and on the latched topic
     let description = peer

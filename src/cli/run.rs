@@ -222,7 +222,7 @@ fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliErr
     tracing::info!("starting on {} with the ROS 2 bridge", describe(&config));
     let mut rt = Runtime::start(&config).map_err(CliError::new)?;
     let mut bridge = node
-        .start(&config.to_mapping(), &rt.engine)
+        .start(&config.to_mapping(), Config::is_live, &rt.engine)
         .map_err(CliError::new)?;
     tracing::info!("ROS 2 interface up");
     if let Some(s) = rt.engine.switch() {

@@ -195,3 +195,113 @@ fn switch_limits_default_to_the_protocol_and_are_checked() {
         assert!(e.contains(key), "{yaml}: {e}");
     }
 }
+
+/// The shipped file, as written (not parsed into the schema).
+fn shipped_tree() -> Mapping {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/thymio-rt.yaml");
+    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_ros_parameters_are_the_yaml_keys() {
+    // every parameter the schema has is documented in the shipped file, under the same
+    // dotted name as the ROS parameter
+    let shipped = shipped_tree();
+    let written: Vec<String> = schema::leaves(&shipped)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let schema_names: Vec<String> = Config::default()
+        .parameters()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    let undocumented: Vec<&String> = schema_names
+        .iter()
+        .filter(|n| !written.contains(n))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "not in config/thymio-rt.yaml: {undocumented:?}"
+    );
+    // and the configuration read from that file declares exactly the file's keys, plus the
+    // defaults of the node classes' unset attributes
+    let c = Config::from_mapping(shipped.clone()).unwrap();
+    let declared: Vec<String> = c.parameters().into_iter().map(|p| p.name).collect();
+    for name in &written {
+        assert!(declared.contains(name), "{name} is not a parameter");
+    }
+    for name in &declared {
+        assert!(
+            written.contains(name) || name.starts_with("nodes."),
+            "{name} is a parameter the file does not document"
+        );
+    }
+    // a dotted override of each is the same as the file's nesting
+    let dotted: Vec<(String, Value)> = schema::leaves(&shipped)
+        .into_iter()
+        .map(|(n, v)| (n, v.clone()))
+        .collect();
+    assert_eq!(Config::from_dotted(&dotted).unwrap(), c);
+}
+
+#[test]
+fn live_flags_come_from_the_schema() {
+    let params = Config::default().parameters();
+    let live: Vec<&str> = params
+        .iter()
+        .filter(|p| p.live)
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(
+        live,
+        [
+            "axis_length",
+            "ground.threshold",
+            "obstacle_stop.enabled",
+            "obstacle_stop.threshold",
+            "obstacle_stop.max_age"
+        ]
+    );
+    for name in [
+        "motor.left.parameters",
+        "proximity.center.parameters",
+        "axis_length",
+    ] {
+        assert!(Config::is_live(name), "{name}");
+    }
+    for name in [
+        "port",
+        "rt.period_us",
+        "sim.robots",
+        "nodes.thymio.prefix",
+        "cmd_vel_timeout",
+    ] {
+        assert!(!Config::is_live(name), "{name}");
+    }
+}
+
+#[test]
+fn a_refused_value_keeps_its_cause() {
+    use std::error::Error as _;
+    let e = Config::from_yaml("rt: {period_us: soon}").unwrap_err();
+    assert!(e.to_string().contains("rt.period_us"), "{e}");
+    let cause = e.source().expect("a cause");
+    assert!(cause.is::<serde_yaml::Error>(), "{cause:?}");
+    let e = Config::from_yaml("targets: ['tcp:host=a;port=99999']").unwrap_err();
+    assert!(
+        e.source()
+            .is_some_and(|c| c.is::<msgs::target::TargetError>()),
+        "{e:?}"
+    );
+    let e = Config::from_yaml("axis_length: [1").unwrap_err();
+    assert!(
+        e.source().is_some_and(|c| c.is::<serde_yaml::Error>()),
+        "{e:?}"
+    );
+    let e = Config::from_yaml("switch: {client_queue: 3}").unwrap_err();
+    assert!(
+        matches!(&e, ConfigError::Schema(SchemaError::Invalid(i)) if i.key == "switch.client_queue" && i.value == "3"),
+        "{e:?}"
+    );
+}

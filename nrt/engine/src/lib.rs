@@ -6,6 +6,7 @@ pub mod engine;
 pub mod network;
 pub mod params;
 pub mod policy;
+pub mod schema;
 pub mod switch;
 pub mod thymio;
 

@@ -2,6 +2,7 @@
 //! naming scheme: dotted ROS 2 names (`script.reload_on_reconnect`, `nodes.<class>.prefix`),
 //! loadable from YAML (nested maps) and from ROS parameters.
 
+use crate::schema::{Invalid, Section};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -123,29 +124,41 @@ impl Default for SwitchParams {
 }
 
 impl SwitchParams {
-    /// Checks the ranges; the error names the key.
-    pub fn validate(&self) -> Result<(), String> {
-        if !(1..=msgs::wire::MAX_PAYLOAD as u16).contains(&self.max_payload) {
-            return Err(format!(
-                "switch.max_payload: {} is outside 1-{} (the Aseba protocol's largest payload)",
+    /// Checks the ranges; the error names the key (relative to `switch`).
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let max = msgs::wire::MAX_PAYLOAD;
+        if !(1..=max as u16).contains(&self.max_payload) {
+            return Err(Invalid::new(
+                "max_payload",
                 self.max_payload,
-                msgs::wire::MAX_PAYLOAD
+                format!("is outside 1-{max} (the Aseba protocol's largest payload)"),
             ));
         }
         if (self.client_queue as usize) < msgs::wire::MAX_FRAME {
-            return Err(format!(
-                "switch.client_queue: {} bytes cannot hold one frame ({} bytes)",
+            return Err(Invalid::new(
+                "client_queue",
                 self.client_queue,
-                msgs::wire::MAX_FRAME
+                format!(
+                    "bytes cannot hold one frame ({} bytes)",
+                    msgs::wire::MAX_FRAME
+                ),
             ));
         }
         if self.tcp_budget < 2000 {
-            return Err(format!(
-                "switch.tcp_budget: {} B/s is below 2000 (a script upload would never pass)",
-                self.tcp_budget
+            return Err(Invalid::new(
+                "tcp_budget",
+                self.tcp_budget,
+                "B/s is below 2000 (a script upload would never pass)",
             ));
         }
         Ok(())
+    }
+}
+
+/// The generic bridge's parameters sit at the top level (asebaros names); none applies live.
+impl Section for BridgeParams {
+    fn validate(&self) -> Result<(), Invalid> {
+        self.switch.validate().map_err(|e| e.under("switch"))
     }
 }
 

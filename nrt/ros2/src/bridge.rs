@@ -11,7 +11,7 @@ use super::thymio::ThymioInterface;
 use super::{diagnostics, drain, names, params, RosError, RosOptions, Sub};
 use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
-use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_engine::engine::{Engine, EngineEvent, LiveError};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{ParameterValue, Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,16 +51,21 @@ impl RosNode {
     }
 
     /// Declares the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
-    /// parameters) as the node's parameters, creates the ROS interface and returns the running bridge.
+    /// parameters) as the node's parameters, each described (`describe_parameters`) as applied at run time or read
+    /// at start as `live` (the configuration schema's) says, creates the ROS interface and returns the running
+    /// bridge.
     pub fn start(
         mut self,
         effective: &serde_yaml::Mapping,
+        live: fn(&str) -> bool,
         engine: &Engine,
     ) -> Result<RosBridge, RosError> {
         {
             let mut declared = self.node.params.lock().expect("r2r parameter map");
             for (name, value) in params::flatten(effective) {
-                declared.insert(name, r2r::Parameter::new(value));
+                let mut p = r2r::Parameter::new(value);
+                p.description = params::description(live(&name));
+                declared.insert(name, p);
             }
         }
         let (handler, changes) = self
@@ -153,39 +158,20 @@ impl RosBridge {
         }
     }
 
-    /// A parameter set at run time: calibration and `obstacle_stop.*` parameters apply live, the
-    /// others at the next start (said so on /rosout).
+    /// A parameter set at run time: the engine applies the live ones (calibration,
+    /// `obstacle_stop.*`: the schema says which); the others apply at the next start (said so
+    /// on /rosout).
     fn on_parameter(&mut self, engine: &mut Engine, name: &str, value: &ParameterValue) {
-        let live = name == "axis_length"
-            || name.starts_with("motor.")
-            || name.starts_with("proximity.")
-            || name == "ground.threshold"
-            || name.starts_with("obstacle_stop.");
-        if !live {
-            self.reporter.warn(&format!(
-                "parameter {name} changed: it is read at start only, restart to apply it"
+        let Some(yaml) = params::to_yaml(value) else {
+            return self.reporter.error(&format!(
+                "parameter refused: {name}: unsupported value {value:?}"
             ));
-            return;
-        }
-        let result = (|| -> Result<Vec<u16>, String> {
-            let yaml = params::to_yaml(value)
-                .ok_or_else(|| format!("{name}: unsupported value {value:?}"))?;
-            let mut map = match serde_yaml::to_value(engine.driver_params()) {
-                Ok(serde_yaml::Value::Mapping(m)) => m,
-                _ => return Err("cannot serialize the driver parameters".into()),
-            };
-            params::insert_dotted(&mut map, name, yaml);
-            let new: nrt_engine::thymio::params::DriverParams =
-                serde_yaml::from_value(serde_yaml::Value::Mapping(map))
-                    .map_err(|e| format!("{name}: {e}"))?;
-            engine
-                .update_driver_params(new)
-                .map_err(|e| format!("{name}: {e}"))
-        })();
-        match result {
+        };
+        match engine.set_live_param(name, yaml) {
             Ok(robots) => self
                 .reporter
                 .info(&format!("{name} applied live to robots {robots:?}")),
+            Err(e @ LiveError::StartOnly(_)) => self.reporter.warn(&format!("{e}")),
             Err(e) => self.reporter.error(&format!("parameter refused: {e}")),
         }
     }

@@ -5,8 +5,23 @@
 //! `(dotted name, YAML value)` pairs for the configuration loader; [`flatten`] turns the effective configuration
 //! back into ROS parameters so that the node declares it (`get_parameters` shows what is in use).
 
+use nrt_engine::schema;
 use r2r::ParameterValue;
 use serde_yaml::{Mapping, Number, Value};
+
+/// Description of a parameter applied at run time (`ros2 param describe`).
+pub const LIVE: &str = "applied at run time";
+/// Description of a parameter read at start only.
+pub const AT_START: &str = "read at start: restart to apply a change";
+
+/// The description of a parameter, live or not.
+pub fn description(live: bool) -> &'static str {
+    if live {
+        LIVE
+    } else {
+        AT_START
+    }
+}
 
 /// Standard ROS parameters that are not part of the configuration.
 const ROS_OWN: &[&str] = &["use_sim_time"];
@@ -48,56 +63,10 @@ pub fn to_yaml(value: &ParameterValue) -> Option<Value> {
 /// cannot hold (null, a list of maps, a list mixing strings and numbers) are left out; an empty list becomes an
 /// empty string array.
 pub fn flatten(config: &Mapping) -> Vec<(String, ParameterValue)> {
-    let mut out = Vec::new();
-    flatten_into("", config, &mut out);
-    out
-}
-
-fn flatten_into(prefix: &str, map: &Mapping, out: &mut Vec<(String, ParameterValue)>) {
-    for (key, value) in map {
-        let key = match key {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            _ => continue,
-        };
-        let name = if prefix.is_empty() {
-            key
-        } else {
-            format!("{prefix}.{key}")
-        };
-        match value {
-            Value::Mapping(m) => flatten_into(&name, m, out),
-            other => {
-                if let Some(v) = from_yaml(other) {
-                    out.push((name, v));
-                }
-            }
-        }
-    }
-}
-
-/// Sets `name` (dotted) in a nested mapping, creating the intermediate maps.
-pub fn insert_dotted(root: &mut Mapping, name: &str, value: Value) {
-    let mut parts = name.split('.').peekable();
-    let mut map = root;
-    while let Some(part) = parts.next() {
-        let key = Value::String(part.to_owned());
-        if parts.peek().is_none() {
-            map.insert(key, value);
-            return;
-        }
-        let entry = map
-            .entry(key)
-            .or_insert_with(|| Value::Mapping(Mapping::new()));
-        if !entry.is_mapping() {
-            *entry = Value::Mapping(Mapping::new());
-        }
-        let Some(next) = entry.as_mapping_mut() else {
-            return;
-        };
-        map = next;
-    }
+    schema::leaves(config)
+        .into_iter()
+        .filter_map(|(name, value)| Some((name, from_yaml(value)?)))
+        .collect()
 }
 
 /// A YAML scalar or list as a ROS parameter value.

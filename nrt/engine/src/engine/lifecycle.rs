@@ -1,7 +1,7 @@
 //! The life of a node on the engine's side: accepted, configured as a robot (script, RT slot), watched for
 //! liveness, lost, expired, reloaded and added back.
 
-use super::{rt_calibration, Engine, EngineError, EngineEvent, ScriptSource, SWITCH_LINK};
+use super::{Engine, EngineError, EngineEvent, ScriptSource, SWITCH_LINK};
 use crate::network::{LinkId, LoadedScript, NetError, NetworkEvent};
 use msgs::rtmsg::{RobotConfig, RtCommand};
 use std::time::{Duration, Instant};
@@ -240,12 +240,12 @@ impl Engine {
         let slot = self
             .robots
             .assign(id, cal.clone())
-            .ok_or(EngineError::Param("every RT robot slot is taken".into()))?;
+            .ok_or(EngineError::NoRobotSlot)?;
         let robot = slot.robot;
         self.ends
             .params()
-            .set_calibration(robot, rt_calibration(&cal))
-            .map_err(|e| EngineError::Param(format!("calibration of node {id}: {e}")))?;
+            .set_calibration(robot, cal.to_rt())
+            .map_err(|source| EngineError::param(&format!("calibration of node {id}"), source))?;
         let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
         config.link = link;
         self.robots.set_link(id, link);

@@ -5,6 +5,7 @@
 
 mod controllers;
 mod lifecycle;
+mod live;
 mod raw_motor;
 mod robots;
 mod script;
@@ -15,8 +16,9 @@ mod types;
 mod vm_halt;
 
 pub use controllers::{ControllerPort, ControllerReport};
+pub use live::LiveError;
 pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
-pub use robots::{rt_calibration, RobotSlot, Robots};
+pub use robots::{RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
 pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
 pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
@@ -116,7 +118,7 @@ impl Engine {
         let calibration_file = calibration::read_file(&driver.calibration_file)?;
         ends.params()
             .set_watchdog(driver.cmd_vel_timeout)
-            .map_err(|e| EngineError::Param(format!("cmd_vel_timeout: {e}")))?;
+            .map_err(|source| EngineError::param("cmd_vel_timeout", source))?;
         Ok(Engine {
             net: NetworkManager::from_params(&bridge),
             ends,
@@ -255,7 +257,7 @@ impl Engine {
             .ok_or(EngineError::NotARobot(node))?;
         self.ends
             .set_cmd_vel(slot.robot, Twist2 { linear, angular })
-            .map_err(|e| EngineError::Param(format!("cmd_vel: {e}")))
+            .map_err(|source| EngineError::param("cmd_vel", source))
     }
 
     /// Reports an edge of the RT obstacle-stop reflex for RT robot `robot` (as an
@@ -292,37 +294,6 @@ impl Engine {
         self.ends.params().clone()
     }
 
-    /// Applies new driver parameters live: the calibration-related ones (`axis_length`,
-    /// `motor.*`, `proximity.*`, `ground.threshold`) are recomputed for every robot (defaults,
-    /// parameters, then the robot's calibration file entry) and given to the RT thread, and
-    /// `obstacle_stop.*` is taken (the next poll hands it to the RT reflex's port); the others are kept
-    /// as they were (they are read at start). Returns the robots updated.
-    pub fn update_driver_params(&mut self, new: DriverParams) -> Result<Vec<u16>, EngineError> {
-        let mut next = self.driver.clone();
-        next.axis_length = new.axis_length;
-        next.motor = new.motor;
-        next.proximity = new.proximity;
-        next.ground = new.ground;
-        new.obstacle_stop.validate().map_err(EngineError::Param)?;
-        next.obstacle_stop = new.obstacle_stop;
-        // check every robot's calibration first: a bad value changes nothing
-        let nodes: Vec<u16> = self.robots.iter().map(|s| s.node).collect();
-        let mut cals = Vec::with_capacity(nodes.len());
-        for id in &nodes {
-            let c = next.calibration(&self.calibration_file, *id)?;
-            c.validate()?;
-            cals.push((*id, c));
-        }
-        if nodes.is_empty() {
-            next.calibration(&self.calibration_file, 0)?.validate()?;
-        }
-        self.driver = next;
-        for (id, c) in cals {
-            self.set_calibration(id, c)?;
-        }
-        Ok(nodes)
-    }
-
     /// Applies a new calibration to a robot live (the RT thread reads it at its next cycle).
     pub fn set_calibration(
         &mut self,
@@ -337,8 +308,8 @@ impl Engine {
             .robot;
         self.ends
             .params()
-            .set_calibration(robot, rt_calibration(&c))
-            .map_err(|e| EngineError::Param(format!("calibration: {e}")))?;
+            .set_calibration(robot, c.to_rt())
+            .map_err(|source| EngineError::param("calibration", source))?;
         self.robots.assign(node, c);
         Ok(())
     }

@@ -95,7 +95,7 @@ impl Engine {
             .ends
             .params()
             .calibration(robot)
-            .unwrap_or_else(|| super::rt_calibration(&slot.calibration));
+            .unwrap_or_else(|| slot.calibration.to_rt());
         let cap = cal.max_units;
         if wheels.iter().any(|w| f64::from(*w).abs() > cap) && self.raw.warned_cap.insert(node) {
             tracing::warn!("{}", capped_message(node, wheels, cap));
@@ -104,7 +104,7 @@ impl Engine {
         }
         self.ends
             .set_cmd_vel(robot, wheels_to_twist(cap_pair(wheels, cap), &cal))
-            .map_err(|e| EngineError::Param(format!("set_speed: {e}")))?;
+            .map_err(|source| EngineError::param("set_speed", source))?;
         self.raw.last.insert(node, (wheels, Instant::now()));
         Ok(true)
     }

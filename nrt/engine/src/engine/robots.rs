@@ -2,7 +2,7 @@
 //! calibration the RT side reads (live atomics).
 
 use crate::thymio::calibration::Calibration;
-use msgs::rtmsg::{LinkId, Quadratic, RobotCalibration, RobotId, MAX_ROBOTS};
+use msgs::rtmsg::{LinkId, RobotId, MAX_ROBOTS};
 use std::collections::BTreeMap;
 
 /// One robot driven by the RT thread.
@@ -73,21 +73,5 @@ impl Robots {
     /// Frees a node's slot.
     pub fn release(&mut self, node: u16) -> Option<RobotSlot> {
         self.by_node.remove(&node)
-    }
-}
-
-/// The RT form of a calibration (motor quadratic models and axis length).
-pub fn rt_calibration(c: &Calibration) -> RobotCalibration {
-    RobotCalibration {
-        left: Quadratic {
-            q0: c.left.parameters[0],
-            q1: c.left.parameters[1],
-        },
-        right: Quadratic {
-            q0: c.right.parameters[0],
-            q1: c.right.parameters[1],
-        },
-        axis_length: c.axis_length,
-        ..RobotCalibration::default()
     }
 }

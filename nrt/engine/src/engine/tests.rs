@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-fn engine(port: u16) -> (Engine, RtEnds) {
+pub(super) fn engine(port: u16) -> (Engine, RtEnds) {
     let (rt, nrt) = channels(&ChannelConfig::default());
     let bridge = BridgeParams {
         port,
@@ -223,7 +223,7 @@ fn shutdown_asks_rt_to_stop() {
 }
 
 /// Node 3 discovered on link 0 and running a driver script, driven as an RT robot.
-fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
+pub(super) fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     up(e, rt);
     rt.try_forward_frame(
         0,
@@ -493,9 +493,8 @@ fn poll_pumps_the_attached_controllers() {
         node: 3,
         engaged: true
     }));
-    let mut p = e.driver_params().clone();
-    p.obstacle_stop.enabled = true;
-    e.update_driver_params(p).unwrap();
+    e.set_live_param("obstacle_stop.enabled", serde_yaml::Value::Bool(true))
+        .unwrap();
     e.poll(Instant::now());
     assert_eq!(port.0.lock().unwrap().1, Some(true));
 }

@@ -149,12 +149,30 @@ pub enum EngineError {
     /// The node is not driven by the RT thread.
     #[error("node {0} is not a robot driven by thymio-rt (no driver script loaded)")]
     NotARobot(u16),
-    /// The RT thread refused a value.
-    #[error("{0}")]
-    Param(String),
+    /// The RT thread's live parameters refused a value.
+    #[error("{what}: {source}")]
+    Param {
+        /// What was set (`cmd_vel`, `calibration of node 3`).
+        what: String,
+        /// Why.
+        #[source]
+        source: msgs::rtmsg::ParamError,
+    },
+    /// Every RT robot slot is taken.
+    #[error("every RT robot slot is taken")]
+    NoRobotSlot,
     /// The ring to the RT thread is full.
     #[error("the RT thread is not keeping up (ring full)")]
     RingFull,
+}
+
+impl EngineError {
+    pub(super) fn param(what: &str, source: msgs::rtmsg::ParamError) -> Self {
+        EngineError::Param {
+            what: what.to_owned(),
+            source,
+        }
+    }
 }
 
 /// Counters of the engine.

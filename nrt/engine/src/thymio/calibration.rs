@@ -5,6 +5,7 @@
 //! defaults of what it does not mention (defect §6.2 #15).
 
 use super::PROXIMITY_NAMES;
+use msgs::rtmsg::{Quadratic, RobotCalibration};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -67,6 +68,21 @@ impl Calibration {
                 parameters: [4505.0, 0.0003, 0.0073],
             }; 7],
             axis_length: AXIS_LENGTH,
+        }
+    }
+
+    /// The RT thread's form of this calibration (the motors' quadratic models and the axis
+    /// length; the wheel radius and the wheel-target cap keep the RT defaults).
+    pub fn to_rt(&self) -> RobotCalibration {
+        let q = |m: &MotorCalibration| Quadratic {
+            q0: m.parameters[0],
+            q1: m.parameters[1],
+        };
+        RobotCalibration {
+            left: q(&self.left),
+            right: q(&self.right),
+            axis_length: self.axis_length,
+            ..RobotCalibration::default()
         }
     }
 
@@ -145,8 +161,9 @@ impl Calibration {
     }
 }
 
-/// One robot's entry of a calibration file.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+/// One robot's entry of a calibration file; its `motor` and `proximity` maps are also the
+/// driver's parameters of the same names (`motor.left.parameters`), in this one shape.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RobotEntry {
     /// `motor: {left: {...}, right: {...}}`.
@@ -160,7 +177,7 @@ pub struct RobotEntry {
 }
 
 /// A motor entry (`parameters`, or `q` as written by the calibration tool).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MotorEntry {
     /// `[q0, q1]`.
@@ -174,7 +191,7 @@ pub struct MotorEntry {
 }
 
 /// A proximity entry.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProximityEntry {
     /// `[r_max, x0, c]`.
@@ -260,6 +277,19 @@ mod tests {
         assert_eq!(Calibration::simulation().right.parameters, [0.000332, 0.0]);
         assert_eq!(r.proximity[3].parameters, [4505.0, 0.0003, 0.0073]);
         r.validate().unwrap();
+    }
+
+    #[test]
+    fn the_rt_form_carries_the_motor_models_and_the_axis() {
+        let mut c = Calibration::simulation();
+        c.left.parameters = [0.0004, 0.00001];
+        c.axis_length = 0.1;
+        let rt = c.to_rt();
+        assert_eq!((rt.left.q0, rt.left.q1), (0.0004, 0.00001));
+        assert_eq!((rt.right.q0, rt.right.q1), (0.000332, 0.0));
+        assert_eq!(rt.axis_length, 0.1);
+        assert_eq!(rt.max_units, RobotCalibration::default().max_units);
+        rt.validate().unwrap();
     }
 
     #[test]

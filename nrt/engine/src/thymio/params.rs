@@ -5,6 +5,7 @@ use super::calibration::{
     Calibration, CalibrationError, CalibrationFile, MotorEntry, ProximityEntry, RobotEntry,
     AXIS_LENGTH,
 };
+use crate::schema::{Invalid, Section};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -41,10 +42,12 @@ pub struct DriverParams {
     /// Remove a robot whose node stayed lost this long [s]: its RT slot is freed and its ROS
     /// interface destroyed; it is added back when the node returns (≤ 0 never removes).
     pub lost_robot_timeout: f64,
-    /// Motor calibration overrides (`motor.left.parameters`, `motor.right.deadband`, …).
-    pub motor: BTreeMap<String, MotorParams>,
-    /// Proximity calibration overrides (`proximity.center.parameters`, …).
-    pub proximity: BTreeMap<String, ProximityParams>,
+    /// Motor calibration overrides (`motor.left.parameters`, `motor.right.deadband`, …), in
+    /// the calibration file's shape.
+    pub motor: BTreeMap<String, MotorEntry>,
+    /// Proximity calibration overrides (`proximity.center.parameters`, …), in the calibration
+    /// file's shape.
+    pub proximity: BTreeMap<String, ProximityEntry>,
     /// Publish `robot_description` and the static transforms of the sensor frames.
     pub publish_model: bool,
     /// The RT thread's obstacle-stop reflex (`obstacle_stop.*`, applied live).
@@ -80,21 +83,43 @@ impl Default for ObstacleStopConfig {
 }
 
 impl ObstacleStopConfig {
-    /// Refuses a threshold outside 1–4500 and a non-positive or non-finite age.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Refuses a threshold outside 1–4500 and a non-positive or non-finite age; the error names
+    /// the key (relative to `obstacle_stop`).
+    pub fn validate(&self) -> Result<(), Invalid> {
         if !(1..=4500).contains(&self.threshold) {
-            return Err(format!(
-                "obstacle_stop.threshold: {} is not in 1–4500",
-                self.threshold
+            return Err(Invalid::new(
+                "threshold",
+                self.threshold,
+                "is not in 1–4500",
             ));
         }
         if !(self.max_age.is_finite() && self.max_age > 0.0) {
-            return Err(format!(
-                "obstacle_stop.max_age: {} is not a positive number of seconds",
-                self.max_age
+            return Err(Invalid::new(
+                "max_age",
+                self.max_age,
+                "is not a positive number of seconds",
             ));
         }
         Ok(())
+    }
+}
+
+/// The driver's parameters sit at the top level (ROS-Thymio names). The calibration
+/// (`axis_length`, `motor.*`, `proximity.*`, `ground.*`) and the obstacle-stop reflex apply
+/// live; the rest at start.
+impl Section for DriverParams {
+    const LIVE: &'static [&'static str] = &[
+        "axis_length",
+        "motor",
+        "proximity",
+        "ground",
+        "obstacle_stop",
+    ];
+
+    fn validate(&self) -> Result<(), Invalid> {
+        self.obstacle_stop
+            .validate()
+            .map_err(|e| e.under("obstacle_stop"))
     }
 }
 
@@ -137,58 +162,14 @@ impl Default for GroundParams {
     }
 }
 
-/// `motor.<side>.*`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MotorParams {
-    /// `[q0, q1]`.
-    pub parameters: Option<[f64; 2]>,
-    /// Only `quadratic`.
-    pub kind: Option<String>,
-    /// Dead band.
-    pub deadband: Option<f64>,
-}
-
-/// `proximity.<sensor>.*`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ProximityParams {
-    /// `[r_max, x0, c]`.
-    pub parameters: Option<[f64; 3]>,
-    /// Only `power`.
-    pub kind: Option<String>,
-}
-
 impl DriverParams {
-    /// The calibration entry these parameters describe (applied after the file's entry).
+    /// The calibration entry these parameters describe (applied after the defaults, before
+    /// the file's entry).
     pub fn as_entry(&self) -> RobotEntry {
         RobotEntry {
-            motor: self
-                .motor
-                .iter()
-                .map(|(k, m)| {
-                    let e = MotorEntry {
-                        parameters: m.parameters,
-                        q: None,
-                        kind: m.kind.clone(),
-                        deadband: m.deadband,
-                    };
-                    (k.clone(), e)
-                })
-                .collect(),
-            proximity: self
-                .proximity
-                .iter()
-                .map(|(k, p)| {
-                    let e = ProximityEntry {
-                        parameters: p.parameters,
-                        kind: p.kind.clone(),
-                        ..Default::default()
-                    };
-                    (k.clone(), e)
-                })
-                .collect(),
-            axis_length: None,
+            motor: self.motor.clone(),
+            proximity: self.proximity.clone(),
+            axis_length: Some(self.axis_length),
         }
     }
 
@@ -205,7 +186,6 @@ impl DriverParams {
         } else {
             Calibration::real()
         };
-        c.axis_length = self.axis_length;
         c.apply(&self.as_entry())?;
         if let Some(entry) = file.get(&uid) {
             c.apply(entry)?;
@@ -228,7 +208,7 @@ mod tests {
         };
         p.motor.insert(
             "left".into(),
-            MotorParams {
+            MotorEntry {
                 deadband: Some(3.0),
                 ..Default::default()
             },

@@ -5,7 +5,7 @@
 #[path = "quick.rs"]
 mod quick;
 use criterion::{criterion_group, criterion_main, Criterion};
-use msgs::rtmsg::{channels, ChannelConfig, NrtEnds, RobotConfig, RtCommand, Twist2};
+use msgs::handoff::{channels, ChannelConfig, NrtEnds, RobotConfig, RtCommand, Twist2};
 use msgs::wire::{Message, Words, MAX_FRAME};
 use rt::clock::monotonic_ns;
 use rt::handoff::{link_port, LinkPort};

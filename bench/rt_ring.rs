@@ -5,7 +5,7 @@
 #[path = "quick.rs"]
 mod quick;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use msgs::rtmsg::{channels, ChannelConfig, LinkTarget, LiveParams, Twist2};
+use msgs::handoff::{channels, ChannelConfig, LinkTarget, LiveParams, Twist2};
 use msgs::wire::MAX_FRAME;
 use rt::rosrt::{rt_service, rt_subscriber};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,7 +3,7 @@
 //! engine (network manager, switch, scripts). The command-line tools and `run` drive it.
 
 use crate::config::Config;
-use msgs::rtmsg::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
+use msgs::handoff::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
 use msgs::target::Target;
 use nrt_engine::engine::{Engine, EngineConfig, EngineError, EngineEvent};
 use rt::link::{SerialSelector, SerialSpec};

@@ -4,9 +4,8 @@
 #![warn(missing_docs)]
 
 pub mod description;
-pub mod doorbell;
+pub mod handoff;
 pub mod opcodes;
 pub mod reassembler;
-pub mod rtmsg;
 pub mod target;
 pub mod wire;

@@ -2,7 +2,7 @@
 //! (which polls them but never drops one: dead links go back through [`LinkReturn`]).
 
 use crate::link::Link;
-use msgs::rtmsg::{LinkDownReason, MAX_LINKS};
+use msgs::handoff::{LinkDownReason, MAX_LINKS};
 use rtrb::{Consumer, Producer, RingBuffer};
 
 /// An open link offered to the RT thread.
@@ -56,8 +56,8 @@ impl Link for NoLink {
     fn write(&mut self, _: &[u8]) -> Result<usize, crate::link::LinkError> {
         Err(crate::link::LinkError::Eof)
     }
-    fn kind(&self) -> msgs::rtmsg::LinkKind {
-        msgs::rtmsg::LinkKind::Other
+    fn kind(&self) -> msgs::handoff::LinkKind {
+        msgs::handoff::LinkKind::Other
     }
 }
 

@@ -3,7 +3,7 @@
 //! bridge disabled.
 
 use crate::nrt_connector::ConnectorStats;
-use msgs::rtmsg::{LatencySummary, OdomSample, RingDrops, RtStats, SchedulerMode};
+use msgs::handoff::{LatencySummary, OdomSample, RingDrops, RtStats, SchedulerMode};
 use serde::Serialize;
 
 /// The whole report.
@@ -242,7 +242,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::rtmsg::{LinkTotals, Pose2, Twist2};
+    use msgs::handoff::{LinkTotals, Pose2, Twist2};
 
     fn stats() -> RtStats {
         RtStats {

@@ -4,7 +4,7 @@
 use crate::mapping::map_twist;
 use crate::odometry::{Integrator, OdomInput};
 use crate::rosrt::RobotView;
-use msgs::rtmsg::{
+use msgs::handoff::{
     LinkId, LiveParams, OdomSample, Pose2, RobotCalibration, RobotConfig, RobotId, SpeedOutput,
     Twist2,
 };

@@ -1,7 +1,7 @@
 //! Link loss and reconnection through the whole RT side (connector + RT loop): a serial link
 //! on a pseudo-terminal whose far end goes away, and a TCP peer that closes and comes back.
 
-use msgs::rtmsg::{
+use msgs::handoff::{
     channels, ChannelConfig, LinkDownReason, NrtEnds, RobotConfig, RtCommand, RtEvent,
 };
 use msgs::wire::{encode_user_event, MAX_FRAME};

@@ -4,10 +4,10 @@
 //! with controllers using every ROS-from-RT hand-off. After warm-up: 0 allocations and 0 page
 //! faults on the RT thread (counting global allocator; getrusage(RUSAGE_THREAD)).
 
-use msgs::reassembler::Reassembler;
-use msgs::rtmsg::{
+use msgs::handoff::{
     channels, ChannelConfig, ExitReason, LinkTarget, RobotConfig, RtCommand, RtEvent, Twist2,
 };
+use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};

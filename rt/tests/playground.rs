@@ -7,7 +7,7 @@
 mod common;
 
 use common::{free_port, load_driver_script, playground, until, TempDir};
-use msgs::rtmsg::{
+use msgs::handoff::{
     channels, ChannelConfig, ExitReason, LinkTarget, NrtEnds, OdomSample, RobotConfig, RtCommand,
     RtEvent, Twist2,
 };

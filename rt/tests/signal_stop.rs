@@ -1,8 +1,8 @@
 //! SIGTERM stops the RT loop, which sends zero speed to every robot before it ends.
 //! (Its own test binary: the signal handlers are process-wide.)
 
+use msgs::handoff::{channels, ChannelConfig, ExitReason, RobotConfig, RtCommand, RtEvent, Twist2};
 use msgs::reassembler::Reassembler;
-use msgs::rtmsg::{channels, ChannelConfig, ExitReason, RobotConfig, RtCommand, RtEvent, Twist2};
 use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
 use rt::rtloop::{spawn, RtConfig};

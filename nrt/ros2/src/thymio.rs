@@ -11,7 +11,7 @@ use super::report::Reporter;
 use super::spinner::{NodeAccess, SpinTask, TaskId};
 use super::thymio_conv::{self as conv, Frames};
 use super::{drain, Srv, Sub};
-use msgs::rtmsg::{RobotId, Twist2};
+use msgs::handoff::{RobotId, Twist2};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
 use nrt_engine::thymio::actuators::{self, BodyLed, CommandError, Gesture, Preset, ScriptEvent};
@@ -107,7 +107,7 @@ impl Outputs {
 /// leaves the last good set-point in force; a run of them is logged once.
 fn cmd_vel_task(
     mut sub: Box<dyn futures::Stream<Item = Twist> + Unpin + Send>,
-    params: std::sync::Arc<msgs::rtmsg::LiveParams>,
+    params: std::sync::Arc<msgs::handoff::LiveParams>,
     robot: RobotId,
     id: u16,
     reporter: Reporter,
@@ -445,7 +445,7 @@ impl ThymioInterface {
         engine: &Engine,
         clocks: &mut Clocks,
         id: u16,
-        s: &msgs::rtmsg::OdomSample,
+        s: &msgs::handoff::OdomSample,
     ) {
         let Some(r) = self.robots.get_mut(&id) else {
             return;

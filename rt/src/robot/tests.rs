@@ -1,5 +1,5 @@
 use super::*;
-use msgs::rtmsg::Quadratic;
+use msgs::handoff::Quadratic;
 
 const ODO: u16 = 2;
 const SET_SPEED: u16 = 1;

@@ -1,6 +1,6 @@
 //! Code that runs inside the RT cycle, between the set-points from NRT and the wheel mapping.
 
-use msgs::rtmsg::{Pose2, RobotId, Twist2};
+use msgs::handoff::{Pose2, RobotId, Twist2};
 
 /// What a controller sees of one robot (a copy, built every cycle).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,7 +3,7 @@
 //! something close, backward motion when a rear one does; turning in place stays allowed.
 
 use super::{Controller, RobotView, RtPublisher, RtSubscriber};
-use msgs::rtmsg::{RobotId, Twist2, MAX_ROBOTS};
+use msgs::handoff::{RobotId, Twist2, MAX_ROBOTS};
 
 /// Tunables (changeable at run time through an [`RtSubscriber`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -115,7 +115,7 @@ impl Controller for ObstacleStop {
 mod tests {
     use super::*;
     use crate::rosrt::{rt_publisher, rt_subscriber};
-    use msgs::rtmsg::Pose2;
+    use msgs::handoff::Pose2;
 
     fn view(prox: [i16; 7], t: Option<u64>, now: u64) -> RobotView {
         RobotView {

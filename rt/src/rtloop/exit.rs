@@ -9,7 +9,7 @@ use crate::clock::{monotonic_ns, sleep_until};
 use crate::handoff::LinkReturn;
 use crate::robot::Robot;
 use crate::signals;
-use msgs::rtmsg::{ExitReason, LinkDownReason, RobotId, RtEvent, RtStats, SetupSummary};
+use msgs::handoff::{ExitReason, LinkDownReason, RobotId, RtEvent, RtStats, SetupSummary};
 
 /// Interval between two read-backs of a robot's motor targets while the exit waits.
 const READBACK_INTERVAL_NS: u64 = 20_000_000;

@@ -23,7 +23,7 @@ use crate::robot::{CmdUpdate, Robot};
 use crate::rosrt::Controller;
 use crate::sched::{self, RtSetup};
 use crate::signals;
-use msgs::rtmsg::{
+use msgs::handoff::{
     ExitReason, LinkDownReason, LinkId, LinkTarget, LiveParams, OdomSample, RtCommand, RtEnds,
     RtEvent, RtStats, SetupSummary, MAX_LINKS,
 };

@@ -3,8 +3,8 @@
 
 use crate::clock::monotonic_ns;
 use crate::link::{Link, LinkError, TxBuffer};
+use msgs::handoff::{LinkDownReason, LinkId, LinkKind, LinkTotals};
 use msgs::reassembler::Reassembler;
-use msgs::rtmsg::{LinkDownReason, LinkId, LinkKind, LinkTotals};
 use msgs::wire::Frame;
 
 /// One slot.

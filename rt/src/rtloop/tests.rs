@@ -1,8 +1,8 @@
 use super::*;
 use crate::handoff::{link_port, LinkPort};
 use crate::link::{Link, PipeLink};
+use msgs::handoff::{channels, ChannelConfig, NrtEnds, Pose2, RobotConfig, Twist2};
 use msgs::reassembler::Reassembler;
-use msgs::rtmsg::{channels, ChannelConfig, NrtEnds, Pose2, RobotConfig, Twist2};
 use msgs::wire::{encode_user_event, kind, Message};
 
 const NODE: u16 = 5;
@@ -273,7 +273,7 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
     assert_eq!(exit.reason, ExitReason::Requested);
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
     assert!(exit.stats.cycles > 0);
-    assert_eq!(exit.stats.scheduler, msgs::rtmsg::SchedulerMode::Fallback);
+    assert_eq!(exit.stats.scheduler, msgs::handoff::SchedulerMode::Fallback);
     let ev = events(&mut nrt);
     assert!(matches!(ev.first(), Some(RtEvent::Started(_))));
     assert_eq!(

@@ -1,5 +1,5 @@
 //! The NRT engine: the network manager, the Aseba switch, script loading and the robot slots,
-//! glued to the RT thread through the rings of `msgs::rtmsg`. The ROS 2 bridge and the command
+//! glued to the RT thread through the rings of `msgs::handoff`. The ROS 2 bridge and the command
 //! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
 //! blocks and never touches a link.
 
@@ -22,7 +22,7 @@ use crate::params::BridgeParams;
 use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
 use crate::thymio::params::DriverParams;
-use msgs::rtmsg::{
+use msgs::handoff::{
     LinkKind, LinkTarget, NrtEnds, OdomSample, RobotConfig, RobotId, RtCommand, RtEvent, RtStats,
     SetupSummary, Twist2,
 };
@@ -57,7 +57,7 @@ pub enum EngineEvent {
     /// The RT thread started, with what it obtained.
     RtStarted(SetupSummary),
     /// The RT thread stopped.
-    RtExited(msgs::rtmsg::ExitReason),
+    RtExited(msgs::handoff::ExitReason),
     /// A link came up.
     LinkUp {
         /// Slot.
@@ -316,7 +316,7 @@ impl Engine {
 
     /// The doorbell the RT thread rings when it has pushed frames or events: wait on it (with the
     /// poll period as timeout) instead of sleeping between two [`Self::poll`]s.
-    pub fn doorbell(&self) -> msgs::doorbell::Doorbell {
+    pub fn doorbell(&self) -> msgs::handoff::Doorbell {
         self.ends.doorbell().clone()
     }
 
@@ -427,7 +427,7 @@ impl Engine {
     }
 
     /// The RT thread's live parameters (set-points, calibration): lock-free, shared with RT.
-    pub fn live_params(&self) -> std::sync::Arc<msgs::rtmsg::LiveParams> {
+    pub fn live_params(&self) -> std::sync::Arc<msgs::handoff::LiveParams> {
         self.ends.params().clone()
     }
 
@@ -754,7 +754,7 @@ impl Engine {
                 Ok(()) => {
                     self.backlog.pop_front();
                 }
-                Err(msgs::rtmsg::SendError::Full) => break,
+                Err(msgs::handoff::SendError::Full) => break,
                 Err(e) => {
                     tracing::error!("dropping an invalid frame for the link: {e}");
                     self.backlog.pop_front();

@@ -15,7 +15,7 @@
 
 use super::{Engine, EngineError, EngineEvent};
 use crate::network::NetError;
-use msgs::rtmsg::{Quadratic, RobotCalibration, Twist2};
+use msgs::handoff::{Quadratic, RobotCalibration, Twist2};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -207,7 +207,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::rtmsg::RobotCalibration;
+    use msgs::handoff::RobotCalibration;
 
     fn map(t: Twist2, cal: &RobotCalibration) -> [i16; 2] {
         // the RT thread's mapping, re-stated: wheel speeds, inverse model, round, cap

@@ -2,7 +2,7 @@
 //! calibration the RT side reads (live atomics).
 
 use crate::thymio::calibration::Calibration;
-use msgs::rtmsg::{LinkId, Quadratic, RobotCalibration, RobotId, MAX_ROBOTS};
+use msgs::handoff::{LinkId, Quadratic, RobotCalibration, RobotId, MAX_ROBOTS};
 use std::collections::BTreeMap;
 
 /// One robot driven by the RT thread.

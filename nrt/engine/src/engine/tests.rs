@@ -1,7 +1,7 @@
 //! The engine against a hand-driven RT side of the rings.
 use super::*;
 use crate::testutil::{description_frames, small_target};
-use msgs::rtmsg::{channels, ChannelConfig, RtEnds};
+use msgs::handoff::{channels, ChannelConfig, RtEnds};
 use msgs::wire::{kind, Message, Words, MAX_FRAME};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -203,13 +203,13 @@ fn script_events_are_checked_and_prefixed() {
 fn rt_events_are_reported() {
     let (mut e, mut rt) = engine(0);
     rt.try_push_event(RtEvent::Exiting {
-        reason: msgs::rtmsg::ExitReason::Signal,
+        reason: msgs::handoff::ExitReason::Signal,
     });
     e.poll(Instant::now());
     assert!(e.rt_exited());
     assert_eq!(
         e.next_event(),
-        Some(EngineEvent::RtExited(msgs::rtmsg::ExitReason::Signal))
+        Some(EngineEvent::RtExited(msgs::handoff::ExitReason::Signal))
     );
 }
 
@@ -253,7 +253,7 @@ fn link_down(rt: &mut RtEnds) {
     assert!(rt.try_push_event(RtEvent::LinkDown {
         link: 0,
         target: 0,
-        reason: msgs::rtmsg::LinkDownReason::Eof,
+        reason: msgs::handoff::LinkDownReason::Eof,
     }));
 }
 

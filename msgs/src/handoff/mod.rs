@@ -1,0 +1,41 @@
+//! Fixed-size messages exchanged between the RT and NRT domains (all `Copy`), the rings that
+//! carry them, and the live parameters (atomics) that the NRT side writes and the RT side reads.
+//!
+//! [`channels`] builds the whole bundle once (the only allocation) and returns the two halves:
+//! [`RtEnds`] for the RT thread (crate `rt`) and [`NrtEnds`] for the NRT side (network manager,
+//! switch, ROS bridge). Every operation of both halves returns immediately: a full ring drops
+//! the item and says so (the RT side counts the drop), an empty ring returns `None`.
+//!
+//! | path | carries | semantics |
+//! |---|---|---|
+//! | RT → NRT byte ring | every received frame: `(link, t_ns, raw bytes)` | FIFO, drop + count when full |
+//! | NRT → RT byte ring | frames to write to one link or to all links | FIFO, `Err(Full)` when full |
+//! | RT → NRT [`RtEvent`] ring | link up/down, odometry, watchdog stops, stats | FIFO, drop + count when full |
+//! | NRT → RT [`RtCommand`] ring | robot mapping, odometry reset, link close, shutdown | FIFO, `Err(Full)` when full |
+//! | [`LiveParams`] (atomics) | cmd_vel set-points, calibration, limits, watchdog | latest value wins |
+//!
+//! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
+
+mod doorbell;
+mod events;
+mod ids;
+mod latest;
+mod ring;
+mod stats;
+mod values;
+
+pub use doorbell::Doorbell;
+pub use events::{ExitReason, RtCommand, RtEvent};
+pub use ids::{LinkId, LinkTarget, RobotId, MAX_LINKS, MAX_ROBOTS};
+pub use latest::{LiveParams, SeqCell, DEFAULT_WATCHDOG_S};
+pub use ring::{
+    channels, prefault_ring, ChannelConfig, InvalidRecord, NrtEnds, ReceivedFrame, RtEnds,
+    SendError,
+};
+pub use stats::{
+    LatencySummary, LinkTotals, RingDrops, RtStats, SchedulerMode, SetupStatus, SetupSummary,
+};
+pub use values::{
+    LinkDownReason, LinkKind, OdomSample, ParamError, Pose2, Quadratic, RobotCalibration,
+    RobotConfig, SpeedOutput, Twist2,
+};

@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use msgs::handoff::{channels, ChannelConfig, NrtEnds, RobotConfig, RtCommand, Twist2};
 use msgs::wire::{Message, Words, MAX_FRAME};
 use rt::clock::monotonic_ns;
-use rt::handoff::{link_port, LinkPort};
+use rt::handoff::{link_port, NrtLinkPort};
 use rt::link::{Link, PipeLink};
 use rt::rtloop::{RtConfig, RtLoop};
 use rt::sched::RtSetup;
@@ -60,16 +60,16 @@ struct Bench {
     rt: RtLoop,
     nrt: NrtEnds,
     peer: PipeLink,
-    _port: LinkPort,
+    _port: NrtLinkPort,
     sink: [u8; 4096],
 }
 
 impl Bench {
     fn new() -> Self {
         let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
-        let (mut port, rt_port) = link_port();
+        let (rt_port, mut port) = link_port();
         let (ours, peer) = PipeLink::pair(1 << 16);
-        port.offer(0, Box::new(ours)).unwrap();
+        port.nrt_offer(0, Box::new(ours)).unwrap();
         let cfg = RtConfig {
             setup: RtSetup::unprivileged(),
             stats_period: Duration::from_secs(3600),
@@ -78,7 +78,7 @@ impl Bench {
         };
         let mut config = RobotConfig::script(NODE, 2, 1, false);
         config.proximity_event = Some(9);
-        nrt.send_command(RtCommand::ConfigureRobot { robot: 0, config })
+        nrt.nrt_push_command(RtCommand::ConfigureRobot { robot: 0, config })
             .unwrap();
         let mut rt = RtLoop::new(cfg, rt_ends, rt_port, Vec::new());
         rt.cycle(monotonic_ns());
@@ -99,8 +99,8 @@ impl Bench {
             let t = Instant::now();
             self.rt.cycle(monotonic_ns());
             total += t.elapsed();
-            self.nrt.drain_frames(|_| {});
-            while self.nrt.poll_event().is_some() {}
+            self.nrt.nrt_drain_frames(|_| {});
+            while self.nrt.nrt_pop_event().is_some() {}
             while self.peer.read(&mut self.sink).unwrap_or(0) > 0 {}
         }
         total
@@ -141,7 +141,7 @@ fn cycle(c: &mut Criterion) {
             b.run(n, |b, i| {
                 let v = 0.01 * (i % 20) as f64;
                 b.nrt
-                    .set_cmd_vel(
+                    .nrt_set_cmd_vel(
                         0,
                         Twist2 {
                             linear: v,

@@ -4,16 +4,14 @@
 
 use crate::config::Config;
 use msgs::handoff::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
+use msgs::handoff::{latest, publisher, NrtLatest, NrtPublisher};
 use msgs::target::Target;
 use nrt_engine::engine::{Engine, EngineConfig, EngineError, EngineEvent};
 use rt::link::{SerialSelector, SerialSpec};
 use rt::nrt_connector::{
     spawn_connector, ConnectSpec, ConnectorConfig, ConnectorHandle, ConnectorStats,
 };
-use rt::rosrt::{
-    rt_publisher, rt_subscriber, ObstacleStop, ObstacleStopParams, PublisherNrt, ReflexEvent,
-    SubscriberNrt,
-};
+use rt::rosrt::{ObstacleStop, ObstacleStopParams, ReflexEvent};
 use rt::rtloop::{RtConfig, RtExit, RtHandle};
 use rt::sched::RtSetup;
 use std::time::{Duration, Instant};
@@ -71,8 +69,8 @@ pub struct Runtime {
 /// The NRT ends of the RT obstacle-stop reflex: its engage/release edges, and its parameters
 /// (from `obstacle_stop.*`, changed live through the engine).
 struct Reflex {
-    events: PublisherNrt<ReflexEvent>,
-    params: SubscriberNrt<ObstacleStopParams>,
+    events: NrtPublisher<ReflexEvent>,
+    params: NrtLatest<ObstacleStopParams>,
     current: ObstacleStopParams,
 }
 
@@ -164,7 +162,7 @@ impl Runtime {
             sim_robots = config.sim.robots.max(1);
         }
         let (rt_ends, nrt_ends) = channels(&ChannelConfig::default());
-        let (port, rt_port) = rt::handoff::link_port();
+        let (rt_port, port) = rt::handoff::link_port();
         let mut pipes = Vec::new();
         let sim = if sim_robots > 0 {
             let mut handle =
@@ -185,8 +183,8 @@ impl Runtime {
         // The reflex always runs in the RT cycle (disabled unless configured) so that it can be
         // turned on live.
         let current = reflex_params(&config.driver.obstacle_stop);
-        let (events_rt, events) = rt_publisher(64);
-        let (params_rt, params) = rt_subscriber(current);
+        let (events_rt, events) = publisher(64);
+        let (params_rt, params) = latest(current);
         let reflex: Box<dyn rt::rosrt::Controller> = Box::new(
             ObstacleStop::new(current)
                 .with_live_params(params_rt)
@@ -220,13 +218,13 @@ impl Runtime {
     pub fn pump_controllers(&mut self) {
         let wanted = reflex_params(&self.engine.driver_params().obstacle_stop);
         if wanted != self.reflex.current {
-            self.reflex.params.store(wanted);
+            self.reflex.params.nrt_store(wanted);
             self.reflex.current = wanted;
         }
         let engine = &mut self.engine;
         self.reflex
             .events
-            .drain(|e| engine.report_obstacle_stop(e.robot, e.engaged));
+            .nrt_drain(|e| engine.report_obstacle_stop(e.robot, e.engaged));
     }
 
     /// Polls the engine once and returns its events.

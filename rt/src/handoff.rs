@@ -63,21 +63,21 @@ impl Link for NoLink {
 
 /// NRT half: offers links, takes returned ones.
 #[derive(Debug)]
-pub struct LinkPort {
+pub struct NrtLinkPort {
     offers: Producer<LinkOffer>,
     returns: Consumer<LinkReturn>,
 }
 
-/// RT half.
+/// RT half (the RT loop takes offers and gives links back through it).
 #[derive(Debug)]
 pub struct RtLinkPort {
     pub(crate) offers: Consumer<LinkOffer>,
     pub(crate) returns: Producer<LinkReturn>,
 }
 
-/// A hand-off pair. The return ring holds every link the RT thread may own plus every offer in
+/// A link port: `(rt, nrt)` halves. The return ring holds every link the RT thread may own plus every offer in
 /// flight, so that giving one back never fails.
-pub fn link_port() -> (LinkPort, RtLinkPort) {
+pub fn link_port() -> (RtLinkPort, NrtLinkPort) {
     let (mut op, mut oc) = RingBuffer::new(MAX_LINKS);
     let (mut rp, mut rc) = RingBuffer::new(2 * MAX_LINKS);
     // Touch every slot once (a zero-sized link: no allocation behind the boxes).
@@ -99,32 +99,32 @@ pub fn link_port() -> (LinkPort, RtLinkPort) {
     {}
     while rc.pop().is_ok() {}
     (
-        LinkPort {
-            offers: op,
-            returns: rc,
-        },
         RtLinkPort {
             offers: oc,
             returns: rp,
         },
+        NrtLinkPort {
+            offers: op,
+            returns: rc,
+        },
     )
 }
 
-impl LinkPort {
+impl NrtLinkPort {
     /// Offers `link` to the RT thread; gives it back if the offer ring is full.
-    pub fn offer(&mut self, target: u16, link: Box<dyn Link>) -> Result<(), Box<dyn Link>> {
+    pub fn nrt_offer(&mut self, target: u16, link: Box<dyn Link>) -> Result<(), Box<dyn Link>> {
         self.offers
             .push(LinkOffer { target, link })
             .map_err(|rtrb::PushError::Full(o)| o.link)
     }
 
     /// A link the RT thread gave back, if any (drop it here, on the NRT side).
-    pub fn take_returned(&mut self) -> Option<LinkReturn> {
+    pub fn nrt_take_returned(&mut self) -> Option<LinkReturn> {
         self.returns.pop().ok()
     }
 
     /// Whether the RT thread is gone (its half was dropped).
-    pub fn rt_gone(&self) -> bool {
+    pub fn nrt_peer_gone(&self) -> bool {
         self.offers.is_abandoned()
     }
 }

@@ -5,7 +5,7 @@ use crate::mapping::map_twist;
 use crate::odometry::{Integrator, OdomInput};
 use crate::rosrt::RobotView;
 use msgs::handoff::{
-    LinkId, LiveParams, OdomSample, Pose2, RobotCalibration, RobotConfig, RobotId, SpeedOutput,
+    LinkId, OdomSample, Pose2, RobotCalibration, RobotConfig, RobotId, RtLiveParams, SpeedOutput,
     Twist2,
 };
 use msgs::wire::{Message, Words, MAX_FRAME};
@@ -31,7 +31,6 @@ pub struct Robot {
     last_odom: Option<OdomSample>,
     learned_link: Option<LinkId>,
     cal: RobotCalibration,
-    cmd_version: u64,
     set_point: Twist2,
     last_cmd_ns: u64,
     tripped: bool,
@@ -62,7 +61,6 @@ impl Robot {
             last_odom: None,
             learned_link: None,
             cal: RobotCalibration::default(),
-            cmd_version: 0,
             set_point: Twist2::default(),
             last_cmd_ns: 0,
             tripped: false,
@@ -93,10 +91,8 @@ impl Robot {
 
     /// Frees the slot (the caller sends the stop frame first).
     pub fn clear(&mut self) {
-        *self = Robot {
-            cmd_version: self.cmd_version,
-            ..Robot::new(self.id)
-        };
+        // The set-point already read stays read: a reconfigured slot does not take it as new.
+        *self = Robot::new(self.id);
     }
 
     /// Sets the pose; odometry restarts from it.
@@ -204,7 +200,7 @@ impl Robot {
         source: u16,
         id: u16,
         args: Words<'_>,
-        params: &LiveParams,
+        params: &mut RtLiveParams,
     ) -> Option<OdomSample> {
         let cfg = self.config?;
         if source != cfg.node || cfg.link.is_some_and(|l| l != link) {
@@ -219,7 +215,7 @@ impl Robot {
         if cfg.odometry_event != Some(id) || args.len() < 2 {
             return None;
         }
-        if let Some(c) = params.calibration(self.id) {
+        if let Some(c) = params.rt_calibration(self.id) {
             self.cal = c; // keep the last consistent one while NRT is writing
         }
         let input = OdomInput {
@@ -251,22 +247,19 @@ impl Robot {
     /// 0 = off). Only configured robots consume set-points.
     pub fn poll_set_point(
         &mut self,
-        params: &LiveParams,
+        params: &mut RtLiveParams,
         now_ns: u64,
         watchdog_ns: u64,
     ) -> CmdUpdate {
         if self.config.is_none() {
             return CmdUpdate::None;
         }
-        if let Some((version, twist)) = params.cmd_vel(self.id) {
-            if version != self.cmd_version {
-                self.cmd_version = version;
-                self.set_point = twist;
-                self.last_cmd_ns = now_ns;
-                self.tripped = false;
-                self.pending = true;
-                return CmdUpdate::New;
-            }
+        if let Some((twist, true)) = params.rt_cmd_vel(self.id) {
+            self.set_point = twist;
+            self.last_cmd_ns = now_ns;
+            self.tripped = false;
+            self.pending = true;
+            return CmdUpdate::New;
         }
         let moving = self.set_point.linear != 0.0 || self.set_point.angular != 0.0;
         if watchdog_ns > 0
@@ -305,8 +298,8 @@ impl Robot {
     }
 
     /// Wheel targets for `cmd` with the current calibration and limits.
-    pub fn targets(&mut self, params: &LiveParams, cmd: Twist2) -> [i16; 2] {
-        if let Some(c) = params.calibration(self.id) {
+    pub fn targets(&mut self, params: &mut RtLiveParams, cmd: Twist2) -> [i16; 2] {
+        if let Some(c) = params.rt_calibration(self.id) {
             self.cal = c;
         }
         map_twist(cmd, &self.cal)

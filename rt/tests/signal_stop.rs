@@ -36,15 +36,15 @@ fn speeds(peer: &mut PipeLink, reasm: &mut Reassembler, out: &mut Vec<Vec<i16>>)
 fn sigterm_sends_zero_speed_then_stops() {
     rt::signals::install_stop_handlers().unwrap();
     let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
-    let (mut port, rt_port) = link_port();
+    let (rt_port, mut port) = link_port();
     let (ours, mut peer) = PipeLink::pair(4096);
-    port.offer(0, Box::new(ours)).unwrap();
-    nrt.send_command(RtCommand::ConfigureRobot {
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: 0,
         config: RobotConfig::script(1, 2, 1, false),
     })
     .unwrap();
-    nrt.set_cmd_vel(
+    nrt.nrt_set_cmd_vel(
         0,
         Twist2 {
             linear: 0.1,
@@ -74,7 +74,7 @@ fn sigterm_sends_zero_speed_then_stops() {
     assert_eq!(exit.reason, ExitReason::Signal);
     speeds(&mut peer, &mut reasm, &mut seen);
     assert_eq!(seen, [vec![293, 293], vec![0, 0]]);
-    let last = std::iter::from_fn(|| nrt.poll_event()).last();
+    let last = std::iter::from_fn(|| nrt.nrt_pop_event()).last();
     assert_eq!(
         last,
         Some(RtEvent::Exiting {

@@ -12,7 +12,7 @@
 //! | NRT → RT byte ring | frames to write to one link or to all links | FIFO, `Err(Full)` when full |
 //! | RT → NRT [`RtEvent`] ring | link up/down, odometry, watchdog stops, stats | FIFO, drop + count when full |
 //! | NRT → RT [`RtCommand`] ring | robot mapping, odometry reset, link close, shutdown | FIFO, `Err(Full)` when full |
-//! | [`LiveParams`] (atomics) | cmd_vel set-points, calibration, limits, watchdog | latest value wins |
+//! | [`RtLiveParams`] / [`NrtLiveParams`] ([`latest`] cells) | cmd_vel set-points, calibration, limits, watchdog | latest value wins |
 //!
 //! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
 
@@ -20,18 +20,24 @@ mod doorbell;
 mod events;
 mod ids;
 mod latest;
+mod params;
+mod publisher;
 mod ring;
+mod service;
 mod stats;
 mod values;
 
 pub use doorbell::Doorbell;
 pub use events::{ExitReason, RtCommand, RtEvent};
 pub use ids::{LinkId, LinkTarget, RobotId, MAX_LINKS, MAX_ROBOTS};
-pub use latest::{LiveParams, SeqCell, DEFAULT_WATCHDOG_S};
+pub use latest::{latest, NrtLatest, RtLatest};
+pub use params::{live_params, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
+pub use publisher::{publisher, NrtPublisher, RtPublisher};
 pub use ring::{
     channels, prefault_ring, ChannelConfig, InvalidRecord, NrtEnds, ReceivedFrame, RtEnds,
     SendError,
 };
+pub use service::{service, NrtServiceClient, RequestId, RtServiceServer, ServiceError};
 pub use stats::{
     LatencySummary, LinkTotals, RingDrops, RtStats, SchedulerMode, SetupStatus, SetupSummary,
 };

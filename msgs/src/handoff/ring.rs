@@ -3,11 +3,10 @@
 use super::doorbell::Doorbell;
 use super::events::{RtCommand, RtEvent};
 use super::ids::{LinkId, LinkTarget, RobotId, MAX_ROBOTS};
-use super::latest::LiveParams;
+use super::params::{live_params, NrtLiveParams, RtLiveParams};
 use super::values::{ParamError, Twist2};
 use crate::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
 use rtrb::{Consumer, Producer, RingBuffer};
-use std::sync::Arc;
 /// Bytes before the frame in an RT → NRT record: link, reserved, `t_ns` (u64 LE).
 const RX_RECORD_HEADER: usize = 10;
 /// Bytes before the frame in an NRT → RT record: the target link (0xFF = all).
@@ -59,7 +58,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
     prefault_ring(&mut tx_p, &mut tx_c, 0u8);
     prefault_ring(&mut ev_p, &mut ev_c, RtEvent::RobotStale { robot: 0 });
     prefault_ring(&mut cmd_p, &mut cmd_c, RtCommand::Shutdown);
-    let params = Arc::new(LiveParams::new(cfg.robots));
+    let (rt_params, nrt_params) = live_params(cfg.robots);
     let doorbell = Doorbell::new();
     (
         RtEnds {
@@ -67,7 +66,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             frames_in: tx_c,
             events: ev_p,
             commands: cmd_c,
-            params: params.clone(),
+            params: rt_params,
             doorbell: doorbell.clone(),
             pushed: false,
         },
@@ -76,7 +75,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             frames_out: tx_p,
             events: ev_c,
             commands: cmd_p,
-            params,
+            params: nrt_params,
             doorbell,
             buf: [0; RX_RECORD_HEADER + MAX_FRAME],
         },
@@ -90,7 +89,7 @@ pub struct RtEnds {
     frames_in: Consumer<u8>,
     events: Producer<RtEvent>,
     commands: Consumer<RtCommand>,
-    params: Arc<LiveParams>,
+    params: RtLiveParams,
     doorbell: Doorbell,
     /// Something was pushed to NRT since the doorbell last rang.
     pushed: bool,
@@ -103,7 +102,7 @@ pub struct InvalidRecord;
 
 impl RtEnds {
     /// Forwards a received frame (header + payload) to NRT; false if the ring is full (dropped).
-    pub fn try_forward_frame(&mut self, link: LinkId, t_ns: u64, raw: &[u8]) -> bool {
+    pub fn rt_push_frame(&mut self, link: LinkId, t_ns: u64, raw: &[u8]) -> bool {
         let mut rec = [0u8; RX_RECORD_HEADER + MAX_FRAME];
         let n = RX_RECORD_HEADER + raw.len();
         if raw.len() > MAX_FRAME {
@@ -119,7 +118,7 @@ impl RtEnds {
 
     /// Pops the next frame to write: copies it into `out` and returns its target and length.
     /// On a corrupt record the ring is emptied and `Err(InvalidRecord)` returned.
-    pub fn try_pop_outgoing(
+    pub fn rt_pop_frame(
         &mut self,
         out: &mut [u8; MAX_FRAME],
     ) -> Option<Result<(LinkTarget, usize), InvalidRecord>> {
@@ -171,7 +170,7 @@ impl RtEnds {
     }
 
     /// Sends an event to NRT; false if the ring is full (dropped).
-    pub fn try_push_event(&mut self, ev: RtEvent) -> bool {
+    pub fn rt_push_event(&mut self, ev: RtEvent) -> bool {
         let ok = self.events.push(ev).is_ok();
         self.pushed |= ok;
         ok
@@ -179,30 +178,25 @@ impl RtEnds {
 
     /// Rings the NRT side's doorbell if frames or events were pushed since the last call (once
     /// per RT cycle: one non-blocking write at most).
-    pub fn wake_nrt(&mut self) {
+    pub fn rt_wake_nrt(&mut self) {
         if std::mem::take(&mut self.pushed) {
             self.doorbell.ring();
         }
     }
 
     /// Pops the next command from NRT.
-    pub fn try_pop_command(&mut self) -> Option<RtCommand> {
+    pub fn rt_pop_command(&mut self) -> Option<RtCommand> {
         self.commands.pop().ok()
     }
 
     /// Whether the NRT side dropped its half (the command ring is abandoned).
-    pub fn nrt_gone(&self) -> bool {
+    pub fn rt_peer_gone(&self) -> bool {
         self.commands.is_abandoned()
     }
 
-    /// The live parameters.
-    pub fn params(&self) -> &LiveParams {
-        &self.params
-    }
-
-    /// A shared handle on the live parameters (taken once, when the RT state is built).
-    pub fn params_arc(&self) -> Arc<LiveParams> {
-        self.params.clone()
+    /// The RT half of the live parameters (set-points, calibration, watchdog).
+    pub fn rt_params(&mut self) -> &mut RtLiveParams {
+        &mut self.params
     }
 }
 
@@ -239,14 +233,14 @@ pub struct NrtEnds {
     frames_out: Producer<u8>,
     events: Consumer<RtEvent>,
     commands: Producer<RtCommand>,
-    params: Arc<LiveParams>,
+    params: NrtLiveParams,
     doorbell: Doorbell,
     buf: [u8; RX_RECORD_HEADER + MAX_FRAME],
 }
 
 impl NrtEnds {
     /// The next frame received by the RT thread, if any.
-    pub fn recv_frame(&mut self) -> Option<ReceivedFrame<'_>> {
+    pub fn nrt_pop_frame(&mut self) -> Option<ReceivedFrame<'_>> {
         let head_len = RX_RECORD_HEADER + HEADER_LEN;
         let total = {
             let chunk = self.frames_in.read_chunk(head_len).ok()?;
@@ -271,9 +265,9 @@ impl NrtEnds {
     }
 
     /// Calls `f` for every frame received so far; returns how many.
-    pub fn drain_frames(&mut self, mut f: impl FnMut(ReceivedFrame<'_>)) -> usize {
+    pub fn nrt_drain_frames(&mut self, mut f: impl FnMut(ReceivedFrame<'_>)) -> usize {
         let mut n = 0;
-        while let Some(fr) = self.recv_frame() {
+        while let Some(fr) = self.nrt_pop_frame() {
             f(fr);
             n += 1;
         }
@@ -281,7 +275,7 @@ impl NrtEnds {
     }
 
     /// Queues one frame (header + payload, validated) to write to `to`.
-    pub fn send_frame(&mut self, to: LinkTarget, frame: &[u8]) -> Result<(), SendError> {
+    pub fn nrt_push_frame(&mut self, to: LinkTarget, frame: &[u8]) -> Result<(), SendError> {
         let h = check_header(frame).map_err(SendError::Invalid)?;
         let total = HEADER_LEN + h.len;
         if frame.len() < total {
@@ -302,33 +296,34 @@ impl NrtEnds {
     }
 
     /// The next event from the RT thread, if any.
-    pub fn poll_event(&mut self) -> Option<RtEvent> {
+    pub fn nrt_pop_event(&mut self) -> Option<RtEvent> {
         self.events.pop().ok()
     }
 
     /// Queues a command for the RT thread.
-    pub fn send_command(&mut self, cmd: RtCommand) -> Result<(), SendError> {
+    pub fn nrt_push_command(&mut self, cmd: RtCommand) -> Result<(), SendError> {
         self.commands.push(cmd).map_err(|_| SendError::Full)
     }
 
     /// Sets a robot's cmd_vel set-point (latest value wins, never blocks).
-    pub fn set_cmd_vel(&self, robot: RobotId, twist: Twist2) -> Result<(), ParamError> {
-        self.params.set_cmd_vel(robot, twist)
+    pub fn nrt_set_cmd_vel(&self, robot: RobotId, twist: Twist2) -> Result<(), ParamError> {
+        self.params.nrt_set_cmd_vel(robot, twist)
     }
 
-    /// The live parameters (calibration, limits, watchdog, set-points).
-    pub fn params(&self) -> &Arc<LiveParams> {
+    /// The NRT half of the live parameters (calibration, limits, watchdog, set-points); clone
+    /// it to share it with other NRT threads.
+    pub fn nrt_params(&self) -> &NrtLiveParams {
         &self.params
     }
 
     /// Whether the RT thread dropped its half (it stopped).
-    pub fn rt_gone(&self) -> bool {
+    pub fn nrt_peer_gone(&self) -> bool {
         self.events.is_abandoned()
     }
 
     /// The doorbell the RT thread rings when it pushed frames or events (see
-    /// [`RtEnds::wake_nrt`]); others may ring it too to wake the NRT loop.
-    pub fn doorbell(&self) -> &Doorbell {
+    /// [`RtEnds::rt_wake_nrt`]); others may ring it too to wake the NRT loop.
+    pub fn nrt_doorbell(&self) -> &Doorbell {
         &self.doorbell
     }
 }
@@ -354,24 +349,24 @@ mod tests {
         // Many wrap-arounds of the small rings.
         for i in 0..200i16 {
             let f = event(3, &[i, -i, i / 2]);
-            assert!(rt.try_forward_frame((i % 7) as u8, 1000 + i as u64, &f));
-            let got = nrt.recv_frame().unwrap();
+            assert!(rt.rt_push_frame((i % 7) as u8, 1000 + i as u64, &f));
+            let got = nrt.nrt_pop_frame().unwrap();
             assert_eq!(
                 (got.link, got.t_ns, got.bytes),
                 ((i % 7) as u8, 1000 + i as u64, &f[..])
             );
-            assert!(nrt.recv_frame().is_none());
+            assert!(nrt.nrt_pop_frame().is_none());
 
             let to = if i % 2 == 0 {
                 LinkTarget::All
             } else {
                 LinkTarget::One(5)
             };
-            nrt.send_frame(to, &f).unwrap();
+            nrt.nrt_push_frame(to, &f).unwrap();
             let mut out = [0u8; MAX_FRAME];
-            let (t, n) = rt.try_pop_outgoing(&mut out).unwrap().unwrap();
+            let (t, n) = rt.rt_pop_frame(&mut out).unwrap().unwrap();
             assert_eq!((t, &out[..n]), (to, &f[..]));
-            assert!(rt.try_pop_outgoing(&mut out).is_none());
+            assert!(rt.rt_pop_frame(&mut out).is_none());
         }
     }
 
@@ -388,7 +383,7 @@ mod tests {
             for round in 0..20 {
                 for i in 0..N {
                     let f = event(round, &[i]);
-                    while nrt.send_frame(LinkTarget::One(1), &f) == Err(SendError::Full) {
+                    while nrt.nrt_push_frame(LinkTarget::One(1), &f) == Err(SendError::Full) {
                         std::hint::spin_loop();
                     }
                 }
@@ -400,7 +395,7 @@ mod tests {
         for round in 0..20 {
             for i in 0..N {
                 let (to, n) = loop {
-                    match rt.try_pop_outgoing(&mut out) {
+                    match rt.rt_pop_frame(&mut out) {
                         Some(r) => break r.expect("a whole record taken for garbage"),
                         None => assert!(std::time::Instant::now() < deadline, "frame lost"),
                     }
@@ -422,14 +417,14 @@ mod tests {
             ..Default::default()
         });
         let big = event(1, &[7; 258]);
-        assert!(rt.try_forward_frame(0, 1, &big));
-        assert!(!rt.try_forward_frame(0, 2, &big));
-        assert_eq!(nrt.recv_frame().unwrap().t_ns, 1);
-        assert!(nrt.recv_frame().is_none());
+        assert!(rt.rt_push_frame(0, 1, &big));
+        assert!(!rt.rt_push_frame(0, 2, &big));
+        assert_eq!(nrt.nrt_pop_frame().unwrap().t_ns, 1);
+        assert!(nrt.nrt_pop_frame().is_none());
 
-        nrt.send_frame(LinkTarget::One(1), &big).unwrap();
+        nrt.nrt_push_frame(LinkTarget::One(1), &big).unwrap();
         assert_eq!(
-            nrt.send_frame(LinkTarget::One(1), &big),
+            nrt.nrt_push_frame(LinkTarget::One(1), &big),
             Err(SendError::Full)
         );
     }
@@ -439,17 +434,17 @@ mod tests {
         let (_rt, mut nrt) = channels(&ChannelConfig::default());
         let f = event(1, &[1, 2]);
         assert!(matches!(
-            nrt.send_frame(LinkTarget::All, &f[..7]),
+            nrt.nrt_push_frame(LinkTarget::All, &f[..7]),
             Err(SendError::Invalid(FrameError::Incomplete { .. }))
         ));
         let mut two = f.clone();
         two.extend_from_slice(&f);
         assert_eq!(
-            nrt.send_frame(LinkTarget::All, &two),
+            nrt.nrt_push_frame(LinkTarget::All, &two),
             Err(SendError::TrailingBytes(f.len()))
         );
         assert!(matches!(
-            nrt.send_frame(LinkTarget::All, &[0xFF, 0xFF, 0, 0, 1, 0]),
+            nrt.nrt_push_frame(LinkTarget::All, &[0xFF, 0xFF, 0, 0, 1, 0]),
             Err(SendError::Invalid(FrameError::Oversize(_)))
         ));
     }
@@ -457,12 +452,12 @@ mod tests {
     #[test]
     fn abandonment_is_visible_both_ways() {
         let (rt, nrt) = channels(&ChannelConfig::default());
-        assert!(!rt.nrt_gone() && !nrt.rt_gone());
+        assert!(!rt.rt_peer_gone() && !nrt.nrt_peer_gone());
         drop(nrt);
-        assert!(rt.nrt_gone());
+        assert!(rt.rt_peer_gone());
         let (rt, nrt) = channels(&ChannelConfig::default());
         drop(rt);
-        assert!(nrt.rt_gone());
+        assert!(nrt.nrt_peer_gone());
     }
 
     #[test]
@@ -472,32 +467,38 @@ mod tests {
             commands: 1,
             ..Default::default()
         });
-        assert!(rt.try_push_event(RtEvent::RobotStale { robot: 1 }));
-        assert!(rt.try_push_event(RtEvent::WatchdogStop { robot: 2 }));
-        assert!(!rt.try_push_event(RtEvent::RobotStale { robot: 3 }));
-        assert_eq!(nrt.poll_event(), Some(RtEvent::RobotStale { robot: 1 }));
-        assert_eq!(nrt.poll_event(), Some(RtEvent::WatchdogStop { robot: 2 }));
-        assert_eq!(nrt.poll_event(), None);
-        nrt.send_command(RtCommand::Shutdown).unwrap();
-        assert_eq!(nrt.send_command(RtCommand::Shutdown), Err(SendError::Full));
-        assert_eq!(rt.try_pop_command(), Some(RtCommand::Shutdown));
-        assert_eq!(rt.try_pop_command(), None);
+        assert!(rt.rt_push_event(RtEvent::RobotStale { robot: 1 }));
+        assert!(rt.rt_push_event(RtEvent::WatchdogStop { robot: 2 }));
+        assert!(!rt.rt_push_event(RtEvent::RobotStale { robot: 3 }));
+        assert_eq!(nrt.nrt_pop_event(), Some(RtEvent::RobotStale { robot: 1 }));
+        assert_eq!(
+            nrt.nrt_pop_event(),
+            Some(RtEvent::WatchdogStop { robot: 2 })
+        );
+        assert_eq!(nrt.nrt_pop_event(), None);
+        nrt.nrt_push_command(RtCommand::Shutdown).unwrap();
+        assert_eq!(
+            nrt.nrt_push_command(RtCommand::Shutdown),
+            Err(SendError::Full)
+        );
+        assert_eq!(rt.rt_pop_command(), Some(RtCommand::Shutdown));
+        assert_eq!(rt.rt_pop_command(), None);
     }
 
     #[test]
     fn the_rt_side_rings_the_doorbell_only_after_pushing() {
         let (mut rt, nrt) = channels(&ChannelConfig::default());
-        let bell = nrt.doorbell().clone();
-        rt.wake_nrt();
+        let bell = nrt.nrt_doorbell().clone();
+        rt.rt_wake_nrt();
         assert!(
             !bell.wait(std::time::Duration::from_millis(1)),
             "nothing pushed"
         );
-        assert!(rt.try_push_event(RtEvent::RobotStale { robot: 0 }));
-        assert!(rt.try_forward_frame(0, 1, &event(1, &[2])));
-        rt.wake_nrt();
+        assert!(rt.rt_push_event(RtEvent::RobotStale { robot: 0 }));
+        assert!(rt.rt_push_frame(0, 1, &event(1, &[2])));
+        rt.rt_wake_nrt();
         assert!(bell.wait(std::time::Duration::from_secs(5)));
-        rt.wake_nrt();
+        rt.rt_wake_nrt();
         assert!(
             !bell.wait(std::time::Duration::from_millis(1)),
             "rung once per push batch"

@@ -142,7 +142,7 @@ pub struct OdomSample {
     pub wheel_vel: [f64; 2],
 }
 
-/// Why a value was refused by [`LiveParams`].
+/// Why a value was refused by [`super::NrtLiveParams`].
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 pub enum ParamError {
     /// No such robot slot.
@@ -203,7 +203,7 @@ impl Default for RobotCalibration {
 }
 
 impl RobotCalibration {
-    pub(crate) fn to_array(self) -> [f64; 7] {
+    fn to_array(self) -> [f64; 7] {
         [
             self.left.q0,
             self.left.q1,
@@ -213,15 +213,6 @@ impl RobotCalibration {
             self.wheel_radius,
             self.max_units,
         ]
-    }
-    pub(crate) fn from_array(a: [f64; 7]) -> Self {
-        RobotCalibration {
-            left: Quadratic { q0: a[0], q1: a[1] },
-            right: Quadratic { q0: a[2], q1: a[3] },
-            axis_length: a[4],
-            wheel_radius: a[5],
-            max_units: a[6],
-        }
     }
 
     /// Checks every value is finite and in range (q0 > 0, lengths > 0, 0 < max ≤ 1000).

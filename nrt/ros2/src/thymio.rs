@@ -101,13 +101,13 @@ impl Outputs {
 }
 
 /// The `cmd_vel` subscription of RT robot `robot` (node `id`), served on the spinner thread: the
-/// latest message goes straight to the RT thread's set-point (a lock-free seqlock), one thread
+/// latest message goes straight to the RT thread's set-point (a latest-value cell), one thread
 /// hop less than through the NRT loop. The RT thread applies it at its next cycle, and its
 /// watchdog stops the robot when messages stop coming. A refused message (NaN, infinite)
 /// leaves the last good set-point in force; a run of them is logged once.
 fn cmd_vel_task(
     mut sub: Box<dyn futures::Stream<Item = Twist> + Unpin + Send>,
-    params: std::sync::Arc<msgs::handoff::LiveParams>,
+    params: msgs::handoff::NrtLiveParams,
     robot: RobotId,
     id: u16,
     reporter: Reporter,
@@ -119,7 +119,7 @@ fn cmd_vel_task(
                 linear: t.linear.x,
                 angular: t.angular.z,
             };
-            match params.set_cmd_vel(robot, twist) {
+            match params.nrt_set_cmd_vel(robot, twist) {
                 Ok(()) => refusing = false,
                 Err(e) if !refusing => {
                     refusing = true;

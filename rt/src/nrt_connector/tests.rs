@@ -22,7 +22,7 @@ fn next_offer(rt: &mut RtLinkPort) -> LinkOffer {
 fn connects_hands_over_and_reconnects_after_a_loss() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port_no = listener.local_addr().unwrap().port();
-    let (port, mut rt) = link_port();
+    let (mut rt, port) = link_port();
     let (pipe, _sim) = PipeLink::pair(16);
     let spec = ConnectSpec::Tcp {
         host: "127.0.0.1".into(),
@@ -72,7 +72,7 @@ fn failed_targets_are_retried_until_they_answer() {
         .local_addr()
         .unwrap()
         .port();
-    let (port, mut rt) = link_port();
+    let (mut rt, port) = link_port();
     let spec = ConnectSpec::Tcp {
         host: "127.0.0.1".into(),
         port: port_no,
@@ -90,7 +90,7 @@ fn failed_targets_are_retried_until_they_answer() {
 #[test]
 fn serial_targets_open_through_a_pty() {
     let pty = pty_pair();
-    let (port, mut rt) = link_port();
+    let (mut rt, port) = link_port();
     let h = spawn_connector(
         fast(),
         vec![ConnectSpec::Serial(SerialSpec::device(&pty.path))],
@@ -113,7 +113,7 @@ fn serial_targets_open_through_a_pty() {
 
 #[test]
 fn stops_when_the_rt_side_is_gone() {
-    let (port, rt) = link_port();
+    let (rt, port) = link_port();
     let spec = ConnectSpec::Tcp {
         host: "127.0.0.1".into(),
         port: 9, // discard: refused on loopback

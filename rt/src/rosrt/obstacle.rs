@@ -2,10 +2,10 @@
 //! cycle so that it works however slow ROS is. Forward motion stops when a front sensor sees
 //! something close, backward motion when a rear one does; turning in place stays allowed.
 
-use super::{Controller, RobotView, RtPublisher, RtSubscriber};
-use msgs::handoff::{RobotId, Twist2, MAX_ROBOTS};
+use super::{Controller, RobotView};
+use msgs::handoff::{RobotId, RtLatest, RtPublisher, Twist2, MAX_ROBOTS};
 
-/// Tunables (changeable at run time through an [`RtSubscriber`]).
+/// Tunables (changeable at run time through an [`RtLatest`] cell).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ObstacleStopParams {
     /// Off switch.
@@ -42,7 +42,7 @@ pub struct ReflexEvent {
 #[derive(Debug)]
 pub struct ObstacleStop {
     params: ObstacleStopParams,
-    live: Option<RtSubscriber<ObstacleStopParams>>,
+    live: Option<RtLatest<ObstacleStopParams>>,
     events: Option<RtPublisher<ReflexEvent>>,
     engaged: [bool; MAX_ROBOTS],
 }
@@ -58,8 +58,8 @@ impl ObstacleStop {
         }
     }
 
-    /// Takes its parameters from an NRT-fed subscriber (e.g. a ROS parameter or topic).
-    pub fn with_live_params(mut self, live: RtSubscriber<ObstacleStopParams>) -> Self {
+    /// Takes its parameters from an NRT-fed latest-value cell (e.g. a ROS parameter or topic).
+    pub fn with_live_params(mut self, live: RtLatest<ObstacleStopParams>) -> Self {
         self.live = Some(live);
         self
     }
@@ -79,7 +79,7 @@ impl ObstacleStop {
 impl Controller for ObstacleStop {
     fn update(&mut self, robot: &RobotView, cmd: &mut Twist2) {
         if let Some(live) = &mut self.live {
-            self.params = live.read().0;
+            self.params = live.rt_read().0;
         }
         let p = self.params;
         let fresh = robot
@@ -101,7 +101,7 @@ impl Controller for ObstacleStop {
         if *slot != block {
             *slot = block;
             if let Some(ev) = &mut self.events {
-                ev.try_publish(ReflexEvent {
+                ev.rt_publish(ReflexEvent {
                     robot: robot.robot,
                     engaged: block,
                     t_ns: robot.now_ns,
@@ -114,8 +114,8 @@ impl Controller for ObstacleStop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rosrt::{rt_publisher, rt_subscriber};
     use msgs::handoff::Pose2;
+    use msgs::handoff::{latest, publisher};
 
     fn view(prox: [i16; 7], t: Option<u64>, now: u64) -> RobotView {
         RobotView {
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn blocks_only_the_direction_of_the_obstacle() {
-        let (pub_rt, mut pub_nrt) = rt_publisher(8);
+        let (pub_rt, mut pub_nrt) = publisher(8);
         let mut c = ObstacleStop::new(ObstacleStopParams::default()).with_events(pub_rt);
         let wall = view([0, 0, 3000, 0, 0, 0, 0], Some(100), 200);
         let mut cmd = Twist2 {
@@ -159,7 +159,7 @@ mod tests {
         };
         c.update(&behind, &mut rev);
         assert_eq!(rev.linear, 0.0);
-        let edges: Vec<bool> = std::iter::from_fn(|| pub_nrt.pop())
+        let edges: Vec<bool> = std::iter::from_fn(|| pub_nrt.nrt_pop())
             .map(|e| e.engaged)
             .collect();
         assert_eq!(edges, [true, false, true]);
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn ignores_stale_or_missing_readings_and_follows_live_params() {
-        let (sub_rt, mut sub_nrt) = rt_subscriber(ObstacleStopParams::default());
+        let (sub_rt, mut sub_nrt) = latest(ObstacleStopParams::default());
         let mut c = ObstacleStop::new(ObstacleStopParams::default()).with_live_params(sub_rt);
         let fwd = Twist2 {
             linear: 0.1,
@@ -178,13 +178,13 @@ mod tests {
         assert_eq!(cmd, fwd);
         c.update(&view([4000; 7], Some(0), 1_000_000_000), &mut cmd);
         assert_eq!(cmd, fwd);
-        sub_nrt.store(ObstacleStopParams {
+        sub_nrt.nrt_store(ObstacleStopParams {
             threshold: 5000,
             ..Default::default()
         });
         c.update(&view([4000; 7], Some(999_000_000), 1_000_000_000), &mut cmd);
         assert_eq!(cmd, fwd);
-        sub_nrt.store(ObstacleStopParams {
+        sub_nrt.nrt_store(ObstacleStopParams {
             enabled: true,
             threshold: 100,
             max_age_ns: 10,

@@ -273,8 +273,8 @@ impl Engine {
             )?)
         };
         let calibration_file = calibration::read_file(&driver.calibration_file)?;
-        ends.params()
-            .set_watchdog(driver.cmd_vel_timeout)
+        ends.nrt_params()
+            .nrt_set_watchdog(driver.cmd_vel_timeout)
             .map_err(|e| EngineError::Param(format!("cmd_vel_timeout: {e}")))?;
         Ok(Engine {
             net: NetworkManager::from_params(&bridge),
@@ -317,7 +317,7 @@ impl Engine {
     /// The doorbell the RT thread rings when it has pushed frames or events: wait on it (with the
     /// poll period as timeout) instead of sleeping between two [`Self::poll`]s.
     pub fn doorbell(&self) -> msgs::handoff::Doorbell {
-        self.ends.doorbell().clone()
+        self.ends.nrt_doorbell().clone()
     }
 
     /// The next event for the user.
@@ -367,7 +367,7 @@ impl Engine {
 
     /// Whether the RT thread has stopped.
     pub fn rt_exited(&self) -> bool {
-        self.rt_exited || self.ends.rt_gone()
+        self.rt_exited || self.ends.nrt_peer_gone()
     }
 
     /// Links up: slot and index of the target in the target list.
@@ -393,7 +393,7 @@ impl Engine {
             .of_node(node)
             .ok_or(EngineError::NotARobot(node))?;
         self.ends
-            .set_cmd_vel(slot.robot, Twist2 { linear, angular })
+            .nrt_set_cmd_vel(slot.robot, Twist2 { linear, angular })
             .map_err(|e| EngineError::Param(format!("cmd_vel: {e}")))
     }
 
@@ -426,9 +426,10 @@ impl Engine {
         self.reflex_holds.contains(&node)
     }
 
-    /// The RT thread's live parameters (set-points, calibration): lock-free, shared with RT.
-    pub fn live_params(&self) -> std::sync::Arc<msgs::handoff::LiveParams> {
-        self.ends.params().clone()
+    /// The NRT half of the RT thread's live parameters (set-points, calibration); its
+    /// writes never make the RT reader wait.
+    pub fn live_params(&self) -> msgs::handoff::NrtLiveParams {
+        self.ends.nrt_params().clone()
     }
 
     /// Applies new driver parameters live: the calibration-related ones (`axis_length`,
@@ -475,8 +476,8 @@ impl Engine {
             .ok_or(EngineError::NotARobot(node))?
             .robot;
         self.ends
-            .params()
-            .set_calibration(robot, rt_calibration(&c))
+            .nrt_params()
+            .nrt_set_calibration(robot, rt_calibration(&c))
             .map_err(|e| EngineError::Param(format!("calibration: {e}")))?;
         self.robots.assign(node, c);
         Ok(())
@@ -582,7 +583,7 @@ impl Engine {
             }
             self.flush_outgoing();
         }
-        if self.ends.send_command(RtCommand::Shutdown).is_err() {
+        if self.ends.nrt_push_command(RtCommand::Shutdown).is_err() {
             tracing::warn!(
                 "cannot queue the shutdown command: the RT thread is not reading its commands"
             );
@@ -592,7 +593,7 @@ impl Engine {
     // ---- internals -------------------------------------------------------------------------
 
     fn drain_rt_events(&mut self, now: Instant) {
-        while let Some(ev) = self.ends.poll_event() {
+        while let Some(ev) = self.ends.nrt_pop_event() {
             match ev {
                 RtEvent::Started(s) => {
                     for w in s.warnings() {
@@ -656,7 +657,7 @@ impl Engine {
             links,
             ..
         } = self;
-        ends.drain_frames(|rf| {
+        ends.nrt_drain_frames(|rf| {
             let Ok((frame, _)) = Frame::parse(rf.bytes) else {
                 return;
             };
@@ -750,7 +751,7 @@ impl Engine {
             }
         }
         while let Some((to, frame)) = self.backlog.front() {
-            match self.ends.send_frame(*to, frame) {
+            match self.ends.nrt_push_frame(*to, frame) {
                 Ok(()) => {
                     self.backlog.pop_front();
                 }
@@ -900,7 +901,7 @@ impl Engine {
         if let Some(slot) = self.robots.release(id) {
             let _ = self
                 .ends
-                .send_command(RtCommand::RemoveRobot { robot: slot.robot });
+                .nrt_push_command(RtCommand::RemoveRobot { robot: slot.robot });
             self.events.push_back(EngineEvent::RobotRemoved {
                 node: id,
                 robot: slot.robot,
@@ -994,8 +995,8 @@ impl Engine {
             .ok_or(EngineError::Param("every RT robot slot is taken".into()))?;
         let robot = slot.robot;
         self.ends
-            .params()
-            .set_calibration(robot, rt_calibration(&cal))
+            .nrt_params()
+            .nrt_set_calibration(robot, rt_calibration(&cal))
             .map_err(|e| EngineError::Param(format!("calibration of node {id}: {e}")))?;
         let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
         config.link = link;
@@ -1003,7 +1004,7 @@ impl Engine {
         config.proximity_event = event("proximity");
         config.motor_targets = motor_targets(node);
         self.ends
-            .send_command(RtCommand::ConfigureRobot { robot, config })
+            .nrt_push_command(RtCommand::ConfigureRobot { robot, config })
             .map_err(|_| EngineError::RingFull)?;
         tracing::info!("node {id} driven as RT robot {robot}");
         self.events

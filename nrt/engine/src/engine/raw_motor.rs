@@ -93,8 +93,8 @@ impl Engine {
         let robot = slot.robot;
         let cal = self
             .ends
-            .params()
-            .calibration(robot)
+            .nrt_params()
+            .nrt_calibration(robot)
             .unwrap_or_else(|| super::rt_calibration(&slot.calibration));
         let cap = cal.max_units;
         if wheels.iter().any(|w| f64::from(*w).abs() > cap) && self.raw.warned_cap.insert(node) {
@@ -103,7 +103,7 @@ impl Engine {
                 .push_back(EngineEvent::RawMotorCapped { node, wheels, cap });
         }
         self.ends
-            .set_cmd_vel(robot, wheels_to_twist(cap_pair(wheels, cap), &cal))
+            .nrt_set_cmd_vel(robot, wheels_to_twist(cap_pair(wheels, cap), &cal))
             .map_err(|e| EngineError::Param(format!("set_speed: {e}")))?;
         self.raw.last.insert(node, (wheels, Instant::now()));
         Ok(true)
@@ -144,7 +144,7 @@ impl Engine {
                     }
                     .into());
                 };
-                let fresh = Duration::from_secs_f64(self.ends.params().watchdog().min(1e9));
+                let fresh = Duration::from_secs_f64(self.ends.nrt_params().nrt_watchdog().min(1e9));
                 let mut wheels = match self.raw.last.get(&node) {
                     Some((w, t)) if fresh.is_zero() || t.elapsed() < fresh => *w,
                     _ => [0, 0],

@@ -27,7 +27,7 @@ fn engine(port: u16) -> (Engine, RtEnds) {
 fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
     let mut out = Vec::new();
     let mut buf = [0u8; MAX_FRAME];
-    while let Some(r) = rt.try_pop_outgoing(&mut buf) {
+    while let Some(r) = rt.rt_pop_frame(&mut buf) {
         let (to, n) = r.unwrap();
         let (f, _) = Frame::parse(&buf[..n]).unwrap();
         out.push((to, f.kind, buf[..n].to_vec()));
@@ -36,7 +36,7 @@ fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
 }
 
 fn up(e: &mut Engine, rt: &mut RtEnds) {
-    assert!(rt.try_push_event(RtEvent::LinkUp {
+    assert!(rt.rt_push_event(RtEvent::LinkUp {
         link: 0,
         target: 0,
         kind: LinkKind::Pipe
@@ -52,7 +52,7 @@ fn discovery_runs_through_the_rings() {
     let w = written(&mut rt);
     assert_eq!(w[0].0, LinkTarget::One(0));
     assert_eq!(w[0].1, kind::LIST_NODES);
-    rt.try_forward_frame(
+    rt.rt_push_frame(
         0,
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
@@ -60,7 +60,7 @@ fn discovery_runs_through_the_rings() {
     e.poll(Instant::now());
     assert_eq!(written(&mut rt)[0].1, kind::GET_NODE_DESCRIPTION);
     for f in description_frames(&small_target(9), 3) {
-        assert!(rt.try_forward_frame(0, 2, &f));
+        assert!(rt.rt_push_frame(0, 2, &f));
     }
     e.poll(Instant::now());
     let events: Vec<EngineEvent> = std::iter::from_fn(|| e.next_event()).collect();
@@ -75,13 +75,13 @@ fn discovery_runs_through_the_rings() {
 fn link_down_marks_nodes_lost() {
     let (mut e, mut rt) = engine(0);
     up(&mut e, &mut rt);
-    rt.try_forward_frame(
+    rt.rt_push_frame(
         0,
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     for f in description_frames(&small_target(9), 3) {
-        rt.try_forward_frame(0, 2, &f);
+        rt.rt_push_frame(0, 2, &f);
     }
     e.poll(Instant::now());
     link_down(&mut rt);
@@ -117,7 +117,7 @@ fn switch_shares_the_link() {
     }
     .to_frame(3)
     .unwrap();
-    rt.try_forward_frame(0, 5, &ev);
+    rt.rt_push_frame(0, 5, &ev);
     e.poll(Instant::now());
     let mut got = Vec::new();
     let mut buf = [0u8; 256];
@@ -155,13 +155,13 @@ fn switch_shares_the_link() {
 fn script_events_are_checked_and_prefixed() {
     let (mut e, mut rt) = engine(0);
     up(&mut e, &mut rt);
-    rt.try_forward_frame(
+    rt.rt_push_frame(
         0,
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     for f in description_frames(&small_target(9), 3) {
-        rt.try_forward_frame(0, 2, &f);
+        rt.rt_push_frame(0, 2, &f);
     }
     e.poll(Instant::now());
     written(&mut rt);
@@ -202,7 +202,7 @@ fn script_events_are_checked_and_prefixed() {
 #[test]
 fn rt_events_are_reported() {
     let (mut e, mut rt) = engine(0);
-    rt.try_push_event(RtEvent::Exiting {
+    rt.rt_push_event(RtEvent::Exiting {
         reason: msgs::handoff::ExitReason::Signal,
     });
     e.poll(Instant::now());
@@ -217,19 +217,19 @@ fn rt_events_are_reported() {
 fn shutdown_asks_rt_to_stop() {
     let (mut e, mut rt) = engine(0);
     e.shutdown();
-    assert_eq!(rt.try_pop_command(), Some(RtCommand::Shutdown));
+    assert_eq!(rt.rt_pop_command(), Some(RtCommand::Shutdown));
 }
 
 /// Node 3 discovered on link 0 and running a driver script, driven as an RT robot.
 fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     up(e, rt);
-    rt.try_forward_frame(
+    rt.rt_push_frame(
         0,
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     for f in description_frames(&small_target(9), 3) {
-        rt.try_forward_frame(0, 2, &f);
+        rt.rt_push_frame(0, 2, &f);
     }
     e.poll(Instant::now());
     let script = LoadedScript {
@@ -241,7 +241,7 @@ fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     e.configure_robot(3, &script).unwrap();
     let robot = e.robots().of_node(3).expect("a robot slot").robot;
     assert!(matches!(
-        rt.try_pop_command(),
+        rt.rt_pop_command(),
         Some(RtCommand::ConfigureRobot { robot: r, .. }) if r == robot
     ));
     std::iter::from_fn(|| e.next_event()).for_each(drop);
@@ -250,7 +250,7 @@ fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
 
 /// Link 0 ends (EOF).
 fn link_down(rt: &mut RtEnds) {
-    assert!(rt.try_push_event(RtEvent::LinkDown {
+    assert!(rt.rt_push_event(RtEvent::LinkDown {
         link: 0,
         target: 0,
         reason: msgs::handoff::LinkDownReason::Eof,
@@ -277,16 +277,16 @@ fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
     e.poll(t0 + Duration::from_secs(11));
     assert!(e.robots().of_node(3).is_none());
     assert!(events(&mut e).contains(&EngineEvent::RobotRemoved { node: 3, robot }));
-    assert_eq!(rt.try_pop_command(), Some(RtCommand::RemoveRobot { robot }));
+    assert_eq!(rt.rt_pop_command(), Some(RtCommand::RemoveRobot { robot }));
     assert_eq!(e.set_cmd_vel(3, 0.1, 0.0), Err(EngineError::NotARobot(3)));
     // the node is heard again: driven again, on its (new) link
-    assert!(rt.try_push_event(RtEvent::LinkUp {
+    assert!(rt.rt_push_event(RtEvent::LinkUp {
         link: 1,
         target: 0,
         kind: LinkKind::Pipe
     }));
     e.poll(Instant::now());
-    rt.try_forward_frame(
+    rt.rt_push_frame(
         1,
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
@@ -299,7 +299,7 @@ fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
             .any(|ev| matches!(ev, EngineEvent::RobotReady { node: 3, .. })),
         "{ev:?}"
     );
-    let again = std::iter::from_fn(|| rt.try_pop_command()).find_map(|c| match c {
+    let again = std::iter::from_fn(|| rt.rt_pop_command()).find_map(|c| match c {
         RtCommand::ConfigureRobot { config, .. } => Some(config),
         _ => None,
     });
@@ -314,7 +314,7 @@ fn a_robot_back_before_the_timeout_is_kept() {
     link_down(&mut rt);
     e.poll(t0);
     up(&mut e, &mut rt);
-    rt.try_forward_frame(
+    rt.rt_push_frame(
         0,
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
@@ -323,7 +323,7 @@ fn a_robot_back_before_the_timeout_is_kept() {
     e.poll(t0 + Duration::from_secs(60));
     assert_eq!(e.robots().of_node(3).map(|s| s.robot), Some(robot));
     // back on the same link: the RT side keeps its configuration (and its odometry)
-    assert!(!std::iter::from_fn(|| rt.try_pop_command())
+    assert!(!std::iter::from_fn(|| rt.rt_pop_command())
         .any(|c| matches!(c, RtCommand::ConfigureRobot { .. })));
     assert!(!events(&mut e)
         .iter()
@@ -341,7 +341,7 @@ fn a_script_without_the_driver_events_removes_the_robot() {
     };
     e.configure_robot(3, &plain).unwrap();
     assert!(e.robots().of_node(3).is_none());
-    assert_eq!(rt.try_pop_command(), Some(RtCommand::RemoveRobot { robot }));
+    assert_eq!(rt.rt_pop_command(), Some(RtCommand::RemoveRobot { robot }));
     assert_eq!(
         events(&mut e),
         vec![EngineEvent::RobotRemoved { node: 3, robot }]
@@ -373,7 +373,7 @@ fn execution_state(rt: &mut RtEnds, flags: u16) {
     let f = Message::ExecutionStateChanged { pc: 7, flags }
         .to_frame(3)
         .unwrap();
-    assert!(rt.try_forward_frame(0, 3, &f));
+    assert!(rt.rt_push_frame(0, 3, &f));
 }
 
 #[test]

@@ -8,7 +8,7 @@ const TARGETS: u16 = 140;
 fn configure_direct(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
     let mut config = RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false);
     config.motor_targets = Some(TARGETS);
-    nrt.send_command(RtCommand::ConfigureRobot { robot: 0, config })
+    nrt.nrt_push_command(RtCommand::ConfigureRobot { robot: 0, config })
         .unwrap();
     rt.cycle(now);
 }
@@ -25,7 +25,7 @@ fn variables(values: [i16; 2]) -> Vec<u8> {
 }
 
 fn go(nrt: &mut NrtEnds, linear: f64) {
-    nrt.set_cmd_vel(
+    nrt.nrt_set_cmd_vel(
         0,
         Twist2 {
             linear,
@@ -35,12 +35,12 @@ fn go(nrt: &mut NrtEnds, linear: f64) {
     .unwrap();
 }
 
-fn refreshing_loop() -> (RtLoop, NrtEnds, LinkPort) {
+fn refreshing_loop() -> (RtLoop, NrtEnds, NrtLinkPort) {
     let (rt_ends, nrt) = channels(&ChannelConfig {
         robots: 4,
         ..Default::default()
     });
-    let (port, rt_port) = link_port();
+    let (rt_port, port) = link_port();
     let cfg = RtConfig {
         speed_refresh: Duration::from_millis(100),
         ..test_config()
@@ -116,7 +116,7 @@ fn after_a_link_loss_zero_speed_goes_out_first_when_a_link_is_back() {
     drop(peer);
     rt.cycle(20 * MS);
     assert!(events(&mut nrt).contains(&RtEvent::RobotStale { robot: 0 }));
-    let _ = port.take_returned().unwrap();
+    let _ = port.nrt_take_returned().unwrap();
     let mut back = attach(&mut rt, &mut port, &mut nrt, 0);
     rt.cycle(30 * MS);
     assert_eq!(

@@ -4,18 +4,7 @@
 //!
 //! This is the one latest-value mechanism of the handoff: the live parameters
 //! ([`super::RtLiveParams`]) and the RT controllers' tunables are built on it.
-//!
-//! ```
-//! use msgs::handoff::latest;
-//!
-//! let (mut rt, mut nrt) = latest(0.5f64);
-//! assert_eq!(rt.rt_read(), (0.5, false)); // the initial value, not new
-//! nrt.nrt_store(1.0);
-//! nrt.nrt_store(2.0); // latest value wins
-//! assert_eq!(rt.rt_read(), (2.0, true));
-//! assert_eq!(rt.rt_read_new(), None); // nothing new since
-//! assert_eq!(nrt.nrt_last(), 2.0);
-//! ```
+
 #![allow(unsafe_code)]
 
 use std::cell::UnsafeCell;
@@ -62,6 +51,20 @@ impl<T> std::fmt::Debug for NrtLatest<T> {
 }
 
 /// A latest-value cell holding `initial` until the first store: `(rt, nrt)` halves.
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::latest;
+///
+/// let (mut rt, mut nrt) = latest(0.5f64);
+/// assert_eq!(rt.rt_read(), (0.5, false)); // the initial value, not new
+/// nrt.nrt_store(1.0);
+/// nrt.nrt_store(2.0); // latest value wins
+/// assert_eq!(rt.rt_read(), (2.0, true));
+/// assert_eq!(rt.rt_read_new(), None); // nothing new since
+/// assert_eq!(nrt.nrt_last(), 2.0);
+/// ```
 pub fn latest<T: Copy + Send>(initial: T) -> (RtLatest<T>, NrtLatest<T>) {
     let shared = Arc::new(Shared {
         slots: [

@@ -5,17 +5,6 @@
 //! never allocates; the NRT half ([`NrtLiveParams`]) validates, is `Clone` (the engine and the
 //! ROS subscription callbacks share it) and serialises its writers with a mutex that the RT side
 //! never sees.
-//!
-//! ```
-//! use msgs::handoff::{live_params, Twist2};
-//!
-//! let (mut rt, nrt) = live_params(2);
-//! let go = Twist2 { linear: 0.1, angular: 0.0 };
-//! nrt.nrt_set_cmd_vel(1, go).unwrap();
-//! assert_eq!(rt.rt_cmd_vel(1), Some((go, true))); // new: re-arms the watchdog
-//! assert_eq!(rt.rt_cmd_vel(1), Some((go, false)));
-//! assert!(nrt.nrt_set_cmd_vel(2, go).is_err()); // no such robot slot
-//! ```
 
 use super::ids::{RobotId, MAX_ROBOTS};
 use super::latest::{latest, NrtLatest, RtLatest};
@@ -59,6 +48,19 @@ struct NrtRobotParams {
 
 /// Live parameters for `robots` robot slots (at most [`MAX_ROBOTS`]), with default calibration,
 /// zero set-points and the default watchdog: `(rt, nrt)` halves.
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::{live_params, Twist2};
+///
+/// let (mut rt, nrt) = live_params(2);
+/// let go = Twist2 { linear: 0.1, angular: 0.0 };
+/// nrt.nrt_set_cmd_vel(1, go).unwrap();
+/// assert_eq!(rt.rt_cmd_vel(1), Some((go, true))); // new: re-arms the watchdog
+/// assert_eq!(rt.rt_cmd_vel(1), Some((go, false)));
+/// assert!(nrt.nrt_set_cmd_vel(2, go).is_err()); // no such robot slot
+/// ```
 pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
     let n = robots.min(MAX_ROBOTS);
     let (wd_rt, wd_nrt) = latest(DEFAULT_WATCHDOG_S);

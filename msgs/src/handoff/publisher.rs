@@ -1,4 +1,5 @@
-//! RT → NRT value queue.
+//! RT → NRT value queue: the RT side publishes without blocking (a full queue drops and counts),
+//! the NRT side drains, e.g. to publish on ROS.
 
 use rtrb::{Consumer, Producer, RingBuffer};
 
@@ -16,6 +17,20 @@ pub struct NrtPublisher<T> {
 }
 
 /// A publisher with room for `capacity` values in flight: `(rt, nrt)` halves.
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::publisher;
+///
+/// let (mut rt, mut nrt) = publisher::<u32>(2);
+/// assert!(rt.rt_publish(1));
+/// assert!(rt.rt_publish(2));
+/// assert!(!rt.rt_publish(3)); // full: dropped and counted
+/// assert_eq!(rt.rt_dropped(), 1);
+/// assert_eq!(nrt.nrt_pop(), Some(1));
+/// assert_eq!(nrt.nrt_latest(), Some(2)); // the newest, older ones dropped
+/// ```
 pub fn publisher<T: Copy + Send>(capacity: usize) -> (RtPublisher<T>, NrtPublisher<T>) {
     let (p, c) = RingBuffer::new(capacity.max(1));
     (

@@ -7,6 +7,7 @@ use super::params::{live_params, NrtLiveParams, RtLiveParams};
 use super::values::{ParamError, Twist2};
 use crate::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
 use rtrb::{Consumer, Producer, RingBuffer};
+
 /// Bytes before the frame in an RT → NRT record: link, reserved, `t_ns` (u64 LE).
 const RX_RECORD_HEADER: usize = 10;
 /// Bytes before the frame in an NRT → RT record: the target link (0xFF = all).
@@ -47,6 +48,33 @@ pub fn prefault_ring<T: Copy>(p: &mut Producer<T>, c: &mut Consumer<T>, filler: 
 }
 
 /// Builds the RT ↔ NRT bundle (allocates the rings once and touches all their memory).
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::{channels, ChannelConfig, LinkTarget, RtCommand, RtEvent};
+/// use msgs::wire::{encode_user_event, HOST_SOURCE, MAX_FRAME};
+///
+/// let (mut rt, mut nrt) = channels(&ChannelConfig::default());
+///
+/// // RT → NRT: a received frame and an event.
+/// let mut frame = [0u8; MAX_FRAME];
+/// let n = encode_user_event(HOST_SOURCE, 3, &[1, 2], &mut frame).unwrap();
+/// assert!(rt.rt_push_frame(0, 1_000, &frame[..n]));
+/// assert!(rt.rt_push_event(RtEvent::RobotStale { robot: 0 }));
+/// rt.rt_wake_nrt(); // once per cycle: rings the NRT side's doorbell
+/// let got = nrt.nrt_pop_frame().unwrap();
+/// assert_eq!((got.link, got.t_ns, got.bytes), (0, 1_000, &frame[..n]));
+/// assert_eq!(nrt.nrt_pop_event(), Some(RtEvent::RobotStale { robot: 0 }));
+///
+/// // NRT → RT: a frame for every link and a command.
+/// nrt.nrt_push_frame(LinkTarget::All, &frame[..n]).unwrap();
+/// nrt.nrt_push_command(RtCommand::Shutdown).unwrap();
+/// let mut out = [0u8; MAX_FRAME];
+/// assert_eq!(rt.rt_pop_frame(&mut out), Some(Ok((LinkTarget::All, n))));
+/// assert_eq!(rt.rt_pop_command(), Some(RtCommand::Shutdown));
+/// assert_eq!(rt.rt_pop_command(), None);
+/// ```
 pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
     let rx_bytes = cfg.frames_to_nrt_bytes.max(RX_RECORD_HEADER + MAX_FRAME);
     let tx_bytes = cfg.frames_from_nrt_bytes.max(TX_RECORD_HEADER + MAX_FRAME);

@@ -29,6 +29,17 @@ pub struct NrtServiceClient<Req, Resp> {
 }
 
 /// A service with `capacity` requests (and responses) in flight: `(rt, nrt)` halves.
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::service;
+///
+/// let (mut rt, mut nrt) = service::<i16, i32>(4);
+/// let id = nrt.nrt_call(21).unwrap();
+/// assert_eq!(rt.rt_serve(|x| i32::from(x) * 2), 1); // in the RT cycle: answers what is pending
+/// assert_eq!(nrt.nrt_poll_response(), Some((id, 42)));
+/// ```
 pub fn service<Req: Copy + Send, Resp: Copy + Send>(
     capacity: usize,
 ) -> (RtServiceServer<Req, Resp>, NrtServiceClient<Req, Resp>) {

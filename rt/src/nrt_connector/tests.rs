@@ -15,7 +15,7 @@ fn fast() -> ConnectorConfig {
 }
 
 fn next_offer(rt: &mut RtLinkPort) -> LinkOffer {
-    until(Duration::from_secs(20), || rt.offers.pop().ok())
+    until(Duration::from_secs(20), || rt.rt_take_offer())
 }
 
 #[test]
@@ -42,8 +42,7 @@ fn connects_hands_over_and_reconnects_after_a_loss() {
 
     // The RT thread gives it back (lost): the connector drops it and connects again.
     assert!(rt
-        .returns
-        .push(LinkReturn {
+        .rt_give_back(LinkReturn {
             target: 0,
             link: tcp.link,
             reason: LinkDownReason::Eof,

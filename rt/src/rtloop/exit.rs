@@ -95,7 +95,7 @@ impl RtLoop {
                     link,
                     reason: LinkDownReason::Shutdown,
                 };
-                if let Err(rtrb::PushError::Full(ret)) = self.port.returns.push(ret) {
+                if let Err(ret) = self.port.rt_give_back(ret) {
                     links.push(ret);
                 }
             }

@@ -326,8 +326,8 @@ impl RtLoop {
 
     fn accept_links(&mut self) {
         // Only take an offer when its return is guaranteed to fit.
-        while self.port.returns.slots() > 0 {
-            let Ok(offer) = self.port.offers.pop() else {
+        while self.port.rt_return_room() > 0 {
+            let Some(offer) = self.port.rt_take_offer() else {
                 break;
             };
             match self.slots.attach(offer.target, offer.link) {
@@ -340,7 +340,7 @@ impl RtLoop {
                     });
                 }
                 Err(link) => {
-                    let _ = self.port.returns.push(LinkReturn {
+                    let _ = self.port.rt_give_back(LinkReturn {
                         target: offer.target,
                         link,
                         reason: LinkDownReason::NoSlot,
@@ -543,13 +543,13 @@ impl RtLoop {
             let Some(reason) = self.slots.slots[i].dead else {
                 continue;
             };
-            if self.port.returns.slots() == 0 {
+            if self.port.rt_return_room() == 0 {
                 return; // retried next cycle; the slot is not polled meanwhile
             }
             let Some((target, link)) = self.slots.detach(i) else {
                 continue;
             };
-            let _ = self.port.returns.push(LinkReturn {
+            let _ = self.port.rt_give_back(LinkReturn {
                 target,
                 link,
                 reason,

@@ -5,7 +5,7 @@
 #[path = "quick.rs"]
 mod quick;
 use criterion::{criterion_group, criterion_main, Criterion};
-use msgs::handoff::{channels, ChannelConfig, NrtEnds, RobotConfig, RtCommand, Twist2};
+use msgs::handoff::{channels, ChannelConfig, NrtEnds, RobotConfig, RobotId, RtCommand, Twist2};
 use msgs::wire::{Message, Words, MAX_FRAME};
 use rt::clock::monotonic_ns;
 use rt::handoff::{link_port, NrtLinkPort};
@@ -78,8 +78,11 @@ impl Bench {
         };
         let mut config = RobotConfig::script(NODE, 2, 1, false);
         config.proximity_event = Some(9);
-        nrt.nrt_push_command(RtCommand::ConfigureRobot { robot: 0, config })
-            .unwrap();
+        nrt.nrt_push_command(RtCommand::ConfigureRobot {
+            robot: RobotId(0),
+            config,
+        })
+        .unwrap();
         let mut rt = RtLoop::new(cfg, rt_ends, rt_port, Vec::new());
         rt.cycle(monotonic_ns());
         Bench {
@@ -142,7 +145,7 @@ fn cycle(c: &mut Criterion) {
                 let v = 0.01 * (i % 20) as f64;
                 b.nrt
                     .nrt_set_cmd_vel(
-                        0,
+                        RobotId(0),
                         Twist2 {
                             linear: v,
                             angular: 0.5,

@@ -5,7 +5,9 @@
 #[path = "quick.rs"]
 mod quick;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use msgs::handoff::{channels, latest, live_params, service, ChannelConfig, LinkTarget, Twist2};
+use msgs::handoff::{
+    channels, latest, live_params, service, ChannelConfig, LinkId, LinkTarget, RobotId, Twist2,
+};
 use msgs::wire::MAX_FRAME;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -19,14 +21,14 @@ fn same_thread(c: &mut Criterion) {
     let (mut rt, mut nrt) = channels(&ChannelConfig::default());
     g.bench_function("frame_rt_to_nrt_same_thread", |b| {
         b.iter(|| {
-            rt.rt_push_frame(0, 1, black_box(&FRAME));
+            rt.rt_push_frame(LinkId(0), 1, black_box(&FRAME));
             black_box(nrt.nrt_pop_frame().map(|f| f.t_ns));
         })
     });
     let mut out = [0u8; MAX_FRAME];
     g.bench_function("frame_nrt_to_rt_same_thread", |b| {
         b.iter(|| {
-            nrt.nrt_push_frame(LinkTarget::One(0), black_box(&FRAME))
+            nrt.nrt_push_frame(LinkTarget::One(LinkId(0)), black_box(&FRAME))
                 .unwrap();
             black_box(rt.rt_pop_frame(&mut out));
         })
@@ -35,14 +37,14 @@ fn same_thread(c: &mut Criterion) {
     g.bench_function("cmd_vel_set_and_read", |b| {
         b.iter(|| {
             p.nrt_set_cmd_vel(
-                1,
+                RobotId(1),
                 Twist2 {
                     linear: 0.1,
                     angular: 0.2,
                 },
             )
             .unwrap();
-            black_box(p_rt.rt_cmd_vel(1));
+            black_box(p_rt.rt_cmd_vel(RobotId(1)));
         })
     });
     let (mut sub_rt, mut sub_nrt) = latest([0.0f64; 4]);
@@ -70,7 +72,7 @@ fn cross_thread(c: &mut Criterion) {
                     Some(r) => {
                         // a lost frame would leave the ping-pong waiting forever
                         let (_, n) = r.expect("a valid record");
-                        while !rt.rt_push_frame(0, 0, &buf[..n]) {}
+                        while !rt.rt_push_frame(LinkId(0), 0, &buf[..n]) {}
                     }
                     None => std::thread::yield_now(),
                 }
@@ -81,7 +83,8 @@ fn cross_thread(c: &mut Criterion) {
         b.iter_custom(|n| {
             let t = Instant::now();
             for _ in 0..n {
-                nrt.nrt_push_frame(LinkTarget::One(0), &FRAME).unwrap();
+                nrt.nrt_push_frame(LinkTarget::One(LinkId(0)), &FRAME)
+                    .unwrap();
                 while nrt.nrt_pop_frame().is_none() {
                     std::thread::yield_now();
                 }

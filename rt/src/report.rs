@@ -202,7 +202,7 @@ impl Report {
                 x: odom.map_or(0.0, |o| o.pose.x),
                 y: odom.map_or(0.0, |o| o.pose.y),
                 theta: odom.map_or(0.0, |o| o.pose.theta),
-                robot: odom.map(|o| o.robot),
+                robot: odom.map(|o| o.robot.0),
                 samples: odom.map_or(0, |o| o.seq as u64 + 1),
             },
             link: LinkSection {
@@ -242,7 +242,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{LinkTotals, Pose2, Twist2};
+    use msgs::handoff::{LinkId, LinkTotals, Pose2, RobotId, Twist2};
 
     fn stats() -> RtStats {
         RtStats {
@@ -308,9 +308,9 @@ mod tests {
     #[test]
     fn json_has_every_required_field() {
         let odom = OdomSample {
-            robot: 0,
+            robot: RobotId(0),
             node: 1,
-            link: 0,
+            link: LinkId(0),
             seq: 49,
             t_ns: 0,
             robot_ticks: None,

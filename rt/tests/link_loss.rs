@@ -2,7 +2,8 @@
 //! on a pseudo-terminal whose far end goes away, and a TCP peer that closes and comes back.
 
 use msgs::handoff::{
-    channels, ChannelConfig, LinkDownReason, NrtEnds, RobotConfig, RtCommand, RtEvent,
+    channels, ChannelConfig, LinkDownReason, LinkId, NrtEnds, RobotConfig, RobotId, RtCommand,
+    RtEvent,
 };
 use msgs::wire::{encode_user_event, MAX_FRAME};
 use rt::handoff::link_port;
@@ -67,7 +68,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
         matches!(
             e,
             RtEvent::LinkUp {
-                link: 0,
+                link: LinkId(0),
                 target: 0,
                 ..
             }
@@ -75,7 +76,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
     });
     drop(pty.slave);
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
-        robot: 0,
+        robot: RobotId(0),
         config: RobotConfig::script(1, 2, 1, false),
     })
     .unwrap();
@@ -100,7 +101,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
         matches!(
             down,
             RtEvent::LinkDown {
-                link: 0,
+                link: LinkId(0),
                 target: 0,
                 reason: LinkDownReason::Eof | LinkDownReason::Io { errno: 5, .. }
             }
@@ -108,7 +109,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
         "{down:?}"
     );
     wait(&mut nrt, &mut log, |e| {
-        *e == RtEvent::RobotStale { robot: 0 }
+        *e == RtEvent::RobotStale { robot: RobotId(0) }
     });
     // The device is gone: the connector keeps trying and failing.
     let t = Instant::now();

@@ -5,7 +5,8 @@
 //! faults on the RT thread (counting global allocator; getrusage(RUSAGE_THREAD)).
 
 use msgs::handoff::{
-    channels, ChannelConfig, ExitReason, LinkTarget, RobotConfig, RtCommand, RtEvent, Twist2,
+    channels, ChannelConfig, ExitReason, LinkId, LinkTarget, RobotConfig, RobotId, RtCommand,
+    RtEvent, Twist2,
 };
 use msgs::handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
 use msgs::reassembler::Reassembler;
@@ -132,8 +133,11 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let mut config = RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
     config.motor_targets = Some(MOTOR_TARGETS);
-    nrt.nrt_push_command(RtCommand::ConfigureRobot { robot: 0, config })
-        .unwrap();
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config,
+    })
+    .unwrap();
 
     let (reflex_pub, mut reflex_nrt) = publisher(64);
     let (params_rt, mut params_nrt) = latest(ObstacleStopParams::default());
@@ -196,7 +200,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                 _ => (0.12, 0.3),
             };
             nrt.nrt_set_cmd_vel(
-                0,
+                RobotId(0),
                 Twist2 {
                     linear: v,
                     angular: w,
@@ -209,7 +213,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             let _ = nrt.nrt_push_frame(LinkTarget::All, &[2, 0, 0, 0, 0x11, 0xA0, 5, 0]);
             let mut ev = [0u8; MAX_FRAME];
             let n = encode_user_event(0, 20, &[1, 2, 3], &mut ev).unwrap();
-            let _ = nrt.nrt_push_frame(LinkTarget::One(0), &ev[..n]);
+            let _ = nrt.nrt_push_frame(LinkTarget::One(LinkId(0)), &ev[..n]);
             params_nrt.nrt_store(ObstacleStopParams {
                 threshold: 2000 + (k % 1000) as i16,
                 ..Default::default()

@@ -8,8 +8,8 @@ mod common;
 
 use common::{free_port, load_driver_script, playground, until, TempDir};
 use msgs::handoff::{
-    channels, ChannelConfig, ExitReason, LinkTarget, NrtEnds, OdomSample, RobotConfig, RtCommand,
-    RtEvent, Twist2,
+    channels, ChannelConfig, ExitReason, LinkTarget, NrtEnds, OdomSample, RobotConfig, RobotId,
+    RtCommand, RtEvent, Twist2,
 };
 use msgs::wire::kind;
 use rt::handoff::link_port;
@@ -124,7 +124,10 @@ fn drive(
     let mut config = RobotConfig::script(node, ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
     nrt.ends
-        .nrt_push_command(RtCommand::ConfigureRobot { robot: 0, config })
+        .nrt_push_command(RtCommand::ConfigureRobot {
+            robot: RobotId(0),
+            config,
+        })
         .unwrap();
     wait_odometry(&mut nrt, node, peer_log);
     let start_x = nrt.odometry.last().unwrap().pose.x;
@@ -137,7 +140,7 @@ fn drive(
     let mut last = Instant::now() - Duration::from_secs(1);
     until(LIMIT, || {
         if last.elapsed() > Duration::from_millis(100) {
-            nrt.ends.nrt_set_cmd_vel(0, twist).unwrap();
+            nrt.ends.nrt_set_cmd_vel(RobotId(0), twist).unwrap();
             last = Instant::now();
         }
         nrt.pump();
@@ -148,7 +151,7 @@ fn drive(
     });
 
     // No more set-points: the watchdog stops the robot, and odometry sees it stop.
-    nrt.wait_event(|e| matches!(e, RtEvent::WatchdogStop { robot: 0 }));
+    nrt.wait_event(|e| matches!(e, RtEvent::WatchdogStop { robot: RobotId(0) }));
     let mark = nrt.odometry.len();
     until(LIMIT, || {
         nrt.pump();

@@ -1,7 +1,9 @@
 //! SIGTERM stops the RT loop, which sends zero speed to every robot before it ends.
 //! (Its own test binary: the signal handlers are process-wide.)
 
-use msgs::handoff::{channels, ChannelConfig, ExitReason, RobotConfig, RtCommand, RtEvent, Twist2};
+use msgs::handoff::{
+    channels, ChannelConfig, ExitReason, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
+};
 use msgs::reassembler::Reassembler;
 use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
@@ -40,12 +42,12 @@ fn sigterm_sends_zero_speed_then_stops() {
     let (ours, mut peer) = PipeLink::pair(4096);
     port.nrt_offer(0, Box::new(ours)).unwrap();
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
-        robot: 0,
+        robot: RobotId(0),
         config: RobotConfig::script(1, 2, 1, false),
     })
     .unwrap();
     nrt.nrt_set_cmd_vel(
-        0,
+        RobotId(0),
         Twist2 {
             linear: 0.1,
             angular: 0.0,

@@ -4,10 +4,39 @@
 pub const MAX_LINKS: usize = 64;
 /// Most robots the RT thread drives (robot ids are `0..MAX_ROBOTS`).
 pub const MAX_ROBOTS: usize = 64;
-/// Index of a link slot of the RT thread.
-pub type LinkId = u8;
-/// Index of a robot of the RT thread (the NRT side maps nodes/namespaces to robot ids).
-pub type RobotId = u8;
+/// Index of a link slot of the RT thread (`0..MAX_LINKS`).
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct LinkId(pub u8);
+
+/// Index of a robot slot of the RT thread (`0..MAX_ROBOTS`; the NRT side maps nodes and
+/// namespaces to robot ids).
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct RobotId(pub u8);
+
+/// Id of an Aseba node on the network (the source of its frames).
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct NodeId(pub u16);
+
+macro_rules! id_impls {
+    ($($t:ident),*) => {$(
+        impl $t {
+            /// As an index into a table of slots.
+            pub const fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+        impl std::fmt::Display for $t {
+            /// The bare number (as log messages and ROS names always printed it).
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    )*};
+}
+id_impls!(LinkId, RobotId, NodeId);
 
 /// Target byte meaning "every link".
 pub(crate) const ALL_LINKS: u8 = 0xFF;
@@ -24,7 +53,7 @@ pub enum LinkTarget {
 impl LinkTarget {
     pub(crate) fn to_byte(self) -> u8 {
         match self {
-            LinkTarget::One(l) => l,
+            LinkTarget::One(l) => l.0,
             LinkTarget::All => ALL_LINKS,
         }
     }
@@ -32,7 +61,7 @@ impl LinkTarget {
         if b == ALL_LINKS {
             LinkTarget::All
         } else {
-            LinkTarget::One(b)
+            LinkTarget::One(LinkId(b))
         }
     }
 }

@@ -29,7 +29,7 @@ mod values;
 
 pub use doorbell::Doorbell;
 pub use events::{ExitReason, RtCommand, RtEvent};
-pub use ids::{LinkId, LinkTarget, RobotId, MAX_LINKS, MAX_ROBOTS};
+pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
 pub use latest::{latest, NrtLatest, RtLatest};
 pub use params::{live_params, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
 pub use publisher::{publisher, NrtPublisher, RtPublisher};

@@ -52,14 +52,14 @@ struct NrtRobotParams {
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::{live_params, Twist2};
+/// use msgs::handoff::{live_params, RobotId, Twist2};
 ///
 /// let (mut rt, nrt) = live_params(2);
 /// let go = Twist2 { linear: 0.1, angular: 0.0 };
-/// nrt.nrt_set_cmd_vel(1, go).unwrap();
-/// assert_eq!(rt.rt_cmd_vel(1), Some((go, true))); // new: re-arms the watchdog
-/// assert_eq!(rt.rt_cmd_vel(1), Some((go, false)));
-/// assert!(nrt.nrt_set_cmd_vel(2, go).is_err()); // no such robot slot
+/// nrt.nrt_set_cmd_vel(RobotId(1), go).unwrap();
+/// assert_eq!(rt.rt_cmd_vel(RobotId(1)), Some((go, true))); // new: re-arms the watchdog
+/// assert_eq!(rt.rt_cmd_vel(RobotId(1)), Some((go, false)));
+/// assert!(nrt.nrt_set_cmd_vel(RobotId(2), go).is_err()); // no such robot slot
 /// ```
 pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
     let n = robots.min(MAX_ROBOTS);
@@ -106,14 +106,14 @@ impl RtLiveParams {
 
     /// A robot's calibration and limits; `None` if no such robot.
     pub fn rt_calibration(&mut self, robot: RobotId) -> Option<RobotCalibration> {
-        let r = self.robots.get_mut(robot as usize)?;
+        let r = self.robots.get_mut(robot.index())?;
         Some(r.calibration.rt_read().0)
     }
 
     /// A robot's last set-point and whether it was set since the previous read (every set
     /// counts, even of the same value: it re-arms the watchdog); `None` if no such robot.
     pub fn rt_cmd_vel(&mut self, robot: RobotId) -> Option<(Twist2, bool)> {
-        let r = self.robots.get_mut(robot as usize)?;
+        let r = self.robots.get_mut(robot.index())?;
         Some(r.cmd_vel.rt_read())
     }
 }
@@ -126,7 +126,7 @@ impl NrtLiveParams {
     }
 
     fn check(&self, robot: RobotId) -> Result<usize, ParamError> {
-        let i = robot as usize;
+        let i = robot.index();
         if i < self.robots {
             Ok(i)
         } else {
@@ -205,25 +205,25 @@ mod tests {
     fn live_params_validate_and_report_new_set_points() {
         let (mut rt, p) = live_params(2);
         assert_eq!((rt.robots(), p.robots()), (2, 2));
-        assert_eq!(rt.rt_cmd_vel(0), Some((Twist2::default(), false)));
+        assert_eq!(rt.rt_cmd_vel(RobotId(0)), Some((Twist2::default(), false)));
         p.nrt_set_cmd_vel(
-            1,
+            RobotId(1),
             Twist2 {
                 linear: 0.1,
                 angular: -0.5,
             },
         )
         .unwrap();
-        let (t, new) = rt.rt_cmd_vel(1).unwrap();
+        let (t, new) = rt.rt_cmd_vel(RobotId(1)).unwrap();
         assert_eq!((new, t.linear, t.angular), (true, 0.1, -0.5));
-        assert!(!rt.rt_cmd_vel(1).unwrap().1);
+        assert!(!rt.rt_cmd_vel(RobotId(1)).unwrap().1);
         assert_eq!(
-            p.nrt_set_cmd_vel(2, Twist2::default()),
-            Err(ParamError::NoSuchRobot(2))
+            p.nrt_set_cmd_vel(RobotId(2), Twist2::default()),
+            Err(ParamError::NoSuchRobot(RobotId(2)))
         );
         assert_eq!(
             p.nrt_set_cmd_vel(
-                0,
+                RobotId(0),
                 Twist2 {
                     linear: f64::NAN,
                     angular: 0.0
@@ -236,15 +236,18 @@ mod tests {
             ..Default::default()
         };
         assert!(matches!(
-            p.nrt_set_calibration(0, c),
+            p.nrt_set_calibration(RobotId(0), c),
             Err(ParamError::OutOfRange { .. })
         ));
         c.max_units = 300.0;
-        p.nrt_set_calibration(0, c).unwrap();
-        assert_eq!(p.nrt_calibration(0), Some(c));
-        assert_eq!(rt.rt_calibration(0), Some(c));
-        assert_eq!(rt.rt_calibration(1), Some(RobotCalibration::default()));
-        assert_eq!(rt.rt_calibration(2), None);
+        p.nrt_set_calibration(RobotId(0), c).unwrap();
+        assert_eq!(p.nrt_calibration(RobotId(0)), Some(c));
+        assert_eq!(rt.rt_calibration(RobotId(0)), Some(c));
+        assert_eq!(
+            rt.rt_calibration(RobotId(1)),
+            Some(RobotCalibration::default())
+        );
+        assert_eq!(rt.rt_calibration(RobotId(2)), None);
         assert!(p.nrt_set_watchdog(-1.0).is_err());
         p.nrt_set_watchdog(0.25).unwrap();
         assert_eq!((p.nrt_watchdog(), rt.rt_watchdog()), (0.25, 0.25));
@@ -258,9 +261,9 @@ mod tests {
             linear: 0.2,
             angular: 0.0,
         };
-        p.nrt_set_cmd_vel(0, t).unwrap();
-        assert_eq!(rt.rt_cmd_vel(0), Some((t, true)));
-        p.nrt_set_cmd_vel(0, t).unwrap();
-        assert_eq!(rt.rt_cmd_vel(0), Some((t, true)));
+        p.nrt_set_cmd_vel(RobotId(0), t).unwrap();
+        assert_eq!(rt.rt_cmd_vel(RobotId(0)), Some((t, true)));
+        p.nrt_set_cmd_vel(RobotId(0), t).unwrap();
+        assert_eq!(rt.rt_cmd_vel(RobotId(0)), Some((t, true)));
     }
 }

@@ -52,7 +52,7 @@ pub fn prefault_ring<T: Copy>(p: &mut Producer<T>, c: &mut Consumer<T>, filler: 
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::{channels, ChannelConfig, LinkTarget, RtCommand, RtEvent};
+/// use msgs::handoff::{channels, ChannelConfig, LinkId, LinkTarget, RobotId, RtCommand, RtEvent};
 /// use msgs::wire::{encode_user_event, HOST_SOURCE, MAX_FRAME};
 ///
 /// let (mut rt, mut nrt) = channels(&ChannelConfig::default());
@@ -60,12 +60,12 @@ pub fn prefault_ring<T: Copy>(p: &mut Producer<T>, c: &mut Consumer<T>, filler: 
 /// // RT → NRT: a received frame and an event.
 /// let mut frame = [0u8; MAX_FRAME];
 /// let n = encode_user_event(HOST_SOURCE, 3, &[1, 2], &mut frame).unwrap();
-/// assert!(rt.rt_push_frame(0, 1_000, &frame[..n]));
-/// assert!(rt.rt_push_event(RtEvent::RobotStale { robot: 0 }));
+/// assert!(rt.rt_push_frame(LinkId(0), 1_000, &frame[..n]));
+/// assert!(rt.rt_push_event(RtEvent::RobotStale { robot: RobotId(0) }));
 /// rt.rt_wake_nrt(); // once per cycle: rings the NRT side's doorbell
 /// let got = nrt.nrt_pop_frame().unwrap();
-/// assert_eq!((got.link, got.t_ns, got.bytes), (0, 1_000, &frame[..n]));
-/// assert_eq!(nrt.nrt_pop_event(), Some(RtEvent::RobotStale { robot: 0 }));
+/// assert_eq!((got.link, got.t_ns, got.bytes), (LinkId(0), 1_000, &frame[..n]));
+/// assert_eq!(nrt.nrt_pop_event(), Some(RtEvent::RobotStale { robot: RobotId(0) }));
 ///
 /// // NRT → RT: a frame for every link and a command.
 /// nrt.nrt_push_frame(LinkTarget::All, &frame[..n]).unwrap();
@@ -84,7 +84,11 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
     let (mut cmd_p, mut cmd_c) = RingBuffer::new(cfg.commands.max(1));
     prefault_ring(&mut rx_p, &mut rx_c, 0u8);
     prefault_ring(&mut tx_p, &mut tx_c, 0u8);
-    prefault_ring(&mut ev_p, &mut ev_c, RtEvent::RobotStale { robot: 0 });
+    prefault_ring(
+        &mut ev_p,
+        &mut ev_c,
+        RtEvent::RobotStale { robot: RobotId(0) },
+    );
     prefault_ring(&mut cmd_p, &mut cmd_c, RtCommand::Shutdown);
     let (rt_params, nrt_params) = live_params(cfg.robots);
     let doorbell = Doorbell::new();
@@ -136,7 +140,7 @@ impl RtEnds {
         if raw.len() > MAX_FRAME {
             return false;
         }
-        rec[0] = link;
+        rec[0] = link.0;
         rec[2..10].copy_from_slice(&t_ns.to_le_bytes());
         rec[RX_RECORD_HEADER..n].copy_from_slice(raw);
         let ok = self.frames_out.push_entire_slice(&rec[..n]).is_ok();
@@ -286,7 +290,7 @@ impl NrtEnds {
         let mut t = [0u8; 8];
         t.copy_from_slice(&self.buf[2..10]);
         Some(ReceivedFrame {
-            link: self.buf[0],
+            link: LinkId(self.buf[0]),
             t_ns: u64::from_le_bytes(t),
             bytes: &self.buf[RX_RECORD_HEADER..total],
         })
@@ -377,18 +381,18 @@ mod tests {
         // Many wrap-arounds of the small rings.
         for i in 0..200i16 {
             let f = event(3, &[i, -i, i / 2]);
-            assert!(rt.rt_push_frame((i % 7) as u8, 1000 + i as u64, &f));
+            assert!(rt.rt_push_frame(LinkId((i % 7) as u8), 1000 + i as u64, &f));
             let got = nrt.nrt_pop_frame().unwrap();
             assert_eq!(
                 (got.link, got.t_ns, got.bytes),
-                ((i % 7) as u8, 1000 + i as u64, &f[..])
+                (LinkId((i % 7) as u8), 1000 + i as u64, &f[..])
             );
             assert!(nrt.nrt_pop_frame().is_none());
 
             let to = if i % 2 == 0 {
                 LinkTarget::All
             } else {
-                LinkTarget::One(5)
+                LinkTarget::One(LinkId(5))
             };
             nrt.nrt_push_frame(to, &f).unwrap();
             let mut out = [0u8; MAX_FRAME];
@@ -411,7 +415,8 @@ mod tests {
             for round in 0..20 {
                 for i in 0..N {
                     let f = event(round, &[i]);
-                    while nrt.nrt_push_frame(LinkTarget::One(1), &f) == Err(SendError::Full) {
+                    while nrt.nrt_push_frame(LinkTarget::One(LinkId(1)), &f) == Err(SendError::Full)
+                    {
                         std::hint::spin_loop();
                     }
                 }
@@ -430,7 +435,7 @@ mod tests {
                 };
                 assert_eq!(
                     (to, &out[..n]),
-                    (LinkTarget::One(1), &event(round, &[i])[..])
+                    (LinkTarget::One(LinkId(1)), &event(round, &[i])[..])
                 );
             }
         }
@@ -445,14 +450,15 @@ mod tests {
             ..Default::default()
         });
         let big = event(1, &[7; 258]);
-        assert!(rt.rt_push_frame(0, 1, &big));
-        assert!(!rt.rt_push_frame(0, 2, &big));
+        assert!(rt.rt_push_frame(LinkId(0), 1, &big));
+        assert!(!rt.rt_push_frame(LinkId(0), 2, &big));
         assert_eq!(nrt.nrt_pop_frame().unwrap().t_ns, 1);
         assert!(nrt.nrt_pop_frame().is_none());
 
-        nrt.nrt_push_frame(LinkTarget::One(1), &big).unwrap();
+        nrt.nrt_push_frame(LinkTarget::One(LinkId(1)), &big)
+            .unwrap();
         assert_eq!(
-            nrt.nrt_push_frame(LinkTarget::One(1), &big),
+            nrt.nrt_push_frame(LinkTarget::One(LinkId(1)), &big),
             Err(SendError::Full)
         );
     }
@@ -495,13 +501,16 @@ mod tests {
             commands: 1,
             ..Default::default()
         });
-        assert!(rt.rt_push_event(RtEvent::RobotStale { robot: 1 }));
-        assert!(rt.rt_push_event(RtEvent::WatchdogStop { robot: 2 }));
-        assert!(!rt.rt_push_event(RtEvent::RobotStale { robot: 3 }));
-        assert_eq!(nrt.nrt_pop_event(), Some(RtEvent::RobotStale { robot: 1 }));
+        assert!(rt.rt_push_event(RtEvent::RobotStale { robot: RobotId(1) }));
+        assert!(rt.rt_push_event(RtEvent::WatchdogStop { robot: RobotId(2) }));
+        assert!(!rt.rt_push_event(RtEvent::RobotStale { robot: RobotId(3) }));
         assert_eq!(
             nrt.nrt_pop_event(),
-            Some(RtEvent::WatchdogStop { robot: 2 })
+            Some(RtEvent::RobotStale { robot: RobotId(1) })
+        );
+        assert_eq!(
+            nrt.nrt_pop_event(),
+            Some(RtEvent::WatchdogStop { robot: RobotId(2) })
         );
         assert_eq!(nrt.nrt_pop_event(), None);
         nrt.nrt_push_command(RtCommand::Shutdown).unwrap();
@@ -522,8 +531,8 @@ mod tests {
             !bell.wait(std::time::Duration::from_millis(1)),
             "nothing pushed"
         );
-        assert!(rt.rt_push_event(RtEvent::RobotStale { robot: 0 }));
-        assert!(rt.rt_push_frame(0, 1, &event(1, &[2])));
+        assert!(rt.rt_push_event(RtEvent::RobotStale { robot: RobotId(0) }));
+        assert!(rt.rt_push_frame(LinkId(0), 1, &event(1, &[2])));
         rt.rt_wake_nrt();
         assert!(bell.wait(std::time::Duration::from_secs(5)));
         rt.rt_wake_nrt();

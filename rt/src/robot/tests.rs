@@ -14,7 +14,7 @@ struct Params {
 fn robot() -> (Robot, Params) {
     let (rt, nrt) = msgs::handoff::live_params(4);
     nrt.nrt_set_calibration(
-        1,
+        RobotId(1),
         RobotCalibration {
             left: Quadratic { q0: 0.001, q1: 0.0 },
             right: Quadratic { q0: 0.001, q1: 0.0 },
@@ -23,7 +23,7 @@ fn robot() -> (Robot, Params) {
         },
     )
     .unwrap();
-    let mut r = Robot::new(1);
+    let mut r = Robot::new(RobotId(1));
     let mut cfg = RobotConfig::script(5, ODO, SET_SPEED, false);
     cfg.proximity_event = Some(PROX);
     r.configure(cfg);
@@ -41,42 +41,49 @@ fn odometry_events_of_its_node_integrate_and_learn_the_link() {
     let b = words(&[100, 100, 20]);
     assert_eq!(r.link(), None);
     assert!(r
-        .on_user_event(3, 1, 5, ODO, Words::from_le_bytes(&a), &mut p.rt)
+        .on_user_event(LinkId(3), 1, 5, ODO, Words::from_le_bytes(&a), &mut p.rt)
         .is_none());
-    assert_eq!(r.link(), Some(3));
+    assert_eq!(r.link(), Some(LinkId(3)));
     // Other node, other event: ignored.
     assert!(r
-        .on_user_event(3, 2, 6, ODO, Words::from_le_bytes(&b), &mut p.rt)
+        .on_user_event(LinkId(3), 2, 6, ODO, Words::from_le_bytes(&b), &mut p.rt)
         .is_none());
     assert!(r
-        .on_user_event(3, 2, 5, 7, Words::from_le_bytes(&b), &mut p.rt)
+        .on_user_event(LinkId(3), 2, 5, 7, Words::from_le_bytes(&b), &mut p.rt)
         .is_none());
     let s = r
-        .on_user_event(3, 3, 5, ODO, Words::from_le_bytes(&b), &mut p.rt)
+        .on_user_event(LinkId(3), 3, 5, ODO, Words::from_le_bytes(&b), &mut p.rt)
         .unwrap();
     assert_eq!(
         (s.robot, s.node, s.link, s.seq, s.robot_ticks),
-        (1, 5, 3, 0, Some(20))
+        (RobotId(1), 5, LinkId(3), 0, Some(20))
     );
     assert!((s.pose.x - 0.1).abs() < 1e-12 && (s.dt - 0.1).abs() < 1e-12);
     assert!((s.twist.linear - 1.0).abs() < 1e-12);
     assert_eq!(r.last_odometry(), Some(s));
     // Link loss: stale, and the next event only re-initialises.
-    assert!(!r.link_lost(4));
-    assert!(r.link_lost(3));
+    assert!(!r.link_lost(LinkId(4)));
+    assert!(r.link_lost(LinkId(3)));
     assert!(r.view(0, false).stale);
     let c = words(&[200, 200, 30]);
     assert!(r
-        .on_user_event(2, 4, 5, ODO, Words::from_le_bytes(&c), &mut p.rt)
+        .on_user_event(LinkId(2), 4, 5, ODO, Words::from_le_bytes(&c), &mut p.rt)
         .is_none());
-    assert_eq!(r.link(), Some(2));
+    assert_eq!(r.link(), Some(LinkId(2)));
 }
 
 #[test]
 fn proximity_is_kept_for_controllers() {
     let (mut r, mut p) = robot();
     let prox = words(&[1, 2, 3, 4, 5, 6, 7]);
-    r.on_user_event(0, 77, 5, PROX, Words::from_le_bytes(&prox), &mut p.rt);
+    r.on_user_event(
+        LinkId(0),
+        77,
+        5,
+        PROX,
+        Words::from_le_bytes(&prox),
+        &mut p.rt,
+    );
     let v = r.view(100, true);
     assert_eq!(
         (v.proximity, v.proximity_t_ns, v.node),
@@ -90,7 +97,7 @@ fn set_points_are_taken_once_and_the_watchdog_stops_once() {
     assert_eq!(r.poll_set_point(&mut p.rt, 0, 500), CmdUpdate::None);
     p.nrt
         .nrt_set_cmd_vel(
-            1,
+            RobotId(1),
             Twist2 {
                 linear: 0.1,
                 angular: 0.0,
@@ -109,7 +116,7 @@ fn set_points_are_taken_once_and_the_watchdog_stops_once() {
     // A zero set-point never trips; watchdog 0 disables it.
     p.nrt
         .nrt_set_cmd_vel(
-            1,
+            RobotId(1),
             Twist2 {
                 linear: 0.0,
                 angular: 0.0,
@@ -120,7 +127,7 @@ fn set_points_are_taken_once_and_the_watchdog_stops_once() {
     assert_eq!(r.poll_set_point(&mut p.rt, 60_000, 500), CmdUpdate::None);
     p.nrt
         .nrt_set_cmd_vel(
-            1,
+            RobotId(1),
             Twist2 {
                 linear: 0.0,
                 angular: 1.0,
@@ -130,10 +137,10 @@ fn set_points_are_taken_once_and_the_watchdog_stops_once() {
     assert_eq!(r.poll_set_point(&mut p.rt, 70_000, 0), CmdUpdate::New);
     assert_eq!(r.poll_set_point(&mut p.rt, u64::MAX, 0), CmdUpdate::None);
     // Unconfigured slots consume nothing.
-    let mut free = Robot::new(2);
+    let mut free = Robot::new(RobotId(2));
     p.nrt
         .nrt_set_cmd_vel(
-            2,
+            RobotId(2),
             Twist2 {
                 linear: 1.0,
                 angular: 0.0,
@@ -150,7 +157,7 @@ fn sending_rules() {
     assert!(!r.should_send([0, 0], 0, 10, 0));
     p.nrt
         .nrt_set_cmd_vel(
-            1,
+            RobotId(1),
             Twist2 {
                 linear: 0.1,
                 angular: 0.0,

@@ -72,7 +72,7 @@ impl ObstacleStop {
 
     /// Whether the reflex currently holds `robot`.
     pub fn engaged(&self, robot: RobotId) -> bool {
-        self.engaged.get(robot as usize).copied().unwrap_or(false)
+        self.engaged.get(robot.index()).copied().unwrap_or(false)
     }
 }
 
@@ -95,7 +95,7 @@ impl Controller for ObstacleStop {
                 block = true;
             }
         }
-        let Some(slot) = self.engaged.get_mut(robot.robot as usize) else {
+        let Some(slot) = self.engaged.get_mut(robot.robot.index()) else {
             return;
         };
         if *slot != block {
@@ -119,7 +119,7 @@ mod tests {
 
     fn view(prox: [i16; 7], t: Option<u64>, now: u64) -> RobotView {
         RobotView {
-            robot: 3,
+            robot: RobotId(3),
             node: 1,
             now_ns: now,
             pose: Pose2::default(),
@@ -144,14 +144,14 @@ mod tests {
         };
         c.update(&wall, &mut cmd);
         assert_eq!((cmd.linear, cmd.angular), (0.0, 0.5));
-        assert!(c.engaged(3));
+        assert!(c.engaged(RobotId(3)));
         let mut back = Twist2 {
             linear: -0.1,
             angular: 0.0,
         };
         c.update(&wall, &mut back);
         assert_eq!(back.linear, -0.1);
-        assert!(!c.engaged(3));
+        assert!(!c.engaged(RobotId(3)));
         let behind = view([0, 0, 0, 0, 0, 0, 2500], Some(100), 200);
         let mut rev = Twist2 {
             linear: -0.05,

@@ -106,7 +106,7 @@ impl RtLoop {
             .enumerate()
             .filter_map(|(i, r)| {
                 r.config().map(|c| StopOutcome {
-                    robot: i as RobotId,
+                    robot: RobotId(i as u8),
                     node: c.node,
                     confirmed: r.stop_confirmed(),
                 })

@@ -24,8 +24,8 @@ use crate::rosrt::Controller;
 use crate::sched::{self, RtSetup};
 use crate::signals;
 use msgs::handoff::{
-    ExitReason, LinkDownReason, LinkId, LinkTarget, OdomSample, RtCommand, RtEnds, RtEvent,
-    RtStats, SetupSummary, MAX_LINKS,
+    ExitReason, LinkDownReason, LinkId, LinkTarget, OdomSample, RobotId, RtCommand, RtEnds,
+    RtEvent, RtStats, SetupSummary, MAX_LINKS,
 };
 use msgs::wire::{kind, Frame, Words, MAX_FRAME};
 use slots::{QueueError, Slots};
@@ -199,7 +199,7 @@ impl RtLoop {
         controllers: Vec<Box<dyn Controller>>,
     ) -> Self {
         let robots = (0..ends.rt_params().robots())
-            .map(|i| Robot::new(i as u8))
+            .map(|i| Robot::new(RobotId(i as u8)))
             .collect();
         RtLoop {
             slots: Slots::new(cfg.max_links.clamp(1, MAX_LINKS), cfg.tx_buffer),
@@ -332,7 +332,7 @@ impl RtLoop {
             };
             match self.slots.attach(offer.target, offer.link) {
                 Ok(link) => {
-                    let kind = self.slots.slots[link as usize].kind;
+                    let kind = self.slots.slots[link.index()].kind;
                     self.push_event(RtEvent::LinkUp {
                         link,
                         target: offer.target,
@@ -395,23 +395,23 @@ impl RtLoop {
             };
             match cmd {
                 RtCommand::ConfigureRobot { robot, config } => {
-                    if let Some(r) = self.robots.get_mut(robot as usize) {
+                    if let Some(r) = self.robots.get_mut(robot.index()) {
                         r.configure(config);
                     }
                 }
                 RtCommand::RemoveRobot { robot } => {
-                    if (robot as usize) < self.robots.len() {
-                        self.send_stop(robot as usize);
-                        self.robots[robot as usize].clear();
+                    if (robot.index()) < self.robots.len() {
+                        self.send_stop(robot.index());
+                        self.robots[robot.index()].clear();
                     }
                 }
                 RtCommand::ResetOdometry { robot, pose } => {
-                    if let Some(r) = self.robots.get_mut(robot as usize) {
+                    if let Some(r) = self.robots.get_mut(robot.index()) {
                         r.reset_odometry(pose);
                     }
                 }
                 RtCommand::CloseLink { link } => {
-                    if let Some(s) = self.slots.slots.get_mut(link as usize) {
+                    if let Some(s) = self.slots.slots.get_mut(link.index()) {
                         if s.live() {
                             s.dead = Some(LinkDownReason::Requested);
                         }
@@ -480,7 +480,9 @@ impl RtLoop {
                 == CmdUpdate::WatchdogStop
             {
                 self.stats.watchdog_stops += 1;
-                self.push_event(RtEvent::WatchdogStop { robot: i as u8 });
+                self.push_event(RtEvent::WatchdogStop {
+                    robot: RobotId(i as u8),
+                });
             }
             let r = &self.robots[i];
             let mut cmd = r.set_point();
@@ -555,13 +557,15 @@ impl RtLoop {
                 reason,
             });
             self.push_event(RtEvent::LinkDown {
-                link: i as LinkId,
+                link: LinkId(i as u8),
                 target,
                 reason,
             });
             for r in 0..self.robots.len() {
-                if self.robots[r].link_lost(i as LinkId) {
-                    self.push_event(RtEvent::RobotStale { robot: r as u8 });
+                if self.robots[r].link_lost(LinkId(i as u8)) {
+                    self.push_event(RtEvent::RobotStale {
+                        robot: RobotId(r as u8),
+                    });
                 }
             }
         }

@@ -1,7 +1,7 @@
 use super::*;
 use crate::handoff::{link_port, NrtLinkPort};
 use crate::link::{Link, PipeLink};
-use msgs::handoff::{channels, ChannelConfig, NrtEnds, Pose2, RobotConfig, Twist2};
+use msgs::handoff::{channels, ChannelConfig, NrtEnds, Pose2, RobotConfig, RobotId, Twist2};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message};
 
@@ -78,7 +78,7 @@ fn attach(rt: &mut RtLoop, port: &mut NrtLinkPort, nrt: &mut NrtEnds, target: u1
 
 fn configure(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
-        robot: 0,
+        robot: RobotId(0),
         config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false),
     })
     .unwrap();
@@ -98,7 +98,7 @@ fn frames_are_forwarded_and_odometry_integrated() {
     let mut frames = Vec::new();
     nrt.nrt_drain_frames(|f| frames.push((f.link, f.bytes.to_vec(), f.t_ns)));
     assert_eq!(frames.len(), 3);
-    assert!(frames.iter().all(|f| f.0 == 0 && f.2 > 0));
+    assert!(frames.iter().all(|f| f.0 == LinkId(0) && f.2 > 0));
     assert_eq!(frames[1].1, event(NODE, 9, &[1, 2, 3]));
     let odo: Vec<_> = events(&mut nrt)
         .into_iter()
@@ -112,7 +112,7 @@ fn frames_are_forwarded_and_odometry_integrated() {
     assert!((odo[0].pose.x - 0.1).abs() < 1e-9 && (odo[0].twist.linear - 1.0).abs() < 1e-9);
     assert_eq!(
         (odo[0].robot, odo[0].link, odo[0].robot_ticks),
-        (0, 0, Some(10))
+        (RobotId(0), LinkId(0), Some(10))
     );
 }
 
@@ -122,7 +122,7 @@ fn set_points_become_one_set_speed_frame_and_the_watchdog_stops() {
     let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
     configure(&mut nrt, &mut rt, 0);
     nrt.nrt_set_cmd_vel(
-        0,
+        RobotId(0),
         Twist2 {
             linear: 0.1,
             angular: 0.0,
@@ -136,13 +136,13 @@ fn set_points_become_one_set_speed_frame_and_the_watchdog_stops() {
     assert!(received(&mut peer).is_empty());
     rt.cycle(511 * MS);
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
-    assert!(events(&mut nrt).contains(&RtEvent::WatchdogStop { robot: 0 }));
+    assert!(events(&mut nrt).contains(&RtEvent::WatchdogStop { robot: RobotId(0) }));
     rt.cycle(2000 * MS);
     assert!(received(&mut peer).is_empty());
     assert_eq!(rt.stats.watchdog_stops, 1);
     // A new set-point re-arms it.
     nrt.nrt_set_cmd_vel(
-        0,
+        RobotId(0),
         Twist2 {
             linear: 0.0,
             angular: 1.0,
@@ -160,9 +160,9 @@ fn nrt_frames_reach_their_link_or_all_links() {
     let mut b = attach(&mut rt, &mut port, &mut nrt, 1);
     let list_nodes = [2, 0, 0, 0, 0x11, 0xA0, 5, 0];
     nrt.nrt_push_frame(LinkTarget::All, &list_nodes).unwrap();
-    nrt.nrt_push_frame(LinkTarget::One(1), &event(0, 3, &[42]))
+    nrt.nrt_push_frame(LinkTarget::One(LinkId(1)), &event(0, 3, &[42]))
         .unwrap();
-    nrt.nrt_push_frame(LinkTarget::One(9), &event(0, 3, &[1]))
+    nrt.nrt_push_frame(LinkTarget::One(LinkId(9)), &event(0, 3, &[1]))
         .unwrap();
     rt.cycle(0);
     assert_eq!(received(&mut a), [(kind::LIST_NODES, vec![])]);
@@ -184,11 +184,11 @@ fn dead_links_go_back_and_robots_become_stale() {
     rt.cycle(2 * MS);
     let ev = events(&mut nrt);
     assert!(ev.contains(&RtEvent::LinkDown {
-        link: 0,
+        link: LinkId(0),
         target: 3,
         reason: LinkDownReason::Eof
     }));
-    assert!(ev.contains(&RtEvent::RobotStale { robot: 0 }));
+    assert!(ev.contains(&RtEvent::RobotStale { robot: RobotId(0) }));
     let back = port.nrt_take_returned().unwrap();
     assert_eq!((back.target, back.reason), (3, LinkDownReason::Eof));
     assert_eq!(rt.slots.totals().connected, 0);
@@ -206,7 +206,7 @@ fn slots_are_bounded_and_links_can_be_closed() {
     rt.cycle(0);
     let back = port.nrt_take_returned().unwrap();
     assert_eq!((back.target, back.reason), (2, LinkDownReason::NoSlot));
-    nrt.nrt_push_command(RtCommand::CloseLink { link: 1 })
+    nrt.nrt_push_command(RtCommand::CloseLink { link: LinkId(1) })
         .unwrap();
     rt.cycle(0);
     let back = port.nrt_take_returned().unwrap();
@@ -219,7 +219,7 @@ fn remove_robot_stops_it_and_reset_moves_it() {
     let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
     configure(&mut nrt, &mut rt, 0);
     nrt.nrt_push_command(RtCommand::ResetOdometry {
-        robot: 0,
+        robot: RobotId(0),
         pose: Pose2 {
             x: 1.0,
             y: 2.0,
@@ -232,7 +232,7 @@ fn remove_robot_stops_it_and_reset_moves_it() {
     peer.write(&event(NODE, ODOMETRY, &[10, 10, 5])).unwrap();
     rt.cycle(2 * MS);
     assert!(rt.robots[0].last_odometry().unwrap().pose.x > 1.0);
-    nrt.nrt_push_command(RtCommand::RemoveRobot { robot: 0 })
+    nrt.nrt_push_command(RtCommand::RemoveRobot { robot: RobotId(0) })
         .unwrap();
     rt.cycle(3 * MS);
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
@@ -249,12 +249,12 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
     let (ours, mut peer) = PipeLink::pair(1 << 14);
     port.nrt_offer(0, Box::new(ours)).unwrap();
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
-        robot: 1,
+        robot: RobotId(1),
         config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false),
     })
     .unwrap();
     nrt.nrt_set_cmd_vel(
-        1,
+        RobotId(1),
         Twist2 {
             linear: 0.05,
             angular: 0.0,
@@ -297,12 +297,12 @@ fn run_stops_when_nrt_goes_away_and_stops_the_robots() {
     port.nrt_offer(0, Box::new(ours)).unwrap();
     let mut nrt = nrt;
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
-        robot: 0,
+        robot: RobotId(0),
         config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, true),
     })
     .unwrap();
     nrt.nrt_set_cmd_vel(
-        0,
+        RobotId(0),
         Twist2 {
             linear: -0.1,
             angular: 0.0,

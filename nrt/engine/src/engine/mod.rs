@@ -17,22 +17,19 @@ pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
 pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
 pub use vm_halt::VmRecord;
 
-use crate::network::{Dest, LinkId, LoadedScript, NetError, NetworkEvent, NetworkManager};
+use crate::network::{Dest, LoadedScript, NetError, NetworkEvent, NetworkManager, Via};
 use crate::params::BridgeParams;
 use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
 use crate::thymio::params::DriverParams;
 use msgs::handoff::{
-    LinkKind, LinkTarget, NrtEnds, OdomSample, RobotConfig, RobotId, RtCommand, RtEvent, RtStats,
-    SetupSummary, Twist2,
+    LinkId, LinkKind, LinkTarget, NrtEnds, OdomSample, RobotConfig, RobotId, RtCommand, RtEvent,
+    RtStats, SetupSummary, Twist2,
 };
 use msgs::wire::Frame;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-/// Link id the engine gives to frames from switch clients (nodes behind a client, such as an
-/// asebaswitch that joined, are reached through the switch).
-pub const SWITCH_LINK: LinkId = 0xFE;
 /// Frames kept while the ring to RT is full, before dropping (and counting).
 const MAX_BACKLOG: usize = 4096;
 /// Delay between accepting a node and configuring it (asebaros waits 200 ms).
@@ -604,7 +601,7 @@ impl Engine {
                 RtEvent::LinkUp { link, target, kind } => {
                     let budget = self.link_budget(target, kind, now);
                     self.links.insert(link, LinkInfo { target, budget });
-                    self.net.on_link_up(link, now);
+                    self.net.on_link_up(Via::Link(link), now);
                     self.events
                         .push_back(EngineEvent::LinkUp { link, target, kind });
                 }
@@ -615,7 +612,7 @@ impl Engine {
                 } => {
                     tracing::warn!("link {link} (target {target}) down: {reason:?}");
                     self.links.remove(&link);
-                    self.net.on_link_down(link, now);
+                    self.net.on_link_down(Via::Link(link), now);
                     self.events
                         .push_back(EngineEvent::LinkDown { link, target });
                 }
@@ -661,7 +658,7 @@ impl Engine {
             let Ok((frame, _)) = Frame::parse(rf.bytes) else {
                 return;
             };
-            net.on_frame(rf.link, &frame, rf.t_ns, now);
+            net.on_frame(Via::Link(rf.link), &frame, rf.t_ns, now);
             if let Some(s) = switch.as_mut() {
                 s.broadcast(rf.bytes, None);
             }
@@ -724,7 +721,7 @@ impl Engine {
             // a frame no link took never reached the Aseba network: the ROS side does not see
             // it either (a flood costs the driver no more than the budget lets through)
             if taken > 0 || refused == 0 {
-                net.on_frame(SWITCH_LINK, frame, 0, now);
+                net.on_frame(Via::Switch, frame, 0, now);
             }
             refused == 0
         });
@@ -736,12 +733,12 @@ impl Engine {
     fn flush_outgoing(&mut self) {
         while let Some(out) = self.net.pop_outgoing() {
             match out.dest {
-                Dest::Link(SWITCH_LINK) => {
+                Dest::Link(Via::Switch) => {
                     if let Some(s) = self.switch.as_mut() {
                         s.broadcast(&out.frame, None);
                     }
                 }
-                Dest::Link(l) => self.backlog.push_back((LinkTarget::One(l), out.frame)),
+                Dest::Link(Via::Link(l)) => self.backlog.push_back((LinkTarget::One(l), out.frame)),
                 Dest::All => {
                     if let Some(s) = self.switch.as_mut() {
                         s.broadcast(&out.frame, None);
@@ -1023,8 +1020,11 @@ fn motor_targets(node: &crate::network::Node) -> Option<u16> {
 }
 
 /// The link the RT thread writes a node's commands to (`None`: a node behind the switch).
-fn rt_link(link: LinkId) -> Option<LinkId> {
-    (link != SWITCH_LINK).then_some(link)
+fn rt_link(via: Via) -> Option<LinkId> {
+    match via {
+        Via::Link(l) => Some(l),
+        Via::Switch => None,
+    }
 }
 
 #[cfg(test)]

@@ -50,7 +50,9 @@ impl Robots {
             return self.by_node.get(&node);
         }
         let used: Vec<RobotId> = self.by_node.values().map(|s| s.robot).collect();
-        let robot = (0..MAX_ROBOTS as RobotId).find(|r| !used.contains(r))?;
+        let robot = (0..MAX_ROBOTS as u8)
+            .map(RobotId)
+            .find(|r| !used.contains(r))?;
         self.by_node.insert(
             node,
             RobotSlot {

@@ -37,7 +37,7 @@ fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
 
 fn up(e: &mut Engine, rt: &mut RtEnds) {
     assert!(rt.rt_push_event(RtEvent::LinkUp {
-        link: 0,
+        link: LinkId(0),
         target: 0,
         kind: LinkKind::Pipe
     }));
@@ -50,24 +50,28 @@ fn discovery_runs_through_the_rings() {
     up(&mut e, &mut rt);
     assert!(e.connected());
     let w = written(&mut rt);
-    assert_eq!(w[0].0, LinkTarget::One(0));
+    assert_eq!(w[0].0, LinkTarget::One(LinkId(0)));
     assert_eq!(w[0].1, kind::LIST_NODES);
     rt.rt_push_frame(
-        0,
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     e.poll(Instant::now());
     assert_eq!(written(&mut rt)[0].1, kind::GET_NODE_DESCRIPTION);
     for f in description_frames(&small_target(9), 3) {
-        assert!(rt.rt_push_frame(0, 2, &f));
+        assert!(rt.rt_push_frame(LinkId(0), 2, &f));
     }
     e.poll(Instant::now());
     let events: Vec<EngineEvent> = std::iter::from_fn(|| e.next_event()).collect();
     assert!(events.contains(&EngineEvent::Network(NetworkEvent::NodeAccepted { id: 3 })));
-    assert!(events
-        .iter()
-        .any(|ev| matches!(ev, EngineEvent::LinkUp { link: 0, .. })));
+    assert!(events.iter().any(|ev| matches!(
+        ev,
+        EngineEvent::LinkUp {
+            link: LinkId(0),
+            ..
+        }
+    )));
     assert!(e.network().node(3).unwrap().is_bridged());
 }
 
@@ -76,12 +80,12 @@ fn link_down_marks_nodes_lost() {
     let (mut e, mut rt) = engine(0);
     up(&mut e, &mut rt);
     rt.rt_push_frame(
-        0,
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     for f in description_frames(&small_target(9), 3) {
-        rt.rt_push_frame(0, 2, &f);
+        rt.rt_push_frame(LinkId(0), 2, &f);
     }
     e.poll(Instant::now());
     link_down(&mut rt);
@@ -117,7 +121,7 @@ fn switch_shares_the_link() {
     }
     .to_frame(3)
     .unwrap();
-    rt.rt_push_frame(0, 5, &ev);
+    rt.rt_push_frame(LinkId(0), 5, &ev);
     e.poll(Instant::now());
     let mut got = Vec::new();
     let mut buf = [0u8; 256];
@@ -156,12 +160,12 @@ fn script_events_are_checked_and_prefixed() {
     let (mut e, mut rt) = engine(0);
     up(&mut e, &mut rt);
     rt.rt_push_frame(
-        0,
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     for f in description_frames(&small_target(9), 3) {
-        rt.rt_push_frame(0, 2, &f);
+        rt.rt_push_frame(LinkId(0), 2, &f);
     }
     e.poll(Instant::now());
     written(&mut rt);
@@ -224,12 +228,12 @@ fn shutdown_asks_rt_to_stop() {
 fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     up(e, rt);
     rt.rt_push_frame(
-        0,
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     for f in description_frames(&small_target(9), 3) {
-        rt.rt_push_frame(0, 2, &f);
+        rt.rt_push_frame(LinkId(0), 2, &f);
     }
     e.poll(Instant::now());
     let script = LoadedScript {
@@ -251,7 +255,7 @@ fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
 /// Link 0 ends (EOF).
 fn link_down(rt: &mut RtEnds) {
     assert!(rt.rt_push_event(RtEvent::LinkDown {
-        link: 0,
+        link: LinkId(0),
         target: 0,
         reason: msgs::handoff::LinkDownReason::Eof,
     }));
@@ -281,13 +285,13 @@ fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
     assert_eq!(e.set_cmd_vel(3, 0.1, 0.0), Err(EngineError::NotARobot(3)));
     // the node is heard again: driven again, on its (new) link
     assert!(rt.rt_push_event(RtEvent::LinkUp {
-        link: 1,
+        link: LinkId(1),
         target: 0,
         kind: LinkKind::Pipe
     }));
     e.poll(Instant::now());
     rt.rt_push_frame(
-        1,
+        LinkId(1),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
@@ -303,7 +307,7 @@ fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
         RtCommand::ConfigureRobot { config, .. } => Some(config),
         _ => None,
     });
-    assert_eq!(again.expect("robot configured again").link, Some(1));
+    assert_eq!(again.expect("robot configured again").link, Some(LinkId(1)));
 }
 
 #[test]
@@ -315,7 +319,7 @@ fn a_robot_back_before_the_timeout_is_kept() {
     e.poll(t0);
     up(&mut e, &mut rt);
     rt.rt_push_frame(
-        0,
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
@@ -357,7 +361,7 @@ fn obstacle_stop_edges_become_events_and_state_of_their_node() {
     e.report_obstacle_stop(robot, false);
     assert!(!e.obstacle_stop_holds(3));
     // a free slot (robot gone meanwhile) reports nothing
-    e.report_obstacle_stop(robot + 1, true);
+    e.report_obstacle_stop(RobotId(robot.0 + 1), true);
     let reflex: Vec<_> = events(&mut e)
         .into_iter()
         .filter_map(|ev| match ev {
@@ -373,7 +377,7 @@ fn execution_state(rt: &mut RtEnds, flags: u16) {
     let f = Message::ExecutionStateChanged { pc: 7, flags }
         .to_frame(3)
         .unwrap();
-    assert!(rt.rt_push_frame(0, 3, &f));
+    assert!(rt.rt_push_frame(LinkId(0), 3, &f));
 }
 
 #[test]
@@ -391,7 +395,7 @@ fn a_stopped_vm_of_a_driven_robot_is_reported_once_and_set_running() {
     let runs = |rt: &mut RtEnds| {
         written(rt)
             .iter()
-            .filter(|(to, k, _)| *to == LinkTarget::One(0) && *k == kind::RUN)
+            .filter(|(to, k, _)| *to == LinkTarget::One(LinkId(0)) && *k == kind::RUN)
             .count()
     };
     assert_eq!(runs(&mut rt), 1);

@@ -1,6 +1,6 @@
 //! The state machine of the network manager.
 
-use super::node::{IgnoreReason, LinkId, LoadedScript, Node, NodeState};
+use super::node::{IgnoreReason, LoadedScript, Node, NodeState, Via};
 use super::requests::{PendingGet, RequestId};
 use super::{HOST_PROTOCOL_VERSION, MIN_TARGET_PROTOCOL_VERSION};
 use crate::params::BridgeParams;
@@ -39,8 +39,8 @@ impl Default for ManagerConfig {
 /// Where a frame goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dest {
-    /// One link.
-    Link(LinkId),
+    /// One route: a link of the RT thread or the switch.
+    Link(Via),
     /// Every link.
     All,
 }
@@ -218,7 +218,7 @@ pub struct NetworkManager {
     config: ManagerConfig,
     policy: NodesPolicy,
     nodes: BTreeMap<u16, Node>,
-    links: Vec<LinkId>,
+    links: Vec<Via>,
     outgoing: VecDeque<Outgoing>,
     events: VecDeque<NetworkEvent>,
     pending: Vec<PendingGet>,
@@ -259,7 +259,7 @@ impl NetworkManager {
     // ---- inputs ----------------------------------------------------------------------------
 
     /// A link came up: discover at once.
-    pub fn on_link_up(&mut self, link: LinkId, now: Instant) {
+    pub fn on_link_up(&mut self, link: Via, now: Instant) {
         if !self.links.contains(&link) {
             self.links.push(link);
         }
@@ -273,7 +273,7 @@ impl NetworkManager {
     }
 
     /// A link was lost: its nodes are disconnected.
-    pub fn on_link_down(&mut self, link: LinkId, _now: Instant) {
+    pub fn on_link_down(&mut self, link: Via, _now: Instant) {
         self.links.retain(|l| *l != link);
         let lost: Vec<u16> = self
             .nodes
@@ -287,7 +287,7 @@ impl NetworkManager {
     }
 
     /// A frame arrived from `link` at `now` (RT receive time `stamp_ns`).
-    pub fn on_frame(&mut self, link: LinkId, frame: &Frame<'_>, stamp_ns: u64, now: Instant) {
+    pub fn on_frame(&mut self, link: Via, frame: &Frame<'_>, stamp_ns: u64, now: Instant) {
         let Ok(msg) = frame.message() else { return };
         let source = frame.source;
         // Host→node commands (from other hosts on the network, e.g. switch clients) and
@@ -595,7 +595,7 @@ impl NetworkManager {
         }
     }
 
-    fn heard(&mut self, link: LinkId, source: u16, now: Instant) {
+    fn heard(&mut self, link: Via, source: u16, now: Instant) {
         if let Some(n) = self.nodes.get_mut(&source) {
             n.last_seen = now;
             n.link = link;
@@ -606,7 +606,7 @@ impl NetworkManager {
         }
     }
 
-    fn ensure_node(&mut self, link: LinkId, id: u16, version: u16, now: Instant) -> &mut Node {
+    fn ensure_node(&mut self, link: Via, id: u16, version: u16, now: Instant) -> &mut Node {
         if !self.nodes.contains_key(&id) {
             self.events.push_back(NetworkEvent::NodeDiscovered {
                 id,
@@ -618,7 +618,7 @@ impl NetworkManager {
             .or_insert_with(|| Node::new(id, link, version, now))
     }
 
-    fn on_node_present(&mut self, link: LinkId, id: u16, version: u16, now: Instant) {
+    fn on_node_present(&mut self, link: Via, id: u16, version: u16, now: Instant) {
         let max = self.config.max_protocol_version;
         if !self.nodes.contains_key(&id) && !(MIN_TARGET_PROTOCOL_VERSION..=max).contains(&version)
         {

@@ -13,7 +13,7 @@ mod requests;
 
 pub use assembler::DescriptionAssembler;
 pub use manager::{Command, Dest, ManagerConfig, NetError, NetworkEvent, NetworkManager, Outgoing};
-pub use node::{IgnoreReason, LinkId, LoadedScript, Node, NodeState};
+pub use node::{IgnoreReason, LoadedScript, Node, NodeState, Via};
 pub use requests::RequestId;
 
 /// Protocol version this host announces.

@@ -2,14 +2,18 @@
 //! their read-back, the refresh until a stop is confirmed, and the link-back stop.
 
 use super::*;
+use msgs::handoff::RobotId;
 
 const TARGETS: u16 = 140;
 
 fn configure_direct(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
     let mut config = RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false);
     config.motor_targets = Some(TARGETS);
-    nrt.nrt_push_command(RtCommand::ConfigureRobot { robot: 0, config })
-        .unwrap();
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config,
+    })
+    .unwrap();
     rt.cycle(now);
 }
 
@@ -26,7 +30,7 @@ fn variables(values: [i16; 2]) -> Vec<u8> {
 
 fn go(nrt: &mut NrtEnds, linear: f64) {
     nrt.nrt_set_cmd_vel(
-        0,
+        RobotId(0),
         Twist2 {
             linear,
             angular: 0.0,
@@ -115,7 +119,7 @@ fn after_a_link_loss_zero_speed_goes_out_first_when_a_link_is_back() {
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![293, 293])]);
     drop(peer);
     rt.cycle(20 * MS);
-    assert!(events(&mut nrt).contains(&RtEvent::RobotStale { robot: 0 }));
+    assert!(events(&mut nrt).contains(&RtEvent::RobotStale { robot: RobotId(0) }));
     let _ = port.nrt_take_returned().unwrap();
     let mut back = attach(&mut rt, &mut port, &mut nrt, 0);
     rt.cycle(30 * MS);

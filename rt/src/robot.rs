@@ -5,8 +5,8 @@ use crate::mapping::map_twist;
 use crate::odometry::{Integrator, OdomInput};
 use crate::rosrt::RobotView;
 use msgs::handoff::{
-    LinkId, OdomSample, Pose2, RobotCalibration, RobotConfig, RobotId, RtLiveParams, SpeedOutput,
-    Twist2,
+    LinkId, OdomSample, Pose2, ProximitySample, RobotCalibration, RobotConfig, RobotId,
+    RtLiveParams, SpeedOutput, Twist2,
 };
 use msgs::wire::{Message, Words, MAX_FRAME};
 
@@ -39,6 +39,8 @@ pub struct Robot {
     last_send_ns: u64,
     proximity: [i16; 7],
     proximity_t: Option<u64>,
+    /// Link of a proximity event not yet handed to NRT ([`Robot::take_proximity`]).
+    proximity_unsent: Option<LinkId>,
     stale: bool,
     /// A zero speed was written and the robot's targets were not yet read back as zero.
     zero_unconfirmed: bool,
@@ -69,6 +71,7 @@ impl Robot {
             last_send_ns: 0,
             proximity: [0; 7],
             proximity_t: None,
+            proximity_unsent: None,
             stale: false,
             zero_unconfirmed: false,
             zero_refreshes: 0,
@@ -210,6 +213,8 @@ impl Robot {
         if cfg.proximity_event == Some(id) && args.len() >= 7 {
             args.copy_to(&mut self.proximity);
             self.proximity_t = Some(t_ns);
+            // NRT gets the reading only when the event has the script's size (7 words).
+            self.proximity_unsent = (args.len() == 7).then_some(link);
             return None;
         }
         if cfg.odometry_event != Some(id) || args.len() < 2 {
@@ -241,6 +246,19 @@ impl Robot {
         self.seq = self.seq.wrapping_add(1);
         self.last_odom = Some(sample);
         Some(sample)
+    }
+
+    /// The proximity reading of the last `proximity` event, once, for NRT (which then has no
+    /// event to decode).
+    pub fn take_proximity(&mut self) -> Option<ProximitySample> {
+        let link = self.proximity_unsent.take()?;
+        Some(ProximitySample {
+            robot: self.id,
+            node: self.config?.node,
+            link,
+            t_ns: self.proximity_t?,
+            values: self.proximity,
+        })
     }
 
     /// Reads the set-point from the live parameters and applies the watchdog (`watchdog_ns`

@@ -42,6 +42,6 @@ pub use stats::{
     LatencySummary, LinkTotals, RingDrops, RtStats, SchedulerMode, SetupStatus, SetupSummary,
 };
 pub use values::{
-    LinkDownReason, LinkKind, OdomSample, ParamError, Pose2, Quadratic, RobotCalibration,
-    RobotConfig, SpeedOutput, Twist2,
+    LinkDownReason, LinkKind, OdomSample, ParamError, Pose2, ProximitySample, Quadratic,
+    RobotCalibration, RobotConfig, SpeedOutput, Twist2,
 };

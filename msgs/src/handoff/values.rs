@@ -115,6 +115,22 @@ pub struct Twist2 {
     pub angular: f64,
 }
 
+/// One reading of a robot's horizontal proximity sensors (its script's `proximity` event, 7
+/// words), decoded by the RT thread and handed to NRT as is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProximitySample {
+    /// Robot slot.
+    pub robot: RobotId,
+    /// Node id.
+    pub node: u16,
+    /// Link the event arrived on.
+    pub link: LinkId,
+    /// RT receive time (CLOCK_MONOTONIC ns).
+    pub t_ns: u64,
+    /// `prox.horizontal`: front left to front right, then rear left, rear right.
+    pub values: [i16; 7],
+}
+
 /// One odometry update of a robot (interface reference §3.5).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OdomSample {

@@ -92,6 +92,44 @@ fn proximity_is_kept_for_controllers() {
 }
 
 #[test]
+fn proximity_events_are_handed_to_nrt_decoded_once() {
+    let (mut r, mut p) = robot();
+    assert_eq!(r.take_proximity(), None);
+    let prox = words(&[1, 2, 3, 4, 5, 6, 7]);
+    r.on_user_event(
+        LinkId(2),
+        77,
+        5,
+        PROX,
+        Words::from_le_bytes(&prox),
+        &mut p.rt,
+    );
+    assert_eq!(
+        r.take_proximity(),
+        Some(ProximitySample {
+            robot: RobotId(1),
+            node: 5,
+            link: LinkId(2),
+            t_ns: 77,
+            values: [1, 2, 3, 4, 5, 6, 7],
+        })
+    );
+    assert_eq!(r.take_proximity(), None, "handed over once");
+    // Not the script's size: the RT controllers may use it, NRT gets nothing (as before, when
+    // NRT decoded the event itself and refused the size).
+    let long = words(&[1, 2, 3, 4, 5, 6, 7, 8]);
+    r.on_user_event(
+        LinkId(2),
+        78,
+        5,
+        PROX,
+        Words::from_le_bytes(&long),
+        &mut p.rt,
+    );
+    assert_eq!(r.take_proximity(), None);
+}
+
+#[test]
 fn set_points_are_taken_once_and_the_watchdog_stops_once() {
     let (mut r, mut p) = robot();
     assert_eq!(r.poll_set_point(&mut p.rt, 0, 500), CmdUpdate::None);

@@ -384,6 +384,11 @@ impl RtLoop {
                         stats.drops.events += 1;
                     }
                 }
+                if let Some(p) = r.take_proximity() {
+                    if !ends.rt_push_event(RtEvent::Proximity(p)) {
+                        stats.drops.events += 1;
+                    }
+                }
             }
         });
     }

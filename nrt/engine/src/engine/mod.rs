@@ -23,8 +23,8 @@ use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
 use crate::thymio::params::DriverParams;
 use msgs::handoff::{
-    LinkId, LinkKind, LinkTarget, NrtEnds, OdomSample, RobotConfig, RobotId, RtCommand, RtEvent,
-    RtStats, SetupSummary, Twist2,
+    LinkId, LinkKind, LinkTarget, NrtEnds, OdomSample, ProximitySample, RobotConfig, RobotId,
+    RtCommand, RtEvent, RtStats, SetupSummary, Twist2,
 };
 use msgs::wire::Frame;
 use std::collections::{BTreeMap, VecDeque};
@@ -96,6 +96,13 @@ pub enum EngineEvent {
         node: u16,
         /// The sample.
         sample: OdomSample,
+    },
+    /// New proximity readings of a robot (decoded by the RT thread).
+    Proximity {
+        /// Node id.
+        node: u16,
+        /// The readings.
+        sample: ProximitySample,
     },
     /// A robot's link went down: its state is stale.
     RobotStale {
@@ -622,6 +629,12 @@ impl Engine {
                             .push_back(EngineEvent::Odometry { node, sample });
                     }
                 }
+                RtEvent::Proximity(sample) => {
+                    if let Some(node) = self.robots.node_of(sample.robot) {
+                        self.events
+                            .push_back(EngineEvent::Proximity { node, sample });
+                    }
+                }
                 RtEvent::RobotStale { robot } => {
                     if let Some(node) = self.robots.node_of(robot) {
                         self.events.push_back(EngineEvent::RobotStale { node });
@@ -999,6 +1012,8 @@ impl Engine {
         config.link = link;
         self.robots.set_link(id, link);
         config.proximity_event = event("proximity");
+        self.robots
+            .set_rt_events(id, [config.odometry_event, config.proximity_event]);
         config.motor_targets = motor_targets(node);
         self.ends
             .nrt_push_command(RtCommand::ConfigureRobot { robot, config })

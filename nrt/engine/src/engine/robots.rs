@@ -16,6 +16,16 @@ pub struct RobotSlot {
     pub calibration: Calibration,
     /// The link the RT thread was told to write to (`None`: any, for a node behind the switch).
     pub link: Option<LinkId>,
+    /// Ids of the script events the RT thread decodes and hands over typed (odometry,
+    /// proximity): NRT does not decode them again.
+    pub rt_events: [Option<u16>; 2],
+}
+
+impl RobotSlot {
+    /// Whether script event `event` of this robot is decoded by the RT thread.
+    pub fn decoded_by_rt(&self, event: u16) -> bool {
+        self.rt_events.contains(&Some(event))
+    }
 }
 
 /// Allocation of RT robot ids to nodes.
@@ -60,6 +70,7 @@ impl Robots {
                 node,
                 calibration,
                 link: None,
+                rt_events: [None; 2],
             },
         );
         self.by_node.get(&node)
@@ -69,6 +80,13 @@ impl Robots {
     pub fn set_link(&mut self, node: u16, link: Option<LinkId>) {
         if let Some(s) = self.by_node.get_mut(&node) {
             s.link = link;
+        }
+    }
+
+    /// Records which script events of node `node` the RT thread decodes.
+    pub fn set_rt_events(&mut self, node: u16, events: [Option<u16>; 2]) {
+        if let Some(s) = self.by_node.get_mut(&node) {
+            s.rt_events = events;
         }
     }
 

@@ -252,6 +252,26 @@ fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     robot
 }
 
+#[test]
+fn rt_decoded_proximity_reaches_nrt_typed_and_is_marked_rt_owned() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    let slot = e.robots().of_node(3).unwrap();
+    // the script of driven_robot has odometry (id 0) but no proximity event
+    assert!(slot.decoded_by_rt(0) && !slot.decoded_by_rt(1));
+    let sample = msgs::handoff::ProximitySample {
+        robot,
+        node: 3,
+        link: LinkId(0),
+        t_ns: 9,
+        values: [7; 7],
+    };
+    assert!(rt.rt_push_event(RtEvent::Proximity(sample)));
+    e.poll(Instant::now());
+    assert!(std::iter::from_fn(|| e.next_event())
+        .any(|ev| matches!(ev, EngineEvent::Proximity { node: 3, sample: s } if s == sample)));
+}
+
 /// Link 0 ends (EOF).
 fn link_down(rt: &mut RtEnds) {
     assert!(rt.rt_push_event(RtEvent::LinkDown {

@@ -5,7 +5,9 @@
 #[path = "quick.rs"]
 mod quick;
 use criterion::{criterion_group, criterion_main, Criterion};
-use msgs::handoff::{channels, ChannelConfig, NrtEnds, RobotConfig, RobotId, RtCommand, Twist2};
+use msgs::handoff::{
+    channels, ChannelConfig, NodeId, NrtEnds, RobotConfig, RobotId, RtCommand, Twist2,
+};
 use msgs::wire::{Message, Words, MAX_FRAME};
 use rt::clock::monotonic_ns;
 use rt::handoff::{link_port, NrtLinkPort};
@@ -76,7 +78,7 @@ impl Bench {
             min_speed_interval: Duration::ZERO,
             ..Default::default()
         };
-        let mut config = RobotConfig::script(NODE, 2, 1, false);
+        let mut config = RobotConfig::script(NodeId(NODE), 2, 1, false);
         config.proximity_event = Some(9);
         nrt.nrt_push_command(RtCommand::ConfigureRobot {
             robot: RobotId(0),

@@ -242,7 +242,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{LinkId, LinkTotals, Pose2, RobotId, Twist2};
+    use msgs::handoff::{LinkId, LinkTotals, NodeId, Pose2, RobotId, Twist2};
 
     fn stats() -> RtStats {
         RtStats {
@@ -309,7 +309,7 @@ mod tests {
     fn json_has_every_required_field() {
         let odom = OdomSample {
             robot: RobotId(0),
-            node: 1,
+            node: NodeId(1),
             link: LinkId(0),
             seq: 49,
             t_ns: 0,

@@ -5,7 +5,7 @@ use crate::mapping::map_twist;
 use crate::odometry::{Integrator, OdomInput};
 use crate::rosrt::RobotView;
 use msgs::handoff::{
-    LinkId, OdomSample, Pose2, ProximitySample, RobotCalibration, RobotConfig, RobotId,
+    LinkId, NodeId, OdomSample, Pose2, ProximitySample, RobotCalibration, RobotConfig, RobotId,
     RtLiveParams, SpeedOutput, Twist2,
 };
 use msgs::wire::{Message, Words, MAX_FRAME};
@@ -142,7 +142,7 @@ impl Robot {
         let Some(cfg) = self.config else {
             return false;
         };
-        if source != cfg.node
+        if NodeId(source) != cfg.node
             || cfg.link.is_some_and(|l| l != link)
             || cfg.motor_targets != Some(start)
             || values.len() < 2
@@ -175,7 +175,7 @@ impl Robot {
     ) -> Option<usize> {
         let cfg = self.config?;
         Message::SetVariables {
-            dest: cfg.node,
+            dest: cfg.node.0,
             start: cfg.motor_targets?,
             values: Words::from_slice(&targets),
         }
@@ -187,7 +187,7 @@ impl Robot {
     pub fn readback_frame(&self, source: u16, out: &mut [u8; MAX_FRAME]) -> Option<usize> {
         let cfg = self.config?;
         Message::GetVariables {
-            dest: cfg.node,
+            dest: cfg.node.0,
             start: cfg.motor_targets?,
             length: 2,
         }
@@ -206,7 +206,7 @@ impl Robot {
         params: &mut RtLiveParams,
     ) -> Option<OdomSample> {
         let cfg = self.config?;
-        if source != cfg.node || cfg.link.is_some_and(|l| l != link) {
+        if NodeId(source) != cfg.node || cfg.link.is_some_and(|l| l != link) {
             return None;
         }
         self.learned_link = Some(link);
@@ -297,7 +297,7 @@ impl Robot {
     pub fn view(&self, now_ns: u64, link_up: bool) -> RobotView {
         RobotView {
             robot: self.id,
-            node: self.config.map_or(0, |c| c.node),
+            node: self.config.map_or(NodeId(0), |c| c.node),
             now_ns,
             pose: self.odom.pose(),
             twist: self.last_odom.map(|o| o.twist).unwrap_or_default(),
@@ -386,14 +386,14 @@ impl Robot {
         out: &mut [u8; MAX_FRAME],
     ) -> Option<usize> {
         let cfg = self.config?;
-        let with_node = [cfg.node as i16, targets[0], targets[1]];
+        let with_node = [cfg.node.0 as i16, targets[0], targets[1]];
         let msg = match cfg.speed {
             SpeedOutput::Event { id, node_prefix } => Message::UserEvent {
                 id,
                 args: Words::from_slice(if node_prefix { &with_node } else { &targets }),
             },
             SpeedOutput::Variables { address } => Message::SetVariables {
-                dest: cfg.node,
+                dest: cfg.node.0,
                 start: address,
                 values: Words::from_slice(&targets),
             },

@@ -2,8 +2,8 @@
 //! on a pseudo-terminal whose far end goes away, and a TCP peer that closes and comes back.
 
 use msgs::handoff::{
-    channels, ChannelConfig, LinkDownReason, LinkId, NrtEnds, RobotConfig, RobotId, RtCommand,
-    RtEvent,
+    channels, ChannelConfig, LinkDownReason, LinkId, NodeId, NrtEnds, RobotConfig, RobotId,
+    RtCommand, RtEvent,
 };
 use msgs::wire::{encode_user_event, MAX_FRAME};
 use rt::handoff::link_port;
@@ -77,7 +77,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
     drop(pty.slave);
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(0),
-        config: RobotConfig::script(1, 2, 1, false),
+        config: RobotConfig::script(NodeId(1), 2, 1, false),
     })
     .unwrap();
     // The "robot" writes odometry on the pty master until a sample comes out.

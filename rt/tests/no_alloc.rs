@@ -5,8 +5,8 @@
 //! faults on the RT thread (counting global allocator; getrusage(RUSAGE_THREAD)).
 
 use msgs::handoff::{
-    channels, ChannelConfig, ExitReason, LinkId, LinkTarget, RobotConfig, RobotId, RtCommand,
-    RtEvent, Twist2,
+    channels, ChannelConfig, ExitReason, LinkId, LinkTarget, NodeId, RobotConfig, RobotId,
+    RtCommand, RtEvent, Twist2,
 };
 use msgs::handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
 use msgs::reassembler::Reassembler;
@@ -130,7 +130,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let (rt_port, mut port) = link_port();
     let (ours, theirs) = PipeLink::pair(1 << 16);
     port.nrt_offer(0, Box::new(ours)).unwrap();
-    let mut config = RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false);
+    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
     config.motor_targets = Some(MOTOR_TARGETS);
     nrt.nrt_push_command(RtCommand::ConfigureRobot {

@@ -8,8 +8,8 @@ mod common;
 
 use common::{free_port, load_driver_script, playground, until, TempDir};
 use msgs::handoff::{
-    channels, ChannelConfig, ExitReason, LinkTarget, NrtEnds, OdomSample, RobotConfig, RobotId,
-    RtCommand, RtEvent, Twist2,
+    channels, ChannelConfig, ExitReason, LinkTarget, NodeId, NrtEnds, OdomSample, RobotConfig,
+    RobotId, RtCommand, RtEvent, Twist2,
 };
 use msgs::wire::kind;
 use rt::handoff::link_port;
@@ -121,7 +121,7 @@ fn drive(
         }
         nrt.node_present
     });
-    let mut config = RobotConfig::script(node, ODOMETRY, SET_SPEED, false);
+    let mut config = RobotConfig::script(NodeId(node), ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
     nrt.ends
         .nrt_push_command(RtCommand::ConfigureRobot {

@@ -2,7 +2,7 @@
 //! (Its own test binary: the signal handlers are process-wide.)
 
 use msgs::handoff::{
-    channels, ChannelConfig, ExitReason, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
+    channels, ChannelConfig, ExitReason, NodeId, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
 };
 use msgs::reassembler::Reassembler;
 use rt::handoff::link_port;
@@ -43,7 +43,7 @@ fn sigterm_sends_zero_speed_then_stops() {
     port.nrt_offer(0, Box::new(ours)).unwrap();
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(0),
-        config: RobotConfig::script(1, 2, 1, false),
+        config: RobotConfig::script(NodeId(1), 2, 1, false),
     })
     .unwrap();
     nrt.nrt_set_cmd_vel(

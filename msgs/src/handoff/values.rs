@@ -1,7 +1,7 @@
 //! Values that cross between the RT and NRT domains: link facts, robot mapping, poses,
 //! odometry samples and calibration (all `Copy`).
 
-use super::ids::{LinkId, RobotId};
+use super::ids::{LinkId, NodeId, RobotId};
 /// Transport of a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LinkKind {
@@ -62,7 +62,7 @@ pub struct RobotConfig {
     /// Link of the node; `None`: the link the node was last heard on (all links until then).
     pub link: Option<LinkId>,
     /// Aseba node id.
-    pub node: u16,
+    pub node: NodeId,
     /// Event id of the script's `odometry` event (`[left, right]` or `[left, right, ticks]`).
     pub odometry_event: Option<u16>,
     /// Event id of the script's `proximity` event (7 horizontal sensors), for RT controllers.
@@ -79,7 +79,12 @@ pub struct RobotConfig {
 
 impl RobotConfig {
     /// A robot running the driver script: odometry and `set_speed` events of that script.
-    pub fn script(node: u16, odometry_event: u16, set_speed_event: u16, node_prefix: bool) -> Self {
+    pub fn script(
+        node: NodeId,
+        odometry_event: u16,
+        set_speed_event: u16,
+        node_prefix: bool,
+    ) -> Self {
         RobotConfig {
             link: None,
             node,
@@ -122,7 +127,7 @@ pub struct ProximitySample {
     /// Robot slot.
     pub robot: RobotId,
     /// Node id.
-    pub node: u16,
+    pub node: NodeId,
     /// Link the event arrived on.
     pub link: LinkId,
     /// RT receive time (CLOCK_MONOTONIC ns).
@@ -137,7 +142,7 @@ pub struct OdomSample {
     /// Robot slot.
     pub robot: RobotId,
     /// Node id.
-    pub node: u16,
+    pub node: NodeId,
     /// Link the event arrived on.
     pub link: LinkId,
     /// Counter of samples of this robot (restarts at 0 after a reset).

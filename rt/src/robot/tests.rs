@@ -24,7 +24,7 @@ fn robot() -> (Robot, Params) {
     )
     .unwrap();
     let mut r = Robot::new(RobotId(1));
-    let mut cfg = RobotConfig::script(5, ODO, SET_SPEED, false);
+    let mut cfg = RobotConfig::script(NodeId(5), ODO, SET_SPEED, false);
     cfg.proximity_event = Some(PROX);
     r.configure(cfg);
     (r, Params { rt, nrt })
@@ -56,7 +56,7 @@ fn odometry_events_of_its_node_integrate_and_learn_the_link() {
         .unwrap();
     assert_eq!(
         (s.robot, s.node, s.link, s.seq, s.robot_ticks),
-        (RobotId(1), 5, LinkId(3), 0, Some(20))
+        (RobotId(1), NodeId(5), LinkId(3), 0, Some(20))
     );
     assert!((s.pose.x - 0.1).abs() < 1e-12 && (s.dt - 0.1).abs() < 1e-12);
     assert!((s.twist.linear - 1.0).abs() < 1e-12);
@@ -87,7 +87,7 @@ fn proximity_is_kept_for_controllers() {
     let v = r.view(100, true);
     assert_eq!(
         (v.proximity, v.proximity_t_ns, v.node),
-        ([1, 2, 3, 4, 5, 6, 7], Some(77), 5)
+        ([1, 2, 3, 4, 5, 6, 7], Some(77), NodeId(5))
     );
 }
 
@@ -108,7 +108,7 @@ fn proximity_events_are_handed_to_nrt_decoded_once() {
         r.take_proximity(),
         Some(ProximitySample {
             robot: RobotId(1),
-            node: 5,
+            node: NodeId(5),
             link: LinkId(2),
             t_ns: 77,
             values: [1, 2, 3, 4, 5, 6, 7],
@@ -234,7 +234,7 @@ fn speed_frames_carry_both_wheels_in_one_message() {
     let n = r.speed_frame(0, [100, -100], &mut out).unwrap();
     assert_eq!(&out[..n], &[6, 0, 0, 0, 1, 0, 5, 0, 100, 0, 0x9C, 0xFF]);
     cfg.speed = SpeedOutput::Variables { address: 86 };
-    cfg.node = 1;
+    cfg.node = NodeId(1);
     r.configure(cfg);
     let n = r.speed_frame(0, [100, 100], &mut out).unwrap();
     // aseba.md §1.8: SET_VARIABLES dest 1, start 86, [100, 100]

@@ -114,13 +114,13 @@ impl Controller for ObstacleStop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::Pose2;
     use msgs::handoff::{latest, publisher};
+    use msgs::handoff::{NodeId, Pose2};
 
     fn view(prox: [i16; 7], t: Option<u64>, now: u64) -> RobotView {
         RobotView {
             robot: RobotId(3),
-            node: 1,
+            node: NodeId(1),
             now_ns: now,
             pose: Pose2::default(),
             twist: Twist2::default(),

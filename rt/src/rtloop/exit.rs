@@ -9,7 +9,7 @@ use crate::clock::{monotonic_ns, sleep_until};
 use crate::handoff::LinkReturn;
 use crate::robot::Robot;
 use crate::signals;
-use msgs::handoff::{ExitReason, LinkDownReason, RobotId, RtEvent, RtStats, SetupSummary};
+use msgs::handoff::{ExitReason, LinkDownReason, NodeId, RobotId, RtEvent, RtStats, SetupSummary};
 
 /// Interval between two read-backs of a robot's motor targets while the exit waits.
 const READBACK_INTERVAL_NS: u64 = 20_000_000;
@@ -20,7 +20,7 @@ pub struct StopOutcome {
     /// RT robot slot.
     pub robot: RobotId,
     /// Its node id.
-    pub node: u16,
+    pub node: NodeId,
     /// `Some(true)`: its motor targets were read back as zero; `Some(false)`: not within the
     /// exit bound; `None`: they cannot be read (no `motor.left.target` address).
     pub confirmed: Option<bool>,

@@ -1,7 +1,9 @@
 use super::*;
 use crate::handoff::{link_port, NrtLinkPort};
 use crate::link::{Link, PipeLink};
-use msgs::handoff::{channels, ChannelConfig, NrtEnds, Pose2, RobotConfig, RobotId, Twist2};
+use msgs::handoff::{
+    channels, ChannelConfig, NodeId, NrtEnds, Pose2, RobotConfig, RobotId, Twist2,
+};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message};
 
@@ -79,7 +81,7 @@ fn attach(rt: &mut RtLoop, port: &mut NrtLinkPort, nrt: &mut NrtEnds, target: u1
 fn configure(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(0),
-        config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false),
+        config: RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false),
     })
     .unwrap();
     rt.cycle(now);
@@ -250,7 +252,7 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
     port.nrt_offer(0, Box::new(ours)).unwrap();
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(1),
-        config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false),
+        config: RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false),
     })
     .unwrap();
     nrt.nrt_set_cmd_vel(
@@ -298,7 +300,7 @@ fn run_stops_when_nrt_goes_away_and_stops_the_robots() {
     let mut nrt = nrt;
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(0),
-        config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, true),
+        config: RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, true),
     })
     .unwrap();
     nrt.nrt_set_cmd_vel(

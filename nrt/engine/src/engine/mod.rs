@@ -23,8 +23,8 @@ use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
 use crate::thymio::params::DriverParams;
 use msgs::handoff::{
-    LinkId, LinkKind, LinkTarget, NrtEnds, OdomSample, ProximitySample, RobotConfig, RobotId,
-    RtCommand, RtEvent, RtStats, SetupSummary, Twist2,
+    LinkId, LinkKind, LinkTarget, NodeId, NrtEnds, OdomSample, ProximitySample, RobotConfig,
+    RobotId, RtCommand, RtEvent, RtStats, SetupSummary, Twist2,
 };
 use msgs::wire::Frame;
 use std::collections::{BTreeMap, VecDeque};
@@ -1008,7 +1008,7 @@ impl Engine {
             .nrt_params()
             .nrt_set_calibration(robot, rt_calibration(&cal))
             .map_err(|e| EngineError::Param(format!("calibration of node {id}: {e}")))?;
-        let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
+        let mut config = RobotConfig::script(NodeId(id), odometry, set_speed, include_id);
         config.link = link;
         self.robots.set_link(id, link);
         config.proximity_event = event("proximity");

@@ -261,7 +261,7 @@ fn rt_decoded_proximity_reaches_nrt_typed_and_is_marked_rt_owned() {
     assert!(slot.decoded_by_rt(0) && !slot.decoded_by_rt(1));
     let sample = msgs::handoff::ProximitySample {
         robot,
-        node: 3,
+        node: NodeId(3),
         link: LinkId(0),
         t_ns: 9,
         values: [7; 7],

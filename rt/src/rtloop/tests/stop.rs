@@ -2,12 +2,12 @@
 //! their read-back, the refresh until a stop is confirmed, and the link-back stop.
 
 use super::*;
-use msgs::handoff::RobotId;
+use msgs::handoff::{NodeId, RobotId};
 
 const TARGETS: u16 = 140;
 
 fn configure_direct(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
-    let mut config = RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false);
+    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
     config.motor_targets = Some(TARGETS);
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(0),

@@ -1,5 +1,17 @@
-//! Fixed-size messages exchanged between the RT and NRT domains (all `Copy`), the rings that
-//! carry them, and the live parameters (atomics) that the NRT side writes and the RT side reads.
+//! The RT ↔ NRT handoff: fixed-size messages exchanged between the RT and NRT domains (all
+//! `Copy`), the rings that carry them, and the latest-value cells through which the NRT side
+//! sets what the RT thread reads every cycle.
+//!
+//! One file per job: ids (`LinkId`, `RobotId`, `NodeId`, where a frame goes), values (link
+//! facts, robot mapping, poses, odometry and proximity samples, calibration), stats, events and
+//! commands, the latest-value cell and the live parameters built on it, the ring framing, the
+//! publisher and service ring pairs, and the doorbell.
+//!
+//! **Halves.** Every constructor that makes both halves of something returns `(rt, nrt)`:
+//! [`channels`], [`latest`], [`live_params`], [`publisher`], [`service`] (and `rt::handoff::
+//! link_port`). Every method says which side may call it, as realtime_tools' `readFromRT` /
+//! `writeFromNonRT` do: `rt_*` on the RT half (never blocks, never allocates), `nrt_*` on the
+//! NRT half. Each constructor's documentation has an example.
 //!
 //! [`channels`] builds the whole bundle once (the only allocation) and returns the two halves:
 //! [`RtEnds`] for the RT thread (crate `rt`) and [`NrtEnds`] for the NRT side (network manager,
@@ -10,7 +22,7 @@
 //! |---|---|---|
 //! | RT → NRT byte ring | every received frame: `(link, t_ns, raw bytes)` | FIFO, drop + count when full |
 //! | NRT → RT byte ring | frames to write to one link or to all links | FIFO, `Err(Full)` when full |
-//! | RT → NRT [`RtEvent`] ring | link up/down, odometry, watchdog stops, stats | FIFO, drop + count when full |
+//! | RT → NRT [`RtEvent`] ring | link up/down, odometry, proximity, watchdog stops, stats | FIFO, drop + count when full |
 //! | NRT → RT [`RtCommand`] ring | robot mapping, odometry reset, link close, shutdown | FIFO, `Err(Full)` when full |
 //! | [`RtLiveParams`] / [`NrtLiveParams`] ([`latest`] cells) | cmd_vel set-points, calibration, limits, watchdog | latest value wins |
 //!

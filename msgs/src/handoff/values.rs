@@ -27,7 +27,7 @@ pub enum LinkDownReason {
         /// OS error number, 0 if none.
         errno: i32,
     },
-    /// The NRT side asked to close it ([`RtCommand::CloseLink`]).
+    /// The NRT side asked to close it ([`super::RtCommand::CloseLink`]).
     Requested,
     /// The RT thread had no free slot for it.
     NoSlot,

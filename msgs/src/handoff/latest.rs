@@ -7,7 +7,8 @@
 
 #![allow(unsafe_code)]
 
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
@@ -26,17 +27,23 @@ struct Shared<T> {
 // AcqRel ordering publishes the writer's stores before the reader can own that slot.
 unsafe impl<T: Send> Sync for Shared<T> {}
 
-/// RT half: reads the latest value, wait-free and without allocating.
+/// Makes a half `Send` but not `Sync`: each half belongs to one thread at a time.
+type NotSync = PhantomData<Cell<()>>;
+
+/// RT half: reads the latest value, wait-free and without allocating (`Send`, not `Sync`).
 pub struct RtLatest<T> {
     shared: Arc<Shared<T>>,
     r: u8,
+    _not_sync: NotSync,
 }
 
-/// NRT half: stores values (e.g. from a ROS subscription callback) and remembers the last one.
+/// NRT half: stores values (e.g. from a ROS subscription callback) and remembers the last one
+/// (`Send`, not `Sync`).
 pub struct NrtLatest<T> {
     shared: Arc<Shared<T>>,
     w: u8,
     last: T,
+    _not_sync: NotSync,
 }
 
 impl<T> std::fmt::Debug for RtLatest<T> {
@@ -78,11 +85,13 @@ pub fn latest<T: Copy + Send>(initial: T) -> (RtLatest<T>, NrtLatest<T>) {
         RtLatest {
             shared: shared.clone(),
             r: 2,
+            _not_sync: PhantomData,
         },
         NrtLatest {
             shared,
             w: 0,
             last: initial,
+            _not_sync: PhantomData,
         },
     )
 }

@@ -5,10 +5,12 @@
 #[path = "quick.rs"]
 mod quick;
 use criterion::{criterion_group, criterion_main, Criterion};
-use msgs::rtmsg::{channels, ChannelConfig, NrtEnds, RobotConfig, RtCommand, Twist2};
+use msgs::handoff::{
+    channels, ChannelConfig, NodeId, NrtEnds, RobotConfig, RobotId, RtCommand, Twist2,
+};
 use msgs::wire::{Message, Words, MAX_FRAME};
 use rt::clock::monotonic_ns;
-use rt::handoff::{link_port, LinkPort};
+use rt::handoff::{link_port, NrtLinkPort};
 use rt::link::{Link, PipeLink};
 use rt::rtloop::{RtConfig, RtLoop};
 use rt::sched::RtSetup;
@@ -60,26 +62,29 @@ struct Bench {
     rt: RtLoop,
     nrt: NrtEnds,
     peer: PipeLink,
-    _port: LinkPort,
+    _port: NrtLinkPort,
     sink: [u8; 4096],
 }
 
 impl Bench {
     fn new() -> Self {
         let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
-        let (mut port, rt_port) = link_port();
+        let (rt_port, mut port) = link_port();
         let (ours, peer) = PipeLink::pair(1 << 16);
-        port.offer(0, Box::new(ours)).unwrap();
+        port.nrt_offer(0, Box::new(ours)).unwrap();
         let cfg = RtConfig {
             setup: RtSetup::unprivileged(),
             stats_period: Duration::from_secs(3600),
             min_speed_interval: Duration::ZERO,
             ..Default::default()
         };
-        let mut config = RobotConfig::script(NODE, 2, 1, false);
+        let mut config = RobotConfig::script(NodeId(NODE), 2, 1, false);
         config.proximity_event = Some(9);
-        nrt.send_command(RtCommand::ConfigureRobot { robot: 0, config })
-            .unwrap();
+        nrt.nrt_push_command(RtCommand::ConfigureRobot {
+            robot: RobotId(0),
+            config,
+        })
+        .unwrap();
         let mut rt = RtLoop::new(cfg, rt_ends, rt_port, Vec::new());
         rt.cycle(monotonic_ns());
         Bench {
@@ -99,8 +104,8 @@ impl Bench {
             let t = Instant::now();
             self.rt.cycle(monotonic_ns());
             total += t.elapsed();
-            self.nrt.drain_frames(|_| {});
-            while self.nrt.poll_event().is_some() {}
+            self.nrt.nrt_drain_frames(|_| {});
+            while self.nrt.nrt_pop_event().is_some() {}
             while self.peer.read(&mut self.sink).unwrap_or(0) > 0 {}
         }
         total
@@ -141,8 +146,8 @@ fn cycle(c: &mut Criterion) {
             b.run(n, |b, i| {
                 let v = 0.01 * (i % 20) as f64;
                 b.nrt
-                    .set_cmd_vel(
-                        0,
+                    .nrt_set_cmd_vel(
+                        RobotId(0),
                         Twist2 {
                             linear: v,
                             angular: 0.5,

@@ -1,13 +1,14 @@
 //! Hops between the RT and NRT sides: the frame rings (same thread, and across threads as a
 //! ping-pong whose half round trip is reported; waiting sides yield, so on a loaded machine the
-//! figure includes scheduling), the cmd_vel seqlock, the triple-buffer
-//! subscriber and the service ring pair.
+//! figure includes scheduling), the cmd_vel live parameter and the
+//! latest-value cell (triple buffer) under it, and the service ring pair.
 #[path = "quick.rs"]
 mod quick;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use msgs::rtmsg::{channels, ChannelConfig, LinkTarget, LiveParams, Twist2};
+use msgs::handoff::{
+    channels, latest, live_params, service, ChannelConfig, LinkId, LinkTarget, RobotId, Twist2,
+};
 use msgs::wire::MAX_FRAME;
-use rt::rosrt::{rt_service, rt_subscriber};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,37 +21,37 @@ fn same_thread(c: &mut Criterion) {
     let (mut rt, mut nrt) = channels(&ChannelConfig::default());
     g.bench_function("frame_rt_to_nrt_same_thread", |b| {
         b.iter(|| {
-            rt.try_forward_frame(0, 1, black_box(&FRAME));
-            black_box(nrt.recv_frame().map(|f| f.t_ns));
+            rt.rt_push_frame(LinkId(0), 1, black_box(&FRAME));
+            black_box(nrt.nrt_pop_frame().map(|f| f.t_ns));
         })
     });
     let mut out = [0u8; MAX_FRAME];
     g.bench_function("frame_nrt_to_rt_same_thread", |b| {
         b.iter(|| {
-            nrt.send_frame(LinkTarget::One(0), black_box(&FRAME))
+            nrt.nrt_push_frame(LinkTarget::One(LinkId(0)), black_box(&FRAME))
                 .unwrap();
-            black_box(rt.try_pop_outgoing(&mut out));
+            black_box(rt.rt_pop_frame(&mut out));
         })
     });
-    let p = LiveParams::new(4);
-    g.bench_function("cmd_vel_seqlock_set_and_read", |b| {
+    let (mut p_rt, p) = live_params(4);
+    g.bench_function("cmd_vel_set_and_read", |b| {
         b.iter(|| {
-            p.set_cmd_vel(
-                1,
+            p.nrt_set_cmd_vel(
+                RobotId(1),
                 Twist2 {
                     linear: 0.1,
                     angular: 0.2,
                 },
             )
             .unwrap();
-            black_box(p.cmd_vel(1));
+            black_box(p_rt.rt_cmd_vel(RobotId(1)));
         })
     });
-    let (mut sub_rt, mut sub_nrt) = rt_subscriber([0.0f64; 4]);
+    let (mut sub_rt, mut sub_nrt) = latest([0.0f64; 4]);
     g.bench_function("triple_buffer_store_and_read", |b| {
         b.iter(|| {
-            sub_nrt.store(black_box([1.0; 4]));
-            black_box(sub_rt.read());
+            sub_nrt.nrt_store(black_box([1.0; 4]));
+            black_box(sub_rt.rt_read());
         })
     });
     g.finish();
@@ -67,11 +68,11 @@ fn cross_thread(c: &mut Criterion) {
         std::thread::spawn(move || {
             let mut buf = [0u8; MAX_FRAME];
             while !stop.load(Ordering::Relaxed) {
-                match rt.try_pop_outgoing(&mut buf) {
+                match rt.rt_pop_frame(&mut buf) {
                     Some(r) => {
                         // a lost frame would leave the ping-pong waiting forever
                         let (_, n) = r.expect("a valid record");
-                        while !rt.try_forward_frame(0, 0, &buf[..n]) {}
+                        while !rt.rt_push_frame(LinkId(0), 0, &buf[..n]) {}
                     }
                     None => std::thread::yield_now(),
                 }
@@ -82,8 +83,9 @@ fn cross_thread(c: &mut Criterion) {
         b.iter_custom(|n| {
             let t = Instant::now();
             for _ in 0..n {
-                nrt.send_frame(LinkTarget::One(0), &FRAME).unwrap();
-                while nrt.recv_frame().is_none() {
+                nrt.nrt_push_frame(LinkTarget::One(LinkId(0)), &FRAME)
+                    .unwrap();
+                while nrt.nrt_pop_frame().is_none() {
                     std::thread::yield_now();
                 }
             }
@@ -93,13 +95,13 @@ fn cross_thread(c: &mut Criterion) {
     stop.store(true, Ordering::Relaxed);
     echo.join().unwrap();
 
-    let (mut server, mut client) = rt_service::<u32, u32>(4);
+    let (mut server, mut client) = service::<u32, u32>(4);
     let stop = Arc::new(AtomicBool::new(false));
     let srv = {
         let stop = stop.clone();
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                if server.serve(|x| x + 1) == 0 {
+                if server.rt_serve(|x| x + 1) == 0 {
                     std::thread::yield_now();
                 }
             }
@@ -107,9 +109,9 @@ fn cross_thread(c: &mut Criterion) {
     };
     g.bench_function("service_round_trip", |b| {
         b.iter(|| {
-            client.try_call(7).unwrap();
+            client.nrt_call(7).unwrap();
             loop {
-                if let Some(r) = client.poll_response() {
+                if let Some(r) = client.nrt_poll_response() {
                     break black_box(r);
                 }
                 std::thread::yield_now();

@@ -67,7 +67,7 @@ def rows(summary: dict, crit: pathlib.Path):
                         ("rt_cycle/one_odometry_event", "RT cycle handling one odometry event"),
                         ("rt_cycle/thymio_mix_10ms", "RT cycles of 10 ms of Thymio traffic"),
                         ("rt_ring_cross_thread/frame_hop_half_round_trip", "frame hop between threads (ring)"),
-                        ("rt_ring/cmd_vel_seqlock_set_and_read", "cmd_vel set-point write + read (seqlock)"),
+                        ("rt_ring/cmd_vel_set_and_read", "cmd_vel set-point write + read (live parameters)"),
                         ("compile_driver_script", "compile the driver script"),
                         ("world_ms/64", "simulate 1 ms of 64 robots (driver script running)"),
                         ("vm/instructions", "70 000 VM instructions")):

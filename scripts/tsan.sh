@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the tests of the RT/NRT handoff (msgs rings, seqlock, live parameters; rt's ROS-from-RT
+# Runs the tests of the RT/NRT handoff (msgs::handoff rings, latest values, live parameters; rt's ROS-from-RT
 # primitives and the RT loop) under ThreadSanitizer. Needs a nightly toolchain with rust-src
 # (`rustup toolchain install nightly --component rust-src`): std is rebuilt instrumented.
 # Not part of scripts/test.sh, whose machines have the stable toolchain only.

@@ -3,7 +3,8 @@
 //! engine (network manager, switch, scripts). The command-line tools and `run` drive it.
 
 use crate::config::Config;
-use msgs::rtmsg::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
+use msgs::handoff::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
+use msgs::handoff::{latest, publisher, NrtLatest, NrtPublisher};
 use msgs::target::Target;
 use nrt_engine::engine::{
     ControllerPort, ControllerReport, Engine, EngineConfig, EngineError, EngineEvent,
@@ -13,10 +14,7 @@ use rt::link::{SerialSelector, SerialSpec};
 use rt::nrt_connector::{
     spawn_connector, ConnectSpec, ConnectorConfig, ConnectorHandle, ConnectorStats,
 };
-use rt::rosrt::{
-    rt_publisher, rt_subscriber, ObstacleStop, ObstacleStopParams, PublisherNrt, ReflexEvent,
-    SubscriberNrt,
-};
+use rt::rosrt::{ObstacleStop, ObstacleStopParams, ReflexEvent};
 use rt::rtloop::{RtConfig, RtExit, RtHandle};
 use rt::sched::RtSetup;
 use std::time::{Duration, Instant};
@@ -74,8 +72,8 @@ pub struct Runtime {
 /// (from `obstacle_stop.*`, changed live through the engine). The engine owns it and pumps it
 /// on every poll.
 struct Reflex {
-    events: PublisherNrt<ReflexEvent>,
-    params: SubscriberNrt<ObstacleStopParams>,
+    events: NrtPublisher<ReflexEvent>,
+    params: NrtLatest<ObstacleStopParams>,
     current: ObstacleStopParams,
 }
 
@@ -84,10 +82,10 @@ impl ControllerPort for Reflex {
     fn pump(&mut self, driver: &DriverParams, report: &mut dyn FnMut(ControllerReport)) {
         let wanted = reflex_params(&driver.obstacle_stop);
         if wanted != self.current {
-            self.params.store(wanted);
+            self.params.nrt_store(wanted);
             self.current = wanted;
         }
-        self.events.drain(|e| {
+        self.events.nrt_drain(|e| {
             report(ControllerReport::ObstacleStop {
                 robot: e.robot,
                 engaged: e.engaged,
@@ -184,7 +182,7 @@ impl Runtime {
             sim_robots = config.sim.robots.max(1);
         }
         let (rt_ends, nrt_ends) = channels(&ChannelConfig::default());
-        let (port, rt_port) = rt::handoff::link_port();
+        let (rt_port, port) = rt::handoff::link_port();
         let mut pipes = Vec::new();
         let sim = if sim_robots > 0 {
             let mut handle =
@@ -205,8 +203,8 @@ impl Runtime {
         // The reflex always runs in the RT cycle (disabled unless configured) so that it can be
         // turned on live.
         let current = reflex_params(&config.driver.obstacle_stop);
-        let (events_rt, events) = rt_publisher(64);
-        let (params_rt, params) = rt_subscriber(current);
+        let (events_rt, events) = publisher(64);
+        let (params_rt, params) = latest(current);
         let reflex: Box<dyn rt::rosrt::Controller> = Box::new(
             ObstacleStop::new(current)
                 .with_live_params(params_rt)

@@ -2,7 +2,7 @@
 //! (which polls them but never drops one: dead links go back through [`LinkReturn`]).
 
 use crate::link::Link;
-use msgs::rtmsg::{LinkDownReason, MAX_LINKS};
+use msgs::handoff::{LinkDownReason, MAX_LINKS};
 use rtrb::{Consumer, Producer, RingBuffer};
 
 /// An open link offered to the RT thread.
@@ -56,28 +56,47 @@ impl Link for NoLink {
     fn write(&mut self, _: &[u8]) -> Result<usize, crate::link::LinkError> {
         Err(crate::link::LinkError::Eof)
     }
-    fn kind(&self) -> msgs::rtmsg::LinkKind {
-        msgs::rtmsg::LinkKind::Other
+    fn kind(&self) -> msgs::handoff::LinkKind {
+        msgs::handoff::LinkKind::Other
     }
 }
 
 /// NRT half: offers links, takes returned ones.
 #[derive(Debug)]
-pub struct LinkPort {
+pub struct NrtLinkPort {
     offers: Producer<LinkOffer>,
     returns: Consumer<LinkReturn>,
 }
 
-/// RT half.
+/// RT half (the RT loop takes offers and gives links back through it).
 #[derive(Debug)]
 pub struct RtLinkPort {
-    pub(crate) offers: Consumer<LinkOffer>,
-    pub(crate) returns: Producer<LinkReturn>,
+    offers: Consumer<LinkOffer>,
+    returns: Producer<LinkReturn>,
 }
 
-/// A hand-off pair. The return ring holds every link the RT thread may own plus every offer in
+/// A link port: `(rt, nrt)` halves. The return ring holds every link the RT thread may own plus every offer in
 /// flight, so that giving one back never fails.
-pub fn link_port() -> (LinkPort, RtLinkPort) {
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::LinkDownReason;
+/// use rt::handoff::{link_port, LinkReturn};
+/// use rt::link::PipeLink;
+///
+/// let (mut rt, mut nrt) = link_port();
+/// let (ours, _peer) = PipeLink::pair(256);
+/// nrt.nrt_offer(7, Box::new(ours)).unwrap(); // NRT opened it
+/// let offer = rt.rt_take_offer().unwrap(); // the RT loop polls it from now on
+/// assert_eq!(offer.target, 7);
+/// // ... until it dies or is closed: the RT side gives it back, it never drops a link.
+/// let back = LinkReturn { target: offer.target, link: offer.link, reason: LinkDownReason::Eof };
+/// assert!(rt.rt_give_back(back).is_ok());
+/// let back = nrt.nrt_take_returned().unwrap(); // dropped here, on the NRT side
+/// assert_eq!((back.target, back.reason), (7, LinkDownReason::Eof));
+/// ```
+pub fn link_port() -> (RtLinkPort, NrtLinkPort) {
     let (mut op, mut oc) = RingBuffer::new(MAX_LINKS);
     let (mut rp, mut rc) = RingBuffer::new(2 * MAX_LINKS);
     // Touch every slot once (a zero-sized link: no allocation behind the boxes).
@@ -99,32 +118,51 @@ pub fn link_port() -> (LinkPort, RtLinkPort) {
     {}
     while rc.pop().is_ok() {}
     (
-        LinkPort {
-            offers: op,
-            returns: rc,
-        },
         RtLinkPort {
             offers: oc,
             returns: rp,
         },
+        NrtLinkPort {
+            offers: op,
+            returns: rc,
+        },
     )
 }
 
-impl LinkPort {
+impl NrtLinkPort {
     /// Offers `link` to the RT thread; gives it back if the offer ring is full.
-    pub fn offer(&mut self, target: u16, link: Box<dyn Link>) -> Result<(), Box<dyn Link>> {
+    pub fn nrt_offer(&mut self, target: u16, link: Box<dyn Link>) -> Result<(), Box<dyn Link>> {
         self.offers
             .push(LinkOffer { target, link })
             .map_err(|rtrb::PushError::Full(o)| o.link)
     }
 
     /// A link the RT thread gave back, if any (drop it here, on the NRT side).
-    pub fn take_returned(&mut self) -> Option<LinkReturn> {
+    pub fn nrt_take_returned(&mut self) -> Option<LinkReturn> {
         self.returns.pop().ok()
     }
 
     /// Whether the RT thread is gone (its half was dropped).
-    pub fn rt_gone(&self) -> bool {
+    pub fn nrt_peer_gone(&self) -> bool {
         self.offers.is_abandoned()
+    }
+}
+
+impl RtLinkPort {
+    /// The next link offered by the NRT side, if any (never blocks, never allocates).
+    pub fn rt_take_offer(&mut self) -> Option<LinkOffer> {
+        self.offers.pop().ok()
+    }
+
+    /// Room left in the return ring (a link is taken only when it can be given back).
+    pub fn rt_return_room(&self) -> usize {
+        self.returns.slots()
+    }
+
+    /// Gives a link back to the NRT side; hands it back if the return ring is full (it holds
+    /// every link the RT thread may own plus every offer in flight, so this does not happen
+    /// while [`Self::rt_return_room`] was checked first).
+    pub fn rt_give_back(&mut self, ret: LinkReturn) -> Result<(), LinkReturn> {
+        self.returns.push(ret).map_err(|rtrb::PushError::Full(r)| r)
     }
 }

@@ -1,12 +1,12 @@
 //! NRT helper thread that does the blocking part of links: TCP connect, serial open + DTR +
 //! settle time, retry rounds over the target list, reconnection after a loss. It hands open
-//! links to the RT thread through a [`LinkPort`] and drops the links the RT thread gives back.
+//! links to the RT thread through a [`NrtLinkPort`] and drops the links the RT thread gives back.
 //!
 //! Every round tries each target that is not connected; rounds start at most once per
 //! `retry_interval` (1 s, as asebaros). In-process pipes (the embedded simulator) are offered
 //! once and never reconnected.
 
-use crate::handoff::LinkPort;
+use crate::handoff::NrtLinkPort;
 use crate::link::{Link, PipeLink, SerialLink, SerialSpec, TcpLink};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -138,7 +138,7 @@ pub fn spawn_connector(
     cfg: ConnectorConfig,
     targets: Vec<ConnectSpec>,
     pipes: Vec<PipeLink>,
-    port: LinkPort,
+    port: NrtLinkPort,
 ) -> std::io::Result<ConnectorHandle> {
     let stop = Arc::new(AtomicBool::new(false));
     let counters = Arc::new(Counters::default());
@@ -157,13 +157,13 @@ fn run(
     cfg: ConnectorConfig,
     targets: Vec<ConnectSpec>,
     pipes: Vec<PipeLink>,
-    mut port: LinkPort,
+    mut port: NrtLinkPort,
     stop: &AtomicBool,
     counters: &Counters,
 ) {
     let n = targets.len();
     for (j, pipe) in pipes.into_iter().enumerate() {
-        if port.offer((n + j) as u16, Box::new(pipe)).is_ok() {
+        if port.nrt_offer((n + j) as u16, Box::new(pipe)).is_ok() {
             counters.connects.fetch_add(1, Ordering::Relaxed);
         } else {
             tracing::error!("no room to hand the in-process link {j} to the RT thread");
@@ -173,8 +173,8 @@ fn run(
     let mut ever = vec![false; n];
     let mut failing = vec![false; n];
     let mut next_round = Instant::now();
-    while !stop.load(Ordering::Relaxed) && !port.rt_gone() {
-        while let Some(ret) = port.take_returned() {
+    while !stop.load(Ordering::Relaxed) && !port.nrt_peer_gone() {
+        while let Some(ret) = port.nrt_take_returned() {
             counters.returned.fetch_add(1, Ordering::Relaxed);
             let t = ret.target as usize;
             let name = targets
@@ -192,7 +192,7 @@ fn run(
                     continue;
                 }
                 match open(&targets[i], &cfg) {
-                    Ok(link) => match port.offer(i as u16, link) {
+                    Ok(link) => match port.nrt_offer(i as u16, link) {
                         Ok(()) => {
                             connected[i] = true;
                             failing[i] = false;
@@ -218,7 +218,7 @@ fn run(
         }
         std::thread::sleep(cfg.poll_interval);
     }
-    while let Some(ret) = port.take_returned() {
+    while let Some(ret) = port.nrt_take_returned() {
         counters.returned.fetch_add(1, Ordering::Relaxed);
         drop(ret.link);
     }

@@ -3,7 +3,7 @@
 //! bridge disabled.
 
 use crate::nrt_connector::ConnectorStats;
-use msgs::rtmsg::{LatencySummary, OdomSample, RingDrops, RtStats, SchedulerMode};
+use msgs::handoff::{LatencySummary, OdomSample, RingDrops, RtStats, SchedulerMode};
 use serde::Serialize;
 
 /// The whole report.
@@ -202,7 +202,7 @@ impl Report {
                 x: odom.map_or(0.0, |o| o.pose.x),
                 y: odom.map_or(0.0, |o| o.pose.y),
                 theta: odom.map_or(0.0, |o| o.pose.theta),
-                robot: odom.map(|o| o.robot),
+                robot: odom.map(|o| o.robot.0),
                 samples: odom.map_or(0, |o| o.seq as u64 + 1),
             },
             link: LinkSection {
@@ -242,7 +242,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::rtmsg::{LinkTotals, Pose2, Twist2};
+    use msgs::handoff::{LinkId, LinkTotals, NodeId, Pose2, RobotId, Twist2};
 
     fn stats() -> RtStats {
         RtStats {
@@ -308,9 +308,9 @@ mod tests {
     #[test]
     fn json_has_every_required_field() {
         let odom = OdomSample {
-            robot: 0,
-            node: 1,
-            link: 0,
+            robot: RobotId(0),
+            node: NodeId(1),
+            link: LinkId(0),
             seq: 49,
             t_ns: 0,
             robot_ticks: None,

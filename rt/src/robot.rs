@@ -4,9 +4,9 @@
 use crate::mapping::map_twist;
 use crate::odometry::{Integrator, OdomInput};
 use crate::rosrt::RobotView;
-use msgs::rtmsg::{
-    LinkId, LiveParams, OdomSample, Pose2, RobotCalibration, RobotConfig, RobotId, SpeedOutput,
-    Twist2,
+use msgs::handoff::{
+    LinkId, NodeId, OdomSample, Pose2, ProximitySample, RobotCalibration, RobotConfig, RobotId,
+    RtLiveParams, SpeedOutput, Twist2,
 };
 use msgs::wire::{Message, Words, MAX_FRAME};
 
@@ -31,7 +31,6 @@ pub struct Robot {
     last_odom: Option<OdomSample>,
     learned_link: Option<LinkId>,
     cal: RobotCalibration,
-    cmd_version: u64,
     set_point: Twist2,
     last_cmd_ns: u64,
     tripped: bool,
@@ -40,6 +39,8 @@ pub struct Robot {
     last_send_ns: u64,
     proximity: [i16; 7],
     proximity_t: Option<u64>,
+    /// Link of a proximity event not yet handed to NRT ([`Robot::take_proximity`]).
+    proximity_unsent: Option<LinkId>,
     stale: bool,
     /// A zero speed was written and the robot's targets were not yet read back as zero.
     zero_unconfirmed: bool,
@@ -62,7 +63,6 @@ impl Robot {
             last_odom: None,
             learned_link: None,
             cal: RobotCalibration::default(),
-            cmd_version: 0,
             set_point: Twist2::default(),
             last_cmd_ns: 0,
             tripped: false,
@@ -71,6 +71,7 @@ impl Robot {
             last_send_ns: 0,
             proximity: [0; 7],
             proximity_t: None,
+            proximity_unsent: None,
             stale: false,
             zero_unconfirmed: false,
             zero_refreshes: 0,
@@ -93,10 +94,8 @@ impl Robot {
 
     /// Frees the slot (the caller sends the stop frame first).
     pub fn clear(&mut self) {
-        *self = Robot {
-            cmd_version: self.cmd_version,
-            ..Robot::new(self.id)
-        };
+        // The set-point already read stays read: a reconfigured slot does not take it as new.
+        *self = Robot::new(self.id);
     }
 
     /// Sets the pose; odometry restarts from it.
@@ -143,7 +142,7 @@ impl Robot {
         let Some(cfg) = self.config else {
             return false;
         };
-        if source != cfg.node
+        if NodeId(source) != cfg.node
             || cfg.link.is_some_and(|l| l != link)
             || cfg.motor_targets != Some(start)
             || values.len() < 2
@@ -176,7 +175,7 @@ impl Robot {
     ) -> Option<usize> {
         let cfg = self.config?;
         Message::SetVariables {
-            dest: cfg.node,
+            dest: cfg.node.0,
             start: cfg.motor_targets?,
             values: Words::from_slice(&targets),
         }
@@ -188,7 +187,7 @@ impl Robot {
     pub fn readback_frame(&self, source: u16, out: &mut [u8; MAX_FRAME]) -> Option<usize> {
         let cfg = self.config?;
         Message::GetVariables {
-            dest: cfg.node,
+            dest: cfg.node.0,
             start: cfg.motor_targets?,
             length: 2,
         }
@@ -204,22 +203,24 @@ impl Robot {
         source: u16,
         id: u16,
         args: Words<'_>,
-        params: &LiveParams,
+        params: &mut RtLiveParams,
     ) -> Option<OdomSample> {
         let cfg = self.config?;
-        if source != cfg.node || cfg.link.is_some_and(|l| l != link) {
+        if NodeId(source) != cfg.node || cfg.link.is_some_and(|l| l != link) {
             return None;
         }
         self.learned_link = Some(link);
         if cfg.proximity_event == Some(id) && args.len() >= 7 {
             args.copy_to(&mut self.proximity);
             self.proximity_t = Some(t_ns);
+            // NRT gets the reading only when the event has the script's size (7 words).
+            self.proximity_unsent = (args.len() == 7).then_some(link);
             return None;
         }
         if cfg.odometry_event != Some(id) || args.len() < 2 {
             return None;
         }
-        if let Some(c) = params.calibration(self.id) {
+        if let Some(c) = params.rt_calibration(self.id) {
             self.cal = c; // keep the last consistent one while NRT is writing
         }
         let input = OdomInput {
@@ -247,26 +248,36 @@ impl Robot {
         Some(sample)
     }
 
+    /// The proximity reading of the last `proximity` event, once, for NRT (which then has no
+    /// event to decode).
+    pub fn take_proximity(&mut self) -> Option<ProximitySample> {
+        let link = self.proximity_unsent.take()?;
+        Some(ProximitySample {
+            robot: self.id,
+            node: self.config?.node,
+            link,
+            t_ns: self.proximity_t?,
+            values: self.proximity,
+        })
+    }
+
     /// Reads the set-point from the live parameters and applies the watchdog (`watchdog_ns`
     /// 0 = off). Only configured robots consume set-points.
     pub fn poll_set_point(
         &mut self,
-        params: &LiveParams,
+        params: &mut RtLiveParams,
         now_ns: u64,
         watchdog_ns: u64,
     ) -> CmdUpdate {
         if self.config.is_none() {
             return CmdUpdate::None;
         }
-        if let Some((version, twist)) = params.cmd_vel(self.id) {
-            if version != self.cmd_version {
-                self.cmd_version = version;
-                self.set_point = twist;
-                self.last_cmd_ns = now_ns;
-                self.tripped = false;
-                self.pending = true;
-                return CmdUpdate::New;
-            }
+        if let Some((twist, true)) = params.rt_cmd_vel(self.id) {
+            self.set_point = twist;
+            self.last_cmd_ns = now_ns;
+            self.tripped = false;
+            self.pending = true;
+            return CmdUpdate::New;
         }
         let moving = self.set_point.linear != 0.0 || self.set_point.angular != 0.0;
         if watchdog_ns > 0
@@ -286,7 +297,7 @@ impl Robot {
     pub fn view(&self, now_ns: u64, link_up: bool) -> RobotView {
         RobotView {
             robot: self.id,
-            node: self.config.map_or(0, |c| c.node),
+            node: self.config.map_or(NodeId(0), |c| c.node),
             now_ns,
             pose: self.odom.pose(),
             twist: self.last_odom.map(|o| o.twist).unwrap_or_default(),
@@ -305,8 +316,8 @@ impl Robot {
     }
 
     /// Wheel targets for `cmd` with the current calibration and limits.
-    pub fn targets(&mut self, params: &LiveParams, cmd: Twist2) -> [i16; 2] {
-        if let Some(c) = params.calibration(self.id) {
+    pub fn targets(&mut self, params: &mut RtLiveParams, cmd: Twist2) -> [i16; 2] {
+        if let Some(c) = params.rt_calibration(self.id) {
             self.cal = c;
         }
         map_twist(cmd, &self.cal)
@@ -375,14 +386,14 @@ impl Robot {
         out: &mut [u8; MAX_FRAME],
     ) -> Option<usize> {
         let cfg = self.config?;
-        let with_node = [cfg.node as i16, targets[0], targets[1]];
+        let with_node = [cfg.node.0 as i16, targets[0], targets[1]];
         let msg = match cfg.speed {
             SpeedOutput::Event { id, node_prefix } => Message::UserEvent {
                 id,
                 args: Words::from_slice(if node_prefix { &with_node } else { &targets }),
             },
             SpeedOutput::Variables { address } => Message::SetVariables {
-                dest: cfg.node,
+                dest: cfg.node.0,
                 start: address,
                 values: Words::from_slice(&targets),
             },

@@ -1,8 +1,9 @@
 //! Link loss and reconnection through the whole RT side (connector + RT loop): a serial link
 //! on a pseudo-terminal whose far end goes away, and a TCP peer that closes and comes back.
 
-use msgs::rtmsg::{
-    channels, ChannelConfig, LinkDownReason, NrtEnds, RobotConfig, RtCommand, RtEvent,
+use msgs::handoff::{
+    channels, ChannelConfig, LinkDownReason, LinkId, NodeId, NrtEnds, RobotConfig, RobotId,
+    RtCommand, RtEvent,
 };
 use msgs::wire::{encode_user_event, MAX_FRAME};
 use rt::handoff::link_port;
@@ -41,8 +42,8 @@ fn odometry(l: i16, r: i16, ticks: i16) -> Vec<u8> {
 fn wait(nrt: &mut NrtEnds, log: &mut Vec<RtEvent>, pred: impl Fn(&RtEvent) -> bool) -> RtEvent {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        nrt.drain_frames(|_| {});
-        while let Some(ev) = nrt.poll_event() {
+        nrt.nrt_drain_frames(|_| {});
+        while let Some(ev) = nrt.nrt_pop_event() {
             log.push(ev);
             if pred(&ev) {
                 return ev;
@@ -58,7 +59,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
     let pty = nix::pty::openpty(None, None).unwrap();
     let path = nix::unistd::ttyname(&pty.slave).unwrap();
     let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
-    let (port, rt_port) = link_port();
+    let (rt_port, port) = link_port();
     let spec = ConnectSpec::Serial(SerialSpec::device(&path));
     let connector = spawn_connector(fast(), vec![spec], vec![], port).unwrap();
     let handle = spawn(cfg(), rt_ends, rt_port, Vec::new()).unwrap();
@@ -67,16 +68,16 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
         matches!(
             e,
             RtEvent::LinkUp {
-                link: 0,
+                link: LinkId(0),
                 target: 0,
                 ..
             }
         )
     });
     drop(pty.slave);
-    nrt.send_command(RtCommand::ConfigureRobot {
-        robot: 0,
-        config: RobotConfig::script(1, 2, 1, false),
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config: RobotConfig::script(NodeId(1), 2, 1, false),
     })
     .unwrap();
     // The "robot" writes odometry on the pty master until a sample comes out.
@@ -87,8 +88,8 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
         k += 1;
         nix::unistd::write(&pty.master, &odometry(10 * k, 10 * k, 5 * k)).unwrap();
         std::thread::sleep(Duration::from_millis(10)); // the robot's 20 Hz-ish pace
-        nrt.drain_frames(|_| {});
-        log.extend(std::iter::from_fn(|| nrt.poll_event()));
+        nrt.nrt_drain_frames(|_| {});
+        log.extend(std::iter::from_fn(|| nrt.nrt_pop_event()));
     }
     // Unplug.
     drop(pty.master);
@@ -100,7 +101,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
         matches!(
             down,
             RtEvent::LinkDown {
-                link: 0,
+                link: LinkId(0),
                 target: 0,
                 reason: LinkDownReason::Eof | LinkDownReason::Io { errno: 5, .. }
             }
@@ -108,7 +109,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
         "{down:?}"
     );
     wait(&mut nrt, &mut log, |e| {
-        *e == RtEvent::RobotStale { robot: 0 }
+        *e == RtEvent::RobotStale { robot: RobotId(0) }
     });
     // The device is gone: the connector keeps trying and failing.
     let t = Instant::now();
@@ -135,7 +136,7 @@ fn tcp_peer_that_comes_back_is_reconnected() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port_no = listener.local_addr().unwrap().port();
     let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
-    let (port, rt_port) = link_port();
+    let (rt_port, port) = link_port();
     let spec = ConnectSpec::Tcp {
         host: "127.0.0.1".into(),
         port: port_no,
@@ -154,7 +155,7 @@ fn tcp_peer_that_comes_back_is_reconnected() {
     let mut frames = 0;
     while frames < 1 {
         assert!(Instant::now() < deadline);
-        frames += nrt.drain_frames(|f| assert_eq!(f.bytes[4..6], [2, 0]));
+        frames += nrt.nrt_drain_frames(|f| assert_eq!(f.bytes[4..6], [2, 0]));
         std::thread::sleep(Duration::from_millis(1));
     }
     drop(peer);

@@ -4,17 +4,16 @@
 //! with controllers using every ROS-from-RT hand-off. After warm-up: 0 allocations and 0 page
 //! faults on the RT thread (counting global allocator; getrusage(RUSAGE_THREAD)).
 
-use msgs::reassembler::Reassembler;
-use msgs::rtmsg::{
-    channels, ChannelConfig, ExitReason, LinkTarget, RobotConfig, RtCommand, RtEvent, Twist2,
+use msgs::handoff::{
+    channels, ChannelConfig, ExitReason, LinkId, LinkTarget, NodeId, RobotConfig, RobotId,
+    RtCommand, RtEvent, Twist2,
 };
+use msgs::handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
+use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
-use rt::rosrt::{
-    rt_publisher, rt_service, rt_subscriber, Controller, ObstacleStop, ObstacleStopParams,
-    RobotView, RtPublisher, RtServiceServer,
-};
+use rt::rosrt::{Controller, ObstacleStop, ObstacleStopParams, RobotView};
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,8 +40,8 @@ struct PoseServer {
 impl Controller for PoseServer {
     fn update(&mut self, robot: &RobotView, _cmd: &mut Twist2) {
         let x = robot.pose.x;
-        self.service.serve(|_| x);
-        self.beat.try_publish(robot.now_ns);
+        self.service.rt_serve(|_| x);
+        self.beat.rt_publish(robot.now_ns);
     }
 }
 
@@ -128,19 +127,22 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         robots: 4,
         ..Default::default()
     });
-    let (mut port, rt_port) = link_port();
+    let (rt_port, mut port) = link_port();
     let (ours, theirs) = PipeLink::pair(1 << 16);
-    port.offer(0, Box::new(ours)).unwrap();
-    let mut config = RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false);
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
     config.motor_targets = Some(MOTOR_TARGETS);
-    nrt.send_command(RtCommand::ConfigureRobot { robot: 0, config })
-        .unwrap();
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config,
+    })
+    .unwrap();
 
-    let (reflex_pub, mut reflex_nrt) = rt_publisher(64);
-    let (params_rt, mut params_nrt) = rt_subscriber(ObstacleStopParams::default());
-    let (service, mut client) = rt_service::<u8, f64>(8);
-    let (beat, mut beats) = rt_publisher::<u64>(1024);
+    let (reflex_pub, mut reflex_nrt) = publisher(64);
+    let (params_rt, mut params_nrt) = latest(ObstacleStopParams::default());
+    let (service, mut client) = service::<u8, f64>(8);
+    let (beat, mut beats) = publisher::<u64>(1024);
     let controllers: Vec<Box<dyn Controller>> = vec![
         Box::new(
             ObstacleStop::new(ObstacleStopParams::default())
@@ -175,8 +177,8 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     while exit_event.is_none() {
         assert!(Instant::now() < deadline, "RT loop did not finish");
         k += 1;
-        frames += nrt.drain_frames(|f| assert!(f.bytes.len() >= 6)) as u64;
-        while let Some(ev) = nrt.poll_event() {
+        frames += nrt.nrt_drain_frames(|f| assert!(f.bytes.len() >= 6)) as u64;
+        while let Some(ev) = nrt.nrt_pop_event() {
             match ev {
                 RtEvent::Odometry(_) => odometry += 1,
                 RtEvent::Stats(_) => stats += 1,
@@ -184,9 +186,9 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                 _ => {}
             }
         }
-        reflexes += reflex_nrt.drain(|_| {}) as u64;
-        beats.drain(|_| {});
-        while client.poll_response().is_some() {
+        reflexes += reflex_nrt.nrt_drain(|_| {}) as u64;
+        beats.nrt_drain(|_| {});
+        while client.nrt_poll_response().is_some() {
             answers += 1;
         }
         if k.is_multiple_of(50) {
@@ -197,22 +199,22 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                 x if x % 100 == 0 => (0.08, 0.3),
                 _ => (0.12, 0.3),
             };
-            nrt.set_cmd_vel(
-                0,
+            nrt.nrt_set_cmd_vel(
+                RobotId(0),
                 Twist2 {
                     linear: v,
                     angular: w,
                 },
             )
             .unwrap();
-            let _ = client.try_call(0);
+            let _ = client.nrt_call(0);
         }
         if k.is_multiple_of(500) {
-            let _ = nrt.send_frame(LinkTarget::All, &[2, 0, 0, 0, 0x11, 0xA0, 5, 0]);
+            let _ = nrt.nrt_push_frame(LinkTarget::All, &[2, 0, 0, 0, 0x11, 0xA0, 5, 0]);
             let mut ev = [0u8; MAX_FRAME];
             let n = encode_user_event(0, 20, &[1, 2, 3], &mut ev).unwrap();
-            let _ = nrt.send_frame(LinkTarget::One(0), &ev[..n]);
-            params_nrt.store(ObstacleStopParams {
+            let _ = nrt.nrt_push_frame(LinkTarget::One(LinkId(0)), &ev[..n]);
+            params_nrt.nrt_store(ObstacleStopParams {
                 threshold: 2000 + (k % 1000) as i16,
                 ..Default::default()
             });

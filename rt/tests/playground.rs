@@ -7,9 +7,9 @@
 mod common;
 
 use common::{free_port, load_driver_script, playground, until, TempDir};
-use msgs::rtmsg::{
-    channels, ChannelConfig, ExitReason, LinkTarget, NrtEnds, OdomSample, RobotConfig, RtCommand,
-    RtEvent, Twist2,
+use msgs::handoff::{
+    channels, ChannelConfig, ExitReason, LinkTarget, NodeId, NrtEnds, OdomSample, RobotConfig,
+    RobotId, RtCommand, RtEvent, Twist2,
 };
 use msgs::wire::kind;
 use rt::handoff::link_port;
@@ -46,7 +46,7 @@ impl Nrt {
         let mut present = None;
         let kinds = &mut self.kinds;
         let exec_flags = &mut self.exec_flags;
-        self.ends.drain_frames(|f| {
+        self.ends.nrt_drain_frames(|f| {
             let kind = u16::from_le_bytes([f.bytes[4], f.bytes[5]]);
             *kinds.entry(kind).or_default() += 1;
             if kind == kind::NODE_PRESENT {
@@ -58,7 +58,7 @@ impl Nrt {
             }
         });
         self.node_present = self.node_present.or(present);
-        while let Some(ev) = self.ends.poll_event() {
+        while let Some(ev) = self.ends.nrt_pop_event() {
             if let RtEvent::Odometry(s) = ev {
                 self.odometry.push(s);
             }
@@ -96,7 +96,7 @@ fn drive(
         robots: 2,
         ..Default::default()
     });
-    let (port, rt_port) = link_port();
+    let (rt_port, port) = link_port();
     let connector =
         spawn_connector(ConnectorConfig::default(), vec![target], vec![], port).unwrap();
     let handle = spawn(rt_config(), rt_ends, rt_port, Vec::new()).unwrap();
@@ -113,7 +113,7 @@ fn drive(
     // Discovery through the RT thread: LIST_NODES out, NODE_PRESENT back.
     let node = until(LIMIT, || {
         nrt.ends
-            .send_frame(LinkTarget::All, &[2, 0, 0, 0, 0x11, 0xA0, 5, 0])
+            .nrt_push_frame(LinkTarget::All, &[2, 0, 0, 0, 0x11, 0xA0, 5, 0])
             .unwrap();
         let t = Instant::now();
         while t.elapsed() < Duration::from_millis(300) && nrt.node_present.is_none() {
@@ -121,10 +121,13 @@ fn drive(
         }
         nrt.node_present
     });
-    let mut config = RobotConfig::script(node, ODOMETRY, SET_SPEED, false);
+    let mut config = RobotConfig::script(NodeId(node), ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
     nrt.ends
-        .send_command(RtCommand::ConfigureRobot { robot: 0, config })
+        .nrt_push_command(RtCommand::ConfigureRobot {
+            robot: RobotId(0),
+            config,
+        })
         .unwrap();
     wait_odometry(&mut nrt, node, peer_log);
     let start_x = nrt.odometry.last().unwrap().pose.x;
@@ -137,7 +140,7 @@ fn drive(
     let mut last = Instant::now() - Duration::from_secs(1);
     until(LIMIT, || {
         if last.elapsed() > Duration::from_millis(100) {
-            nrt.ends.set_cmd_vel(0, twist).unwrap();
+            nrt.ends.nrt_set_cmd_vel(RobotId(0), twist).unwrap();
             last = Instant::now();
         }
         nrt.pump();
@@ -148,7 +151,7 @@ fn drive(
     });
 
     // No more set-points: the watchdog stops the robot, and odometry sees it stop.
-    nrt.wait_event(|e| matches!(e, RtEvent::WatchdogStop { robot: 0 }));
+    nrt.wait_event(|e| matches!(e, RtEvent::WatchdogStop { robot: RobotId(0) }));
     let mark = nrt.odometry.len();
     until(LIMIT, || {
         nrt.pump();
@@ -174,7 +177,7 @@ fn wait_odometry(nrt: &mut Nrt, node: u16, peer_log: &dyn Fn() -> String) {
     let ask = |nrt: &mut Nrt, kind: u16| {
         let [k0, k1] = kind.to_le_bytes();
         nrt.ends
-            .send_frame(LinkTarget::All, &[2, 0, 0, 0, k0, k1, n0, n1])
+            .nrt_push_frame(LinkTarget::All, &[2, 0, 0, 0, k0, k1, n0, n1])
             .unwrap();
     };
     let start = Instant::now();

@@ -1,8 +1,10 @@
 //! SIGTERM stops the RT loop, which sends zero speed to every robot before it ends.
 //! (Its own test binary: the signal handlers are process-wide.)
 
+use msgs::handoff::{
+    channels, ChannelConfig, ExitReason, NodeId, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
+};
 use msgs::reassembler::Reassembler;
-use msgs::rtmsg::{channels, ChannelConfig, ExitReason, RobotConfig, RtCommand, RtEvent, Twist2};
 use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
 use rt::rtloop::{spawn, RtConfig};
@@ -36,16 +38,16 @@ fn speeds(peer: &mut PipeLink, reasm: &mut Reassembler, out: &mut Vec<Vec<i16>>)
 fn sigterm_sends_zero_speed_then_stops() {
     rt::signals::install_stop_handlers().unwrap();
     let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
-    let (mut port, rt_port) = link_port();
+    let (rt_port, mut port) = link_port();
     let (ours, mut peer) = PipeLink::pair(4096);
-    port.offer(0, Box::new(ours)).unwrap();
-    nrt.send_command(RtCommand::ConfigureRobot {
-        robot: 0,
-        config: RobotConfig::script(1, 2, 1, false),
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config: RobotConfig::script(NodeId(1), 2, 1, false),
     })
     .unwrap();
-    nrt.set_cmd_vel(
-        0,
+    nrt.nrt_set_cmd_vel(
+        RobotId(0),
         Twist2 {
             linear: 0.1,
             angular: 0.0,
@@ -74,7 +76,7 @@ fn sigterm_sends_zero_speed_then_stops() {
     assert_eq!(exit.reason, ExitReason::Signal);
     speeds(&mut peer, &mut reasm, &mut seen);
     assert_eq!(seen, [vec![293, 293], vec![0, 0]]);
-    let last = std::iter::from_fn(|| nrt.poll_event()).last();
+    let last = std::iter::from_fn(|| nrt.nrt_pop_event()).last();
     assert_eq!(
         last,
         Some(RtEvent::Exiting {

@@ -113,7 +113,7 @@ pub struct RosBridge {
     /// The spinner thread; first field, so that it stops and lets the node go before the rest is dropped.
     spinner: Spinner,
     /// Rung by the RT thread (frames, events) and the spinner (ROS work).
-    wake: msgs::doorbell::Doorbell,
+    wake: msgs::handoff::Doorbell,
     node: std::sync::Arc<SharedNode>,
     reporter: Reporter,
     options: RosOptions,

@@ -108,8 +108,9 @@ impl Clocks {
 mod tests {
     use super::*;
     use msgs::description::NamedVariable;
+    use msgs::handoff::LinkId;
     use msgs::wire::{Frame, Message};
-    use nrt_engine::network::{LoadedScript, ManagerConfig};
+    use nrt_engine::network::{LoadedScript, ManagerConfig, Via};
     use nrt_engine::params::{BridgeParams, NodeClass};
     use nrt_engine::policy::NodesPolicy;
     use nrt_engine::testutil::{description_frames, small_target};
@@ -139,14 +140,19 @@ mod tests {
         let mut net =
             NetworkManager::new(ManagerConfig::default(), NodesPolicy::new(&params.nodes));
         let now = Instant::now();
-        net.on_link_up(0, now);
+        net.on_link_up(Via::Link(LinkId(0)), now);
         let mut other = small_target(9);
         other.name = "e-puck0".into();
         for (id, target) in [(3u16, small_target(9)), (4, other)] {
             let present = Message::NodePresent { version: 9 }.to_frame(id).unwrap();
-            net.on_frame(0, &Frame::parse(&present).unwrap().0, 0, now);
+            net.on_frame(
+                Via::Link(LinkId(0)),
+                &Frame::parse(&present).unwrap().0,
+                0,
+                now,
+            );
             for f in description_frames(&target, id) {
-                net.on_frame(0, &Frame::parse(&f).unwrap().0, 0, now);
+                net.on_frame(Via::Link(LinkId(0)), &Frame::parse(&f).unwrap().0, 0, now);
             }
         }
         net

@@ -3,7 +3,7 @@
 //! Status names are prefixed with the bridge node's name as diagnostic_updater does (`asebaros: Aseba Network`,
 //! `asebaros: Aseba Node thymio-II 1`, `asebaros: RT thread`).
 
-use msgs::rtmsg::{LatencySummary, RtStats, SchedulerMode};
+use msgs::handoff::{LatencySummary, RtStats, SchedulerMode};
 use nrt_engine::engine::Engine;
 use nrt_engine::network::{Node, NodeState};
 use r2r::builtin_interfaces::msg::Time;
@@ -296,7 +296,7 @@ pub fn switch(prefix: &str, r: &nrt_engine::switch::SwitchReport) -> DiagnosticS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::rtmsg::{LinkTotals, RingDrops};
+    use msgs::handoff::{LinkTotals, RingDrops};
 
     fn stats() -> RtStats {
         RtStats {

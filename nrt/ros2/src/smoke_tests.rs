@@ -201,7 +201,7 @@ fn spinner_wakes_the_loop_and_lets_topics_be_created() {
     let qos = QosProfile::default().keep_last(10).reliable();
     let mut sub = node.subscribe::<Int32>(&topic, qos.clone()).expect("sub");
     let shared = SharedNode::new(node);
-    let wake = msgs::doorbell::Doorbell::new();
+    let wake = msgs::handoff::Doorbell::new();
     let spinner = Spinner::start(shared.clone(), wake.clone()).expect("spinner");
 
     // Topics created while the spinner runs, one lock each.

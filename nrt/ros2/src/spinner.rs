@@ -16,7 +16,7 @@
 //! thread after every wait (the Thymio driver's `cmd_vel` goes straight to the RT thread's
 //! set-point atomics this way).
 
-use msgs::doorbell::Doorbell;
+use msgs::handoff::Doorbell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;

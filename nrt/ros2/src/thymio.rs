@@ -12,7 +12,7 @@ use super::report::Reporter;
 use super::spinner::{NodeAccess, TaskId};
 use super::thymio_conv::{self as conv, Frames};
 use super::thymio_endpoints::{cmd_vel_task, latched, reliable, topic, Inputs, Outputs};
-use msgs::rtmsg::RobotId;
+use msgs::handoff::RobotId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
 use nrt_engine::thymio::actuators::{self, CommandError, Gesture, Preset, ScriptEvent};
@@ -98,6 +98,9 @@ impl ThymioInterface {
             }
             EngineEvent::Odometry { node: id, sample } => {
                 self.publish_odometry(engine, clocks, *id, sample)
+            }
+            EngineEvent::Proximity { node: id, sample } => {
+                self.publish_proximity(engine, clocks, *id, sample)
             }
             EngineEvent::Network(NetworkEvent::UserEvent {
                 source,
@@ -245,7 +248,7 @@ impl ThymioInterface {
         engine: &Engine,
         clocks: &mut Clocks,
         id: u16,
-        s: &msgs::rtmsg::OdomSample,
+        s: &msgs::handoff::OdomSample,
     ) {
         let Some(r) = self.robots.get_mut(&id) else {
             return;
@@ -280,6 +283,35 @@ impl ThymioInterface {
         }
     }
 
+    fn publish_proximity(
+        &mut self,
+        engine: &Engine,
+        clocks: &mut Clocks,
+        id: u16,
+        s: &msgs::handoff::ProximitySample,
+    ) {
+        let (Some(r), Some(slot)) = (self.robots.get(&id), engine.robots().of_node(id)) else {
+            return;
+        };
+        let cal = &slot.calibration;
+        let stamp = clocks.stamp(s.t_ns);
+        let (f, o, raw) = (&r.frames, &r.out, &s.values);
+        let mut result = Ok(());
+        for (i, p) in o.proximity.iter().enumerate() {
+            let frame = f.link(&format!("proximity_{}_link", PROXIMITY_NAMES[i]));
+            result = result.and(p.publish(&conv::proximity(raw[i], cal, i, &stamp, frame)));
+        }
+        let result =
+            result.and(
+                o.laser
+                    .publish(&conv::laser(raw, cal, &stamp, f.link("laser_link"))),
+            );
+        if let Err(e) = result {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish proximity: {e}"));
+        }
+    }
+
     fn on_script_event(
         &mut self,
         engine: &Engine,
@@ -298,6 +330,14 @@ impl ThymioInterface {
         let Some((name, _)) = script.events.get(event as usize) else {
             return;
         };
+        // Odometry and proximity come decoded from the RT thread (EngineEvent::Odometry and
+        // EngineEvent::Proximity): not decoded again here.
+        let Some(slot) = engine.robots().of_node(id) else {
+            return;
+        };
+        if slot.decoded_by_rt(event) {
+            return;
+        }
         let decoded = match RobotEvent::decode(name, args) {
             Ok(ev) => ev,
             // events of the robot → ROS direction only; others (set_speed echoes, unknown) are not sensors
@@ -306,26 +346,13 @@ impl ThymioInterface {
         let Some(r) = self.robots.get_mut(&id) else {
             return;
         };
-        let Some(slot) = engine.robots().of_node(id) else {
-            return;
-        };
-        let cal = &slot.calibration;
         let stamp = clocks.stamp(stamp_ns);
         let f = &r.frames;
         let o = &r.out;
         let res: Result<(), r2r::Error> = match decoded {
-            RobotEvent::Odometry { .. } => Ok(()),
-            RobotEvent::Proximity(raw) => {
-                let mut result = Ok(());
-                for (i, p) in o.proximity.iter().enumerate() {
-                    let frame = f.link(&format!("proximity_{}_link", PROXIMITY_NAMES[i]));
-                    result = result.and(p.publish(&conv::proximity(raw[i], cal, i, &stamp, frame)));
-                }
-                result.and(
-                    o.laser
-                        .publish(&conv::laser(&raw, cal, &stamp, f.link("laser_link"))),
-                )
-            }
+            // decoded by the RT thread when it drives the robot, which it does for every robot
+            // of this interface
+            RobotEvent::Odometry { .. } | RobotEvent::Proximity(_) => Ok(()),
             RobotEvent::Ground(delta) => {
                 let threshold = engine.driver_params().ground.threshold;
                 let mut result = Ok(());

@@ -1,7 +1,7 @@
 //! Thymio driver values → ROS messages (ros-aseba-interface.md §3.3), free of any node: the
 //! interface in [`super::thymio`] stamps and publishes them.
 
-use msgs::rtmsg::OdomSample;
+use msgs::handoff::OdomSample;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::model::{self, prefixed, FIXED_FRAMES};
 use nrt_engine::thymio::sensors::{

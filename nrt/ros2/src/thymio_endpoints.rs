@@ -4,7 +4,7 @@
 use super::report::Reporter;
 use super::spinner::SpinTask;
 use super::{drain, Srv, Sub};
-use msgs::rtmsg::{RobotId, Twist2};
+use msgs::handoff::{RobotId, Twist2};
 use nrt_engine::thymio::actuators::{BodyLed, Preset};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 use r2r::geometry_msgs::msg::Twist;
@@ -127,7 +127,7 @@ impl Outputs {
 /// leaves the last good set-point in force; a run of them is logged once.
 pub(crate) fn cmd_vel_task(
     mut sub: Box<dyn futures::Stream<Item = Twist> + Unpin + Send>,
-    params: std::sync::Arc<msgs::rtmsg::LiveParams>,
+    params: msgs::handoff::NrtLiveParams,
     robot: RobotId,
     id: u16,
     reporter: Reporter,
@@ -139,7 +139,7 @@ pub(crate) fn cmd_vel_task(
                 linear: t.linear.x,
                 angular: t.angular.z,
             };
-            match params.set_cmd_vel(robot, twist) {
+            match params.nrt_set_cmd_vel(robot, twist) {
                 Ok(()) => refusing = false,
                 Err(e) if !refusing => {
                     refusing = true;

@@ -14,7 +14,7 @@ pub use serial::{
 pub use tcp::TcpLink;
 pub use txbuf::TxBuffer;
 
-use msgs::rtmsg::{LinkDownReason, LinkKind};
+use msgs::handoff::{LinkDownReason, LinkKind};
 use std::io;
 
 /// A byte stream to an Aseba network, polled by the RT thread.

@@ -1,7 +1,7 @@
 //! In-process link over a pair of rtrb byte rings (the embedded simulator's endpoint).
 
 use super::{Link, LinkError};
-use msgs::rtmsg::{prefault_ring, LinkKind};
+use msgs::handoff::{prefault_ring, LinkKind};
 use rtrb::{Consumer, Producer, RingBuffer};
 
 /// One end of an in-process byte pipe: writes go to `tx`, reads come from `rx`.

@@ -6,7 +6,7 @@
 //! unplug) a zero-byte read, so a dead port is always seen.
 
 use super::{Link, LinkError};
-use msgs::rtmsg::LinkKind;
+use msgs::handoff::LinkKind;
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::sys::termios::{tcgetattr, tcsetattr, SetArg, SpecialCharacterIndices};

@@ -1,7 +1,7 @@
 use super::*;
 use crate::handoff::{link_port, LinkOffer, LinkReturn, RtLinkPort};
 use crate::testutil::{pty_pair, until};
-use msgs::rtmsg::LinkDownReason;
+use msgs::handoff::LinkDownReason;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
@@ -15,14 +15,14 @@ fn fast() -> ConnectorConfig {
 }
 
 fn next_offer(rt: &mut RtLinkPort) -> LinkOffer {
-    until(Duration::from_secs(20), || rt.offers.pop().ok())
+    until(Duration::from_secs(20), || rt.rt_take_offer())
 }
 
 #[test]
 fn connects_hands_over_and_reconnects_after_a_loss() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port_no = listener.local_addr().unwrap().port();
-    let (port, mut rt) = link_port();
+    let (mut rt, port) = link_port();
     let (pipe, _sim) = PipeLink::pair(16);
     let spec = ConnectSpec::Tcp {
         host: "127.0.0.1".into(),
@@ -42,8 +42,7 @@ fn connects_hands_over_and_reconnects_after_a_loss() {
 
     // The RT thread gives it back (lost): the connector drops it and connects again.
     assert!(rt
-        .returns
-        .push(LinkReturn {
+        .rt_give_back(LinkReturn {
             target: 0,
             link: tcp.link,
             reason: LinkDownReason::Eof,
@@ -72,7 +71,7 @@ fn failed_targets_are_retried_until_they_answer() {
         .local_addr()
         .unwrap()
         .port();
-    let (port, mut rt) = link_port();
+    let (mut rt, port) = link_port();
     let spec = ConnectSpec::Tcp {
         host: "127.0.0.1".into(),
         port: port_no,
@@ -90,7 +89,7 @@ fn failed_targets_are_retried_until_they_answer() {
 #[test]
 fn serial_targets_open_through_a_pty() {
     let pty = pty_pair();
-    let (port, mut rt) = link_port();
+    let (mut rt, port) = link_port();
     let h = spawn_connector(
         fast(),
         vec![ConnectSpec::Serial(SerialSpec::device(&pty.path))],
@@ -100,7 +99,7 @@ fn serial_targets_open_through_a_pty() {
     .unwrap();
     let mut offer = next_offer(&mut rt);
     drop(pty.slave);
-    assert_eq!(offer.link.kind(), msgs::rtmsg::LinkKind::Serial);
+    assert_eq!(offer.link.kind(), msgs::handoff::LinkKind::Serial);
     nix::unistd::write(&pty.master, b"abc").unwrap();
     let mut buf = [0u8; 8];
     let n = until(Duration::from_secs(10), || {
@@ -113,7 +112,7 @@ fn serial_targets_open_through_a_pty() {
 
 #[test]
 fn stops_when_the_rt_side_is_gone() {
-    let (port, rt) = link_port();
+    let (rt, port) = link_port();
     let spec = ConnectSpec::Tcp {
         host: "127.0.0.1".into(),
         port: 9, // discard: refused on loopback

@@ -1,6 +1,6 @@
 //! Code that runs inside the RT cycle, between the set-points from NRT and the wheel mapping.
 
-use msgs::rtmsg::{Pose2, RobotId, Twist2};
+use msgs::handoff::{NodeId, Pose2, RobotId, Twist2};
 
 /// What a controller sees of one robot (a copy, built every cycle).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -8,7 +8,7 @@ pub struct RobotView {
     /// Robot slot.
     pub robot: RobotId,
     /// Aseba node id.
-    pub node: u16,
+    pub node: NodeId,
     /// Time of this cycle (CLOCK_MONOTONIC ns).
     pub now_ns: u64,
     /// Odometry pose.

@@ -2,10 +2,10 @@
 //! cycle so that it works however slow ROS is. Forward motion stops when a front sensor sees
 //! something close, backward motion when a rear one does; turning in place stays allowed.
 
-use super::{Controller, RobotView, RtPublisher, RtSubscriber};
-use msgs::rtmsg::{RobotId, Twist2, MAX_ROBOTS};
+use super::{Controller, RobotView};
+use msgs::handoff::{RobotId, RtLatest, RtPublisher, Twist2, MAX_ROBOTS};
 
-/// Tunables (changeable at run time through an [`RtSubscriber`]).
+/// Tunables (changeable at run time through an [`RtLatest`] cell).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ObstacleStopParams {
     /// Off switch.
@@ -42,7 +42,7 @@ pub struct ReflexEvent {
 #[derive(Debug)]
 pub struct ObstacleStop {
     params: ObstacleStopParams,
-    live: Option<RtSubscriber<ObstacleStopParams>>,
+    live: Option<RtLatest<ObstacleStopParams>>,
     events: Option<RtPublisher<ReflexEvent>>,
     engaged: [bool; MAX_ROBOTS],
 }
@@ -58,8 +58,8 @@ impl ObstacleStop {
         }
     }
 
-    /// Takes its parameters from an NRT-fed subscriber (e.g. a ROS parameter or topic).
-    pub fn with_live_params(mut self, live: RtSubscriber<ObstacleStopParams>) -> Self {
+    /// Takes its parameters from an NRT-fed latest-value cell (e.g. a ROS parameter or topic).
+    pub fn with_live_params(mut self, live: RtLatest<ObstacleStopParams>) -> Self {
         self.live = Some(live);
         self
     }
@@ -72,14 +72,14 @@ impl ObstacleStop {
 
     /// Whether the reflex currently holds `robot`.
     pub fn engaged(&self, robot: RobotId) -> bool {
-        self.engaged.get(robot as usize).copied().unwrap_or(false)
+        self.engaged.get(robot.index()).copied().unwrap_or(false)
     }
 }
 
 impl Controller for ObstacleStop {
     fn update(&mut self, robot: &RobotView, cmd: &mut Twist2) {
         if let Some(live) = &mut self.live {
-            self.params = live.read().0;
+            self.params = live.rt_read().0;
         }
         let p = self.params;
         let fresh = robot
@@ -95,13 +95,13 @@ impl Controller for ObstacleStop {
                 block = true;
             }
         }
-        let Some(slot) = self.engaged.get_mut(robot.robot as usize) else {
+        let Some(slot) = self.engaged.get_mut(robot.robot.index()) else {
             return;
         };
         if *slot != block {
             *slot = block;
             if let Some(ev) = &mut self.events {
-                ev.try_publish(ReflexEvent {
+                ev.rt_publish(ReflexEvent {
                     robot: robot.robot,
                     engaged: block,
                     t_ns: robot.now_ns,
@@ -114,13 +114,13 @@ impl Controller for ObstacleStop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rosrt::{rt_publisher, rt_subscriber};
-    use msgs::rtmsg::Pose2;
+    use msgs::handoff::{latest, publisher};
+    use msgs::handoff::{NodeId, Pose2};
 
     fn view(prox: [i16; 7], t: Option<u64>, now: u64) -> RobotView {
         RobotView {
-            robot: 3,
-            node: 1,
+            robot: RobotId(3),
+            node: NodeId(1),
             now_ns: now,
             pose: Pose2::default(),
             twist: Twist2::default(),
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn blocks_only_the_direction_of_the_obstacle() {
-        let (pub_rt, mut pub_nrt) = rt_publisher(8);
+        let (pub_rt, mut pub_nrt) = publisher(8);
         let mut c = ObstacleStop::new(ObstacleStopParams::default()).with_events(pub_rt);
         let wall = view([0, 0, 3000, 0, 0, 0, 0], Some(100), 200);
         let mut cmd = Twist2 {
@@ -144,14 +144,14 @@ mod tests {
         };
         c.update(&wall, &mut cmd);
         assert_eq!((cmd.linear, cmd.angular), (0.0, 0.5));
-        assert!(c.engaged(3));
+        assert!(c.engaged(RobotId(3)));
         let mut back = Twist2 {
             linear: -0.1,
             angular: 0.0,
         };
         c.update(&wall, &mut back);
         assert_eq!(back.linear, -0.1);
-        assert!(!c.engaged(3));
+        assert!(!c.engaged(RobotId(3)));
         let behind = view([0, 0, 0, 0, 0, 0, 2500], Some(100), 200);
         let mut rev = Twist2 {
             linear: -0.05,
@@ -159,7 +159,7 @@ mod tests {
         };
         c.update(&behind, &mut rev);
         assert_eq!(rev.linear, 0.0);
-        let edges: Vec<bool> = std::iter::from_fn(|| pub_nrt.pop())
+        let edges: Vec<bool> = std::iter::from_fn(|| pub_nrt.nrt_pop())
             .map(|e| e.engaged)
             .collect();
         assert_eq!(edges, [true, false, true]);
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn ignores_stale_or_missing_readings_and_follows_live_params() {
-        let (sub_rt, mut sub_nrt) = rt_subscriber(ObstacleStopParams::default());
+        let (sub_rt, mut sub_nrt) = latest(ObstacleStopParams::default());
         let mut c = ObstacleStop::new(ObstacleStopParams::default()).with_live_params(sub_rt);
         let fwd = Twist2 {
             linear: 0.1,
@@ -178,13 +178,13 @@ mod tests {
         assert_eq!(cmd, fwd);
         c.update(&view([4000; 7], Some(0), 1_000_000_000), &mut cmd);
         assert_eq!(cmd, fwd);
-        sub_nrt.store(ObstacleStopParams {
+        sub_nrt.nrt_store(ObstacleStopParams {
             threshold: 5000,
             ..Default::default()
         });
         c.update(&view([4000; 7], Some(999_000_000), 1_000_000_000), &mut cmd);
         assert_eq!(cmd, fwd);
-        sub_nrt.store(ObstacleStopParams {
+        sub_nrt.nrt_store(ObstacleStopParams {
             enabled: true,
             threshold: 100,
             max_age_ns: 10,

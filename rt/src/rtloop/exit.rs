@@ -9,7 +9,7 @@ use crate::clock::{monotonic_ns, sleep_until};
 use crate::handoff::LinkReturn;
 use crate::robot::Robot;
 use crate::signals;
-use msgs::rtmsg::{ExitReason, LinkDownReason, RobotId, RtEvent, RtStats, SetupSummary};
+use msgs::handoff::{ExitReason, LinkDownReason, NodeId, RobotId, RtEvent, RtStats, SetupSummary};
 
 /// Interval between two read-backs of a robot's motor targets while the exit waits.
 const READBACK_INTERVAL_NS: u64 = 20_000_000;
@@ -20,7 +20,7 @@ pub struct StopOutcome {
     /// RT robot slot.
     pub robot: RobotId,
     /// Its node id.
-    pub node: u16,
+    pub node: NodeId,
     /// `Some(true)`: its motor targets were read back as zero; `Some(false)`: not within the
     /// exit bound; `None`: they cannot be read (no `motor.left.target` address).
     pub confirmed: Option<bool>,
@@ -95,7 +95,7 @@ impl RtLoop {
                     link,
                     reason: LinkDownReason::Shutdown,
                 };
-                if let Err(rtrb::PushError::Full(ret)) = self.port.returns.push(ret) {
+                if let Err(ret) = self.port.rt_give_back(ret) {
                     links.push(ret);
                 }
             }
@@ -106,7 +106,7 @@ impl RtLoop {
             .enumerate()
             .filter_map(|(i, r)| {
                 r.config().map(|c| StopOutcome {
-                    robot: i as RobotId,
+                    robot: RobotId(i as u8),
                     node: c.node,
                     confirmed: r.stop_confirmed(),
                 })

@@ -23,8 +23,8 @@ use crate::robot::{CmdUpdate, Robot};
 use crate::rosrt::Controller;
 use crate::sched::{self, RtSetup};
 use crate::signals;
-use msgs::rtmsg::{
-    ExitReason, LinkDownReason, LinkId, LinkTarget, LiveParams, OdomSample, RtCommand, RtEnds,
+use msgs::handoff::{
+    ExitReason, LinkDownReason, LinkId, LinkTarget, OdomSample, RobotId, RtCommand, RtEnds,
     RtEvent, RtStats, SetupSummary, MAX_LINKS,
 };
 use msgs::wire::{kind, Frame, Words, MAX_FRAME};
@@ -40,7 +40,7 @@ pub use stats::thread_faults;
 /// Most commands and outgoing frames taken from NRT per cycle (the rest wait a cycle).
 const MAX_INPUTS_PER_CYCLE: usize = 256;
 
-/// Configuration of the RT loop (fixed for its lifetime; live values are in `LiveParams`).
+/// Configuration of the RT loop (fixed for its lifetime; live values are in `RtLiveParams`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RtConfig {
     /// Cycle period; zero = free-running (tests, benchmarks).
@@ -120,7 +120,6 @@ pub struct RtExit {
 pub struct RtLoop {
     cfg: RtConfig,
     ends: RtEnds,
-    params: Arc<LiveParams>,
     port: RtLinkPort,
     slots: Slots,
     robots: Box<[Robot]>,
@@ -195,18 +194,18 @@ impl RtLoop {
     /// Preallocates everything (NRT side).
     pub fn new(
         cfg: RtConfig,
-        ends: RtEnds,
+        mut ends: RtEnds,
         port: RtLinkPort,
         controllers: Vec<Box<dyn Controller>>,
     ) -> Self {
-        let params = ends.params_arc();
-        let robots = (0..params.robots()).map(|i| Robot::new(i as u8)).collect();
+        let robots = (0..ends.rt_params().robots())
+            .map(|i| Robot::new(RobotId(i as u8)))
+            .collect();
         RtLoop {
             slots: Slots::new(cfg.max_links.clamp(1, MAX_LINKS), cfg.tx_buffer),
             stats: Stats::new(ns(cfg.period)),
             cfg,
             ends,
-            params,
             port,
             robots,
             controllers,
@@ -222,7 +221,7 @@ impl RtLoop {
     }
 
     fn push_event(&mut self, ev: RtEvent) {
-        if !self.ends.try_push_event(ev) {
+        if !self.ends.rt_push_event(ev) {
             self.stats.drops.events += 1;
         }
     }
@@ -288,7 +287,7 @@ impl RtLoop {
             Some(ExitReason::Requested)
         } else if self.cfg.honor_signals && signals::stop_signalled() {
             Some(ExitReason::Signal)
-        } else if self.ends.nrt_gone() {
+        } else if self.ends.rt_peer_gone() {
             Some(ExitReason::NrtGone)
         } else if self.cfg.max_cycles.is_some_and(|m| self.stats.cycles >= m) {
             Some(ExitReason::CycleLimit)
@@ -321,19 +320,19 @@ impl RtLoop {
 
     fn wake_nrt(&mut self) {
         if self.cfg.wake_nrt {
-            self.ends.wake_nrt();
+            self.ends.rt_wake_nrt();
         }
     }
 
     fn accept_links(&mut self) {
         // Only take an offer when its return is guaranteed to fit.
-        while self.port.returns.slots() > 0 {
-            let Ok(offer) = self.port.offers.pop() else {
+        while self.port.rt_return_room() > 0 {
+            let Some(offer) = self.port.rt_take_offer() else {
                 break;
             };
             match self.slots.attach(offer.target, offer.link) {
                 Ok(link) => {
-                    let kind = self.slots.slots[link as usize].kind;
+                    let kind = self.slots.slots[link.index()].kind;
                     self.push_event(RtEvent::LinkUp {
                         link,
                         target: offer.target,
@@ -341,7 +340,7 @@ impl RtLoop {
                     });
                 }
                 Err(link) => {
-                    let _ = self.port.returns.push(LinkReturn {
+                    let _ = self.port.rt_give_back(LinkReturn {
                         target: offer.target,
                         link,
                         reason: LinkDownReason::NoSlot,
@@ -355,14 +354,13 @@ impl RtLoop {
         let RtLoop {
             slots,
             ends,
-            params,
             robots,
             stats,
             cfg,
             ..
         } = self;
         slots.read_all(cfg.read_budget, |link, t, frame: &Frame<'_>| {
-            if !ends.try_forward_frame(link, t, frame.raw()) {
+            if !ends.rt_push_frame(link, t, frame.raw()) {
                 stats.drops.frames_to_nrt += 1;
             }
             if frame.kind == kind::VARIABLES && frame.payload.len() >= 2 {
@@ -378,9 +376,16 @@ impl RtLoop {
             }
             let args = Words::from_le_bytes(frame.payload);
             for r in robots.iter_mut() {
-                if let Some(s) = r.on_user_event(link, t, frame.source, frame.kind, args, params) {
+                if let Some(s) =
+                    r.on_user_event(link, t, frame.source, frame.kind, args, ends.rt_params())
+                {
                     stats.odometry_samples += 1;
-                    if !ends.try_push_event(RtEvent::Odometry(s)) {
+                    if !ends.rt_push_event(RtEvent::Odometry(s)) {
+                        stats.drops.events += 1;
+                    }
+                }
+                if let Some(p) = r.take_proximity() {
+                    if !ends.rt_push_event(RtEvent::Proximity(p)) {
                         stats.drops.events += 1;
                     }
                 }
@@ -390,28 +395,28 @@ impl RtLoop {
 
     fn apply_commands(&mut self) {
         for _ in 0..MAX_INPUTS_PER_CYCLE {
-            let Some(cmd) = self.ends.try_pop_command() else {
+            let Some(cmd) = self.ends.rt_pop_command() else {
                 break;
             };
             match cmd {
                 RtCommand::ConfigureRobot { robot, config } => {
-                    if let Some(r) = self.robots.get_mut(robot as usize) {
+                    if let Some(r) = self.robots.get_mut(robot.index()) {
                         r.configure(config);
                     }
                 }
                 RtCommand::RemoveRobot { robot } => {
-                    if (robot as usize) < self.robots.len() {
-                        self.send_stop(robot as usize);
-                        self.robots[robot as usize].clear();
+                    if (robot.index()) < self.robots.len() {
+                        self.send_stop(robot.index());
+                        self.robots[robot.index()].clear();
                     }
                 }
                 RtCommand::ResetOdometry { robot, pose } => {
-                    if let Some(r) = self.robots.get_mut(robot as usize) {
+                    if let Some(r) = self.robots.get_mut(robot.index()) {
                         r.reset_odometry(pose);
                     }
                 }
                 RtCommand::CloseLink { link } => {
-                    if let Some(s) = self.slots.slots.get_mut(link as usize) {
+                    if let Some(s) = self.slots.slots.get_mut(link.index()) {
                         if s.live() {
                             s.dead = Some(LinkDownReason::Requested);
                         }
@@ -424,7 +429,7 @@ impl RtLoop {
 
     fn apply_outgoing(&mut self) {
         for _ in 0..MAX_INPUTS_PER_CYCLE {
-            let (target, n) = match self.ends.try_pop_outgoing(&mut self.frame) {
+            let (target, n) = match self.ends.rt_pop_frame(&mut self.frame) {
                 None => break,
                 Some(Err(_)) => {
                     self.stats.drops.invalid_from_nrt += 1;
@@ -468,7 +473,7 @@ impl RtLoop {
     }
 
     fn drive_robots(&mut self, now: u64) {
-        let wd = self.params.watchdog();
+        let wd = self.ends.rt_params().rt_watchdog();
         let wd_ns = if wd > 0.0 { (wd * 1e9) as u64 } else { 0 };
         let min_gap = ns(self.cfg.min_speed_interval);
         let refresh = ns(self.cfg.speed_refresh);
@@ -476,9 +481,13 @@ impl RtLoop {
             if self.robots[i].config().is_none() {
                 continue;
             }
-            if self.robots[i].poll_set_point(&self.params, now, wd_ns) == CmdUpdate::WatchdogStop {
+            if self.robots[i].poll_set_point(self.ends.rt_params(), now, wd_ns)
+                == CmdUpdate::WatchdogStop
+            {
                 self.stats.watchdog_stops += 1;
-                self.push_event(RtEvent::WatchdogStop { robot: i as u8 });
+                self.push_event(RtEvent::WatchdogStop {
+                    robot: RobotId(i as u8),
+                });
             }
             let r = &self.robots[i];
             let mut cmd = r.set_point();
@@ -491,7 +500,7 @@ impl RtLoop {
                     c.update(&view, &mut cmd);
                 }
             }
-            let targets = self.robots[i].targets(&self.params, cmd);
+            let targets = self.robots[i].targets(self.ends.rt_params(), cmd);
             if self.robots[i].should_send(targets, now, min_gap, refresh) {
                 self.write_targets(i, targets, now);
             }
@@ -541,25 +550,27 @@ impl RtLoop {
             let Some(reason) = self.slots.slots[i].dead else {
                 continue;
             };
-            if self.port.returns.slots() == 0 {
+            if self.port.rt_return_room() == 0 {
                 return; // retried next cycle; the slot is not polled meanwhile
             }
             let Some((target, link)) = self.slots.detach(i) else {
                 continue;
             };
-            let _ = self.port.returns.push(LinkReturn {
+            let _ = self.port.rt_give_back(LinkReturn {
                 target,
                 link,
                 reason,
             });
             self.push_event(RtEvent::LinkDown {
-                link: i as LinkId,
+                link: LinkId(i as u8),
                 target,
                 reason,
             });
             for r in 0..self.robots.len() {
-                if self.robots[r].link_lost(i as LinkId) {
-                    self.push_event(RtEvent::RobotStale { robot: r as u8 });
+                if self.robots[r].link_lost(LinkId(i as u8)) {
+                    self.push_event(RtEvent::RobotStale {
+                        robot: RobotId(r as u8),
+                    });
                 }
             }
         }

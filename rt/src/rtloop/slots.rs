@@ -3,8 +3,8 @@
 
 use crate::clock::monotonic_ns;
 use crate::link::{Link, LinkError, TxBuffer};
+use msgs::handoff::{LinkDownReason, LinkId, LinkKind, LinkTotals};
 use msgs::reassembler::Reassembler;
-use msgs::rtmsg::{LinkDownReason, LinkId, LinkKind, LinkTotals};
 use msgs::wire::Frame;
 
 /// One slot.
@@ -61,7 +61,7 @@ impl Slots {
     }
 
     pub fn live(&self, id: LinkId) -> bool {
-        self.slots.get(id as usize).is_some_and(Slot::live)
+        self.slots.get(id.index()).is_some_and(Slot::live)
     }
 
     pub fn any_live(&self) -> bool {
@@ -81,7 +81,7 @@ impl Slots {
         s.reasm.clear();
         s.tx.clear();
         self.retired.attached += 1;
-        Ok(i as LinkId)
+        Ok(LinkId(i as u8))
     }
 
     /// Empties a dead slot, folding its counters into the retired ones.
@@ -108,7 +108,7 @@ impl Slots {
     pub fn queue(&mut self, id: LinkId, frame: &[u8]) -> Result<(), QueueError> {
         let s = self
             .slots
-            .get_mut(id as usize)
+            .get_mut(id.index())
             .filter(|s| s.live())
             .ok_or(QueueError::NoLink)?;
         if s.tx.push(frame) {
@@ -154,7 +154,7 @@ impl Slots {
                             if t.saturating_sub(s.last_rx_ns) > QUIET_NS {
                                 while let Some(r) = s.reasm.push_idle() {
                                     if let Ok(frame) = r {
-                                        on_frame(i as LinkId, t, &frame);
+                                        on_frame(LinkId(i as u8), t, &frame);
                                     }
                                 }
                             }
@@ -169,7 +169,7 @@ impl Slots {
                         let mut input = &buf[..n];
                         while let Some(r) = s.reasm.push(&mut input) {
                             if let Ok(frame) = r {
-                                on_frame(i as LinkId, t, &frame);
+                                on_frame(LinkId(i as u8), t, &frame);
                             }
                         }
                     }

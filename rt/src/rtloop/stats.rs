@@ -2,7 +2,7 @@
 
 use crate::alloc;
 use crate::hist::Histogram;
-use msgs::rtmsg::{LinkTotals, RingDrops, RtStats, SchedulerMode};
+use msgs::handoff::{LinkTotals, RingDrops, RtStats, SchedulerMode};
 use nix::sys::resource::{getrusage, UsageWho};
 
 /// Minor and major page faults of the calling thread.

@@ -1,8 +1,10 @@
 use super::*;
-use crate::handoff::{link_port, LinkPort};
+use crate::handoff::{link_port, NrtLinkPort};
 use crate::link::{Link, PipeLink};
+use msgs::handoff::{
+    channels, ChannelConfig, NodeId, NrtEnds, Pose2, RobotConfig, RobotId, Twist2,
+};
 use msgs::reassembler::Reassembler;
-use msgs::rtmsg::{channels, ChannelConfig, NrtEnds, Pose2, RobotConfig, Twist2};
 use msgs::wire::{encode_user_event, kind, Message};
 
 const NODE: u16 = 5;
@@ -20,12 +22,12 @@ fn test_config() -> RtConfig {
     }
 }
 
-fn build() -> (RtLoop, NrtEnds, LinkPort) {
+fn build() -> (RtLoop, NrtEnds, NrtLinkPort) {
     let (rt_ends, nrt) = channels(&ChannelConfig {
         robots: 4,
         ..Default::default()
     });
-    let (port, rt_port) = link_port();
+    let (rt_port, port) = link_port();
     (
         RtLoop::new(test_config(), rt_ends, rt_port, Vec::new()),
         nrt,
@@ -63,12 +65,12 @@ fn received(peer: &mut PipeLink) -> Vec<(u16, Vec<i16>)> {
 }
 
 fn events(nrt: &mut NrtEnds) -> Vec<RtEvent> {
-    std::iter::from_fn(|| nrt.poll_event()).collect()
+    std::iter::from_fn(|| nrt.nrt_pop_event()).collect()
 }
 
-fn attach(rt: &mut RtLoop, port: &mut LinkPort, nrt: &mut NrtEnds, target: u16) -> PipeLink {
+fn attach(rt: &mut RtLoop, port: &mut NrtLinkPort, nrt: &mut NrtEnds, target: u16) -> PipeLink {
     let (ours, peer) = PipeLink::pair(1 << 14);
-    port.offer(target, Box::new(ours)).unwrap();
+    port.nrt_offer(target, Box::new(ours)).unwrap();
     rt.cycle(0);
     assert!(events(nrt)
         .iter()
@@ -77,9 +79,9 @@ fn attach(rt: &mut RtLoop, port: &mut LinkPort, nrt: &mut NrtEnds, target: u16) 
 }
 
 fn configure(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
-    nrt.send_command(RtCommand::ConfigureRobot {
-        robot: 0,
-        config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false),
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config: RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false),
     })
     .unwrap();
     rt.cycle(now);
@@ -96,9 +98,9 @@ fn frames_are_forwarded_and_odometry_integrated() {
     peer.write(&bytes).unwrap();
     rt.cycle(MS);
     let mut frames = Vec::new();
-    nrt.drain_frames(|f| frames.push((f.link, f.bytes.to_vec(), f.t_ns)));
+    nrt.nrt_drain_frames(|f| frames.push((f.link, f.bytes.to_vec(), f.t_ns)));
     assert_eq!(frames.len(), 3);
-    assert!(frames.iter().all(|f| f.0 == 0 && f.2 > 0));
+    assert!(frames.iter().all(|f| f.0 == LinkId(0) && f.2 > 0));
     assert_eq!(frames[1].1, event(NODE, 9, &[1, 2, 3]));
     let odo: Vec<_> = events(&mut nrt)
         .into_iter()
@@ -112,7 +114,7 @@ fn frames_are_forwarded_and_odometry_integrated() {
     assert!((odo[0].pose.x - 0.1).abs() < 1e-9 && (odo[0].twist.linear - 1.0).abs() < 1e-9);
     assert_eq!(
         (odo[0].robot, odo[0].link, odo[0].robot_ticks),
-        (0, 0, Some(10))
+        (RobotId(0), LinkId(0), Some(10))
     );
 }
 
@@ -121,8 +123,8 @@ fn set_points_become_one_set_speed_frame_and_the_watchdog_stops() {
     let (mut rt, mut nrt, mut port) = build();
     let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
     configure(&mut nrt, &mut rt, 0);
-    nrt.set_cmd_vel(
-        0,
+    nrt.nrt_set_cmd_vel(
+        RobotId(0),
         Twist2 {
             linear: 0.1,
             angular: 0.0,
@@ -136,13 +138,13 @@ fn set_points_become_one_set_speed_frame_and_the_watchdog_stops() {
     assert!(received(&mut peer).is_empty());
     rt.cycle(511 * MS);
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
-    assert!(events(&mut nrt).contains(&RtEvent::WatchdogStop { robot: 0 }));
+    assert!(events(&mut nrt).contains(&RtEvent::WatchdogStop { robot: RobotId(0) }));
     rt.cycle(2000 * MS);
     assert!(received(&mut peer).is_empty());
     assert_eq!(rt.stats.watchdog_stops, 1);
     // A new set-point re-arms it.
-    nrt.set_cmd_vel(
-        0,
+    nrt.nrt_set_cmd_vel(
+        RobotId(0),
         Twist2 {
             linear: 0.0,
             angular: 1.0,
@@ -159,10 +161,10 @@ fn nrt_frames_reach_their_link_or_all_links() {
     let mut a = attach(&mut rt, &mut port, &mut nrt, 0);
     let mut b = attach(&mut rt, &mut port, &mut nrt, 1);
     let list_nodes = [2, 0, 0, 0, 0x11, 0xA0, 5, 0];
-    nrt.send_frame(LinkTarget::All, &list_nodes).unwrap();
-    nrt.send_frame(LinkTarget::One(1), &event(0, 3, &[42]))
+    nrt.nrt_push_frame(LinkTarget::All, &list_nodes).unwrap();
+    nrt.nrt_push_frame(LinkTarget::One(LinkId(1)), &event(0, 3, &[42]))
         .unwrap();
-    nrt.send_frame(LinkTarget::One(9), &event(0, 3, &[1]))
+    nrt.nrt_push_frame(LinkTarget::One(LinkId(9)), &event(0, 3, &[1]))
         .unwrap();
     rt.cycle(0);
     assert_eq!(received(&mut a), [(kind::LIST_NODES, vec![])]);
@@ -184,12 +186,12 @@ fn dead_links_go_back_and_robots_become_stale() {
     rt.cycle(2 * MS);
     let ev = events(&mut nrt);
     assert!(ev.contains(&RtEvent::LinkDown {
-        link: 0,
+        link: LinkId(0),
         target: 3,
         reason: LinkDownReason::Eof
     }));
-    assert!(ev.contains(&RtEvent::RobotStale { robot: 0 }));
-    let back = port.take_returned().unwrap();
+    assert!(ev.contains(&RtEvent::RobotStale { robot: RobotId(0) }));
+    let back = port.nrt_take_returned().unwrap();
     assert_eq!((back.target, back.reason), (3, LinkDownReason::Eof));
     assert_eq!(rt.slots.totals().connected, 0);
     // The slot is free again.
@@ -202,13 +204,14 @@ fn slots_are_bounded_and_links_can_be_closed() {
     let _a = attach(&mut rt, &mut port, &mut nrt, 0);
     let _b = attach(&mut rt, &mut port, &mut nrt, 1);
     let (extra, _peer) = PipeLink::pair(16);
-    port.offer(2, Box::new(extra)).unwrap();
+    port.nrt_offer(2, Box::new(extra)).unwrap();
     rt.cycle(0);
-    let back = port.take_returned().unwrap();
+    let back = port.nrt_take_returned().unwrap();
     assert_eq!((back.target, back.reason), (2, LinkDownReason::NoSlot));
-    nrt.send_command(RtCommand::CloseLink { link: 1 }).unwrap();
+    nrt.nrt_push_command(RtCommand::CloseLink { link: LinkId(1) })
+        .unwrap();
     rt.cycle(0);
-    let back = port.take_returned().unwrap();
+    let back = port.nrt_take_returned().unwrap();
     assert_eq!((back.target, back.reason), (1, LinkDownReason::Requested));
 }
 
@@ -217,8 +220,8 @@ fn remove_robot_stops_it_and_reset_moves_it() {
     let (mut rt, mut nrt, mut port) = build();
     let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
     configure(&mut nrt, &mut rt, 0);
-    nrt.send_command(RtCommand::ResetOdometry {
-        robot: 0,
+    nrt.nrt_push_command(RtCommand::ResetOdometry {
+        robot: RobotId(0),
         pose: Pose2 {
             x: 1.0,
             y: 2.0,
@@ -231,7 +234,7 @@ fn remove_robot_stops_it_and_reset_moves_it() {
     peer.write(&event(NODE, ODOMETRY, &[10, 10, 5])).unwrap();
     rt.cycle(2 * MS);
     assert!(rt.robots[0].last_odometry().unwrap().pose.x > 1.0);
-    nrt.send_command(RtCommand::RemoveRobot { robot: 0 })
+    nrt.nrt_push_command(RtCommand::RemoveRobot { robot: RobotId(0) })
         .unwrap();
     rt.cycle(3 * MS);
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
@@ -244,16 +247,16 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
         robots: 2,
         ..Default::default()
     });
-    let (mut port, rt_port) = link_port();
+    let (rt_port, mut port) = link_port();
     let (ours, mut peer) = PipeLink::pair(1 << 14);
-    port.offer(0, Box::new(ours)).unwrap();
-    nrt.send_command(RtCommand::ConfigureRobot {
-        robot: 1,
-        config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false),
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(1),
+        config: RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false),
     })
     .unwrap();
-    nrt.set_cmd_vel(
-        1,
+    nrt.nrt_set_cmd_vel(
+        RobotId(1),
         Twist2 {
             linear: 0.05,
             angular: 0.0,
@@ -273,7 +276,7 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
     assert_eq!(exit.reason, ExitReason::Requested);
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
     assert!(exit.stats.cycles > 0);
-    assert_eq!(exit.stats.scheduler, msgs::rtmsg::SchedulerMode::Fallback);
+    assert_eq!(exit.stats.scheduler, msgs::handoff::SchedulerMode::Fallback);
     let ev = events(&mut nrt);
     assert!(matches!(ev.first(), Some(RtEvent::Started(_))));
     assert_eq!(
@@ -283,7 +286,7 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
         })
     );
     assert_eq!(
-        port.take_returned().unwrap().reason,
+        port.nrt_take_returned().unwrap().reason,
         LinkDownReason::Shutdown
     );
 }
@@ -291,17 +294,17 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
 #[test]
 fn run_stops_when_nrt_goes_away_and_stops_the_robots() {
     let (rt_ends, nrt) = channels(&ChannelConfig::default());
-    let (mut port, rt_port) = link_port();
+    let (rt_port, mut port) = link_port();
     let (ours, mut peer) = PipeLink::pair(1 << 14);
-    port.offer(0, Box::new(ours)).unwrap();
+    port.nrt_offer(0, Box::new(ours)).unwrap();
     let mut nrt = nrt;
-    nrt.send_command(RtCommand::ConfigureRobot {
-        robot: 0,
-        config: RobotConfig::script(NODE, ODOMETRY, SET_SPEED, true),
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config: RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, true),
     })
     .unwrap();
-    nrt.set_cmd_vel(
-        0,
+    nrt.nrt_set_cmd_vel(
+        RobotId(0),
         Twist2 {
             linear: -0.1,
             angular: 0.0,
@@ -325,7 +328,7 @@ fn run_stops_when_nrt_goes_away_and_stops_the_robots() {
 #[test]
 fn periodic_loop_keeps_its_deadlines_and_counts_cycles() {
     let (rt_ends, _nrt) = channels(&ChannelConfig::default());
-    let (_port, rt_port) = link_port();
+    let (rt_port, _port) = link_port();
     let cfg = RtConfig {
         max_cycles: Some(50),
         period: Duration::from_millis(1),
@@ -349,13 +352,13 @@ fn periodic_loop_keeps_its_deadlines_and_counts_cycles() {
 fn a_cycle_that_forwards_something_rings_the_nrt_doorbell_unless_told_not_to() {
     for wake in [true, false] {
         let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
-        let (mut port, rt_port) = link_port();
+        let (rt_port, mut port) = link_port();
         let cfg = RtConfig {
             wake_nrt: wake,
             ..test_config()
         };
         let mut rt = RtLoop::new(cfg, rt_ends, rt_port, Vec::new());
-        let bell = nrt.doorbell().clone();
+        let bell = nrt.nrt_doorbell().clone();
         rt.cycle(0);
         assert!(!bell.wait(Duration::from_millis(1)), "a quiet cycle rings");
         let mut peer = attach(&mut rt, &mut port, &mut nrt, 1);
@@ -368,7 +371,7 @@ fn a_cycle_that_forwards_something_rings_the_nrt_doorbell_unless_told_not_to() {
             Duration::from_millis(1)
         };
         assert_eq!(bell.wait(timeout), wake, "wake_nrt {wake}");
-        assert_eq!(nrt.drain_frames(|_| ()), 1);
+        assert_eq!(nrt.nrt_drain_frames(|_| ()), 1);
     }
 }
 

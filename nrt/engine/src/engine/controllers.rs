@@ -7,7 +7,7 @@
 //! [`Engine::attach_controller`](super::Engine::attach_controller).
 
 use crate::thymio::params::DriverParams;
-use msgs::rtmsg::RobotId;
+use msgs::handoff::RobotId;
 
 /// What a controller reports to the engine (which turns it into [`EngineEvent`](super::EngineEvent)s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,15 +72,15 @@ mod tests {
     fn every_port_is_pumped_in_order_with_the_parameters() {
         let mut c = Controllers::default();
         assert!(c.pump(&DriverParams::default()).is_empty());
-        c.attach(Box::new(Echo(1)));
-        c.attach(Box::new(Echo(2)));
+        c.attach(Box::new(Echo(RobotId(1))));
+        c.attach(Box::new(Echo(RobotId(2))));
         let mut p = DriverParams::default();
         p.obstacle_stop.enabled = true;
         let robots: Vec<_> = c.pump(&p).to_vec();
         assert_eq!(
             robots,
-            [1, 2].map(|robot| ControllerReport::ObstacleStop {
-                robot,
+            [1, 2].map(|r| ControllerReport::ObstacleStop {
+                robot: RobotId(r),
                 engaged: true
             })
         );

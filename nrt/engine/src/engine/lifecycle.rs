@@ -1,9 +1,10 @@
 //! The life of a node on the engine's side: accepted, configured as a robot (script, RT slot), watched for
 //! liveness, lost, expired, reloaded and added back.
 
-use super::{Engine, EngineError, EngineEvent, ScriptSource, SWITCH_LINK};
-use crate::network::{LinkId, LoadedScript, NetError, NetworkEvent};
-use msgs::rtmsg::{RobotConfig, RtCommand};
+use super::{Engine, EngineError, EngineEvent, ScriptSource};
+use crate::network::{LoadedScript, NetError, NetworkEvent, Via};
+use msgs::handoff::{LinkId, NodeId};
+use msgs::handoff::{RobotConfig, RtCommand};
 use std::time::{Duration, Instant};
 
 /// Delay between accepting a node and configuring it (asebaros waits 200 ms).
@@ -145,7 +146,7 @@ impl Engine {
         if let Some(slot) = self.robots.release(id) {
             let _ = self
                 .ends
-                .send_command(RtCommand::RemoveRobot { robot: slot.robot });
+                .nrt_push_command(RtCommand::RemoveRobot { robot: slot.robot });
             self.events.push_back(EngineEvent::RobotRemoved {
                 node: id,
                 robot: slot.robot,
@@ -243,16 +244,18 @@ impl Engine {
             .ok_or(EngineError::NoRobotSlot)?;
         let robot = slot.robot;
         self.ends
-            .params()
-            .set_calibration(robot, cal.to_rt())
+            .nrt_params()
+            .nrt_set_calibration(robot, cal.to_rt())
             .map_err(|source| EngineError::param(&format!("calibration of node {id}"), source))?;
-        let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
+        let mut config = RobotConfig::script(NodeId(id), odometry, set_speed, include_id);
+        self.robots
+            .set_rt_events(id, [config.odometry_event, config.proximity_event]);
         config.link = link;
         self.robots.set_link(id, link);
         config.proximity_event = event("proximity");
         config.motor_targets = motor_targets(node);
         self.ends
-            .send_command(RtCommand::ConfigureRobot { robot, config })
+            .nrt_push_command(RtCommand::ConfigureRobot { robot, config })
             .map_err(|_| EngineError::RingFull)?;
         tracing::info!("node {id} driven as RT robot {robot}");
         self.events
@@ -271,6 +274,9 @@ fn motor_targets(node: &crate::network::Node) -> Option<u16> {
 }
 
 /// The link the RT thread writes a node's commands to (`None`: a node behind the switch).
-fn rt_link(link: LinkId) -> Option<LinkId> {
-    (link != SWITCH_LINK).then_some(link)
+fn rt_link(via: Via) -> Option<LinkId> {
+    match via {
+        Via::Link(l) => Some(l),
+        Via::Switch => None,
+    }
 }

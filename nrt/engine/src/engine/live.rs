@@ -99,7 +99,7 @@ mod tests {
             .set_live_param("motor.left.parameters", yaml("[0.0006, 0.0]"))
             .unwrap();
         assert_eq!(robots, [3]);
-        let cal = e.live_params().calibration(robot).unwrap();
+        let cal = e.live_params().nrt_calibration(robot).unwrap();
         assert_eq!((cal.left.q0, cal.left.q1), (0.0006, 0.0));
         assert_eq!(
             e.robots().of_node(3).unwrap().calibration.left.parameters,
@@ -131,7 +131,7 @@ mod tests {
         let robot = driven_robot(&mut e, &mut rt);
         let before = (
             e.driver_params().clone(),
-            e.live_params().calibration(robot),
+            e.live_params().nrt_calibration(robot),
         );
         // usable by the types, not by the model
         let err = e
@@ -164,7 +164,7 @@ mod tests {
         assert_eq!(
             (
                 e.driver_params().clone(),
-                e.live_params().calibration(robot)
+                e.live_params().nrt_calibration(robot)
             ),
             before
         );

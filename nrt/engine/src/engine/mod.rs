@@ -1,5 +1,5 @@
 //! The NRT engine: the network manager, the Aseba switch, script loading and the robot slots,
-//! glued to the RT thread through the rings of `msgs::rtmsg`. The ROS 2 bridge and the command
+//! glued to the RT thread through the rings of `msgs::handoff`. The ROS 2 bridge and the command
 //! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
 //! blocks and never touches a link.
 
@@ -25,18 +25,14 @@ pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
 pub use types::{EngineConfig, EngineError, EngineEvent, EngineStats};
 pub use vm_halt::VmRecord;
 
-use crate::network::{LinkId, NetError, NetworkManager};
+use crate::network::{NetError, NetworkManager};
 use crate::params::BridgeParams;
 use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
 use crate::thymio::params::DriverParams;
-use msgs::rtmsg::{LinkTarget, NrtEnds, RobotId, RtCommand, RtStats, Twist2};
+use msgs::handoff::{LinkId, LinkTarget, NrtEnds, RobotId, RtCommand, RtStats, Twist2};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
-
-/// Link id the engine gives to frames from switch clients (nodes behind a client, such as an
-/// asebaswitch that joined, are reached through the switch).
-pub const SWITCH_LINK: LinkId = 0xFE;
 
 /// A link that is up, as the engine knows it.
 #[derive(Debug, Clone, Copy)]
@@ -116,8 +112,8 @@ impl Engine {
             )?)
         };
         let calibration_file = calibration::read_file(&driver.calibration_file)?;
-        ends.params()
-            .set_watchdog(driver.cmd_vel_timeout)
+        ends.nrt_params()
+            .nrt_set_watchdog(driver.cmd_vel_timeout)
             .map_err(|source| EngineError::param("cmd_vel_timeout", source))?;
         Ok(Engine {
             net: NetworkManager::from_params(&bridge),
@@ -179,8 +175,8 @@ impl Engine {
 
     /// The doorbell the RT thread rings when it has pushed frames or events: wait on it (with the
     /// poll period as timeout) instead of sleeping between two [`Self::poll`]s.
-    pub fn doorbell(&self) -> msgs::doorbell::Doorbell {
-        self.ends.doorbell().clone()
+    pub fn doorbell(&self) -> msgs::handoff::Doorbell {
+        self.ends.nrt_doorbell().clone()
     }
 
     /// The next event for the user.
@@ -230,7 +226,7 @@ impl Engine {
 
     /// Whether the RT thread has stopped.
     pub fn rt_exited(&self) -> bool {
-        self.rt_exited || self.ends.rt_gone()
+        self.rt_exited || self.ends.nrt_peer_gone()
     }
 
     /// Links up: slot and index of the target in the target list.
@@ -256,7 +252,7 @@ impl Engine {
             .of_node(node)
             .ok_or(EngineError::NotARobot(node))?;
         self.ends
-            .set_cmd_vel(slot.robot, Twist2 { linear, angular })
+            .nrt_set_cmd_vel(slot.robot, Twist2 { linear, angular })
             .map_err(|source| EngineError::param("cmd_vel", source))
     }
 
@@ -289,9 +285,10 @@ impl Engine {
         self.reflex_holds.contains(&node)
     }
 
-    /// The RT thread's live parameters (set-points, calibration): lock-free, shared with RT.
-    pub fn live_params(&self) -> std::sync::Arc<msgs::rtmsg::LiveParams> {
-        self.ends.params().clone()
+    /// The NRT half of the RT thread's live parameters (set-points, calibration); its
+    /// writes never make the RT reader wait.
+    pub fn live_params(&self) -> msgs::handoff::NrtLiveParams {
+        self.ends.nrt_params().clone()
     }
 
     /// Applies a new calibration to a robot live (the RT thread reads it at its next cycle).
@@ -307,8 +304,8 @@ impl Engine {
             .ok_or(EngineError::NotARobot(node))?
             .robot;
         self.ends
-            .params()
-            .set_calibration(robot, c.to_rt())
+            .nrt_params()
+            .nrt_set_calibration(robot, c.to_rt())
             .map_err(|source| EngineError::param("calibration", source))?;
         self.robots.assign(node, c);
         Ok(())
@@ -414,7 +411,7 @@ impl Engine {
             }
             self.flush_outgoing();
         }
-        if self.ends.send_command(RtCommand::Shutdown).is_err() {
+        if self.ends.nrt_push_command(RtCommand::Shutdown).is_err() {
             tracing::warn!(
                 "cannot queue the shutdown command: the RT thread is not reading its commands"
             );

@@ -15,7 +15,7 @@
 
 use super::{Engine, EngineError, EngineEvent};
 use crate::network::NetError;
-use msgs::rtmsg::{Quadratic, RobotCalibration, Twist2};
+use msgs::handoff::{Quadratic, RobotCalibration, Twist2};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -93,8 +93,8 @@ impl Engine {
         let robot = slot.robot;
         let cal = self
             .ends
-            .params()
-            .calibration(robot)
+            .nrt_params()
+            .nrt_calibration(robot)
             .unwrap_or_else(|| slot.calibration.to_rt());
         let cap = cal.max_units;
         if wheels.iter().any(|w| f64::from(*w).abs() > cap) && self.raw.warned_cap.insert(node) {
@@ -103,7 +103,7 @@ impl Engine {
                 .push_back(EngineEvent::RawMotorCapped { node, wheels, cap });
         }
         self.ends
-            .set_cmd_vel(robot, wheels_to_twist(cap_pair(wheels, cap), &cal))
+            .nrt_set_cmd_vel(robot, wheels_to_twist(cap_pair(wheels, cap), &cal))
             .map_err(|source| EngineError::param("set_speed", source))?;
         self.raw.last.insert(node, (wheels, Instant::now()));
         Ok(true)
@@ -144,7 +144,7 @@ impl Engine {
                     }
                     .into());
                 };
-                let fresh = Duration::from_secs_f64(self.ends.params().watchdog().min(1e9));
+                let fresh = Duration::from_secs_f64(self.ends.nrt_params().nrt_watchdog().min(1e9));
                 let mut wheels = match self.raw.last.get(&node) {
                     Some((w, t)) if fresh.is_zero() || t.elapsed() < fresh => *w,
                     _ => [0, 0],
@@ -207,7 +207,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::rtmsg::RobotCalibration;
+    use msgs::handoff::RobotCalibration;
 
     fn map(t: Twist2, cal: &RobotCalibration) -> [i16; 2] {
         // the RT thread's mapping, re-stated: wheel speeds, inverse model, round, cap

@@ -2,7 +2,7 @@
 //! calibration the RT side reads (live atomics).
 
 use crate::thymio::calibration::Calibration;
-use msgs::rtmsg::{LinkId, RobotId, MAX_ROBOTS};
+use msgs::handoff::{LinkId, RobotId, MAX_ROBOTS};
 use std::collections::BTreeMap;
 
 /// One robot driven by the RT thread.
@@ -16,6 +16,16 @@ pub struct RobotSlot {
     pub calibration: Calibration,
     /// The link the RT thread was told to write to (`None`: any, for a node behind the switch).
     pub link: Option<LinkId>,
+    /// Ids of the script events the RT thread decodes and hands over typed (odometry,
+    /// proximity): NRT does not decode them again.
+    pub rt_events: [Option<u16>; 2],
+}
+
+impl RobotSlot {
+    /// Whether script event `event` of this robot is decoded by the RT thread.
+    pub fn decoded_by_rt(&self, event: u16) -> bool {
+        self.rt_events.contains(&Some(event))
+    }
 }
 
 /// Allocation of RT robot ids to nodes.
@@ -50,7 +60,9 @@ impl Robots {
             return self.by_node.get(&node);
         }
         let used: Vec<RobotId> = self.by_node.values().map(|s| s.robot).collect();
-        let robot = (0..MAX_ROBOTS as RobotId).find(|r| !used.contains(r))?;
+        let robot = (0..MAX_ROBOTS as u8)
+            .map(RobotId)
+            .find(|r| !used.contains(r))?;
         self.by_node.insert(
             node,
             RobotSlot {
@@ -58,6 +70,7 @@ impl Robots {
                 node,
                 calibration,
                 link: None,
+                rt_events: [None; 2],
             },
         );
         self.by_node.get(&node)
@@ -67,6 +80,13 @@ impl Robots {
     pub fn set_link(&mut self, node: u16, link: Option<LinkId>) {
         if let Some(s) = self.by_node.get_mut(&node) {
             s.link = link;
+        }
+    }
+
+    /// Records which script events of node `node` the RT thread decodes.
+    pub fn set_rt_events(&mut self, node: u16, events: [Option<u16>; 2]) {
+        if let Some(s) = self.by_node.get_mut(&node) {
+            s.rt_events = events;
         }
     }
 

@@ -2,7 +2,7 @@
 use super::*;
 use crate::network::{LoadedScript, NetworkEvent};
 use crate::testutil::{description_frames, small_target};
-use msgs::rtmsg::{channels, ChannelConfig, LinkKind, RtEnds, RtEvent};
+use msgs::handoff::{channels, ChannelConfig, LinkKind, NodeId, RtEnds, RtEvent};
 use msgs::wire::{kind, Frame, Message, Words, MAX_FRAME};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -29,7 +29,7 @@ pub(super) fn engine(port: u16) -> (Engine, RtEnds) {
 fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
     let mut out = Vec::new();
     let mut buf = [0u8; MAX_FRAME];
-    while let Some(r) = rt.try_pop_outgoing(&mut buf) {
+    while let Some(r) = rt.rt_pop_frame(&mut buf) {
         let (to, n) = r.unwrap();
         let (f, _) = Frame::parse(&buf[..n]).unwrap();
         out.push((to, f.kind, buf[..n].to_vec()));
@@ -38,8 +38,8 @@ fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
 }
 
 fn up(e: &mut Engine, rt: &mut RtEnds) {
-    assert!(rt.try_push_event(RtEvent::LinkUp {
-        link: 0,
+    assert!(rt.rt_push_event(RtEvent::LinkUp {
+        link: LinkId(0),
         target: 0,
         kind: LinkKind::Pipe
     }));
@@ -52,24 +52,28 @@ fn discovery_runs_through_the_rings() {
     up(&mut e, &mut rt);
     assert!(e.connected());
     let w = written(&mut rt);
-    assert_eq!(w[0].0, LinkTarget::One(0));
+    assert_eq!(w[0].0, LinkTarget::One(LinkId(0)));
     assert_eq!(w[0].1, kind::LIST_NODES);
-    rt.try_forward_frame(
-        0,
+    rt.rt_push_frame(
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     e.poll(Instant::now());
     assert_eq!(written(&mut rt)[0].1, kind::GET_NODE_DESCRIPTION);
     for f in description_frames(&small_target(9), 3) {
-        assert!(rt.try_forward_frame(0, 2, &f));
+        assert!(rt.rt_push_frame(LinkId(0), 2, &f));
     }
     e.poll(Instant::now());
     let events: Vec<EngineEvent> = std::iter::from_fn(|| e.next_event()).collect();
     assert!(events.contains(&EngineEvent::Network(NetworkEvent::NodeAccepted { id: 3 })));
-    assert!(events
-        .iter()
-        .any(|ev| matches!(ev, EngineEvent::LinkUp { link: 0, .. })));
+    assert!(events.iter().any(|ev| matches!(
+        ev,
+        EngineEvent::LinkUp {
+            link: LinkId(0),
+            ..
+        }
+    )));
     assert!(e.network().node(3).unwrap().is_bridged());
 }
 
@@ -77,13 +81,13 @@ fn discovery_runs_through_the_rings() {
 fn link_down_marks_nodes_lost() {
     let (mut e, mut rt) = engine(0);
     up(&mut e, &mut rt);
-    rt.try_forward_frame(
-        0,
+    rt.rt_push_frame(
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     for f in description_frames(&small_target(9), 3) {
-        rt.try_forward_frame(0, 2, &f);
+        rt.rt_push_frame(LinkId(0), 2, &f);
     }
     e.poll(Instant::now());
     link_down(&mut rt);
@@ -119,7 +123,7 @@ fn switch_shares_the_link() {
     }
     .to_frame(3)
     .unwrap();
-    rt.try_forward_frame(0, 5, &ev);
+    rt.rt_push_frame(LinkId(0), 5, &ev);
     e.poll(Instant::now());
     let mut got = Vec::new();
     let mut buf = [0u8; 256];
@@ -157,13 +161,13 @@ fn switch_shares_the_link() {
 fn script_events_are_checked_and_prefixed() {
     let (mut e, mut rt) = engine(0);
     up(&mut e, &mut rt);
-    rt.try_forward_frame(
-        0,
+    rt.rt_push_frame(
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     for f in description_frames(&small_target(9), 3) {
-        rt.try_forward_frame(0, 2, &f);
+        rt.rt_push_frame(LinkId(0), 2, &f);
     }
     e.poll(Instant::now());
     written(&mut rt);
@@ -204,14 +208,14 @@ fn script_events_are_checked_and_prefixed() {
 #[test]
 fn rt_events_are_reported() {
     let (mut e, mut rt) = engine(0);
-    rt.try_push_event(RtEvent::Exiting {
-        reason: msgs::rtmsg::ExitReason::Signal,
+    rt.rt_push_event(RtEvent::Exiting {
+        reason: msgs::handoff::ExitReason::Signal,
     });
     e.poll(Instant::now());
     assert!(e.rt_exited());
     assert_eq!(
         e.next_event(),
-        Some(EngineEvent::RtExited(msgs::rtmsg::ExitReason::Signal))
+        Some(EngineEvent::RtExited(msgs::handoff::ExitReason::Signal))
     );
 }
 
@@ -219,19 +223,19 @@ fn rt_events_are_reported() {
 fn shutdown_asks_rt_to_stop() {
     let (mut e, mut rt) = engine(0);
     e.shutdown();
-    assert_eq!(rt.try_pop_command(), Some(RtCommand::Shutdown));
+    assert_eq!(rt.rt_pop_command(), Some(RtCommand::Shutdown));
 }
 
 /// Node 3 discovered on link 0 and running a driver script, driven as an RT robot.
 pub(super) fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     up(e, rt);
-    rt.try_forward_frame(
-        0,
+    rt.rt_push_frame(
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
     for f in description_frames(&small_target(9), 3) {
-        rt.try_forward_frame(0, 2, &f);
+        rt.rt_push_frame(LinkId(0), 2, &f);
     }
     e.poll(Instant::now());
     let script = LoadedScript {
@@ -243,19 +247,39 @@ pub(super) fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     e.configure_robot(3, &script).unwrap();
     let robot = e.robots().of_node(3).expect("a robot slot").robot;
     assert!(matches!(
-        rt.try_pop_command(),
+        rt.rt_pop_command(),
         Some(RtCommand::ConfigureRobot { robot: r, .. }) if r == robot
     ));
     std::iter::from_fn(|| e.next_event()).for_each(drop);
     robot
 }
 
+#[test]
+fn rt_decoded_proximity_reaches_nrt_typed_and_is_marked_rt_owned() {
+    let (mut e, mut rt) = engine(0);
+    let robot = driven_robot(&mut e, &mut rt);
+    let slot = e.robots().of_node(3).unwrap();
+    // the script of driven_robot has odometry (id 0) but no proximity event
+    assert!(slot.decoded_by_rt(0) && !slot.decoded_by_rt(1));
+    let sample = msgs::handoff::ProximitySample {
+        robot,
+        node: NodeId(3),
+        link: LinkId(0),
+        t_ns: 9,
+        values: [7; 7],
+    };
+    assert!(rt.rt_push_event(RtEvent::Proximity(sample)));
+    e.poll(Instant::now());
+    assert!(std::iter::from_fn(|| e.next_event())
+        .any(|ev| matches!(ev, EngineEvent::Proximity { node: 3, sample: s } if s == sample)));
+}
+
 /// Link 0 ends (EOF).
 fn link_down(rt: &mut RtEnds) {
-    assert!(rt.try_push_event(RtEvent::LinkDown {
-        link: 0,
+    assert!(rt.rt_push_event(RtEvent::LinkDown {
+        link: LinkId(0),
         target: 0,
-        reason: msgs::rtmsg::LinkDownReason::Eof,
+        reason: msgs::handoff::LinkDownReason::Eof,
     }));
 }
 
@@ -279,17 +303,17 @@ fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
     e.poll(t0 + Duration::from_secs(11));
     assert!(e.robots().of_node(3).is_none());
     assert!(events(&mut e).contains(&EngineEvent::RobotRemoved { node: 3, robot }));
-    assert_eq!(rt.try_pop_command(), Some(RtCommand::RemoveRobot { robot }));
+    assert_eq!(rt.rt_pop_command(), Some(RtCommand::RemoveRobot { robot }));
     assert_eq!(e.set_cmd_vel(3, 0.1, 0.0), Err(EngineError::NotARobot(3)));
     // the node is heard again: driven again, on its (new) link
-    assert!(rt.try_push_event(RtEvent::LinkUp {
-        link: 1,
+    assert!(rt.rt_push_event(RtEvent::LinkUp {
+        link: LinkId(1),
         target: 0,
         kind: LinkKind::Pipe
     }));
     e.poll(Instant::now());
-    rt.try_forward_frame(
-        1,
+    rt.rt_push_frame(
+        LinkId(1),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
@@ -301,11 +325,11 @@ fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
             .any(|ev| matches!(ev, EngineEvent::RobotReady { node: 3, .. })),
         "{ev:?}"
     );
-    let again = std::iter::from_fn(|| rt.try_pop_command()).find_map(|c| match c {
+    let again = std::iter::from_fn(|| rt.rt_pop_command()).find_map(|c| match c {
         RtCommand::ConfigureRobot { config, .. } => Some(config),
         _ => None,
     });
-    assert_eq!(again.expect("robot configured again").link, Some(1));
+    assert_eq!(again.expect("robot configured again").link, Some(LinkId(1)));
 }
 
 #[test]
@@ -316,8 +340,8 @@ fn a_robot_back_before_the_timeout_is_kept() {
     link_down(&mut rt);
     e.poll(t0);
     up(&mut e, &mut rt);
-    rt.try_forward_frame(
-        0,
+    rt.rt_push_frame(
+        LinkId(0),
         1,
         &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
     );
@@ -325,7 +349,7 @@ fn a_robot_back_before_the_timeout_is_kept() {
     e.poll(t0 + Duration::from_secs(60));
     assert_eq!(e.robots().of_node(3).map(|s| s.robot), Some(robot));
     // back on the same link: the RT side keeps its configuration (and its odometry)
-    assert!(!std::iter::from_fn(|| rt.try_pop_command())
+    assert!(!std::iter::from_fn(|| rt.rt_pop_command())
         .any(|c| matches!(c, RtCommand::ConfigureRobot { .. })));
     assert!(!events(&mut e)
         .iter()
@@ -343,7 +367,7 @@ fn a_script_without_the_driver_events_removes_the_robot() {
     };
     e.configure_robot(3, &plain).unwrap();
     assert!(e.robots().of_node(3).is_none());
-    assert_eq!(rt.try_pop_command(), Some(RtCommand::RemoveRobot { robot }));
+    assert_eq!(rt.rt_pop_command(), Some(RtCommand::RemoveRobot { robot }));
     assert_eq!(
         events(&mut e),
         vec![EngineEvent::RobotRemoved { node: 3, robot }]
@@ -359,7 +383,7 @@ fn obstacle_stop_edges_become_events_and_state_of_their_node() {
     e.report_obstacle_stop(robot, false);
     assert!(!e.obstacle_stop_holds(3));
     // a free slot (robot gone meanwhile) reports nothing
-    e.report_obstacle_stop(robot + 1, true);
+    e.report_obstacle_stop(RobotId(robot.0 + 1), true);
     let reflex: Vec<_> = events(&mut e)
         .into_iter()
         .filter_map(|ev| match ev {
@@ -375,7 +399,7 @@ fn execution_state(rt: &mut RtEnds, flags: u16) {
     let f = Message::ExecutionStateChanged { pc: 7, flags }
         .to_frame(3)
         .unwrap();
-    assert!(rt.try_forward_frame(0, 3, &f));
+    assert!(rt.rt_push_frame(LinkId(0), 3, &f));
 }
 
 #[test]
@@ -393,7 +417,7 @@ fn a_stopped_vm_of_a_driven_robot_is_reported_once_and_set_running() {
     let runs = |rt: &mut RtEnds| {
         written(rt)
             .iter()
-            .filter(|(to, k, _)| *to == LinkTarget::One(0) && *k == kind::RUN)
+            .filter(|(to, k, _)| *to == LinkTarget::One(LinkId(0)) && *k == kind::RUN)
             .count()
     };
     assert_eq!(runs(&mut rt), 1);

@@ -1,10 +1,10 @@
 //! Frames and events between the engine and the RT thread's rings and the Aseba switch: RT events in, frames
 //! from the links to the network manager and the switch's clients, the switch's budget per link, frames out.
 
-use super::{vm_halt, Engine, EngineEvent, LinkInfo, SWITCH_LINK};
-use crate::network::Dest;
+use super::{vm_halt, Engine, EngineEvent, LinkInfo};
+use crate::network::{Dest, Via};
 use crate::switch::LinkBudget;
-use msgs::rtmsg::{LinkKind, LinkTarget, RtEvent};
+use msgs::handoff::{LinkKind, LinkTarget, RtEvent};
 use msgs::wire::Frame;
 use std::time::Instant;
 
@@ -13,7 +13,7 @@ const MAX_BACKLOG: usize = 4096;
 
 impl Engine {
     pub(super) fn drain_rt_events(&mut self, now: Instant) {
-        while let Some(ev) = self.ends.poll_event() {
+        while let Some(ev) = self.ends.nrt_pop_event() {
             match ev {
                 RtEvent::Started(s) => {
                     for w in s.warnings() {
@@ -24,7 +24,7 @@ impl Engine {
                 RtEvent::LinkUp { link, target, kind } => {
                     let budget = self.link_budget(target, kind, now);
                     self.links.insert(link, LinkInfo { target, budget });
-                    self.net.on_link_up(link, now);
+                    self.net.on_link_up(Via::Link(link), now);
                     self.events
                         .push_back(EngineEvent::LinkUp { link, target, kind });
                 }
@@ -35,7 +35,7 @@ impl Engine {
                 } => {
                     tracing::warn!("link {link} (target {target}) down: {reason:?}");
                     self.links.remove(&link);
-                    self.net.on_link_down(link, now);
+                    self.net.on_link_down(Via::Link(link), now);
                     self.events
                         .push_back(EngineEvent::LinkDown { link, target });
                 }
@@ -43,6 +43,12 @@ impl Engine {
                     if let Some(node) = self.robots.node_of(sample.robot) {
                         self.events
                             .push_back(EngineEvent::Odometry { node, sample });
+                    }
+                }
+                RtEvent::Proximity(sample) => {
+                    if let Some(node) = self.robots.node_of(sample.robot) {
+                        self.events
+                            .push_back(EngineEvent::Proximity { node, sample });
                     }
                 }
                 RtEvent::RobotStale { robot } => {
@@ -77,11 +83,11 @@ impl Engine {
             links,
             ..
         } = self;
-        ends.drain_frames(|rf| {
+        ends.nrt_drain_frames(|rf| {
             let Ok((frame, _)) = Frame::parse(rf.bytes) else {
                 return;
             };
-            net.on_frame(rf.link, &frame, rf.t_ns, now);
+            net.on_frame(Via::Link(rf.link), &frame, rf.t_ns, now);
             if let Some(s) = switch.as_mut() {
                 s.broadcast(rf.bytes, None);
             }
@@ -144,7 +150,7 @@ impl Engine {
             // a frame no link took never reached the Aseba network: the ROS side does not see
             // it either (a flood costs the driver no more than the budget lets through)
             if taken > 0 || refused == 0 {
-                net.on_frame(SWITCH_LINK, frame, 0, now);
+                net.on_frame(Via::Switch, frame, 0, now);
             }
             refused == 0
         });
@@ -156,12 +162,12 @@ impl Engine {
     pub(super) fn flush_outgoing(&mut self) {
         while let Some(out) = self.net.pop_outgoing() {
             match out.dest {
-                Dest::Link(SWITCH_LINK) => {
+                Dest::Link(Via::Switch) => {
                     if let Some(s) = self.switch.as_mut() {
                         s.broadcast(&out.frame, None);
                     }
                 }
-                Dest::Link(l) => self.backlog.push_back((LinkTarget::One(l), out.frame)),
+                Dest::Link(Via::Link(l)) => self.backlog.push_back((LinkTarget::One(l), out.frame)),
                 Dest::All => {
                     if let Some(s) = self.switch.as_mut() {
                         s.broadcast(&out.frame, None);
@@ -171,11 +177,11 @@ impl Engine {
             }
         }
         while let Some((to, frame)) = self.backlog.front() {
-            match self.ends.send_frame(*to, frame) {
+            match self.ends.nrt_push_frame(*to, frame) {
                 Ok(()) => {
                     self.backlog.pop_front();
                 }
-                Err(msgs::rtmsg::SendError::Full) => break,
+                Err(msgs::handoff::SendError::Full) => break,
                 Err(e) => {
                     tracing::error!("dropping an invalid frame for the link: {e}");
                     self.backlog.pop_front();

@@ -1,11 +1,13 @@
 //! What the engine takes and reports: its configuration, events, errors and counters.
 
 use super::ScriptError;
-use crate::network::{LinkId, NetError, NetworkEvent};
+use crate::network::{NetError, NetworkEvent};
 use crate::params::BridgeParams;
 use crate::thymio::calibration;
 use crate::thymio::params::DriverParams;
-use msgs::rtmsg::{LinkKind, OdomSample, RobotId, RtStats, SetupSummary};
+use msgs::handoff::{
+    LinkId, LinkKind, OdomSample, ProximitySample, RobotId, RtStats, SetupSummary,
+};
 
 /// Configuration of the engine.
 #[derive(Debug, Clone, Default)]
@@ -24,7 +26,7 @@ pub enum EngineEvent {
     /// The RT thread started, with what it obtained.
     RtStarted(SetupSummary),
     /// The RT thread stopped.
-    RtExited(msgs::rtmsg::ExitReason),
+    RtExited(msgs::handoff::ExitReason),
     /// A link came up.
     LinkUp {
         /// Slot.
@@ -66,6 +68,13 @@ pub enum EngineEvent {
         node: u16,
         /// The sample.
         sample: OdomSample,
+    },
+    /// New proximity readings of a robot (decoded by the RT thread).
+    Proximity {
+        /// Node id.
+        node: u16,
+        /// The readings.
+        sample: ProximitySample,
     },
     /// A robot's link went down: its state is stale.
     RobotStale {
@@ -156,7 +165,7 @@ pub enum EngineError {
         what: String,
         /// Why.
         #[source]
-        source: msgs::rtmsg::ParamError,
+        source: msgs::handoff::ParamError,
     },
     /// Every RT robot slot is taken.
     #[error("every RT robot slot is taken")]
@@ -167,7 +176,7 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    pub(super) fn param(what: &str, source: msgs::rtmsg::ParamError) -> Self {
+    pub(super) fn param(what: &str, source: msgs::handoff::ParamError) -> Self {
         EngineError::Param {
             what: what.to_owned(),
             source,

@@ -4,7 +4,7 @@
 mod discovery;
 mod variables;
 
-use super::node::{LinkId, LoadedScript, Node};
+use super::node::{LoadedScript, Node, Via};
 use super::requests::{PendingGet, RequestId};
 use super::types::{Command, Dest, ManagerConfig, NetError, NetworkEvent, Outgoing};
 use super::HOST_PROTOCOL_VERSION;
@@ -20,7 +20,7 @@ pub struct NetworkManager {
     config: ManagerConfig,
     policy: NodesPolicy,
     nodes: BTreeMap<u16, Node>,
-    links: Vec<LinkId>,
+    links: Vec<Via>,
     outgoing: VecDeque<Outgoing>,
     events: VecDeque<NetworkEvent>,
     pending: Vec<PendingGet>,
@@ -61,7 +61,7 @@ impl NetworkManager {
     // ---- inputs ----------------------------------------------------------------------------
 
     /// A link came up: discover at once.
-    pub fn on_link_up(&mut self, link: LinkId, now: Instant) {
+    pub fn on_link_up(&mut self, link: Via, now: Instant) {
         if !self.links.contains(&link) {
             self.links.push(link);
         }
@@ -75,7 +75,7 @@ impl NetworkManager {
     }
 
     /// A link was lost: its nodes are disconnected.
-    pub fn on_link_down(&mut self, link: LinkId, _now: Instant) {
+    pub fn on_link_down(&mut self, link: Via, _now: Instant) {
         self.links.retain(|l| *l != link);
         let lost: Vec<u16> = self
             .nodes
@@ -89,7 +89,7 @@ impl NetworkManager {
     }
 
     /// A frame arrived from `link` at `now` (RT receive time `stamp_ns`).
-    pub fn on_frame(&mut self, link: LinkId, frame: &Frame<'_>, stamp_ns: u64, now: Instant) {
+    pub fn on_frame(&mut self, link: Via, frame: &Frame<'_>, stamp_ns: u64, now: Instant) {
         let Ok(msg) = frame.message() else { return };
         let source = frame.source;
         // Host→node commands (from other hosts on the network, e.g. switch clients) and
@@ -319,7 +319,7 @@ impl NetworkManager {
         }
     }
 
-    fn heard(&mut self, link: LinkId, source: u16, now: Instant) {
+    fn heard(&mut self, link: Via, source: u16, now: Instant) {
         if let Some(n) = self.nodes.get_mut(&source) {
             n.last_seen = now;
             n.link = link;

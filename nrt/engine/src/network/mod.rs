@@ -12,7 +12,7 @@ mod requests;
 mod types;
 
 pub use manager::NetworkManager;
-pub use node::{IgnoreReason, LinkId, LoadedScript, Node, NodeState};
+pub use node::{IgnoreReason, LoadedScript, Node, NodeState, Via};
 pub use requests::RequestId;
 pub use types::{Command, Dest, ManagerConfig, NetError, NetworkEvent, Outgoing};
 

@@ -3,10 +3,28 @@
 use crate::policy::{NodeSettings, Rejection};
 use msgs::description::DescriptionAssembler;
 use msgs::description::{NamedVariable, TargetDescription};
+use msgs::handoff::LinkId;
 use std::time::Instant;
 
-/// Index of a link (RT side) a node was heard on.
-pub type LinkId = u8;
+/// Where the network manager hears a node and reaches it: one of the RT thread's links, or the
+/// switch (its TCP clients, whose frames NRT relays; nodes behind a client, such as an
+/// asebaswitch that joined, are reached through it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Via {
+    /// A link of the RT thread.
+    Link(LinkId),
+    /// The switch's clients.
+    Switch,
+}
+
+impl std::fmt::Display for Via {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Via::Link(l) => write!(f, "link {l}"),
+            Via::Switch => f.write_str("the switch"),
+        }
+    }
+}
 
 /// Where a node is in its life cycle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +69,7 @@ pub struct Node {
     /// Aseba node id.
     pub id: u16,
     /// Link it was last heard on.
-    pub link: LinkId,
+    pub link: Via,
     /// Protocol version it announced.
     pub protocol_version: u16,
     /// Its description, once complete.
@@ -71,7 +89,7 @@ pub struct Node {
 }
 
 impl Node {
-    pub(crate) fn new(id: u16, link: LinkId, protocol_version: u16, now: Instant) -> Self {
+    pub(crate) fn new(id: u16, link: Via, protocol_version: u16, now: Instant) -> Self {
         Node {
             id,
             link,

@@ -2,6 +2,7 @@ use super::*;
 use crate::params::BridgeParams;
 use crate::testutil::{description_frames, small_target};
 use msgs::description::TargetDescription;
+use msgs::handoff::LinkId;
 use msgs::wire::{kind, Frame, Message, Words};
 use std::time::{Duration, Instant};
 
@@ -16,12 +17,12 @@ impl Bench {
             m: NetworkManager::from_params(params),
             now: Instant::now(),
         };
-        b.m.on_link_up(0, b.now);
+        b.m.on_link_up(Via::Link(LinkId(0)), b.now);
         b
     }
     fn feed(&mut self, frame: &[u8]) {
         let (f, _) = Frame::parse(frame).unwrap();
-        self.m.on_frame(0, &f, 42, self.now);
+        self.m.on_frame(Via::Link(LinkId(0)), &f, 42, self.now);
     }
     fn advance(&mut self, ms: u64) {
         self.now += Duration::from_millis(ms);
@@ -112,7 +113,7 @@ fn link_down_disconnects_its_nodes() {
     let mut b = Bench::new(&BridgeParams::default());
     b.discover(1, &small_target(9));
     b.events();
-    b.m.on_link_down(0, b.now);
+    b.m.on_link_down(Via::Link(LinkId(0)), b.now);
     assert_eq!(b.events(), vec![NetworkEvent::NodeLost { id: 1 }]);
     assert!(!b.m.has_links());
     assert_eq!(
@@ -219,7 +220,7 @@ fn request_times_out_and_lost_node_fails_requests() {
         }]
     );
     let r2 = b.m.get_variable(1, "_id", b.now).unwrap();
-    b.m.on_link_down(0, b.now);
+    b.m.on_link_down(Via::Link(LinkId(0)), b.now);
     let ev = b.events();
     assert!(ev.contains(&NetworkEvent::Variables {
         request: r2,

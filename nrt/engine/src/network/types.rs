@@ -1,7 +1,7 @@
 //! What the network manager takes and reports: its timing, frames to send and their destination, events,
 //! errors and VM commands.
 
-use super::node::{IgnoreReason, LinkId};
+use super::node::{IgnoreReason, Via};
 use super::requests::RequestId;
 use msgs::wire::MAX_PAYLOAD_WORDS;
 use std::time::Duration;
@@ -37,7 +37,7 @@ impl Default for ManagerConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dest {
     /// One link.
-    Link(LinkId),
+    Link(Via),
     /// Every link.
     All,
 }

@@ -5,7 +5,7 @@
 //! defaults of what it does not mention (defect §6.2 #15).
 
 use super::PROXIMITY_NAMES;
-use msgs::rtmsg::{Quadratic, RobotCalibration};
+use msgs::handoff::{Quadratic, RobotCalibration};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

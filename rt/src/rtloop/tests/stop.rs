@@ -2,14 +2,18 @@
 //! their read-back, the refresh until a stop is confirmed, and the link-back stop.
 
 use super::*;
+use msgs::handoff::{NodeId, RobotId};
 
 const TARGETS: u16 = 140;
 
 fn configure_direct(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
-    let mut config = RobotConfig::script(NODE, ODOMETRY, SET_SPEED, false);
+    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
     config.motor_targets = Some(TARGETS);
-    nrt.send_command(RtCommand::ConfigureRobot { robot: 0, config })
-        .unwrap();
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config,
+    })
+    .unwrap();
     rt.cycle(now);
 }
 
@@ -25,8 +29,8 @@ fn variables(values: [i16; 2]) -> Vec<u8> {
 }
 
 fn go(nrt: &mut NrtEnds, linear: f64) {
-    nrt.set_cmd_vel(
-        0,
+    nrt.nrt_set_cmd_vel(
+        RobotId(0),
         Twist2 {
             linear,
             angular: 0.0,
@@ -35,12 +39,12 @@ fn go(nrt: &mut NrtEnds, linear: f64) {
     .unwrap();
 }
 
-fn refreshing_loop() -> (RtLoop, NrtEnds, LinkPort) {
+fn refreshing_loop() -> (RtLoop, NrtEnds, NrtLinkPort) {
     let (rt_ends, nrt) = channels(&ChannelConfig {
         robots: 4,
         ..Default::default()
     });
-    let (port, rt_port) = link_port();
+    let (rt_port, port) = link_port();
     let cfg = RtConfig {
         speed_refresh: Duration::from_millis(100),
         ..test_config()
@@ -115,8 +119,8 @@ fn after_a_link_loss_zero_speed_goes_out_first_when_a_link_is_back() {
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![293, 293])]);
     drop(peer);
     rt.cycle(20 * MS);
-    assert!(events(&mut nrt).contains(&RtEvent::RobotStale { robot: 0 }));
-    let _ = port.take_returned().unwrap();
+    assert!(events(&mut nrt).contains(&RtEvent::RobotStale { robot: RobotId(0) }));
+    let _ = port.nrt_take_returned().unwrap();
     let mut back = attach(&mut rt, &mut port, &mut nrt, 0);
     rt.cycle(30 * MS);
     assert_eq!(

@@ -2,7 +2,7 @@
 //! checked against the host's protocol and the sharing policy, and marked lost.
 
 use super::NetworkManager;
-use crate::network::node::{IgnoreReason, LinkId, Node, NodeState};
+use crate::network::node::{IgnoreReason, Node, NodeState, Via};
 use crate::network::types::{Dest, NetError, NetworkEvent};
 use crate::network::{HOST_PROTOCOL_VERSION, MIN_TARGET_PROTOCOL_VERSION};
 use msgs::wire::Message;
@@ -11,7 +11,7 @@ use std::time::Instant;
 impl NetworkManager {
     pub(super) fn ensure_node(
         &mut self,
-        link: LinkId,
+        link: Via,
         id: u16,
         version: u16,
         now: Instant,
@@ -27,7 +27,7 @@ impl NetworkManager {
             .or_insert_with(|| Node::new(id, link, version, now))
     }
 
-    pub(super) fn on_node_present(&mut self, link: LinkId, id: u16, version: u16, now: Instant) {
+    pub(super) fn on_node_present(&mut self, link: Via, id: u16, version: u16, now: Instant) {
         let max = self.config.max_protocol_version;
         if !self.nodes.contains_key(&id) && !(MIN_TARGET_PROTOCOL_VERSION..=max).contains(&version)
         {

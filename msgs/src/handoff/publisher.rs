@@ -1,4 +1,5 @@
-//! RT → NRT value queue.
+//! RT → NRT value queue: the RT side publishes without blocking (a full queue drops and counts),
+//! the NRT side drains, e.g. to publish on ROS.
 
 use rtrb::{Consumer, Producer, RingBuffer};
 
@@ -11,25 +12,39 @@ pub struct RtPublisher<T> {
 
 /// NRT half: drains what the RT side published.
 #[derive(Debug)]
-pub struct PublisherNrt<T> {
+pub struct NrtPublisher<T> {
     queue: Consumer<T>,
 }
 
-/// A publisher pair with room for `capacity` values in flight.
-pub fn rt_publisher<T: Copy + Send>(capacity: usize) -> (RtPublisher<T>, PublisherNrt<T>) {
+/// A publisher with room for `capacity` values in flight: `(rt, nrt)` halves.
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::publisher;
+///
+/// let (mut rt, mut nrt) = publisher::<u32>(2);
+/// assert!(rt.rt_publish(1));
+/// assert!(rt.rt_publish(2));
+/// assert!(!rt.rt_publish(3)); // full: dropped and counted
+/// assert_eq!(rt.rt_dropped(), 1);
+/// assert_eq!(nrt.nrt_pop(), Some(1));
+/// assert_eq!(nrt.nrt_latest(), Some(2)); // the newest, older ones dropped
+/// ```
+pub fn publisher<T: Copy + Send>(capacity: usize) -> (RtPublisher<T>, NrtPublisher<T>) {
     let (p, c) = RingBuffer::new(capacity.max(1));
     (
         RtPublisher {
             queue: p,
             dropped: 0,
         },
-        PublisherNrt { queue: c },
+        NrtPublisher { queue: c },
     )
 }
 
 impl<T: Copy + Send> RtPublisher<T> {
     /// Queues `value`; false (and counted) if the queue is full.
-    pub fn try_publish(&mut self, value: T) -> bool {
+    pub fn rt_publish(&mut self, value: T) -> bool {
         let ok = self.queue.push(value).is_ok();
         if !ok {
             self.dropped += 1;
@@ -38,24 +53,24 @@ impl<T: Copy + Send> RtPublisher<T> {
     }
 
     /// Values dropped because the NRT side was behind.
-    pub fn dropped(&self) -> u64 {
+    pub fn rt_dropped(&self) -> u64 {
         self.dropped
     }
 
     /// Whether the NRT half is gone.
-    pub fn is_abandoned(&self) -> bool {
+    pub fn rt_peer_gone(&self) -> bool {
         self.queue.is_abandoned()
     }
 }
 
-impl<T: Copy + Send> PublisherNrt<T> {
+impl<T: Copy + Send> NrtPublisher<T> {
     /// The oldest pending value.
-    pub fn pop(&mut self) -> Option<T> {
+    pub fn nrt_pop(&mut self) -> Option<T> {
         self.queue.pop().ok()
     }
 
     /// Calls `f` on every pending value, oldest first; returns how many.
-    pub fn drain(&mut self, mut f: impl FnMut(T)) -> usize {
+    pub fn nrt_drain(&mut self, mut f: impl FnMut(T)) -> usize {
         let mut n = 0;
         while let Ok(v) = self.queue.pop() {
             f(v);
@@ -65,9 +80,9 @@ impl<T: Copy + Send> PublisherNrt<T> {
     }
 
     /// Drops every pending value but the newest, and returns it.
-    pub fn latest(&mut self) -> Option<T> {
+    pub fn nrt_latest(&mut self) -> Option<T> {
         let mut last = None;
-        self.drain(|v| last = Some(v));
+        self.nrt_drain(|v| last = Some(v));
         last
     }
 }
@@ -78,30 +93,30 @@ mod tests {
 
     #[test]
     fn values_arrive_in_order_and_overflow_is_counted() {
-        let (mut rt, mut nrt) = rt_publisher::<u32>(3);
+        let (mut rt, mut nrt) = publisher::<u32>(3);
         for i in 0..5 {
-            rt.try_publish(i);
+            rt.rt_publish(i);
         }
-        assert_eq!(rt.dropped(), 2);
-        assert_eq!(nrt.pop(), Some(0));
+        assert_eq!(rt.rt_dropped(), 2);
+        assert_eq!(nrt.nrt_pop(), Some(0));
         let mut seen = Vec::new();
-        assert_eq!(nrt.drain(|v| seen.push(v)), 2);
+        assert_eq!(nrt.nrt_drain(|v| seen.push(v)), 2);
         assert_eq!(seen, [1, 2]);
-        rt.try_publish(7);
-        rt.try_publish(8);
-        assert_eq!(nrt.latest(), Some(8));
-        assert_eq!(nrt.pop(), None);
+        rt.rt_publish(7);
+        rt.rt_publish(8);
+        assert_eq!(nrt.nrt_latest(), Some(8));
+        assert_eq!(nrt.nrt_pop(), None);
         drop(nrt);
-        assert!(rt.is_abandoned());
+        assert!(rt.rt_peer_gone());
     }
 
     #[test]
     fn crosses_threads() {
-        let (mut rt, mut nrt) = rt_publisher::<u64>(16);
+        let (mut rt, mut nrt) = publisher::<u64>(16);
         let t = std::thread::spawn(move || {
             let mut sent = 0;
             while sent < 10_000 {
-                if rt.try_publish(sent) {
+                if rt.rt_publish(sent) {
                     sent += 1;
                 }
             }
@@ -109,7 +124,7 @@ mod tests {
         let mut next = 0;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while next < 10_000 {
-            if let Some(v) = nrt.pop() {
+            if let Some(v) = nrt.nrt_pop() {
                 assert_eq!(v, next);
                 next += 1;
             }

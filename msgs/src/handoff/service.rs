@@ -22,16 +22,27 @@ pub struct RtServiceServer<Req, Resp> {
 
 /// NRT half: sends requests and polls responses.
 #[derive(Debug)]
-pub struct ServiceClientNrt<Req, Resp> {
+pub struct NrtServiceClient<Req, Resp> {
     requests: Producer<(RequestId, Req)>,
     responses: Consumer<(RequestId, Resp)>,
     next: RequestId,
 }
 
-/// A service pair with `capacity` requests (and responses) in flight.
-pub fn rt_service<Req: Copy + Send, Resp: Copy + Send>(
+/// A service with `capacity` requests (and responses) in flight: `(rt, nrt)` halves.
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::service;
+///
+/// let (mut rt, mut nrt) = service::<i16, i32>(4);
+/// let id = nrt.nrt_call(21).unwrap();
+/// assert_eq!(rt.rt_serve(|x| i32::from(x) * 2), 1); // in the RT cycle: answers what is pending
+/// assert_eq!(nrt.nrt_poll_response(), Some((id, 42)));
+/// ```
+pub fn service<Req: Copy + Send, Resp: Copy + Send>(
     capacity: usize,
-) -> (RtServiceServer<Req, Resp>, ServiceClientNrt<Req, Resp>) {
+) -> (RtServiceServer<Req, Resp>, NrtServiceClient<Req, Resp>) {
     let (rq_p, rq_c) = RingBuffer::new(capacity.max(1));
     let (rs_p, rs_c) = RingBuffer::new(capacity.max(1));
     (
@@ -39,7 +50,7 @@ pub fn rt_service<Req: Copy + Send, Resp: Copy + Send>(
             requests: rq_c,
             responses: rs_p,
         },
-        ServiceClientNrt {
+        NrtServiceClient {
             requests: rq_p,
             responses: rs_c,
             next: 0,
@@ -49,18 +60,18 @@ pub fn rt_service<Req: Copy + Send, Resp: Copy + Send>(
 
 impl<Req: Copy + Send, Resp: Copy + Send> RtServiceServer<Req, Resp> {
     /// The next request, if any.
-    pub fn try_next_request(&mut self) -> Option<(RequestId, Req)> {
+    pub fn rt_next_request(&mut self) -> Option<(RequestId, Req)> {
         self.requests.pop().ok()
     }
 
     /// Answers request `id`; false if the response queue is full (the caller may retry next
     /// cycle).
-    pub fn try_respond(&mut self, id: RequestId, response: Resp) -> bool {
+    pub fn rt_respond(&mut self, id: RequestId, response: Resp) -> bool {
         self.responses.push((id, response)).is_ok()
     }
 
     /// Serves every pending request with `f` (requests whose answer does not fit stay queued).
-    pub fn serve(&mut self, mut f: impl FnMut(Req) -> Resp) -> usize {
+    pub fn rt_serve(&mut self, mut f: impl FnMut(Req) -> Resp) -> usize {
         let mut n = 0;
         while self.responses.slots() > 0 {
             let Ok((id, req)) = self.requests.pop() else {
@@ -73,9 +84,9 @@ impl<Req: Copy + Send, Resp: Copy + Send> RtServiceServer<Req, Resp> {
     }
 }
 
-impl<Req: Copy + Send, Resp: Copy + Send> ServiceClientNrt<Req, Resp> {
+impl<Req: Copy + Send, Resp: Copy + Send> NrtServiceClient<Req, Resp> {
     /// Queues a request; returns its id.
-    pub fn try_call(&mut self, request: Req) -> Result<RequestId, ServiceError> {
+    pub fn nrt_call(&mut self, request: Req) -> Result<RequestId, ServiceError> {
         let id = self.next;
         self.requests
             .push((id, request))
@@ -85,12 +96,12 @@ impl<Req: Copy + Send, Resp: Copy + Send> ServiceClientNrt<Req, Resp> {
     }
 
     /// The next response, if any.
-    pub fn poll_response(&mut self) -> Option<(RequestId, Resp)> {
+    pub fn nrt_poll_response(&mut self) -> Option<(RequestId, Resp)> {
         self.responses.pop().ok()
     }
 
     /// Whether the RT half is gone.
-    pub fn rt_gone(&self) -> bool {
+    pub fn nrt_peer_gone(&self) -> bool {
         self.responses.is_abandoned()
     }
 }
@@ -101,32 +112,32 @@ mod tests {
 
     #[test]
     fn requests_are_answered_with_their_ids() {
-        let (mut rt, mut nrt) = rt_service::<i32, i64>(2);
-        let a = nrt.try_call(20).unwrap();
-        let b = nrt.try_call(-3).unwrap();
-        assert_eq!(nrt.try_call(0), Err(ServiceError::Full));
-        assert_eq!(rt.serve(|x| x as i64 * 2), 2);
-        assert_eq!(nrt.poll_response(), Some((a, 40)));
-        assert_eq!(nrt.poll_response(), Some((b, -6)));
-        assert_eq!(nrt.poll_response(), None);
-        let c = nrt.try_call(5).unwrap();
-        let (id, req) = rt.try_next_request().unwrap();
+        let (mut rt, mut nrt) = service::<i32, i64>(2);
+        let a = nrt.nrt_call(20).unwrap();
+        let b = nrt.nrt_call(-3).unwrap();
+        assert_eq!(nrt.nrt_call(0), Err(ServiceError::Full));
+        assert_eq!(rt.rt_serve(|x| x as i64 * 2), 2);
+        assert_eq!(nrt.nrt_poll_response(), Some((a, 40)));
+        assert_eq!(nrt.nrt_poll_response(), Some((b, -6)));
+        assert_eq!(nrt.nrt_poll_response(), None);
+        let c = nrt.nrt_call(5).unwrap();
+        let (id, req) = rt.rt_next_request().unwrap();
         assert_eq!((id, req), (c, 5));
-        assert!(rt.try_respond(id, 50));
-        assert_eq!(nrt.poll_response(), Some((c, 50)));
+        assert!(rt.rt_respond(id, 50));
+        assert_eq!(nrt.nrt_poll_response(), Some((c, 50)));
         drop(rt);
-        assert!(nrt.rt_gone());
+        assert!(nrt.nrt_peer_gone());
     }
 
     #[test]
     fn a_full_response_queue_keeps_requests_pending() {
-        let (mut rt, mut nrt) = rt_service::<u8, u8>(1);
-        nrt.try_call(1).unwrap();
-        assert_eq!(rt.serve(|x| x), 1);
-        nrt.try_call(2).unwrap();
-        assert_eq!(rt.serve(|x| x), 0); // response slot still taken
-        assert_eq!(nrt.poll_response().map(|r| r.1), Some(1));
-        assert_eq!(rt.serve(|x| x + 10), 1);
-        assert_eq!(nrt.poll_response().map(|r| r.1), Some(12));
+        let (mut rt, mut nrt) = service::<u8, u8>(1);
+        nrt.nrt_call(1).unwrap();
+        assert_eq!(rt.rt_serve(|x| x), 1);
+        nrt.nrt_call(2).unwrap();
+        assert_eq!(rt.rt_serve(|x| x), 0); // response slot still taken
+        assert_eq!(nrt.nrt_poll_response().map(|r| r.1), Some(1));
+        assert_eq!(rt.rt_serve(|x| x + 10), 1);
+        assert_eq!(nrt.nrt_poll_response().map(|r| r.1), Some(12));
     }
 }

@@ -1,0 +1,96 @@
+//! RT → NRT events and NRT → RT commands (fixed-size `Copy` records carried by the rings).
+
+use super::ids::{LinkId, RobotId};
+use super::stats::{RtStats, SetupSummary};
+use super::values::{LinkDownReason, LinkKind, OdomSample, Pose2, ProximitySample, RobotConfig};
+/// Why the RT thread stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitReason {
+    /// SIGINT or SIGTERM.
+    Signal,
+    /// [`RtCommand::Shutdown`].
+    Requested,
+    /// The NRT side dropped its end of the rings.
+    NrtGone,
+    /// The configured cycle count was reached.
+    CycleLimit,
+}
+
+/// RT → NRT notifications.
+// Fixed-size `Copy` records by design: a ring slot holds the largest (statistics) variant.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RtEvent {
+    /// The RT thread is running (first event).
+    Started(SetupSummary),
+    /// A link was attached to slot `link`; `target` is the connector's target index.
+    LinkUp {
+        /// Slot.
+        link: LinkId,
+        /// Connector target index.
+        target: u16,
+        /// Transport.
+        kind: LinkKind,
+    },
+    /// A link was detached from slot `link`.
+    LinkDown {
+        /// Slot.
+        link: LinkId,
+        /// Connector target index.
+        target: u16,
+        /// Why.
+        reason: LinkDownReason,
+    },
+    /// New odometry of a robot.
+    Odometry(OdomSample),
+    /// New proximity readings of a robot (NRT publishes them; it does not decode the event).
+    Proximity(ProximitySample),
+    /// The robot's link went down: its state is stale until its next odometry event.
+    RobotStale {
+        /// Robot.
+        robot: RobotId,
+    },
+    /// The cmd_vel watchdog stopped a robot.
+    WatchdogStop {
+        /// Robot.
+        robot: RobotId,
+    },
+    /// Periodic statistics.
+    Stats(RtStats),
+    /// Last event: the RT thread stopped (robots were sent zero speed).
+    Exiting {
+        /// Why.
+        reason: ExitReason,
+    },
+}
+
+/// NRT → RT commands.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RtCommand {
+    /// Drive a robot slot (replaces its previous configuration, keeps its pose).
+    ConfigureRobot {
+        /// Slot.
+        robot: RobotId,
+        /// Mapping.
+        config: RobotConfig,
+    },
+    /// Stop a robot (zero speed) and free its slot.
+    RemoveRobot {
+        /// Slot.
+        robot: RobotId,
+    },
+    /// Set a robot's pose (odometry restarts from it).
+    ResetOdometry {
+        /// Slot.
+        robot: RobotId,
+        /// New pose.
+        pose: Pose2,
+    },
+    /// Close a link (handed back to the connector, which may reconnect it).
+    CloseLink {
+        /// Slot.
+        link: LinkId,
+    },
+    /// Stop every robot and end the RT thread.
+    Shutdown,
+}

@@ -1,0 +1,59 @@
+//! The RT ↔ NRT handoff: fixed-size messages exchanged between the RT and NRT domains (all
+//! `Copy`), the rings that carry them, and the latest-value cells through which the NRT side
+//! sets what the RT thread reads every cycle.
+//!
+//! One file per job: ids (`LinkId`, `RobotId`, `NodeId`, where a frame goes), values (link
+//! facts, robot mapping, poses, odometry and proximity samples, calibration), stats, events and
+//! commands, the latest-value cell and the live parameters built on it, the ring framing, the
+//! publisher and service ring pairs, and the doorbell.
+//!
+//! **Halves.** Every constructor that makes both halves of something returns `(rt, nrt)`:
+//! [`channels`], [`latest`], [`live_params`], [`publisher`], [`service`] (and `rt::handoff::
+//! link_port`). Every method says which side may call it, as realtime_tools' `readFromRT` /
+//! `writeFromNonRT` do: `rt_*` on the RT half (never blocks, never allocates), `nrt_*` on the
+//! NRT half. Each constructor's documentation has an example.
+//!
+//! [`channels`] builds the whole bundle once (the only allocation) and returns the two halves:
+//! [`RtEnds`] for the RT thread (crate `rt`) and [`NrtEnds`] for the NRT side (network manager,
+//! switch, ROS bridge). Every operation of both halves returns immediately: a full ring drops
+//! the item and says so (the RT side counts the drop), an empty ring returns `None`.
+//!
+//! | path | carries | semantics |
+//! |---|---|---|
+//! | RT → NRT byte ring | every received frame: `(link, t_ns, raw bytes)` | FIFO, drop + count when full |
+//! | NRT → RT byte ring | frames to write to one link or to all links | FIFO, `Err(Full)` when full |
+//! | RT → NRT [`RtEvent`] ring | link up/down, odometry, proximity, watchdog stops, stats | FIFO, drop + count when full |
+//! | NRT → RT [`RtCommand`] ring | robot mapping, odometry reset, link close, shutdown | FIFO, `Err(Full)` when full |
+//! | [`RtLiveParams`] / [`NrtLiveParams`] ([`latest`] cells) | cmd_vel set-points, calibration, limits, watchdog | latest value wins |
+//!
+//! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
+
+mod doorbell;
+mod events;
+mod ids;
+mod latest;
+mod params;
+mod publisher;
+mod ring;
+mod service;
+mod stats;
+mod values;
+
+pub use doorbell::Doorbell;
+pub use events::{ExitReason, RtCommand, RtEvent};
+pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
+pub use latest::{latest, NrtLatest, RtLatest};
+pub use params::{live_params, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
+pub use publisher::{publisher, NrtPublisher, RtPublisher};
+pub use ring::{
+    channels, prefault_ring, ChannelConfig, InvalidRecord, NrtEnds, ReceivedFrame, RtEnds,
+    SendError,
+};
+pub use service::{service, NrtServiceClient, RequestId, RtServiceServer, ServiceError};
+pub use stats::{
+    LatencySummary, LinkTotals, RingDrops, RtStats, SchedulerMode, SetupStatus, SetupSummary,
+};
+pub use values::{
+    LinkDownReason, LinkKind, OdomSample, ParamError, Pose2, ProximitySample, Quadratic,
+    RobotCalibration, RobotConfig, SpeedOutput, Twist2,
+};

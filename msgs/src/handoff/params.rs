@@ -1,0 +1,269 @@
+//! Live parameters: what the NRT side changes at run time (cmd_vel set-points, calibration and
+//! limits, the cmd_vel watchdog) and the RT thread reads every cycle, one [`latest`] cell each.
+//!
+//! [`live_params`] makes the two halves. The RT half ([`RtLiveParams`]) reads wait-free and
+//! never allocates; the NRT half ([`NrtLiveParams`]) validates, is `Clone` (the engine and the
+//! ROS subscription callbacks share it) and serialises its writers with a mutex that the RT side
+//! never sees.
+
+use super::ids::{RobotId, MAX_ROBOTS};
+use super::latest::{latest, NrtLatest, RtLatest};
+use super::values::{ParamError, RobotCalibration, Twist2};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Default cmd_vel watchdog (s).
+pub const DEFAULT_WATCHDOG_S: f64 = 0.5;
+
+/// The RT thread's half of the live parameters (`&mut self`: one reader).
+#[derive(Debug)]
+pub struct RtLiveParams {
+    watchdog_s: RtLatest<f64>,
+    robots: Box<[RtRobotParams]>,
+}
+
+#[derive(Debug)]
+struct RtRobotParams {
+    calibration: RtLatest<RobotCalibration>,
+    cmd_vel: RtLatest<Twist2>,
+}
+
+/// The NRT side's half of the live parameters (clone it to share it between NRT threads).
+#[derive(Debug, Clone)]
+pub struct NrtLiveParams {
+    inner: Arc<Mutex<NrtInner>>,
+    robots: usize,
+}
+
+#[derive(Debug)]
+struct NrtInner {
+    watchdog_s: NrtLatest<f64>,
+    robots: Box<[NrtRobotParams]>,
+}
+
+#[derive(Debug)]
+struct NrtRobotParams {
+    calibration: NrtLatest<RobotCalibration>,
+    cmd_vel: NrtLatest<Twist2>,
+}
+
+/// Live parameters for `robots` robot slots (at most [`MAX_ROBOTS`]), with default calibration,
+/// zero set-points and the default watchdog: `(rt, nrt)` halves.
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::{live_params, RobotId, Twist2};
+///
+/// let (mut rt, nrt) = live_params(2);
+/// let go = Twist2 { linear: 0.1, angular: 0.0 };
+/// nrt.nrt_set_cmd_vel(RobotId(1), go).unwrap();
+/// assert_eq!(rt.rt_cmd_vel(RobotId(1)), Some((go, true))); // new: re-arms the watchdog
+/// assert_eq!(rt.rt_cmd_vel(RobotId(1)), Some((go, false)));
+/// assert!(nrt.nrt_set_cmd_vel(RobotId(2), go).is_err()); // no such robot slot
+/// ```
+pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
+    let n = robots.min(MAX_ROBOTS);
+    let (wd_rt, wd_nrt) = latest(DEFAULT_WATCHDOG_S);
+    let mut rt_robots = Vec::with_capacity(n);
+    let mut nrt_robots = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (cal_rt, cal_nrt) = latest(RobotCalibration::default());
+        let (cmd_rt, cmd_nrt) = latest(Twist2::default());
+        rt_robots.push(RtRobotParams {
+            calibration: cal_rt,
+            cmd_vel: cmd_rt,
+        });
+        nrt_robots.push(NrtRobotParams {
+            calibration: cal_nrt,
+            cmd_vel: cmd_nrt,
+        });
+    }
+    (
+        RtLiveParams {
+            watchdog_s: wd_rt,
+            robots: rt_robots.into_boxed_slice(),
+        },
+        NrtLiveParams {
+            inner: Arc::new(Mutex::new(NrtInner {
+                watchdog_s: wd_nrt,
+                robots: nrt_robots.into_boxed_slice(),
+            })),
+            robots: n,
+        },
+    )
+}
+
+impl RtLiveParams {
+    /// Number of robot slots.
+    pub fn robots(&self) -> usize {
+        self.robots.len()
+    }
+
+    /// The cmd_vel watchdog (s); 0 = disabled.
+    pub fn rt_watchdog(&mut self) -> f64 {
+        self.watchdog_s.rt_read().0
+    }
+
+    /// A robot's calibration and limits; `None` if no such robot.
+    pub fn rt_calibration(&mut self, robot: RobotId) -> Option<RobotCalibration> {
+        let r = self.robots.get_mut(robot.index())?;
+        Some(r.calibration.rt_read().0)
+    }
+
+    /// A robot's last set-point and whether it was set since the previous read (every set
+    /// counts, even of the same value: it re-arms the watchdog); `None` if no such robot.
+    pub fn rt_cmd_vel(&mut self, robot: RobotId) -> Option<(Twist2, bool)> {
+        let r = self.robots.get_mut(robot.index())?;
+        Some(r.cmd_vel.rt_read())
+    }
+}
+
+impl NrtLiveParams {
+    fn with<R>(&self, f: impl FnOnce(&mut NrtInner) -> R) -> R {
+        // A writer that panicked left whole values behind (stores are single writes).
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut g)
+    }
+
+    fn check(&self, robot: RobotId) -> Result<usize, ParamError> {
+        let i = robot.index();
+        if i < self.robots {
+            Ok(i)
+        } else {
+            Err(ParamError::NoSuchRobot(robot))
+        }
+    }
+
+    /// Number of robot slots.
+    pub fn robots(&self) -> usize {
+        self.robots
+    }
+
+    /// Sets the cmd_vel watchdog (s); 0 disables it.
+    pub fn nrt_set_watchdog(&self, seconds: f64) -> Result<(), ParamError> {
+        if !seconds.is_finite() {
+            return Err(ParamError::NotFinite("watchdog"));
+        }
+        if seconds < 0.0 {
+            return Err(ParamError::OutOfRange {
+                name: "watchdog",
+                value: seconds,
+            });
+        }
+        self.with(|p| p.watchdog_s.nrt_store(seconds));
+        Ok(())
+    }
+
+    /// The cmd_vel watchdog (s); 0 = disabled.
+    pub fn nrt_watchdog(&self) -> f64 {
+        self.with(|p| p.watchdog_s.nrt_last())
+    }
+
+    /// Sets a robot's calibration and limits (validated).
+    pub fn nrt_set_calibration(
+        &self,
+        robot: RobotId,
+        c: RobotCalibration,
+    ) -> Result<(), ParamError> {
+        c.validate()?;
+        let i = self.check(robot)?;
+        self.with(|p| p.robots[i].calibration.nrt_store(c));
+        Ok(())
+    }
+
+    /// A robot's calibration; `None` if no such robot.
+    pub fn nrt_calibration(&self, robot: RobotId) -> Option<RobotCalibration> {
+        let i = self.check(robot).ok()?;
+        Some(self.with(|p| p.robots[i].calibration.nrt_last()))
+    }
+
+    /// Sets a robot's velocity set-point (latest value wins; each call re-arms the watchdog).
+    pub fn nrt_set_cmd_vel(&self, robot: RobotId, twist: Twist2) -> Result<(), ParamError> {
+        if !twist.linear.is_finite() {
+            return Err(ParamError::NotFinite("linear"));
+        }
+        if !twist.angular.is_finite() {
+            return Err(ParamError::NotFinite("angular"));
+        }
+        let i = self.check(robot)?;
+        self.with(|p| p.robots[i].cmd_vel.nrt_store(twist));
+        Ok(())
+    }
+
+    /// A robot's last set-point; `None` if no such robot.
+    pub fn nrt_cmd_vel(&self, robot: RobotId) -> Option<Twist2> {
+        let i = self.check(robot).ok()?;
+        Some(self.with(|p| p.robots[i].cmd_vel.nrt_last()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_params_validate_and_report_new_set_points() {
+        let (mut rt, p) = live_params(2);
+        assert_eq!((rt.robots(), p.robots()), (2, 2));
+        assert_eq!(rt.rt_cmd_vel(RobotId(0)), Some((Twist2::default(), false)));
+        p.nrt_set_cmd_vel(
+            RobotId(1),
+            Twist2 {
+                linear: 0.1,
+                angular: -0.5,
+            },
+        )
+        .unwrap();
+        let (t, new) = rt.rt_cmd_vel(RobotId(1)).unwrap();
+        assert_eq!((new, t.linear, t.angular), (true, 0.1, -0.5));
+        assert!(!rt.rt_cmd_vel(RobotId(1)).unwrap().1);
+        assert_eq!(
+            p.nrt_set_cmd_vel(RobotId(2), Twist2::default()),
+            Err(ParamError::NoSuchRobot(RobotId(2)))
+        );
+        assert_eq!(
+            p.nrt_set_cmd_vel(
+                RobotId(0),
+                Twist2 {
+                    linear: f64::NAN,
+                    angular: 0.0
+                }
+            ),
+            Err(ParamError::NotFinite("linear"))
+        );
+        let mut c = RobotCalibration {
+            max_units: 2000.0,
+            ..Default::default()
+        };
+        assert!(matches!(
+            p.nrt_set_calibration(RobotId(0), c),
+            Err(ParamError::OutOfRange { .. })
+        ));
+        c.max_units = 300.0;
+        p.nrt_set_calibration(RobotId(0), c).unwrap();
+        assert_eq!(p.nrt_calibration(RobotId(0)), Some(c));
+        assert_eq!(rt.rt_calibration(RobotId(0)), Some(c));
+        assert_eq!(
+            rt.rt_calibration(RobotId(1)),
+            Some(RobotCalibration::default())
+        );
+        assert_eq!(rt.rt_calibration(RobotId(2)), None);
+        assert!(p.nrt_set_watchdog(-1.0).is_err());
+        p.nrt_set_watchdog(0.25).unwrap();
+        assert_eq!((p.nrt_watchdog(), rt.rt_watchdog()), (0.25, 0.25));
+    }
+
+    #[test]
+    fn the_same_set_point_twice_is_new_twice() {
+        // The watchdog is re-armed by every set, not only by a change.
+        let (mut rt, p) = live_params(1);
+        let t = Twist2 {
+            linear: 0.2,
+            angular: 0.0,
+        };
+        p.nrt_set_cmd_vel(RobotId(0), t).unwrap();
+        assert_eq!(rt.rt_cmd_vel(RobotId(0)), Some((t, true)));
+        p.nrt_set_cmd_vel(RobotId(0), t).unwrap();
+        assert_eq!(rt.rt_cmd_vel(RobotId(0)), Some((t, true)));
+    }
+}

@@ -1,0 +1,544 @@
+//! Ring framing: the RT ↔ NRT bundle of rings ([`channels`]), its two halves and their records.
+
+use super::doorbell::Doorbell;
+use super::events::{RtCommand, RtEvent};
+use super::ids::{LinkId, LinkTarget, RobotId, MAX_ROBOTS};
+use super::params::{live_params, NrtLiveParams, RtLiveParams};
+use super::values::{ParamError, Twist2};
+use crate::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
+use rtrb::{Consumer, Producer, RingBuffer};
+
+/// Bytes before the frame in an RT → NRT record: link, reserved, `t_ns` (u64 LE).
+const RX_RECORD_HEADER: usize = 10;
+/// Bytes before the frame in an NRT → RT record: the target link (0xFF = all).
+const TX_RECORD_HEADER: usize = 1;
+
+/// Ring sizes of [`channels`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChannelConfig {
+    /// Bytes of the RT → NRT frame ring.
+    pub frames_to_nrt_bytes: usize,
+    /// Bytes of the NRT → RT frame ring.
+    pub frames_from_nrt_bytes: usize,
+    /// Slots of the event ring.
+    pub events: usize,
+    /// Slots of the command ring.
+    pub commands: usize,
+    /// Robot slots of the live parameters.
+    pub robots: usize,
+}
+
+impl Default for ChannelConfig {
+    fn default() -> Self {
+        ChannelConfig {
+            frames_to_nrt_bytes: 1 << 18,
+            frames_from_nrt_bytes: 1 << 16,
+            events: 1024,
+            commands: 256,
+            robots: MAX_ROBOTS,
+        }
+    }
+}
+
+/// Writes and reads every slot of a fresh ring once, so that neither thread takes a first-touch
+/// page fault on it later (a new ring's memory may not be mapped yet).
+pub fn prefault_ring<T: Copy>(p: &mut Producer<T>, c: &mut Consumer<T>, filler: T) {
+    while p.push(filler).is_ok() {}
+    while c.pop().is_ok() {}
+}
+
+/// Builds the RT ↔ NRT bundle (allocates the rings once and touches all their memory).
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::{channels, ChannelConfig, LinkId, LinkTarget, RobotId, RtCommand, RtEvent};
+/// use msgs::wire::{encode_user_event, HOST_SOURCE, MAX_FRAME};
+///
+/// let (mut rt, mut nrt) = channels(&ChannelConfig::default());
+///
+/// // RT → NRT: a received frame and an event.
+/// let mut frame = [0u8; MAX_FRAME];
+/// let n = encode_user_event(HOST_SOURCE, 3, &[1, 2], &mut frame).unwrap();
+/// assert!(rt.rt_push_frame(LinkId(0), 1_000, &frame[..n]));
+/// assert!(rt.rt_push_event(RtEvent::RobotStale { robot: RobotId(0) }));
+/// rt.rt_wake_nrt(); // once per cycle: rings the NRT side's doorbell
+/// let got = nrt.nrt_pop_frame().unwrap();
+/// assert_eq!((got.link, got.t_ns, got.bytes), (LinkId(0), 1_000, &frame[..n]));
+/// assert_eq!(nrt.nrt_pop_event(), Some(RtEvent::RobotStale { robot: RobotId(0) }));
+///
+/// // NRT → RT: a frame for every link and a command.
+/// nrt.nrt_push_frame(LinkTarget::All, &frame[..n]).unwrap();
+/// nrt.nrt_push_command(RtCommand::Shutdown).unwrap();
+/// let mut out = [0u8; MAX_FRAME];
+/// assert_eq!(rt.rt_pop_frame(&mut out), Some(Ok((LinkTarget::All, n))));
+/// assert_eq!(rt.rt_pop_command(), Some(RtCommand::Shutdown));
+/// assert_eq!(rt.rt_pop_command(), None);
+/// ```
+pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
+    let rx_bytes = cfg.frames_to_nrt_bytes.max(RX_RECORD_HEADER + MAX_FRAME);
+    let tx_bytes = cfg.frames_from_nrt_bytes.max(TX_RECORD_HEADER + MAX_FRAME);
+    let (mut rx_p, mut rx_c) = RingBuffer::new(rx_bytes);
+    let (mut tx_p, mut tx_c) = RingBuffer::new(tx_bytes);
+    let (mut ev_p, mut ev_c) = RingBuffer::new(cfg.events.max(1));
+    let (mut cmd_p, mut cmd_c) = RingBuffer::new(cfg.commands.max(1));
+    prefault_ring(&mut rx_p, &mut rx_c, 0u8);
+    prefault_ring(&mut tx_p, &mut tx_c, 0u8);
+    prefault_ring(
+        &mut ev_p,
+        &mut ev_c,
+        RtEvent::RobotStale { robot: RobotId(0) },
+    );
+    prefault_ring(&mut cmd_p, &mut cmd_c, RtCommand::Shutdown);
+    let (rt_params, nrt_params) = live_params(cfg.robots);
+    let doorbell = Doorbell::new();
+    (
+        RtEnds {
+            frames_out: rx_p,
+            frames_in: tx_c,
+            events: ev_p,
+            commands: cmd_c,
+            params: rt_params,
+            doorbell: doorbell.clone(),
+            pushed: false,
+        },
+        NrtEnds {
+            frames_in: rx_c,
+            frames_out: tx_p,
+            events: ev_c,
+            commands: cmd_p,
+            params: nrt_params,
+            doorbell,
+            buf: [0; RX_RECORD_HEADER + MAX_FRAME],
+        },
+    )
+}
+
+/// The RT thread's half of the bundle. Every method returns immediately and never allocates.
+#[derive(Debug)]
+pub struct RtEnds {
+    frames_out: Producer<u8>,
+    frames_in: Consumer<u8>,
+    events: Producer<RtEvent>,
+    commands: Consumer<RtCommand>,
+    params: RtLiveParams,
+    doorbell: Doorbell,
+    /// Something was pushed to NRT since the doorbell last rang.
+    pushed: bool,
+}
+
+/// Why a record from NRT was not a frame (the RT side counts it and drops the ring's content).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("invalid record in the NRT → RT frame ring")]
+pub struct InvalidRecord;
+
+impl RtEnds {
+    /// Forwards a received frame (header + payload) to NRT; false if the ring is full (dropped).
+    pub fn rt_push_frame(&mut self, link: LinkId, t_ns: u64, raw: &[u8]) -> bool {
+        let mut rec = [0u8; RX_RECORD_HEADER + MAX_FRAME];
+        let n = RX_RECORD_HEADER + raw.len();
+        if raw.len() > MAX_FRAME {
+            return false;
+        }
+        rec[0] = link.0;
+        rec[2..10].copy_from_slice(&t_ns.to_le_bytes());
+        rec[RX_RECORD_HEADER..n].copy_from_slice(raw);
+        let ok = self.frames_out.push_entire_slice(&rec[..n]).is_ok();
+        self.pushed |= ok;
+        ok
+    }
+
+    /// Pops the next frame to write: copies it into `out` and returns its target and length.
+    /// On a corrupt record the ring is emptied and `Err(InvalidRecord)` returned.
+    pub fn rt_pop_frame(
+        &mut self,
+        out: &mut [u8; MAX_FRAME],
+    ) -> Option<Result<(LinkTarget, usize), InvalidRecord>> {
+        // One look at the fill level: NRT may push a whole record at any moment, so every
+        // decision below is taken on this snapshot (it can only grow), and only the bytes it
+        // counted are ever discarded.
+        let available = self.frames_in.slots();
+        if available == 0 {
+            return None;
+        }
+        let head_len = TX_RECORD_HEADER + HEADER_LEN;
+        if available < head_len {
+            // Records are pushed whole: a shorter remainder cannot be a record.
+            self.discard_incoming(available);
+            return Some(Err(InvalidRecord));
+        }
+        let (target, total) = {
+            let Ok(chunk) = self.frames_in.read_chunk(head_len) else {
+                self.discard_incoming(available);
+                return Some(Err(InvalidRecord));
+            };
+            let mut head = [0u8; TX_RECORD_HEADER + HEADER_LEN];
+            let (a, b) = chunk.as_slices();
+            head[..a.len()].copy_from_slice(a);
+            head[a.len()..].copy_from_slice(b);
+            let len = u16::from_le_bytes([head[1], head[2]]) as usize;
+            (LinkTarget::from_byte(head[0]), HEADER_LEN + len)
+        };
+        if total > MAX_FRAME || available < TX_RECORD_HEADER + total {
+            self.discard_incoming(available);
+            return Some(Err(InvalidRecord));
+        }
+        let mut target_byte = [0u8; TX_RECORD_HEADER];
+        if self.frames_in.pop_entire_slice(&mut target_byte).is_err()
+            || self.frames_in.pop_entire_slice(&mut out[..total]).is_err()
+        {
+            self.discard_incoming(available.saturating_sub(TX_RECORD_HEADER));
+            return Some(Err(InvalidRecord));
+        }
+        Some(Ok((target, total)))
+    }
+
+    /// Drops `n` bytes (at most what is there) of the NRT → RT frame ring.
+    fn discard_incoming(&mut self, n: usize) {
+        let n = n.min(self.frames_in.slots());
+        if let Ok(c) = self.frames_in.read_chunk(n) {
+            c.commit_all();
+        }
+    }
+
+    /// Sends an event to NRT; false if the ring is full (dropped).
+    pub fn rt_push_event(&mut self, ev: RtEvent) -> bool {
+        let ok = self.events.push(ev).is_ok();
+        self.pushed |= ok;
+        ok
+    }
+
+    /// Rings the NRT side's doorbell if frames or events were pushed since the last call (once
+    /// per RT cycle: one non-blocking write at most).
+    pub fn rt_wake_nrt(&mut self) {
+        if std::mem::take(&mut self.pushed) {
+            self.doorbell.ring();
+        }
+    }
+
+    /// Pops the next command from NRT.
+    pub fn rt_pop_command(&mut self) -> Option<RtCommand> {
+        self.commands.pop().ok()
+    }
+
+    /// Whether the NRT side dropped its half (the command ring is abandoned).
+    pub fn rt_peer_gone(&self) -> bool {
+        self.commands.is_abandoned()
+    }
+
+    /// The RT half of the live parameters (set-points, calibration, watchdog).
+    pub fn rt_params(&mut self) -> &mut RtLiveParams {
+        &mut self.params
+    }
+}
+
+/// A frame received by the RT thread, as seen by NRT (borrowed until the next receive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceivedFrame<'a> {
+    /// Link slot it arrived on.
+    pub link: LinkId,
+    /// RT receive time (CLOCK_MONOTONIC ns).
+    pub t_ns: u64,
+    /// Header + payload.
+    pub bytes: &'a [u8],
+}
+
+/// Why NRT could not queue something for the RT thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// The ring is full (the RT thread is behind or stopped); nothing was queued.
+    #[error("ring to the RT thread is full")]
+    Full,
+    /// The bytes are not exactly one valid frame.
+    #[error("not a frame: {0}")]
+    Invalid(FrameError),
+    /// The bytes hold more than one frame.
+    #[error("{0} bytes after the frame")]
+    TrailingBytes(usize),
+}
+
+/// The NRT side's half of the bundle (network manager, switch, ROS bridge).
+/// Every method returns immediately.
+#[derive(Debug)]
+pub struct NrtEnds {
+    frames_in: Consumer<u8>,
+    frames_out: Producer<u8>,
+    events: Consumer<RtEvent>,
+    commands: Producer<RtCommand>,
+    params: NrtLiveParams,
+    doorbell: Doorbell,
+    buf: [u8; RX_RECORD_HEADER + MAX_FRAME],
+}
+
+impl NrtEnds {
+    /// The next frame received by the RT thread, if any.
+    pub fn nrt_pop_frame(&mut self) -> Option<ReceivedFrame<'_>> {
+        let head_len = RX_RECORD_HEADER + HEADER_LEN;
+        let total = {
+            let chunk = self.frames_in.read_chunk(head_len).ok()?;
+            let (a, b) = chunk.as_slices();
+            let mut head = [0u8; RX_RECORD_HEADER + HEADER_LEN];
+            head[..a.len()].copy_from_slice(a);
+            head[a.len()..].copy_from_slice(b);
+            let len = u16::from_le_bytes([head[RX_RECORD_HEADER], head[RX_RECORD_HEADER + 1]]);
+            RX_RECORD_HEADER + HEADER_LEN + len as usize
+        };
+        // The RT side pushes whole records of at most RX_RECORD_HEADER + MAX_FRAME bytes.
+        self.frames_in
+            .pop_entire_slice(self.buf.get_mut(..total)?)
+            .ok()?;
+        let mut t = [0u8; 8];
+        t.copy_from_slice(&self.buf[2..10]);
+        Some(ReceivedFrame {
+            link: LinkId(self.buf[0]),
+            t_ns: u64::from_le_bytes(t),
+            bytes: &self.buf[RX_RECORD_HEADER..total],
+        })
+    }
+
+    /// Calls `f` for every frame received so far; returns how many.
+    pub fn nrt_drain_frames(&mut self, mut f: impl FnMut(ReceivedFrame<'_>)) -> usize {
+        let mut n = 0;
+        while let Some(fr) = self.nrt_pop_frame() {
+            f(fr);
+            n += 1;
+        }
+        n
+    }
+
+    /// Queues one frame (header + payload, validated) to write to `to`.
+    pub fn nrt_push_frame(&mut self, to: LinkTarget, frame: &[u8]) -> Result<(), SendError> {
+        let h = check_header(frame).map_err(SendError::Invalid)?;
+        let total = HEADER_LEN + h.len;
+        if frame.len() < total {
+            return Err(SendError::Invalid(FrameError::Incomplete {
+                need: total,
+                have: frame.len(),
+            }));
+        }
+        if frame.len() > total {
+            return Err(SendError::TrailingBytes(frame.len() - total));
+        }
+        let mut rec = [0u8; TX_RECORD_HEADER + MAX_FRAME];
+        rec[0] = to.to_byte();
+        rec[TX_RECORD_HEADER..TX_RECORD_HEADER + total].copy_from_slice(frame);
+        self.frames_out
+            .push_entire_slice(&rec[..TX_RECORD_HEADER + total])
+            .map_err(|_| SendError::Full)
+    }
+
+    /// The next event from the RT thread, if any.
+    pub fn nrt_pop_event(&mut self) -> Option<RtEvent> {
+        self.events.pop().ok()
+    }
+
+    /// Queues a command for the RT thread.
+    pub fn nrt_push_command(&mut self, cmd: RtCommand) -> Result<(), SendError> {
+        self.commands.push(cmd).map_err(|_| SendError::Full)
+    }
+
+    /// Sets a robot's cmd_vel set-point (latest value wins, never blocks).
+    pub fn nrt_set_cmd_vel(&self, robot: RobotId, twist: Twist2) -> Result<(), ParamError> {
+        self.params.nrt_set_cmd_vel(robot, twist)
+    }
+
+    /// The NRT half of the live parameters (calibration, limits, watchdog, set-points); clone
+    /// it to share it with other NRT threads.
+    pub fn nrt_params(&self) -> &NrtLiveParams {
+        &self.params
+    }
+
+    /// Whether the RT thread dropped its half (it stopped).
+    pub fn nrt_peer_gone(&self) -> bool {
+        self.events.is_abandoned()
+    }
+
+    /// The doorbell the RT thread rings when it pushed frames or events (see
+    /// [`RtEnds::rt_wake_nrt`]); others may ring it too to wake the NRT loop.
+    pub fn nrt_doorbell(&self) -> &Doorbell {
+        &self.doorbell
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{encode_user_event, HOST_SOURCE};
+
+    fn event(id: u16, args: &[i16]) -> Vec<u8> {
+        let mut out = [0u8; MAX_FRAME];
+        let n = encode_user_event(HOST_SOURCE, id, args, &mut out).unwrap();
+        out[..n].to_vec()
+    }
+
+    #[test]
+    fn frames_cross_both_ways_whole_and_in_order() {
+        let (mut rt, mut nrt) = channels(&ChannelConfig {
+            frames_to_nrt_bytes: 600,
+            frames_from_nrt_bytes: 600,
+            ..Default::default()
+        });
+        // Many wrap-arounds of the small rings.
+        for i in 0..200i16 {
+            let f = event(3, &[i, -i, i / 2]);
+            assert!(rt.rt_push_frame(LinkId((i % 7) as u8), 1000 + i as u64, &f));
+            let got = nrt.nrt_pop_frame().unwrap();
+            assert_eq!(
+                (got.link, got.t_ns, got.bytes),
+                (LinkId((i % 7) as u8), 1000 + i as u64, &f[..])
+            );
+            assert!(nrt.nrt_pop_frame().is_none());
+
+            let to = if i % 2 == 0 {
+                LinkTarget::All
+            } else {
+                LinkTarget::One(LinkId(5))
+            };
+            nrt.nrt_push_frame(to, &f).unwrap();
+            let mut out = [0u8; MAX_FRAME];
+            let (t, n) = rt.rt_pop_frame(&mut out).unwrap().unwrap();
+            assert_eq!((t, &out[..n]), (to, &f[..]));
+            assert!(rt.rt_pop_frame(&mut out).is_none());
+        }
+    }
+
+    #[test]
+    fn a_record_pushed_while_rt_looks_is_never_taken_for_garbage() {
+        // NRT pushes while RT polls a nearly always empty ring: every frame arrives, in order,
+        // and no record is ever reported invalid (the fill level is read once per pop).
+        let (mut rt, mut nrt) = channels(&ChannelConfig {
+            frames_from_nrt_bytes: 256,
+            ..Default::default()
+        });
+        const N: i16 = 20_000;
+        let producer = std::thread::spawn(move || {
+            for round in 0..20 {
+                for i in 0..N {
+                    let f = event(round, &[i]);
+                    while nrt.nrt_push_frame(LinkTarget::One(LinkId(1)), &f) == Err(SendError::Full)
+                    {
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+            nrt
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut out = [0u8; MAX_FRAME];
+        for round in 0..20 {
+            for i in 0..N {
+                let (to, n) = loop {
+                    match rt.rt_pop_frame(&mut out) {
+                        Some(r) => break r.expect("a whole record taken for garbage"),
+                        None => assert!(std::time::Instant::now() < deadline, "frame lost"),
+                    }
+                };
+                assert_eq!(
+                    (to, &out[..n]),
+                    (LinkTarget::One(LinkId(1)), &event(round, &[i])[..])
+                );
+            }
+        }
+        producer.join().unwrap();
+    }
+
+    #[test]
+    fn full_rings_refuse_without_tearing() {
+        let (mut rt, mut nrt) = channels(&ChannelConfig {
+            frames_to_nrt_bytes: 10 + MAX_FRAME,
+            frames_from_nrt_bytes: 1 + MAX_FRAME,
+            ..Default::default()
+        });
+        let big = event(1, &[7; 258]);
+        assert!(rt.rt_push_frame(LinkId(0), 1, &big));
+        assert!(!rt.rt_push_frame(LinkId(0), 2, &big));
+        assert_eq!(nrt.nrt_pop_frame().unwrap().t_ns, 1);
+        assert!(nrt.nrt_pop_frame().is_none());
+
+        nrt.nrt_push_frame(LinkTarget::One(LinkId(1)), &big)
+            .unwrap();
+        assert_eq!(
+            nrt.nrt_push_frame(LinkTarget::One(LinkId(1)), &big),
+            Err(SendError::Full)
+        );
+    }
+
+    #[test]
+    fn send_frame_validates() {
+        let (_rt, mut nrt) = channels(&ChannelConfig::default());
+        let f = event(1, &[1, 2]);
+        assert!(matches!(
+            nrt.nrt_push_frame(LinkTarget::All, &f[..7]),
+            Err(SendError::Invalid(FrameError::Incomplete { .. }))
+        ));
+        let mut two = f.clone();
+        two.extend_from_slice(&f);
+        assert_eq!(
+            nrt.nrt_push_frame(LinkTarget::All, &two),
+            Err(SendError::TrailingBytes(f.len()))
+        );
+        assert!(matches!(
+            nrt.nrt_push_frame(LinkTarget::All, &[0xFF, 0xFF, 0, 0, 1, 0]),
+            Err(SendError::Invalid(FrameError::Oversize(_)))
+        ));
+    }
+
+    #[test]
+    fn abandonment_is_visible_both_ways() {
+        let (rt, nrt) = channels(&ChannelConfig::default());
+        assert!(!rt.rt_peer_gone() && !nrt.nrt_peer_gone());
+        drop(nrt);
+        assert!(rt.rt_peer_gone());
+        let (rt, nrt) = channels(&ChannelConfig::default());
+        drop(rt);
+        assert!(nrt.nrt_peer_gone());
+    }
+
+    #[test]
+    fn events_and_commands_are_fifo_and_bounded() {
+        let (mut rt, mut nrt) = channels(&ChannelConfig {
+            events: 2,
+            commands: 1,
+            ..Default::default()
+        });
+        assert!(rt.rt_push_event(RtEvent::RobotStale { robot: RobotId(1) }));
+        assert!(rt.rt_push_event(RtEvent::WatchdogStop { robot: RobotId(2) }));
+        assert!(!rt.rt_push_event(RtEvent::RobotStale { robot: RobotId(3) }));
+        assert_eq!(
+            nrt.nrt_pop_event(),
+            Some(RtEvent::RobotStale { robot: RobotId(1) })
+        );
+        assert_eq!(
+            nrt.nrt_pop_event(),
+            Some(RtEvent::WatchdogStop { robot: RobotId(2) })
+        );
+        assert_eq!(nrt.nrt_pop_event(), None);
+        nrt.nrt_push_command(RtCommand::Shutdown).unwrap();
+        assert_eq!(
+            nrt.nrt_push_command(RtCommand::Shutdown),
+            Err(SendError::Full)
+        );
+        assert_eq!(rt.rt_pop_command(), Some(RtCommand::Shutdown));
+        assert_eq!(rt.rt_pop_command(), None);
+    }
+
+    #[test]
+    fn the_rt_side_rings_the_doorbell_only_after_pushing() {
+        let (mut rt, nrt) = channels(&ChannelConfig::default());
+        let bell = nrt.nrt_doorbell().clone();
+        rt.rt_wake_nrt();
+        assert!(
+            !bell.wait(std::time::Duration::from_millis(1)),
+            "nothing pushed"
+        );
+        assert!(rt.rt_push_event(RtEvent::RobotStale { robot: RobotId(0) }));
+        assert!(rt.rt_push_frame(LinkId(0), 1, &event(1, &[2])));
+        rt.rt_wake_nrt();
+        assert!(bell.wait(std::time::Duration::from_secs(5)));
+        rt.rt_wake_nrt();
+        assert!(
+            !bell.wait(std::time::Duration::from_millis(1)),
+            "rung once per push batch"
+        );
+    }
+}

@@ -17,7 +17,11 @@ pub const WARN: u8 = 1;
 /// `DiagnosticStatus.level` ERROR.
 pub const ERROR: u8 = 2;
 
-fn kv(key: &str, value: impl ToString) -> KeyValue {
+/// Key of a driven robot's count of stamped `cmd_vel` ignored as older than `cmd_vel_timeout`.
+pub const STALE_CMD_VEL: &str = "Stale cmd_vel ignored";
+
+/// A key-value of a status.
+pub fn kv(key: &str, value: impl ToString) -> KeyValue {
     KeyValue {
         key: key.to_owned(),
         value: value.to_string(),
@@ -30,8 +34,26 @@ fn ids(ids: impl Iterator<Item = u16>) -> String {
 
 /// The whole diagnostic array for `engine` now.
 pub fn array(prefix: &str, engine: &Engine, stamp: Time) -> DiagnosticArray {
+    array_with(prefix, engine, stamp, &|_| Vec::new())
+}
+
+/// [`array`], with `robot_values(node)` added to each driven robot's status (the ROS side's own counters, such as
+/// the stale `cmd_vel` ignored).
+pub fn array_with(
+    prefix: &str,
+    engine: &Engine,
+    stamp: Time,
+    robot_values: &dyn Fn(u16) -> Vec<KeyValue>,
+) -> DiagnosticArray {
     let mut status = vec![network(prefix, engine)];
-    status.extend(nodes(prefix, engine));
+    status.extend(nodes(prefix, engine).map(|mut s| {
+        if let Ok(id) = s.hardware_id.parse::<u16>() {
+            if engine.robots().of_node(id).is_some() {
+                s.values.extend(robot_values(id));
+            }
+        }
+        s
+    }));
     status.push(rt_thread(prefix, engine.rt_stats(), engine.rt_exited()));
     if let Some(sw) = engine.switch() {
         status.push(switch(prefix, &sw.report()));

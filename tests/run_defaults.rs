@@ -51,8 +51,8 @@ fn the_binary_alone_drives_the_simulated_robot() {
     );
 }
 
-/// A Thymio-II whose script lacks the driver events, or that has no script to run, is reported once, naming the
-/// node and what is missing. Before, it was bridged without a word: no cmd_vel, no odometry, no reason.
+/// A Thymio-II whose script lacks the driver events, has no code for it, or that has no script to run, is reported
+/// once, naming the node and what is missing. Before, it was bridged without a word: no cmd_vel, no odometry, no reason.
 #[test]
 fn a_thymio_that_is_not_driven_is_reported_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -63,6 +63,12 @@ fn a_thymio_that_is_not_driven_is_reported_once() {
          <node nodeId=\"1\" name=\"thymio-II\">var x = 0\n</node>\n</network>\n",
     )
     .unwrap();
+    std::fs::write(
+        dir.path().join("epuck.aesl"),
+        "<!DOCTYPE aesl-source>\n<network>\n<event size=\"2\" name=\"set_speed\"/>\n\
+         <event size=\"3\" name=\"odometry\"/>\n<node nodeId=\"1\" name=\"e-puck0\">var x = 0\n</node>\n</network>\n",
+    )
+    .unwrap();
     let rt = "rt: {priority: 0, lock_memory: false}\n";
     for (yaml, why) in [
         // a relative path: against the configuration file, not the working directory
@@ -71,6 +77,10 @@ fn a_thymio_that_is_not_driven_is_reported_once() {
             "lacks the driver events odometry, set_speed",
         ),
         (rt.to_owned(), "there is no script to load"),
+        (
+            format!("script: {{path: epuck.aesl}}\n{rt}"),
+            "has no code for thymio-II",
+        ),
     ] {
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, yaml).unwrap();

@@ -198,7 +198,13 @@ impl Engine {
     ) -> Result<bool, EngineError> {
         let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
         let Some(loaded) = source.compile_for(node)? else {
-            tracing::info!("node {id}: the script has no code for {}", node.name());
+            let why = format!(
+                "its script {} has no code for {}",
+                source.origin,
+                node.name()
+            );
+            tracing::info!("node {id}: {why}");
+            self.report_not_driven(id, &why);
             return Ok(false);
         };
         self.net.load_script(id, loaded.clone())?;

@@ -5,6 +5,7 @@
 //! `rt` (real-time thread) and `sim` (embedded simulator). Unknown keys are errors that name
 //! the key.
 
+use nrt_engine::engine::{is_builtin, BUILTIN_PREFIX};
 use nrt_engine::params::BridgeParams;
 use nrt_engine::schema::{self, Invalid, SchemaError, Section};
 use nrt_engine::thymio::params::DriverParams;
@@ -165,26 +166,46 @@ impl From<Invalid> for ConfigError {
     }
 }
 
+/// The shipped configuration (`config/thymio-rt.yaml`), built into the binary: what `thymio-rt
+/// run` uses without `--config` (see [`Config::builtin`]).
+pub const SHIPPED_YAML: &str = include_str!("../config/thymio-rt.yaml");
+
 impl Config {
-    /// Reads a YAML file.
+    /// The built-in configuration: the shipped `config/thymio-rt.yaml` as it was at build time,
+    /// with its relative paths naming the files of `config/` built into the binary
+    /// (`aseba/thymio_ros.aesl` is `builtin:aseba/thymio_ros.aesl`): the full Thymio driver, from
+    /// any directory, with no file around.
+    pub fn builtin() -> Result<Config, ConfigError> {
+        let mut c = Self::parse_yaml(SHIPPED_YAML, "(built in)")?;
+        c.resolve_paths(|p| format!("{BUILTIN_PREFIX}{p}"));
+        Ok(c)
+    }
+
+    /// Reads a YAML file. Its relative paths are relative to the file's directory; `builtin:`
+    /// paths name the scripts built into the binary. Keys it leaves out take the schema's
+    /// defaults (asebaros' and ROS-Thymio's), not the shipped file's.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.display().to_string(),
             source,
         })?;
         let mut c = Self::parse_yaml(&text, &path.display().to_string())?;
-        // Paths in a file are relative to the file.
         let dir = path.parent().unwrap_or(Path::new("."));
+        c.resolve_paths(|p| dir.join(p).display().to_string());
+        Ok(c)
+    }
+
+    /// Replaces each relative path (script, calibration file, arena) by `resolve` of it.
+    fn resolve_paths(&mut self, resolve: impl Fn(&str) -> String) {
         for p in [
-            &mut c.bridge.script.path,
-            &mut c.driver.calibration_file,
-            &mut c.sim.arena,
+            &mut self.bridge.script.path,
+            &mut self.driver.calibration_file,
+            &mut self.sim.arena,
         ] {
-            if !p.is_empty() && Path::new(p.as_str()).is_relative() {
-                *p = dir.join(p.as_str()).display().to_string();
+            if !p.is_empty() && !is_builtin(p) && Path::new(p.as_str()).is_relative() {
+                *p = resolve(p);
             }
         }
-        Ok(c)
     }
 
     /// Parses YAML text (an empty document is the default configuration).

@@ -126,10 +126,17 @@ fn pyaseba_client_sees_the_node_through_our_switch() {
         skip!("pyaseba venv missing")
     };
     let switch = free_port();
+    // the generic bridge: an empty configuration (asebaros' defaults bridge every node), not the built-in one,
+    // which is the Thymio driver's and ignores other nodes
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("bridge.yaml");
+    std::fs::write(&config, "").unwrap();
     let mut driver = thymio_rt();
     driver.args([
         "run",
         "--no-ros",
+        "--config",
+        config.to_str().unwrap(),
         "--target",
         &format!("tcp:host=127.0.0.1;port={port}"),
     ]);

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 /// Arguments of `thymio-rt run`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// YAML configuration (see config/thymio-rt.yaml); ROS parameters override it.
+    /// YAML configuration, in place of the built-in one (config/thymio-rt.yaml as shipped, with
+    /// its scripts: the full Thymio driver); ROS parameters override either.
     #[arg(long, short = 'c', value_name = "FILE")]
     config: Option<PathBuf>,
     /// Target (repeatable; replaces `targets` of the configuration). None: the embedded
@@ -58,7 +59,7 @@ fn parse_twist(s: &str) -> Result<(f64, f64), String> {
 pub fn main(args: Args) -> CliResult {
     let mut config = match &args.config {
         Some(path) => Config::from_file(path).map_err(CliError::new)?,
-        None => Config::default(),
+        None => Config::builtin().map_err(CliError::new)?,
     };
     if !args.target.is_empty() {
         config.bridge.targets = args.target.clone();

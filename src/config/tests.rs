@@ -86,6 +86,64 @@ fn paths_in_a_file_are_relative_to_it() {
 }
 
 #[test]
+fn the_builtin_configuration_is_the_shipped_file() {
+    // `thymio-rt run` without --config: the shipped file, its scripts built in
+    let builtin = Config::builtin().unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+    let shipped = Config::from_file(&dir.join("thymio-rt.yaml")).unwrap();
+    assert_eq!(builtin.bridge.script.path, "builtin:aseba/thymio_ros.aesl");
+    let script = nrt_engine::engine::read_script_file(&builtin.bridge.script.path).unwrap();
+    assert_eq!(
+        script,
+        std::fs::read_to_string(&shipped.bridge.script.path).unwrap()
+    );
+    // the same configuration but for where the script is read from
+    let mut same = builtin.clone();
+    same.bridge.script.path = dir.join("aseba/thymio_ros.aesl").display().to_string();
+    assert_eq!(same, shipped);
+    // and it is the full driver: a Thymio class, the driver script, the driver on
+    assert!(builtin.driver.enabled);
+    assert!(builtin.bridge.nodes["thymio"].accept == Some(true));
+    assert!(builtin
+        .bridge
+        .script
+        .constants
+        .contains_key("SPEED_TIMEOUT"));
+    assert_ne!(builtin, Config::default());
+}
+
+#[test]
+fn relative_script_paths_of_a_user_file_resolve_against_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.yaml");
+    std::fs::write(
+        &file,
+        "script: {path: scripts/mine.aesl}\ncalibration_file: cal.yaml\n",
+    )
+    .unwrap();
+    let c = Config::from_file(&file).unwrap();
+    assert_eq!(
+        Path::new(&c.bridge.script.path),
+        dir.path().join("scripts/mine.aesl")
+    );
+    assert_eq!(
+        Path::new(&c.driver.calibration_file),
+        dir.path().join("cal.yaml")
+    );
+    // built-in scripts are named, not resolved
+    std::fs::write(
+        &file,
+        "script: {path: 'builtin:aseba/thymio_ros_playground.aesl'}\n",
+    )
+    .unwrap();
+    let c = Config::from_file(&file).unwrap();
+    assert_eq!(
+        c.bridge.script.path,
+        "builtin:aseba/thymio_ros_playground.aesl"
+    );
+}
+
+#[test]
 fn shipped_configs_parse() {
     for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/config")).unwrap() {
         let path = entry.unwrap().path();

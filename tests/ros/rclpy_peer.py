@@ -18,6 +18,10 @@ Run with the project's ROS venv python (scripts/setup-ros2.sh):
         (waits until the topic has N subscribers)    -> {"event": "published", "topic": T}
       {"op": "count", "topic": T}                    -> {"event": "count", "topic": T, "publishers": N,
                                                          "subscribers": M}  (in the ROS graph, as seen now)
+      {"op": "topics"}                               -> {"event": "topics", "op": "topics", "topics": [{"topic": T,
+                                                         "types": [...], "publishers": [{"node", "namespace",
+                                                         "reliability", "durability"}]}]}: every topic of the
+                                                         graph published by another node than this peer
       {"op": "exit"}
     A command that fails reports {"event": "error", "op": ..., "message": ...}. The peer ends on "exit", when
     stdin closes, or after --timeout seconds ({"event": "timeout"}).
@@ -174,6 +178,20 @@ class Server:
               "subscribers": self.node.count_subscribers(topic)})
 
 
+    def topics(self, cmd):
+        found = []
+        for topic, types in self.node.get_topic_names_and_types():
+            publishers = [
+                {"node": p.node_name, "namespace": p.node_namespace,
+                 "reliability": p.qos_profile.reliability.name.lower(),
+                 "durability": p.qos_profile.durability.name.lower()}
+                for p in self.node.get_publishers_info_by_topic(topic)
+                if p.node_name != self.node.get_name()]
+            if publishers:
+                found.append({"topic": topic, "types": types, "publishers": publishers})
+        emit({"event": "topics", "op": "topics", "topics": found})
+
+
 def serve(args):
     node = rclpy.create_node("rclpy_peer")
     server = Server(node)
@@ -202,7 +220,7 @@ def serve(args):
             return 0
         try:
             {"subscribe": server.subscribe, "call": server.call, "publish": server.publish,
-             "count": server.count}[op](cmd)
+             "count": server.count, "topics": server.topics}[op](cmd)
         except Exception as e:  # reported to the test, which decides
             emit({"event": "error", "op": op, "message": f"{type(e).__name__}: {e}"})
     emit({"event": "timeout"})

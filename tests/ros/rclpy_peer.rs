@@ -256,6 +256,16 @@ impl RclpyPeer {
             .ok_or_else(|| format!("bad count report {r}"))
     }
 
+    /// Every topic of the ROS graph published by another node than the peer, as the peer sees it now: `{"topic",
+    /// "types", "publishers": [{"node", "namespace", "reliability", "durability"}]}`.
+    pub fn topics(&mut self, deadline: Instant) -> Result<Vec<Value>, String> {
+        let r = self.run(json!({"op": "topics"}), "topics", "op", deadline)?;
+        r["topics"]
+            .as_array()
+            .cloned()
+            .ok_or_else(|| format!("bad topics report {r}"))
+    }
+
     /// The data of the first message received on `topic` that satisfies `pred`.
     pub fn message(
         &mut self,

@@ -150,7 +150,20 @@ impl RosBridge {
             .is_none_or(|t| now.duration_since(t) >= self.options.diagnostics_period);
         if due {
             self.last_diagnostics = Some(now);
-            let array = diagnostics::array(&self.options.node_name, engine, self.clocks.now());
+            let thymio = &self.thymio;
+            let robot_values = |id: u16| {
+                thymio
+                    .stale_cmd_vel(id)
+                    .map(|n| diagnostics::kv(diagnostics::STALE_CMD_VEL, n))
+                    .into_iter()
+                    .collect()
+            };
+            let array = diagnostics::array_with(
+                &self.options.node_name,
+                engine,
+                self.clocks.now(),
+                &robot_values,
+            );
             if let Err(e) = self.diagnostics.publish(&array) {
                 self.reporter
                     .warn(&format!("cannot publish /diagnostics: {e}"));
@@ -191,6 +204,7 @@ impl RosBridge {
             EngineEvent::LinkDown { target, .. } => {
                 self.reporter.warn(&format!("lost target {target}"))
             }
+            EngineEvent::NotDriven { message, .. } => self.reporter.warn(message),
             EngineEvent::RawMotorCapped { node, wheels, cap } => self
                 .reporter
                 .warn(&nrt_engine::engine::capped_message(*node, *wheels, *cap)),

@@ -17,7 +17,11 @@ pub const WARN: u8 = 1;
 /// `DiagnosticStatus.level` ERROR.
 pub const ERROR: u8 = 2;
 
-fn kv(key: &str, value: impl ToString) -> KeyValue {
+/// Key of a driven robot's count of stamped `cmd_vel` ignored as older than `cmd_vel_timeout`.
+pub const STALE_CMD_VEL: &str = "Stale cmd_vel ignored";
+
+/// A key-value of a status.
+pub fn kv(key: &str, value: impl ToString) -> KeyValue {
     KeyValue {
         key: key.to_owned(),
         value: value.to_string(),
@@ -30,8 +34,19 @@ fn ids(ids: impl Iterator<Item = u16>) -> String {
 
 /// The whole diagnostic array for `engine` now.
 pub fn array(prefix: &str, engine: &Engine, stamp: Time) -> DiagnosticArray {
+    array_with(prefix, engine, stamp, &|_| Vec::new())
+}
+
+/// [`array`], with `robot_values(node)` added to each driven robot's status (the ROS side's own counters, such as
+/// the stale `cmd_vel` ignored).
+pub fn array_with(
+    prefix: &str,
+    engine: &Engine,
+    stamp: Time,
+    robot_values: &dyn Fn(u16) -> Vec<KeyValue>,
+) -> DiagnosticArray {
     let mut status = vec![network(prefix, engine)];
-    status.extend(nodes(prefix, engine));
+    status.extend(nodes_with(prefix, engine, robot_values));
     status.push(rt_thread(prefix, engine.rt_stats(), engine.rt_exited()));
     if let Some(sw) = engine.switch() {
         status.push(switch(prefix, &sw.report()));
@@ -89,6 +104,15 @@ pub fn nodes<'a>(
     prefix: &'a str,
     engine: &'a Engine,
 ) -> impl Iterator<Item = DiagnosticStatus> + 'a {
+    nodes_with(prefix, engine, &|_| Vec::new())
+}
+
+/// [`nodes`], with `robot_values(node)` added to each driven robot's status.
+fn nodes_with<'a>(
+    prefix: &'a str,
+    engine: &'a Engine,
+    robot_values: &'a dyn Fn(u16) -> Vec<KeyValue>,
+) -> impl Iterator<Item = DiagnosticStatus> + 'a {
     engine
         .network()
         .nodes()
@@ -103,13 +127,17 @@ pub fn nodes<'a>(
             }
             .to_owned(),
             hardware_id: n.id.to_string(),
-            values: node_values(engine, n),
+            values: node_values(engine, n, robot_values),
         })
 }
 
-/// The key-values of a node's status; a driven robot's include its RT slot and the state of the
-/// obstacle-stop reflex (`off`, `armed`, `holding`).
-fn node_values(engine: &Engine, n: &Node) -> Vec<KeyValue> {
+/// The key-values of a node's status; a driven robot's include its RT slot, the state of the
+/// obstacle-stop reflex (`off`, `armed`, `holding`) and `robot_values` of it.
+fn node_values(
+    engine: &Engine,
+    n: &Node,
+    robot_values: &dyn Fn(u16) -> Vec<KeyValue>,
+) -> Vec<KeyValue> {
     let mut values = vec![
         kv("Type", n.name()),
         kv("Id", n.id),
@@ -130,6 +158,7 @@ fn node_values(engine: &Engine, n: &Node) -> Vec<KeyValue> {
             "armed"
         };
         values.push(kv("Obstacle stop", reflex));
+        values.extend(robot_values(n.id));
     }
     push_vm_state(&mut values, engine, n.id);
     values

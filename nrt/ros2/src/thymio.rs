@@ -11,19 +11,24 @@ use super::names::{check_namespace, NameError};
 use super::report::Reporter;
 use super::spinner::{NodeAccess, TaskId};
 use super::thymio_conv::{self as conv, Frames};
-use super::thymio_endpoints::{cmd_vel_task, latched, reliable, topic, Inputs, Outputs};
+use super::thymio_endpoints::{
+    cmd_vel_task, latched, plain_command, reliable, stamped_command, topic, CmdVelTarget, Inputs,
+    Outputs, DEPTH,
+};
 use msgs::handoff::RobotId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
 use nrt_engine::thymio::actuators::{self, CommandError, Gesture, Preset, ScriptEvent};
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::{model, sensors, GROUND_NAMES, PROXIMITY_NAMES};
-use r2r::geometry_msgs::msg::Twist;
+use r2r::geometry_msgs::msg::{Twist, TwistStamped};
 use r2r::std_msgs::msg::{Bool, Empty, Float32, Int8, String as RosString};
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::thymio_msgs::msg::Comm;
 use r2r::Publisher;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The interface of one robot.
@@ -31,6 +36,8 @@ struct RobotInterface {
     node: u16,
     /// Its `cmd_vel` subscription, drained on the spinner thread.
     cmd_vel: TaskId,
+    /// Stamped `cmd_vel` ignored as older than `cmd_vel_timeout`.
+    stale_cmd_vel: Arc<AtomicU64>,
     frames: Frames,
     out: Outputs,
     inp: Inputs,
@@ -142,8 +149,25 @@ impl ThymioInterface {
             [&params.left_wheel_joint, &params.right_wheel_joint],
         );
         let t = |leaf: &str| topic(&ns, leaf);
-        let out = Outputs::create(node, &t)?;
-        let cmd_vel = node.subscribe::<Twist>(&t("cmd_vel"), reliable(1))?;
+        let out = Outputs::create(node, &t, params.sensor_data_qos)?;
+        let stale_cmd_vel = Arc::new(AtomicU64::new(0));
+        let target = CmdVelTarget {
+            params: engine.live_params(),
+            robot,
+            id,
+            reporter: self.reporter.clone(),
+            max_age: (params.cmd_vel_timeout > 0.0)
+                .then(|| Duration::try_from_secs_f64(params.cmd_vel_timeout).ok())
+                .flatten(),
+            stale: stale_cmd_vel.clone(),
+        };
+        let cmd_vel = if params.cmd_vel_stamped {
+            let sub = node.subscribe::<TwistStamped>(&t("cmd_vel"), reliable(DEPTH))?;
+            cmd_vel_task(Box::new(sub), stamped_command, target)
+        } else {
+            let sub = node.subscribe::<Twist>(&t("cmd_vel"), reliable(DEPTH))?;
+            cmd_vel_task(Box::new(sub), plain_command, target)
+        };
         let inp = Inputs::create(node, &t)?;
         if params.publish_model {
             let axis = engine
@@ -159,18 +183,13 @@ impl ThymioInterface {
             let own = conv::static_transforms(&stamp, &frames);
             self.replace_static_frames(id, &frames.prefix, own);
         }
-        let cmd_vel = access.shared().add_task(cmd_vel_task(
-            Box::new(cmd_vel),
-            engine.live_params(),
-            robot,
-            id,
-            self.reporter.clone(),
-        ));
+        let cmd_vel = access.shared().add_task(cmd_vel);
         self.robots.insert(
             id,
             RobotInterface {
                 node: id,
                 cmd_vel,
+                stale_cmd_vel,
                 frames,
                 out,
                 inp,
@@ -181,6 +200,14 @@ impl ThymioInterface {
         // Latched: a late subscriber learns whether the reflex holds the robot.
         self.publish_obstacle_stop(id, false);
         Ok(())
+    }
+
+    /// How many stamped `cmd_vel` of robot `id` were ignored as older than `cmd_vel_timeout`
+    /// (`None`: not a robot of this interface).
+    pub fn stale_cmd_vel(&self, id: u16) -> Option<u64> {
+        self.robots
+            .get(&id)
+            .map(|r| r.stale_cmd_vel.load(Ordering::Relaxed))
     }
 
     fn publish_obstacle_stop(&self, id: u16, engaged: bool) {

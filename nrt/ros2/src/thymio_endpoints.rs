@@ -1,5 +1,10 @@
 //! The ROS endpoints of one Thymio robot (ROS-Thymio's names and types): its publishers, its subscriptions and
 //! `is_ready` service, the `cmd_vel` task served on the spinner thread, and their QoS.
+//!
+//! QoS as ROS-Thymio (its rclpy publishers and subscriptions take a depth only): reliable, volatile, depth 1 on
+//! every topic (`led`: depth 6), so that a subscriber with ROS 2's default QoS receives everything; transient-local
+//! where the topic latches (`robot_description`, `obstacle_stop`). `sensor_data_qos` gives the sensor topics ROS 2's
+//! sensor-data profile (best effort, depth 5) instead.
 
 use super::report::Reporter;
 use super::spinner::SpinTask;
@@ -7,10 +12,14 @@ use super::{drain, Srv, Sub};
 use msgs::handoff::{RobotId, Twist2};
 use nrt_engine::thymio::actuators::{BodyLed, Preset};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
-use r2r::geometry_msgs::msg::Twist;
+use r2r::builtin_interfaces::msg::Time;
+use r2r::geometry_msgs::msg::{Twist, TwistStamped};
 use r2r::std_msgs::msg::{Bool, ColorRGBA, Empty, Float32, Int16, Int8, String as RosString};
 use r2r::thymio_msgs::msg::{Comm, Led, LedGesture, Sound, SystemSound};
 use r2r::{Publisher, QosProfile};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub(crate) fn latched() -> QosProfile {
     QosProfile::default()
@@ -19,8 +28,16 @@ pub(crate) fn latched() -> QosProfile {
         .transient_local()
 }
 
-pub(crate) fn sensor_qos() -> QosProfile {
-    QosProfile::sensor_data()
+/// ROS-Thymio's depth of every topic but `led`.
+pub(crate) const DEPTH: usize = 1;
+
+/// The QoS of the sensor topics: ROS-Thymio's, or ROS 2's sensor-data profile (`sensor_data_qos`).
+pub(crate) fn sensor_qos(sensor_data: bool) -> QosProfile {
+    if sensor_data {
+        QosProfile::sensor_data()
+    } else {
+        reliable(DEPTH)
+    }
 }
 
 pub(crate) fn reliable(depth: usize) -> QosProfile {
@@ -48,14 +65,17 @@ pub(crate) struct Outputs {
 }
 
 impl Outputs {
-    /// Creates the publishers of a robot whose topics are named by `t` (leaf → full name).
+    /// Creates the publishers of a robot whose topics are named by `t` (leaf → full name); `sensor_data`: the
+    /// sensor topics get ROS 2's sensor-data profile.
     pub(crate) fn create(
         node: &mut r2r::Node,
         t: &dyn Fn(&str) -> String,
+        sensor_data: bool,
     ) -> Result<Outputs, r2r::Error> {
+        let sensor_qos = || sensor_qos(sensor_data);
         Ok(Outputs {
-            odom: node.create_publisher(&t("odom"), reliable(10))?,
-            joints: node.create_publisher(&t("joint_states"), reliable(10))?,
+            odom: node.create_publisher(&t("odom"), reliable(DEPTH))?,
+            joints: node.create_publisher(&t("joint_states"), reliable(DEPTH))?,
             proximity: PROXIMITY_NAMES
                 .iter()
                 .map(|n| node.create_publisher(&t(&format!("proximity/{n}")), sensor_qos()))
@@ -66,16 +86,16 @@ impl Outputs {
                 .map(|n| node.create_publisher(&t(&format!("ground/{n}")), sensor_qos()))
                 .collect::<Result<_, _>>()?,
             imu: node.create_publisher(&t("imu"), sensor_qos())?,
-            tap: node.create_publisher(&t("tap"), reliable(10))?,
+            tap: node.create_publisher(&t("tap"), reliable(DEPTH))?,
             temperature: node.create_publisher(&t("temperature"), sensor_qos())?,
-            sound: node.create_publisher(&t("sound"), reliable(10))?,
-            remote: node.create_publisher(&t("remote"), reliable(10))?,
-            buttons: node.create_publisher(&t("buttons"), reliable(10))?,
+            sound: node.create_publisher(&t("sound"), reliable(DEPTH))?,
+            remote: node.create_publisher(&t("remote"), reliable(DEPTH))?,
+            buttons: node.create_publisher(&t("buttons"), reliable(DEPTH))?,
             button: BUTTON_NAMES
                 .iter()
-                .map(|n| node.create_publisher(&t(&format!("buttons/{n}")), reliable(10)))
+                .map(|n| node.create_publisher(&t(&format!("buttons/{n}")), reliable(DEPTH)))
                 .collect::<Result<_, _>>()?,
-            comm_rx: node.create_publisher(&t("comm/rx"), reliable(10))?,
+            comm_rx: node.create_publisher(&t("comm/rx"), reliable(DEPTH))?,
             obstacle_stop: node.create_publisher(&t("obstacle_stop"), latched())?,
             description: node.create_publisher(&t("robot_description"), latched())?,
         })
@@ -120,25 +140,94 @@ impl Outputs {
     }
 }
 
-/// The `cmd_vel` subscription of RT robot `robot` (node `id`), served on the spinner thread: the
-/// latest message goes straight to the RT thread's set-point (a lock-free seqlock), one thread
-/// hop less than through the NRT loop. The RT thread applies it at its next cycle, and its
-/// watchdog stops the robot when messages stop coming. A refused message (NaN, infinite)
-/// leaves the last good set-point in force; a run of them is logged once.
-pub(crate) fn cmd_vel_task(
-    mut sub: Box<dyn futures::Stream<Item = Twist> + Unpin + Send>,
-    params: msgs::handoff::NrtLiveParams,
-    robot: RobotId,
-    id: u16,
-    reporter: Reporter,
+/// One velocity command as received: the twist, and the stamp of a `TwistStamped`.
+pub(crate) type Command = (Twist2, Option<Time>);
+
+/// A `Twist` command.
+pub(crate) fn plain_command(t: &Twist) -> Command {
+    (
+        Twist2 {
+            linear: t.linear.x,
+            angular: t.angular.z,
+        },
+        None,
+    )
+}
+
+/// A `TwistStamped` command.
+pub(crate) fn stamped_command(t: &TwistStamped) -> Command {
+    (plain_command(&t.twist).0, Some(t.header.stamp.clone()))
+}
+
+/// How old `stamp` is at `now` (system time, ROS time without `use_sim_time`). A zero stamp, which many publishers
+/// leave unset, is "now" (as `diff_drive_controller` takes it); a stamp in the future has age zero.
+pub(crate) fn stamp_age(stamp: &Time, now: SystemTime) -> Duration {
+    if stamp.sec == 0 && stamp.nanosec == 0 {
+        return Duration::ZERO;
+    }
+    let Ok(sec) = u64::try_from(stamp.sec) else {
+        return Duration::MAX; // before 1970
+    };
+    let at = UNIX_EPOCH + Duration::new(sec, stamp.nanosec.min(999_999_999));
+    now.duration_since(at).unwrap_or(Duration::ZERO)
+}
+
+/// Where the `cmd_vel` task of one robot sends its commands, and what it counts.
+pub(crate) struct CmdVelTarget {
+    /// The RT thread's set-points.
+    pub(crate) params: msgs::handoff::NrtLiveParams,
+    /// The RT robot.
+    pub(crate) robot: RobotId,
+    /// Its Aseba node (for messages).
+    pub(crate) id: u16,
+    /// `/rosout`.
+    pub(crate) reporter: Reporter,
+    /// Stamped commands older than this are ignored (`cmd_vel_timeout`; `None`: no limit).
+    pub(crate) max_age: Option<Duration>,
+    /// Stamped commands ignored as older than `max_age` (shown in `/diagnostics`).
+    pub(crate) stale: Arc<AtomicU64>,
+}
+
+/// The `cmd_vel` subscription (a `Twist` or, with `cmd_vel_stamped`, a `TwistStamped` one: `read` gives its
+/// command) of RT robot `target.robot`, served on the spinner thread: the latest message goes straight to the RT
+/// thread's set-point (a latest-value cell), one thread hop less than through the NRT loop. The RT thread applies it
+/// at its next cycle, and its watchdog stops the robot when messages stop coming. A stamped message older than
+/// `cmd_vel_timeout` is ignored and counted; a refused message (NaN, infinite) leaves the last good set-point in
+/// force. A run of either is logged once.
+pub(crate) fn cmd_vel_task<T: 'static>(
+    mut sub: Box<dyn futures::Stream<Item = T> + Unpin + Send>,
+    read: fn(&T) -> Command,
+    target: CmdVelTarget,
 ) -> SpinTask {
-    let mut refusing = false;
+    let CmdVelTarget {
+        params,
+        robot,
+        id,
+        reporter,
+        max_age,
+        stale,
+    } = target;
+    let (mut refusing, mut ignoring) = (false, false);
     Box::new(move || {
-        for t in drain(&mut sub) {
-            let twist = Twist2 {
-                linear: t.linear.x,
-                angular: t.angular.z,
-            };
+        for m in drain(&mut sub) {
+            let (twist, stamp) = read(&m);
+            if let (Some(stamp), Some(max)) = (stamp, max_age) {
+                let age = stamp_age(&stamp, SystemTime::now());
+                if age > max {
+                    stale.fetch_add(1, Ordering::Relaxed);
+                    if !ignoring {
+                        ignoring = true;
+                        reporter.warn(&format!(
+                            "node {id}: cmd_vel stamped {:.3} s ago ignored (older than cmd_vel_timeout, {} s); \
+                             further ones counted in /diagnostics, not logged until a fresh one",
+                            age.as_secs_f64(),
+                            max.as_secs_f64()
+                        ));
+                    }
+                    continue;
+                }
+            }
+            ignoring = false;
             match params.nrt_set_cmd_vel(robot, twist) {
                 Ok(()) => refusing = false,
                 Err(e) if !refusing => {
@@ -220,7 +309,7 @@ fn subscribe<T: r2r::WrappedTypesupport + 'static>(
     node: &mut r2r::Node,
     topic: &str,
 ) -> Result<Sub<T>, r2r::Error> {
-    Ok(Box::new(node.subscribe::<T>(topic, reliable(10))?))
+    Ok(Box::new(node.subscribe::<T>(topic, reliable(DEPTH))?))
 }
 
 pub(crate) fn topic(ns: &str, leaf: &str) -> String {
@@ -228,5 +317,46 @@ pub(crate) fn topic(ns: &str, leaf: &str) -> String {
         leaf.to_owned()
     } else {
         format!("{ns}/{leaf}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn time(sec: i32, nanosec: u32) -> Time {
+        Time { sec, nanosec }
+    }
+
+    #[test]
+    fn stamp_age_against_the_system_clock() {
+        let now = UNIX_EPOCH + Duration::new(1_000, 500_000_000);
+        assert_eq!(stamp_age(&time(999, 0), now), Duration::from_millis(1500));
+        assert_eq!(stamp_age(&time(1_000, 500_000_000), now), Duration::ZERO);
+        // in the future: not old
+        assert_eq!(stamp_age(&time(2_000, 0), now), Duration::ZERO);
+        // unset: now
+        assert_eq!(stamp_age(&time(0, 0), now), Duration::ZERO);
+        // before 1970: as old as can be
+        assert_eq!(stamp_age(&time(-1, 0), now), Duration::MAX);
+    }
+
+    #[test]
+    fn stamped_and_plain_commands_read_the_same_twist() {
+        let mut t = Twist::default();
+        t.linear.x = 0.1;
+        t.angular.z = -0.5;
+        let plain = plain_command(&t);
+        assert_eq!(plain.0.linear, 0.1);
+        assert_eq!(plain.0.angular, -0.5);
+        assert!(plain.1.is_none());
+        let mut s = TwistStamped {
+            twist: t,
+            ..Default::default()
+        };
+        s.header.stamp = time(7, 8);
+        let stamped = stamped_command(&s);
+        assert_eq!((stamped.0.linear, stamped.0.angular), (0.1, -0.5));
+        assert_eq!(stamped.1, Some(time(7, 8)));
     }
 }

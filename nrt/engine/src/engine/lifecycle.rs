@@ -86,14 +86,16 @@ impl Engine {
                     tracing::warn!("node {id}: cannot set its id variable: {e}");
                 }
             }
-            if let Some(source) = self.default_script.clone() {
-                if let Err(e) = self.load_on(&source, id, now) {
-                    tracing::error!("node {id}: {e}");
-                    self.events.push_back(EngineEvent::ScriptFailed {
-                        node: id,
-                        error: e.to_string(),
-                    });
-                }
+            let Some(source) = self.default_script.clone() else {
+                self.report_not_driven(id, "there is no script to load (`script.path` is empty)");
+                continue;
+            };
+            if let Err(e) = self.load_on(&source, id, now) {
+                tracing::error!("node {id}: {e}");
+                self.events.push_back(EngineEvent::ScriptFailed {
+                    node: id,
+                    error: e.to_string(),
+                });
             }
         }
     }
@@ -197,7 +199,13 @@ impl Engine {
     ) -> Result<bool, EngineError> {
         let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
         let Some(loaded) = source.compile_for(node)? else {
-            tracing::info!("node {id}: the script has no code for {}", node.name());
+            let why = format!(
+                "its script {} has no code for {}",
+                source.origin,
+                node.name()
+            );
+            tracing::info!("node {id}: {why}");
+            self.report_not_driven(id, &why);
             return Ok(false);
         };
         self.net.load_script(id, loaded.clone())?;
@@ -228,6 +236,18 @@ impl Engine {
                 .map(|i| i as u16)
         };
         let (Some(odometry), Some(set_speed)) = (event("odometry"), event("set_speed")) else {
+            let missing: Vec<&str> = DRIVER_EVENTS
+                .into_iter()
+                .filter(|e| event(e).is_none())
+                .collect();
+            self.report_not_driven(
+                id,
+                &format!(
+                    "its script {} lacks the driver events {}",
+                    script.origin,
+                    missing.join(", ")
+                ),
+            );
             self.remove_robot(id);
             return Ok(());
         };
@@ -258,9 +278,37 @@ impl Engine {
             .nrt_push_command(RtCommand::ConfigureRobot { robot, config })
             .map_err(|_| EngineError::RingFull)?;
         tracing::info!("node {id} driven as RT robot {robot}");
+        // a later script without the driver events is reported again
+        self.not_driven.remove(&id);
         self.events
             .push_back(EngineEvent::RobotReady { node: id, robot });
         Ok(())
+    }
+}
+
+/// The events that make a script a driver script (the RT thread drives the robot through them).
+const DRIVER_EVENTS: [&str; 2] = ["odometry", "set_speed"];
+
+/// The Aseba node type of a Thymio-II (real, simulated, or Aseba Playground's).
+const THYMIO_TYPE: &str = "thymio-II";
+
+impl Engine {
+    /// Says once per node, as a warning and an [`EngineEvent::NotDriven`], that a Thymio-II will
+    /// not be driven (no `cmd_vel`, no odometry) and why. Other node types are bridged without
+    /// comment: a script of theirs is not expected to be a driver script.
+    fn report_not_driven(&mut self, id: u16, why: &str) {
+        let is_thymio = self.net.node(id).is_some_and(|n| n.name() == THYMIO_TYPE);
+        if !is_thymio || !self.driver.enabled || !self.not_driven.insert(id) {
+            return;
+        }
+        let message = format!(
+            "node {id} ({THYMIO_TYPE}) is not driven: {why}; no cmd_vel, no odometry (load a \
+             driver script, e.g. {}aseba/thymio_ros.aesl)",
+            super::BUILTIN_PREFIX
+        );
+        tracing::warn!("{message}");
+        self.events
+            .push_back(EngineEvent::NotDriven { node: id, message });
     }
 }
 

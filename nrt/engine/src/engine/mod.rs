@@ -3,6 +3,7 @@
 //! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
 //! blocks and never touches a link.
 
+mod builtin;
 mod controllers;
 mod lifecycle;
 mod live;
@@ -15,6 +16,7 @@ mod traffic;
 mod types;
 mod vm_halt;
 
+pub use builtin::{builtin_names, builtin_script, is_builtin, BUILTIN_PREFIX, BUILTIN_SCRIPTS};
 pub use controllers::{ControllerPort, ControllerReport};
 pub use live::LiveError;
 pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
@@ -59,6 +61,8 @@ pub struct Engine {
     loaded_at: BTreeMap<u16, Instant>,
     /// Robots whose node is lost, since when.
     lost_since: BTreeMap<u16, Instant>,
+    /// Thymio nodes already reported as not driven (see `report_not_driven`).
+    not_driven: std::collections::BTreeSet<u16>,
     /// Nodes the RT obstacle-stop reflex holds now.
     reflex_holds: std::collections::BTreeSet<u16>,
     last_liveness: Option<Instant>,
@@ -130,6 +134,7 @@ impl Engine {
             loaded_at: BTreeMap::new(),
             lost_since: BTreeMap::new(),
             reflex_holds: Default::default(),
+            not_driven: Default::default(),
             last_liveness: None,
             vm_halts: Default::default(),
             events: VecDeque::new(),

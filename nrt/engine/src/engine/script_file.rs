@@ -39,6 +39,9 @@ pub enum ScriptFileError {
     /// Not UTF-8 text.
     #[error("not UTF-8 text")]
     NotText,
+    /// A `builtin:` path that names no built-in script.
+    #[error("no such built-in script (built in: {0})")]
+    NoSuchBuiltin(String),
     /// Any other I/O error.
     #[error("{message}")]
     Io {
@@ -97,7 +100,14 @@ fn check(m: &Metadata) -> Result<(), ScriptFileError> {
 
 /// Reads a script file (see the module documentation). Never blocks on a FIFO or a device;
 /// may still wait for a slow file system, so the driver calls it off its loop's thread.
+/// A `builtin:` path gives the built-in script of that name (see [`super::builtin`]) without
+/// touching the file system.
 pub fn read_script_file(path: &str) -> Result<String, ScriptFileError> {
+    if super::builtin::is_builtin(path) {
+        return super::builtin::builtin_script(path)
+            .map(str::to_owned)
+            .ok_or_else(|| ScriptFileError::NoSuchBuiltin(super::builtin::builtin_names()));
+    }
     check(&std::fs::metadata(path)?)?;
     let file: File = OpenOptions::new()
         .read(true)
@@ -119,6 +129,17 @@ pub fn read_script_file(path: &str) -> Result<String, ScriptFileError> {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn reads_builtin_scripts_by_name() {
+        let text = read_script_file("builtin:aseba/thymio_ros.aesl").unwrap();
+        assert!(text.contains("name=\"odometry\""));
+        let e = read_script_file("builtin:thymio_ros.aesl").unwrap_err();
+        assert!(
+            matches!(&e, ScriptFileError::NoSuchBuiltin(names) if names.contains("builtin:aseba/thymio_ros.aesl")),
+            "{e}"
+        );
+    }
 
     #[test]
     fn reads_a_regular_file() {

@@ -368,10 +368,24 @@ fn a_script_without_the_driver_events_removes_the_robot() {
     e.configure_robot(3, &plain).unwrap();
     assert!(e.robots().of_node(3).is_none());
     assert_eq!(rt.rt_pop_command(), Some(RtCommand::RemoveRobot { robot }));
-    assert_eq!(
-        events(&mut e),
-        vec![EngineEvent::RobotRemoved { node: 3, robot }]
-    );
+    let ev = events(&mut e);
+    // said once, naming the node and the missing events
+    match &ev[..] {
+        [EngineEvent::NotDriven { node: 3, message }, EngineEvent::RobotRemoved { node: 3, robot: r }] =>
+        {
+            assert_eq!(*r, robot);
+            assert!(
+                message.contains("node 3 (thymio-II) is not driven")
+                    && message.contains("lacks the driver events odometry, set_speed"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    e.configure_robot(3, &plain).unwrap();
+    assert!(!events(&mut e)
+        .iter()
+        .any(|ev| matches!(ev, EngineEvent::NotDriven { .. })));
 }
 
 #[test]

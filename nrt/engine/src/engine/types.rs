@@ -62,6 +62,14 @@ pub enum EngineEvent {
         /// RT robot id.
         robot: RobotId,
     },
+    /// A Thymio-II that is bridged but not driven (no driver script, or a script without the
+    /// driver events): reported once per node.
+    NotDriven {
+        /// Node id.
+        node: u16,
+        /// What is wrong and what to do, naming the node and the missing events.
+        message: String,
+    },
     /// New odometry of a robot.
     Odometry {
         /// Node id.

@@ -39,6 +39,15 @@ pub struct DriverParams {
     /// The generic interface's raw motor commands to a driven robot (`set_speed`,
     /// `motor.*.target`) are set-points too: the same watchdog and cap apply to them.
     pub cmd_vel_timeout: f64,
+    /// `cmd_vel` is a `geometry_msgs/TwistStamped` (what ROS 2 Jazzy's navigation stack and
+    /// `diff_drive_controller` publish) instead of a `Twist`; a stamped command older than
+    /// `cmd_vel_timeout` is ignored and counted (a zero stamp counts as "now").
+    pub cmd_vel_stamped: bool,
+    /// Publish the sensor topics (`proximity/*`, `proximity/laser`, `ground/*`, `imu`,
+    /// `temperature`) with ROS 2's sensor-data QoS profile (best effort, volatile, depth 5)
+    /// instead of ROS-Thymio's (reliable, volatile, depth 1); a default-QoS (reliable)
+    /// subscriber then receives nothing from them.
+    pub sensor_data_qos: bool,
     /// Remove a robot whose node stayed lost this long [s]: its RT slot is freed and its ROS
     /// interface destroyed; it is added back when the node returns (≤ 0 never removes).
     pub lost_robot_timeout: f64,
@@ -138,6 +147,8 @@ impl Default for DriverParams {
             calibration_file: String::new(),
             simulation: false,
             cmd_vel_timeout: 0.5,
+            cmd_vel_stamped: false,
+            sensor_data_qos: false,
             lost_robot_timeout: 10.0,
             motor: BTreeMap::new(),
             proximity: BTreeMap::new(),

@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use msgs::handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -208,7 +209,13 @@ fn driven_runtime() -> (Runtime, u16) {
     let switch = free_port();
     let mut rt = Runtime::start(&driver_config(switch)).expect("runtime");
     wait_event(&mut rt, Duration::from_secs(15), |e| {
-        matches!(e, EngineEvent::RobotReady { node: 1, .. })
+        matches!(
+            e,
+            EngineEvent::RobotReady {
+                node: NodeId(1),
+                ..
+            }
+        )
     });
     (rt, switch)
 }
@@ -221,7 +228,7 @@ fn raw_set_speed_is_capped_and_watched() {
     let (mut rt, switch) = driven_runtime();
     let send = |rt: &mut Runtime| {
         rt.engine
-            .emit_script_event(1, "set_speed", &[32767, 32767])
+            .emit_script_event(NodeId(1), "set_speed", &[32767, 32767])
             .expect("set_speed");
     };
     assert_eq!(read_remote(&mut rt, switch, "motor.left.target", send), 500);
@@ -232,7 +239,7 @@ fn raw_set_speed_is_capped_and_watched() {
     // a ratio below the cap is kept to the unit
     let arc = |rt: &mut Runtime| {
         rt.engine
-            .emit_script_event(1, "set_speed", &[200, -100])
+            .emit_script_event(NodeId(1), "set_speed", &[200, -100])
             .expect("set_speed");
     };
     assert_eq!(read_remote(&mut rt, switch, "motor.left.target", arc), 200);
@@ -243,7 +250,7 @@ fn raw_set_speed_is_capped_and_watched() {
     // stop sending: the watchdog (0.5 s) stops the robot
     let t0 = Instant::now();
     wait_event(&mut rt, Duration::from_secs(3), |e| {
-        matches!(e, EngineEvent::WatchdogStop { node: 1 })
+        matches!(e, EngineEvent::WatchdogStop { node: NodeId(1) })
     });
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     wait_remote(
@@ -261,7 +268,10 @@ fn raw_set_speed_is_capped_and_watched() {
         Duration::from_secs(10),
     );
     // the wrong size is still an error
-    assert!(rt.engine.emit_script_event(1, "set_speed", &[1]).is_err());
+    assert!(rt
+        .engine
+        .emit_script_event(NodeId(1), "set_speed", &[1])
+        .is_err());
     rt.stop();
 }
 
@@ -272,7 +282,7 @@ fn raw_motor_target_writes_are_capped_and_watched() {
     let (mut rt, switch) = driven_runtime();
     let write = |rt: &mut Runtime| {
         rt.engine
-            .set_variable(1, "motor.left.target", &[32767])
+            .set_variable(NodeId(1), "motor.left.target", &[32767])
             .expect("set_variable");
     };
     assert_eq!(
@@ -281,10 +291,10 @@ fn raw_motor_target_writes_are_capped_and_watched() {
     );
     let both = |rt: &mut Runtime| {
         rt.engine
-            .set_variable(1, "motor.left.target", &[-300])
+            .set_variable(NodeId(1), "motor.left.target", &[-300])
             .unwrap();
         rt.engine
-            .set_variable(1, "motor.right.target", &[150])
+            .set_variable(NodeId(1), "motor.right.target", &[150])
             .unwrap();
     };
     assert_eq!(
@@ -311,7 +321,7 @@ fn raw_motor_target_writes_are_capped_and_watched() {
     );
     assert!(rt
         .engine
-        .set_variable(1, "motor.left.target", &[1, 2])
+        .set_variable(NodeId(1), "motor.left.target", &[1, 2])
         .is_err());
     rt.stop();
 }
@@ -333,11 +343,17 @@ fn raw_set_speed_with_node_id_and_anonymous_is_capped_and_watched() {
     c.rt.lock_memory = false;
     let mut rt = Runtime::start(&c).expect("runtime");
     wait_event(&mut rt, Duration::from_secs(15), |e| {
-        matches!(e, EngineEvent::RobotReady { node: 1, .. })
+        matches!(
+            e,
+            EngineEvent::RobotReady {
+                node: NodeId(1),
+                ..
+            }
+        )
     });
     let named = |rt: &mut Runtime| {
         rt.engine
-            .emit_script_event(1, "set_speed", &[-32768, 0])
+            .emit_script_event(NodeId(1), "set_speed", &[-32768, 0])
             .expect("set_speed");
     };
     assert_eq!(
@@ -347,7 +363,7 @@ fn raw_set_speed_with_node_id_and_anonymous_is_capped_and_watched() {
     let id = rt
         .engine
         .network()
-        .node(1)
+        .node(NodeId(1))
         .and_then(|n| n.script.as_ref())
         .and_then(|s| s.events.iter().position(|(e, _)| e == "set_speed"))
         .expect("set_speed in the script") as u16;
@@ -383,11 +399,11 @@ fn raw_writes_to_a_node_not_driven_pass_unchanged() {
     c.driver.enabled = false;
     let mut rt = Runtime::start(&c).expect("runtime");
     wait_event(&mut rt, Duration::from_secs(15), |e| {
-        matches!(e, EngineEvent::ScriptLoaded { node: 1 })
+        matches!(e, EngineEvent::ScriptLoaded { node: NodeId(1) })
     });
     let write = |rt: &mut Runtime| {
         rt.engine
-            .set_variable(1, "motor.left.target", &[700])
+            .set_variable(NodeId(1), "motor.left.target", &[700])
             .expect("set_variable");
     };
     assert_eq!(
@@ -395,7 +411,7 @@ fn raw_writes_to_a_node_not_driven_pass_unchanged() {
         700
     );
     rt.engine
-        .set_variable(1, "motor.left.target", &[0])
+        .set_variable(NodeId(1), "motor.left.target", &[0])
         .unwrap();
     rt.stop();
 }

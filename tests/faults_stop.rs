@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use msgs::handoff::NodeId;
 use nix::sys::signal::Signal;
 use nrt_engine::engine::EngineEvent;
 use nrt_engine::network::{Command as NetCommand, NetworkEvent};
@@ -53,7 +54,7 @@ fn observer(port: u16) -> Runtime {
     let mut rt = Runtime::start(&c).unwrap();
     rt.poll_until(Duration::from_secs(10), |e, _| {
         e.network()
-            .node(1)
+            .node(NodeId(1))
             .filter(|n| n.connected && n.variable("motor.left.target").is_some())
             .map(|_| ())
     })
@@ -62,7 +63,7 @@ fn observer(port: u16) -> Runtime {
 }
 
 /// One read of a variable of node `node` through `rt` (None: no answer in time).
-fn read(rt: &mut Runtime, node: u16, name: &str) -> Option<Vec<i16>> {
+fn read(rt: &mut Runtime, node: NodeId, name: &str) -> Option<Vec<i16>> {
     let req = rt
         .engine
         .network_mut()
@@ -83,11 +84,11 @@ fn read(rt: &mut Runtime, node: u16, name: &str) -> Option<Vec<i16>> {
 
 /// Node 1's motor targets `[left, right]`, read from the robot.
 fn targets(rt: &mut Runtime) -> Option<[i16; 2]> {
-    targets_of(rt, 1)
+    targets_of(rt, NodeId(1))
 }
 
 /// A node's motor targets `[left, right]`, read from the robot.
-fn targets_of(rt: &mut Runtime, node: u16) -> Option<[i16; 2]> {
+fn targets_of(rt: &mut Runtime, node: NodeId) -> Option<[i16; 2]> {
     let l = read(rt, node, "motor.left.target")?;
     let r = read(rt, node, "motor.right.target")?;
     Some([l[0], r[0]])
@@ -100,13 +101,13 @@ fn wait_targets(
     what: &str,
     f: impl Fn([i16; 2]) -> bool,
 ) -> Instant {
-    wait_targets_of(rt, 1, within, what, f)
+    wait_targets_of(rt, NodeId(1), within, what, f)
 }
 
 /// Waits until a node's targets satisfy `f`; returns when it was seen.
 fn wait_targets_of(
     rt: &mut Runtime,
-    node: u16,
+    node: NodeId,
     within: Duration,
     what: &str,
     f: impl Fn([i16; 2]) -> bool,
@@ -336,7 +337,15 @@ fn inproc_driver(port: u16, switch_port: u16, restart: bool) -> Runtime {
     let mut rt = Runtime::start(&c).unwrap();
     rt.poll_until(Duration::from_secs(20), |_, ev| {
         ev.iter()
-            .any(|e| matches!(e, EngineEvent::RobotReady { node: 1, .. }))
+            .any(|e| {
+                matches!(
+                    e,
+                    EngineEvent::RobotReady {
+                        node: NodeId(1),
+                        ..
+                    }
+                )
+            })
             .then_some(())
     })
     .expect("node 1 driven");
@@ -358,7 +367,7 @@ fn stop_vm_through_switch(switch_port: u16) {
 fn drive(d: &mut Runtime, obs: &mut Runtime) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        d.engine.set_cmd_vel(1, 0.1, 0.0).unwrap();
+        d.engine.set_cmd_vel(NodeId(1), 0.1, 0.0).unwrap();
         d.poll();
         if targets(obs).is_some_and(moving) {
             return;
@@ -381,11 +390,15 @@ fn poll_driver(d: &mut Runtime, within: Duration, what: &str, f: impl Fn(&Runtim
 fn vm_flags(obs: &mut Runtime) -> Option<u16> {
     obs.engine
         .network_mut()
-        .command(1, NetCommand::GetExecutionState)
+        .command(NodeId(1), NetCommand::GetExecutionState)
         .ok()?;
     obs.poll_until(Duration::from_secs(1), |_, events| {
         events.iter().find_map(|e| match e {
-            EngineEvent::Network(NetworkEvent::ExecutionState { id: 1, flags, .. }) => Some(*flags),
+            EngineEvent::Network(NetworkEvent::ExecutionState {
+                id: NodeId(1),
+                flags,
+                ..
+            }) => Some(*flags),
             _ => None,
         })
     })
@@ -404,10 +417,10 @@ fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
     stop_vm_through_switch(switch_port);
     poll_driver(&mut d, Duration::from_secs(5), "halt reported", |d| {
         d.engine
-            .vm_record(1)
+            .vm_record(NodeId(1))
             .is_some_and(|r| r.halted && r.halts == 1)
     });
-    assert!(d.engine.vm_record(1).unwrap().by_switch_client);
+    assert!(d.engine.vm_record(NodeId(1)).unwrap().by_switch_client);
     assert!(vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP != 0));
     // no more cmd_vel: the RT watchdog (cmd_vel_timeout 0.5 s) stops it; the VM's set_speed
     // handler cannot run, and neither can the on-robot watchdog
@@ -427,11 +440,11 @@ fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
     // stop writes them directly and reads them back
     obs.engine
         .network_mut()
-        .set_variable(1, "motor.left.target", &[150])
+        .set_variable(NodeId(1), "motor.left.target", &[150])
         .unwrap();
     obs.engine
         .network_mut()
-        .set_variable(1, "motor.right.target", &[150])
+        .set_variable(NodeId(1), "motor.right.target", &[150])
         .unwrap();
     wait_targets(&mut obs, Duration::from_secs(5), "moving again", moving);
     let stopped_rt = d.stop();
@@ -458,13 +471,13 @@ fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
         "halt seen and restarted",
         |d| {
             d.engine
-                .vm_record(1)
+                .vm_record(NodeId(1))
                 .is_some_and(|r| r.halts == 1 && r.restarts >= 1)
         },
     );
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        d.engine.set_cmd_vel(1, 0.1, 0.0).unwrap();
+        d.engine.set_cmd_vel(NodeId(1), 0.1, 0.0).unwrap();
         d.poll();
         if vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP == 0) {
             break;
@@ -475,7 +488,7 @@ fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
     drive(&mut d, &mut obs);
     poll_driver(&mut d, Duration::from_secs(5), "record running", |d| {
         d.engine
-            .vm_record(1)
+            .vm_record(NodeId(1))
             .is_some_and(|r| !r.halted && r.halts == 1)
     });
     let s = d.stop();

@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use msgs::description::thymio_ii_fw14;
+use msgs::handoff::NodeId;
 use msgs::wire::{kind, read_header, Message};
 use nrt_engine::engine::EngineEvent;
 use std::io::{ErrorKind, Read, Write};
@@ -223,13 +224,21 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
     rt.poll_until(Duration::from_secs(15), |_, events| {
         events
             .iter()
-            .any(|e| matches!(e, EngineEvent::RobotReady { node: 1, .. }))
+            .any(|e| {
+                matches!(
+                    e,
+                    EngineEvent::RobotReady {
+                        node: NodeId(1),
+                        ..
+                    }
+                )
+            })
             .then_some(())
     })
     .expect("robot ready");
     let mut direct = Client::connect(robot_port);
     let drive = |rt: &mut Runtime, v: f64| {
-        rt.engine.set_cmd_vel(1, v, 0.0).unwrap();
+        rt.engine.set_cmd_vel(NodeId(1), v, 0.0).unwrap();
         rt.poll()
     };
     // forward, seen on the robot
@@ -272,7 +281,13 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
             -0.1
         };
         for e in drive(&mut rt, v) {
-            odometry += matches!(e, EngineEvent::Odometry { node: 1, .. }) as u32;
+            odometry += matches!(
+                e,
+                EngineEvent::Odometry {
+                    node: NodeId(1),
+                    ..
+                }
+            ) as u32;
         }
         if v < 0.0 && !reversed {
             reversed = wait_robot_target(&mut direct, Duration::from_millis(50), |t| t < -100);

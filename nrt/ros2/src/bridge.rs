@@ -168,9 +168,10 @@ impl RosBridge {
             ));
         };
         match engine.set_live_param(name, yaml) {
-            Ok(robots) => self
-                .reporter
-                .info(&format!("{name} applied live to robots {robots:?}")),
+            Ok(robots) => self.reporter.info(&format!(
+                "{name} applied live to robots {:?}",
+                robots.iter().map(|n| n.0).collect::<Vec<_>>()
+            )),
             Err(e @ LiveError::StartOnly(_)) => self.reporter.warn(&format!("{e}")),
             Err(e) => self.reporter.error(&format!("parameter refused: {e}")),
         }

@@ -3,7 +3,7 @@
 //! Status names are prefixed with the bridge node's name as diagnostic_updater does (`asebaros: Aseba Network`,
 //! `asebaros: Aseba Node thymio-II 1`, `asebaros: RT thread`).
 
-use msgs::handoff::{LatencySummary, RtStats, SchedulerMode};
+use msgs::handoff::{LatencySummary, NodeId, RtStats, SchedulerMode};
 use nrt_engine::engine::Engine;
 use nrt_engine::network::{Node, NodeState};
 use r2r::builtin_interfaces::msg::Time;
@@ -24,7 +24,7 @@ fn kv(key: &str, value: impl ToString) -> KeyValue {
     }
 }
 
-fn ids(ids: impl Iterator<Item = u16>) -> String {
+fn ids(ids: impl Iterator<Item = NodeId>) -> String {
     ids.map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
 }
 
@@ -137,7 +137,7 @@ fn node_values(engine: &Engine, n: &Node) -> Vec<KeyValue> {
 
 /// A driven robot's VM state: `running`/`stopped` with the halts seen (STOP or PAUSE while
 /// driven) and the restarts sent (`restart_stopped_vm`); absent before its first check.
-fn push_vm_state(values: &mut Vec<KeyValue>, engine: &Engine, node: u16) {
+fn push_vm_state(values: &mut Vec<KeyValue>, engine: &Engine, node: NodeId) {
     if let Some(r) = engine.vm_record(node) {
         values.push(kv("VM", r.summary()));
     }

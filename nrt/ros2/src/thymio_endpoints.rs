@@ -4,7 +4,7 @@
 use super::report::Reporter;
 use super::spinner::SpinTask;
 use super::{drain, Srv, Sub};
-use msgs::handoff::{RobotId, Twist2};
+use msgs::handoff::{NodeId, RobotId, Twist2};
 use nrt_engine::thymio::actuators::{BodyLed, Preset};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 use r2r::geometry_msgs::msg::Twist;
@@ -129,7 +129,7 @@ pub(crate) fn cmd_vel_task(
     mut sub: Box<dyn futures::Stream<Item = Twist> + Unpin + Send>,
     params: msgs::handoff::NrtLiveParams,
     robot: RobotId,
-    id: u16,
+    id: NodeId,
     reporter: Reporter,
 ) -> SpinTask {
     let mut refusing = false;

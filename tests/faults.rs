@@ -8,18 +8,7 @@ use msgs::handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use nrt_engine::network::NetworkEvent;
 use std::time::{Duration, Instant};
-use thymio_rt::config::Config;
 use thymio_rt::runtime::Runtime;
-
-fn tool_config(target: String) -> Config {
-    let mut c = Config::default();
-    c.bridge.targets = vec![target];
-    c.bridge.port = 0;
-    c.driver.enabled = false;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
-    c
-}
 
 fn wait_accepted(rt: &mut Runtime, id: NodeId) {
     rt.poll_until(Duration::from_secs(10), |e, _| {
@@ -29,13 +18,6 @@ fn wait_accepted(rt: &mut Runtime, id: NodeId) {
             .map(|_| ())
     })
     .expect("node accepted");
-}
-
-fn wait_event(rt: &mut Runtime, timeout: Duration, f: impl Fn(&EngineEvent) -> bool) -> Instant {
-    rt.poll_until(timeout, |_, events| {
-        events.iter().any(&f).then(Instant::now)
-    })
-    .expect("event in time")
 }
 
 /// Reads `counter` of node 1 (retrying for a while after faults).
@@ -82,7 +64,7 @@ fn tcp_peer_restart_reconnects_and_rediscovers() {
     let Some(peer) = pyaseba_nodes(port, 1) else {
         skip!("pyaseba venv missing")
     };
-    let mut rt = Runtime::start(&tool_config(format!("tcp:host=127.0.0.1;port={port}"))).unwrap();
+    let mut rt = Runtime::start(&observer_config(tcp_target(port))).unwrap();
     wait_accepted(&mut rt, NodeId(1));
     drop(peer);
     wait_event(&mut rt, Duration::from_secs(5), |e| {
@@ -117,7 +99,7 @@ fn serial_device_vanishes_and_comes_back() {
     let Some(bridge) = serial_bridge(&dev, port) else {
         skip!("socat missing")
     };
-    let mut rt = Runtime::start(&tool_config(format!("ser:device={}", dev.display()))).unwrap();
+    let mut rt = Runtime::start(&observer_config(format!("ser:device={}", dev.display()))).unwrap();
     wait_accepted(&mut rt, NodeId(1));
     assert!(read_counter(&mut rt, Duration::from_secs(3)) >= 0);
     drop(bridge); // the device vanishes: EIO / hang-up on the pty
@@ -147,7 +129,7 @@ fn garbage_in_the_stream_is_counted_and_frames_keep_flowing() {
         skip!("pyaseba venv missing")
     };
     let relay = Relay::start(port);
-    let mut rt = Runtime::start(&tool_config(format!(
+    let mut rt = Runtime::start(&observer_config(format!(
         "tcp:host=127.0.0.1;port={}",
         relay.port
     )))
@@ -177,14 +159,7 @@ fn garbage_in_the_stream_is_counted_and_frames_keep_flowing() {
 /// embedded simulated Thymio reboots like the real one (fresh VM, nothing in flash).
 #[test]
 fn node_reboot_is_detected_and_the_script_reloaded() {
-    let mut c = Config::default();
-    c.bridge.port = 0;
-    c.bridge.script.path = root()
-        .join("config/aseba/thymio_ros.aesl")
-        .display()
-        .to_string();
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
+    let c = script_config("thymio_ros.aesl", 0);
     let mut rt = Runtime::start(&c).expect("runtime on the embedded simulator");
     wait_event(&mut rt, Duration::from_secs(10), |e| {
         matches!(e, EngineEvent::ScriptLoaded { node: NodeId(1) })

@@ -128,23 +128,6 @@ fn pseudo_terminal_gives_no_dtr_warning() {
 
 // ---- raw motor commands of the generic interface -----------------------------------------------
 
-fn driver_config(switch: u16) -> Config {
-    let mut c = Config::default();
-    c.bridge.port = switch;
-    c.bridge.script.path = root()
-        .join("config/aseba/thymio_ros.aesl")
-        .display()
-        .to_string();
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
-    c
-}
-
-fn wait_event(rt: &mut Runtime, timeout: Duration, f: impl Fn(&EngineEvent) -> bool) {
-    rt.poll_until(timeout, |_, events| events.iter().any(&f).then_some(()))
-        .expect("event in time");
-}
-
 /// Reads `var` of node 1 through the switch with a separate `thymio-rt vars get`, polling the
 /// runtime meanwhile; `keep` is called every 50 ms (to keep sending commands).
 fn read_remote(
@@ -205,9 +188,16 @@ fn wait_remote(rt: &mut Runtime, switch: u16, var: &str, want: i16, within: Dura
     }
 }
 
+/// Waits until both motor targets of node 1, read through the switch, are 0.
+fn wait_remote_stopped(rt: &mut Runtime, switch: u16) {
+    for var in ["motor.left.target", "motor.right.target"] {
+        wait_remote(rt, switch, var, 0, Duration::from_secs(10));
+    }
+}
+
 fn driven_runtime() -> (Runtime, u16) {
     let switch = free_port();
-    let mut rt = Runtime::start(&driver_config(switch)).expect("runtime");
+    let mut rt = Runtime::start(&script_config("thymio_ros.aesl", switch)).expect("runtime");
     wait_event(&mut rt, Duration::from_secs(15), |e| {
         matches!(
             e,
@@ -253,20 +243,7 @@ fn raw_set_speed_is_capped_and_watched() {
         matches!(e, EngineEvent::WatchdogStop { node: NodeId(1) })
     });
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
-    wait_remote(
-        &mut rt,
-        switch,
-        "motor.left.target",
-        0,
-        Duration::from_secs(10),
-    );
-    wait_remote(
-        &mut rt,
-        switch,
-        "motor.right.target",
-        0,
-        Duration::from_secs(10),
-    );
+    wait_remote_stopped(&mut rt, switch);
     // the wrong size is still an error
     assert!(rt
         .engine
@@ -305,20 +282,7 @@ fn raw_motor_target_writes_are_capped_and_watched() {
         read_remote(&mut rt, switch, "motor.right.target", both),
         150
     );
-    wait_remote(
-        &mut rt,
-        switch,
-        "motor.left.target",
-        0,
-        Duration::from_secs(10),
-    );
-    wait_remote(
-        &mut rt,
-        switch,
-        "motor.right.target",
-        0,
-        Duration::from_secs(10),
-    );
+    wait_remote_stopped(&mut rt, switch);
     assert!(rt
         .engine
         .set_variable(NodeId(1), "motor.left.target", &[1, 2])
@@ -335,12 +299,8 @@ fn raw_set_speed_with_node_id_and_anonymous_is_capped_and_watched() {
         Config::from_yaml("nodes: {thymio: {include_id_in_events: true}}\nset_id_variable: true\n")
             .unwrap();
     c.bridge.port = switch;
-    c.bridge.script.path = root()
-        .join("config/aseba/thymio_ros_multi.aesl")
-        .display()
-        .to_string();
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
+    c.bridge.script.path = aseba_script("thymio_ros_multi.aesl");
+    unprivileged(&mut c);
     let mut rt = Runtime::start(&c).expect("runtime");
     wait_event(&mut rt, Duration::from_secs(15), |e| {
         matches!(
@@ -395,7 +355,7 @@ fn raw_set_speed_with_node_id_and_anonymous_is_capped_and_watched() {
 #[test]
 fn raw_writes_to_a_node_not_driven_pass_unchanged() {
     let switch = free_port();
-    let mut c = driver_config(switch);
+    let mut c = script_config("thymio_ros.aesl", switch);
     c.driver.enabled = false;
     let mut rt = Runtime::start(&c).expect("runtime");
     wait_event(&mut rt, Duration::from_secs(15), |e| {

@@ -20,38 +20,12 @@ const ON_ROBOT_TIMEOUT: Duration = Duration::from_millis(300);
 /// Margin for reading the targets back through the test's own client (generous: a behaviour
 /// check, not a speed target).
 const MARGIN: Duration = Duration::from_millis(1500);
-
-/// `thymio-rt sim` serving one robot (node 1) on `port`.
-fn sim(port: u16) -> Proc {
-    let mut c = thymio_rt();
-    c.args([
-        "sim",
-        "--listen",
-        &format!("tcp:127.0.0.1:{port}"),
-        "--duration",
-        "120",
-    ]);
-    let mut p = Proc::spawn("thymio-rt sim", c);
-    p.wait_line(Duration::from_secs(10), |l| {
-        l.contains("simulation running")
-    });
-    wait_listening(port, Duration::from_secs(5));
-    p
-}
-
-fn target(port: u16) -> String {
-    format!("tcp:host=127.0.0.1;port={port}")
-}
+/// Life of the simulated robot (seconds): longer than any test here.
+const SIM_SECONDS: u32 = 120;
 
 /// The test's own Aseba client on the robot (no driver, no switch, no script).
 fn observer(port: u16) -> Runtime {
-    let mut c = Config::default();
-    c.bridge.targets = vec![target(port)];
-    c.bridge.port = 0;
-    c.driver.enabled = false;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
-    let mut rt = Runtime::start(&c).unwrap();
+    let mut rt = Runtime::start(&observer_config(tcp_target(port))).unwrap();
     rt.poll_until(Duration::from_secs(10), |e, _| {
         e.network()
             .node(NodeId(1))
@@ -175,7 +149,7 @@ fn driver(config: &Path, target: &str, switch_port: u16) -> Proc {
 #[test]
 fn close_stop_signals_never_skip_the_zero_speed() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
     let dir = tempfile::tempdir().unwrap();
     // The on-robot watchdog off: only the driver's own stop can stop the robot here.
@@ -194,7 +168,7 @@ fn close_stop_signals_never_skip_the_zero_speed() {
         &[Signal::SIGINT, Signal::SIGINT],
     ];
     for (i, signals) in trials.iter().enumerate() {
-        let mut d = driver(&config, &target(port), 0);
+        let mut d = driver(&config, &tcp_target(port), 0);
         wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
         let sent = Instant::now();
         for s in signals.iter() {
@@ -221,11 +195,11 @@ fn close_stop_signals_never_skip_the_zero_speed() {
 #[test]
 fn one_stop_signal_stops_and_confirms() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
     let dir = tempfile::tempdir().unwrap();
     let config = driver_config(dir.path(), "  constants:\n    SPEED_TIMEOUT: 0\n");
-    let mut d = driver(&config, &target(port), 0);
+    let mut d = driver(&config, &tcp_target(port), 0);
     wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
     d.signal(Signal::SIGINT);
     assert!(d.wait_exit(Duration::from_secs(5)).success());
@@ -242,12 +216,12 @@ fn one_stop_signal_stops_and_confirms() {
 #[test]
 fn a_cut_link_stops_the_robot_by_itself() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
     let relay = Relay::start(port);
     let dir = tempfile::tempdir().unwrap();
     let config = driver_config(dir.path(), "");
-    let _d = driver(&config, &target(relay.port), 0);
+    let _d = driver(&config, &tcp_target(relay.port), 0);
     wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
     // Moving steadily: the driver's refresh keeps the on-robot watchdog fed.
     std::thread::sleep(ON_ROBOT_TIMEOUT * 3);
@@ -269,11 +243,11 @@ fn a_cut_link_stops_the_robot_by_itself() {
 #[test]
 fn a_killed_driver_leaves_a_stopped_robot() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
     let dir = tempfile::tempdir().unwrap();
     let config = driver_config(dir.path(), "");
-    let mut d = driver(&config, &target(port), 0);
+    let mut d = driver(&config, &tcp_target(port), 0);
     wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
     let killed = Instant::now();
     d.signal(Signal::SIGKILL);
@@ -294,13 +268,7 @@ fn a_killed_driver_leaves_a_stopped_playground_robot() {
     let Some(_pg) = playground(dir.path(), port, 1) else {
         skip!("asebaplayground or asebaswitch not installed");
     };
-    let mut c = Config::default();
-    c.bridge.targets = vec![target(port)];
-    c.bridge.port = 0;
-    c.driver.enabled = false;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
-    let mut obs = Runtime::start(&c).unwrap();
+    let mut obs = Runtime::start(&observer_config(tcp_target(port))).unwrap();
     let node = obs
         .poll_until(Duration::from_secs(20), |e, _| {
             e.network()
@@ -310,7 +278,7 @@ fn a_killed_driver_leaves_a_stopped_playground_robot() {
         })
         .expect("the observer sees the Playground's Thymio");
     let config = driver_config_with(dir.path(), "thymio_ros_playground.aesl", "");
-    let mut d = driver(&config, &target(port), 0);
+    let mut d = driver(&config, &tcp_target(port), 0);
     wait_targets_of(&mut obs, node, Duration::from_secs(30), "driven", moving);
     let killed = Instant::now();
     d.signal(Signal::SIGKILL);
@@ -329,26 +297,20 @@ fn a_killed_driver_leaves_a_stopped_playground_robot() {
 /// The driver in this process, driving node 1 of `port` (switch on `switch_port`).
 fn inproc_driver(port: u16, switch_port: u16, restart: bool) -> Runtime {
     let mut c = Config::from_file(&root().join("config/thymio-rt.yaml")).unwrap();
-    c.bridge.targets = vec![target(port)];
+    c.bridge.targets = vec![tcp_target(port)];
     c.bridge.port = switch_port;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
+    unprivileged(&mut c);
     c.driver.restart_stopped_vm = restart;
     let mut rt = Runtime::start(&c).unwrap();
-    rt.poll_until(Duration::from_secs(20), |_, ev| {
-        ev.iter()
-            .any(|e| {
-                matches!(
-                    e,
-                    EngineEvent::RobotReady {
-                        node: NodeId(1),
-                        ..
-                    }
-                )
-            })
-            .then_some(())
-    })
-    .expect("node 1 driven");
+    wait_event(&mut rt, Duration::from_secs(20), |e| {
+        matches!(
+            e,
+            EngineEvent::RobotReady {
+                node: NodeId(1),
+                ..
+            }
+        )
+    });
     rt
 }
 
@@ -407,7 +369,7 @@ fn vm_flags(obs: &mut Runtime) -> Option<u16> {
 #[test]
 fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
 
     // restart_stopped_vm off: the VM stays stopped; the stops must not need it.

@@ -19,23 +19,6 @@ use std::time::{Duration, Instant};
 use thymio_rt::config::Config;
 use thymio_rt::runtime::Runtime;
 
-/// `thymio-rt sim` serving one robot on `port`; waits until it serves.
-fn sim(port: u16) -> Proc {
-    let mut c = thymio_rt();
-    c.args([
-        "sim",
-        "--listen",
-        &format!("tcp:127.0.0.1:{port}"),
-        "--duration",
-        "90",
-    ]);
-    let mut p = Proc::spawn("thymio-rt sim", c);
-    p.wait_line(Duration::from_secs(10), |l| {
-        l.contains("simulation running")
-    });
-    p
-}
-
 /// A raw Aseba TCP client: whole frames out, frames in (source, kind, payload).
 struct Client {
     s: TcpStream,
@@ -102,7 +85,7 @@ fn get_variables(start: u16, length: u16) -> Vec<u8> {
 #[test]
 fn an_oversize_event_is_refused_counted_and_the_robot_keeps_answering() {
     let robot_port = free_port();
-    let _sim = sim(robot_port);
+    let _sim = sim_server(robot_port, 90);
     let switch_port = free_port();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
@@ -111,7 +94,7 @@ fn an_oversize_event_is_refused_counted_and_the_robot_keeps_answering() {
         .arg("--config")
         .arg(root().join("config/thymio-rt.yaml"))
         .arg("--no-ros")
-        .args(["--target", &format!("tcp:host=127.0.0.1;port={robot_port}")])
+        .args(["--target", &tcp_target(robot_port)])
         .args(["--switch-port", &switch_port.to_string()])
         .arg("--report")
         .arg(&report)
@@ -174,8 +157,7 @@ fn driver_config(target: String, switch_port: u16, tcp_budget: u32) -> Config {
     c.bridge.targets = vec![target];
     c.bridge.port = switch_port;
     c.bridge.switch.tcp_budget = tcp_budget;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
+    unprivileged(&mut c);
     c
 }
 
@@ -212,15 +194,11 @@ fn wait_robot_target(direct: &mut Client, within: Duration, pred: impl Fn(i16) -
 fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
     const BUDGET: u32 = 20_000;
     let robot_port = free_port();
-    let _sim = sim(robot_port);
+    let _sim = sim_server(robot_port, 90);
     let relay = Relay::start(robot_port);
     let switch_port = free_port();
-    let mut rt = Runtime::start(&driver_config(
-        format!("tcp:host=127.0.0.1;port={}", relay.port),
-        switch_port,
-        BUDGET,
-    ))
-    .unwrap();
+    let mut rt =
+        Runtime::start(&driver_config(tcp_target(relay.port), switch_port, BUDGET)).unwrap();
     rt.poll_until(Duration::from_secs(15), |_, events| {
         events
             .iter()
@@ -333,7 +311,7 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
 #[test]
 fn the_simulated_robot_drops_oversize_frames_and_keeps_answering() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, 90);
     let mut c = Client::connect(port);
     let list = Message::ListNodes { version: 9 }.to_frame(0).unwrap();
     c.send(&user_event(900, 259));

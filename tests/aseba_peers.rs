@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use msgs::handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use nrt_engine::network::NetworkEvent;
 use std::process::Command;
@@ -233,7 +234,10 @@ fn playground_thymio_variables_and_events_through_the_switch() {
     let switch = config.bridge.port;
     let mut rt = Runtime::start(&config).unwrap();
     rt.poll_until(Duration::from_secs(10), |e, _| {
-        e.network().node(1).filter(|n| n.is_bridged()).map(|_| ())
+        e.network()
+            .node(NodeId(1))
+            .filter(|n| n.is_bridged())
+            .map(|_| ())
     })
     .expect("playground node accepted");
     let mut loader = Proc::spawn("asebamassloader", {
@@ -248,7 +252,7 @@ fn playground_thymio_variables_and_events_through_the_switch() {
         loader.drain();
         for e in events {
             if let EngineEvent::Network(NetworkEvent::UserEvent {
-                source: 1,
+                source: NodeId(1),
                 id: 0,
                 args,
                 ..

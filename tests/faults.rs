@@ -4,23 +4,13 @@
 mod common;
 
 use common::*;
+use msgs::handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use nrt_engine::network::NetworkEvent;
 use std::time::{Duration, Instant};
-use thymio_rt::config::Config;
 use thymio_rt::runtime::Runtime;
 
-fn tool_config(target: String) -> Config {
-    let mut c = Config::default();
-    c.bridge.targets = vec![target];
-    c.bridge.port = 0;
-    c.driver.enabled = false;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
-    c
-}
-
-fn wait_accepted(rt: &mut Runtime, id: u16) {
+fn wait_accepted(rt: &mut Runtime, id: NodeId) {
     rt.poll_until(Duration::from_secs(10), |e, _| {
         e.network()
             .node(id)
@@ -30,13 +20,6 @@ fn wait_accepted(rt: &mut Runtime, id: u16) {
     .expect("node accepted");
 }
 
-fn wait_event(rt: &mut Runtime, timeout: Duration, f: impl Fn(&EngineEvent) -> bool) -> Instant {
-    rt.poll_until(timeout, |_, events| {
-        events.iter().any(&f).then(Instant::now)
-    })
-    .expect("event in time")
-}
-
 /// Reads `counter` of node 1 (retrying for a while after faults).
 fn read_counter(rt: &mut Runtime, within: Duration) -> i16 {
     let deadline = Instant::now() + within;
@@ -44,7 +27,7 @@ fn read_counter(rt: &mut Runtime, within: Duration) -> i16 {
         let req = rt
             .engine
             .network_mut()
-            .get_variable(1, "counter", Instant::now());
+            .get_variable(NodeId(1), "counter", Instant::now());
         if let Ok(req) = req {
             let got = rt.poll_until(Duration::from_secs(2), |_, events| {
                 events.iter().find_map(|e| match e {
@@ -67,7 +50,7 @@ fn read_counter(rt: &mut Runtime, within: Duration) -> i16 {
             "counter not readable in time; node {:?}; rt {:?}",
             rt.engine
                 .network()
-                .node(1)
+                .node(NodeId(1))
                 .map(|n| (n.connected, n.last_seen.elapsed())),
             rt.engine.rt_stats().map(|s| s.links)
         );
@@ -81,13 +64,13 @@ fn tcp_peer_restart_reconnects_and_rediscovers() {
     let Some(peer) = pyaseba_nodes(port, 1) else {
         skip!("pyaseba venv missing")
     };
-    let mut rt = Runtime::start(&tool_config(format!("tcp:host=127.0.0.1;port={port}"))).unwrap();
-    wait_accepted(&mut rt, 1);
+    let mut rt = Runtime::start(&observer_config(tcp_target(port))).unwrap();
+    wait_accepted(&mut rt, NodeId(1));
     drop(peer);
     wait_event(&mut rt, Duration::from_secs(5), |e| {
         matches!(e, EngineEvent::LinkDown { .. })
     });
-    assert!(!rt.engine.network().node(1).unwrap().connected);
+    assert!(!rt.engine.network().node(NodeId(1)).unwrap().connected);
     // the peer comes back on the same port
     let _peer = pyaseba_nodes(port, 1).unwrap();
     let back = Instant::now();
@@ -99,7 +82,7 @@ fn tcp_peer_restart_reconnects_and_rediscovers() {
         "reconnected after {:?}",
         up.duration_since(back)
     );
-    wait_accepted(&mut rt, 1);
+    wait_accepted(&mut rt, NodeId(1));
     assert!(read_counter(&mut rt, Duration::from_secs(5)) >= 0);
     let stopped = rt.stop();
     assert_eq!(stopped.connector.reconnects, 1);
@@ -116,8 +99,8 @@ fn serial_device_vanishes_and_comes_back() {
     let Some(bridge) = serial_bridge(&dev, port) else {
         skip!("socat missing")
     };
-    let mut rt = Runtime::start(&tool_config(format!("ser:device={}", dev.display()))).unwrap();
-    wait_accepted(&mut rt, 1);
+    let mut rt = Runtime::start(&observer_config(format!("ser:device={}", dev.display()))).unwrap();
+    wait_accepted(&mut rt, NodeId(1));
     assert!(read_counter(&mut rt, Duration::from_secs(3)) >= 0);
     drop(bridge); // the device vanishes: EIO / hang-up on the pty
     wait_event(&mut rt, Duration::from_secs(5), |e| {
@@ -133,7 +116,7 @@ fn serial_device_vanishes_and_comes_back() {
         "reconnected after {:?}",
         up.duration_since(back)
     );
-    wait_accepted(&mut rt, 1);
+    wait_accepted(&mut rt, NodeId(1));
     assert!(read_counter(&mut rt, Duration::from_secs(5)) >= 0);
     let stopped = rt.stop();
     assert_eq!(stopped.connector.reconnects, 1);
@@ -146,12 +129,12 @@ fn garbage_in_the_stream_is_counted_and_frames_keep_flowing() {
         skip!("pyaseba venv missing")
     };
     let relay = Relay::start(port);
-    let mut rt = Runtime::start(&tool_config(format!(
+    let mut rt = Runtime::start(&observer_config(format!(
         "tcp:host=127.0.0.1;port={}",
         relay.port
     )))
     .unwrap();
-    wait_accepted(&mut rt, 1);
+    wait_accepted(&mut rt, NodeId(1));
     let first = read_counter(&mut rt, Duration::from_secs(3));
     let mut last = first;
     for round in 0..10 {
@@ -176,17 +159,10 @@ fn garbage_in_the_stream_is_counted_and_frames_keep_flowing() {
 /// embedded simulated Thymio reboots like the real one (fresh VM, nothing in flash).
 #[test]
 fn node_reboot_is_detected_and_the_script_reloaded() {
-    let mut c = Config::default();
-    c.bridge.port = 0;
-    c.bridge.script.path = root()
-        .join("config/aseba/thymio_ros.aesl")
-        .display()
-        .to_string();
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
+    let c = script_config("thymio_ros.aesl", 0);
     let mut rt = Runtime::start(&c).expect("runtime on the embedded simulator");
     wait_event(&mut rt, Duration::from_secs(10), |e| {
-        matches!(e, EngineEvent::ScriptLoaded { node: 1 })
+        matches!(e, EngineEvent::ScriptLoaded { node: NodeId(1) })
     });
     // let the load settle (the engine ignores idle states right after a load)
     let settle = Instant::now() + Duration::from_millis(2500);
@@ -196,11 +172,11 @@ fn node_reboot_is_detected_and_the_script_reloaded() {
     }
     rt.engine
         .network_mut()
-        .command(1, nrt_engine::network::Command::Reboot)
+        .command(NodeId(1), nrt_engine::network::Command::Reboot)
         .expect("reboot command");
     let t0 = Instant::now();
     let reloaded = wait_event(&mut rt, Duration::from_secs(10), |e| {
-        matches!(e, EngineEvent::ScriptLoaded { node: 1 })
+        matches!(e, EngineEvent::ScriptLoaded { node: NodeId(1) })
     });
     assert!(
         reloaded.duration_since(t0) < Duration::from_secs(5),
@@ -210,7 +186,13 @@ fn node_reboot_is_detected_and_the_script_reloaded() {
     assert_eq!(rt.engine.stats().script_reloads, 1);
     // the program runs again: odometry flows
     wait_event(&mut rt, Duration::from_secs(5), |e| {
-        matches!(e, EngineEvent::Odometry { node: 1, .. })
+        matches!(
+            e,
+            EngineEvent::Odometry {
+                node: NodeId(1),
+                ..
+            }
+        )
     });
     rt.stop();
 }

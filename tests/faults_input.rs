@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use msgs::handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -127,23 +128,6 @@ fn pseudo_terminal_gives_no_dtr_warning() {
 
 // ---- raw motor commands of the generic interface -----------------------------------------------
 
-fn driver_config(switch: u16) -> Config {
-    let mut c = Config::default();
-    c.bridge.port = switch;
-    c.bridge.script.path = root()
-        .join("config/aseba/thymio_ros.aesl")
-        .display()
-        .to_string();
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
-    c
-}
-
-fn wait_event(rt: &mut Runtime, timeout: Duration, f: impl Fn(&EngineEvent) -> bool) {
-    rt.poll_until(timeout, |_, events| events.iter().any(&f).then_some(()))
-        .expect("event in time");
-}
-
 /// Reads `var` of node 1 through the switch with a separate `thymio-rt vars get`, polling the
 /// runtime meanwhile; `keep` is called every 50 ms (to keep sending commands).
 fn read_remote(
@@ -204,11 +188,24 @@ fn wait_remote(rt: &mut Runtime, switch: u16, var: &str, want: i16, within: Dura
     }
 }
 
+/// Waits until both motor targets of node 1, read through the switch, are 0.
+fn wait_remote_stopped(rt: &mut Runtime, switch: u16) {
+    for var in ["motor.left.target", "motor.right.target"] {
+        wait_remote(rt, switch, var, 0, Duration::from_secs(10));
+    }
+}
+
 fn driven_runtime() -> (Runtime, u16) {
     let switch = free_port();
-    let mut rt = Runtime::start(&driver_config(switch)).expect("runtime");
+    let mut rt = Runtime::start(&script_config("thymio_ros.aesl", switch)).expect("runtime");
     wait_event(&mut rt, Duration::from_secs(15), |e| {
-        matches!(e, EngineEvent::RobotReady { node: 1, .. })
+        matches!(
+            e,
+            EngineEvent::RobotReady {
+                node: NodeId(1),
+                ..
+            }
+        )
     });
     (rt, switch)
 }
@@ -221,7 +218,7 @@ fn raw_set_speed_is_capped_and_watched() {
     let (mut rt, switch) = driven_runtime();
     let send = |rt: &mut Runtime| {
         rt.engine
-            .emit_script_event(1, "set_speed", &[32767, 32767])
+            .emit_script_event(NodeId(1), "set_speed", &[32767, 32767])
             .expect("set_speed");
     };
     assert_eq!(read_remote(&mut rt, switch, "motor.left.target", send), 500);
@@ -232,7 +229,7 @@ fn raw_set_speed_is_capped_and_watched() {
     // a ratio below the cap is kept to the unit
     let arc = |rt: &mut Runtime| {
         rt.engine
-            .emit_script_event(1, "set_speed", &[200, -100])
+            .emit_script_event(NodeId(1), "set_speed", &[200, -100])
             .expect("set_speed");
     };
     assert_eq!(read_remote(&mut rt, switch, "motor.left.target", arc), 200);
@@ -243,25 +240,15 @@ fn raw_set_speed_is_capped_and_watched() {
     // stop sending: the watchdog (0.5 s) stops the robot
     let t0 = Instant::now();
     wait_event(&mut rt, Duration::from_secs(3), |e| {
-        matches!(e, EngineEvent::WatchdogStop { node: 1 })
+        matches!(e, EngineEvent::WatchdogStop { node: NodeId(1) })
     });
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
-    wait_remote(
-        &mut rt,
-        switch,
-        "motor.left.target",
-        0,
-        Duration::from_secs(10),
-    );
-    wait_remote(
-        &mut rt,
-        switch,
-        "motor.right.target",
-        0,
-        Duration::from_secs(10),
-    );
+    wait_remote_stopped(&mut rt, switch);
     // the wrong size is still an error
-    assert!(rt.engine.emit_script_event(1, "set_speed", &[1]).is_err());
+    assert!(rt
+        .engine
+        .emit_script_event(NodeId(1), "set_speed", &[1])
+        .is_err());
     rt.stop();
 }
 
@@ -272,7 +259,7 @@ fn raw_motor_target_writes_are_capped_and_watched() {
     let (mut rt, switch) = driven_runtime();
     let write = |rt: &mut Runtime| {
         rt.engine
-            .set_variable(1, "motor.left.target", &[32767])
+            .set_variable(NodeId(1), "motor.left.target", &[32767])
             .expect("set_variable");
     };
     assert_eq!(
@@ -281,10 +268,10 @@ fn raw_motor_target_writes_are_capped_and_watched() {
     );
     let both = |rt: &mut Runtime| {
         rt.engine
-            .set_variable(1, "motor.left.target", &[-300])
+            .set_variable(NodeId(1), "motor.left.target", &[-300])
             .unwrap();
         rt.engine
-            .set_variable(1, "motor.right.target", &[150])
+            .set_variable(NodeId(1), "motor.right.target", &[150])
             .unwrap();
     };
     assert_eq!(
@@ -295,23 +282,10 @@ fn raw_motor_target_writes_are_capped_and_watched() {
         read_remote(&mut rt, switch, "motor.right.target", both),
         150
     );
-    wait_remote(
-        &mut rt,
-        switch,
-        "motor.left.target",
-        0,
-        Duration::from_secs(10),
-    );
-    wait_remote(
-        &mut rt,
-        switch,
-        "motor.right.target",
-        0,
-        Duration::from_secs(10),
-    );
+    wait_remote_stopped(&mut rt, switch);
     assert!(rt
         .engine
-        .set_variable(1, "motor.left.target", &[1, 2])
+        .set_variable(NodeId(1), "motor.left.target", &[1, 2])
         .is_err());
     rt.stop();
 }
@@ -325,19 +299,21 @@ fn raw_set_speed_with_node_id_and_anonymous_is_capped_and_watched() {
         Config::from_yaml("nodes: {thymio: {include_id_in_events: true}}\nset_id_variable: true\n")
             .unwrap();
     c.bridge.port = switch;
-    c.bridge.script.path = root()
-        .join("config/aseba/thymio_ros_multi.aesl")
-        .display()
-        .to_string();
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
+    c.bridge.script.path = aseba_script("thymio_ros_multi.aesl");
+    unprivileged(&mut c);
     let mut rt = Runtime::start(&c).expect("runtime");
     wait_event(&mut rt, Duration::from_secs(15), |e| {
-        matches!(e, EngineEvent::RobotReady { node: 1, .. })
+        matches!(
+            e,
+            EngineEvent::RobotReady {
+                node: NodeId(1),
+                ..
+            }
+        )
     });
     let named = |rt: &mut Runtime| {
         rt.engine
-            .emit_script_event(1, "set_speed", &[-32768, 0])
+            .emit_script_event(NodeId(1), "set_speed", &[-32768, 0])
             .expect("set_speed");
     };
     assert_eq!(
@@ -347,7 +323,7 @@ fn raw_set_speed_with_node_id_and_anonymous_is_capped_and_watched() {
     let id = rt
         .engine
         .network()
-        .node(1)
+        .node(NodeId(1))
         .and_then(|n| n.script.as_ref())
         .and_then(|s| s.events.iter().position(|(e, _)| e == "set_speed"))
         .expect("set_speed in the script") as u16;
@@ -379,15 +355,15 @@ fn raw_set_speed_with_node_id_and_anonymous_is_capped_and_watched() {
 #[test]
 fn raw_writes_to_a_node_not_driven_pass_unchanged() {
     let switch = free_port();
-    let mut c = driver_config(switch);
+    let mut c = script_config("thymio_ros.aesl", switch);
     c.driver.enabled = false;
     let mut rt = Runtime::start(&c).expect("runtime");
     wait_event(&mut rt, Duration::from_secs(15), |e| {
-        matches!(e, EngineEvent::ScriptLoaded { node: 1 })
+        matches!(e, EngineEvent::ScriptLoaded { node: NodeId(1) })
     });
     let write = |rt: &mut Runtime| {
         rt.engine
-            .set_variable(1, "motor.left.target", &[700])
+            .set_variable(NodeId(1), "motor.left.target", &[700])
             .expect("set_variable");
     };
     assert_eq!(
@@ -395,7 +371,7 @@ fn raw_writes_to_a_node_not_driven_pass_unchanged() {
         700
     );
     rt.engine
-        .set_variable(1, "motor.left.target", &[0])
+        .set_variable(NodeId(1), "motor.left.target", &[0])
         .unwrap();
     rt.stop();
 }

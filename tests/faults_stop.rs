@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use msgs::handoff::NodeId;
 use nix::sys::signal::Signal;
 use nrt_engine::engine::EngineEvent;
 use nrt_engine::network::{Command as NetCommand, NetworkEvent};
@@ -19,41 +20,15 @@ const ON_ROBOT_TIMEOUT: Duration = Duration::from_millis(300);
 /// Margin for reading the targets back through the test's own client (generous: a behaviour
 /// check, not a speed target).
 const MARGIN: Duration = Duration::from_millis(1500);
-
-/// `thymio-rt sim` serving one robot (node 1) on `port`.
-fn sim(port: u16) -> Proc {
-    let mut c = thymio_rt();
-    c.args([
-        "sim",
-        "--listen",
-        &format!("tcp:127.0.0.1:{port}"),
-        "--duration",
-        "120",
-    ]);
-    let mut p = Proc::spawn("thymio-rt sim", c);
-    p.wait_line(Duration::from_secs(10), |l| {
-        l.contains("simulation running")
-    });
-    wait_listening(port, Duration::from_secs(5));
-    p
-}
-
-fn target(port: u16) -> String {
-    format!("tcp:host=127.0.0.1;port={port}")
-}
+/// Life of the simulated robot (seconds): longer than any test here.
+const SIM_SECONDS: u32 = 120;
 
 /// The test's own Aseba client on the robot (no driver, no switch, no script).
 fn observer(port: u16) -> Runtime {
-    let mut c = Config::default();
-    c.bridge.targets = vec![target(port)];
-    c.bridge.port = 0;
-    c.driver.enabled = false;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
-    let mut rt = Runtime::start(&c).unwrap();
+    let mut rt = Runtime::start(&observer_config(tcp_target(port))).unwrap();
     rt.poll_until(Duration::from_secs(10), |e, _| {
         e.network()
-            .node(1)
+            .node(NodeId(1))
             .filter(|n| n.connected && n.variable("motor.left.target").is_some())
             .map(|_| ())
     })
@@ -62,7 +37,7 @@ fn observer(port: u16) -> Runtime {
 }
 
 /// One read of a variable of node `node` through `rt` (None: no answer in time).
-fn read(rt: &mut Runtime, node: u16, name: &str) -> Option<Vec<i16>> {
+fn read(rt: &mut Runtime, node: NodeId, name: &str) -> Option<Vec<i16>> {
     let req = rt
         .engine
         .network_mut()
@@ -83,11 +58,11 @@ fn read(rt: &mut Runtime, node: u16, name: &str) -> Option<Vec<i16>> {
 
 /// Node 1's motor targets `[left, right]`, read from the robot.
 fn targets(rt: &mut Runtime) -> Option<[i16; 2]> {
-    targets_of(rt, 1)
+    targets_of(rt, NodeId(1))
 }
 
 /// A node's motor targets `[left, right]`, read from the robot.
-fn targets_of(rt: &mut Runtime, node: u16) -> Option<[i16; 2]> {
+fn targets_of(rt: &mut Runtime, node: NodeId) -> Option<[i16; 2]> {
     let l = read(rt, node, "motor.left.target")?;
     let r = read(rt, node, "motor.right.target")?;
     Some([l[0], r[0]])
@@ -100,13 +75,13 @@ fn wait_targets(
     what: &str,
     f: impl Fn([i16; 2]) -> bool,
 ) -> Instant {
-    wait_targets_of(rt, 1, within, what, f)
+    wait_targets_of(rt, NodeId(1), within, what, f)
 }
 
 /// Waits until a node's targets satisfy `f`; returns when it was seen.
 fn wait_targets_of(
     rt: &mut Runtime,
-    node: u16,
+    node: NodeId,
     within: Duration,
     what: &str,
     f: impl Fn([i16; 2]) -> bool,
@@ -174,7 +149,7 @@ fn driver(config: &Path, target: &str, switch_port: u16) -> Proc {
 #[test]
 fn close_stop_signals_never_skip_the_zero_speed() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
     let dir = tempfile::tempdir().unwrap();
     // The on-robot watchdog off: only the driver's own stop can stop the robot here.
@@ -193,7 +168,7 @@ fn close_stop_signals_never_skip_the_zero_speed() {
         &[Signal::SIGINT, Signal::SIGINT],
     ];
     for (i, signals) in trials.iter().enumerate() {
-        let mut d = driver(&config, &target(port), 0);
+        let mut d = driver(&config, &tcp_target(port), 0);
         wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
         let sent = Instant::now();
         for s in signals.iter() {
@@ -220,11 +195,11 @@ fn close_stop_signals_never_skip_the_zero_speed() {
 #[test]
 fn one_stop_signal_stops_and_confirms() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
     let dir = tempfile::tempdir().unwrap();
     let config = driver_config(dir.path(), "  constants:\n    SPEED_TIMEOUT: 0\n");
-    let mut d = driver(&config, &target(port), 0);
+    let mut d = driver(&config, &tcp_target(port), 0);
     wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
     d.signal(Signal::SIGINT);
     assert!(d.wait_exit(Duration::from_secs(5)).success());
@@ -241,12 +216,12 @@ fn one_stop_signal_stops_and_confirms() {
 #[test]
 fn a_cut_link_stops_the_robot_by_itself() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
     let relay = Relay::start(port);
     let dir = tempfile::tempdir().unwrap();
     let config = driver_config(dir.path(), "");
-    let _d = driver(&config, &target(relay.port), 0);
+    let _d = driver(&config, &tcp_target(relay.port), 0);
     wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
     // Moving steadily: the driver's refresh keeps the on-robot watchdog fed.
     std::thread::sleep(ON_ROBOT_TIMEOUT * 3);
@@ -268,11 +243,11 @@ fn a_cut_link_stops_the_robot_by_itself() {
 #[test]
 fn a_killed_driver_leaves_a_stopped_robot() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
     let dir = tempfile::tempdir().unwrap();
     let config = driver_config(dir.path(), "");
-    let mut d = driver(&config, &target(port), 0);
+    let mut d = driver(&config, &tcp_target(port), 0);
     wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
     let killed = Instant::now();
     d.signal(Signal::SIGKILL);
@@ -293,13 +268,7 @@ fn a_killed_driver_leaves_a_stopped_playground_robot() {
     let Some(_pg) = playground(dir.path(), port, 1) else {
         skip!("asebaplayground or asebaswitch not installed");
     };
-    let mut c = Config::default();
-    c.bridge.targets = vec![target(port)];
-    c.bridge.port = 0;
-    c.driver.enabled = false;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
-    let mut obs = Runtime::start(&c).unwrap();
+    let mut obs = Runtime::start(&observer_config(tcp_target(port))).unwrap();
     let node = obs
         .poll_until(Duration::from_secs(20), |e, _| {
             e.network()
@@ -309,7 +278,7 @@ fn a_killed_driver_leaves_a_stopped_playground_robot() {
         })
         .expect("the observer sees the Playground's Thymio");
     let config = driver_config_with(dir.path(), "thymio_ros_playground.aesl", "");
-    let mut d = driver(&config, &target(port), 0);
+    let mut d = driver(&config, &tcp_target(port), 0);
     wait_targets_of(&mut obs, node, Duration::from_secs(30), "driven", moving);
     let killed = Instant::now();
     d.signal(Signal::SIGKILL);
@@ -328,18 +297,20 @@ fn a_killed_driver_leaves_a_stopped_playground_robot() {
 /// The driver in this process, driving node 1 of `port` (switch on `switch_port`).
 fn inproc_driver(port: u16, switch_port: u16, restart: bool) -> Runtime {
     let mut c = Config::from_file(&root().join("config/thymio-rt.yaml")).unwrap();
-    c.bridge.targets = vec![target(port)];
+    c.bridge.targets = vec![tcp_target(port)];
     c.bridge.port = switch_port;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
+    unprivileged(&mut c);
     c.driver.restart_stopped_vm = restart;
     let mut rt = Runtime::start(&c).unwrap();
-    rt.poll_until(Duration::from_secs(20), |_, ev| {
-        ev.iter()
-            .any(|e| matches!(e, EngineEvent::RobotReady { node: 1, .. }))
-            .then_some(())
-    })
-    .expect("node 1 driven");
+    wait_event(&mut rt, Duration::from_secs(20), |e| {
+        matches!(
+            e,
+            EngineEvent::RobotReady {
+                node: NodeId(1),
+                ..
+            }
+        )
+    });
     rt
 }
 
@@ -358,7 +329,7 @@ fn stop_vm_through_switch(switch_port: u16) {
 fn drive(d: &mut Runtime, obs: &mut Runtime) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        d.engine.set_cmd_vel(1, 0.1, 0.0).unwrap();
+        d.engine.set_cmd_vel(NodeId(1), 0.1, 0.0).unwrap();
         d.poll();
         if targets(obs).is_some_and(moving) {
             return;
@@ -381,11 +352,15 @@ fn poll_driver(d: &mut Runtime, within: Duration, what: &str, f: impl Fn(&Runtim
 fn vm_flags(obs: &mut Runtime) -> Option<u16> {
     obs.engine
         .network_mut()
-        .command(1, NetCommand::GetExecutionState)
+        .command(NodeId(1), NetCommand::GetExecutionState)
         .ok()?;
     obs.poll_until(Duration::from_secs(1), |_, events| {
         events.iter().find_map(|e| match e {
-            EngineEvent::Network(NetworkEvent::ExecutionState { id: 1, flags, .. }) => Some(*flags),
+            EngineEvent::Network(NetworkEvent::ExecutionState {
+                id: NodeId(1),
+                flags,
+                ..
+            }) => Some(*flags),
             _ => None,
         })
     })
@@ -394,7 +369,7 @@ fn vm_flags(obs: &mut Runtime) -> Option<u16> {
 #[test]
 fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
 
     // restart_stopped_vm off: the VM stays stopped; the stops must not need it.
@@ -404,10 +379,10 @@ fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
     stop_vm_through_switch(switch_port);
     poll_driver(&mut d, Duration::from_secs(5), "halt reported", |d| {
         d.engine
-            .vm_record(1)
+            .vm_record(NodeId(1))
             .is_some_and(|r| r.halted && r.halts == 1)
     });
-    assert!(d.engine.vm_record(1).unwrap().by_switch_client);
+    assert!(d.engine.vm_record(NodeId(1)).unwrap().by_switch_client);
     assert!(vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP != 0));
     // no more cmd_vel: the RT watchdog (cmd_vel_timeout 0.5 s) stops it; the VM's set_speed
     // handler cannot run, and neither can the on-robot watchdog
@@ -427,11 +402,11 @@ fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
     // stop writes them directly and reads them back
     obs.engine
         .network_mut()
-        .set_variable(1, "motor.left.target", &[150])
+        .set_variable(NodeId(1), "motor.left.target", &[150])
         .unwrap();
     obs.engine
         .network_mut()
-        .set_variable(1, "motor.right.target", &[150])
+        .set_variable(NodeId(1), "motor.right.target", &[150])
         .unwrap();
     wait_targets(&mut obs, Duration::from_secs(5), "moving again", moving);
     let stopped_rt = d.stop();
@@ -458,13 +433,13 @@ fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
         "halt seen and restarted",
         |d| {
             d.engine
-                .vm_record(1)
+                .vm_record(NodeId(1))
                 .is_some_and(|r| r.halts == 1 && r.restarts >= 1)
         },
     );
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        d.engine.set_cmd_vel(1, 0.1, 0.0).unwrap();
+        d.engine.set_cmd_vel(NodeId(1), 0.1, 0.0).unwrap();
         d.poll();
         if vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP == 0) {
             break;
@@ -475,7 +450,7 @@ fn a_vm_stopped_by_a_switch_client_cannot_defeat_the_stop_paths() {
     drive(&mut d, &mut obs);
     poll_driver(&mut d, Duration::from_secs(5), "record running", |d| {
         d.engine
-            .vm_record(1)
+            .vm_record(NodeId(1))
             .is_some_and(|r| !r.halted && r.halts == 1)
     });
     let s = d.stop();

@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use msgs::description::thymio_ii_fw14;
+use msgs::handoff::NodeId;
 use msgs::wire::{kind, read_header, Message};
 use nrt_engine::engine::EngineEvent;
 use std::io::{ErrorKind, Read, Write};
@@ -17,23 +18,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thymio_rt::config::Config;
 use thymio_rt::runtime::Runtime;
-
-/// `thymio-rt sim` serving one robot on `port`; waits until it serves.
-fn sim(port: u16) -> Proc {
-    let mut c = thymio_rt();
-    c.args([
-        "sim",
-        "--listen",
-        &format!("tcp:127.0.0.1:{port}"),
-        "--duration",
-        "90",
-    ]);
-    let mut p = Proc::spawn("thymio-rt sim", c);
-    p.wait_line(Duration::from_secs(10), |l| {
-        l.contains("simulation running")
-    });
-    p
-}
 
 /// A raw Aseba TCP client: whole frames out, frames in (source, kind, payload).
 struct Client {
@@ -101,7 +85,7 @@ fn get_variables(start: u16, length: u16) -> Vec<u8> {
 #[test]
 fn an_oversize_event_is_refused_counted_and_the_robot_keeps_answering() {
     let robot_port = free_port();
-    let _sim = sim(robot_port);
+    let _sim = sim_server(robot_port, 90);
     let switch_port = free_port();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
@@ -110,7 +94,7 @@ fn an_oversize_event_is_refused_counted_and_the_robot_keeps_answering() {
         .arg("--config")
         .arg(root().join("config/thymio-rt.yaml"))
         .arg("--no-ros")
-        .args(["--target", &format!("tcp:host=127.0.0.1;port={robot_port}")])
+        .args(["--target", &tcp_target(robot_port)])
         .args(["--switch-port", &switch_port.to_string()])
         .arg("--report")
         .arg(&report)
@@ -173,8 +157,7 @@ fn driver_config(target: String, switch_port: u16, tcp_budget: u32) -> Config {
     c.bridge.targets = vec![target];
     c.bridge.port = switch_port;
     c.bridge.switch.tcp_budget = tcp_budget;
-    c.rt.priority = 0;
-    c.rt.lock_memory = false;
+    unprivileged(&mut c);
     c
 }
 
@@ -211,25 +194,29 @@ fn wait_robot_target(direct: &mut Client, within: Duration, pred: impl Fn(i16) -
 fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
     const BUDGET: u32 = 20_000;
     let robot_port = free_port();
-    let _sim = sim(robot_port);
+    let _sim = sim_server(robot_port, 90);
     let relay = Relay::start(robot_port);
     let switch_port = free_port();
-    let mut rt = Runtime::start(&driver_config(
-        format!("tcp:host=127.0.0.1;port={}", relay.port),
-        switch_port,
-        BUDGET,
-    ))
-    .unwrap();
+    let mut rt =
+        Runtime::start(&driver_config(tcp_target(relay.port), switch_port, BUDGET)).unwrap();
     rt.poll_until(Duration::from_secs(15), |_, events| {
         events
             .iter()
-            .any(|e| matches!(e, EngineEvent::RobotReady { node: 1, .. }))
+            .any(|e| {
+                matches!(
+                    e,
+                    EngineEvent::RobotReady {
+                        node: NodeId(1),
+                        ..
+                    }
+                )
+            })
             .then_some(())
     })
     .expect("robot ready");
     let mut direct = Client::connect(robot_port);
     let drive = |rt: &mut Runtime, v: f64| {
-        rt.engine.set_cmd_vel(1, v, 0.0).unwrap();
+        rt.engine.set_cmd_vel(NodeId(1), v, 0.0).unwrap();
         rt.poll()
     };
     // forward, seen on the robot
@@ -272,7 +259,13 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
             -0.1
         };
         for e in drive(&mut rt, v) {
-            odometry += matches!(e, EngineEvent::Odometry { node: 1, .. }) as u32;
+            odometry += matches!(
+                e,
+                EngineEvent::Odometry {
+                    node: NodeId(1),
+                    ..
+                }
+            ) as u32;
         }
         if v < 0.0 && !reversed {
             reversed = wait_robot_target(&mut direct, Duration::from_millis(50), |t| t < -100);
@@ -318,7 +311,7 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
 #[test]
 fn the_simulated_robot_drops_oversize_frames_and_keeps_answering() {
     let port = free_port();
-    let _sim = sim(port);
+    let _sim = sim_server(port, 90);
     let mut c = Client::connect(port);
     let list = Message::ListNodes { version: 9 }.to_frame(0).unwrap();
     c.send(&user_event(900, 259));

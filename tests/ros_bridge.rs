@@ -8,53 +8,34 @@
 mod common;
 #[path = "ros/rclpy_peer.rs"]
 mod rclpy_peer;
+#[path = "ros/driver.rs"]
+mod ros_driver;
+#[path = "ros/switch_client.rs"]
+mod switch_client;
 
 use common::Proc;
-use msgs::reassembler::Reassembler;
 use msgs::wire::{Message, Words};
-use rclpy_peer::{test_domain_id, RclpyPeer};
+use rclpy_peer::RclpyPeer;
+use ros_driver::{expect_log, get_variable, ros_driver, rosout_peer, stop, LOG_ERROR};
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use switch_client::SwitchClient;
 
 /// Bound of one whole test.
 const TEST_TIMEOUT: Duration = Duration::from_secs(120);
-/// rcl_interfaces/msg/Log level ERROR.
-const LOG_ERROR: u64 = 40;
 
 /// `thymio-rt run` on `targets`, namespace `/<ns>`, with the switch on `switch_port` (0: none) and the ROS
 /// parameters `params` (`name:=value`); the RT thread runs unprivileged (these are functional tests).
 fn driver(dir: &Path, ns: &str, targets: &[String], switch_port: u16, params: &[&str]) -> Proc {
-    let config = dir.join(format!("{ns}.yaml"));
-    std::fs::write(&config, "rt: {priority: 0, lock_memory: false}\n").unwrap();
-    let mut cmd = common::thymio_rt();
-    cmd.arg("run").arg("-c").arg(&config);
+    let switch_port = switch_port.to_string();
+    let mut args = Vec::new();
     for t in targets {
-        cmd.args(["-t", t]);
+        args.extend(["-t", t.as_str()]);
     }
-    cmd.args(["--switch-port", &switch_port.to_string()]);
-    cmd.args(["--ros-args", "-r", &format!("__ns:=/{ns}")]);
-    for p in params {
-        cmd.args(["-p", p]);
-    }
-    cmd.env("ROS_DOMAIN_ID", test_domain_id().to_string())
-        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("LD_PRELOAD");
-    Proc::spawn("thymio-rt run", cmd)
-}
-
-/// Stops the driver with SIGINT and checks it ends cleanly.
-fn stop(mut driver: Proc) {
-    driver.signal(nix::sys::signal::Signal::SIGINT);
-    let status = driver.wait_exit(Duration::from_secs(15));
-    assert!(
-        status.success(),
-        "thymio-rt run ended with {status}:\n{}",
-        driver.seen.join("\n")
-    );
+    args.extend(["--switch-port", switch_port.as_str()]);
+    let yaml = "rt: {priority: 0, lock_memory: false}\n";
+    ros_driver(dir, ns, yaml, &args, params)
 }
 
 /// `/<ns>/aseba/<leaf>`.
@@ -65,14 +46,7 @@ fn name(ns: &str, leaf: &str) -> String {
 /// Starts the rclpy peer with `/rosout` and the bridge's `aseba/nodes` subscribed, and waits until the node list
 /// holds `count` connected nodes; returns the peer and the list.
 fn peer_with_nodes(ns: &str, count: usize, deadline: Instant) -> (RclpyPeer, Value) {
-    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
-    peer.subscribe(
-        "/rosout",
-        "rcl_interfaces/msg/Log",
-        "transient_local",
-        deadline,
-    )
-    .unwrap();
+    let mut peer = rosout_peer(deadline);
     let nodes_topic = name(ns, "nodes");
     peer.subscribe(
         &nodes_topic,
@@ -93,29 +67,7 @@ fn peer_with_nodes(ns: &str, count: usize, deadline: Instant) -> (RclpyPeer, Val
 
 /// Waits for an error on `/rosout` from the bridge of namespace `ns` whose text holds `needle`.
 fn expect_error(peer: &mut RclpyPeer, ns: &str, needle: &str, deadline: Instant) {
-    let logger = format!("{ns}.asebaros");
-    peer.message("/rosout", deadline, |m| {
-        m["name"] == logger.as_str()
-            && m["level"] == LOG_ERROR
-            && m["msg"].as_str().is_some_and(|t| t.contains(needle))
-    })
-    .unwrap_or_else(|e| {
-        panic!(
-            "no error report containing {needle:?}: {e}\nreports:\n{}",
-            peer.unconsumed()
-        )
-    });
-}
-
-fn get_variable(peer: &mut RclpyPeer, ns: &str, var: &str, deadline: Instant) -> Value {
-    peer.call(
-        &name(ns, "get_variable"),
-        "asebaros_msgs/srv/GetVariable",
-        json!({ "variable": var }),
-        deadline,
-    )
-    .unwrap()["data"]
-        .clone()
+    expect_log(peer, ns, LOG_ERROR, needle, deadline);
 }
 
 fn set_variable(peer: &mut RclpyPeer, ns: &str, var: &str, data: Value, deadline: Instant) {
@@ -126,62 +78,6 @@ fn set_variable(peer: &mut RclpyPeer, ns: &str, var: &str, data: Value, deadline
         deadline,
     )
     .unwrap();
-}
-
-/// Frames seen by a plain TCP client of the bridge's Aseba switch.
-struct SwitchClient {
-    stream: TcpStream,
-    reassembler: Reassembler,
-    /// (source, type, payload words) of every user event seen.
-    events: Vec<(u16, u16, Vec<i16>)>,
-}
-
-impl SwitchClient {
-    fn connect(port: u16, deadline: Instant) -> SwitchClient {
-        let stream = loop {
-            match TcpStream::connect(("127.0.0.1", port)) {
-                Ok(s) => break s,
-                Err(e) => assert!(Instant::now() < deadline, "switch on {port}: {e}"),
-            }
-            std::thread::yield_now();
-        };
-        stream
-            .set_read_timeout(Some(Duration::from_millis(50)))
-            .unwrap();
-        SwitchClient {
-            stream,
-            reassembler: Reassembler::new(),
-            events: Vec::new(),
-        }
-    }
-
-    /// Reads what arrived within 50 ms.
-    fn read(&mut self) {
-        let mut buf = [0u8; 4096];
-        let n = match self.stream.read(&mut buf) {
-            Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return
-            }
-            Err(e) => panic!("switch client: {e}"),
-        };
-        let mut input = &buf[..n];
-        while let Some(frame) = self.reassembler.push(&mut input) {
-            let Ok(frame) = frame else { continue };
-            if let Ok(Message::UserEvent { id, args }) = frame.message() {
-                self.events.push((frame.source, id, args.to_vec()));
-            }
-        }
-    }
-
-    fn send(&mut self, source: u16, m: &Message<'_>) {
-        self.stream.write_all(&m.to_frame(source).unwrap()).unwrap();
-    }
 }
 
 #[test]

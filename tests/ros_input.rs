@@ -10,64 +10,29 @@
 mod common;
 #[path = "ros/rclpy_peer.rs"]
 mod rclpy_peer;
+#[path = "ros/driver.rs"]
+mod ros_driver;
 
 use common::Proc;
-use rclpy_peer::{test_domain_id, RclpyPeer};
+use rclpy_peer::RclpyPeer;
+use ros_driver::{
+    driver_script_yaml, expect_log, get_variable, ros_driver, rosout_peer, stop, LOG_ERROR,
+    LOG_WARN,
+};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(150);
-/// rcl_interfaces/msg/Log levels.
-const LOG_WARN: u64 = 30;
-const LOG_ERROR: u64 = 40;
 
 /// `thymio-rt run` on the embedded simulator with the driver script, namespace `/<ns>`.
 fn driver(dir: &Path, ns: &str) -> Proc {
-    let config = dir.join(format!("{ns}.yaml"));
-    std::fs::write(
-        &config,
-        format!(
-            "script: {{path: {}}}\nrt: {{priority: 0, lock_memory: false}}\n",
-            common::root()
-                .join("config/aseba/thymio_ros.aesl")
-                .display()
-        ),
-    )
-    .unwrap();
-    let mut cmd = common::thymio_rt();
-    cmd.arg("run")
-        .arg("-c")
-        .arg(&config)
-        .args(["--switch-port", "0"]);
-    cmd.args(["--ros-args", "-r", &format!("__ns:=/{ns}")]);
-    cmd.env("ROS_DOMAIN_ID", test_domain_id().to_string())
-        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("LD_PRELOAD");
-    Proc::spawn("thymio-rt run", cmd)
-}
-
-fn stop(mut driver: Proc) {
-    driver.signal(nix::sys::signal::Signal::SIGINT);
-    let status = driver.wait_exit(Duration::from_secs(15));
-    assert!(
-        status.success(),
-        "thymio-rt run ended with {status}:\n{}",
-        driver.seen.join("\n")
-    );
+    ros_driver(dir, ns, &driver_script_yaml(), &["--switch-port", "0"], &[])
 }
 
 /// The peer, subscribed to `/rosout` and the robot's odometry, once odometry flows.
 fn peer(ns: &str, deadline: Instant) -> RclpyPeer {
-    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
-    peer.subscribe(
-        "/rosout",
-        "rcl_interfaces/msg/Log",
-        "transient_local",
-        deadline,
-    )
-    .unwrap();
+    let mut peer = rosout_peer(deadline);
     peer.subscribe(
         &format!("/{ns}/odom"),
         "nav_msgs/msg/Odometry",
@@ -78,32 +43,6 @@ fn peer(ns: &str, deadline: Instant) -> RclpyPeer {
     peer.message(&format!("/{ns}/odom"), deadline, |_| true)
         .unwrap();
     peer
-}
-
-fn expect_log(peer: &mut RclpyPeer, ns: &str, level: u64, needle: &str, deadline: Instant) {
-    let logger = format!("{ns}.asebaros");
-    peer.message("/rosout", deadline, |m| {
-        m["name"] == logger.as_str()
-            && m["level"] == level
-            && m["msg"].as_str().is_some_and(|t| t.contains(needle))
-    })
-    .unwrap_or_else(|e| {
-        panic!(
-            "no report containing {needle:?}: {e}\nreports:\n{}",
-            peer.unconsumed()
-        )
-    });
-}
-
-fn get_variable(peer: &mut RclpyPeer, ns: &str, var: &str, deadline: Instant) -> Value {
-    peer.call(
-        &format!("/{ns}/aseba/get_variable"),
-        "asebaros_msgs/srv/GetVariable",
-        json!({ "variable": var }),
-        deadline,
-    )
-    .unwrap()["data"]
-        .clone()
 }
 
 /// The driver answers `get_variable` (with the robot's value) within `bound` and odometry keeps

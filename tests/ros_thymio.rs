@@ -8,54 +8,28 @@
 mod common;
 #[path = "ros/rclpy_peer.rs"]
 mod rclpy_peer;
+#[path = "ros/driver.rs"]
+mod ros_driver;
 
 use common::Proc;
 use rclpy_peer::{test_domain_id, RclpyPeer};
+use ros_driver::{driver_script_yaml, get_variable, ros_driver, stop, LOG_ERROR};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(150);
 
-/// rcl_interfaces/msg/Log ERROR level.
-const LOG_ERROR: u8 = 40;
-
 /// `thymio-rt run` on the embedded simulator with the driver script, namespace `/<ns>`.
 fn driver(dir: &Path, ns: &str, robots: usize, extra_yaml: &str, arena: &str) -> Proc {
-    let root = common::root();
     let arena_file = dir.join(format!("{ns}-arena.yaml"));
     std::fs::write(&arena_file, arena).unwrap();
-    let config = dir.join(format!("{ns}.yaml"));
-    std::fs::write(
-        &config,
-        format!(
-            "script: {{path: {}}}\nrt: {{priority: 0, lock_memory: false}}\nsim: {{arena: {}, robots: {robots}}}\n{extra_yaml}",
-            root.join("config/aseba/thymio_ros.aesl").display(),
-            arena_file.display()
-        ),
-    )
-    .unwrap();
-    let mut cmd = common::thymio_rt();
-    cmd.arg("run")
-        .arg("-c")
-        .arg(&config)
-        .args(["--switch-port", "0"]);
-    cmd.args(["--ros-args", "-r", &format!("__ns:=/{ns}")]);
-    cmd.env("ROS_DOMAIN_ID", test_domain_id().to_string())
-        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("LD_PRELOAD");
-    Proc::spawn("thymio-rt run", cmd)
-}
-
-fn stop(mut driver: Proc) {
-    driver.signal(nix::sys::signal::Signal::SIGINT);
-    let status = driver.wait_exit(Duration::from_secs(15));
-    assert!(
-        status.success(),
-        "thymio-rt run ended with {status}:\n{}",
-        driver.seen.join("\n")
+    let yaml = format!(
+        "{}sim: {{arena: {}, robots: {robots}}}\n{extra_yaml}",
+        driver_script_yaml(),
+        arena_file.display()
     );
+    ros_driver(dir, ns, &yaml, &["--switch-port", "0"], &[])
 }
 
 fn range(m: &Value) -> f64 {
@@ -64,17 +38,6 @@ fn range(m: &Value) -> f64 {
         Value::String(s) if s == "-inf" => f64::NEG_INFINITY,
         v => v.as_f64().unwrap_or(f64::NAN),
     }
-}
-
-fn get_variable(peer: &mut RclpyPeer, ns: &str, var: &str, deadline: Instant) -> Value {
-    peer.call(
-        &format!("/{ns}/aseba/get_variable"),
-        "asebaros_msgs/srv/GetVariable",
-        json!({ "variable": var }),
-        deadline,
-    )
-    .unwrap()["data"]
-        .clone()
 }
 
 /// Publishes `msg` until `check` holds (the robot applies commands once per main loop).

@@ -4,6 +4,7 @@
 use super::CliError;
 use crate::config::Config;
 use crate::runtime::Runtime;
+use msgs::handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use nrt_engine::network::NetworkEvent;
 use std::time::Duration;
@@ -88,7 +89,7 @@ pub fn wait_for_nodes(rt: &mut Runtime, target: &str, timeout: Duration) -> Resu
 /// robot) until `timeout` is spent.
 pub fn read_variable(
     rt: &mut Runtime,
-    node: u16,
+    node: NodeId,
     name: &str,
     timeout: Duration,
 ) -> Result<Vec<i16>, CliError> {

@@ -40,7 +40,7 @@ pub fn main(args: Args) -> CliResult {
 fn node_json(n: &Node) -> serde_json::Value {
     let d = n.description.as_ref().expect("described");
     json!({
-        "id": n.id,
+        "id": n.id.0,
         "name": d.name,
         "protocol_version": d.protocol_version,
         "bytecode_size": d.bytecode_size,

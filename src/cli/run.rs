@@ -5,6 +5,7 @@
 use super::{CliError, CliResult};
 use crate::config::Config;
 use crate::runtime::{Runtime, Stopped};
+use msgs::handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -180,7 +181,7 @@ fn run_plain(
             log_event(&e);
         }
         if let Some((linear, angular)) = cmd_vel {
-            let nodes: Vec<u16> = rt.engine.robots().iter().map(|s| s.node).collect();
+            let nodes: Vec<NodeId> = rt.engine.robots().iter().map(|s| s.node).collect();
             for node in nodes {
                 if let Err(e) = rt.engine.set_cmd_vel(node, linear, angular) {
                     tracing::warn!("--cmd-vel: node {node}: {e}");

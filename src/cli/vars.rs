@@ -2,6 +2,7 @@
 
 use super::common::{read_variable, tool_runtime, wait_for_nodes, TargetArgs};
 use super::{print_out, CliError, CliResult};
+use msgs::handoff::NodeId;
 
 /// `vars` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -11,8 +12,8 @@ pub enum Command {
         #[command(flatten)]
         target: TargetArgs,
         /// Node id.
-        #[arg(long)]
-        node: u16,
+        #[arg(long, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16), NodeId))]
+        node: NodeId,
         /// Variable name.
         name: String,
     },
@@ -21,8 +22,8 @@ pub enum Command {
         #[command(flatten)]
         target: TargetArgs,
         /// Node id.
-        #[arg(long)]
-        node: u16,
+        #[arg(long, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16), NodeId))]
+        node: NodeId,
         /// Variable name.
         name: String,
         /// Values.

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests: child processes killed on drop, free ports,
-//! bounded waits, and launchers for the real peers (pyaseba nodes, Aseba Playground).
+//! bounded waits, and launchers for the real peers (pyaseba nodes, Aseba Playground); `runtime`: the simulated robot
+//! and the driver run in this process.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -8,6 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
+
+mod runtime;
+#[allow(unused_imports)] // not every test runs the driver in process
+pub use runtime::*;
 
 /// Root of the repository.
 pub fn root() -> PathBuf {

@@ -3,11 +3,15 @@
 //! A frame is `len: u16, source: u16, type: u16` (little-endian) followed by `len` payload
 //! bytes. Decoding borrows the received bytes and never allocates, so the RT thread can use it.
 
+mod decode;
+mod encode;
 pub mod kind;
 mod message;
 mod views;
 
-pub use message::{DecodeError, EncodeError, Message};
+pub use decode::DecodeError;
+pub use encode::EncodeError;
+pub use message::Message;
 pub use views::{AsebaStr, ChangedBlocks, NativeParams, Words};
 
 /// Bytes of the frame header (`len`, `source`, `type`).

@@ -6,6 +6,7 @@
 //! built-in default.
 
 use crate::params::NodeClass;
+use msgs::handoff::NodeId;
 use std::collections::BTreeMap;
 
 /// One attribute: value per (type name, id), -1 = any id.
@@ -113,8 +114,8 @@ impl NodesPolicy {
     }
 
     /// Settings of a node of type `name` and id `id`.
-    pub fn settings(&self, name: &str, id: u16) -> NodeSettings {
-        let id = i32::from(id);
+    pub fn settings(&self, name: &str, id: NodeId) -> NodeSettings {
+        let id = i32::from(id.0);
         let namespace = {
             let ns = self.namespace.get(name, id);
             if !ns.is_empty() {
@@ -141,8 +142,8 @@ impl NodesPolicy {
     pub fn decide<'a>(
         &self,
         name: &str,
-        id: u16,
-        bridged: impl Iterator<Item = (u16, &'a str)> + Clone,
+        id: NodeId,
+        bridged: impl Iterator<Item = (NodeId, &'a str)> + Clone,
     ) -> Result<NodeSettings, Rejection> {
         if bridged.clone().any(|(i, _)| i == id) {
             return Err(Rejection::Duplicate);
@@ -152,7 +153,7 @@ impl NodesPolicy {
             return Err(Rejection::NotAccepted);
         }
         for t in [name, ""] {
-            let max = self.maximal_number.get(t, i32::from(id));
+            let max = self.maximal_number.get(t, i32::from(id.0));
             let count = bridged
                 .clone()
                 .filter(|(_, n)| t.is_empty() || *n == t)

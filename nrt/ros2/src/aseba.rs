@@ -21,6 +21,7 @@ use super::names::{self, NameError};
 use super::report::Reporter;
 use super::spinner::NodeAccess;
 use super::{drain, Srv, Sub};
+use msgs::handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent, ReadTicket, ScriptReader, ScriptSource};
 use nrt_engine::network::{NetworkEvent, RequestId};
 use r2r::asebaros_msgs::msg::{AnonymousEvent, Event, NodeDescription, NodeList};
@@ -65,7 +66,7 @@ struct NodeInterface {
 /// A `get_variable` call waiting for the node's answer.
 struct PendingGet {
     request: RequestId,
-    node: u16,
+    node: NodeId,
     variable: String,
     call: ServiceRequest<GetVariable::Service>,
 }
@@ -87,9 +88,9 @@ pub struct AsebaInterface {
     /// Reads the files of `load_script` calls off the loop's thread.
     reader: ScriptReader,
     loads: Vec<PendingLoad>,
-    per_node: BTreeMap<u16, NodeInterface>,
+    per_node: BTreeMap<NodeId, NodeInterface>,
     /// Namespace → the node that owns it.
-    namespaces: BTreeMap<String, u16>,
+    namespaces: BTreeMap<String, NodeId>,
     pending: Vec<PendingGet>,
     last_nodes: Option<NodeList>,
     /// Something that may change `aseba/nodes` happened since it was last published.
@@ -166,13 +167,13 @@ impl AsebaInterface {
                     .error(&format!("anonymous event {}: {e}", ev.type_));
             }
         }
-        let ids: Vec<u16> = self.per_node.keys().copied().collect();
+        let ids: Vec<NodeId> = self.per_node.keys().copied().collect();
         for id in ids {
             self.poll_node(id, engine);
         }
     }
 
-    fn poll_node(&mut self, id: u16, engine: &mut Engine) {
+    fn poll_node(&mut self, id: NodeId, engine: &mut Engine) {
         let Some(ni) = self.per_node.get_mut(&id) else {
             return;
         };
@@ -243,14 +244,16 @@ impl AsebaInterface {
             Ok(s) => s,
             Err(e) => return self.reporter.error(&format!("load_script: {e}")),
         };
-        match engine.load_script(source, &req.node_ids, req.set_as_default) {
+        let nodes: Vec<NodeId> = req.node_ids.iter().copied().map(NodeId).collect();
+        match engine.load_script(source, &nodes, req.set_as_default) {
             Ok(loaded) if loaded.is_empty() => self.reporter.warn(&format!(
                 "load_script: {} has code for none of the nodes",
                 req.file_name
             )),
             Ok(loaded) => self.reporter.info(&format!(
-                "load_script: {} loaded on nodes {loaded:?}",
-                req.file_name
+                "load_script: {} loaded on nodes {:?}",
+                req.file_name,
+                loaded.iter().map(|n| n.0).collect::<Vec<_>>()
             )),
             Err(e) => return self.reporter.error(&format!("load_script: {e}")),
         }
@@ -344,7 +347,7 @@ impl AsebaInterface {
         self.last_nodes = Some(list);
     }
 
-    fn add_node(&mut self, node: &mut r2r::Node, engine: &Engine, id: u16) {
+    fn add_node(&mut self, node: &mut r2r::Node, engine: &Engine, id: NodeId) {
         let Some(n) = engine.network().node(id) else {
             return;
         };
@@ -376,7 +379,7 @@ impl AsebaInterface {
         }
     }
 
-    fn publish_description(&self, engine: &Engine, id: u16) {
+    fn publish_description(&self, engine: &Engine, id: NodeId) {
         let (Some(ni), Some(n)) = (self.per_node.get(&id), engine.network().node(id)) else {
             return;
         };
@@ -387,7 +390,7 @@ impl AsebaInterface {
     }
 
     /// Makes the event topics of node `id` those of its current script, keeping the topics whose name stays.
-    fn refresh_events(&mut self, node: &mut r2r::Node, engine: &Engine, id: u16) {
+    fn refresh_events(&mut self, node: &mut r2r::Node, engine: &Engine, id: NodeId) {
         let Some(ni) = self.per_node.get_mut(&id) else {
             return;
         };
@@ -432,7 +435,7 @@ impl AsebaInterface {
     fn event_from_aseba(
         &self,
         clocks: &mut Clocks,
-        source: u16,
+        source: NodeId,
         id: u16,
         args: &[i16],
         stamp_ns: u64,
@@ -447,7 +450,7 @@ impl AsebaInterface {
             Some(t) if t.size == args.len() => {
                 let ev = Event {
                     stamp,
-                    source,
+                    source: source.0,
                     data: args.to_vec(),
                 };
                 if let Err(e) = t.publisher.publish(&ev) {
@@ -458,7 +461,7 @@ impl AsebaInterface {
             _ => {
                 let ev = AnonymousEvent {
                     stamp,
-                    source,
+                    source: source.0,
                     type_: id,
                     data: args.to_vec(),
                 };

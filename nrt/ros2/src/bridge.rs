@@ -151,7 +151,7 @@ impl RosBridge {
         if due {
             self.last_diagnostics = Some(now);
             let thymio = &self.thymio;
-            let robot_values = |id: u16| {
+            let robot_values = |id: msgs::handoff::NodeId| {
                 thymio
                     .stale_cmd_vel(id)
                     .map(|n| diagnostics::kv(diagnostics::STALE_CMD_VEL, n))
@@ -181,9 +181,10 @@ impl RosBridge {
             ));
         };
         match engine.set_live_param(name, yaml) {
-            Ok(robots) => self
-                .reporter
-                .info(&format!("{name} applied live to robots {robots:?}")),
+            Ok(robots) => self.reporter.info(&format!(
+                "{name} applied live to robots {:?}",
+                robots.iter().map(|n| n.0).collect::<Vec<_>>()
+            )),
             Err(e @ LiveError::StartOnly(_)) => self.reporter.warn(&format!("{e}")),
             Err(e) => self.reporter.error(&format!("parameter refused: {e}")),
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 /// One node as `asebaros_msgs/Node`.
 pub fn node(n: &Node) -> NodeMsg {
     NodeMsg {
-        id: n.id,
+        id: n.id.0,
         name: n.name().to_owned(),
         name_space: n.namespace().to_owned(),
         running: n.script.is_some(),
@@ -34,7 +34,7 @@ pub fn node_list(net: &NetworkManager, ignored: bool) -> NodeList {
 pub fn description(n: &Node) -> NodeDescription {
     let script = n.script.as_ref();
     NodeDescription {
-        id: n.id,
+        id: n.id.0,
         name: n.name().to_owned(),
         constants: script
             .map(|s| {
@@ -109,6 +109,7 @@ mod tests {
     use super::*;
     use msgs::description::NamedVariable;
     use msgs::handoff::LinkId;
+    use msgs::handoff::NodeId;
     use msgs::wire::{Frame, Message};
     use nrt_engine::network::{LoadedScript, ManagerConfig, Via};
     use nrt_engine::params::{BridgeParams, NodeClass};
@@ -184,7 +185,7 @@ mod tests {
     #[test]
     fn description_lists_firmware_then_script_variables_and_the_script_events() {
         let mut net = network();
-        let before = description(net.node(3).unwrap());
+        let before = description(net.node(NodeId(3)).unwrap());
         assert_eq!(before.variables[0], "_id");
         assert!(before.events.is_empty() && before.constants.is_empty());
         let script = LoadedScript {
@@ -198,8 +199,8 @@ mod tests {
             bytecode: vec![0; 4],
             origin: "test".into(),
         };
-        net.load_script(3, script).unwrap();
-        let after = description(net.node(3).unwrap());
+        net.load_script(NodeId(3), script).unwrap();
+        let after = description(net.node(NodeId(3)).unwrap());
         assert_eq!(after.id, 3);
         assert_eq!(after.name, "thymio-II");
         assert_eq!(after.events, ["ping", "pong"]);
@@ -212,7 +213,7 @@ mod tests {
         );
         assert_eq!(after.variables.last().unwrap(), "counter");
         assert_eq!(after.variables.len(), before.variables.len() + 1);
-        assert!(node(net.node(3).unwrap()).running);
+        assert!(node(net.node(NodeId(3)).unwrap()).running);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Status names are prefixed with the bridge node's name as diagnostic_updater does (`asebaros: Aseba Network`,
 //! `asebaros: Aseba Node thymio-II 1`, `asebaros: RT thread`).
 
-use msgs::handoff::{LatencySummary, RtStats, SchedulerMode};
+use msgs::handoff::{LatencySummary, NodeId, RtStats, SchedulerMode};
 use nrt_engine::engine::Engine;
 use nrt_engine::network::{Node, NodeState};
 use r2r::builtin_interfaces::msg::Time;
@@ -28,7 +28,7 @@ pub fn kv(key: &str, value: impl ToString) -> KeyValue {
     }
 }
 
-fn ids(ids: impl Iterator<Item = u16>) -> String {
+fn ids(ids: impl Iterator<Item = NodeId>) -> String {
     ids.map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
 }
 
@@ -43,7 +43,7 @@ pub fn array_with(
     prefix: &str,
     engine: &Engine,
     stamp: Time,
-    robot_values: &dyn Fn(u16) -> Vec<KeyValue>,
+    robot_values: &dyn Fn(NodeId) -> Vec<KeyValue>,
 ) -> DiagnosticArray {
     let mut status = vec![network(prefix, engine)];
     status.extend(nodes_with(prefix, engine, robot_values));
@@ -111,7 +111,7 @@ pub fn nodes<'a>(
 fn nodes_with<'a>(
     prefix: &'a str,
     engine: &'a Engine,
-    robot_values: &'a dyn Fn(u16) -> Vec<KeyValue>,
+    robot_values: &'a dyn Fn(NodeId) -> Vec<KeyValue>,
 ) -> impl Iterator<Item = DiagnosticStatus> + 'a {
     engine
         .network()
@@ -136,7 +136,7 @@ fn nodes_with<'a>(
 fn node_values(
     engine: &Engine,
     n: &Node,
-    robot_values: &dyn Fn(u16) -> Vec<KeyValue>,
+    robot_values: &dyn Fn(NodeId) -> Vec<KeyValue>,
 ) -> Vec<KeyValue> {
     let mut values = vec![
         kv("Type", n.name()),
@@ -166,7 +166,7 @@ fn node_values(
 
 /// A driven robot's VM state: `running`/`stopped` with the halts seen (STOP or PAUSE while
 /// driven) and the restarts sent (`restart_stopped_vm`); absent before its first check.
-fn push_vm_state(values: &mut Vec<KeyValue>, engine: &Engine, node: u16) {
+fn push_vm_state(values: &mut Vec<KeyValue>, engine: &Engine, node: NodeId) {
     if let Some(r) = engine.vm_record(node) {
         values.push(kv("VM", r.summary()));
     }

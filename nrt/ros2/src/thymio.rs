@@ -15,7 +15,7 @@ use super::thymio_endpoints::{
     cmd_vel_task, latched, plain_command, reliable, stamped_command, topic, CmdVelTarget, Inputs,
     Outputs, DEPTH,
 };
-use msgs::handoff::RobotId;
+use msgs::handoff::{NodeId, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
 use nrt_engine::thymio::actuators::{self, CommandError, Gesture, Preset, ScriptEvent};
@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 /// The interface of one robot.
 struct RobotInterface {
-    node: u16,
+    node: NodeId,
     /// Its `cmd_vel` subscription, drained on the spinner thread.
     cmd_vel: TaskId,
     /// Stamped `cmd_vel` ignored as older than `cmd_vel_timeout`.
@@ -52,7 +52,7 @@ pub struct ThymioInterface {
     tf: Publisher<TFMessage>,
     tf_static: Publisher<TFMessage>,
     static_transforms: Vec<r2r::geometry_msgs::msg::TransformStamped>,
-    robots: BTreeMap<u16, RobotInterface>,
+    robots: BTreeMap<NodeId, RobotInterface>,
 }
 
 /// Why a robot interface could not be made.
@@ -125,7 +125,7 @@ impl ThymioInterface {
         &mut self,
         access: &mut NodeAccess,
         engine: &Engine,
-        id: u16,
+        id: NodeId,
         robot: RobotId,
         clocks: &mut Clocks,
     ) -> Result<(), ThymioError> {
@@ -204,13 +204,13 @@ impl ThymioInterface {
 
     /// How many stamped `cmd_vel` of robot `id` were ignored as older than `cmd_vel_timeout`
     /// (`None`: not a robot of this interface).
-    pub fn stale_cmd_vel(&self, id: u16) -> Option<u64> {
+    pub fn stale_cmd_vel(&self, id: NodeId) -> Option<u64> {
         self.robots
             .get(&id)
             .map(|r| r.stale_cmd_vel.load(Ordering::Relaxed))
     }
 
-    fn publish_obstacle_stop(&self, id: u16, engaged: bool) {
+    fn publish_obstacle_stop(&self, id: NodeId, engaged: bool) {
         let Some(r) = self.robots.get(&id) else {
             return;
         };
@@ -223,7 +223,7 @@ impl ThymioInterface {
     /// Destroys the interface of robot `id` (publishers at once; r2r destroys the
     /// subscriptions and the service whose streams are dropped when they next get a message)
     /// and takes its frames out of `/tf_static`.
-    fn remove_robot(&mut self, node: &mut NodeAccess, id: u16) {
+    fn remove_robot(&mut self, node: &mut NodeAccess, id: NodeId) {
         let Some(r) = self.robots.remove(&id) else {
             return;
         };
@@ -247,7 +247,7 @@ impl ThymioInterface {
     /// last message wins), and republishes it if it changed.
     fn replace_static_frames(
         &mut self,
-        id: u16,
+        id: NodeId,
         prefix: &str,
         own: Vec<r2r::geometry_msgs::msg::TransformStamped>,
     ) {
@@ -274,7 +274,7 @@ impl ThymioInterface {
         &mut self,
         engine: &Engine,
         clocks: &mut Clocks,
-        id: u16,
+        id: NodeId,
         s: &msgs::handoff::OdomSample,
     ) {
         let Some(r) = self.robots.get_mut(&id) else {
@@ -314,7 +314,7 @@ impl ThymioInterface {
         &mut self,
         engine: &Engine,
         clocks: &mut Clocks,
-        id: u16,
+        id: NodeId,
         s: &msgs::handoff::ProximitySample,
     ) {
         let (Some(r), Some(slot)) = (self.robots.get(&id), engine.robots().of_node(id)) else {
@@ -343,7 +343,7 @@ impl ThymioInterface {
         &mut self,
         engine: &Engine,
         clocks: &mut Clocks,
-        id: u16,
+        id: NodeId,
         event: u16,
         args: &[i16],
         stamp_ns: u64,
@@ -428,7 +428,7 @@ impl ThymioInterface {
     /// Serves the robots' subscriptions and services.
     pub fn poll_ros(&mut self, engine: &mut Engine) {
         let now = Instant::now();
-        let ids: Vec<u16> = self.robots.keys().copied().collect();
+        let ids: Vec<NodeId> = self.robots.keys().copied().collect();
         for id in ids {
             let mut commands: Vec<Result<ScriptEvent, CommandError>> = Vec::new();
             let Some(r) = self.robots.get_mut(&id) else {

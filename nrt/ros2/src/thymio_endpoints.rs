@@ -9,7 +9,7 @@
 use super::report::Reporter;
 use super::spinner::SpinTask;
 use super::{drain, Srv, Sub};
-use msgs::handoff::{RobotId, Twist2};
+use msgs::handoff::{NodeId, RobotId, Twist2};
 use nrt_engine::thymio::actuators::{BodyLed, Preset};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 use r2r::builtin_interfaces::msg::Time;
@@ -179,7 +179,7 @@ pub(crate) struct CmdVelTarget {
     /// The RT robot.
     pub(crate) robot: RobotId,
     /// Its Aseba node (for messages).
-    pub(crate) id: u16,
+    pub(crate) id: NodeId,
     /// `/rosout`.
     pub(crate) reporter: Reporter,
     /// Stamped commands older than this are ignored (`cmd_vel_timeout`; `None`: no limit).

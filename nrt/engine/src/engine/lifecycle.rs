@@ -68,7 +68,7 @@ impl Engine {
     }
 
     pub(super) fn after_accept(&mut self, now: Instant) {
-        let due: Vec<u16> = self
+        let due: Vec<NodeId> = self
             .pending_accept
             .iter()
             .filter(|(_, t)| *t <= now)
@@ -81,7 +81,7 @@ impl Engine {
             if self.params.set_id_variable && !settings.id_variable.is_empty() {
                 if let Err(e) = self
                     .net
-                    .set_variable(id, &settings.id_variable, &[id as i16])
+                    .set_variable(id, &settings.id_variable, &[id.0 as i16])
                 {
                     tracing::warn!("node {id}: cannot set its id variable: {e}");
                 }
@@ -108,7 +108,7 @@ impl Engine {
             return;
         }
         self.last_liveness = Some(now);
-        let ids: Vec<u16> = self
+        let ids: Vec<NodeId> = self
             .net
             .nodes()
             .filter(|n| n.connected && n.script.is_some() && self.loaded_at.contains_key(&n.id))
@@ -128,7 +128,7 @@ impl Engine {
             return;
         }
         let limit = Duration::from_secs_f64(timeout.min(1e9));
-        let expired: Vec<u16> = self
+        let expired: Vec<NodeId> = self
             .lost_since
             .iter()
             .filter(|(_, t)| now.duration_since(**t) >= limit)
@@ -141,7 +141,7 @@ impl Engine {
     }
 
     /// Frees the RT slot of node `id` (the RT thread writes a zero speed first) and tells the user.
-    pub(super) fn remove_robot(&mut self, id: u16) {
+    pub(super) fn remove_robot(&mut self, id: NodeId) {
         self.raw_forget(id);
         self.lost_since.remove(&id);
         self.reflex_holds.remove(&id);
@@ -158,7 +158,7 @@ impl Engine {
 
     /// A node came back: drive it again if it runs a driver script (its robot may have been
     /// removed meanwhile, or it may be on another link now).
-    pub(super) fn readd_robot(&mut self, id: u16) {
+    pub(super) fn readd_robot(&mut self, id: NodeId) {
         let Some(node) = self.net.node(id) else {
             return;
         };
@@ -174,7 +174,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn reload(&mut self, id: u16, now: Instant) {
+    pub(super) fn reload(&mut self, id: NodeId, now: Instant) {
         let Some(script) = self.net.node(id).and_then(|n| n.script.clone()) else {
             return;
         };
@@ -194,7 +194,7 @@ impl Engine {
     pub(super) fn load_on(
         &mut self,
         source: &ScriptSource,
-        id: u16,
+        id: NodeId,
         now: Instant,
     ) -> Result<bool, EngineError> {
         let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
@@ -225,7 +225,7 @@ impl Engine {
     /// `set_speed` events).
     pub(super) fn configure_robot(
         &mut self,
-        id: u16,
+        id: NodeId,
         script: &LoadedScript,
     ) -> Result<(), EngineError> {
         let event = |name: &str| {
@@ -267,7 +267,7 @@ impl Engine {
             .nrt_params()
             .nrt_set_calibration(robot, cal.to_rt())
             .map_err(|source| EngineError::param(&format!("calibration of node {id}"), source))?;
-        let mut config = RobotConfig::script(NodeId(id), odometry, set_speed, include_id);
+        let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
         self.robots
             .set_rt_events(id, [config.odometry_event, config.proximity_event]);
         config.link = link;
@@ -296,7 +296,7 @@ impl Engine {
     /// Says once per node, as a warning and an [`EngineEvent::NotDriven`], that a Thymio-II will
     /// not be driven (no `cmd_vel`, no odometry) and why. Other node types are bridged without
     /// comment: a script of theirs is not expected to be a driver script.
-    fn report_not_driven(&mut self, id: u16, why: &str) {
+    fn report_not_driven(&mut self, id: NodeId, why: &str) {
         let is_thymio = self.net.node(id).is_some_and(|n| n.name() == THYMIO_TYPE);
         if !is_thymio || !self.driver.enabled || !self.not_driven.insert(id) {
             return;

@@ -6,6 +6,7 @@ use super::{Engine, EngineError};
 use crate::schema::{self, SchemaError};
 use crate::thymio::calibration::CalibrationError;
 use crate::thymio::params::DriverParams;
+use msgs::handoff::NodeId;
 
 /// Why a parameter change was not applied; names the parameter and keeps the cause.
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +47,7 @@ impl Engine {
         &mut self,
         name: &str,
         value: serde_yaml::Value,
-    ) -> Result<Vec<u16>, LiveError> {
+    ) -> Result<Vec<NodeId>, LiveError> {
         if !schema::is_live::<DriverParams>(name) {
             return Err(LiveError::StartOnly(name.to_owned()));
         }
@@ -56,7 +57,7 @@ impl Engine {
             source: e,
         };
         // check every robot's calibration first: a bad value changes nothing
-        let nodes: Vec<u16> = self.robots.iter().map(|s| s.node).collect();
+        let nodes: Vec<NodeId> = self.robots.iter().map(|s| s.node).collect();
         let mut cals = Vec::with_capacity(nodes.len());
         for id in &nodes {
             let c = next
@@ -65,7 +66,7 @@ impl Engine {
             cals.push((*id, c));
         }
         if nodes.is_empty() {
-            next.calibration(&self.calibration_file, 0)
+            next.calibration(&self.calibration_file, NodeId(0))
                 .map_err(calibration)?;
         }
         self.driver = next;
@@ -98,11 +99,16 @@ mod tests {
         let robots = e
             .set_live_param("motor.left.parameters", yaml("[0.0006, 0.0]"))
             .unwrap();
-        assert_eq!(robots, [3]);
+        assert_eq!(robots, [NodeId(3)]);
         let cal = e.live_params().nrt_calibration(robot).unwrap();
         assert_eq!((cal.left.q0, cal.left.q1), (0.0006, 0.0));
         assert_eq!(
-            e.robots().of_node(3).unwrap().calibration.left.parameters,
+            e.robots()
+                .of_node(NodeId(3))
+                .unwrap()
+                .calibration
+                .left
+                .parameters,
             [0.0006, 0.0]
         );
         e.set_live_param("obstacle_stop.enabled", yaml("true"))

@@ -32,7 +32,7 @@ use crate::params::BridgeParams;
 use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
 use crate::thymio::params::DriverParams;
-use msgs::handoff::{LinkId, LinkTarget, NrtEnds, RobotId, RtCommand, RtStats, Twist2};
+use msgs::handoff::{LinkId, LinkTarget, NodeId, NrtEnds, RobotId, RtCommand, RtStats, Twist2};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
@@ -57,14 +57,14 @@ pub struct Engine {
     links: BTreeMap<LinkId, LinkInfo>,
     robots: Robots,
     backlog: VecDeque<(LinkTarget, Vec<u8>)>,
-    pending_accept: Vec<(u16, Instant)>,
-    loaded_at: BTreeMap<u16, Instant>,
+    pending_accept: Vec<(NodeId, Instant)>,
+    loaded_at: BTreeMap<NodeId, Instant>,
     /// Robots whose node is lost, since when.
-    lost_since: BTreeMap<u16, Instant>,
+    lost_since: BTreeMap<NodeId, Instant>,
     /// Thymio nodes already reported as not driven (see `report_not_driven`).
-    not_driven: std::collections::BTreeSet<u16>,
+    not_driven: std::collections::BTreeSet<NodeId>,
     /// Nodes the RT obstacle-stop reflex holds now.
-    reflex_holds: std::collections::BTreeSet<u16>,
+    reflex_holds: std::collections::BTreeSet<NodeId>,
     last_liveness: Option<Instant>,
     vm_halts: vm_halt::VmHalts,
     events: VecDeque<EngineEvent>,
@@ -251,7 +251,7 @@ impl Engine {
 
     /// Sets a robot's velocity set-point (latest value wins; the RT watchdog stops it if no
     /// new one comes in time). Non-finite values are refused.
-    pub fn set_cmd_vel(&self, node: u16, linear: f64, angular: f64) -> Result<(), EngineError> {
+    pub fn set_cmd_vel(&self, node: NodeId, linear: f64, angular: f64) -> Result<(), EngineError> {
         let slot = self
             .robots
             .of_node(node)
@@ -281,12 +281,12 @@ impl Engine {
 
     /// What is known of a driven node's VM: halts (stopped or paused while driven) and
     /// restarts (see `restart_stopped_vm`).
-    pub fn vm_record(&self, node: u16) -> Option<VmRecord> {
+    pub fn vm_record(&self, node: NodeId) -> Option<VmRecord> {
         self.vm_halts.record(node)
     }
 
     /// Whether the RT obstacle-stop reflex holds node `node` now.
-    pub fn obstacle_stop_holds(&self, node: u16) -> bool {
+    pub fn obstacle_stop_holds(&self, node: NodeId) -> bool {
         self.reflex_holds.contains(&node)
     }
 
@@ -299,7 +299,7 @@ impl Engine {
     /// Applies a new calibration to a robot live (the RT thread reads it at its next cycle).
     pub fn set_calibration(
         &mut self,
-        node: u16,
+        node: NodeId,
         c: calibration::Calibration,
     ) -> Result<(), EngineError> {
         c.validate()?;
@@ -322,7 +322,7 @@ impl Engine {
     /// watched like cmd_vel: see `raw_motor`).
     pub fn emit_script_event(
         &mut self,
-        node: u16,
+        node: NodeId,
         name: &str,
         args: &[i16],
     ) -> Result<(), EngineError> {
@@ -347,7 +347,7 @@ impl Engine {
         let with_id = n.settings().is_some_and(|s| s.include_id_in_events);
         let mut payload = Vec::with_capacity(args.len() + 1);
         if with_id {
-            payload.push(node as i16);
+            payload.push(node.0 as i16);
         }
         payload.extend_from_slice(args);
         if payload.len() != size {
@@ -367,10 +367,10 @@ impl Engine {
     pub fn load_script(
         &mut self,
         source: ScriptSource,
-        nodes: &[u16],
+        nodes: &[NodeId],
         set_as_default: bool,
-    ) -> Result<Vec<u16>, EngineError> {
-        let targets: Vec<u16> = if nodes.is_empty() {
+    ) -> Result<Vec<NodeId>, EngineError> {
+        let targets: Vec<NodeId> = if nodes.is_empty() {
             self.net
                 .nodes()
                 .filter(|n| n.is_bridged() && n.connected)
@@ -405,7 +405,7 @@ impl Engine {
     /// `reset_on_closing`, RESET is sent to every bridged node too.
     pub fn shutdown(&mut self) {
         if self.params.reset_on_closing {
-            let ids: Vec<u16> = self
+            let ids: Vec<NodeId> = self
                 .net
                 .nodes()
                 .filter(|n| n.is_bridged() && n.connected)

@@ -15,7 +15,7 @@
 
 use super::{Engine, EngineError, EngineEvent};
 use crate::network::NetError;
-use msgs::handoff::{Quadratic, RobotCalibration, Twist2};
+use msgs::handoff::{NodeId, Quadratic, RobotCalibration, Twist2};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -28,8 +28,8 @@ pub(super) const SET_SPEED: &str = "set_speed";
 /// Last raw targets per node, and the nodes already warned about the cap.
 #[derive(Debug, Default)]
 pub(super) struct RawMotor {
-    last: BTreeMap<u16, ([i16; 2], Instant)>,
-    warned_cap: BTreeSet<u16>,
+    last: BTreeMap<NodeId, ([i16; 2], Instant)>,
+    warned_cap: BTreeSet<NodeId>,
 }
 
 /// Wheel speed (m/s) of `m` motor units: the calibration's forward model `q0·m + q1·m·|m|`.
@@ -66,7 +66,7 @@ pub fn cap_pair(m: [i16; 2], cap: f64) -> [i16; 2] {
 }
 
 /// The report of [`EngineEvent::RawMotorCapped`].
-pub fn capped_message(node: u16, wheels: [i16; 2], cap: f64) -> String {
+pub fn capped_message(node: NodeId, wheels: [i16; 2], cap: f64) -> String {
     format!(
         "node {node}: raw motor targets {wheels:?} beyond the driver's limit ±{cap}: capped \
          (the driver drives this robot: set_speed and motor.*.target go through the cmd_vel cap \
@@ -86,7 +86,7 @@ pub fn wheels_to_twist(m: [i16; 2], cal: &RobotCalibration) -> Twist2 {
 
 impl Engine {
     /// Makes `wheels` node `node`'s set-point, if the RT thread drives it; `Ok(false)` if not.
-    fn raw_set_point(&mut self, node: u16, wheels: [i16; 2]) -> Result<bool, EngineError> {
+    fn raw_set_point(&mut self, node: NodeId, wheels: [i16; 2]) -> Result<bool, EngineError> {
         let Some(slot) = self.robots.of_node(node) else {
             return Ok(false);
         };
@@ -111,7 +111,11 @@ impl Engine {
 
     /// `set_speed` for node `node` (its arguments without the node id): the robot's set-point
     /// if it is driven (`Ok(true)`), else `Ok(false)` (to be sent as an event).
-    pub(super) fn raw_set_speed(&mut self, node: u16, args: &[i16]) -> Result<bool, EngineError> {
+    pub(super) fn raw_set_speed(
+        &mut self,
+        node: NodeId,
+        args: &[i16],
+    ) -> Result<bool, EngineError> {
         if self.robots.of_node(node).is_none() {
             return Ok(false);
         }
@@ -130,7 +134,7 @@ impl Engine {
     /// documentation); anything else is written as it comes.
     pub fn set_variable(
         &mut self,
-        node: u16,
+        node: NodeId,
         name: &str,
         values: &[i16],
     ) -> Result<(), EngineError> {
@@ -179,7 +183,7 @@ impl Engine {
             }
             let with_id = n.settings().is_some_and(|s| s.include_id_in_events);
             match (with_id, args.split_first()) {
-                (true, Some((id, rest))) if *id as u16 == slot.node => {
+                (true, Some((id, rest))) if *id as u16 == slot.node.0 => {
                     targets.push((slot.node, rest.to_vec()))
                 }
                 (true, _) => {}
@@ -198,7 +202,7 @@ impl Engine {
     }
 
     /// Forgets the raw state of a node that is no longer driven.
-    pub(super) fn raw_forget(&mut self, node: u16) {
+    pub(super) fn raw_forget(&mut self, node: NodeId) {
         self.raw.last.remove(&node);
         self.raw.warned_cap.remove(&node);
     }

@@ -2,7 +2,7 @@
 //! calibration the RT side reads (live atomics).
 
 use crate::thymio::calibration::Calibration;
-use msgs::handoff::{LinkId, RobotId, MAX_ROBOTS};
+use msgs::handoff::{LinkId, NodeId, RobotId, MAX_ROBOTS};
 use std::collections::BTreeMap;
 
 /// One robot driven by the RT thread.
@@ -11,7 +11,7 @@ pub struct RobotSlot {
     /// RT robot id.
     pub robot: RobotId,
     /// Aseba node id.
-    pub node: u16,
+    pub node: NodeId,
     /// Calibration in use.
     pub calibration: Calibration,
     /// The link the RT thread was told to write to (`None`: any, for a node behind the switch).
@@ -31,17 +31,17 @@ impl RobotSlot {
 /// Allocation of RT robot ids to nodes.
 #[derive(Debug, Default)]
 pub struct Robots {
-    by_node: BTreeMap<u16, RobotSlot>,
+    by_node: BTreeMap<NodeId, RobotSlot>,
 }
 
 impl Robots {
     /// The slot of a node.
-    pub fn of_node(&self, node: u16) -> Option<&RobotSlot> {
+    pub fn of_node(&self, node: NodeId) -> Option<&RobotSlot> {
         self.by_node.get(&node)
     }
 
     /// The node of an RT robot id.
-    pub fn node_of(&self, robot: RobotId) -> Option<u16> {
+    pub fn node_of(&self, robot: RobotId) -> Option<NodeId> {
         self.by_node
             .values()
             .find(|s| s.robot == robot)
@@ -54,7 +54,7 @@ impl Robots {
     }
 
     /// The node's slot, allocated if needed; `None` if every RT slot is taken.
-    pub fn assign(&mut self, node: u16, calibration: Calibration) -> Option<&RobotSlot> {
+    pub fn assign(&mut self, node: NodeId, calibration: Calibration) -> Option<&RobotSlot> {
         if let Some(s) = self.by_node.get_mut(&node) {
             s.calibration = calibration;
             return self.by_node.get(&node);
@@ -77,21 +77,21 @@ impl Robots {
     }
 
     /// Records the link the RT thread writes node `node`'s commands to.
-    pub fn set_link(&mut self, node: u16, link: Option<LinkId>) {
+    pub fn set_link(&mut self, node: NodeId, link: Option<LinkId>) {
         if let Some(s) = self.by_node.get_mut(&node) {
             s.link = link;
         }
     }
 
     /// Records which script events of node `node` the RT thread decodes.
-    pub fn set_rt_events(&mut self, node: u16, events: [Option<u16>; 2]) {
+    pub fn set_rt_events(&mut self, node: NodeId, events: [Option<u16>; 2]) {
         if let Some(s) = self.by_node.get_mut(&node) {
             s.rt_events = events;
         }
     }
 
     /// Frees a node's slot.
-    pub fn release(&mut self, node: u16) -> Option<RobotSlot> {
+    pub fn release(&mut self, node: NodeId) -> Option<RobotSlot> {
         self.by_node.remove(&node)
     }
 }

@@ -3,6 +3,7 @@
 
 use super::script_file::{read_script_file, ScriptFileError};
 use crate::network::{LoadedScript, Node};
+use msgs::handoff::NodeId;
 use nrt_compiler as compiler;
 use std::collections::BTreeMap;
 
@@ -51,7 +52,7 @@ pub enum ScriptError {
     },
     /// The node is not described yet.
     #[error("node {0} is not described yet")]
-    NotDescribed(u16),
+    NotDescribed(NodeId),
 }
 
 impl ScriptSource {
@@ -95,7 +96,7 @@ impl ScriptSource {
         for (name, value) in &self.constants {
             aesl.set_constant(name, i32::from(*value));
         }
-        let Some(code) = aesl.source_for(&description.name, node.id) else {
+        let Some(code) = aesl.source_for(&description.name, node.id.0) else {
             return Ok(None);
         };
         let program = compiler::compile(&code.code, description, &aesl.events, &aesl.constants)

@@ -66,7 +66,11 @@ fn discovery_runs_through_the_rings() {
     }
     e.poll(Instant::now());
     let events: Vec<EngineEvent> = std::iter::from_fn(|| e.next_event()).collect();
-    assert!(events.contains(&EngineEvent::Network(NetworkEvent::NodeAccepted { id: 3 })));
+    assert!(
+        events.contains(&EngineEvent::Network(NetworkEvent::NodeAccepted {
+            id: NodeId(3)
+        }))
+    );
     assert!(events.iter().any(|ev| matches!(
         ev,
         EngineEvent::LinkUp {
@@ -74,7 +78,7 @@ fn discovery_runs_through_the_rings() {
             ..
         }
     )));
-    assert!(e.network().node(3).unwrap().is_bridged());
+    assert!(e.network().node(NodeId(3)).unwrap().is_bridged());
 }
 
 #[test]
@@ -93,7 +97,7 @@ fn link_down_marks_nodes_lost() {
     link_down(&mut rt);
     e.poll(Instant::now());
     assert!(!e.connected());
-    assert!(!e.network().node(3).unwrap().connected);
+    assert!(!e.network().node(NodeId(3)).unwrap().connected);
 }
 
 #[test]
@@ -172,9 +176,9 @@ fn script_events_are_checked_and_prefixed() {
     e.poll(Instant::now());
     written(&mut rt);
     assert_eq!(
-        e.emit_script_event(3, "ping", &[1]),
+        e.emit_script_event(NodeId(3), "ping", &[1]),
         Err(EngineError::UnknownEvent {
-            node: 3,
+            node: NodeId(3),
             name: "ping".into()
         })
     );
@@ -183,26 +187,29 @@ fn script_events_are_checked_and_prefixed() {
         bytecode: vec![1],
         ..Default::default()
     };
-    e.network_mut().load_script(3, script).unwrap();
+    e.network_mut().load_script(NodeId(3), script).unwrap();
     e.poll(Instant::now());
     assert_eq!(
         written(&mut rt).iter().map(|w| w.1).collect::<Vec<_>>(),
         vec![kind::SET_BYTECODE, kind::RUN]
     );
     assert_eq!(
-        e.emit_script_event(3, "ping", &[1]),
+        e.emit_script_event(NodeId(3), "ping", &[1]),
         Err(EngineError::EventSize {
             name: "ping".into(),
             expected: 2,
             got: 1
         })
     );
-    e.emit_script_event(3, "ping", &[1, 2]).unwrap();
+    e.emit_script_event(NodeId(3), "ping", &[1, 2]).unwrap();
     let w = written(&mut rt);
     assert_eq!(w.len(), 1);
     assert_eq!((w[0].0, w[0].1), (LinkTarget::All, 0));
     assert_eq!(&w[0].2[6..], &[1, 0, 2, 0]);
-    assert_eq!(e.set_cmd_vel(3, 0.1, 0.0), Err(EngineError::NotARobot(3)));
+    assert_eq!(
+        e.set_cmd_vel(NodeId(3), 0.1, 0.0),
+        Err(EngineError::NotARobot(NodeId(3)))
+    );
 }
 
 #[test]
@@ -243,9 +250,11 @@ pub(super) fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
         bytecode: vec![1],
         ..Default::default()
     };
-    e.network_mut().load_script(3, script.clone()).unwrap();
-    e.configure_robot(3, &script).unwrap();
-    let robot = e.robots().of_node(3).expect("a robot slot").robot;
+    e.network_mut()
+        .load_script(NodeId(3), script.clone())
+        .unwrap();
+    e.configure_robot(NodeId(3), &script).unwrap();
+    let robot = e.robots().of_node(NodeId(3)).expect("a robot slot").robot;
     assert!(matches!(
         rt.rt_pop_command(),
         Some(RtCommand::ConfigureRobot { robot: r, .. }) if r == robot
@@ -258,7 +267,7 @@ pub(super) fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
 fn rt_decoded_proximity_reaches_nrt_typed_and_is_marked_rt_owned() {
     let (mut e, mut rt) = engine(0);
     let robot = driven_robot(&mut e, &mut rt);
-    let slot = e.robots().of_node(3).unwrap();
+    let slot = e.robots().of_node(NodeId(3)).unwrap();
     // the script of driven_robot has odometry (id 0) but no proximity event
     assert!(slot.decoded_by_rt(0) && !slot.decoded_by_rt(1));
     let sample = msgs::handoff::ProximitySample {
@@ -270,8 +279,9 @@ fn rt_decoded_proximity_reaches_nrt_typed_and_is_marked_rt_owned() {
     };
     assert!(rt.rt_push_event(RtEvent::Proximity(sample)));
     e.poll(Instant::now());
-    assert!(std::iter::from_fn(|| e.next_event())
-        .any(|ev| matches!(ev, EngineEvent::Proximity { node: 3, sample: s } if s == sample)));
+    assert!(std::iter::from_fn(|| e.next_event()).any(
+        |ev| matches!(ev, EngineEvent::Proximity { node: NodeId(3), sample: s } if s == sample)
+    ));
 }
 
 /// Link 0 ends (EOF).
@@ -296,15 +306,21 @@ fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
     e.poll(t0);
     // a short loss keeps the robot
     e.poll(t0 + Duration::from_secs(9));
-    assert!(e.robots().of_node(3).is_some());
+    assert!(e.robots().of_node(NodeId(3)).is_some());
     assert!(!events(&mut e)
         .iter()
         .any(|ev| matches!(ev, EngineEvent::RobotRemoved { .. })));
     e.poll(t0 + Duration::from_secs(11));
-    assert!(e.robots().of_node(3).is_none());
-    assert!(events(&mut e).contains(&EngineEvent::RobotRemoved { node: 3, robot }));
+    assert!(e.robots().of_node(NodeId(3)).is_none());
+    assert!(events(&mut e).contains(&EngineEvent::RobotRemoved {
+        node: NodeId(3),
+        robot
+    }));
     assert_eq!(rt.rt_pop_command(), Some(RtCommand::RemoveRobot { robot }));
-    assert_eq!(e.set_cmd_vel(3, 0.1, 0.0), Err(EngineError::NotARobot(3)));
+    assert_eq!(
+        e.set_cmd_vel(NodeId(3), 0.1, 0.0),
+        Err(EngineError::NotARobot(NodeId(3)))
+    );
     // the node is heard again: driven again, on its (new) link
     assert!(rt.rt_push_event(RtEvent::LinkUp {
         link: LinkId(1),
@@ -319,10 +335,17 @@ fn a_robot_lost_too_long_is_removed_and_added_back_when_its_node_returns() {
     );
     e.poll(Instant::now());
     let ev = events(&mut e);
-    assert!(ev.contains(&EngineEvent::Network(NetworkEvent::NodeBack { id: 3 })));
+    assert!(ev.contains(&EngineEvent::Network(NetworkEvent::NodeBack {
+        id: NodeId(3)
+    })));
     assert!(
-        ev.iter()
-            .any(|ev| matches!(ev, EngineEvent::RobotReady { node: 3, .. })),
+        ev.iter().any(|ev| matches!(
+            ev,
+            EngineEvent::RobotReady {
+                node: NodeId(3),
+                ..
+            }
+        )),
         "{ev:?}"
     );
     let again = std::iter::from_fn(|| rt.rt_pop_command()).find_map(|c| match c {
@@ -347,7 +370,7 @@ fn a_robot_back_before_the_timeout_is_kept() {
     );
     e.poll(t0 + Duration::from_secs(1));
     e.poll(t0 + Duration::from_secs(60));
-    assert_eq!(e.robots().of_node(3).map(|s| s.robot), Some(robot));
+    assert_eq!(e.robots().of_node(NodeId(3)).map(|s| s.robot), Some(robot));
     // back on the same link: the RT side keeps its configuration (and its odometry)
     assert!(!std::iter::from_fn(|| rt.rt_pop_command())
         .any(|c| matches!(c, RtCommand::ConfigureRobot { .. })));
@@ -365,14 +388,19 @@ fn a_script_without_the_driver_events_removes_the_robot() {
         bytecode: vec![1],
         ..Default::default()
     };
-    e.configure_robot(3, &plain).unwrap();
-    assert!(e.robots().of_node(3).is_none());
+    e.configure_robot(NodeId(3), &plain).unwrap();
+    assert!(e.robots().of_node(NodeId(3)).is_none());
     assert_eq!(rt.rt_pop_command(), Some(RtCommand::RemoveRobot { robot }));
     let ev = events(&mut e);
     // said once, naming the node and the missing events
     match &ev[..] {
-        [EngineEvent::NotDriven { node: 3, message }, EngineEvent::RobotRemoved { node: 3, robot: r }] =>
-        {
+        [EngineEvent::NotDriven {
+            node: NodeId(3),
+            message,
+        }, EngineEvent::RobotRemoved {
+            node: NodeId(3),
+            robot: r,
+        }] => {
             assert_eq!(*r, robot);
             assert!(
                 message.contains("node 3 (thymio-II) is not driven")
@@ -382,7 +410,7 @@ fn a_script_without_the_driver_events_removes_the_robot() {
         }
         other => panic!("{other:?}"),
     }
-    e.configure_robot(3, &plain).unwrap();
+    e.configure_robot(NodeId(3), &plain).unwrap();
     assert!(!events(&mut e)
         .iter()
         .any(|ev| matches!(ev, EngineEvent::NotDriven { .. })));
@@ -393,9 +421,9 @@ fn obstacle_stop_edges_become_events_and_state_of_their_node() {
     let (mut e, mut rt) = engine(0);
     let robot = driven_robot(&mut e, &mut rt);
     e.report_obstacle_stop(robot, true);
-    assert!(e.obstacle_stop_holds(3));
+    assert!(e.obstacle_stop_holds(NodeId(3)));
     e.report_obstacle_stop(robot, false);
-    assert!(!e.obstacle_stop_holds(3));
+    assert!(!e.obstacle_stop_holds(NodeId(3)));
     // a free slot (robot gone meanwhile) reports nothing
     e.report_obstacle_stop(RobotId(robot.0 + 1), true);
     let reflex: Vec<_> = events(&mut e)
@@ -405,7 +433,7 @@ fn obstacle_stop_edges_become_events_and_state_of_their_node() {
             _ => None,
         })
         .collect();
-    assert_eq!(reflex, [(3, true), (3, false)]);
+    assert_eq!(reflex, [(NodeId(3), true), (NodeId(3), false)]);
 }
 
 /// Node 3 reports its execution state (flags) on link 0.
@@ -425,7 +453,7 @@ fn a_stopped_vm_of_a_driven_robot_is_reported_once_and_set_running() {
     written(&mut rt);
     execution_state(&mut rt, 0);
     e.poll(Instant::now());
-    assert_eq!(e.vm_record(3).map(|r| r.halted), Some(false));
+    assert_eq!(e.vm_record(NodeId(3)).map(|r| r.halted), Some(false));
     execution_state(&mut rt, FLAG_STEP_BY_STEP);
     e.poll(Instant::now());
     let runs = |rt: &mut RtEnds| {
@@ -435,17 +463,17 @@ fn a_stopped_vm_of_a_driven_robot_is_reported_once_and_set_running() {
             .count()
     };
     assert_eq!(runs(&mut rt), 1);
-    let r = e.vm_record(3).unwrap();
+    let r = e.vm_record(NodeId(3)).unwrap();
     assert_eq!((r.halted, r.halts, r.restarts), (true, 1, 1));
     // still stopped at the next check: RUN again, not a second report
     execution_state(&mut rt, FLAG_STEP_BY_STEP | FLAG_EVENT_ACTIVE);
     e.poll(Instant::now());
     assert_eq!(runs(&mut rt), 1);
-    assert_eq!(e.vm_record(3).unwrap().halts, 1);
+    assert_eq!(e.vm_record(NodeId(3)).unwrap().halts, 1);
     execution_state(&mut rt, 0);
     e.poll(Instant::now());
     assert_eq!(
-        e.vm_record(3).unwrap().summary(),
+        e.vm_record(NodeId(3)).unwrap().summary(),
         "running (halts: 1, restarts: 2)"
     );
 }
@@ -475,7 +503,7 @@ fn with_restart_off_a_stopped_vm_is_only_reported() {
     assert!(!written(&mut rt_ends)
         .iter()
         .any(|(_, k, _)| *k == kind::RUN));
-    let r = e.vm_record(3).unwrap();
+    let r = e.vm_record(NodeId(3)).unwrap();
     assert_eq!((r.halted, r.halts, r.restarts), (true, 1, 0));
 }
 
@@ -526,9 +554,9 @@ fn poll_pumps_the_attached_controllers() {
             engaged: true,
         });
     e.poll(Instant::now());
-    assert!(e.obstacle_stop_holds(3));
+    assert!(e.obstacle_stop_holds(NodeId(3)));
     assert!(events(&mut e).contains(&EngineEvent::ObstacleStop {
-        node: 3,
+        node: NodeId(3),
         engaged: true
     }));
     e.set_live_param("obstacle_stop.enabled", serde_yaml::Value::Bool(true))

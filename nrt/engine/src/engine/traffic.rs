@@ -4,7 +4,7 @@
 use super::{vm_halt, Engine, EngineEvent, LinkInfo};
 use crate::network::{Dest, Via};
 use crate::switch::LinkBudget;
-use msgs::handoff::{LinkKind, LinkTarget, RtEvent};
+use msgs::handoff::{LinkKind, LinkTarget, NodeId, RtEvent};
 use msgs::wire::Frame;
 use std::time::Instant;
 
@@ -133,7 +133,7 @@ impl Engine {
         let Some(switch) = switch.as_mut() else {
             return;
         };
-        let mut halts: Vec<u16> = Vec::new();
+        let mut halts: Vec<NodeId> = Vec::new();
         switch.poll(|_, frame| {
             if let Some(dest) = vm_halt::halt_request(frame) {
                 halts.push(dest);

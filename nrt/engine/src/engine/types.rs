@@ -6,7 +6,7 @@ use crate::params::BridgeParams;
 use crate::thymio::calibration;
 use crate::thymio::params::DriverParams;
 use msgs::handoff::{
-    LinkId, LinkKind, OdomSample, ProximitySample, RobotId, RtStats, SetupSummary,
+    LinkId, LinkKind, NodeId, OdomSample, ProximitySample, RobotId, RtStats, SetupSummary,
 };
 
 /// Configuration of the engine.
@@ -46,19 +46,19 @@ pub enum EngineEvent {
     /// A script was loaded on a node.
     ScriptLoaded {
         /// Node id.
-        node: u16,
+        node: NodeId,
     },
     /// Loading a script on a node failed.
     ScriptFailed {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// Why.
         error: String,
     },
     /// A node runs the driver script and is driven by the RT thread as `robot`.
     RobotReady {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// RT robot id.
         robot: RobotId,
     },
@@ -66,46 +66,46 @@ pub enum EngineEvent {
     /// driver events): reported once per node.
     NotDriven {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// What is wrong and what to do, naming the node and the missing events.
         message: String,
     },
     /// New odometry of a robot.
     Odometry {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// The sample.
         sample: OdomSample,
     },
     /// New proximity readings of a robot (decoded by the RT thread).
     Proximity {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// The readings.
         sample: ProximitySample,
     },
     /// A robot's link went down: its state is stale.
     RobotStale {
         /// Node id.
-        node: u16,
+        node: NodeId,
     },
     /// A robot is no longer driven (its node stayed lost for `lost_robot_timeout`, or it runs a
     /// script without the driver events): its RT slot is free and its interface must go.
     RobotRemoved {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// The RT robot id it had.
         robot: RobotId,
     },
     /// The cmd_vel watchdog stopped a robot.
     WatchdogStop {
         /// Node id.
-        node: u16,
+        node: NodeId,
     },
     /// The RT obstacle-stop reflex started (`engaged`) or stopped holding a robot.
     ObstacleStop {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// Holding.
         engaged: bool,
     },
@@ -113,7 +113,7 @@ pub enum EngineEvent {
     /// `motor.*.target`) were beyond the driver's cap and were capped; once per robot.
     RawMotorCapped {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// The targets asked for.
         wheels: [i16; 2],
         /// The cap (motor units).
@@ -149,7 +149,7 @@ pub enum EngineError {
     #[error("node {node} has no event \"{name}\" (load a script that declares it)")]
     UnknownEvent {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// Event name.
         name: String,
     },
@@ -165,7 +165,7 @@ pub enum EngineError {
     },
     /// The node is not driven by the RT thread.
     #[error("node {0} is not a robot driven by thymio-rt (no driver script loaded)")]
-    NotARobot(u16),
+    NotARobot(NodeId),
     /// The RT thread's live parameters refused a value.
     #[error("{what}: {source}")]
     Param {

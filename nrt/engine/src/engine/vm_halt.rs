@@ -6,6 +6,7 @@
 //! execution state (periodic GET_EXECUTION_STATE, and at once after a switch client's STOP/PAUSE).
 
 use super::Engine;
+use msgs::handoff::NodeId;
 use msgs::wire::Frame;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -37,9 +38,9 @@ impl VmRecord {
 /// The VM records of driven nodes.
 #[derive(Debug, Default)]
 pub struct VmHalts {
-    by_node: BTreeMap<u16, VmRecord>,
+    by_node: BTreeMap<NodeId, VmRecord>,
     /// Nodes a switch client just sent STOP or PAUSE to (attributed to the next halt seen).
-    from_client: std::collections::BTreeSet<u16>,
+    from_client: std::collections::BTreeSet<NodeId>,
 }
 
 /// What to do after an execution state of a driven node.
@@ -60,18 +61,18 @@ pub enum HaltAction {
 
 impl VmHalts {
     /// The record of `node`, if it was ever driven and checked.
-    pub fn record(&self, node: u16) -> Option<VmRecord> {
+    pub fn record(&self, node: NodeId) -> Option<VmRecord> {
         self.by_node.get(&node).copied()
     }
 
     /// A switch client sent STOP or PAUSE to `node`.
-    pub fn client_halt(&mut self, node: u16) {
+    pub fn client_halt(&mut self, node: NodeId) {
         self.from_client.insert(node);
     }
 
     /// An execution state of driven node `node`: `halted` if the VM is in step-by-step mode
     /// (stopped or paused).
-    pub fn on_state(&mut self, node: u16, halted: bool, restart: bool) -> HaltAction {
+    pub fn on_state(&mut self, node: NodeId, halted: bool, restart: bool) -> HaltAction {
         let r = self.by_node.entry(node).or_default();
         if !halted {
             r.halted = false;
@@ -99,10 +100,10 @@ impl VmHalts {
 }
 
 /// The node a switch client's frame stops or pauses, if it is a STOP or PAUSE.
-pub(super) fn halt_request(frame: &Frame<'_>) -> Option<u16> {
+pub(super) fn halt_request(frame: &Frame<'_>) -> Option<NodeId> {
     use msgs::wire::Message;
     match Message::decode(frame.kind, frame.payload) {
-        Ok(Message::Stop { dest } | Message::Pause { dest }) => Some(dest),
+        Ok(Message::Stop { dest } | Message::Pause { dest }) => Some(NodeId(dest)),
         _ => None,
     }
 }
@@ -110,7 +111,7 @@ pub(super) fn halt_request(frame: &Frame<'_>) -> Option<u16> {
 impl Engine {
     /// A switch client sent STOP or PAUSE to a driven node: ask its state now (the answer goes
     /// through [`Self::check_vm_halt`]) instead of waiting for the periodic check.
-    pub(super) fn watch_client_halt(&mut self, dest: u16) {
+    pub(super) fn watch_client_halt(&mut self, dest: NodeId) {
         if self.robots.of_node(dest).is_some() {
             tracing::warn!(
                 "a switch client sent STOP/PAUSE to node {dest}, which the driver drives"
@@ -124,7 +125,7 @@ impl Engine {
 
     /// An execution state of node `id`: a driven robot's VM found stopped or paused is reported
     /// once and, with `restart_stopped_vm`, set running again.
-    pub(super) fn check_vm_halt(&mut self, id: u16, pc: u16, flags: u16, now: Instant) {
+    pub(super) fn check_vm_halt(&mut self, id: NodeId, pc: u16, flags: u16, now: Instant) {
         if self.robots.of_node(id).is_none() {
             return;
         }
@@ -171,29 +172,29 @@ mod tests {
     #[test]
     fn a_halt_is_reported_once_and_restarted_each_time_it_is_seen() {
         let mut h = VmHalts::default();
-        assert_eq!(h.on_state(3, false, true), HaltAction::None);
-        h.client_halt(3);
+        assert_eq!(h.on_state(NodeId(3), false, true), HaltAction::None);
+        h.client_halt(NodeId(3));
         assert_eq!(
-            h.on_state(3, true, true),
+            h.on_state(NodeId(3), true, true),
             HaltAction::Report {
                 restart: true,
                 by_switch_client: true
             }
         );
-        assert_eq!(h.on_state(3, true, true), HaltAction::Restart);
-        assert_eq!(h.on_state(3, false, true), HaltAction::None);
-        let r = h.record(3).unwrap();
+        assert_eq!(h.on_state(NodeId(3), true, true), HaltAction::Restart);
+        assert_eq!(h.on_state(NodeId(3), false, true), HaltAction::None);
+        let r = h.record(NodeId(3)).unwrap();
         assert_eq!((r.halted, r.halts, r.restarts), (false, 1, 2));
         assert_eq!(r.summary(), "running (halts: 1, restarts: 2)");
         // a second halt, restart off: reported, never restarted
         assert_eq!(
-            h.on_state(3, true, false),
+            h.on_state(NodeId(3), true, false),
             HaltAction::Report {
                 restart: false,
                 by_switch_client: false
             }
         );
-        assert_eq!(h.on_state(3, true, false), HaltAction::None);
-        assert!(h.record(3).unwrap().halted);
+        assert_eq!(h.on_state(NodeId(3), true, false), HaltAction::None);
+        assert!(h.record(NodeId(3)).unwrap().halted);
     }
 }

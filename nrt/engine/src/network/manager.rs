@@ -10,6 +10,7 @@ use super::types::{Command, Dest, ManagerConfig, NetError, NetworkEvent, Outgoin
 use super::HOST_PROTOCOL_VERSION;
 use crate::params::BridgeParams;
 use crate::policy::NodesPolicy;
+use msgs::handoff::NodeId;
 use msgs::wire::{Frame, Message, Words, BYTECODE_CHUNK_WORDS, HOST_SOURCE, MAX_PAYLOAD_WORDS};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
@@ -19,7 +20,7 @@ use std::time::Instant;
 pub struct NetworkManager {
     config: ManagerConfig,
     policy: NodesPolicy,
-    nodes: BTreeMap<u16, Node>,
+    nodes: BTreeMap<NodeId, Node>,
     links: Vec<Via>,
     outgoing: VecDeque<Outgoing>,
     events: VecDeque<NetworkEvent>,
@@ -77,7 +78,7 @@ impl NetworkManager {
     /// A link was lost: its nodes are disconnected.
     pub fn on_link_down(&mut self, link: Via, _now: Instant) {
         self.links.retain(|l| *l != link);
-        let lost: Vec<u16> = self
+        let lost: Vec<NodeId> = self
             .nodes
             .values()
             .filter(|n| n.link == link && n.connected)
@@ -91,7 +92,7 @@ impl NetworkManager {
     /// A frame arrived from `link` at `now` (RT receive time `stamp_ns`).
     pub fn on_frame(&mut self, link: Via, frame: &Frame<'_>, stamp_ns: u64, now: Instant) {
         let Ok(msg) = frame.message() else { return };
-        let source = frame.source;
+        let source = NodeId(frame.source);
         // Host→node commands (from other hosts on the network, e.g. switch clients) and
         // bootloader traffic say nothing about nodes.
         if frame.kind >= 0xA000 || (0x8000..0x9000).contains(&frame.kind) {
@@ -191,7 +192,7 @@ impl NetworkManager {
             }
         }
         let timeout = self.config.node_timeout;
-        let silent: Vec<u16> = self
+        let silent: Vec<NodeId> = self
             .nodes
             .values()
             .filter(|n| n.connected && n.protocol_version >= 5)
@@ -225,7 +226,7 @@ impl NetworkManager {
     }
 
     /// One node.
-    pub fn node(&self, id: u16) -> Option<&Node> {
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
         self.nodes.get(&id)
     }
 
@@ -255,10 +256,10 @@ impl NetworkManager {
     }
 
     /// Sends a VM command to a node.
-    pub fn command(&mut self, id: u16, command: Command) -> Result<(), NetError> {
+    pub fn command(&mut self, id: NodeId, command: Command) -> Result<(), NetError> {
         let node = self.nodes.get(&id).ok_or(NetError::UnknownNode(id))?;
         let link = node.link;
-        let dest = id;
+        let dest = id.0;
         let m = match command {
             Command::Reset => Message::Reset { dest },
             Command::Run => Message::Run { dest },
@@ -275,7 +276,7 @@ impl NetworkManager {
 
     /// Uploads a compiled script (SET_BYTECODE chunks of 256 words, then RUN) and records it,
     /// so that its variables become readable by name and its events known.
-    pub fn load_script(&mut self, id: u16, script: LoadedScript) -> Result<(), NetError> {
+    pub fn load_script(&mut self, id: NodeId, script: LoadedScript) -> Result<(), NetError> {
         let node = self.ready_node(id)?;
         let size = node
             .description
@@ -292,13 +293,13 @@ impl NetworkManager {
         for (i, chunk) in words.chunks(BYTECODE_CHUNK_WORDS).enumerate() {
             let start = (i * BYTECODE_CHUNK_WORDS) as u16;
             let m = Message::SetBytecode {
-                dest: id,
+                dest: id.0,
                 start,
                 words: Words::from_slice(chunk),
             };
             self.send(Dest::Link(link), &m);
         }
-        self.send(Dest::Link(link), &Message::Run { dest: id });
+        self.send(Dest::Link(link), &Message::Run { dest: id.0 });
         if let Some(n) = self.nodes.get_mut(&id) {
             n.script = Some(script);
         }
@@ -306,7 +307,7 @@ impl NetworkManager {
     }
 
     /// Forgets the script recorded for a node (e.g. after the node rebooted).
-    pub fn clear_script(&mut self, id: u16) {
+    pub fn clear_script(&mut self, id: NodeId) {
         if let Some(n) = self.nodes.get_mut(&id) {
             n.script = None;
         }
@@ -319,7 +320,7 @@ impl NetworkManager {
         }
     }
 
-    fn heard(&mut self, link: Via, source: u16, now: Instant) {
+    fn heard(&mut self, link: Via, source: NodeId, now: Instant) {
         if let Some(n) = self.nodes.get_mut(&source) {
             n.last_seen = now;
             n.link = link;

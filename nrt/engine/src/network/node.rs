@@ -3,7 +3,7 @@
 use crate::policy::{NodeSettings, Rejection};
 use msgs::description::DescriptionAssembler;
 use msgs::description::{NamedVariable, TargetDescription};
-use msgs::handoff::LinkId;
+use msgs::handoff::{LinkId, NodeId};
 use std::time::Instant;
 
 /// Where the network manager hears a node and reaches it: one of the RT thread's links, or the
@@ -67,7 +67,7 @@ pub struct LoadedScript {
 #[derive(Debug, Clone)]
 pub struct Node {
     /// Aseba node id.
-    pub id: u16,
+    pub id: NodeId,
     /// Link it was last heard on.
     pub link: Via,
     /// Protocol version it announced.
@@ -89,7 +89,7 @@ pub struct Node {
 }
 
 impl Node {
-    pub(crate) fn new(id: u16, link: Via, protocol_version: u16, now: Instant) -> Self {
+    pub(crate) fn new(id: NodeId, link: Via, protocol_version: u16, now: Instant) -> Self {
         Node {
             id,
             link,

@@ -1,6 +1,7 @@
 //! Pending GET_VARIABLES requests, completed from one or several VARIABLES replies (the
 //! Thymio answers in chunks of at most 47 words, each with its own start).
 
+use msgs::handoff::NodeId;
 use std::time::Instant;
 
 /// Identifies a request of the network manager.
@@ -9,7 +10,7 @@ pub type RequestId = u64;
 #[derive(Debug)]
 pub(crate) struct PendingGet {
     pub id: RequestId,
-    pub node: u16,
+    pub node: NodeId,
     pub start: u16,
     pub values: Vec<Option<i16>>,
     pub deadline: Instant,

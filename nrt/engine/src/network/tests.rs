@@ -2,7 +2,7 @@ use super::*;
 use crate::params::BridgeParams;
 use crate::testutil::{description_frames, small_target};
 use msgs::description::TargetDescription;
-use msgs::handoff::LinkId;
+use msgs::handoff::{LinkId, NodeId};
 use msgs::wire::{kind, Frame, Message, Words};
 use std::time::{Duration, Instant};
 
@@ -70,13 +70,13 @@ fn discovery_describes_and_accepts() {
         b.events(),
         vec![
             NetworkEvent::NodeDiscovered {
-                id: 7,
+                id: NodeId(7),
                 protocol_version: 9
             },
-            NetworkEvent::NodeAccepted { id: 7 }
+            NetworkEvent::NodeAccepted { id: NodeId(7) }
         ]
     );
-    let node = b.m.node(7).unwrap();
+    let node = b.m.node(NodeId(7)).unwrap();
     assert_eq!(node.description.as_ref(), Some(&d));
     assert_eq!(node.variable("prox.horizontal").unwrap().address, 34);
     assert!(node.is_bridged());
@@ -93,14 +93,14 @@ fn lost_after_silence_and_back() {
     b.advance(2900);
     assert!(b.events().is_empty());
     b.advance(200);
-    assert_eq!(b.events(), vec![NetworkEvent::NodeLost { id: 1 }]);
-    assert!(!b.m.node(1).unwrap().connected);
+    assert_eq!(b.events(), vec![NetworkEvent::NodeLost { id: NodeId(1) }]);
+    assert!(!b.m.node(NodeId(1)).unwrap().connected);
     // no node connected: legacy GET_DESCRIPTION broadcast accompanies LIST_NODES
     b.advance(1000);
     let kinds: Vec<u16> = b.sent().into_iter().map(|(k, _)| k).collect();
     assert!(kinds.contains(&kind::GET_DESCRIPTION));
     b.feed(&Message::NodePresent { version: 9 }.to_frame(1).unwrap());
-    assert_eq!(b.events(), vec![NetworkEvent::NodeBack { id: 1 }]);
+    assert_eq!(b.events(), vec![NetworkEvent::NodeBack { id: NodeId(1) }]);
     // a described node is not described again
     assert!(!b
         .sent()
@@ -114,11 +114,11 @@ fn link_down_disconnects_its_nodes() {
     b.discover(1, &small_target(9));
     b.events();
     b.m.on_link_down(Via::Link(LinkId(0)), b.now);
-    assert_eq!(b.events(), vec![NetworkEvent::NodeLost { id: 1 }]);
+    assert_eq!(b.events(), vec![NetworkEvent::NodeLost { id: NodeId(1) }]);
     assert!(!b.m.has_links());
     assert_eq!(
-        b.m.get_variable(1, "_id", b.now),
-        Err(NetError::Disconnected(1))
+        b.m.get_variable(NodeId(1), "_id", b.now),
+        Err(NetError::Disconnected(NodeId(1)))
     );
 }
 
@@ -128,8 +128,13 @@ fn chunked_variables_reply_is_reassembled() {
     b.discover(1, &small_target(9));
     b.sent();
     b.events();
-    let req = b.m.get_variable(1, "big", b.now).unwrap();
-    let big_addr = b.m.node(1).unwrap().variable("big").unwrap().address;
+    let req = b.m.get_variable(NodeId(1), "big", b.now).unwrap();
+    let big_addr =
+        b.m.node(NodeId(1))
+            .unwrap()
+            .variable("big")
+            .unwrap()
+            .address;
     assert_eq!(
         b.sent(),
         vec![(
@@ -166,19 +171,19 @@ fn chunked_variables_reply_is_reassembled() {
 fn bad_requests_are_errors() {
     let mut b = Bench::new(&BridgeParams::default());
     assert_eq!(
-        b.m.get_variable(3, "x", b.now),
-        Err(NetError::UnknownNode(3))
+        b.m.get_variable(NodeId(3), "x", b.now),
+        Err(NetError::UnknownNode(NodeId(3)))
     );
     b.discover(1, &small_target(9));
     assert_eq!(
-        b.m.get_variable(1, "nope", b.now),
+        b.m.get_variable(NodeId(1), "nope", b.now),
         Err(NetError::UnknownVariable {
-            node: 1,
+            node: NodeId(1),
             name: "nope".into()
         })
     );
     assert_eq!(
-        b.m.set_variable(1, "prox.horizontal", &[1, 2]),
+        b.m.set_variable(NodeId(1), "prox.horizontal", &[1, 2]),
         Err(NetError::WrongSize {
             name: "prox.horizontal".into(),
             expected: 7,
@@ -186,17 +191,17 @@ fn bad_requests_are_errors() {
         })
     );
     assert!(matches!(
-        b.m.get_variables(1, 630, 20, b.now),
+        b.m.get_variables(NodeId(1), 630, 20, b.now),
         Err(NetError::OutOfRange { .. })
     ));
     assert!(matches!(
-        b.m.set_variables(1, 639, &[1, 2]),
+        b.m.set_variables(NodeId(1), 639, &[1, 2]),
         Err(NetError::OutOfRange { .. })
     ));
     assert_eq!(b.m.emit(0x8000, &[]), Err(NetError::BadEventId(0x8000)));
     assert_eq!(b.m.emit(1, &[0; 259]), Err(NetError::TooLarge(259)));
     b.sent();
-    b.m.set_variable(1, "prox.horizontal", &[1, 2, 3, 4, 5, 6, 7])
+    b.m.set_variable(NodeId(1), "prox.horizontal", &[1, 2, 3, 4, 5, 6, 7])
         .unwrap();
     let sent = b.sent();
     assert_eq!(sent.len(), 1);
@@ -208,7 +213,7 @@ fn request_times_out_and_lost_node_fails_requests() {
     let mut b = Bench::new(&BridgeParams::default());
     b.discover(1, &small_target(9));
     b.events();
-    let r1 = b.m.get_variable(1, "_id", b.now).unwrap();
+    let r1 = b.m.get_variable(NodeId(1), "_id", b.now).unwrap();
     b.advance(999);
     assert!(b.events().is_empty());
     b.advance(1);
@@ -216,15 +221,18 @@ fn request_times_out_and_lost_node_fails_requests() {
         b.events(),
         vec![NetworkEvent::Variables {
             request: r1,
-            result: Err(NetError::Timeout { node: 1, ms: 1000 })
+            result: Err(NetError::Timeout {
+                node: NodeId(1),
+                ms: 1000
+            })
         }]
     );
-    let r2 = b.m.get_variable(1, "_id", b.now).unwrap();
+    let r2 = b.m.get_variable(NodeId(1), "_id", b.now).unwrap();
     b.m.on_link_down(Via::Link(LinkId(0)), b.now);
     let ev = b.events();
     assert!(ev.contains(&NetworkEvent::Variables {
         request: r2,
-        result: Err(NetError::Lost(1))
+        result: Err(NetError::Lost(NodeId(1)))
     }));
 }
 
@@ -242,7 +250,7 @@ fn lost_items_are_fetched_again_by_fragments_on_protocol_8_and_up() {
         }
     }
     b.sent();
-    assert!(b.m.node(1).unwrap().description.is_none());
+    assert!(b.m.node(NodeId(1)).unwrap().description.is_none());
     b.advance(1000);
     let frag = |p: Vec<u8>| p[4] as usize;
     for k in 0..5 {
@@ -261,8 +269,10 @@ fn lost_items_are_fetched_again_by_fragments_on_protocol_8_and_up() {
         }
         b.feed(&frames[1 + k]);
     }
-    assert_eq!(b.m.node(1).unwrap().description.as_ref(), Some(&d));
-    assert!(b.events().contains(&NetworkEvent::NodeAccepted { id: 1 }));
+    assert_eq!(b.m.node(NodeId(1)).unwrap().description.as_ref(), Some(&d));
+    assert!(b
+        .events()
+        .contains(&NetworkEvent::NodeAccepted { id: NodeId(1) }));
 }
 
 #[test]
@@ -280,7 +290,7 @@ fn old_protocols_get_the_whole_description_again() {
     for f in description_frames(&d, 1) {
         b.feed(&f);
     }
-    assert!(b.m.node(1).unwrap().is_bridged());
+    assert!(b.m.node(NodeId(1)).unwrap().is_bridged());
 }
 
 #[test]
@@ -292,7 +302,7 @@ fn protocol_outside_range_is_ignored() {
     let mut b = Bench::new(&params);
     b.discover(2, &small_target(9));
     assert!(b.events().contains(&NetworkEvent::NodeIgnored {
-        id: 2,
+        id: NodeId(2),
         reason: IgnoreReason::Protocol(9)
     }));
 }
@@ -305,9 +315,9 @@ fn policy_rejection_is_reported() {
     b.discover(1, &small_target(9));
     b.discover(2, &small_target(9));
     let ev = b.events();
-    assert!(ev.contains(&NetworkEvent::NodeAccepted { id: 1 }));
+    assert!(ev.contains(&NetworkEvent::NodeAccepted { id: NodeId(1) }));
     assert!(ev.contains(&NetworkEvent::NodeIgnored {
-        id: 2,
+        id: NodeId(2),
         reason: IgnoreReason::Policy(crate::policy::Rejection::MaximalNumber)
     }));
 }
@@ -327,7 +337,7 @@ fn script_upload_is_chunked_then_run() {
         }],
         ..Default::default()
     };
-    b.m.load_script(1, script).unwrap();
+    b.m.load_script(NodeId(1), script).unwrap();
     let sent = b.sent();
     let kinds: Vec<u16> = sent.iter().map(|(k, _)| *k).collect();
     assert_eq!(
@@ -348,7 +358,11 @@ fn script_upload_is_chunked_then_run() {
     }
     assert_eq!(uploaded, bytecode);
     assert_eq!(
-        b.m.node(1).unwrap().variable("counter").unwrap().address,
+        b.m.node(NodeId(1))
+            .unwrap()
+            .variable("counter")
+            .unwrap()
+            .address,
         141
     );
     let too_big = LoadedScript {
@@ -356,7 +370,7 @@ fn script_upload_is_chunked_then_run() {
         ..Default::default()
     };
     assert_eq!(
-        b.m.load_script(1, too_big),
+        b.m.load_script(NodeId(1), too_big),
         Err(NetError::BytecodeTooLarge {
             got: 1535,
             size: 1534
@@ -382,13 +396,13 @@ fn user_events_and_vm_errors_are_reported() {
         b.events(),
         vec![
             NetworkEvent::UserEvent {
-                source: 1,
+                source: NodeId(1),
                 id: 2,
                 args: vec![5, -5],
                 stamp_ns: 42
             },
             NetworkEvent::VmError {
-                id: 1,
+                id: NodeId(1),
                 message: "division by zero at pc 12".into()
             }
         ]

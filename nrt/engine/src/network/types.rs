@@ -3,6 +3,7 @@
 
 use super::node::{IgnoreReason, Via};
 use super::requests::RequestId;
+use msgs::handoff::NodeId;
 use msgs::wire::MAX_PAYLOAD_WORDS;
 use std::time::Duration;
 
@@ -57,36 +58,36 @@ pub enum NetworkEvent {
     /// A node answered for the first time; its description is being read.
     NodeDiscovered {
         /// Node id.
-        id: u16,
+        id: NodeId,
         /// Protocol version it announced.
         protocol_version: u16,
     },
     /// A node is described and bridged.
     NodeAccepted {
         /// Node id.
-        id: u16,
+        id: NodeId,
     },
     /// A node is described but not bridged.
     NodeIgnored {
         /// Node id.
-        id: u16,
+        id: NodeId,
         /// Why.
         reason: IgnoreReason,
     },
     /// A node went silent (or its link was lost).
     NodeLost {
         /// Node id.
-        id: u16,
+        id: NodeId,
     },
     /// A lost node answered again.
     NodeBack {
         /// Node id.
-        id: u16,
+        id: NodeId,
     },
     /// A user event from a node.
     UserEvent {
         /// Sender node id.
-        source: u16,
+        source: NodeId,
         /// Event id (message type).
         id: u16,
         /// Arguments.
@@ -97,7 +98,7 @@ pub enum NetworkEvent {
     /// A node reported its VM state.
     ExecutionState {
         /// Node id.
-        id: u16,
+        id: NodeId,
         /// Program counter.
         pc: u16,
         /// Execution flags.
@@ -106,7 +107,7 @@ pub enum NetworkEvent {
     /// A node reported a VM error (it stopped) or a node-specific message.
     VmError {
         /// Node id.
-        id: u16,
+        id: NodeId,
         /// Human-readable text.
         message: String,
     },
@@ -124,18 +125,18 @@ pub enum NetworkEvent {
 pub enum NetError {
     /// No such node.
     #[error("no node with id {0}")]
-    UnknownNode(u16),
+    UnknownNode(NodeId),
     /// The node is not described yet.
     #[error("node {0} is not described yet")]
-    NotDescribed(u16),
+    NotDescribed(NodeId),
     /// The node is not connected.
     #[error("node {0} is not connected")]
-    Disconnected(u16),
+    Disconnected(NodeId),
     /// No such variable on the node.
     #[error("node {node} has no variable \"{name}\"")]
     UnknownVariable {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// Variable name.
         name: String,
     },
@@ -153,7 +154,7 @@ pub enum NetError {
     #[error("variables {start}..{end} outside the memory of node {node} ({size} words)")]
     OutOfRange {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// First address.
         start: usize,
         /// One past the last address.
@@ -179,13 +180,13 @@ pub enum NetError {
     #[error("node {node} did not answer within {ms} ms")]
     Timeout {
         /// Node id.
-        node: u16,
+        node: NodeId,
         /// Deadline.
         ms: u64,
     },
     /// The node was lost while waiting.
     #[error("node {0} was lost while waiting for its reply")]
-    Lost(u16),
+    Lost(NodeId),
 }
 
 /// VM commands.

@@ -16,7 +16,8 @@ fn decide(
     id: u16,
     bridged: &[(u16, &str)],
 ) -> Result<NodeSettings, Rejection> {
-    p.decide(name, id, bridged.iter().copied())
+    let bridged = bridged.iter().map(|&(i, n)| (NodeId(i), n));
+    p.decide(name, NodeId(id), bridged)
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! defaults of what it does not mention (defect §6.2 #15).
 
 use super::PROXIMITY_NAMES;
-use msgs::handoff::{Quadratic, RobotCalibration};
+use msgs::handoff::{NodeId, Quadratic, RobotCalibration};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -237,10 +237,10 @@ pub fn parse_file(yaml: &str) -> Result<CalibrationFile, CalibrationError> {
     serde_yaml::from_str(yaml).map_err(|e| CalibrationError::Parse(e.to_string()))
 }
 
-/// The calibration of robot `uid`: defaults (real or simulated), then its file entry if any.
+/// The calibration of robot (node) `uid`: defaults (real or simulated), then its file entry if any.
 pub fn for_robot(
     file: &CalibrationFile,
-    uid: u16,
+    uid: NodeId,
     simulation: bool,
 ) -> Result<Calibration, CalibrationError> {
     let mut c = if simulation {
@@ -248,7 +248,7 @@ pub fn for_robot(
     } else {
         Calibration::real()
     };
-    if let Some(entry) = file.get(&uid) {
+    if let Some(entry) = file.get(&uid.0) {
         c.apply(entry)?;
     }
     Ok(c)
@@ -298,21 +298,24 @@ mod tests {
             "12345:\n  motor:\n    left: {parameters: [0.0004, 0.000001]}\n  proximity:\n    center: {parameters: [4000, 0.0002, 0.007]}\n77:\n  axis_length: 0.095\n",
         )
         .unwrap();
-        let c = for_robot(&f, 12345, false).unwrap();
+        let c = for_robot(&f, NodeId(12345), false).unwrap();
         assert_eq!(c.left.parameters, [0.0004, 0.000001]);
         assert_eq!(c.left.deadband, 10.0);
         assert_eq!(c.right, Calibration::real().right);
         assert_eq!(c.proximity[2].parameters, [4000.0, 0.0002, 0.007]);
         assert_eq!(c.proximity[0], Calibration::real().proximity[0]);
-        assert_eq!(for_robot(&f, 77, true).unwrap().axis_length, 0.095);
-        assert_eq!(for_robot(&f, 1, true).unwrap(), Calibration::simulation());
+        assert_eq!(for_robot(&f, NodeId(77), true).unwrap().axis_length, 0.095);
+        assert_eq!(
+            for_robot(&f, NodeId(1), true).unwrap(),
+            Calibration::simulation()
+        );
     }
 
     #[test]
     fn calibration_tool_format_is_accepted() {
         let f = parse_file("5: {motor: {right: {kind: quadratic, q: [0.00035, 0.0]}}}").unwrap();
         assert_eq!(
-            for_robot(&f, 5, false).unwrap().right.parameters,
+            for_robot(&f, NodeId(5), false).unwrap().right.parameters,
             [0.00035, 0.0]
         );
     }
@@ -321,17 +324,17 @@ mod tests {
     fn bad_entries_are_errors() {
         let f = parse_file("5: {motor: {middle: {q: [1, 0]}}}").unwrap();
         assert_eq!(
-            for_robot(&f, 5, false),
+            for_robot(&f, NodeId(5), false),
             Err(CalibrationError::UnknownMotor("middle".into()))
         );
         let f = parse_file("5: {motor: {left: {q: [-1, 0]}}}").unwrap();
         assert!(matches!(
-            for_robot(&f, 5, false),
+            for_robot(&f, NodeId(5), false),
             Err(CalibrationError::Invalid(_))
         ));
         let f = parse_file("5: {proximity: {nose: {parameters: [1, 0, 1]}}}").unwrap();
         assert_eq!(
-            for_robot(&f, 5, false),
+            for_robot(&f, NodeId(5), false),
             Err(CalibrationError::UnknownSensor("nose".into()))
         );
         assert!(
@@ -339,7 +342,7 @@ mod tests {
         );
         let f = parse_file("5: {motor: {left: {kind: linear, q: [1, 0]}}}").unwrap();
         assert_eq!(
-            for_robot(&f, 5, false),
+            for_robot(&f, NodeId(5), false),
             Err(CalibrationError::UnsupportedKind("linear".into()))
         );
     }

@@ -6,6 +6,7 @@ use super::calibration::{
     AXIS_LENGTH,
 };
 use crate::schema::{Invalid, Section};
+use msgs::handoff::NodeId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -184,13 +185,13 @@ impl DriverParams {
         }
     }
 
-    /// The calibration of robot `uid` under these parameters: defaults (real or simulated),
+    /// The calibration of robot (node) `uid` under these parameters: defaults (real or simulated),
     /// the parameters (`axis_length`, `motor.*`, `proximity.*`), then the robot's file entry,
     /// which is the most specific.
     pub fn calibration(
         &self,
         file: &CalibrationFile,
-        uid: u16,
+        uid: NodeId,
     ) -> Result<Calibration, CalibrationError> {
         let mut c = if self.simulation {
             Calibration::simulation()
@@ -198,7 +199,7 @@ impl DriverParams {
             Calibration::real()
         };
         c.apply(&self.as_entry())?;
-        if let Some(entry) = file.get(&uid) {
+        if let Some(entry) = file.get(&uid.0) {
             c.apply(entry)?;
         }
         Ok(c)
@@ -225,7 +226,7 @@ mod tests {
             },
         );
         let f = parse_file("4: {motor: {left: {parameters: [0.0003, 0.0]}}}").unwrap();
-        let c = p.calibration(&f, 4).unwrap();
+        let c = p.calibration(&f, NodeId(4)).unwrap();
         assert_eq!(c.axis_length, 0.09);
         assert_eq!(
             c.left,

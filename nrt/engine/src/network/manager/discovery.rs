@@ -5,6 +5,7 @@ use super::NetworkManager;
 use crate::network::node::{IgnoreReason, Node, NodeState, Via};
 use crate::network::types::{Dest, NetError, NetworkEvent};
 use crate::network::{HOST_PROTOCOL_VERSION, MIN_TARGET_PROTOCOL_VERSION};
+use msgs::handoff::NodeId;
 use msgs::wire::Message;
 use std::time::Instant;
 
@@ -12,7 +13,7 @@ impl NetworkManager {
     pub(super) fn ensure_node(
         &mut self,
         link: Via,
-        id: u16,
+        id: NodeId,
         version: u16,
         now: Instant,
     ) -> &mut Node {
@@ -27,7 +28,7 @@ impl NetworkManager {
             .or_insert_with(|| Node::new(id, link, version, now))
     }
 
-    pub(super) fn on_node_present(&mut self, link: Via, id: u16, version: u16, now: Instant) {
+    pub(super) fn on_node_present(&mut self, link: Via, id: NodeId, version: u16, now: Instant) {
         let max = self.config.max_protocol_version;
         if !self.nodes.contains_key(&id) && !(MIN_TARGET_PROTOCOL_VERSION..=max).contains(&version)
         {
@@ -41,7 +42,7 @@ impl NetworkManager {
             self.send(
                 Dest::Link(link),
                 &Message::GetNodeDescription {
-                    dest: id,
+                    dest: id.0,
                     version: HOST_PROTOCOL_VERSION,
                 },
             );
@@ -85,7 +86,7 @@ impl NetworkManager {
                 frames.push((
                     link,
                     Message::GetNodeDescription {
-                        dest: id,
+                        dest: id.0,
                         version: HOST_PROTOCOL_VERSION,
                     },
                 ));
@@ -97,7 +98,7 @@ impl NetworkManager {
     }
 
     /// After an item arrived while fetching by fragments: ask for the next missing one.
-    pub(super) fn next_fragment(&mut self, id: u16, now: Instant) {
+    pub(super) fn next_fragment(&mut self, id: NodeId, now: Instant) {
         let Some(node) = self.nodes.get_mut(&id) else {
             return;
         };
@@ -113,7 +114,7 @@ impl NetworkManager {
         }
     }
 
-    pub(super) fn check_description(&mut self, id: u16) {
+    pub(super) fn check_description(&mut self, id: NodeId) {
         let Some(node) = self.nodes.get_mut(&id) else {
             return;
         };
@@ -153,7 +154,7 @@ impl NetworkManager {
         self.events.push_back(event);
     }
 
-    pub(super) fn mark_lost(&mut self, id: u16) {
+    pub(super) fn mark_lost(&mut self, id: NodeId) {
         let Some(n) = self.nodes.get_mut(&id) else {
             return;
         };
@@ -178,9 +179,9 @@ impl NetworkManager {
     }
 }
 
-fn fragment_request(dest: u16, k: usize) -> Message<'static> {
+fn fragment_request(dest: NodeId, k: usize) -> Message<'static> {
     Message::GetNodeDescriptionFragment {
-        dest,
+        dest: dest.0,
         version: HOST_PROTOCOL_VERSION,
         fragment: k as i16,
     }

@@ -5,6 +5,7 @@ use super::NetworkManager;
 use crate::network::node::Node;
 use crate::network::requests::{PendingGet, RequestId};
 use crate::network::types::{Dest, NetError, NetworkEvent};
+use msgs::handoff::NodeId;
 use msgs::wire::{Message, Words, MAX_PAYLOAD_WORDS};
 use std::time::Instant;
 
@@ -12,7 +13,7 @@ impl NetworkManager {
     /// Asks a node for a variable by name; the answer comes as [`NetworkEvent::Variables`].
     pub fn get_variable(
         &mut self,
-        id: u16,
+        id: NodeId,
         name: &str,
         now: Instant,
     ) -> Result<RequestId, NetError> {
@@ -23,7 +24,7 @@ impl NetworkManager {
     /// Asks a node for `length` words from address `start`.
     pub fn get_variables(
         &mut self,
-        id: u16,
+        id: NodeId,
         start: u16,
         length: u16,
         now: Instant,
@@ -46,7 +47,7 @@ impl NetworkManager {
             self.send(
                 Dest::Link(link),
                 &Message::GetVariables {
-                    dest: id,
+                    dest: id.0,
                     start,
                     length,
                 },
@@ -56,7 +57,7 @@ impl NetworkManager {
     }
 
     /// Writes a variable by name; the number of values must be its size.
-    pub fn set_variable(&mut self, id: u16, name: &str, values: &[i16]) -> Result<(), NetError> {
+    pub fn set_variable(&mut self, id: NodeId, name: &str, values: &[i16]) -> Result<(), NetError> {
         let var = self.lookup(id, name)?;
         if values.len() != var.size as usize {
             return Err(NetError::WrongSize {
@@ -69,7 +70,12 @@ impl NetworkManager {
     }
 
     /// Writes `values` from address `start` (in one message: both wheels start together).
-    pub fn set_variables(&mut self, id: u16, start: u16, values: &[i16]) -> Result<(), NetError> {
+    pub fn set_variables(
+        &mut self,
+        id: NodeId,
+        start: u16,
+        values: &[i16],
+    ) -> Result<(), NetError> {
         let node = self.ready_node(id)?;
         check_range(node, start as usize, values.len())?;
         if values.len() + 2 > MAX_PAYLOAD_WORDS {
@@ -77,7 +83,7 @@ impl NetworkManager {
         }
         let link = node.link;
         let m = Message::SetVariables {
-            dest: id,
+            dest: id.0,
             start,
             values: Words::from_slice(values),
         };
@@ -85,14 +91,14 @@ impl NetworkManager {
         Ok(())
     }
 
-    pub(super) fn on_variables(&mut self, source: u16, start: u16, values: Words<'_>) {
+    pub(super) fn on_variables(&mut self, source: NodeId, start: u16, values: Words<'_>) {
         for p in self.pending.iter_mut().filter(|p| p.node == source) {
             p.absorb(start, values.iter());
         }
         self.complete_ready_requests(source);
     }
 
-    pub(super) fn complete_ready_requests(&mut self, node: u16) {
+    pub(super) fn complete_ready_requests(&mut self, node: NodeId) {
         let mut i = 0;
         while i < self.pending.len() {
             let p = &self.pending[i];
@@ -123,7 +129,7 @@ impl NetworkManager {
 
     pub(super) fn lookup(
         &self,
-        id: u16,
+        id: NodeId,
         name: &str,
     ) -> Result<msgs::description::NamedVariable, NetError> {
         let node = self.ready_node(id)?;
@@ -134,7 +140,7 @@ impl NetworkManager {
             })
     }
 
-    pub(super) fn ready_node(&self, id: u16) -> Result<&Node, NetError> {
+    pub(super) fn ready_node(&self, id: NodeId) -> Result<&Node, NetError> {
         let node = self.nodes.get(&id).ok_or(NetError::UnknownNode(id))?;
         if node.description.is_none() {
             return Err(NetError::NotDescribed(id));

@@ -1,0 +1,172 @@
+//! Several Thymio-II on one Aseba network (an RF dongle with several robots, `sim.robots` > 1,
+//! robots joined by an asebaswitch): every robot of the network receives every user event, so
+//! the single-robot script would make each `set_speed` and actuator event move or light every
+//! robot on it. When a link carries more than one accepted Thymio-II, each of them gets the
+//! id-addressed variant of the default script instead (as ROS-Thymio's multi-robot driver
+//! does): its incoming events start with the target node id and the script ignores the events
+//! meant for another id. The engine then prepends the id to that robot's events and the RT
+//! thread to its `set_speed`. A robot that already runs the single-robot script when a second
+//! one appears on its link is reloaded with the variant (and says so in the log).
+//!
+//! The variant of a shipped script is its `_multi` sibling (`thymio_ros.aesl` →
+//! `thymio_ros_multi.aesl`, `thymio_ros_playground.aesl` → `thymio_ros_multi_playground.aesl`,
+//! built in or in the same directory); a script of another name has none, and robots sharing
+//! a network then need `nodes.<type>.include_id_in_events` and an id-addressed script of
+//! their own.
+
+use super::{Engine, ScriptSource};
+use crate::network::{Node, Via};
+use std::time::Instant;
+
+/// The Aseba node type whose driver script has an id-addressed variant.
+const THYMIO_TYPE: &str = "thymio-II";
+
+/// The single-robot scripts and their id-addressed variants (file names).
+const VARIANTS: [(&str, &str); 2] = [
+    ("thymio_ros.aesl", "thymio_ros_multi.aesl"),
+    (
+        "thymio_ros_playground.aesl",
+        "thymio_ros_multi_playground.aesl",
+    ),
+];
+
+/// The path of the id-addressed variant of the script at `path` (`None`: it has none).
+pub fn multi_variant_path(path: &str) -> Option<String> {
+    let (dir, name) = match path.rfind('/') {
+        Some(i) => path.split_at(i + 1),
+        None => path.split_at(path.find(':').map_or(0, |i| i + 1)),
+    };
+    VARIANTS
+        .iter()
+        .find(|(single, _)| *single == name)
+        .map(|(_, multi)| format!("{dir}{multi}"))
+}
+
+/// Whether `a` and `b` are two accepted Thymio-II on the same link.
+fn share_link(a: &Node, b: &Node) -> bool {
+    a.id != b.id
+        && matches!(a.link, Via::Link(_))
+        && a.link == b.link
+        && b.connected
+        && b.is_bridged()
+        && b.name() == THYMIO_TYPE
+}
+
+impl Engine {
+    /// Whether the events meant for node `id` carry its id first: its settings say so
+    /// (`include_id_in_events`) or the engine gave it the id-addressed variant.
+    pub(super) fn with_id(&self, id: u16) -> bool {
+        self.id_addressed.contains(&id)
+            || self
+                .net
+                .node(id)
+                .and_then(|n| n.settings())
+                .is_some_and(|s| s.include_id_in_events)
+    }
+
+    /// The script to load on node `id` when it is accepted: the default one, or its
+    /// id-addressed variant when another accepted Thymio-II shares the node's link (those of
+    /// them that run the single-robot default script are reloaded with the variant).
+    pub(super) fn script_for_new(&mut self, id: u16, now: Instant) -> Option<ScriptSource> {
+        let default = self.default_script.clone()?;
+        let (Some(multi), Some(node)) = (self.multi_script.clone(), self.net.node(id)) else {
+            return Some(default);
+        };
+        let own_setting = node.settings().is_some_and(|s| s.include_id_in_events);
+        if node.name() != THYMIO_TYPE || own_setting {
+            return Some(default);
+        }
+        let peers: Vec<u16> = self
+            .net
+            .nodes()
+            .filter(|p| share_link(node, p))
+            .map(|p| p.id)
+            .collect();
+        if peers.is_empty() {
+            return Some(default);
+        }
+        let link = node.link;
+        self.address_by_id(id);
+        for peer in peers {
+            let single = self.net.node(peer).is_some_and(|p| {
+                p.script
+                    .as_ref()
+                    .is_some_and(|s| s.origin == default.origin)
+            }) && !self.with_id(peer);
+            if !single {
+                continue;
+            }
+            tracing::warn!(
+                "node {peer}: node {id} joined it on {link:?}: several Thymio-II on one Aseba \
+                 network, every one of them would obey the other's commands: reloading node \
+                 {peer} with the id-addressed script {} (and loading it on node {id})",
+                multi.origin
+            );
+            self.address_by_id(peer);
+            if let Err(e) = self.load_on(&multi, peer, now) {
+                tracing::error!("node {peer}: {e}");
+            }
+        }
+        tracing::info!(
+            "node {id}: {} shares {link:?} with another Thymio-II: the id-addressed script",
+            multi.origin
+        );
+        Some(multi)
+    }
+
+    /// Marks node `id` as running the id-addressed variant and makes sure its id variable
+    /// holds its id (the variant compares the events' first word with it).
+    fn address_by_id(&mut self, id: u16) {
+        self.id_addressed.insert(id);
+        if self.params.set_id_variable {
+            return; // written on acceptance already
+        }
+        let var = self
+            .net
+            .node(id)
+            .and_then(|n| n.settings())
+            .map(|s| s.id_variable.clone())
+            .unwrap_or_default();
+        if var.is_empty() {
+            return;
+        }
+        if let Err(e) = self.net.set_variable(id, &var, &[id as i16]) {
+            tracing::warn!("node {id}: cannot set its id variable: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_scripts_have_their_multi_variant() {
+        assert_eq!(
+            multi_variant_path("builtin:aseba/thymio_ros.aesl").as_deref(),
+            Some("builtin:aseba/thymio_ros_multi.aesl")
+        );
+        assert_eq!(
+            multi_variant_path("/x/config/aseba/thymio_ros_playground.aesl").as_deref(),
+            Some("/x/config/aseba/thymio_ros_multi_playground.aesl")
+        );
+        assert_eq!(
+            multi_variant_path("thymio_ros.aesl").as_deref(),
+            Some("thymio_ros_multi.aesl")
+        );
+        assert_eq!(
+            multi_variant_path("builtin:aseba/thymio_ros_multi.aesl"),
+            None
+        );
+        assert_eq!(multi_variant_path("/x/mine.aesl"), None);
+        for (single, multi) in VARIANTS {
+            let path = format!("builtin:aseba/{single}");
+            let variant = multi_variant_path(&path).unwrap();
+            assert_eq!(variant, format!("builtin:aseba/{multi}"));
+            assert!(
+                super::super::builtin_script(&variant).is_some(),
+                "{variant}"
+            );
+        }
+    }
+}

@@ -138,7 +138,90 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::engine;
     use super::*;
+    use crate::testutil::{description_frames, small_target};
+    use msgs::handoff::{LinkId, LinkKind, RtCommand, RtEnds, RtEvent, SpeedOutput};
+    use msgs::wire::{Frame, Message, MAX_FRAME};
+    use std::time::Duration;
+
+    const SINGLE: &str =
+        "<!DOCTYPE aesl-source>\n<network>\n<event size=\"2\" name=\"set_speed\"/>\n\
+        <event size=\"2\" name=\"odometry\"/>\n<node nodeId=\"1\" name=\"thymio-II\">var x\n\
+        onevent set_speed\nx = event.args[0]\n</node>\n</network>\n";
+    const MULTI: &str = "<!DOCTYPE aesl-source>\n<network>\n<event size=\"3\" name=\"set_speed\"/>\n\
+        <event size=\"2\" name=\"odometry\"/>\n<node nodeId=\"1\" name=\"thymio-II\">var x\n\
+        onevent set_speed\nif event.args[0] == _id then\nx = event.args[1]\nend\n</node>\n</network>\n";
+
+    fn source(origin: &str, text: &str) -> ScriptSource {
+        ScriptSource {
+            origin: origin.into(),
+            text: text.into(),
+            constants: Default::default(),
+        }
+    }
+
+    /// Node `id` appears on link 0 and is accepted and configured.
+    fn appear(e: &mut Engine, rt: &mut RtEnds, id: u16, t: &mut Instant) {
+        rt.rt_push_frame(
+            LinkId(0),
+            1,
+            &Message::NodePresent { version: 9 }.to_frame(id).unwrap(),
+        );
+        for f in description_frames(&small_target(9), id) {
+            rt.rt_push_frame(LinkId(0), 2, &f);
+        }
+        e.poll(*t);
+        *t += Duration::from_secs(1);
+        e.poll(*t);
+    }
+
+    /// The RT configurations pushed since the last call: (node, id prefixed to set_speed).
+    fn configured(rt: &mut RtEnds) -> Vec<(u16, bool)> {
+        std::iter::from_fn(|| rt.rt_pop_command())
+            .filter_map(|c| match c {
+                RtCommand::ConfigureRobot { config, .. } => match config.speed {
+                    SpeedOutput::Event { node_prefix, .. } => Some((config.node.0, node_prefix)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_second_robot_on_the_link_switches_both_to_the_id_addressed_script() {
+        let (mut e, mut rt) = engine(0);
+        e.default_script = Some(source("single", SINGLE));
+        e.multi_script = Some(source("multi", MULTI));
+        assert!(rt.rt_push_event(RtEvent::LinkUp {
+            link: LinkId(0),
+            target: 0,
+            kind: LinkKind::Pipe
+        }));
+        let mut t = Instant::now();
+        e.poll(t);
+        appear(&mut e, &mut rt, 3, &mut t);
+        let origin = |e: &Engine, id| e.net.node(id).unwrap().script.clone().unwrap().origin;
+        assert_eq!(origin(&e, 3), "single");
+        assert_eq!(configured(&mut rt), vec![(3, false)]);
+        appear(&mut e, &mut rt, 4, &mut t);
+        assert_eq!(
+            (origin(&e, 3), origin(&e, 4)),
+            ("multi".into(), "multi".into())
+        );
+        let mut c = configured(&mut rt);
+        c.sort();
+        assert_eq!(c, vec![(3, true), (4, true)]);
+        // the NRT events carry the target id too (set_speed of a driven robot is its set-point:
+        // the id-addressed odometry event, without a handler, stands in for an actuator event)
+        let mut buf = [0u8; MAX_FRAME];
+        while rt.rt_pop_frame(&mut buf).is_some() {}
+        e.emit_script_event(4, "odometry", &[7]).unwrap();
+        let (_, n) = rt.rt_pop_frame(&mut buf).unwrap().unwrap();
+        let (f, _) = Frame::parse(&buf[..n]).unwrap();
+        assert_eq!(f.payload, &[4, 0, 7, 0]);
+    }
 
     #[test]
     fn shipped_scripts_have_their_multi_variant() {

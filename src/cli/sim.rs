@@ -96,7 +96,6 @@ pub fn main(args: Args) -> CliResult {
             Variant::Firmware14
         },
         realtime: !args.fast,
-        ..WorldConfig::default()
     };
     let world = World::new(&config)
         .spawn()

@@ -158,6 +158,11 @@ fn two_simulated_robots_on_one_network_obey_their_own_commands() {
     );
     common::wait_listening(switch, Duration::from_secs(30));
     only_a_obeys("multi_sim", switch, [1, 2], true, deadline);
+    // and the log says why
+    let mut driver = driver;
+    driver.wait_line(Duration::from_secs(10), |l| {
+        l.contains("id-addressed script builtin:aseba/thymio_ros_multi.aesl")
+    });
     stop(driver);
 }
 

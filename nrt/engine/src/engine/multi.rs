@@ -69,7 +69,7 @@ impl Engine {
     /// them that run the single-robot default script are reloaded with the variant).
     pub(super) fn script_for_new(&mut self, id: u16, now: Instant) -> Option<ScriptSource> {
         let default = self.default_script.clone()?;
-        let (Some(multi), Some(node)) = (self.multi_script.clone(), self.net.node(id)) else {
+        let Some(node) = self.net.node(id) else {
             return Some(default);
         };
         let own_setting = node.settings().is_some_and(|s| s.include_id_in_events);
@@ -86,6 +86,15 @@ impl Engine {
             return Some(default);
         }
         let link = node.link;
+        let Some(multi) = self.multi_script.clone() else {
+            tracing::warn!(
+                "node {id}: shares {link} with node(s) {peers:?}, and the script {} has no \
+                 id-addressed variant: each of them obeys the others' commands (set \
+                 nodes.<type>.include_id_in_events and load an id-addressed script)",
+                default.origin
+            );
+            return Some(default);
+        };
         self.address_by_id(id);
         for peer in peers {
             let single = self.net.node(peer).is_some_and(|p| {
@@ -97,7 +106,7 @@ impl Engine {
                 continue;
             }
             tracing::warn!(
-                "node {peer}: node {id} joined it on {link:?}: several Thymio-II on one Aseba \
+                "node {peer}: node {id} joined it on {link}: several Thymio-II on one Aseba \
                  network, every one of them would obey the other's commands: reloading node \
                  {peer} with the id-addressed script {} (and loading it on node {id})",
                 multi.origin
@@ -108,7 +117,7 @@ impl Engine {
             }
         }
         tracing::info!(
-            "node {id}: {} shares {link:?} with another Thymio-II: the id-addressed script",
+            "node {id}: shares {link} with another Thymio-II: loading the id-addressed script {}",
             multi.origin
         );
         Some(multi)

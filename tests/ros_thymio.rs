@@ -51,6 +51,12 @@ fn until(deadline: Instant, mut check: impl FnMut() -> bool) -> bool {
     false
 }
 
+/// A message's header stamp (s).
+fn stamp(m: &Value) -> f64 {
+    let t = &m["header"]["stamp"];
+    t["sec"].as_f64().unwrap() + t["nanosec"].as_f64().unwrap() * 1e-9
+}
+
 fn x_of(odom: &Value) -> f64 {
     odom["pose"]["pose"]["position"]["x"].as_f64().unwrap()
 }
@@ -273,26 +279,23 @@ fn thymio_driver_on_the_simulated_robot() {
     };
     assert!(until(deadline, || (280..=306).contains(&target(&mut peer))));
     let q0 = 2.0 * 0.001 / 2.93;
-    let reply = peer
-        .call(
-            &t("asebaros/set_parameters"),
-            "rcl_interfaces/srv/SetParameters",
-            json!({"parameters": [
-                {"name": "motor.left.parameters", "value": {"type": 8, "double_array_value": [q0, 0.0]}},
-                {"name": "motor.right.parameters", "value": {"type": 8, "double_array_value": [q0, 0.0]}}
-            ]}),
-            deadline,
-        )
-        .unwrap();
+    // (r2r answers `successful: true` to every set, applied or not: what proves it applied is
+    // the wheel target that follows)
+    peer.call(
+        &t("asebaros/set_parameters"),
+        "rcl_interfaces/srv/SetParameters",
+        json!({"parameters": [
+            {"name": "motor.left.parameters", "value": {"type": 8, "double_array_value": [q0, 0.0]}},
+            {"name": "motor.right.parameters", "value": {"type": 8, "double_array_value": [q0, 0.0]}}
+        ]}),
+        deadline,
+    )
+    .unwrap();
+    let soon = deadline.min(Instant::now() + Duration::from_secs(20));
     assert!(
-        reply["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|r| r["successful"] == true),
-        "{reply}"
+        until(soon, || (140..=153).contains(&target(&mut peer))),
+        "the calibration set through asebaros/set_parameters is not in effect"
     );
-    assert!(until(deadline, || (140..=153).contains(&target(&mut peer))));
 
     // a script without the driver events removes the robot's interface; the driver script
     // brings it back, and odometry flows again
@@ -390,15 +393,17 @@ fn two_simulated_robots_in_two_namespaces() {
         })
         .unwrap();
     assert_eq!(a_odom["child_frame_id"], "thymio_1/base_link");
-    let b_now = x_of(
-        &peer
-            .message(&format!("{b}/odom"), deadline, |_| true)
-            .unwrap(),
-    );
+    // robot 2 as it is now: an odometry message stamped after robot 1 had moved (the oldest
+    // buffered one, taken before robot 1 moved, passed even when robot 2 moved with it)
+    let moved_at = stamp(&a_odom);
+    peer.forget(&format!("{b}/odom"));
+    let b_now = peer
+        .message(&format!("{b}/odom"), deadline, |m| stamp(m) >= moved_at)
+        .unwrap();
     assert!(
-        (b_now - b_start).abs() < 0.01,
+        (x_of(&b_now) - b_start).abs() < 0.01,
         "robot 2 moved {} m",
-        b_now - b_start
+        x_of(&b_now) - b_start
     );
     drop(peer);
     stop(driver);
@@ -582,20 +587,24 @@ fn obstacle_stop_reflex_holds_the_robot_at_a_wall() {
         target(&mut peer) < -250
     }));
     // turned off live: forward again
-    let reply = peer
-        .call(
-            &t("asebaros/set_parameters"),
-            "rcl_interfaces/srv/SetParameters",
-            json!({"parameters": [
-                {"name": "obstacle_stop.enabled", "value": {"type": 1, "bool_value": false}}
-            ]}),
-            deadline,
-        )
-        .unwrap();
-    assert_eq!(reply["results"][0]["successful"], true, "{reply}");
-    assert!(until(deadline, || {
-        send(&mut peer, 0.1);
-        target(&mut peer) > 250
-    }));
+    // (r2r answers `successful: true` to every set, applied or not: what proves it applied is
+    // the forward motion that follows)
+    peer.call(
+        &t("asebaros/set_parameters"),
+        "rcl_interfaces/srv/SetParameters",
+        json!({"parameters": [
+            {"name": "obstacle_stop.enabled", "value": {"type": 1, "bool_value": false}}
+        ]}),
+        deadline,
+    )
+    .unwrap();
+    let soon = deadline.min(Instant::now() + Duration::from_secs(20));
+    assert!(
+        until(soon, || {
+            send(&mut peer, 0.1);
+            target(&mut peer) > 250
+        }),
+        "obstacle_stop.enabled set to false through asebaros/set_parameters is not in effect"
+    );
     stop(driver);
 }

@@ -13,9 +13,13 @@ use std::time::Duration;
 /// Arguments of `thymio-rt sim`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Number of robots (node ids 1…N).
+    /// Number of robots (node ids FIRST_ID…FIRST_ID+N-1).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     robots: u16,
+    /// Node id of the first robot (another process's robots on the same Aseba network need
+    /// other ids).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=31744))]
+    first_id: u16,
     /// TCP address of the first robot (`tcp:127.0.0.1:PORT`, or a Dashel `tcp:host=…;port=…`);
     /// robot i listens on PORT + i. Default tcp:127.0.0.1:33333.
     #[arg(long, value_name = "tcp:HOST:PORT")]
@@ -82,6 +86,7 @@ pub fn main(args: Args) -> CliResult {
     };
     let config = WorldConfig {
         robots: args.robots as usize,
+        first_id: args.first_id,
         seed: args.seed,
         arena,
         protocol: args.protocol,
@@ -91,7 +96,6 @@ pub fn main(args: Args) -> CliResult {
             Variant::Firmware14
         },
         realtime: !args.fast,
-        ..WorldConfig::default()
     };
     let world = World::new(&config)
         .spawn()

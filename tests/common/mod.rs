@@ -213,13 +213,39 @@ impl std::ops::DerefMut for Playground {
     }
 }
 
-/// Aseba Playground (headless) with `robots` Thymios, reachable on ports `base_port + i`.
+/// Aseba Playground (headless) with `robots` Thymios (node ids 1, 2, …), reachable on ports
+/// `base_port + i`.
 ///
 /// Each robot is served through an `asebaswitch`, as on a real Aseba network: the Playground
 /// of Debian's `aseba` package segfaults (in libstdc++) when clients disconnect from it
 /// repeatedly, while the switch keeps one connection to it and takes the tools' comings and
 /// goings.
 pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Playground> {
+    let (p, internal) = start_playground(dir, robots)?;
+    let mut switches = Vec::new();
+    for (i, inner) in internal.iter().enumerate() {
+        switches.push(switch_to(base_port + i as u16, &[*inner], i));
+    }
+    Some(Playground {
+        proc: p,
+        _switches: switches,
+    })
+}
+
+/// Aseba Playground (headless) with `robots` Thymios joined into ONE Aseba network by one
+/// `asebaswitch` on `port` (as ROS-Thymio's documentation joins several networks): every
+/// robot sees every user event sent there.
+pub fn playground_network(dir: &Path, port: u16, robots: usize) -> Option<Playground> {
+    let (p, internal) = start_playground(dir, robots)?;
+    let switch = switch_to(port, &internal, 0);
+    Some(Playground {
+        proc: p,
+        _switches: vec![switch],
+    })
+}
+
+/// Starts the Playground with `robots` Thymios; the ports its robots listen on, once they do.
+fn start_playground(dir: &Path, robots: usize) -> Option<(Proc, Vec<u16>)> {
     if !have("asebaplayground") || !have("asebaswitch") {
         return None;
     }
@@ -229,8 +255,9 @@ pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Playgroun
     );
     for (i, port) in internal.iter().enumerate() {
         scene.push_str(&format!(
-            "<robot type=\"thymio2\" x=\"{}\" y=\"100\" port=\"{port}\" name=\"t{i}\"/>\n",
+            "<robot type=\"thymio2\" x=\"{}\" y=\"100\" port=\"{port}\" name=\"t{i}\" nodeId=\"{}\"/>\n",
             40 + 60 * i,
+            i + 1,
         ));
     }
     scene.push_str("</aseba-playground>\n");
@@ -243,30 +270,30 @@ pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Playgroun
         .env("HOME", dir)
         .env("LANG", "en_US.UTF-8");
     let p = Proc::spawn("asebaplayground", c);
-    // ready when every robot answers LIST_NODES (the Playground listens before its robots
-    // are ready)
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut switches = Vec::new();
-    for (i, inner) in internal.iter().enumerate() {
-        let port = base_port + i as u16;
+    for inner in &internal {
         wait_listening(*inner, Duration::from_secs(30));
-        let mut c = Command::new("asebaswitch");
-        c.arg("-p")
-            .arg(port.to_string())
-            .arg(format!("tcp:127.0.0.1;{inner}"));
-        switches.push(Proc::spawn("asebaswitch", c));
-        while !node_answers(port) {
-            assert!(
-                Instant::now() < deadline,
-                "asebaplayground's robot {i} did not answer through asebaswitch on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
     }
-    Some(Playground {
-        proc: p,
-        _switches: switches,
-    })
+    Some((p, internal))
+}
+
+/// An `asebaswitch` on `port` in front of the Playground robots listening on `inner`, once a
+/// node answers through it (the Playground listens before its robots are ready).
+fn switch_to(port: u16, inner: &[u16], i: usize) -> Proc {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut c = Command::new("asebaswitch");
+    c.arg("-p").arg(port.to_string());
+    for p in inner {
+        c.arg(format!("tcp:127.0.0.1;{p}"));
+    }
+    let switch = Proc::spawn("asebaswitch", c);
+    while !node_answers(port) {
+        assert!(
+            Instant::now() < deadline,
+            "asebaplayground's robot {i} did not answer through asebaswitch on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    switch
 }
 
 /// Whether an Aseba node answers LIST_NODES on a TCP port within a second.

@@ -86,7 +86,7 @@ impl Engine {
                     tracing::warn!("node {id}: cannot set its id variable: {e}");
                 }
             }
-            let Some(source) = self.default_script.clone() else {
+            let Some(source) = self.script_for_new(id, now) else {
                 self.report_not_driven(id, "there is no script to load (`script.path` is empty)");
                 continue;
             };
@@ -255,7 +255,7 @@ impl Engine {
             return Ok(());
         }
         let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
-        let include_id = node.settings().is_some_and(|s| s.include_id_in_events);
+        let include_id = self.with_id(id);
         let link = rt_link(node.link);
         let cal = self.driver.calibration(&self.calibration_file, id)?;
         let slot = self

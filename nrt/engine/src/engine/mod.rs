@@ -7,6 +7,7 @@ mod builtin;
 mod controllers;
 mod lifecycle;
 mod live;
+mod multi;
 mod raw_motor;
 mod robots;
 mod script;
@@ -19,6 +20,7 @@ mod vm_halt;
 pub use builtin::{builtin_names, builtin_script, is_builtin, BUILTIN_PREFIX, BUILTIN_SCRIPTS};
 pub use controllers::{ControllerPort, ControllerReport};
 pub use live::LiveError;
+pub use multi::multi_variant_path;
 pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
 pub use robots::{RobotSlot, Robots};
 pub use script::{ScriptError, ScriptSource};
@@ -27,7 +29,7 @@ pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
 pub use types::{EngineConfig, EngineError, EngineEvent, EngineStats};
 pub use vm_halt::VmRecord;
 
-use crate::network::{NetError, NetworkManager};
+use crate::network::{Dest, NetError, NetworkManager, Via};
 use crate::params::BridgeParams;
 use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
@@ -54,6 +56,10 @@ pub struct Engine {
     driver: DriverParams,
     calibration_file: CalibrationFile,
     default_script: Option<ScriptSource>,
+    /// The id-addressed variant of the default script, for robots that share a link (see `multi`).
+    multi_script: Option<ScriptSource>,
+    /// Nodes the engine gave the id-addressed variant: their events carry their id first.
+    id_addressed: std::collections::BTreeSet<NodeId>,
     links: BTreeMap<LinkId, LinkInfo>,
     robots: Robots,
     backlog: VecDeque<(LinkTarget, Vec<u8>)>,
@@ -115,6 +121,13 @@ impl Engine {
                 &bridge.script.constants,
             )?)
         };
+        let multi_script = multi_variant_path(&bridge.script.path).and_then(|path| {
+            ScriptSource::from_file(&path, &bridge.script.constants)
+                .inspect_err(|e| {
+                    tracing::info!("no id-addressed variant for robots sharing a link: {e}")
+                })
+                .ok()
+        });
         let calibration_file = calibration::read_file(&driver.calibration_file)?;
         ends.nrt_params()
             .nrt_set_watchdog(driver.cmd_vel_timeout)
@@ -127,6 +140,8 @@ impl Engine {
             driver,
             calibration_file,
             default_script,
+            multi_script,
+            id_addressed: Default::default(),
             links: BTreeMap::new(),
             robots: Robots::default(),
             backlog: VecDeque::new(),
@@ -344,7 +359,8 @@ impl Engine {
                 node,
                 name: name.to_owned(),
             })?;
-        let with_id = n.settings().is_some_and(|s| s.include_id_in_events);
+        let with_id = self.with_id(node);
+        let link = n.link;
         let mut payload = Vec::with_capacity(args.len() + 1);
         if with_id {
             payload.push(node.0 as i16);
@@ -357,7 +373,17 @@ impl Engine {
                 got: args.len(),
             });
         }
-        self.net.emit(id, &payload)?;
+        match link {
+            // to the robot's own link only (robots on other links never see it), and to the
+            // switch's clients, who watch the network's traffic
+            Via::Link(_) => {
+                self.net.emit_to(Dest::Link(link), id, &payload)?;
+                if self.switch.is_some() {
+                    self.net.emit_to(Dest::Link(Via::Switch), id, &payload)?;
+                }
+            }
+            Via::Switch => self.net.emit_to(Dest::Link(Via::Switch), id, &payload)?,
+        }
         self.flush_outgoing();
         Ok(())
     }
@@ -382,6 +408,8 @@ impl Engine {
         let mut loaded = Vec::new();
         let mut first_error = None;
         for id in targets {
+            // the user's script: its events are addressed as the node's settings say
+            self.id_addressed.remove(&id);
             match self.load_on(&source, id, Instant::now()) {
                 Ok(true) => loaded.push(id),
                 Ok(false) => {}
@@ -391,6 +419,10 @@ impl Engine {
             }
         }
         if set_as_default {
+            // (a file's variant would be read on the loop's thread: built-in scripts only)
+            self.multi_script = multi_variant_path(&source.origin)
+                .filter(|p| is_builtin(p))
+                .and_then(|p| ScriptSource::from_file(&p, &source.constants).ok());
             self.params.script.path = source.origin.clone();
             self.default_script = Some(source);
         }

@@ -181,7 +181,7 @@ impl Engine {
             if !is_set_speed {
                 continue;
             }
-            let with_id = n.settings().is_some_and(|s| s.include_id_in_events);
+            let with_id = self.with_id(slot.node);
             match (with_id, args.split_first()) {
                 (true, Some((id, rest))) if *id as u16 == slot.node.0 => {
                     targets.push((slot.node, rest.to_vec()))

@@ -201,10 +201,18 @@ fn script_events_are_checked_and_prefixed() {
             got: 1
         })
     );
+    // another link is up: the event goes to node 3's link only (it was sent to every link)
+    assert!(rt.rt_push_event(RtEvent::LinkUp {
+        link: LinkId(1),
+        target: 1,
+        kind: LinkKind::Pipe
+    }));
+    e.poll(Instant::now());
+    written(&mut rt);
     e.emit_script_event(NodeId(3), "ping", &[1, 2]).unwrap();
     let w = written(&mut rt);
     assert_eq!(w.len(), 1);
-    assert_eq!((w[0].0, w[0].1), (LinkTarget::All, 0));
+    assert_eq!((w[0].0, w[0].1), (LinkTarget::One(LinkId(0)), 0));
     assert_eq!(&w[0].2[6..], &[1, 0, 2, 0]);
     assert_eq!(
         e.set_cmd_vel(NodeId(3), 0.1, 0.0),

@@ -239,6 +239,12 @@ impl NetworkManager {
 
     /// Broadcasts a user event from the host (source 0) to every link.
     pub fn emit(&mut self, event: u16, args: &[i16]) -> Result<(), NetError> {
+        self.emit_to(Dest::All, event, args)
+    }
+
+    /// Sends a user event from the host (source 0) to `dest` only (the link of the node it is
+    /// meant for: robots on other links never see it).
+    pub fn emit_to(&mut self, dest: Dest, event: u16, args: &[i16]) -> Result<(), NetError> {
         if event >= 0x8000 {
             return Err(NetError::BadEventId(event));
         }
@@ -246,7 +252,7 @@ impl NetworkManager {
             return Err(NetError::TooLarge(args.len()));
         }
         self.send(
-            Dest::All,
+            dest,
             &Message::UserEvent {
                 id: event,
                 args: Words::from_slice(args),

@@ -117,18 +117,28 @@ fn nodes_with<'a>(
         .network()
         .nodes()
         .filter(|n| n.is_bridged())
-        .map(move |n| DiagnosticStatus {
-            level: if n.connected { OK } else { WARN },
-            name: format!("{prefix}: Aseba Node {} {}", n.name(), n.id),
-            message: if n.connected {
-                "Connected"
-            } else {
-                "Not Connected"
+        .map(move |n| {
+            let (level, message) = node_level(engine, n);
+            DiagnosticStatus {
+                level,
+                name: format!("{prefix}: Aseba Node {} {}", n.name(), n.id),
+                message: message.to_owned(),
+                hardware_id: n.id.to_string(),
+                values: node_values(engine, n, robot_values),
             }
-            .to_owned(),
-            hardware_id: n.id.to_string(),
-            values: node_values(engine, n, robot_values),
         })
+}
+
+/// A node's level and message: WARN when it is not connected, or when the VM of a robot the
+/// driver drives is found stopped or paused (its script then ignores `set_speed`).
+fn node_level(engine: &Engine, n: &Node) -> (u8, &'static str) {
+    if !n.connected {
+        (WARN, "Not Connected")
+    } else if engine.vm_record(n.id).is_some_and(|r| r.halted) {
+        (WARN, "Connected, VM stopped or paused")
+    } else {
+        (OK, "Connected")
+    }
 }
 
 /// The key-values of a node's status; a driven robot's include its RT slot, the state of the

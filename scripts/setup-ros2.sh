@@ -3,6 +3,7 @@
 #  - Debian clang/libclang-dev (bindgen for r2r), cmake/g++/make (interface packages);
 #  - the PyPI ros-jazzy-* wheels (rclpy, Fast DDS, standard messages, IDL build tools) in the git-ignored
 #    venv $ROOT/.venv-ros, from the pyenv CPython 3.11 (the wheels are cp311 only);
+#  - colcon with colcon-ros-cargo and cargo-ament-build (`colcon build` of the package.xml);
 #  - the fixes the wheels need: the librmw_implementation symlink r2r links against, and the wheel builder's
 #    include paths in the exported CMake files rewritten to this machine's;
 #  - the interface packages of msgs/ros/ (tf2_msgs, asebaros_msgs, thymio_msgs) built and installed into the venv,
@@ -42,6 +43,18 @@ PINS=(
     thymiodirect==0.1.2
 )
 PINS_HASH=$(printf '%s\n' "${PINS[@]}" | sha256sum | cut -c1-64)
+# `colcon build` of the package.xml (ament_cargo): colcon-ros-cargo (the colcon project's extension) and the
+# cargo-ament-build wheel it calls (`cargo ament-build`, a prebuilt binary in venv/bin). Stamped apart from PINS so
+# that changing these does not rebuild the interface packages. Why this extension: README "In a ROS 2 workspace".
+COLCON_PINS=(
+    colcon-core==0.21.3
+    colcon-ros==0.5.0
+    colcon-cargo==0.2.0
+    colcon-ros-cargo==0.2.0
+    cargo-ament-build==0.1.11
+    colcon-bash==0.5.0
+)
+COLCON_HASH=$(printf '%s\n' "${COLCON_PINS[@]}" | sha256sum | cut -c1-64)
 # The wheels' .pth bootstrapper re-execs every venv Python with LD_LIBRARY_PATH set; this marks it as done
 # (needed by pip; harmless for the build, whose tools do not load the ROS libraries).
 export _ROS_WHEELS_BOOTSTRAP_COMPLETE=1
@@ -61,6 +74,11 @@ if [ "$(cat "$STAMPS/pins" 2>/dev/null)" != "$PINS_HASH" ]; then
     log "pip: installing the ROS 2 Jazzy wheels into $VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check "${PINS[@]}"
     echo "$PINS_HASH" > "$STAMPS/pins"
+fi
+if [ "$(cat "$STAMPS/colcon" 2>/dev/null)" != "$COLCON_HASH" ]; then
+    log "pip: installing colcon and its cargo extension into $VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check "${COLCON_PINS[@]}"
+    echo "$COLCON_HASH" > "$STAMPS/colcon"
 fi
 
 # 2. r2r links -lrmw_implementation, which the wheels lack; librcl loads Fast DDS directly, so alias it.

@@ -166,7 +166,7 @@ fn two_robots_in_two_namespaces_have_distinct_tf_trees_and_turning_wheels() {
     // drive robot a: its wheel links turn, robot b's do not
     peer.forget("/tf");
     let left_a = format!("{a}/left_wheel_link");
-    let moved = loop {
+    loop {
         peer.publish(
             &format!("/{a}/cmd_vel"),
             "geometry_msgs/msg/Twist",
@@ -184,21 +184,33 @@ fn two_robots_in_two_namespaces_have_distinct_tf_trees_and_turning_wheels() {
                     .map(Ok)
             })
             .unwrap();
-        if let Some(t) = turned {
-            break t;
+        if turned.is_some() {
+            break;
         }
         assert!(
             Instant::now() < deadline,
             "robot {a}'s wheel TF never turned"
         );
+    }
+    // the wheel TF is the joint state of the same sample (matched by stamp; a sample either
+    // topic's depth-1 queue dropped is skipped), after the wheel turned
+    peer.forget(&format!("/{a}/joint_states"));
+    let (joints, tf_angle) = loop {
+        let j = peer
+            .message(&format!("/{a}/joint_states"), deadline, |_| true)
+            .unwrap();
+        let at = stamp_of(&j);
+        let mut angle = None;
+        peer.received("/tf", |m| {
+            if let Some(t) = transform_to(m, &left_a).filter(|t| stamp_of(t) == at) {
+                angle = Some(wheel_angle(&t));
+            }
+            false
+        });
+        if let Some(angle) = angle {
+            break (j, angle);
+        }
     };
-    // the TF is the joint state of the same sample
-    let at = stamp_of(&moved);
-    let joints = peer
-        .message(&format!("/{a}/joint_states"), deadline, |j| {
-            stamp_of(j) == at
-        })
-        .unwrap();
     assert_eq!(
         joints["name"],
         json!([
@@ -207,10 +219,10 @@ fn two_robots_in_two_namespaces_have_distinct_tf_trees_and_turning_wheels() {
         ])
     );
     let position = joints["position"][0].as_f64().unwrap();
+    assert!(position.abs() > 0.5, "{joints}");
     assert!(
-        wrap(wheel_angle(&moved) - position).abs() < 1e-6,
-        "wheel TF {} vs joint_states {position}",
-        wheel_angle(&moved)
+        wrap(tf_angle - position).abs() < 1e-6,
+        "wheel TF {tf_angle} vs joint_states {position}"
     );
     let left_b = format!("{b}/left_wheel_link");
     peer.forget("/tf");

@@ -3,7 +3,8 @@
 //! (frames prefixed by each namespace; they were both unprefixed and collided), the driver
 //! publishes the wheel links' TF turning with `joint_states` (no robot_state_publisher), and
 //! `robot_description` is a URDF (parsed by Python's xml.etree) holding both continuous wheel
-//! joints and every frame the driver stamps or transforms.
+//! joints and every frame the driver stamps or transforms. An explicit `tf_prefix` still wins
+//! over the namespace.
 #![cfg(feature = "ros2")]
 
 mod common;
@@ -27,6 +28,11 @@ const TEST_TIMEOUT: Duration = Duration::from_secs(150);
 /// `thymio-rt run` on the embedded simulator (one robot in the middle of an open arena) with
 /// the driver script, namespace `/<ns>`.
 fn driver(dir: &Path, ns: &str) -> Proc {
+    driver_with(dir, ns, "")
+}
+
+/// [`driver`] with the configuration lines `extra_yaml`.
+fn driver_with(dir: &Path, ns: &str, extra_yaml: &str) -> Proc {
     let arena = dir.join(format!("{ns}-arena.yaml"));
     std::fs::write(
         &arena,
@@ -34,7 +40,7 @@ fn driver(dir: &Path, ns: &str) -> Proc {
     )
     .unwrap();
     let yaml = format!(
-        "{}sim: {{arena: {}, robots: 1}}\ncmd_vel_timeout: 5.0\n",
+        "{}sim: {{arena: {}, robots: 1}}\ncmd_vel_timeout: 5.0\n{extra_yaml}",
         driver_script_yaml(),
         arena.display()
     );
@@ -417,6 +423,32 @@ fn robot_description_is_a_urdf_with_the_wheel_joints_and_every_driver_frame() {
     ] {
         assert!(used.contains(&p(f)), "the driver never used {f}: {used:?}");
     }
+    drop(peer);
+    stop(driver);
+}
+
+#[test]
+fn an_explicit_tf_prefix_wins_over_the_namespace() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let dir = tempfile::tempdir().unwrap();
+    let driver = driver_with(dir.path(), "tf_own", "tf_prefix: mine\n");
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    peer.subscribe("/tf", "tf2_msgs/msg/TFMessage", "volatile", deadline)
+        .unwrap();
+    peer.subscribe(
+        "/tf_own/odom",
+        "nav_msgs/msg/Odometry",
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+    let odom = peer.message("/tf_own/odom", deadline, |_| true).unwrap();
+    assert_eq!(odom["header"]["frame_id"], "mine/odom");
+    assert_eq!(odom["child_frame_id"], "mine/base_link");
+    peer.message("/tf", deadline, |m| {
+        transform_to(m, "mine/left_wheel_link").is_some()
+    })
+    .unwrap();
     drop(peer);
     stop(driver);
 }

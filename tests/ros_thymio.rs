@@ -123,8 +123,11 @@ fn thymio_driver_on_the_simulated_robot() {
         .message(&t("proximity/center"), deadline, |_| true)
         .unwrap();
     assert_eq!(range(&front), f64::INFINITY, "{front}");
-    // frames are prefixed with the robot's own namespace (none here), as ROS-Thymio's tf_prefix
-    assert_eq!(front["header"]["frame_id"], "proximity_center_link");
+    // frames are prefixed with the robot's namespace, as ROS-Thymio's tf_prefix
+    assert_eq!(
+        front["header"]["frame_id"],
+        format!("{ns}/proximity_center_link")
+    );
     let rear = peer
         .message(&t("proximity/rear_left"), deadline, |m| {
             range(m).is_finite()
@@ -392,7 +395,7 @@ fn two_simulated_robots_in_two_namespaces() {
             m["pose"]["pose"]["position"]["x"].as_f64().unwrap() > 0.1
         })
         .unwrap();
-    assert_eq!(a_odom["child_frame_id"], "thymio_1/base_link");
+    assert_eq!(a_odom["child_frame_id"], format!("{ns}/thymio_1/base_link"));
     // robot 2 as it is now: an odometry message stamped after robot 1 had moved (the oldest
     // buffered one, taken before robot 1 moved, passed even when robot 2 moved with it)
     let moved_at = stamp(&a_odom);

@@ -137,11 +137,10 @@ impl ThymioInterface {
             .map(|n| n.namespace().trim_matches('/').to_owned())
             .unwrap_or_default();
         check_namespace(&ns)?;
-        let prefix = if ns.is_empty() {
-            params.tf_prefix.clone()
-        } else {
-            ns.clone()
-        };
+        // the robot's full namespace (ROS node namespace, then the robot's own) unless
+        // `tf_prefix` is set: two drivers in two namespaces never share a frame
+        let ros_ns = node.namespace().unwrap_or_default();
+        let prefix = model::frame_prefix(&params.tf_prefix, &ros_ns, &ns);
         let frames = Frames::new(
             &prefix,
             &params.odom_frame,
@@ -174,7 +173,11 @@ impl ThymioInterface {
                 .robots()
                 .of_node(id)
                 .map_or(params.axis_length, |s| s.calibration.axis_length);
-            let urdf = model::urdf(&frames.prefix, axis);
+            let urdf = model::urdf(
+                &frames.prefix,
+                axis,
+                [&params.left_wheel_joint, &params.right_wheel_joint],
+            );
             if let Err(e) = out.description.publish(&RosString { data: urdf }) {
                 self.reporter
                     .warn(&format!("node {id}: cannot publish robot_description: {e}"));
@@ -298,7 +301,14 @@ impl ThymioInterface {
                 .odom
                 .publish(&conv::odometry(s, &stamp, &r.frames, &slot.calibration)),
             self.tf.publish(&TFMessage {
-                transforms: vec![conv::odom_transform(s, &stamp, &r.frames)],
+                transforms: std::iter::once(conv::odom_transform(s, &stamp, &r.frames))
+                    .chain(conv::wheel_transforms(
+                        s,
+                        &stamp,
+                        &r.frames,
+                        slot.calibration.axis_length,
+                    ))
+                    .collect(),
             }),
             r.out
                 .joints

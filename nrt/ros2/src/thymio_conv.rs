@@ -2,7 +2,7 @@
 //! interface in [`super::thymio`] stamps and publishes them.
 
 use msgs::handoff::OdomSample;
-use nrt_engine::thymio::calibration::Calibration;
+use nrt_engine::thymio::calibration::{Calibration, WHEEL_RADIUS};
 use nrt_engine::thymio::model::{self, prefixed, FIXED_FRAMES};
 use nrt_engine::thymio::sensors::{
     self, GROUND_RANGE_MAX, GROUND_RANGE_MIN, PROXIMITY_RANGE_MAX, PROXIMITY_RANGE_MIN, SENSOR_FOV,
@@ -48,6 +48,8 @@ pub struct Frames {
     pub base: String,
     /// Wheel joints, prefixed.
     pub joints: [String; 2],
+    /// Wheel links (left, right), prefixed.
+    pub wheels: [String; 2],
 }
 
 impl Frames {
@@ -58,6 +60,7 @@ impl Frames {
             odom: prefixed(prefix, odom),
             base: prefixed(prefix, base),
             joints: joints.map(|j| prefixed(prefix, j)),
+            wheels: ["left", "right"].map(|side| prefixed(prefix, &model::wheel_link(side))),
         }
     }
 
@@ -124,6 +127,37 @@ pub fn odom_transform(s: &OdomSample, stamp: &Time, f: &Frames) -> TransformStam
             rotation: yaw(s.pose.theta),
         },
     }
+}
+
+/// `base_link → <side>_wheel_link` (left, right): the continuous wheel joints of the URDF,
+/// turned by the wheel angles of `joint_states` (what robot_state_publisher would publish).
+pub fn wheel_transforms(
+    s: &OdomSample,
+    stamp: &Time,
+    f: &Frames,
+    axis_length: f64,
+) -> [TransformStamped; 2] {
+    [0, 1].map(|i| {
+        let sign = if i == 0 { 1.0 } else { -1.0 };
+        let q = model::quaternion([0.0, s.wheel_pos[i], 0.0]);
+        TransformStamped {
+            header: header(stamp, f.base.clone()),
+            child_frame_id: f.wheels[i].clone(),
+            transform: Transform {
+                translation: Vector3 {
+                    x: 0.0,
+                    y: sign * axis_length / 2.0,
+                    z: WHEEL_RADIUS,
+                },
+                rotation: Quaternion {
+                    x: q[0],
+                    y: q[1],
+                    z: q[2],
+                    w: q[3],
+                },
+            },
+        }
+    })
 }
 
 /// `joint_states` of the wheels.
@@ -253,5 +287,45 @@ pub fn joy(values: [i16; 5], stamp: &Time) -> Joy {
         header: header(stamp, String::new()),
         axes: vec![],
         buttons: sensors::joy_buttons(values).to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use msgs::handoff::{LinkId, NodeId, Pose2, RobotId, Twist2};
+
+    #[test]
+    fn wheel_links_hang_at_half_axis_and_turn_with_the_wheel_angle() {
+        let f = Frames::new(
+            "/t1/",
+            "odom",
+            "base_link",
+            ["left_wheel_joint", "right_wheel_joint"],
+        );
+        let s = OdomSample {
+            robot: RobotId(0),
+            node: NodeId(1),
+            link: LinkId(0),
+            seq: 0,
+            t_ns: 0,
+            robot_ticks: None,
+            dt: 0.05,
+            pose: Pose2::default(),
+            twist: Twist2::default(),
+            wheel_pos: [std::f64::consts::PI, -1.0],
+            wheel_vel: [0.0; 2],
+        };
+        let [l, r] = wheel_transforms(&s, &Time { sec: 0, nanosec: 0 }, &f, 0.0935);
+        assert_eq!(l.header.frame_id, "t1/base_link");
+        assert_eq!(l.child_frame_id, "t1/left_wheel_link");
+        assert_eq!(r.child_frame_id, "t1/right_wheel_link");
+        assert!((l.transform.translation.y - 0.04675).abs() < 1e-12);
+        assert!((r.transform.translation.y + 0.04675).abs() < 1e-12);
+        assert_eq!(l.transform.translation.z, WHEEL_RADIUS);
+        // half a turn about y; the right wheel −1 rad about y
+        assert!((l.transform.rotation.y - 1.0).abs() < 1e-12);
+        assert!((r.transform.rotation.y + 0.5f64.sin()).abs() < 1e-12);
+        assert_eq!((r.transform.rotation.x, r.transform.rotation.z), (0.0, 0.0));
     }
 }

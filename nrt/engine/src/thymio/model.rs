@@ -1,5 +1,7 @@
 //! The robot model: frames per REP 105 with a per-robot prefix, the static transforms of the
 //! sensor frames, and a URDF written from the frame table (ros-aseba-interface.md §5).
+//! The wheel links are not static: the driver publishes `base_link → <side>_wheel_link` on
+//! `/tf` with the wheel angles, so no robot_state_publisher is needed.
 
 use super::calibration::WHEEL_RADIUS;
 
@@ -95,20 +97,71 @@ pub fn quaternion(rpy: [f64; 3]) -> [f64; 4] {
     ]
 }
 
-/// The URDF of a Thymio-II, every link prefixed, with the given axis length.
-pub fn urdf(prefix: &str, axis_length: f64) -> String {
+/// The frame prefix of a robot (ROS-Thymio's `tf_prefix`): an explicit (non-empty) `tf_prefix`
+/// wins over the bridge node's ROS namespace `ros_namespace`; the robot's own namespace under the
+/// node (`thymio_3` when several robots share one node) is appended, so two robots never share
+/// a frame. No namespace and no `tf_prefix`: unprefixed frames.
+pub fn frame_prefix(tf_prefix: &str, ros_namespace: &str, robot_namespace: &str) -> String {
+    let base = match tf_prefix.trim_matches('/') {
+        "" => ros_namespace.trim_matches('/'),
+        p => p,
+    };
+    prefixed(base, robot_namespace.trim_matches('/'))
+        .trim_matches('/')
+        .to_owned()
+}
+
+/// Wheel link of `side` (`"left"`, `"right"`), without the robot prefix.
+pub fn wheel_link(side: &str) -> String {
+    format!("{side}_wheel_link")
+}
+
+/// Body: length × width × height [m] (Thymio-II: 110 × 112 × 53 mm) and its centre relative to
+/// `base_link` (on the ground, between the wheels): from the rear sensors at x = −0.03 to the
+/// front one at x = 0.08.
+pub const BODY_SIZE: [f64; 3] = [0.11, 0.112, 0.053];
+/// Centre of the body box in `base_link` [m].
+pub const BODY_CENTER: [f64; 3] = [0.025, 0.0, 0.0315];
+/// Width of a wheel [m].
+pub const WHEEL_WIDTH: f64 = 0.015;
+/// Mass of the body and of one wheel [kg] (thymio_description).
+pub const MASSES: [f64; 2] = [0.2, 0.024];
+
+/// The URDF of a Thymio-II, every link and joint prefixed, with the given axis length and wheel
+/// joint names (`left_wheel_joint`, `right_wheel_joint`, unprefixed), with thymio_description's
+/// dimensions, masses and frames.
+pub fn urdf(prefix: &str, axis_length: f64, wheel_joints: [&str; 2]) -> String {
     let n = |s: &str| prefixed(prefix, s);
+    let [bx, by, bz] = BODY_SIZE;
+    let [cx, cy, cz] = BODY_CENTER;
+    let body_box = format!(
+        "<origin xyz=\"{cx} {cy} {cz}\"/><geometry><box size=\"{bx} {by} {bz}\"/></geometry>"
+    );
     let mut out = String::new();
     out.push_str(&format!(
         "<?xml version=\"1.0\"?>\n<robot name=\"{}\">\n",
         n("thymio")
     ));
+    // base_link on the ground between the wheels; the caster ball under the front
     out.push_str(&format!(
-        "  <link name=\"{}\">\n    <visual><origin xyz=\"0.025 0 0.03\"/><geometry><box size=\"0.11 0.112 0.053\"/></geometry></visual>\n    <collision><origin xyz=\"0.025 0 0.03\"/><geometry><box size=\"0.11 0.112 0.053\"/></geometry></collision>\n  </link>\n",
+        "  <link name=\"{}\">\n    <collision>{body_box}</collision>\n    <collision><origin xyz=\"0.06 0 0.009\"/><geometry><sphere radius=\"0.009\"/></geometry></collision>\n  </link>\n",
         n("base_link")
     ));
     for f in FIXED_FRAMES {
-        out.push_str(&format!("  <link name=\"{}\"/>\n", n(f.name)));
+        if f.name == "body_link" {
+            // inertia of thymio_description: I = k · m
+            let m = MASSES[0];
+            out.push_str(&format!(
+                "  <link name=\"{}\">\n    <visual>{body_box}<material name=\"white\"><color rgba=\"1 1 1 1\"/></material></visual>\n    <inertial><origin xyz=\"0.0243 0 0.0315\"/><mass value=\"{m}\"/><inertia ixx=\"{}\" ixy=\"0\" ixz=\"{}\" iyy=\"{}\" iyz=\"0\" izz=\"{}\"/></inertial>\n  </link>\n",
+                n(f.name),
+                0.002199 * m,
+                -0.000760 * m,
+                0.002639 * m,
+                0.002526 * m
+            ));
+        } else {
+            out.push_str(&format!("  <link name=\"{}\"/>\n", n(f.name)));
+        }
         out.push_str(&format!(
             "  <joint name=\"{}\" type=\"fixed\">\n    <parent link=\"{}\"/>\n    <child link=\"{}\"/>\n    <origin xyz=\"{} {} {}\" rpy=\"{} {} {}\"/>\n  </joint>\n",
             n(&f.name.replace("_link", "_joint")),
@@ -117,14 +170,22 @@ pub fn urdf(prefix: &str, axis_length: f64) -> String {
             f.xyz[0], f.xyz[1], f.xyz[2], f.rpy[0], f.rpy[1], f.rpy[2]
         ));
     }
-    for (side, sign) in [("left", 1.0), ("right", -1.0)] {
-        let link = n(&format!("{side}_wheel_link"));
+    let m = MASSES[1];
+    let (r, w) = (WHEEL_RADIUS, WHEEL_WIDTH);
+    // a cylinder along y: I_yy = m r²/2, I_xx = I_zz = m (3 r² + w²)/12
+    let (i_axis, i_side) = (m * r * r / 2.0, m * (3.0 * r * r + w * w) / 12.0);
+    for ((side, sign), joint) in [("left", 1.0), ("right", -1.0)]
+        .into_iter()
+        .zip(wheel_joints)
+    {
+        let link = n(&wheel_link(side));
         out.push_str(&format!(
-            "  <link name=\"{link}\">\n    <visual><origin rpy=\"1.5708 0 0\"/><geometry><cylinder radius=\"{WHEEL_RADIUS}\" length=\"0.015\"/></geometry></visual>\n  </link>\n"
+            "  <link name=\"{link}\">\n    <visual><origin rpy=\"{h} 0 0\"/><geometry><cylinder radius=\"{r}\" length=\"{w}\"/></geometry><material name=\"black\"><color rgba=\"0.1 0.1 0.1 1\"/></material></visual>\n    <collision><origin rpy=\"{h} 0 0\"/><geometry><cylinder radius=\"{r}\" length=\"{w}\"/></geometry></collision>\n    <inertial><mass value=\"{m}\"/><inertia ixx=\"{i_side}\" ixy=\"0\" ixz=\"0\" iyy=\"{i_axis}\" iyz=\"0\" izz=\"{i_side}\"/></inertial>\n  </link>\n",
+            h = std::f64::consts::FRAC_PI_2
         ));
         out.push_str(&format!(
-            "  <joint name=\"{}\" type=\"continuous\">\n    <parent link=\"{}\"/>\n    <child link=\"{link}\"/>\n    <origin xyz=\"0 {} {WHEEL_RADIUS}\"/>\n    <axis xyz=\"0 1 0\"/>\n    <limit effort=\"10\" velocity=\"7.757\"/>\n  </joint>\n",
-            n(&format!("{side}_wheel_joint")),
+            "  <joint name=\"{}\" type=\"continuous\">\n    <parent link=\"{}\"/>\n    <child link=\"{link}\"/>\n    <origin xyz=\"0 {} {r}\"/>\n    <axis xyz=\"0 1 0\"/>\n    <limit effort=\"10\" velocity=\"7.757\"/>\n    <dynamics damping=\"0.1\"/>\n  </joint>\n",
+            n(joint),
             n("base_link"),
             sign * axis_length / 2.0
         ));
@@ -154,10 +215,10 @@ mod tests {
 
     #[test]
     fn urdf_has_every_frame_and_wheels_at_half_axis() {
-        let u = urdf("t1", 0.0935);
+        let u = urdf("t1", 0.0935, ["left_wheel_joint", "right_wheel_joint"]);
         for f in FIXED_FRAMES {
             assert!(
-                u.contains(&format!("<link name=\"t1/{}\"/>", f.name)),
+                u.contains(&format!("<link name=\"t1/{}\"", f.name)),
                 "{}",
                 f.name
             );
@@ -167,5 +228,28 @@ mod tests {
         ));
         assert!(u.contains("<origin xyz=\"0 -0.04675 0.022\"/>"));
         assert_eq!(u.matches("<joint ").count(), FIXED_FRAMES.len() + 2);
+        assert!(u.contains("<joint name=\"t1/left_wheel_joint\" type=\"continuous\">"));
+        assert!(u.contains("<box size=\"0.11 0.112 0.053\"/>"));
+    }
+
+    #[test]
+    fn wheel_joints_take_the_configured_names() {
+        let u = urdf("", 0.0935, ["wl", "wr"]);
+        assert!(u.contains("<joint name=\"wl\" type=\"continuous\">"));
+        assert!(u.contains("<joint name=\"wr\" type=\"continuous\">"));
+    }
+
+    #[test]
+    fn prefix_defaults_to_the_namespace_and_tf_prefix_wins() {
+        // the robot's full namespace: the node's ROS namespace and the robot's own under it
+        assert_eq!(frame_prefix("", "/robot_a", ""), "robot_a");
+        assert_eq!(frame_prefix("", "/fleet", "thymio_3"), "fleet/thymio_3");
+        assert_eq!(frame_prefix("", "/", "thymio_3"), "thymio_3");
+        // an explicit tf_prefix replaces the ROS namespace, robots under one node stay apart
+        assert_eq!(frame_prefix("/mine/", "/robot_a", ""), "mine");
+        assert_eq!(frame_prefix("mine", "/fleet", "thymio_3"), "mine/thymio_3");
+        // no namespace, no tf_prefix: unprefixed
+        assert_eq!(frame_prefix("", "/", ""), "");
+        assert_eq!(frame_prefix("", "", ""), "");
     }
 }

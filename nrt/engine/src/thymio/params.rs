@@ -22,7 +22,9 @@ pub struct DriverParams {
     pub odom_frame: String,
     /// Robot frame.
     pub robot_frame: String,
-    /// Frame prefix of a single robot without namespace.
+    /// Frame prefix; empty (the default): the robot's namespace (the ROS namespace of the driver,
+    /// then the robot's own under it), so that two robots' TF trees never collide; set, it
+    /// replaces the ROS namespace (robots under one node still get their own namespace after it).
     pub tf_prefix: String,
     /// Throttle odom/tf/joint_states to this rate [Hz]; ≤ 0 publishes every sample.
     pub odom_max_rate: f64,

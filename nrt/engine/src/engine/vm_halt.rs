@@ -101,7 +101,11 @@ impl VmHalts {
 
 /// The node a switch client's frame stops or pauses, if it is a STOP or PAUSE.
 pub(super) fn halt_request(frame: &Frame<'_>) -> Option<NodeId> {
-    use msgs::wire::Message;
+    use msgs::wire::{kind, Message};
+    // every client frame passes here: decode only the two kinds that halt a VM
+    if frame.kind != kind::STOP && frame.kind != kind::PAUSE {
+        return None;
+    }
     match Message::decode(frame.kind, frame.payload) {
         Ok(Message::Stop { dest } | Message::Pause { dest }) => Some(NodeId(dest)),
         _ => None,

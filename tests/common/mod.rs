@@ -23,6 +23,7 @@ pub fn root() -> PathBuf {
 /// release binary, the one users run), else the one cargo built for these tests.
 pub fn thymio_rt() -> Command {
     let bin = std::env::var_os("THYMIO_RT_BIN")
+        .filter(|b| !b.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_thymio-rt")));
     let mut c = Command::new(bin);

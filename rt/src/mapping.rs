@@ -159,6 +159,17 @@ mod tests {
             ),
             [500, 500]
         );
+        // As ROS-Thymio evaluates it: 500/620·155 = 124.999… truncates to 124 (CI found this one).
+        assert_eq!(
+            map_twist(
+                Twist2 {
+                    linear: 0.1323273909018926,
+                    angular: -1.6989607293584341
+                },
+                &c
+            ),
+            [500, 124]
+        );
         // Absurd but finite: the ratio (1 ± L/2) survives the pre-scaling.
         assert_eq!(
             map_twist(
@@ -217,9 +228,12 @@ mod tests {
             let raw = wheel_speeds(Twist2 { linear: v, angular: w }, c.axis_length).map(|x| si_to_aseba(x, c.left));
             let max = raw[0].abs().max(raw[1].abs());
             if max > 500.0 {
-                // Scaled pair = raw·(500/max) up to one unit of truncation per wheel.
+                // Scaled pair = ROS-Thymio's `int(500/max·m)`, evaluated in that order (so
+                // 500/620·155 = 124.999… → 124, not 125): within one unit of the exact ratio.
                 for i in 0..2 {
-                    prop_assert!((m[i] as f64 - raw[i] * 500.0 / max).abs() < 1.0);
+                    let expected = if raw[i].abs() == max { 500.0 * raw[i].signum() } else { (500.0 / max * raw[i]).trunc() };
+                    prop_assert_eq!(m[i] as f64, expected);
+                    prop_assert!((m[i] as f64 - raw[i] * 500.0 / max).abs() <= 1.0);
                 }
                 prop_assert!(m[0].unsigned_abs().max(m[1].unsigned_abs()) == 500);
             } else {

@@ -246,6 +246,7 @@ mod tests {
 
     fn stats() -> RtStats {
         RtStats {
+            hops: Default::default(),
             elapsed_ns: 2_500_000_000,
             period_ns: 1_000_000,
             cycles: 2500,
@@ -312,6 +313,7 @@ mod tests {
             node: NodeId(1),
             link: LinkId(0),
             seq: 49,
+            wire_ns: 0,
             t_ns: 0,
             robot_ticks: None,
             dt: 0.05,

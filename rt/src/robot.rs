@@ -235,6 +235,8 @@ impl Robot {
             node: cfg.node,
             link,
             seq: self.seq,
+            // Until the loop wakes on I/O the frame is read and decoded in the same step.
+            wire_ns: t_ns,
             t_ns,
             robot_ticks: input.ticks,
             dt: out.dt,

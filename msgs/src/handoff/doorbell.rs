@@ -11,7 +11,7 @@
 use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use nix::sys::time::TimeSpec;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,6 +52,19 @@ impl Doorbell {
             // EAGAIN (counter saturated) means it is already rung.
             let _ = fd.write(1);
         }
+    }
+
+    /// The eventfd, for a thread that waits on several descriptors at once (epoll, ppoll): it
+    /// is readable while rung; call [`Doorbell::drain`] after it woke the waiter. `None` if
+    /// silent.
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.fd.as_deref().map(|fd| fd.as_fd())
+    }
+
+    /// Consumes every ring so far without waiting (one non-blocking `read(2)`); whether it was
+    /// rung. Never blocks, never allocates.
+    pub fn drain(&self) -> bool {
+        self.fd.as_ref().is_some_and(|fd| fd.read().is_ok())
     }
 
     /// Waits until rung or `timeout` passed; whether it was rung. Every ring before the call is
@@ -100,6 +113,27 @@ mod tests {
         // Far longer than the test may last: only the ring can end it with true.
         assert!(bell.wait(Duration::from_secs(60)));
         t.join().unwrap();
+    }
+
+    #[test]
+    fn the_fd_is_readable_while_rung_and_drain_consumes_it() {
+        let bell = Doorbell::new();
+        let readable = |b: &Doorbell| {
+            let mut fds = [PollFd::new(b.fd().unwrap(), PollFlags::POLLIN)];
+            ppoll(
+                &mut fds,
+                Some(TimeSpec::from_duration(Duration::ZERO)),
+                None,
+            )
+            .unwrap()
+                > 0
+        };
+        assert!(!readable(&bell) && !bell.drain());
+        bell.ring();
+        assert!(readable(&bell));
+        assert!(bell.drain());
+        assert!(!readable(&bell) && !bell.drain());
+        assert!(Doorbell::silent().fd().is_none() && !Doorbell::silent().drain());
     }
 
     #[test]

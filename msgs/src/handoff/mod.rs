@@ -32,6 +32,7 @@ mod doorbell;
 mod events;
 mod ids;
 mod latest;
+mod odom_out;
 mod params;
 mod publisher;
 mod ring;
@@ -43,7 +44,8 @@ pub use doorbell::Doorbell;
 pub use events::{ExitReason, RtCommand, RtEvent};
 pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
 pub use latest::{latest, NrtLatest, RtLatest};
-pub use params::{live_params, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
+pub use odom_out::{odom_out, NrtOdomOut, OdomHandoff, RtOdomOut};
+pub use params::{live_params, monotonic_ns, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
 pub use publisher::{publisher, NrtPublisher, RtPublisher};
 pub use ring::{
     channels, prefault_ring, ChannelConfig, InvalidRecord, NrtEnds, ReceivedFrame, RtEnds,
@@ -51,7 +53,8 @@ pub use ring::{
 };
 pub use service::{service, NrtServiceClient, RequestId, RtServiceServer, ServiceError};
 pub use stats::{
-    LatencySummary, LinkTotals, RingDrops, RtStats, SchedulerMode, SetupStatus, SetupSummary,
+    LatencySummary, LinkTotals, RingDrops, RtHops, RtStats, SchedulerMode, SetupStatus,
+    SetupSummary,
 };
 pub use values::{
     LinkDownReason, LinkKind, OdomSample, ParamError, Pose2, ProximitySample, Quadratic,

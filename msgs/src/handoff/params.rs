@@ -5,7 +5,12 @@
 //! never allocates; the NRT half ([`NrtLiveParams`]) validates, is `Clone` (the engine and the
 //! ROS subscription callbacks share it) and serialises its writers with a mutex that the RT side
 //! never sees.
+//!
+//! Every set-point also rings the RT thread's wake doorbell ([`RtLiveParams::rt_wake_bell`]), so
+//! that a loop waiting on I/O writes it to the wire at once, and carries the time it was
+//! received (CLOCK_MONOTONIC ns) so the RT thread can time the hop to the wire.
 
+use super::doorbell::Doorbell;
 use super::ids::{RobotId, MAX_ROBOTS};
 use super::latest::{latest, NrtLatest, RtLatest};
 use super::values::{ParamError, RobotCalibration, Twist2};
@@ -19,12 +24,28 @@ pub const DEFAULT_WATCHDOG_S: f64 = 0.5;
 pub struct RtLiveParams {
     watchdog_s: RtLatest<f64>,
     robots: Box<[RtRobotParams]>,
+    wake: Doorbell,
 }
 
 #[derive(Debug)]
 struct RtRobotParams {
     calibration: RtLatest<RobotCalibration>,
-    cmd_vel: RtLatest<Twist2>,
+    cmd_vel: RtLatest<SetPoint>,
+}
+
+/// A set-point and when the NRT side received it (CLOCK_MONOTONIC ns).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct SetPoint {
+    twist: Twist2,
+    received_ns: u64,
+}
+
+/// Now on CLOCK_MONOTONIC (ns), the clock of every handoff time stamp.
+pub fn monotonic_ns() -> u64 {
+    match nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC) {
+        Ok(t) => t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64,
+        Err(_) => 0,
+    }
 }
 
 /// The NRT side's half of the live parameters (clone it to share it between NRT threads).
@@ -32,6 +53,7 @@ struct RtRobotParams {
 pub struct NrtLiveParams {
     inner: Arc<Mutex<NrtInner>>,
     robots: usize,
+    wake: Doorbell,
 }
 
 #[derive(Debug)]
@@ -43,7 +65,7 @@ struct NrtInner {
 #[derive(Debug)]
 struct NrtRobotParams {
     calibration: NrtLatest<RobotCalibration>,
-    cmd_vel: NrtLatest<Twist2>,
+    cmd_vel: NrtLatest<SetPoint>,
 }
 
 /// Live parameters for `robots` robot slots (at most [`MAX_ROBOTS`]), with default calibration,
@@ -68,7 +90,7 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
     let mut nrt_robots = Vec::with_capacity(n);
     for _ in 0..n {
         let (cal_rt, cal_nrt) = latest(RobotCalibration::default());
-        let (cmd_rt, cmd_nrt) = latest(Twist2::default());
+        let (cmd_rt, cmd_nrt) = latest(SetPoint::default());
         rt_robots.push(RtRobotParams {
             calibration: cal_rt,
             cmd_vel: cmd_rt,
@@ -78,10 +100,12 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
             cmd_vel: cmd_nrt,
         });
     }
+    let wake = Doorbell::new();
     (
         RtLiveParams {
             watchdog_s: wd_rt,
             robots: rt_robots.into_boxed_slice(),
+            wake: wake.clone(),
         },
         NrtLiveParams {
             inner: Arc::new(Mutex::new(NrtInner {
@@ -89,6 +113,7 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
                 robots: nrt_robots.into_boxed_slice(),
             })),
             robots: n,
+            wake,
         },
     )
 }
@@ -113,8 +138,21 @@ impl RtLiveParams {
     /// A robot's last set-point and whether it was set since the previous read (every set
     /// counts, even of the same value: it re-arms the watchdog); `None` if no such robot.
     pub fn rt_cmd_vel(&mut self, robot: RobotId) -> Option<(Twist2, bool)> {
+        self.rt_cmd_vel_stamped(robot).map(|(t, _, new)| (t, new))
+    }
+
+    /// As [`RtLiveParams::rt_cmd_vel`], with the time the NRT side received the set-point
+    /// (CLOCK_MONOTONIC ns; 0 for the initial zero).
+    pub fn rt_cmd_vel_stamped(&mut self, robot: RobotId) -> Option<(Twist2, u64, bool)> {
         let r = self.robots.get_mut(robot.index())?;
-        Some(r.cmd_vel.rt_read())
+        let (sp, new) = r.cmd_vel.rt_read();
+        Some((sp.twist, sp.received_ns, new))
+    }
+
+    /// The doorbell every NRT write to the RT thread rings (set-points here, frames and commands
+    /// in [`super::NrtEnds`]): the RT loop waits on its fd beside its links' fds.
+    pub fn rt_wake_bell(&self) -> &Doorbell {
+        &self.wake
     }
 }
 
@@ -177,8 +215,21 @@ impl NrtLiveParams {
         Some(self.with(|p| p.robots[i].calibration.nrt_last()))
     }
 
-    /// Sets a robot's velocity set-point (latest value wins; each call re-arms the watchdog).
+    /// Sets a robot's velocity set-point (latest value wins; each call re-arms the watchdog),
+    /// received now; rings the RT thread's wake doorbell.
     pub fn nrt_set_cmd_vel(&self, robot: RobotId, twist: Twist2) -> Result<(), ParamError> {
+        self.nrt_set_cmd_vel_at(robot, twist, monotonic_ns())
+    }
+
+    /// As [`NrtLiveParams::nrt_set_cmd_vel`] for a set-point received at `received_ns`
+    /// (CLOCK_MONOTONIC, e.g. when the ROS message was taken), the start of the cmd_vel → wire
+    /// hop the RT thread times.
+    pub fn nrt_set_cmd_vel_at(
+        &self,
+        robot: RobotId,
+        twist: Twist2,
+        received_ns: u64,
+    ) -> Result<(), ParamError> {
         if !twist.linear.is_finite() {
             return Err(ParamError::NotFinite("linear"));
         }
@@ -186,20 +237,47 @@ impl NrtLiveParams {
             return Err(ParamError::NotFinite("angular"));
         }
         let i = self.check(robot)?;
-        self.with(|p| p.robots[i].cmd_vel.nrt_store(twist));
+        self.with(|p| {
+            p.robots[i]
+                .cmd_vel
+                .nrt_store(SetPoint { twist, received_ns })
+        });
+        self.wake.ring();
         Ok(())
     }
 
     /// A robot's last set-point; `None` if no such robot.
     pub fn nrt_cmd_vel(&self, robot: RobotId) -> Option<Twist2> {
         let i = self.check(robot).ok()?;
-        Some(self.with(|p| p.robots[i].cmd_vel.nrt_last()))
+        Some(self.with(|p| p.robots[i].cmd_vel.nrt_last().twist))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_points_carry_their_stamp_and_ring_the_rt_bell() {
+        let (mut rt, p) = live_params(1);
+        assert_eq!(rt.rt_cmd_vel_stamped(RobotId(0)).unwrap().1, 0);
+        assert!(!rt.rt_wake_bell().drain());
+        let go = Twist2 {
+            linear: 0.1,
+            angular: 0.0,
+        };
+        p.nrt_set_cmd_vel_at(RobotId(0), go, 42).unwrap();
+        assert!(rt.rt_wake_bell().drain());
+        assert_eq!(rt.rt_cmd_vel_stamped(RobotId(0)), Some((go, 42, true)));
+        let before = monotonic_ns();
+        p.nrt_set_cmd_vel(RobotId(0), go).unwrap();
+        let (_, t, new) = rt.rt_cmd_vel_stamped(RobotId(0)).unwrap();
+        assert!(new && t >= before && t <= monotonic_ns());
+        // A refused set-point does not ring.
+        assert!(rt.rt_wake_bell().drain());
+        assert!(p.nrt_set_cmd_vel(RobotId(1), go).is_err());
+        assert!(!rt.rt_wake_bell().drain());
+    }
 
     #[test]
     fn live_params_validate_and_report_new_set_points() {

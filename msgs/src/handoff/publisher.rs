@@ -79,6 +79,11 @@ impl<T: Copy + Send> NrtPublisher<T> {
         n
     }
 
+    /// Whether the RT half is gone.
+    pub fn nrt_peer_gone(&self) -> bool {
+        self.queue.is_abandoned()
+    }
+
     /// Drops every pending value but the newest, and returns it.
     pub fn nrt_latest(&mut self) -> Option<T> {
         let mut last = None;

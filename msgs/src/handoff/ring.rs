@@ -3,10 +3,12 @@
 use super::doorbell::Doorbell;
 use super::events::{RtCommand, RtEvent};
 use super::ids::{LinkId, LinkTarget, RobotId, MAX_ROBOTS};
+use super::odom_out::{odom_out, NrtOdomOut, RtOdomOut};
 use super::params::{live_params, NrtLiveParams, RtLiveParams};
-use super::values::{ParamError, Twist2};
+use super::values::{OdomSample, ParamError, Twist2};
 use crate::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
 use rtrb::{Consumer, Producer, RingBuffer};
+use std::os::fd::BorrowedFd;
 
 /// Bytes before the frame in an RT → NRT record: link, reserved, `t_ns` (u64 LE).
 const RX_RECORD_HEADER: usize = 10;
@@ -26,6 +28,8 @@ pub struct ChannelConfig {
     pub commands: usize,
     /// Robot slots of the live parameters.
     pub robots: usize,
+    /// Slots of the odometry ring to the publisher thread.
+    pub odometry_out: usize,
 }
 
 impl Default for ChannelConfig {
@@ -36,6 +40,7 @@ impl Default for ChannelConfig {
             events: 1024,
             commands: 256,
             robots: MAX_ROBOTS,
+            odometry_out: 256,
         }
     }
 }
@@ -92,6 +97,8 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
     prefault_ring(&mut cmd_p, &mut cmd_c, RtCommand::Shutdown);
     let (rt_params, nrt_params) = live_params(cfg.robots);
     let doorbell = Doorbell::new();
+    let rt_bell = rt_params.rt_wake_bell().clone();
+    let (odom_rt, odom_nrt) = odom_out(cfg.odometry_out);
     (
         RtEnds {
             frames_out: rx_p,
@@ -101,6 +108,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             params: rt_params,
             doorbell: doorbell.clone(),
             pushed: false,
+            odom_out: odom_rt,
         },
         NrtEnds {
             frames_in: rx_c,
@@ -109,6 +117,8 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             commands: cmd_p,
             params: nrt_params,
             doorbell,
+            rt_bell,
+            odom_out: Some(odom_nrt),
             buf: [0; RX_RECORD_HEADER + MAX_FRAME],
         },
     )
@@ -125,6 +135,7 @@ pub struct RtEnds {
     doorbell: Doorbell,
     /// Something was pushed to NRT since the doorbell last rang.
     pushed: bool,
+    odom_out: RtOdomOut,
 }
 
 /// Why a record from NRT was not a frame (the RT side counts it and drops the ring's content).
@@ -216,6 +227,30 @@ impl RtEnds {
         }
     }
 
+    /// Hands an odometry sample to the publisher thread (if one took
+    /// [`NrtEnds::nrt_take_odometry_out`]) and rings it; false if nobody publishes or its ring
+    /// is full.
+    pub fn rt_publish_odometry(&mut self, sample: OdomSample, handed_ns: u64) -> bool {
+        self.odom_out.rt_publish(sample, handed_ns)
+    }
+
+    /// Odometry samples dropped because the publisher thread was behind.
+    pub fn rt_odometry_dropped(&self) -> u64 {
+        self.odom_out.rt_dropped()
+    }
+
+    /// The fd the RT loop waits on for NRT input: readable once a set-point, a frame or a
+    /// command was queued (then [`RtEnds::rt_drain_wake`]). `None` if no eventfd was available
+    /// (then poll the rings every period).
+    pub fn rt_wake_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.params.rt_wake_bell().fd()
+    }
+
+    /// Consumes the NRT → RT wake-ups so far (never blocks); whether there were any.
+    pub fn rt_drain_wake(&mut self) -> bool {
+        self.params.rt_wake_bell().drain()
+    }
+
     /// Pops the next command from NRT.
     pub fn rt_pop_command(&mut self) -> Option<RtCommand> {
         self.commands.pop().ok()
@@ -267,6 +302,8 @@ pub struct NrtEnds {
     commands: Producer<RtCommand>,
     params: NrtLiveParams,
     doorbell: Doorbell,
+    rt_bell: Doorbell,
+    odom_out: Option<NrtOdomOut>,
     buf: [u8; RX_RECORD_HEADER + MAX_FRAME],
 }
 
@@ -324,7 +361,9 @@ impl NrtEnds {
         rec[TX_RECORD_HEADER..TX_RECORD_HEADER + total].copy_from_slice(frame);
         self.frames_out
             .push_entire_slice(&rec[..TX_RECORD_HEADER + total])
-            .map_err(|_| SendError::Full)
+            .map_err(|_| SendError::Full)?;
+        self.rt_bell.ring();
+        Ok(())
     }
 
     /// The next event from the RT thread, if any.
@@ -334,7 +373,9 @@ impl NrtEnds {
 
     /// Queues a command for the RT thread.
     pub fn nrt_push_command(&mut self, cmd: RtCommand) -> Result<(), SendError> {
-        self.commands.push(cmd).map_err(|_| SendError::Full)
+        self.commands.push(cmd).map_err(|_| SendError::Full)?;
+        self.rt_bell.ring();
+        Ok(())
     }
 
     /// Sets a robot's cmd_vel set-point (latest value wins, never blocks).
@@ -351,6 +392,20 @@ impl NrtEnds {
     /// Whether the RT thread dropped its half (it stopped).
     pub fn nrt_peer_gone(&self) -> bool {
         self.events.is_abandoned()
+    }
+
+    /// Takes the odometry ring's publisher half (once): from then on the RT thread hands every
+    /// odometry sample to it as well as sending [`RtEvent::Odometry`].
+    pub fn nrt_take_odometry_out(&mut self) -> Option<NrtOdomOut> {
+        let mut out = self.odom_out.take()?;
+        out.nrt_activate();
+        Some(out)
+    }
+
+    /// The doorbell that wakes the RT thread (rung by every push and set-point already; ring
+    /// it after other changes the RT thread should see at once).
+    pub fn nrt_rt_bell(&self) -> &Doorbell {
+        &self.rt_bell
     }
 
     /// The doorbell the RT thread rings when it pushed frames or events (see

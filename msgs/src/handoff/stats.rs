@@ -196,6 +196,20 @@ pub struct RtStats {
     pub odometry_samples: u64,
     /// Scheduling obtained.
     pub scheduler: SchedulerMode,
+    /// The hops the RT thread owns, timed per sample since the loop started.
+    pub hops: RtHops,
+}
+
+/// Latency of the hops the RT thread owns (ns, CLOCK_MONOTONIC), for `--report` and
+/// `/diagnostics`: where time goes between the wire and ROS on the user's machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RtHops {
+    /// Bytes found readable (the wake-up that read them) → their frame decoded and acted on.
+    pub wire_to_decoded: LatencySummary,
+    /// A set-point received by the NRT side (its stamp) → the speed frame written to the link.
+    pub cmd_to_wire: LatencySummary,
+    /// Odometry samples the publisher thread could not take (its ring was full).
+    pub odometry_out_drops: u64,
 }
 
 #[cfg(test)]

@@ -137,7 +137,7 @@ pub struct ProximitySample {
 }
 
 /// One odometry update of a robot (interface reference §3.5).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct OdomSample {
     /// Robot slot.
     pub robot: RobotId,
@@ -147,7 +147,10 @@ pub struct OdomSample {
     pub link: LinkId,
     /// Counter of samples of this robot (restarts at 0 after a reset).
     pub seq: u32,
-    /// RT receive time (CLOCK_MONOTONIC ns).
+    /// When the RT thread found the bytes of its frame readable (CLOCK_MONOTONIC ns: the
+    /// wake-up that read them): the start of the wire → decoded hop.
+    pub wire_ns: u64,
+    /// RT receive time: when its frame was decoded (CLOCK_MONOTONIC ns).
     pub t_ns: u64,
     /// On-robot tick counter of the event, if it carried one.
     pub robot_ticks: Option<u16>,

@@ -339,6 +339,7 @@ mod tests {
 
     fn stats() -> RtStats {
         RtStats {
+            hops: Default::default(),
             elapsed_ns: 10_000_000_000,
             period_ns: 1_000_000,
             cycles: 10_000,

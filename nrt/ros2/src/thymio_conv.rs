@@ -308,6 +308,7 @@ mod tests {
             node: NodeId(1),
             link: LinkId(0),
             seq: 0,
+            wire_ns: 0,
             t_ns: 0,
             robot_ticks: None,
             dt: 0.05,

@@ -119,6 +119,8 @@ impl Stats {
             speed_frames: self.speed_frames,
             odometry_samples: self.odometry_samples,
             scheduler: self.scheduler,
+            // Timed once the loop wakes on I/O (issue 19).
+            hops: Default::default(),
         }
     }
 }

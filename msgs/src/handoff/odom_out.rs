@@ -1,0 +1,161 @@
+//! RT → publisher odometry: the XBotCore way out of the RT domain. The RT thread pushes each
+//! odometry sample (with the time it handed it over) into a ring of its own and rings a
+//! doorbell; a publisher thread on the NRT side waits on that doorbell and publishes at once,
+//! without going through the NRT engine loop.
+//!
+//! The publisher half is taken once ([`super::NrtEnds::nrt_take_odometry_out`]); until it is
+//! taken the RT side pushes nothing (no drops are counted for a consumer that does not exist).
+
+use super::doorbell::Doorbell;
+use super::publisher::{publisher, NrtPublisher, RtPublisher};
+use super::values::OdomSample;
+use std::os::fd::BorrowedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An odometry sample as handed to the publisher thread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OdomHandoff {
+    /// The sample (its `wire_ns` and `t_ns` time the RT hops).
+    pub sample: OdomSample,
+    /// When the RT thread pushed it (CLOCK_MONOTONIC ns): the start of the hand-off → publish
+    /// hop.
+    pub handed_ns: u64,
+}
+
+/// RT half: pushes without blocking and rings the publisher's doorbell.
+#[derive(Debug)]
+pub struct RtOdomOut {
+    queue: RtPublisher<OdomHandoff>,
+    bell: Doorbell,
+    taken: Arc<AtomicBool>,
+}
+
+/// Publisher half (NRT): waits for samples and pops them. `Send`, owned by one thread.
+#[derive(Debug)]
+pub struct NrtOdomOut {
+    queue: NrtPublisher<OdomHandoff>,
+    bell: Doorbell,
+    taken: Arc<AtomicBool>,
+}
+
+/// A pair with room for `capacity` samples in flight; the RT half pushes nothing until the NRT
+/// half is marked taken ([`NrtOdomOut::nrt_activate`]).
+///
+/// # Example
+///
+/// ```
+/// use msgs::handoff::{odom_out, OdomSample};
+/// use std::time::Duration;
+///
+/// let (mut rt, mut nrt) = odom_out(4);
+/// assert!(!rt.rt_publish(OdomSample::default(), 1)); // nobody publishes yet
+/// nrt.nrt_activate();
+/// assert!(rt.rt_publish(OdomSample::default(), 2));
+/// assert!(nrt.nrt_wait(Duration::from_secs(5)));
+/// assert_eq!(nrt.nrt_pop().map(|h| h.handed_ns), Some(2));
+/// ```
+pub fn odom_out(capacity: usize) -> (RtOdomOut, NrtOdomOut) {
+    let (rt, nrt) = publisher(capacity);
+    let bell = Doorbell::new();
+    let taken = Arc::new(AtomicBool::new(false));
+    (
+        RtOdomOut {
+            queue: rt,
+            bell: bell.clone(),
+            taken: taken.clone(),
+        },
+        NrtOdomOut {
+            queue: nrt,
+            bell,
+            taken,
+        },
+    )
+}
+
+impl RtOdomOut {
+    /// Queues a sample handed over at `handed_ns` and rings the publisher; false if nobody
+    /// publishes or the queue is full (then dropped and counted).
+    pub fn rt_publish(&mut self, sample: OdomSample, handed_ns: u64) -> bool {
+        if !self.taken.load(Ordering::Acquire) || self.queue.rt_peer_gone() {
+            return false;
+        }
+        let ok = self.queue.rt_publish(OdomHandoff { sample, handed_ns });
+        self.bell.ring();
+        ok
+    }
+
+    /// Samples dropped because the publisher was behind.
+    pub fn rt_dropped(&self) -> u64 {
+        self.queue.rt_dropped()
+    }
+}
+
+impl NrtOdomOut {
+    /// Marks this half as in use: from now on the RT side pushes.
+    pub fn nrt_activate(&mut self) {
+        self.taken.store(true, Ordering::Release);
+    }
+
+    /// Waits until a sample may be there or `timeout` passed (see [`Doorbell::wait`]).
+    pub fn nrt_wait(&self, timeout: Duration) -> bool {
+        self.bell.wait(timeout)
+    }
+
+    /// The doorbell's fd, to wait on it beside others (then [`NrtOdomOut::nrt_drain_bell`]).
+    pub fn nrt_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.bell.fd()
+    }
+
+    /// Consumes the rings so far without waiting.
+    pub fn nrt_drain_bell(&self) -> bool {
+        self.bell.drain()
+    }
+
+    /// The oldest sample not yet taken.
+    pub fn nrt_pop(&mut self) -> Option<OdomHandoff> {
+        self.queue.nrt_pop()
+    }
+
+    /// Whether the RT half is gone (the RT thread ended).
+    pub fn nrt_peer_gone(&self) -> bool {
+        self.queue.nrt_peer_gone()
+    }
+}
+
+impl Drop for NrtOdomOut {
+    fn drop(&mut self) {
+        self.taken.store(false, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_flow_in_order_only_while_taken() {
+        let (mut rt, mut nrt) = odom_out(2);
+        let s = |seq| OdomSample {
+            seq,
+            ..OdomSample::default()
+        };
+        assert!(!rt.rt_publish(s(0), 0));
+        nrt.nrt_activate();
+        assert!(rt.rt_publish(s(1), 10));
+        assert!(rt.rt_publish(s(2), 20));
+        assert!(!rt.rt_publish(s(3), 30)); // full
+        assert_eq!(rt.rt_dropped(), 1);
+        assert!(nrt.nrt_drain_bell());
+        assert_eq!(
+            nrt.nrt_pop().map(|h| (h.sample.seq, h.handed_ns)),
+            Some((1, 10))
+        );
+        assert_eq!(nrt.nrt_pop().map(|h| h.sample.seq), Some(2));
+        assert_eq!(nrt.nrt_pop(), None);
+        drop(nrt);
+        assert!(!rt.rt_publish(s(4), 40));
+        assert_eq!(rt.rt_dropped(), 1, "a gone publisher is not a drop");
+    }
+}

@@ -6,7 +6,7 @@
 use crate::config::Config;
 use rt::link::PipeLink;
 use sim::thymio::Arena;
-use sim::world::{HostEnds, World, WorldConfig, WorldHandle};
+use sim::world::{HostLink, World, WorldConfig, WorldHandle};
 use std::path::Path;
 
 /// Bytes each way of the in-process link.
@@ -15,7 +15,7 @@ const LINK_CAPACITY: usize = 1 << 16;
 /// A running embedded simulator.
 pub struct EmbeddedSim {
     world: WorldHandle,
-    ends: Option<HostEnds>,
+    ends: Option<HostLink>,
 }
 
 impl std::fmt::Debug for EmbeddedSim {
@@ -25,9 +25,13 @@ impl std::fmt::Debug for EmbeddedSim {
 }
 
 impl EmbeddedSim {
-    /// The in-process link to the simulated robots (one shared bus); `None` once taken.
+    /// The in-process link to the simulated robots (one shared bus); `None` once taken. The
+    /// simulation rings its readiness doorbell whenever it wrote bytes, so the RT thread waits
+    /// on it rather than polling; the simulation polls the host's bytes every step (1 ms).
     pub fn link(&mut self) -> Option<PipeLink> {
-        self.ends.take().map(|(tx, rx)| PipeLink::new(tx, rx))
+        self.ends
+            .take()
+            .map(|h| PipeLink::with_doorbells(h.tx, h.rx, h.readable, None))
     }
 
     /// The simulation, for tests and tools (poses, LEDs, variables).
@@ -58,7 +62,7 @@ pub fn start_sim(config: &Config, robots: u16) -> Result<EmbeddedSim, String> {
         ..WorldConfig::default()
     };
     let mut world = World::new(&world_config);
-    let ends = world.attach((0..world_config.robots).collect(), LINK_CAPACITY);
+    let ends = world.attach_rung((0..world_config.robots).collect(), LINK_CAPACITY);
     Ok(EmbeddedSim {
         world: world
             .spawn()

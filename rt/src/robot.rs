@@ -33,6 +33,8 @@ pub struct Robot {
     cal: RobotCalibration,
     set_point: Twist2,
     last_cmd_ns: u64,
+    /// When NRT received the newest set-point not yet written (0: none), for the cmd → wire hop.
+    cmd_stamp: u64,
     tripped: bool,
     pending: bool,
     last_sent: Option<[i16; 2]>,
@@ -65,6 +67,7 @@ impl Robot {
             cal: RobotCalibration::default(),
             set_point: Twist2::default(),
             last_cmd_ns: 0,
+            cmd_stamp: 0,
             tripped: false,
             pending: false,
             last_sent: None,
@@ -195,10 +198,13 @@ impl Robot {
         .ok()
     }
 
-    /// Handles a user event; returns an odometry sample if it was this robot's odometry.
+    /// Handles a user event whose bytes were found readable at `wire_ns` and decoded at `t_ns`;
+    /// returns an odometry sample if it was this robot's odometry.
+    #[allow(clippy::too_many_arguments)]
     pub fn on_user_event(
         &mut self,
         link: LinkId,
+        wire_ns: u64,
         t_ns: u64,
         source: u16,
         id: u16,
@@ -235,8 +241,7 @@ impl Robot {
             node: cfg.node,
             link,
             seq: self.seq,
-            // Until the loop wakes on I/O the frame is read and decoded in the same step.
-            wire_ns: t_ns,
+            wire_ns,
             t_ns,
             robot_ticks: input.ticks,
             dt: out.dt,
@@ -274,8 +279,9 @@ impl Robot {
         if self.config.is_none() {
             return CmdUpdate::None;
         }
-        if let Some((twist, true)) = params.rt_cmd_vel(self.id) {
+        if let Some((twist, stamp, true)) = params.rt_cmd_vel_stamped(self.id) {
             self.set_point = twist;
+            self.cmd_stamp = stamp;
             self.last_cmd_ns = now_ns;
             self.tripped = false;
             self.pending = true;
@@ -334,8 +340,21 @@ impl Robot {
         min_interval_ns: u64,
         refresh_ns: u64,
     ) -> bool {
+        self.send_due(targets, now_ns, min_interval_ns, refresh_ns)
+            .is_some_and(|t| t <= now_ns)
+    }
+
+    /// When `targets` may be written (see [`Robot::should_send`]): `now_ns` if now, a later time
+    /// if the rate limit holds a change back until then, `None` if there is nothing to write.
+    pub fn send_due(
+        &self,
+        targets: [i16; 2],
+        now_ns: u64,
+        min_interval_ns: u64,
+        refresh_ns: u64,
+    ) -> Option<u64> {
         if !matches!(self.config, Some(c) if c.speed != SpeedOutput::None) {
-            return false;
+            return None;
         }
         let since = now_ns.saturating_sub(self.last_send_ns);
         let changed = self.last_sent.is_some_and(|s| s != targets);
@@ -346,9 +365,19 @@ impl Robot {
             || self.zero_refreshes > 0;
         let refresh = refresh_ns > 0 && since >= refresh_ns && unsettled;
         if !(self.pending || changed || refresh) {
-            return false;
+            return None;
         }
-        targets == [0, 0] || self.last_sent.is_none() || since >= min_interval_ns
+        if targets == [0, 0] || self.last_sent.is_none() || since >= min_interval_ns {
+            Some(now_ns)
+        } else {
+            Some(now_ns + (min_interval_ns - since))
+        }
+    }
+
+    /// The stamp of the newest set-point not yet written, once (when its frame is queued).
+    pub fn take_cmd_stamp(&mut self) -> Option<u64> {
+        let s = std::mem::take(&mut self.cmd_stamp);
+        (s > 0).then_some(s)
     }
 
     /// Marks a stop to write now (exit and removal paths): the next zero written counts as a

@@ -1,5 +1,6 @@
-//! SIGINT/SIGTERM → a stop flag the RT loop polls (it then writes zero speed to every robot,
-//! reads it back, and exits), and a guard thread that bounds the exit.
+//! SIGINT/SIGTERM → a stop flag the RT loop checks at every wake-up (it then writes zero speed
+//! to every robot, reads it back, and exits), an eventfd that wakes the RT loop's wait at once
+//! ([`stop_wake_fd`]), and a guard thread that bounds the exit.
 //!
 //! Further signals never skip the zero-speed write: the handler only counts them. The guard
 //! (a thread started by [`install_stop_handlers`], woken through a pipe by the handler) ends
@@ -13,7 +14,7 @@
 
 use nix::errno::Errno;
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,8 @@ static ZERO_FLUSHED: AtomicBool = AtomicBool::new(false);
 /// Write end of the guard's pipe (-1: no guard).
 static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 static GUARD: std::sync::Once = std::sync::Once::new();
+/// An eventfd written by the handler on every signal (-1: none); never closed.
+static STOP_WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 
 extern "C" fn on_signal(_: nix::libc::c_int) {
     // Only async-signal-safe operations: atomics and write(2).
@@ -44,6 +47,21 @@ extern "C" fn on_signal(_: nix::libc::c_int) {
         // the guard is awake already).
         unsafe { nix::libc::write(fd, (&byte as *const u8).cast(), 1) };
     }
+    let fd = STOP_WAKE_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        let one = 1u64;
+        // SAFETY: write(2) is async-signal-safe; `one` (8 bytes, as an eventfd requires)
+        // outlives the call; the fd is a non-blocking eventfd never closed.
+        unsafe { nix::libc::write(fd, (&one as *const u64).cast(), 8) };
+    }
+}
+
+/// A descriptor that becomes readable (and stays so) once SIGINT or SIGTERM arrived after
+/// [`install_stop_handlers`], for the RT loop to wait on beside its links; `None` before.
+pub fn stop_wake_fd() -> Option<BorrowedFd<'static>> {
+    let fd = STOP_WAKE_FD.load(Ordering::SeqCst);
+    // SAFETY: a non-negative value is an eventfd that is never closed (leaked on purpose).
+    (fd >= 0).then(|| unsafe { BorrowedFd::borrow_raw(fd) })
 }
 
 /// Installs the SIGINT and SIGTERM handlers and starts the exit guard (process-wide; call
@@ -66,6 +84,14 @@ pub fn install_stop_handlers() -> Result<(), Errno> {
 
 fn start_guard() -> Result<(), Errno> {
     use nix::fcntl::OFlag;
+    use nix::sys::eventfd::{EfdFlags, EventFd};
+    let wake = EventFd::from_value_and_flags(0, EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)?;
+    // Leaked on purpose: the handler may write to it at any time.
+    let wake = std::mem::ManuallyDrop::new(wake);
+    STOP_WAKE_FD.store(
+        std::os::fd::AsFd::as_fd(&*wake).as_raw_fd(),
+        Ordering::SeqCst,
+    );
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
     nix::fcntl::fcntl(&write, nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
     std::thread::Builder::new()

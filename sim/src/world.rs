@@ -6,6 +6,7 @@
 
 use crate::rx::{NodeRx, NodeRxStats};
 use crate::thymio::{self, Arena, Pose, Robot, Variant};
+use msgs::handoff::Doorbell;
 use msgs::wire::read_header;
 use rtrb::{Consumer, Producer, RingBuffer};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,6 +50,19 @@ impl Default for WorldConfig {
 /// Host side of an in-process link: what the host writes, what it reads.
 pub type HostEnds = (Producer<u8>, Consumer<u8>);
 
+/// Host side of an in-process link whose bytes for the host are announced: the world rings
+/// `readable` after every step that wrote bytes for the host, and when the link goes away, so
+/// that the host waits on its eventfd instead of polling `rx`.
+#[derive(Debug)]
+pub struct HostLink {
+    /// What the host writes.
+    pub tx: Producer<u8>,
+    /// What the host reads.
+    pub rx: Consumer<u8>,
+    /// Rung when `rx` got bytes (or the world ended).
+    pub readable: Doorbell,
+}
+
 struct Link {
     robots: Vec<usize>,
     from_host: Consumer<u8>,
@@ -57,6 +71,17 @@ struct Link {
     rx: NodeRx,
     /// Frames dropped because the host did not read fast enough.
     dropped: u64,
+    /// Rung after a step that wrote bytes for the host (a silent bell for [`HostEnds`]).
+    readable: Doorbell,
+    /// This step wrote bytes for the host.
+    wrote: bool,
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        // the host must wake to see the end of the link
+        self.readable.ring();
+    }
 }
 
 /// Robots in an arena.
@@ -102,6 +127,17 @@ impl World {
 
     /// Attaches a link to `robots` (indices); returns its host ends. `capacity` bytes each way.
     pub fn attach(&mut self, robots: Vec<usize>, capacity: usize) -> HostEnds {
+        self.attach_with(robots, capacity, Doorbell::silent())
+    }
+
+    /// As [`World::attach`], with a doorbell rung whenever the world wrote bytes for the host.
+    pub fn attach_rung(&mut self, robots: Vec<usize>, capacity: usize) -> HostLink {
+        let readable = Doorbell::new();
+        let (tx, rx) = self.attach_with(robots, capacity, readable.clone());
+        HostLink { tx, rx, readable }
+    }
+
+    fn attach_with(&mut self, robots: Vec<usize>, capacity: usize, bell: Doorbell) -> HostEnds {
         let (host_tx, from_host) = RingBuffer::new(capacity);
         let (to_host, host_rx) = RingBuffer::new(capacity);
         let robots = robots
@@ -114,6 +150,8 @@ impl World {
             to_host,
             rx: NodeRx::new(),
             dropped: 0,
+            readable: bell,
+            wrote: false,
         });
         (host_tx, host_rx)
     }
@@ -194,6 +232,7 @@ impl World {
                     match link.to_host.write_chunk_uninit(frame.len()) {
                         Ok(chunk) => {
                             chunk.fill_from_iter(frame.iter().copied());
+                            link.wrote = true;
                         }
                         Err(_) => link.dropped += 1,
                     }
@@ -203,6 +242,11 @@ impl World {
                 }
                 at = end;
             }
+        }
+        // one ring per link and step, after all its bytes are in
+        for link in self.links.iter_mut().filter(|l| l.wrote) {
+            link.wrote = false;
+            link.readable.ring();
         }
     }
 
@@ -274,6 +318,11 @@ impl WorldHandle {
     /// Attaches a link to `robots`; returns its host ends.
     pub fn attach(&self, robots: Vec<usize>, capacity: usize) -> HostEnds {
         self.lock().attach(robots, capacity)
+    }
+
+    /// Attaches a link to `robots` that rings its host when bytes arrive ([`World::attach_rung`]).
+    pub fn attach_rung(&self, robots: Vec<usize>, capacity: usize) -> HostLink {
+        self.lock().attach_rung(robots, capacity)
     }
 
     /// Number of robots.
@@ -398,6 +447,31 @@ mod tests {
         }
         sources.sort();
         sources
+    }
+
+    #[test]
+    fn a_rung_link_rings_its_host_when_bytes_arrive_and_when_it_ends() {
+        let mut world = World::new(&WorldConfig {
+            realtime: false,
+            ..WorldConfig::default()
+        });
+        let mut host = world.attach_rung(vec![0], 1 << 12);
+        world.run_for(5);
+        assert!(!host.readable.drain(), "nothing written, nothing rung");
+        for b in (Message::ListNodes { version: 9 }).to_frame(0).unwrap() {
+            host.tx.push(b).unwrap();
+        }
+        let mut rung = false;
+        for _ in 0..50 {
+            world.step();
+            rung |= host.readable.drain();
+            if !host.rx.is_empty() {
+                break;
+            }
+        }
+        assert!(!host.rx.is_empty() && rung, "the answer came with a ring");
+        drop(world);
+        assert!(host.readable.drain() && host.rx.is_abandoned());
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Links to Aseba networks: a non-blocking byte-stream trait polled by the RT thread, and its
-//! transports (TCP client, serial port, in-process pipe). Opening a link (blocking) is NRT work
+//! Links to Aseba networks: a non-blocking byte-stream trait read by the RT thread when its
+//! readiness descriptor says so (or polled every period if it has none), and its transports
+//! (TCP client, serial port, in-process pipe). Opening a link (blocking) is NRT work
 //! (`crate::nrt_connector`); reading and writing an open link never blocks and never allocates.
 
 mod pipe;
@@ -16,11 +17,15 @@ pub use txbuf::TxBuffer;
 
 use msgs::handoff::{LinkDownReason, LinkKind};
 use std::io;
+use std::os::fd::BorrowedFd;
 
-/// A byte stream to an Aseba network, polled by the RT thread.
+/// A byte stream to an Aseba network, read and written by the RT thread.
 ///
 /// Both methods return immediately: `Ok(0)` means "nothing now". `Err` means the link is
 /// dead; the RT thread then hands it back to the NRT side, which drops it.
+///
+/// The RT thread waits on [`Link::rt_fd`] (level-triggered) and reads the link when it is
+/// readable; a link without one is polled once per period.
 pub trait Link: Send {
     /// Reads the bytes available now into `buf`.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, LinkError>;
@@ -28,6 +33,12 @@ pub trait Link: Send {
     fn write(&mut self, buf: &[u8]) -> Result<usize, LinkError>;
     /// Transport.
     fn kind(&self) -> LinkKind;
+    /// A descriptor that is readable (level-triggered) whenever [`Link::read`] may return bytes
+    /// or report the end of the link, and stays readable until a read returned fewer bytes
+    /// than asked; `None`: the RT thread polls the link every period instead.
+    fn rt_fd(&self) -> Option<BorrowedFd<'_>> {
+        None
+    }
 }
 
 impl std::fmt::Debug for dyn Link {

@@ -3,7 +3,9 @@
 //! descriptor in non-blocking mode so that no call allocates (the crate's timeout path does).
 //!
 //! `VMIN = 1, VTIME = 0` with `O_NONBLOCK` makes "no data" an `EAGAIN` and a hang-up (USB
-//! unplug) a zero-byte read, so a dead port is always seen.
+//! unplug) a zero-byte read, so a dead port is always seen. The RT thread waits on the tty's
+//! descriptor; the driver's low-latency flag (`ASYNC_LOW_LATENCY`) is set where the tty has one,
+//! so that received bytes are pushed to the reader at once rather than batched.
 
 use super::{Link, LinkError};
 use msgs::handoff::LinkKind;
@@ -162,6 +164,62 @@ pub fn is_pseudo_terminal(fd: &impl AsRawFd) -> bool {
 pub struct SerialLink {
     port: TTYPort,
     path: PathBuf,
+    low_latency: bool,
+}
+
+/// `struct serial_struct` of `<linux/serial.h>` (TIOCGSERIAL / TIOCSSERIAL).
+#[repr(C)]
+struct SerialStruct {
+    kind: nix::libc::c_int,
+    line: nix::libc::c_int,
+    port: nix::libc::c_uint,
+    irq: nix::libc::c_int,
+    flags: nix::libc::c_int,
+    xmit_fifo_size: nix::libc::c_int,
+    custom_divisor: nix::libc::c_int,
+    baud_base: nix::libc::c_int,
+    close_delay: nix::libc::c_ushort,
+    io_type: nix::libc::c_char,
+    reserved_char: [nix::libc::c_char; 1],
+    hub6: nix::libc::c_int,
+    closing_wait: nix::libc::c_ushort,
+    closing_wait2: nix::libc::c_ushort,
+    iomem_base: *mut nix::libc::c_uchar,
+    iomem_reg_shift: nix::libc::c_ushort,
+    port_high: nix::libc::c_uint,
+    iomap_base: nix::libc::c_ulong,
+}
+
+/// `ASYNC_LOW_LATENCY` of `<linux/tty_flags.h>`.
+const ASYNC_LOW_LATENCY: nix::libc::c_int = 1 << 13;
+
+/// Sets the tty driver's low-latency flag (read, or, write back).
+fn set_low_latency(fd: BorrowedFd<'_>) -> Result<(), Errno> {
+    // SAFETY: all-zero bytes are a valid `SerialStruct` (integers and a null pointer).
+    let mut ss: SerialStruct = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGSERIAL writes one `struct serial_struct` (the layout above) through the
+    // pointer, which points to a live, writable value of that size; `fd` is open.
+    Errno::result(unsafe {
+        nix::libc::ioctl(
+            fd.as_raw_fd(),
+            nix::libc::TIOCGSERIAL,
+            &mut ss as *mut SerialStruct,
+        )
+    })?;
+    if ss.flags & ASYNC_LOW_LATENCY != 0 {
+        return Ok(());
+    }
+    ss.flags |= ASYNC_LOW_LATENCY;
+    // SAFETY: TIOCSSERIAL reads one `struct serial_struct` from the pointer, a live value
+    // filled by TIOCGSERIAL above; `fd` is open.
+    Errno::result(unsafe {
+        nix::libc::ioctl(
+            fd.as_raw_fd(),
+            nix::libc::TIOCSSERIAL,
+            &ss as *const SerialStruct,
+        )
+    })
+    .map(drop)
 }
 
 impl SerialLink {
@@ -193,14 +251,31 @@ impl SerialLink {
                 }
             }
         }
-        let link = SerialLink { port, path };
+        let mut link = SerialLink {
+            port,
+            path,
+            low_latency: false,
+        };
         link.configure()
             .map_err(|(what, errno)| SerialOpenError::Configure {
-                path: name,
+                path: name.clone(),
                 what,
                 errno,
             })?;
+        match set_low_latency(link.fd()) {
+            Ok(()) => link.low_latency = true,
+            // pseudo-terminals and ttys without serial driver data: nothing to set
+            Err(Errno::ENOTTY | Errno::EINVAL) => {
+                tracing::debug!("{name}: no low-latency flag on this tty")
+            }
+            Err(e) => tracing::warn!("{name}: cannot set the low-latency flag ({e})"),
+        }
         Ok(link)
+    }
+
+    /// Whether the tty's low-latency flag was set (`false` on pseudo-terminals).
+    pub fn low_latency(&self) -> bool {
+        self.low_latency
     }
 
     fn fd(&self) -> BorrowedFd<'_> {
@@ -254,6 +329,11 @@ impl Link for SerialLink {
 
     fn kind(&self) -> LinkKind {
         LinkKind::Serial
+    }
+
+    /// The tty: readable when bytes arrived or the port hung up.
+    fn rt_fd(&self) -> Option<BorrowedFd<'_>> {
+        Some(self.fd())
     }
 }
 

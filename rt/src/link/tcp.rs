@@ -5,6 +5,7 @@ use super::{map_io, Link, LinkError};
 use msgs::handoff::LinkKind;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
 
 /// A connected TCP stream in non-blocking mode.
@@ -57,6 +58,11 @@ impl Link for TcpLink {
     fn kind(&self) -> LinkKind {
         LinkKind::Tcp
     }
+
+    /// The socket: readable when bytes arrived or the peer closed.
+    fn rt_fd(&self) -> Option<BorrowedFd<'_>> {
+        Some(self.stream.as_fd())
+    }
 }
 
 #[cfg(test)]
@@ -73,7 +79,9 @@ mod tests {
         let (mut peer, _) = listener.accept().unwrap();
         let mut buf = [0u8; 64];
         assert_eq!(link.read(&mut buf), Ok(0)); // nothing yet, no blocking
+        assert!(!readable(&link));
         peer.write_all(b"hello").unwrap();
+        until(Duration::from_secs(10), || readable(&link));
         let mut got = Vec::new();
         until(Duration::from_secs(10), || {
             let n = link.read(&mut buf).unwrap();
@@ -89,6 +97,13 @@ mod tests {
         let end = until(Duration::from_secs(10), || link.read(&mut buf).err());
         assert!(matches!(end, LinkError::Eof | LinkError::Io { .. }));
         assert_eq!(link.kind(), LinkKind::Tcp);
+    }
+
+    /// Whether the link's readiness fd is readable now.
+    fn readable(link: &TcpLink) -> bool {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        let mut fds = [PollFd::new(link.rt_fd().unwrap(), PollFlags::POLLIN)];
+        poll(&mut fds, PollTimeout::ZERO).unwrap() > 0
     }
 
     #[test]

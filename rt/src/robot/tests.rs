@@ -41,23 +41,25 @@ fn odometry_events_of_its_node_integrate_and_learn_the_link() {
     let b = words(&[100, 100, 20]);
     assert_eq!(r.link(), None);
     assert!(r
-        .on_user_event(LinkId(3), 1, 5, ODO, Words::from_le_bytes(&a), &mut p.rt)
+        .on_user_event(LinkId(3), 1, 1, 5, ODO, Words::from_le_bytes(&a), &mut p.rt)
         .is_none());
     assert_eq!(r.link(), Some(LinkId(3)));
     // Other node, other event: ignored.
     assert!(r
-        .on_user_event(LinkId(3), 2, 6, ODO, Words::from_le_bytes(&b), &mut p.rt)
+        .on_user_event(LinkId(3), 2, 2, 6, ODO, Words::from_le_bytes(&b), &mut p.rt)
         .is_none());
     assert!(r
-        .on_user_event(LinkId(3), 2, 5, 7, Words::from_le_bytes(&b), &mut p.rt)
+        .on_user_event(LinkId(3), 2, 2, 5, 7, Words::from_le_bytes(&b), &mut p.rt)
         .is_none());
     let s = r
-        .on_user_event(LinkId(3), 3, 5, ODO, Words::from_le_bytes(&b), &mut p.rt)
+        .on_user_event(LinkId(3), 2, 3, 5, ODO, Words::from_le_bytes(&b), &mut p.rt)
         .unwrap();
     assert_eq!(
         (s.robot, s.node, s.link, s.seq, s.robot_ticks),
         (RobotId(1), NodeId(5), LinkId(3), 0, Some(20))
     );
+    // read at the wake-up (2), decoded later (3)
+    assert_eq!((s.wire_ns, s.t_ns), (2, 3));
     assert!((s.pose.x - 0.1).abs() < 1e-12 && (s.dt - 0.1).abs() < 1e-12);
     assert!((s.twist.linear - 1.0).abs() < 1e-12);
     assert_eq!(r.last_odometry(), Some(s));
@@ -67,7 +69,7 @@ fn odometry_events_of_its_node_integrate_and_learn_the_link() {
     assert!(r.view(0, false).stale);
     let c = words(&[200, 200, 30]);
     assert!(r
-        .on_user_event(LinkId(2), 4, 5, ODO, Words::from_le_bytes(&c), &mut p.rt)
+        .on_user_event(LinkId(2), 4, 4, 5, ODO, Words::from_le_bytes(&c), &mut p.rt)
         .is_none());
     assert_eq!(r.link(), Some(LinkId(2)));
 }
@@ -78,6 +80,7 @@ fn proximity_is_kept_for_controllers() {
     let prox = words(&[1, 2, 3, 4, 5, 6, 7]);
     r.on_user_event(
         LinkId(0),
+        77,
         77,
         5,
         PROX,
@@ -98,6 +101,7 @@ fn proximity_events_are_handed_to_nrt_decoded_once() {
     let prox = words(&[1, 2, 3, 4, 5, 6, 7]);
     r.on_user_event(
         LinkId(2),
+        77,
         77,
         5,
         PROX,
@@ -120,6 +124,7 @@ fn proximity_events_are_handed_to_nrt_decoded_once() {
     let long = words(&[1, 2, 3, 4, 5, 6, 7, 8]);
     r.on_user_event(
         LinkId(2),
+        78,
         78,
         5,
         PROX,
@@ -193,24 +198,31 @@ fn sending_rules() {
     let (mut r, mut p) = robot();
     // Nothing commanded yet: nothing to send.
     assert!(!r.should_send([0, 0], 0, 10, 0));
+    assert_eq!(r.send_due([0, 0], 0, 10, 0), None);
     p.nrt
-        .nrt_set_cmd_vel(
+        .nrt_set_cmd_vel_at(
             RobotId(1),
             Twist2 {
                 linear: 0.1,
                 angular: 0.0,
             },
+            42,
         )
         .unwrap();
     r.poll_set_point(&mut p.rt, 0, 0);
+    // the stamp of the set-point, once
+    assert_eq!(r.take_cmd_stamp(), Some(42));
+    assert_eq!(r.take_cmd_stamp(), None);
     let set_point = r.set_point();
     let t = r.targets(&mut p.rt, set_point);
     assert_eq!(t, [100, 100]);
     assert!(r.should_send(t, 0, 10, 0));
     r.sent(t, 0);
     assert!(!r.should_send(t, 5, 10, 0));
-    // A change is rate-limited, a stop is not.
+    // A change is rate-limited (and says until when), a stop is not.
     assert!(!r.should_send([120, 120], 5, 10, 0));
+    assert_eq!(r.send_due([120, 120], 5, 10, 0), Some(10));
+    assert_eq!(r.send_due(t, 5, 10, 0), None);
     assert!(r.should_send([120, 120], 10, 10, 0));
     assert!(r.should_send([0, 0], 5, 10, 0));
     // Refresh of a moving target.

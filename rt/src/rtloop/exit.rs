@@ -39,15 +39,18 @@ impl RtLoop {
         let mut last_readback = start;
         let mut flushed = false;
         loop {
-            self.slots.flush_all();
+            self.slots.flush_all(&mut self.stats.cmd_to_wire);
             if !flushed && self.slots.all_flushed() {
                 flushed = true;
                 if self.cfg.honor_signals {
                     signals::mark_zero_speed_flushed();
                 }
             }
-            self.read_links();
             let now = monotonic_ns();
+            for i in 0..self.slots.slots.len() {
+                self.read_link(i, usize::MAX, now);
+            }
+            self.slots.new_period();
             let confirmed = self
                 .robots
                 .iter()
@@ -70,11 +73,16 @@ impl RtLoop {
             // Nothing more can go out: let a further signal end the process.
             signals::mark_zero_speed_flushed();
         }
+        self.forget_dead_links();
         self.retire_dead_links();
     }
 
     pub(super) fn finish(&mut self, reason: ExitReason) -> RtStats {
-        let stats = self.stats.snapshot(monotonic_ns(), self.slots.totals());
+        let stats = self.stats.snapshot(
+            monotonic_ns(),
+            self.slots.totals(),
+            self.ends.rt_odometry_dropped(),
+        );
         self.push_event(RtEvent::Stats(stats));
         self.push_event(RtEvent::Exiting { reason });
         self.wake_nrt();

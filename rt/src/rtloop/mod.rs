@@ -1,44 +1,63 @@
-//! The pinned RT loop: absolute deadlines on CLOCK_MONOTONIC, overruns counted and skipped
-//! (never a burst), and per cycle: take offered links, drain every link without blocking,
-//! reassemble and decode frames, handle odometry/proximity, forward every frame to NRT, apply
-//! NRT commands and frames, run the set-point watchdog and the controllers, map velocities to
-//! wheel targets, write, hand dead links back, report statistics.
+//! The pinned RT loop. It sleeps in ONE wait ([`wait`]: epoll + an absolute CLOCK_MONOTONIC
+//! timerfd) on every live link's readiness descriptor, the NRT → RT wake eventfd (rung by every
+//! set-point, outgoing frame and command), the stop-signal eventfd and the next deadline, so
+//! that a hop costs a wake-up, not half a period:
 //!
-//! Nothing in a cycle allocates, frees, locks or blocks; everything is preallocated in
-//! [`RtLoop::new`] (NRT). Every zero speed (cmd_vel watchdog, a stop set-point, a robot removed,
-//! the first write after its link came back, exit) also writes the robot's motor targets
-//! directly (SET_VARIABLES, which a stopped VM cannot ignore) and reads them back; a robot is
-//! re-sent its targets every `speed_refresh` while it moves (feeding the on-robot watchdog of
-//! the driver script) and until its stop is read back. On exit (signal, shutdown command, NRT
-//! gone) every robot is stopped so, flushed and confirmed within a bound (`rtloop/exit.rs`).
+//! - **I/O wake-up**: read the links found readable (one read each, within their period budget),
+//!   reassemble and decode frames, handle odometry (integrated, handed to the publisher ring and
+//!   to NRT) and proximity, forward every frame to NRT; apply NRT commands and frames; poll the
+//!   set-points and write changed wheel targets; flush every link.
+//! - **Periodic cycle** (every `RtConfig::period`, absolute deadlines, overruns counted and
+//!   skipped, never a burst): all of the above for links without descriptor (polled), plus
+//!   taking offered links, the set-point watchdog, speed refreshes, handing dead links back,
+//!   quiet-link resolution and statistics. The period is the resolution of these duties, not
+//!   the latency of a hop.
+//!
+//! A flooding link cannot spin the core: a link reads at most `read_budget` bytes per period
+//! (then it is taken out of the wait until the next period), and after `period /
+//! io_wake_spacing` wake-ups (at least 4) in a period the loop sleeps until the deadline.
+//!
+//! Nothing in a wake-up or cycle allocates, frees, locks or blocks; everything is preallocated
+//! in [`RtLoop::new`] (NRT). Every zero speed (cmd_vel watchdog, a stop set-point, a robot
+//! removed, the first write after its link came back, exit) also writes the robot's motor
+//! targets directly (SET_VARIABLES, which a stopped VM cannot ignore) and reads them back; a
+//! robot is re-sent its targets every `speed_refresh` while it moves (feeding the on-robot
+//! watchdog of the driver script) and until its stop is read back. On exit (signal, shutdown
+//! command, NRT gone) every robot is stopped so, flushed and confirmed within a bound
+//! (`rtloop/exit.rs`).
 
+mod drive;
 mod exit;
+mod io;
 mod slots;
 mod stats;
+mod wait;
 
 use crate::alloc;
-use crate::clock::{monotonic_ns, sleep_until, SleepError};
+use crate::clock::{monotonic_ns, sleep_until};
 use crate::handoff::{LinkReturn, RtLinkPort};
-use crate::robot::{CmdUpdate, Robot};
+use crate::robot::Robot;
 use crate::rosrt::Controller;
 use crate::sched::{self, RtSetup};
 use crate::signals;
 use msgs::handoff::{
-    ExitReason, LinkDownReason, LinkId, LinkTarget, OdomSample, RobotId, RtCommand, RtEnds,
-    RtEvent, RtStats, SetupSummary, MAX_LINKS,
+    Doorbell, ExitReason, OdomSample, RobotId, RtEnds, RtEvent, RtStats, SetupSummary, MAX_LINKS,
 };
-use msgs::wire::{kind, Frame, Words, MAX_FRAME};
-use slots::{QueueError, Slots};
+use msgs::wire::MAX_FRAME;
+use slots::Slots;
 use stats::Stats;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use wait::{Ready, Waiter};
 
 pub use exit::StopOutcome;
 pub use stats::thread_faults;
 
-/// Most commands and outgoing frames taken from NRT per cycle (the rest wait a cycle).
+/// Most commands and outgoing frames taken from NRT per wake-up (the rest wait for the next).
 const MAX_INPUTS_PER_CYCLE: usize = 256;
+/// I/O wake-ups allowed per period at least, whatever `io_wake_spacing`.
+const MIN_IO_WAKES: u64 = 4;
 
 /// Configuration of the RT loop (fixed for its lifetime; live values are in `RtLiveParams`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +73,12 @@ pub struct RtConfig {
     pub max_links: usize,
     /// Transmit buffer per link (bytes).
     pub tx_buffer: usize,
-    /// Bytes read per link per cycle at most.
+    /// Bytes read per link per period at most (a link that used them up is not read again
+    /// before the next period).
     pub read_budget: usize,
+    /// Least mean spacing of I/O wake-ups: at most `period / io_wake_spacing` (at least 4) per
+    /// period; beyond that the loop sleeps until the next deadline (flood bound).
+    pub io_wake_spacing: Duration,
     /// Source id of the frames the RT thread writes.
     pub host_source: u16,
     /// Minimum interval between two speed frames of a robot (stops are never delayed).
@@ -86,6 +109,7 @@ impl Default for RtConfig {
             max_links: MAX_LINKS,
             tx_buffer: 16 * 1024,
             read_budget: 16 * 1024,
+            io_wake_spacing: Duration::from_micros(100),
             host_source: msgs::wire::HOST_SOURCE,
             min_speed_interval: Duration::from_millis(10),
             speed_refresh: Duration::ZERO,
@@ -128,6 +152,9 @@ pub struct RtLoop {
     stop: Arc<AtomicBool>,
     shutdown: bool,
     frame: Box<[u8; MAX_FRAME]>,
+    waiter: Waiter,
+    /// Earliest moment a wheel-target change held back by `min_speed_interval` may go.
+    hold_until: Option<u64>,
 }
 
 impl std::fmt::Debug for RtLoop {
@@ -142,13 +169,16 @@ impl std::fmt::Debug for RtLoop {
 #[derive(Debug)]
 pub struct RtHandle {
     stop: Arc<AtomicBool>,
+    /// The RT thread's wake doorbell: ringing it ends its wait.
+    wake: Doorbell,
     thread: std::thread::JoinHandle<RtExit>,
 }
 
 impl RtHandle {
-    /// Asks the thread to stop (it sends zero speeds first).
+    /// Asks the thread to stop (it sends zero speeds first); wakes it at once.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
+        self.wake.ring();
     }
 
     /// Whether the thread has ended.
@@ -169,13 +199,14 @@ pub fn spawn(
     port: RtLinkPort,
     controllers: Vec<Box<dyn Controller>>,
 ) -> std::io::Result<RtHandle> {
-    let rt = RtLoop::new(cfg, ends, port, controllers);
+    let mut rt = RtLoop::new(cfg, ends, port, controllers);
     let stop = rt.stop_flag();
+    let wake = rt.ends.rt_params().rt_wake_bell().clone();
     let thread = std::thread::Builder::new()
         .name("thymio-rt".into())
         .stack_size(cfg.stack_size.max(cfg.setup.prefault_stack + 256 * 1024))
         .spawn(move || rt.run())?;
-    Ok(RtHandle { stop, thread })
+    Ok(RtHandle { stop, wake, thread })
 }
 
 /// A frame buffer whose page is written now (a zeroed allocation may be left unmapped).
@@ -201,8 +232,14 @@ impl RtLoop {
         let robots = (0..ends.rt_params().robots())
             .map(|i| Robot::new(RobotId(i as u8)))
             .collect();
+        let signal_fd = cfg.honor_signals.then(signals::stop_wake_fd).flatten();
+        let waiter = Waiter::new(ends.rt_wake_fd(), signal_fd);
         RtLoop {
-            slots: Slots::new(cfg.max_links.clamp(1, MAX_LINKS), cfg.tx_buffer),
+            slots: Slots::new(
+                cfg.max_links.clamp(1, MAX_LINKS),
+                cfg.tx_buffer,
+                cfg.read_budget,
+            ),
             stats: Stats::new(ns(cfg.period)),
             cfg,
             ends,
@@ -212,6 +249,8 @@ impl RtLoop {
             stop: Arc::new(AtomicBool::new(false)),
             shutdown: false,
             frame: touched_frame(),
+            waiter,
+            hold_until: None,
         }
     }
 
@@ -235,33 +274,10 @@ impl RtLoop {
         let start = monotonic_ns();
         self.stats.start(start, setup.mode());
         let period = ns(self.cfg.period);
-        let mut next = start + period;
-        let reason = loop {
-            let wake = if period > 0 {
-                self.sleep_until(next);
-                let w = monotonic_ns();
-                self.stats.wakeup.record(w.saturating_sub(next));
-                w
-            } else {
-                monotonic_ns()
-            };
-            self.cycle(wake);
-            let end = monotonic_ns();
-            self.stats.cycle.record(end.saturating_sub(wake));
-            self.stats.cycles += 1;
-            if let Some(r) = self.exit_reason() {
-                self.stats.freeze();
-                break r;
-            }
-            if period > 0 {
-                next += period;
-                if end > next {
-                    let missed = (end - next) / period + 1;
-                    self.stats.overruns += 1;
-                    self.stats.skipped += missed;
-                    next += missed * period;
-                }
-            }
+        let reason = if period == 0 {
+            self.run_free()
+        } else {
+            self.run_periodic(start, period)
         };
         self.stop_robots();
         let stats = self.finish(reason);
@@ -269,17 +285,66 @@ impl RtLoop {
         self.into_exit(reason, setup, stats)
     }
 
-    fn sleep_until(&self, deadline: u64) {
+    /// Free-running (period zero: tests, benchmarks): one polling cycle after the other.
+    fn run_free(&mut self) -> ExitReason {
         loop {
-            match sleep_until(deadline) {
-                Err(SleepError::Interrupted) if !self.stop_requested() => continue,
-                _ => return,
+            let wake = monotonic_ns();
+            self.cycle(wake);
+            self.stats.cycle.record(monotonic_ns().saturating_sub(wake));
+            self.stats.cycles += 1;
+            if let Some(r) = self.exit_reason() {
+                self.stats.freeze();
+                return r;
             }
         }
     }
 
-    fn stop_requested(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || (self.cfg.honor_signals && signals::stop_signalled())
+    /// Waits for I/O or the next deadline, again and again: I/O wake-ups in between, the
+    /// periodic cycle at each deadline.
+    fn run_periodic(&mut self, start: u64, period: u64) -> ExitReason {
+        let max_wakes = (period / ns(self.cfg.io_wake_spacing).max(1)).max(MIN_IO_WAKES);
+        let mut next = start + period;
+        let mut wakes = 0u64;
+        loop {
+            let ready = if wakes < max_wakes {
+                let until = self.hold_until.map_or(next, |h| h.min(next));
+                self.waiter.wait(until)
+            } else {
+                // Flood bound: the rest of the period waits for the periodic cycle.
+                if wakes == max_wakes {
+                    self.stats.io_wake_limited += 1;
+                    wakes += 1;
+                }
+                Ready {
+                    timer: sleep_until(next).is_ok(),
+                    ..Ready::default()
+                }
+            };
+            let now = monotonic_ns();
+            if now >= next {
+                self.stats.wakeup.record(now - next);
+                self.periodic(now, ready);
+                let end = monotonic_ns();
+                self.stats.cycle.record(end.saturating_sub(now));
+                self.stats.cycles += 1;
+                wakes = 0;
+                next += period;
+                if end > next {
+                    let missed = (end - next) / period + 1;
+                    self.stats.overruns += 1;
+                    self.stats.skipped += missed;
+                    next += missed * period;
+                }
+            } else {
+                wakes += 1;
+                self.stats.io_wakes += 1;
+                self.io_wake(now, ready);
+            }
+            if let Some(r) = self.exit_reason() {
+                self.stats.freeze();
+                return r;
+            }
+        }
     }
 
     fn exit_reason(&self) -> Option<ExitReason> {
@@ -296,18 +361,79 @@ impl RtLoop {
         }
     }
 
-    /// One cycle at time `now_ns` (public for benchmarks; `run` calls it).
+    /// One polling cycle at time `now_ns`, as the loop ran before it woke on I/O (public for
+    /// benchmarks and tests; free-running mode runs it): every live link is read whether its
+    /// descriptor is readable or not, then the periodic duties.
     pub fn cycle(&mut self, now_ns: u64) {
         self.accept_links();
-        self.read_links();
+        for i in 0..self.slots.slots.len() {
+            self.read_link(i, usize::MAX, now_ns);
+        }
+        self.exchange(now_ns);
+        self.periodic_duties(now_ns);
+        self.wake_nrt();
+    }
+
+    /// The periodic cycle of the waiting loop at `now_ns` (`ready`: what its wait found).
+    fn periodic(&mut self, now_ns: u64, ready: Ready) {
+        self.accept_links();
+        if ready.wake {
+            self.ends.rt_drain_wake();
+        }
+        self.read_ready(ready.links, now_ns);
+        for i in 0..self.slots.slots.len() {
+            if self.waiter.polled(i) && !self.waiter.muted(i) {
+                self.read_link(i, usize::MAX, now_ns);
+            }
+        }
+        self.exchange(now_ns);
+        self.periodic_duties(now_ns);
+        self.wake_nrt();
+    }
+
+    /// An I/O wake-up at `now_ns` between two deadlines.
+    fn io_wake(&mut self, now_ns: u64, ready: Ready) {
+        if ready.wake {
+            // Before the rings are read: a ring after this is a new wake-up.
+            self.ends.rt_drain_wake();
+        }
+        self.read_ready(ready.links, now_ns);
+        self.exchange(now_ns);
+        self.forget_dead_links();
+        self.wake_nrt();
+    }
+
+    /// NRT's commands and frames in, set-points and controllers to wheel targets, every link
+    /// flushed.
+    fn exchange(&mut self, now_ns: u64) {
         self.apply_commands();
         self.apply_outgoing();
         self.drive_robots(now_ns);
-        self.slots.flush_all();
+        self.slots.flush_all(&mut self.stats.cmd_to_wire);
+    }
+
+    /// What only the periodic cycle does: hand dead links back, resolve quiet links, start the
+    /// next period's read budgets, report statistics.
+    fn periodic_duties(&mut self, now_ns: u64) {
+        self.forget_dead_links();
         self.retire_dead_links();
+        let RtLoop {
+            slots,
+            ends,
+            robots,
+            stats,
+            ..
+        } = self;
+        slots.resolve_quiet(now_ns, |link, wire, t, frame| {
+            io::handle_frame(ends, robots, stats, link, wire, t, frame)
+        });
+        self.slots.new_period();
+        self.unmute_links();
         if now_ns.saturating_sub(self.stats.last_report_ns) >= ns(self.cfg.stats_period) {
             self.stats.last_report_ns = now_ns;
-            let s = self.stats.snapshot(now_ns, self.slots.totals());
+            let s =
+                self.stats
+                    .snapshot(now_ns, self.slots.totals(), self.ends.rt_odometry_dropped());
             self.push_event(RtEvent::Stats(s));
             // Warm-up ends after enough cycles AND one report, so that the report path itself
             // has run once before page faults count.
@@ -315,264 +441,11 @@ impl RtLoop {
                 self.stats.end_warmup();
             }
         }
-        self.wake_nrt();
     }
 
     fn wake_nrt(&mut self) {
         if self.cfg.wake_nrt {
             self.ends.rt_wake_nrt();
-        }
-    }
-
-    fn accept_links(&mut self) {
-        // Only take an offer when its return is guaranteed to fit.
-        while self.port.rt_return_room() > 0 {
-            let Some(offer) = self.port.rt_take_offer() else {
-                break;
-            };
-            match self.slots.attach(offer.target, offer.link) {
-                Ok(link) => {
-                    let kind = self.slots.slots[link.index()].kind;
-                    self.push_event(RtEvent::LinkUp {
-                        link,
-                        target: offer.target,
-                        kind,
-                    });
-                }
-                Err(link) => {
-                    let _ = self.port.rt_give_back(LinkReturn {
-                        target: offer.target,
-                        link,
-                        reason: LinkDownReason::NoSlot,
-                    });
-                }
-            }
-        }
-    }
-
-    fn read_links(&mut self) {
-        let RtLoop {
-            slots,
-            ends,
-            robots,
-            stats,
-            cfg,
-            ..
-        } = self;
-        slots.read_all(cfg.read_budget, |link, t, frame: &Frame<'_>| {
-            if !ends.rt_push_frame(link, t, frame.raw()) {
-                stats.drops.frames_to_nrt += 1;
-            }
-            if frame.kind == kind::VARIABLES && frame.payload.len() >= 2 {
-                let start = u16::from_le_bytes([frame.payload[0], frame.payload[1]]);
-                let values = Words::from_le_bytes(&frame.payload[2..]);
-                for r in robots.iter_mut() {
-                    r.on_variables(link, frame.source, start, values);
-                }
-                return;
-            }
-            if !frame.is_user_event() {
-                return;
-            }
-            let args = Words::from_le_bytes(frame.payload);
-            for r in robots.iter_mut() {
-                if let Some(s) =
-                    r.on_user_event(link, t, frame.source, frame.kind, args, ends.rt_params())
-                {
-                    stats.odometry_samples += 1;
-                    if !ends.rt_push_event(RtEvent::Odometry(s)) {
-                        stats.drops.events += 1;
-                    }
-                }
-                if let Some(p) = r.take_proximity() {
-                    if !ends.rt_push_event(RtEvent::Proximity(p)) {
-                        stats.drops.events += 1;
-                    }
-                }
-            }
-        });
-    }
-
-    fn apply_commands(&mut self) {
-        for _ in 0..MAX_INPUTS_PER_CYCLE {
-            let Some(cmd) = self.ends.rt_pop_command() else {
-                break;
-            };
-            match cmd {
-                RtCommand::ConfigureRobot { robot, config } => {
-                    if let Some(r) = self.robots.get_mut(robot.index()) {
-                        r.configure(config);
-                    }
-                }
-                RtCommand::RemoveRobot { robot } => {
-                    if (robot.index()) < self.robots.len() {
-                        self.send_stop(robot.index());
-                        self.robots[robot.index()].clear();
-                    }
-                }
-                RtCommand::ResetOdometry { robot, pose } => {
-                    if let Some(r) = self.robots.get_mut(robot.index()) {
-                        r.reset_odometry(pose);
-                    }
-                }
-                RtCommand::CloseLink { link } => {
-                    if let Some(s) = self.slots.slots.get_mut(link.index()) {
-                        if s.live() {
-                            s.dead = Some(LinkDownReason::Requested);
-                        }
-                    }
-                }
-                RtCommand::Shutdown => self.shutdown = true,
-            }
-        }
-    }
-
-    fn apply_outgoing(&mut self) {
-        for _ in 0..MAX_INPUTS_PER_CYCLE {
-            let (target, n) = match self.ends.rt_pop_frame(&mut self.frame) {
-                None => break,
-                Some(Err(_)) => {
-                    self.stats.drops.invalid_from_nrt += 1;
-                    continue;
-                }
-                Some(Ok(x)) => x,
-            };
-            let frame = &self.frame[..n];
-            match target {
-                LinkTarget::One(l) => match self.slots.queue(l, frame) {
-                    Ok(()) => {}
-                    Err(QueueError::Full) => self.stats.drops.tx_overflow += 1,
-                    Err(QueueError::NoLink) => self.stats.drops.invalid_from_nrt += 1,
-                },
-                LinkTarget::All => {
-                    let (_, full) = self.slots.queue_all(frame);
-                    self.stats.drops.tx_overflow += full as u64;
-                }
-            }
-        }
-    }
-
-    /// Queues `frame[..n]` on `link` (or on every live link); true if at least one took it.
-    fn queue_robot_frame(&mut self, link: Option<LinkId>, n: usize) -> bool {
-        let frame = &self.frame[..n];
-        match link {
-            Some(l) => match self.slots.queue(l, frame) {
-                Ok(()) => true,
-                Err(QueueError::Full) => {
-                    self.stats.drops.tx_overflow += 1;
-                    false
-                }
-                Err(QueueError::NoLink) => false,
-            },
-            None => {
-                let (ok, full) = self.slots.queue_all(frame);
-                self.stats.drops.tx_overflow += full as u64;
-                ok > 0
-            }
-        }
-    }
-
-    fn drive_robots(&mut self, now: u64) {
-        let wd = self.ends.rt_params().rt_watchdog();
-        let wd_ns = if wd > 0.0 { (wd * 1e9) as u64 } else { 0 };
-        let min_gap = ns(self.cfg.min_speed_interval);
-        let refresh = ns(self.cfg.speed_refresh);
-        for i in 0..self.robots.len() {
-            if self.robots[i].config().is_none() {
-                continue;
-            }
-            if self.robots[i].poll_set_point(self.ends.rt_params(), now, wd_ns)
-                == CmdUpdate::WatchdogStop
-            {
-                self.stats.watchdog_stops += 1;
-                self.push_event(RtEvent::WatchdogStop {
-                    robot: RobotId(i as u8),
-                });
-            }
-            let r = &self.robots[i];
-            let mut cmd = r.set_point();
-            if !self.controllers.is_empty() {
-                let link_up = r
-                    .link()
-                    .map_or(self.slots.any_live(), |l| self.slots.live(l));
-                let view = r.view(now, link_up);
-                for c in self.controllers.iter_mut() {
-                    c.update(&view, &mut cmd);
-                }
-            }
-            let targets = self.robots[i].targets(self.ends.rt_params(), cmd);
-            if self.robots[i].should_send(targets, now, min_gap, refresh) {
-                self.write_targets(i, targets, now);
-            }
-        }
-    }
-
-    /// Writes `targets` to robot `i`: its speed frame and, for a stop, the direct write of its
-    /// motor targets (SET_VARIABLES, obeyed even by a stopped VM) and their read-back.
-    /// Returns true if the speed frame was queued.
-    fn write_targets(&mut self, i: usize, targets: [i16; 2], now: u64) -> bool {
-        let source = self.cfg.host_source;
-        let link = self.robots[i].link();
-        let Some(n) = self.robots[i].speed_frame(source, targets, &mut self.frame) else {
-            return false;
-        };
-        if !self.queue_robot_frame(link, n) {
-            return false;
-        }
-        self.stats.speed_frames += 1;
-        if targets == [0, 0] {
-            if let Some(n) = self.robots[i].direct_targets_frame(source, targets, &mut self.frame) {
-                self.queue_robot_frame(link, n);
-            }
-            self.queue_readback(i);
-        }
-        self.robots[i].sent(targets, now);
-        true
-    }
-
-    /// Queues a read-back of robot `i`'s motor targets (if it has their address).
-    fn queue_readback(&mut self, i: usize) {
-        let link = self.robots[i].link();
-        if let Some(n) = self.robots[i].readback_frame(self.cfg.host_source, &mut self.frame) {
-            self.queue_robot_frame(link, n);
-        }
-    }
-
-    /// Queues a stop for robot `i` (removal and exit paths; no rate limit): zero speed, the
-    /// direct zero write of its motor targets and their read-back.
-    fn send_stop(&mut self, i: usize) {
-        self.robots[i].request_stop();
-        self.write_targets(i, [0, 0], monotonic_ns());
-    }
-
-    fn retire_dead_links(&mut self) {
-        for i in 0..self.slots.slots.len() {
-            let Some(reason) = self.slots.slots[i].dead else {
-                continue;
-            };
-            if self.port.rt_return_room() == 0 {
-                return; // retried next cycle; the slot is not polled meanwhile
-            }
-            let Some((target, link)) = self.slots.detach(i) else {
-                continue;
-            };
-            let _ = self.port.rt_give_back(LinkReturn {
-                target,
-                link,
-                reason,
-            });
-            self.push_event(RtEvent::LinkDown {
-                link: LinkId(i as u8),
-                target,
-                reason,
-            });
-            for r in 0..self.robots.len() {
-                if self.robots[r].link_lost(LinkId(i as u8)) {
-                    self.push_event(RtEvent::RobotStale {
-                        robot: RobotId(r as u8),
-                    });
-                }
-            }
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::alloc;
 use crate::hist::Histogram;
-use msgs::handoff::{LinkTotals, RingDrops, RtStats, SchedulerMode};
+use msgs::handoff::{LinkTotals, RingDrops, RtHops, RtStats, SchedulerMode};
 use nix::sys::resource::{getrusage, UsageWho};
 
 /// Minor and major page faults of the calling thread.
@@ -20,6 +20,14 @@ pub fn thread_faults() -> (u64, u64) {
 pub(crate) struct Stats {
     pub cycle: Histogram,
     pub wakeup: Histogram,
+    /// Bytes found readable (the wake-up) → their frame decoded, per frame.
+    pub wire_to_decoded: Histogram,
+    /// Set-point received by NRT → its speed frame accepted by the link's write.
+    pub cmd_to_wire: Histogram,
+    /// Wake-ups on I/O between two periodic cycles (not counted in `cycles`).
+    pub io_wakes: u64,
+    /// Periods in which the I/O wake-ups reached their bound (the rest waited a period).
+    pub io_wake_limited: u64,
     pub cycles: u64,
     pub overruns: u64,
     pub skipped: u64,
@@ -43,6 +51,10 @@ impl Stats {
         Stats {
             cycle: Histogram::new(),
             wakeup: Histogram::new(),
+            wire_to_decoded: Histogram::new(),
+            cmd_to_wire: Histogram::new(),
+            io_wakes: 0,
+            io_wake_limited: 0,
             cycles: 0,
             overruns: 0,
             skipped: 0,
@@ -85,8 +97,9 @@ impl Stats {
         self.frozen = Some((alloc::current_thread_allocations(), thread_faults()));
     }
 
-    /// A snapshot (reads the thread's page faults: a syscall, done once per report).
-    pub fn snapshot(&self, now_ns: u64, links: LinkTotals) -> RtStats {
+    /// A snapshot (reads the thread's page faults: a syscall, done once per report);
+    /// `odometry_out_drops` as counted by the odometry hand-off ring.
+    pub fn snapshot(&self, now_ns: u64, links: LinkTotals, odometry_out_drops: u64) -> RtStats {
         let (allocs, (minor, major)) = self
             .frozen
             .unwrap_or_else(|| (alloc::current_thread_allocations(), thread_faults()));
@@ -119,8 +132,11 @@ impl Stats {
             speed_frames: self.speed_frames,
             odometry_samples: self.odometry_samples,
             scheduler: self.scheduler,
-            // Timed once the loop wakes on I/O (issue 19).
-            hops: Default::default(),
+            hops: RtHops {
+                wire_to_decoded: self.wire_to_decoded.summary(),
+                cmd_to_wire: self.cmd_to_wire.summary(),
+                odometry_out_drops,
+            },
         }
     }
 }

@@ -2,10 +2,11 @@ use super::*;
 use crate::handoff::{link_port, NrtLinkPort};
 use crate::link::{Link, PipeLink};
 use msgs::handoff::{
-    channels, ChannelConfig, NodeId, NrtEnds, Pose2, RobotConfig, RobotId, Twist2,
+    channels, ChannelConfig, LinkDownReason, LinkId, LinkTarget, NodeId, NrtEnds, Pose2,
+    RobotConfig, RobotId, RtCommand, Twist2,
 };
 use msgs::reassembler::Reassembler;
-use msgs::wire::{encode_user_event, kind, Message};
+use msgs::wire::{encode_user_event, kind, Message, Words};
 
 const NODE: u16 = 5;
 const SET_SPEED: u16 = 1;

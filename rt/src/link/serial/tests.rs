@@ -72,10 +72,14 @@ fn pty_round_trip_without_blocking_then_hangup() {
     drop(pty.slave);
     assert_eq!(link.kind(), LinkKind::Serial);
     assert_eq!(link.path(), slave_path.as_path());
+    // a pseudo-terminal has no serial driver data: no low-latency flag, and no error
+    assert!(!link.low_latency());
     let mut buf = [0u8; 64];
     assert_eq!(link.read(&mut buf), Ok(0)); // nothing yet: returns at once
+    assert!(!readable(&link));
 
     nix::unistd::write(master, b"\x02\x00\x01\x00\x0c\x90\x09\x00").unwrap();
+    until(Duration::from_secs(10), || readable(&link));
     let mut got = Vec::new();
     until(Duration::from_secs(10), || {
         let n = link.read(&mut buf).unwrap();
@@ -93,9 +97,17 @@ fn pty_round_trip_without_blocking_then_hangup() {
     assert_eq!(echo, b"\x02\x00\x00\x00\x11\xa0\x05\x00");
 
     drop(pty.master);
+    until(Duration::from_secs(10), || readable(&link)); // a hang-up wakes the reader
     let end = until(Duration::from_secs(10), || link.read(&mut buf).err());
     assert!(
         matches!(end, LinkError::Io { .. } | LinkError::Eof),
         "{end:?}"
     );
+}
+
+/// Whether the link's readiness fd is readable (or hung up) now.
+fn readable(link: &SerialLink) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let mut fds = [PollFd::new(link.rt_fd().unwrap(), PollFlags::POLLIN)];
+    poll(&mut fds, PollTimeout::ZERO).unwrap() > 0
 }

@@ -1,0 +1,117 @@
+//! The RT loop's outputs: set-points (with the watchdog) and controllers to wheel targets,
+//! speed frames, the direct writes and read-backs of stops, each set-point's stamp carried to the
+//! wire for the cmd → wire hop.
+
+use super::slots::QueueError;
+use super::{ns, RtLoop};
+use crate::clock::monotonic_ns;
+use crate::robot::CmdUpdate;
+use msgs::handoff::{LinkId, RobotId, RtEvent};
+
+impl RtLoop {
+    /// Queues `frame[..n]` on `link` (or on every live link); true if at least one took it.
+    fn queue_robot_frame(&mut self, link: Option<LinkId>, n: usize) -> bool {
+        let frame = &self.frame[..n];
+        match link {
+            Some(l) => match self.slots.queue(l, frame) {
+                Ok(()) => true,
+                Err(QueueError::Full) => {
+                    self.stats.drops.tx_overflow += 1;
+                    false
+                }
+                Err(QueueError::NoLink) => false,
+            },
+            None => {
+                let (ok, full) = self.slots.queue_all(frame);
+                self.stats.drops.tx_overflow += full as u64;
+                ok > 0
+            }
+        }
+    }
+
+    /// Polls every configured robot's set-point (watchdog), runs the controllers and writes the
+    /// wheel targets that changed; notes when a change held back by `min_speed_interval` may
+    /// go (`hold_until`), for the wait's deadline.
+    pub(super) fn drive_robots(&mut self, now: u64) {
+        self.hold_until = None;
+        let wd = self.ends.rt_params().rt_watchdog();
+        let wd_ns = if wd > 0.0 { (wd * 1e9) as u64 } else { 0 };
+        let min_gap = ns(self.cfg.min_speed_interval);
+        let refresh = ns(self.cfg.speed_refresh);
+        for i in 0..self.robots.len() {
+            if self.robots[i].config().is_none() {
+                continue;
+            }
+            if self.robots[i].poll_set_point(self.ends.rt_params(), now, wd_ns)
+                == CmdUpdate::WatchdogStop
+            {
+                self.stats.watchdog_stops += 1;
+                self.push_event(RtEvent::WatchdogStop {
+                    robot: RobotId(i as u8),
+                });
+            }
+            let r = &self.robots[i];
+            let mut cmd = r.set_point();
+            if !self.controllers.is_empty() {
+                let link_up = r
+                    .link()
+                    .map_or(self.slots.any_live(), |l| self.slots.live(l));
+                let view = r.view(now, link_up);
+                for c in self.controllers.iter_mut() {
+                    c.update(&view, &mut cmd);
+                }
+            }
+            let targets = self.robots[i].targets(self.ends.rt_params(), cmd);
+            match self.robots[i].send_due(targets, now, min_gap, refresh) {
+                Some(t) if t <= now => {
+                    self.write_targets(i, targets, now);
+                }
+                Some(t) => self.hold_until = Some(self.hold_until.map_or(t, |h| h.min(t))),
+                None => {}
+            }
+        }
+    }
+
+    /// Writes `targets` to robot `i`: its speed frame and, for a stop, the direct write of its
+    /// motor targets (SET_VARIABLES, obeyed even by a stopped VM) and their read-back.
+    /// Returns true if the speed frame was queued.
+    pub(super) fn write_targets(&mut self, i: usize, targets: [i16; 2], now: u64) -> bool {
+        let source = self.cfg.host_source;
+        let link = self.robots[i].link();
+        let Some(n) = self.robots[i].speed_frame(source, targets, &mut self.frame) else {
+            return false;
+        };
+        if !self.queue_robot_frame(link, n) {
+            return false;
+        }
+        // The newest set-point rides with this frame (a broadcast to a robot whose link is not
+        // known yet is not timed).
+        if let (Some(stamp), Some(l)) = (self.robots[i].take_cmd_stamp(), link) {
+            self.slots.mark_cmd(l, stamp);
+        }
+        self.stats.speed_frames += 1;
+        if targets == [0, 0] {
+            if let Some(n) = self.robots[i].direct_targets_frame(source, targets, &mut self.frame) {
+                self.queue_robot_frame(link, n);
+            }
+            self.queue_readback(i);
+        }
+        self.robots[i].sent(targets, now);
+        true
+    }
+
+    /// Queues a read-back of robot `i`'s motor targets (if it has their address).
+    pub(super) fn queue_readback(&mut self, i: usize) {
+        let link = self.robots[i].link();
+        if let Some(n) = self.robots[i].readback_frame(self.cfg.host_source, &mut self.frame) {
+            self.queue_robot_frame(link, n);
+        }
+    }
+
+    /// Queues a stop for robot `i` (removal and exit paths; no rate limit): zero speed, the
+    /// direct zero write of its motor targets and their read-back.
+    pub(super) fn send_stop(&mut self, i: usize) {
+        self.robots[i].request_stop();
+        self.write_targets(i, [0, 0], monotonic_ns());
+    }
+}

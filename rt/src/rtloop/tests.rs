@@ -377,3 +377,4 @@ fn a_cycle_that_forwards_something_rings_the_nrt_doorbell_unless_told_not_to() {
 }
 
 mod stop;
+mod wake;

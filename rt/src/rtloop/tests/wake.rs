@@ -1,0 +1,182 @@
+//! The loop wakes on I/O: a set-point reaches the wire, and received odometry reaches the
+//! publisher ring, within a small fraction of a long period; a change held back by
+//! `min_speed_interval` goes when the interval ends, not at the next period; a stop request
+//! ends a long wait at once. Bounds are behaviour checks with wide margins (a polling loop
+//! misses them by most of a 100 ms period), not benchmarks.
+
+use super::*;
+use crate::testutil::until;
+use msgs::handoff::{NodeId, NrtOdomOut, RobotId};
+use std::time::Instant;
+
+const PERIOD: Duration = Duration::from_millis(100);
+/// Far below the period: a loop that waits for its next cycle misses it most of the time, and
+/// every trial must make it.
+const SMALL: Duration = Duration::from_millis(20);
+
+struct Running {
+    nrt: NrtEnds,
+    peer: PipeLink,
+    handle: RtHandle,
+    out: NrtOdomOut,
+}
+
+/// A loop with a 100 ms period, robot 0 (node `NODE`) on a pipe link, its link up.
+fn running(min_speed_interval: Duration) -> Running {
+    let (rt_ends, mut nrt) = channels(&ChannelConfig {
+        robots: 2,
+        ..Default::default()
+    });
+    let out = nrt.nrt_take_odometry_out().unwrap();
+    let (rt_port, mut port) = link_port();
+    let (ours, peer) = PipeLink::pair(1 << 14);
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
+    config.link = Some(LinkId(0));
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config,
+    })
+    .unwrap();
+    let cfg = RtConfig {
+        period: PERIOD,
+        min_speed_interval,
+        ..test_config()
+    };
+    let handle = spawn(cfg, rt_ends, rt_port, Vec::new()).unwrap();
+    until(Duration::from_secs(10), || {
+        events(&mut nrt)
+            .iter()
+            .any(|e| matches!(e, RtEvent::LinkUp { .. }))
+    });
+    Running {
+        nrt,
+        peer,
+        handle,
+        out,
+    }
+}
+
+fn go(nrt: &NrtEnds, linear: f64) {
+    nrt.nrt_set_cmd_vel(
+        RobotId(0),
+        Twist2 {
+            linear,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+}
+
+/// Waits for the next speed frame on the robot's end; returns its wheel targets.
+fn next_speed(peer: &mut PipeLink) -> Vec<i16> {
+    until(Duration::from_secs(10), || {
+        received(peer)
+            .into_iter()
+            .find(|(k, _)| *k == SET_SPEED)
+            .map(|(_, a)| a)
+    })
+}
+
+#[test]
+fn a_set_point_reaches_the_wire_without_waiting_for_the_period() {
+    let mut r = running(Duration::ZERO);
+    for k in 1..=6 {
+        let linear = 0.01 * k as f64;
+        let t0 = Instant::now();
+        go(&r.nrt, linear);
+        let got = next_speed(&mut r.peer);
+        let took = t0.elapsed();
+        assert!(
+            took < SMALL,
+            "set-point {k} took {took:?} (period {PERIOD:?})"
+        );
+        assert_eq!(got[0], (linear * 2930.0).round_ties_even() as i16);
+    }
+    r.handle.stop();
+    let exit = r.handle.join().unwrap();
+    // every set-point was timed from its stamp to the write that took its frame
+    let hop = exit.stats.hops.cmd_to_wire;
+    assert!(hop.count >= 6, "{hop:?}");
+    assert!(hop.max < SMALL.as_nanos() as u64, "{hop:?}");
+}
+
+#[test]
+fn a_change_held_back_by_the_speed_interval_goes_when_the_interval_ends() {
+    let gap = Duration::from_millis(30);
+    let mut r = running(gap);
+    go(&r.nrt, 0.05);
+    next_speed(&mut r.peer);
+    let t0 = Instant::now();
+    go(&r.nrt, 0.1); // within the interval: held back
+    assert_eq!(next_speed(&mut r.peer)[0], 293);
+    let took = t0.elapsed();
+    assert!(
+        took >= gap - Duration::from_millis(2) && took < gap + SMALL,
+        "held change written after {took:?} (interval {gap:?}, period {PERIOD:?})"
+    );
+    r.handle.stop();
+    r.handle.join().unwrap();
+}
+
+#[test]
+fn received_odometry_is_handed_over_before_the_next_deadline() {
+    let mut r = running(Duration::ZERO);
+    // The first event initialises the integrator; each further one is a sample.
+    r.peer.write(&event(NODE, ODOMETRY, &[0, 0, 0])).unwrap();
+    for k in 1..=6i16 {
+        while r.out.nrt_pop().is_some() {}
+        r.out.nrt_drain_bell();
+        let before = monotonic_ns();
+        let t0 = Instant::now();
+        r.peer
+            .write(&event(NODE, ODOMETRY, &[100, 100, 10 * k]))
+            .unwrap();
+        let h = until(Duration::from_secs(10), || {
+            r.out.nrt_wait(Duration::from_millis(100));
+            r.out.nrt_pop()
+        });
+        let took = t0.elapsed();
+        assert!(
+            took < SMALL,
+            "odometry {k} took {took:?} (period {PERIOD:?})"
+        );
+        let s = h.sample;
+        assert_eq!(s.seq, k as u32 - 1);
+        // read by a wake-up after the write, decoded after that, handed over after that
+        assert!(before <= s.wire_ns && s.wire_ns <= s.t_ns && s.t_ns <= h.handed_ns);
+    }
+    // the NRT engine gets every sample too (pushed right after the hand-off)
+    let mut odometry = 0;
+    until(Duration::from_secs(10), || {
+        odometry += events(&mut r.nrt)
+            .iter()
+            .filter(|e| matches!(e, RtEvent::Odometry(_)))
+            .count();
+        odometry >= 6
+    });
+    r.handle.stop();
+    let exit = r.handle.join().unwrap();
+    let hop = exit.stats.hops.wire_to_decoded;
+    assert!(
+        hop.count >= 7 && hop.max < SMALL.as_nanos() as u64,
+        "{hop:?}"
+    );
+    assert_eq!(exit.stats.hops.odometry_out_drops, 0);
+}
+
+#[test]
+fn a_stop_request_ends_a_long_wait_at_once() {
+    let (rt_ends, _nrt) = channels(&ChannelConfig::default());
+    let (rt_port, _port) = link_port();
+    let cfg = RtConfig {
+        period: Duration::from_secs(30),
+        ..test_config()
+    };
+    let handle = spawn(cfg, rt_ends, rt_port, Vec::new()).unwrap();
+    let t0 = Instant::now();
+    handle.stop();
+    let exit = handle.join().unwrap();
+    assert_eq!(exit.reason, ExitReason::Requested);
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+}

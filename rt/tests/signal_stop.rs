@@ -1,4 +1,5 @@
-//! SIGTERM stops the RT loop, which sends zero speed to every robot before it ends.
+//! SIGTERM stops the RT loop, which sends zero speed to every robot before it ends; the signal
+//! ends the loop's wait at once, even a long one on a thread the signal was not delivered to.
 //! (Its own test binary: the signal handlers are process-wide.)
 
 use msgs::handoff::{
@@ -10,6 +11,9 @@ use rt::link::{Link, PipeLink};
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::time::{Duration, Instant};
+
+/// A period far longer than a stop may take.
+const PERIOD: Duration = Duration::from_secs(3);
 
 /// `set_speed` arguments written to the robot end so far.
 fn speeds(peer: &mut PipeLink, reasm: &mut Reassembler, out: &mut Vec<Vec<i16>>) {
@@ -46,6 +50,19 @@ fn sigterm_sends_zero_speed_then_stops() {
         config: RobotConfig::script(NodeId(1), 2, 1, false),
     })
     .unwrap();
+    let cfg = RtConfig {
+        setup: RtSetup::unprivileged(),
+        honor_signals: true,
+        period: PERIOD,
+        ..Default::default()
+    };
+    let handle = spawn(cfg, rt_ends, rt_port, Vec::new()).unwrap();
+    // The link is taken at the first deadline; a set-point then goes out at once.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::iter::from_fn(|| nrt.nrt_pop_event()).any(|e| matches!(e, RtEvent::LinkUp { .. })) {
+        assert!(Instant::now() < deadline, "no link");
+        std::thread::yield_now();
+    }
     nrt.nrt_set_cmd_vel(
         RobotId(0),
         Twist2 {
@@ -54,12 +71,6 @@ fn sigterm_sends_zero_speed_then_stops() {
         },
     )
     .unwrap();
-    let cfg = RtConfig {
-        setup: RtSetup::unprivileged(),
-        honor_signals: true,
-        ..Default::default()
-    };
-    let handle = spawn(cfg, rt_ends, rt_port, Vec::new()).unwrap();
     let mut reasm = Reassembler::new();
     let mut seen = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -70,10 +81,17 @@ fn sigterm_sends_zero_speed_then_stops() {
     }
     assert_eq!(seen, [vec![293, 293]]);
     assert!(!rt::signals::stop_signalled());
+    // raise(3) delivers the signal to this thread: only the stop eventfd wakes the RT thread.
+    let t0 = Instant::now();
     nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM).unwrap();
     assert!(rt::signals::stop_signalled());
     let exit = handle.join().unwrap();
     assert_eq!(exit.reason, ExitReason::Signal);
+    assert!(
+        t0.elapsed() < PERIOD / 2,
+        "stopped {:?} after the signal (period {PERIOD:?})",
+        t0.elapsed()
+    );
     speeds(&mut peer, &mut reasm, &mut seen);
     assert_eq!(seen, [vec![293, 293], vec![0, 0]]);
     let last = std::iter::from_fn(|| nrt.nrt_pop_event()).last();

@@ -21,7 +21,22 @@ pub(super) fn handle_frame(
     t_ns: u64,
     frame: &Frame<'_>,
 ) {
-    stats.wire_to_decoded.record(t_ns.saturating_sub(wire_ns));
+    handle_frame_inner(ends, robots, stats, link, wire_ns, t_ns, frame);
+    // The hop ends once the frame was acted on (handed over, integrated).
+    stats
+        .wire_to_decoded
+        .record(monotonic_ns().saturating_sub(wire_ns));
+}
+
+fn handle_frame_inner(
+    ends: &mut RtEnds,
+    robots: &mut [Robot],
+    stats: &mut Stats,
+    link: LinkId,
+    wire_ns: u64,
+    t_ns: u64,
+    frame: &Frame<'_>,
+) {
     if !ends.rt_push_frame(link, t_ns, frame.raw()) {
         stats.drops.frames_to_nrt += 1;
     }

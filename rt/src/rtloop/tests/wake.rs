@@ -7,6 +7,7 @@
 use super::*;
 use crate::testutil::until;
 use msgs::handoff::{NodeId, NrtOdomOut, RobotId};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 const PERIOD: Duration = Duration::from_millis(100);
@@ -179,4 +180,78 @@ fn a_stop_request_ends_a_long_wait_at_once() {
     let exit = handle.join().unwrap();
     assert_eq!(exit.reason, ExitReason::Requested);
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+}
+
+/// Runs the waiting loop on this thread for `cycles` periods while a peer writes `chunk` bytes
+/// to its link as fast as its pace allows; returns the loop (its counters).
+fn flooded_loop(cfg: RtConfig, chunk: usize, cycles: u64) -> RtLoop {
+    let (rt_ends, _nrt) = channels(&ChannelConfig::default());
+    let (rt_port, mut port) = link_port();
+    let (ours, mut peer) = PipeLink::pair(1 << 16);
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    let cfg = RtConfig {
+        max_cycles: Some(cycles),
+        ..cfg
+    };
+    let mut rt = RtLoop::new(cfg, rt_ends, rt_port, Vec::new());
+    rt.cycle(monotonic_ns()); // takes the link
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let junk = vec![0xFFu8; chunk];
+            while !stop.load(Ordering::Relaxed) {
+                let _ = peer.write(&junk);
+                std::thread::sleep(Duration::from_micros(20)); // the peer's pace
+            }
+        })
+    };
+    let period = ns(cfg.period);
+    assert_eq!(
+        rt.run_periodic(monotonic_ns(), period),
+        ExitReason::CycleLimit
+    );
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    rt
+}
+
+#[test]
+fn a_link_that_keeps_waking_the_loop_gets_a_bounded_number_of_wake_ups_per_period() {
+    // one byte at a time: every write is a wake-up, far more than 4 per 10 ms period
+    let cfg = RtConfig {
+        period: Duration::from_millis(10),
+        io_wake_spacing: Duration::from_micros(2500),
+        read_budget: 1 << 30,
+        ..test_config()
+    };
+    let rt = flooded_loop(cfg, 1, 20);
+    let s = &rt.stats;
+    assert!(s.io_wake_limited > 0, "the bound was reached");
+    assert!(
+        s.io_wakes <= 4 * (s.cycles + 1),
+        "{} I/O wake-ups in {} periods",
+        s.io_wakes,
+        s.cycles
+    );
+}
+
+#[test]
+fn a_link_that_used_up_its_read_budget_is_left_out_of_the_wait_until_the_next_period() {
+    // 64 bytes per period, 4 KiB per write: the first wake-up uses the budget up
+    let cfg = RtConfig {
+        period: Duration::from_millis(10),
+        read_budget: 64,
+        ..test_config()
+    };
+    let rt = flooded_loop(cfg, 4096, 20);
+    let s = &rt.stats;
+    assert_eq!(s.io_wake_limited, 0, "the wake-up bound was never needed");
+    assert!(
+        s.io_wakes <= s.cycles + 1,
+        "{} I/O wake-ups in {} periods",
+        s.io_wakes,
+        s.cycles
+    );
+    assert!(rt.slots.totals().bytes_rx <= 64 * (s.cycles + 2));
 }

@@ -380,6 +380,7 @@ impl RtLoop {
                     r.on_user_event(link, t, frame.source, frame.kind, args, ends.rt_params())
                 {
                     stats.odometry_samples += 1;
+                    ends.rt_publish_odometry(s, t);
                     if !ends.rt_push_event(RtEvent::Odometry(s)) {
                         stats.drops.events += 1;
                     }

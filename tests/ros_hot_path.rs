@@ -97,10 +97,8 @@ fn cmd_vel_on_the_hot_node_and_odometry_once_from_the_publisher_thread() {
     let start = x_of(&peer.message(&t("odom"), deadline, |_| true).unwrap());
     let moved = |peer: &mut RclpyPeer| {
         peer.poll_map(Instant::now() + Duration::from_millis(100), |r| {
-            (r["event"] == "message"
-                && r["topic"] == t("odom")
-                && x_of(&r["data"]) > start + 0.02)
-                .then(|| Ok(()))
+            (r["event"] == "message" && r["topic"] == t("odom") && x_of(&r["data"]) > start + 0.02)
+                .then_some(Ok(()))
         })
         .unwrap()
         .is_some()
@@ -130,7 +128,10 @@ fn cmd_vel_on_the_hot_node_and_odometry_once_from_the_publisher_thread() {
         *odom.entry(stamp(&m["header"])).or_default() += 1;
     }
     let repeated: Vec<_> = odom.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(repeated.is_empty(), "odom stamps published twice: {repeated:?}");
+    assert!(
+        repeated.is_empty(),
+        "odom stamps published twice: {repeated:?}"
+    );
     // /tf of the samples read so far (the message after the last one says they all arrived)
     let last = *odom.keys().next_back().unwrap();
     let mut tf: BTreeMap<(i64, i64), usize> = BTreeMap::new();
@@ -151,7 +152,10 @@ fn cmd_vel_on_the_hot_node_and_odometry_once_from_the_publisher_thread() {
         }
     }
     let repeated: Vec<_> = tf.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(repeated.is_empty(), "/tf stamps published twice: {repeated:?}");
+    assert!(
+        repeated.is_empty(),
+        "/tf stamps published twice: {repeated:?}"
+    );
 
     // /diagnostics: every hop, with samples on both paths
     let key = |what: &str| format!("{what} [µs] p50/p99/max");

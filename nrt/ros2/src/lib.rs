@@ -115,6 +115,8 @@ pub enum RosError {
 }
 
 #[cfg(test)]
+mod hot_path_tests;
+#[cfg(test)]
 #[path = "../../../tests/ros/rclpy_peer.rs"]
 mod rclpy_peer;
 #[cfg(test)]

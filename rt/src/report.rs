@@ -15,6 +15,8 @@ pub struct Report {
     pub odom: OdomSection,
     /// Links.
     pub link: LinkSection,
+    /// Every hop the driver times between the wire and ROS.
+    pub hops: HopsSection,
     /// Aseba switch counters, totals and per client (`nrt_engine::switch::SwitchReport`), when the
     /// switch runs; set with [`Report::with_switch`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,6 +56,84 @@ impl From<LatencySummary> for Quantiles {
             p999: s.p999,
             max: s.max,
         }
+    }
+}
+
+/// `hops` object: the latency of every hop the driver times (ns), in path order, so that a
+/// user sees where time goes between the wire and ROS on their machine. The ROS side's hops are
+/// `null` without the ROS 2 bridge (set with [`Report::with_ros_hops`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct HopsSection {
+    /// Odometry: bytes found readable → frame decoded and acted on (RT thread).
+    pub odom_wire_to_decoded_ns: Quantiles,
+    /// Odometry: handed over by the RT thread → publish start (publisher thread).
+    pub odom_handed_to_publish_ns: Option<Quantiles>,
+    /// Odometry: publish start → `odom`, `/tf` and `joint_states` returned (publisher thread).
+    pub odom_publish_ns: Option<Quantiles>,
+    /// Odometry samples dropped because the publisher thread was behind.
+    pub odom_out_drops: u64,
+    /// cmd_vel: taken from ROS → set-point stored (hot thread).
+    pub cmd_vel_to_set_point_ns: Option<Quantiles>,
+    /// cmd_vel: set-point stored → speed frame written to the link (RT thread).
+    pub cmd_set_point_to_wire_ns: Quantiles,
+}
+
+/// The hops the ROS side times (see [`HopsSection`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RosHops {
+    /// Odometry handed over → publish start.
+    pub odom_handed_to_publish: LatencySummary,
+    /// Publish start → returned.
+    pub odom_publish: LatencySummary,
+    /// cmd_vel taken → set-point stored.
+    pub cmd_vel_to_set_point: LatencySummary,
+}
+
+impl HopsSection {
+    /// The hops as a text table (µs), one line per hop in path order, then the drops.
+    pub fn to_text(&self) -> String {
+        let rows: [(&str, Option<Quantiles>); 5] = [
+            (
+                "odometry: wire -> decoded (RT)",
+                Some(self.odom_wire_to_decoded_ns),
+            ),
+            (
+                "odometry: handed -> publish start",
+                self.odom_handed_to_publish_ns,
+            ),
+            ("odometry: publish -> returned", self.odom_publish_ns),
+            (
+                "cmd_vel: taken -> set-point stored",
+                self.cmd_vel_to_set_point_ns,
+            ),
+            (
+                "cmd_vel: set-point -> wire (RT)",
+                Some(self.cmd_set_point_to_wire_ns),
+            ),
+        ];
+        let mut out = format!(
+            "{:<36} {:>10} {:>10} {:>10} {:>8}\n",
+            "hop", "p50 [µs]", "p99 [µs]", "max [µs]", "samples"
+        );
+        let us = |ns: u64| format!("{:.1}", ns as f64 / 1e3);
+        for (name, q) in rows {
+            match q {
+                Some(q) if q.count > 0 => out.push_str(&format!(
+                    "{name:<36} {:>10} {:>10} {:>10} {:>8}\n",
+                    us(q.p50),
+                    us(q.p99),
+                    us(q.max),
+                    q.count
+                )),
+                Some(_) => out.push_str(&format!("{name:<36} {:>10}\n", "no samples")),
+                None => out.push_str(&format!("{name:<36} {:>10}\n", "no ROS")),
+            }
+        }
+        out.push_str(&format!(
+            "odometry samples dropped (publisher behind): {}\n",
+            self.odom_out_drops
+        ));
+        out
     }
 }
 
@@ -217,8 +297,24 @@ impl Report {
                 bytes_rx: l.bytes_rx,
                 bytes_tx: l.bytes_tx,
             },
+            hops: HopsSection {
+                odom_wire_to_decoded_ns: stats.hops.wire_to_decoded.into(),
+                odom_handed_to_publish_ns: None,
+                odom_publish_ns: None,
+                odom_out_drops: stats.hops.odometry_out_drops,
+                cmd_vel_to_set_point_ns: None,
+                cmd_set_point_to_wire_ns: stats.hops.cmd_to_wire.into(),
+            },
             switch: None,
         }
+    }
+
+    /// Adds the hops the ROS side timed.
+    pub fn with_ros_hops(mut self, h: RosHops) -> Self {
+        self.hops.odom_handed_to_publish_ns = Some(h.odom_handed_to_publish.into());
+        self.hops.odom_publish_ns = Some(h.odom_publish.into());
+        self.hops.cmd_vel_to_set_point_ns = Some(h.cmd_vel_to_set_point.into());
+        self
     }
 
     /// Adds the Aseba switch's counters (any serializable value; the run reports
@@ -380,6 +476,67 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(v["rt"]["cycle_ns"]["max"], 20_000);
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn summary(p50: u64, p99: u64, max: u64, count: u64) -> LatencySummary {
+        LatencySummary {
+            count,
+            p50,
+            p99,
+            max,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn every_hop_is_in_the_json_and_the_text() {
+        let mut s = stats();
+        s.hops.wire_to_decoded = summary(2_000, 9_500, 30_000, 100);
+        s.hops.cmd_to_wire = summary(4_000, 8_000, 12_000, 20);
+        s.hops.odometry_out_drops = 2;
+        let plain = Report::new(&s, None, None);
+        let v: serde_json::Value = serde_json::from_str(&plain.to_json()).unwrap();
+        let h = &v["hops"];
+        assert_eq!(h["odom_wire_to_decoded_ns"]["p99"], 9_500);
+        assert_eq!(h["cmd_set_point_to_wire_ns"]["max"], 12_000);
+        assert_eq!(h["odom_out_drops"], 2);
+        assert!(
+            h["odom_publish_ns"].is_null(),
+            "without ROS: null, not zero"
+        );
+        let text = plain.hops.to_text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 7, "{text}");
+        assert!(lines[0].starts_with("hop") && lines[0].contains("p99 [µs]"));
+        let cells: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            cells[cells.len() - 4..],
+            ["2.0", "9.5", "30.0", "100"],
+            "{text}"
+        );
+        assert!(
+            lines[3].starts_with("odometry: publish -> returned") && lines[3].ends_with("no ROS")
+        );
+        assert_eq!(lines[6], "odometry samples dropped (publisher behind): 2");
+
+        let ros = plain.with_ros_hops(RosHops {
+            odom_handed_to_publish: summary(15_000, 60_000, 90_000, 99),
+            odom_publish: summary(30_000, 70_000, 120_000, 99),
+            cmd_vel_to_set_point: LatencySummary::default(),
+        });
+        let v: serde_json::Value = serde_json::from_str(&ros.to_json()).unwrap();
+        assert_eq!(v["hops"]["odom_handed_to_publish_ns"]["p50"], 15_000);
+        assert_eq!(v["hops"]["odom_publish_ns"]["max"], 120_000);
+        assert_eq!(v["hops"]["cmd_vel_to_set_point_ns"]["count"], 0);
+        let text = ros.hops.to_text();
+        let lines: Vec<&str> = text.lines().collect();
+        let cells: Vec<&str> = lines[2].split_whitespace().collect();
+        assert_eq!(
+            cells[cells.len() - 4..],
+            ["15.0", "60.0", "90.0", "99"],
+            "{text}"
+        );
+        assert!(lines[4].ends_with("no samples"), "{text}");
     }
 
     #[test]

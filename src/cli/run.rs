@@ -78,11 +78,11 @@ pub fn main(args: Args) -> CliResult {
     if let Err(e) = rt::signals::install_stop_handlers() {
         tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
     }
-    let stopped = if args.no_ros || !cfg!(feature = "ros2") {
+    let (stopped, ros_hops) = if args.no_ros || !cfg!(feature = "ros2") {
         if !args.no_ros {
             tracing::warn!("this build has no ROS 2 bridge (build with --features ros2)");
         }
-        run_plain(&config, duration, args.cmd_vel)?
+        (run_plain(&config, duration, args.cmd_vel)?, None)
     } else {
         if args.cmd_vel.is_some() {
             return Err(CliError::new(
@@ -91,7 +91,7 @@ pub fn main(args: Args) -> CliResult {
         }
         run_ros(config, duration)?
     };
-    finish(&stopped, args.report.as_deref())
+    finish(&stopped, ros_hops, args.report.as_deref())
 }
 
 fn describe(config: &Config) -> String {
@@ -212,8 +212,12 @@ fn run_loop(
     }
 }
 
+/// Runs with the ROS 2 bridge; the hops the ROS side timed come back with the RT thread's end.
 #[cfg(feature = "ros2")]
-fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
+fn run_ros(
+    config: Config,
+    duration: Option<Duration>,
+) -> Result<(Stopped, Option<rt::report::RosHops>), CliError> {
     use nrt_ros2::{RosNode, RosOptions};
     let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
     let config = config
@@ -224,7 +228,7 @@ fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliErr
     tracing::info!("starting on {} with the ROS 2 bridge", describe(&config));
     let mut rt = Runtime::start(&config).map_err(CliError::new)?;
     let mut bridge = node
-        .start(&config.to_mapping(), Config::is_live, &rt.engine)
+        .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
         .map_err(CliError::new)?;
     tracing::info!("ROS 2 interface up");
     if let Some(s) = rt.engine.switch() {
@@ -236,20 +240,30 @@ fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliErr
     run_loop(&mut rt, &config, duration, |rt| {
         if !bridge.ros_alive() {
             tracing::error!(
-                "the ROS spinner thread stopped: ROS input is no longer served; stopping"
+                "a ROS thread (spinner, cmd_vel hot node or odometry publisher) stopped: \
+                 ROS is no longer served; stopping"
             );
             return false;
         }
         bridge.step(&mut rt.engine);
         true
     });
+    let h = bridge.hop_times();
     drop(bridge);
-    Ok(rt.stop())
+    let hops = rt::report::RosHops {
+        odom_handed_to_publish: h.handed_to_publish,
+        odom_publish: h.publish,
+        cmd_vel_to_set_point: h.cmd_vel_to_set_point,
+    };
+    Ok((rt.stop(), Some(hops)))
 }
 
 #[cfg(not(feature = "ros2"))]
-fn run_ros(config: Config, duration: Option<Duration>) -> Result<Stopped, CliError> {
-    run_plain(&config, duration, None)
+fn run_ros(
+    config: Config,
+    duration: Option<Duration>,
+) -> Result<(Stopped, Option<rt::report::RosHops>), CliError> {
+    Ok((run_plain(&config, duration, None)?, None))
 }
 
 /// Says "robots were sent zero speed" only for what the robots confirmed (their motor targets
@@ -287,7 +301,13 @@ fn log_stops(stopped: &Stopped) {
     }
 }
 
-fn finish(stopped: &Stopped, report: Option<&std::path::Path>) -> CliResult {
+/// Logs how the robots were stopped and writes the report (with `ros_hops`, the hops the ROS
+/// side timed, if it ran); the per-hop table goes to the log too.
+fn finish(
+    stopped: &Stopped,
+    ros_hops: Option<rt::report::RosHops>,
+    report: Option<&std::path::Path>,
+) -> CliResult {
     log_stops(stopped);
     if let Some(path) = report {
         let stats = stopped
@@ -299,6 +319,10 @@ fn finish(stopped: &Stopped, report: Option<&std::path::Path>) -> CliResult {
         if let Some(s) = &stopped.switch {
             r = r.with_switch(s);
         }
+        if let Some(h) = ros_hops {
+            r = r.with_ros_hops(h);
+        }
+        tracing::info!("per-hop latency:\n{}", r.hops.to_text());
         r.write(path)
             .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
         tracing::info!("report written to {}", path.display());

@@ -22,6 +22,9 @@ Run with the project's ROS venv python (scripts/setup-ros2.sh):
                                                          "types": [...], "publishers": [{"node", "namespace",
                                                          "reliability", "durability"}]}]}: every topic of the
                                                          graph published by another node than this peer
+      {"op": "subscribers", "topic": T}              -> {"event": "subscribers", "topic": T, "subscribers":
+                                                         [{"node", "namespace", "reliability", "durability",
+                                                         "depth"}]}: the subscriptions of T of other nodes
       {"op": "exit"}
     A command that fails reports {"event": "error", "op": ..., "message": ...}. The peer ends on "exit", when
     stdin closes, or after --timeout seconds ({"event": "timeout"}).
@@ -192,6 +195,18 @@ class Server:
         emit({"event": "topics", "op": "topics", "topics": found})
 
 
+    def subscribers(self, cmd):
+        topic = cmd["topic"]
+        found = [
+            {"node": s.node_name, "namespace": s.node_namespace,
+             "reliability": s.qos_profile.reliability.name.lower(),
+             "durability": s.qos_profile.durability.name.lower(),
+             "depth": s.qos_profile.depth}
+            for s in self.node.get_subscriptions_info_by_topic(topic)
+            if s.node_name != self.node.get_name()]
+        emit({"event": "subscribers", "topic": topic, "subscribers": found})
+
+
 def serve(args):
     node = rclpy.create_node("rclpy_peer")
     server = Server(node)
@@ -220,7 +235,8 @@ def serve(args):
             return 0
         try:
             {"subscribe": server.subscribe, "call": server.call, "publish": server.publish,
-             "count": server.count, "topics": server.topics}[op](cmd)
+             "count": server.count, "topics": server.topics,
+             "subscribers": server.subscribers}[op](cmd)
         except Exception as e:  # reported to the test, which decides
             emit({"event": "error", "op": op, "message": f"{type(e).__name__}: {e}"})
     emit({"event": "timeout"})

@@ -256,6 +256,21 @@ impl RclpyPeer {
             .ok_or_else(|| format!("bad count report {r}"))
     }
 
+    /// The subscriptions of `topic` of other nodes than the peer, as the peer sees the graph now:
+    /// `{"node", "namespace", "reliability", "durability", "depth"}` each.
+    pub fn subscribers(&mut self, topic: &str, deadline: Instant) -> Result<Vec<Value>, String> {
+        let r = self.run(
+            json!({"op": "subscribers", "topic": topic}),
+            "subscribers",
+            "topic",
+            deadline,
+        )?;
+        r["subscribers"]
+            .as_array()
+            .cloned()
+            .ok_or_else(|| format!("bad subscribers report {r}"))
+    }
+
     /// Every topic of the ROS graph published by another node than the peer, as the peer sees it now: `{"topic",
     /// "types", "publishers": [{"node", "namespace", "reliability", "durability"}]}`.
     pub fn topics(&mut self, deadline: Instant) -> Result<Vec<Value>, String> {

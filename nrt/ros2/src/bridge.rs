@@ -1,10 +1,14 @@
 //! The NRT loop of the ROS 2 bridge: one thread owns the engine and the ROS interface and never waits on anything
 //! but the engine's doorbell, rung by the RT thread and by the spinner (at most `spin_period`); each iteration
 //! serves what ROS asked, polls the engine (which talks to RT through the rings) and publishes what happened. The
-//! r2r node is spun by [`Spinner`].
+//! r2r node is spun by [`Spinner`]. `cmd_vel` and odometry do not pass through the loop: see [`super::hot`] and
+//! [`super::odom_pub`].
 
 use super::aseba::AsebaInterface;
 use super::convert::Clocks;
+use super::hop_times::{self, NrtHopTimers, NrtHops};
+use super::hot::HotNode;
+use super::odom_pub::{OdomPublisher, OdomPublisherConfig};
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
@@ -58,7 +62,7 @@ impl RosNode {
         mut self,
         effective: &serde_yaml::Mapping,
         live: fn(&str) -> bool,
-        engine: &Engine,
+        engine: &mut Engine,
     ) -> Result<RosBridge, RosError> {
         {
             let mut declared = self.node.params.lock().expect("r2r parameter map");
@@ -81,8 +85,26 @@ impl RosNode {
             .map_err(|e| RosError::Spawn(e.to_string()))?;
         let aseba = AsebaInterface::new(&mut self.node, reporter.clone(), reader)
             .map_err(RosError::Interface)?;
-        let thymio =
-            ThymioInterface::new(&mut self.node, reporter.clone()).map_err(RosError::Interface)?;
+        let timers = NrtHopTimers::default();
+        let hot = HotNode::start(&self.options.node_name, &self.options.namespace)?;
+        let thymio = ThymioInterface::new(
+            &mut self.node,
+            reporter.clone(),
+            hot.shared().clone(),
+            timers.cmd_vel_to_set_point.clone(),
+        )
+        .map_err(RosError::Interface)?;
+        let out = engine
+            .take_odometry_out()
+            .ok_or_else(|| RosError::Spawn("the RT odometry ring is already taken".into()))?;
+        let odom_pub = OdomPublisher::start(OdomPublisherConfig {
+            out,
+            targets: thymio.odom_targets(),
+            max_rate: engine.driver_params().odom_max_rate,
+            reporter: reporter.clone(),
+            timers: timers.clone(),
+        })
+        .map_err(|e| RosError::Spawn(e.to_string()))?;
         let diagnostics = self
             .node
             .create_publisher(names::DIAGNOSTICS, QosProfile::default())
@@ -93,6 +115,9 @@ impl RosNode {
             .map_err(|e| RosError::Spawn(e.to_string()))?;
         Ok(RosBridge {
             spinner,
+            hot,
+            odom_pub,
+            timers,
             wake,
             reporter,
             node,
@@ -112,6 +137,12 @@ impl RosNode {
 pub struct RosBridge {
     /// The spinner thread; first field, so that it stops and lets the node go before the rest is dropped.
     spinner: Spinner,
+    /// The hot node's thread (`cmd_vel`); stopped before the node goes.
+    hot: HotNode,
+    /// The odometry publisher thread; stopped before the publishers go.
+    odom_pub: OdomPublisher,
+    /// The hops timed on the ROS side.
+    timers: NrtHopTimers,
     /// Rung by the RT thread (frames, events) and the spinner (ROS work).
     wake: msgs::handoff::Doorbell,
     node: std::sync::Arc<SharedNode>,
@@ -158,12 +189,17 @@ impl RosBridge {
                     .into_iter()
                     .collect()
             };
-            let array = diagnostics::array_with(
+            let mut array = diagnostics::array_with(
                 &self.options.node_name,
                 engine,
                 self.clocks.now(),
                 &robot_values,
             );
+            array.status.push(hop_times::status(
+                &self.options.node_name,
+                engine.rt_stats(),
+                &self.timers.summaries(),
+            ));
             if let Err(e) = self.diagnostics.publish(&array) {
                 self.reporter
                     .warn(&format!("cannot publish /diagnostics: {e}"));
@@ -229,7 +265,12 @@ impl RosBridge {
     /// Whether ROS input is still served (the spinner thread runs). When it is not, stop: no
     /// more `cmd_vel` comes (the RT watchdog has stopped the robots) and no service answers.
     pub fn ros_alive(&self) -> bool {
-        self.spinner.is_running()
+        self.spinner.is_running() && self.hot.is_running() && self.odom_pub.is_running()
+    }
+
+    /// The hops timed on the ROS side so far (for `--report`).
+    pub fn hop_times(&self) -> NrtHops {
+        self.timers.summaries()
     }
 
     /// The r2r node, shared with the spinner thread (to add interfaces of other layers).

@@ -8,6 +8,11 @@
 //!    configuration as the node's parameters and creates the ROS interface ([`aseba`]);
 //! 4. [`RosBridge::run`] (or [`RosBridge::step`] in a loop of one's own) drives everything.
 //!
+//! Two threads skip the loop on the latency-critical paths: `cmd_vel` is taken by a hidden hot node spun by its own
+//! thread ([`hot`]) and goes straight to the RT set-point; odometry comes from the RT thread through a ring of its
+//! own to a publisher thread ([`odom_pub`]) that publishes it at once. Each hop is timed ([`hop_times`]) and shown in
+//! `/diagnostics` and `--report`.
+//!
 //! The r2r node is spun on a thread of its own ([`spinner`]); the loop never blocks on anything but the engine's
 //! doorbell, rung by the RT thread and the spinner (at most `spin_period`): services and subscriptions are drained
 //! without waiting, replies that need the Aseba network (`get_variable`) are answered when the engine reports them,
@@ -22,7 +27,10 @@ pub mod aseba;
 mod bridge;
 pub mod convert;
 pub mod diagnostics;
+pub mod hop_times;
+pub mod hot;
 pub mod names;
+pub mod odom_pub;
 pub mod params;
 pub mod report;
 pub mod spinner;
@@ -106,6 +114,8 @@ pub enum RosError {
     Spawn(String),
 }
 
+#[cfg(test)]
+mod hot_path_tests;
 #[cfg(test)]
 #[path = "../../../tests/ros/rclpy_peer.rs"]
 mod rclpy_peer;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 const TEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The process's r2r context, on this test process's own DDS domain, confined to loopback.
-fn context() -> r2r::Context {
+pub(crate) fn context() -> r2r::Context {
     static DOMAIN: OnceLock<()> = OnceLock::new();
     DOMAIN.get_or_init(|| {
         // Set once, before rcl reads them in its init; no other thread of this crate's tests touches the

@@ -135,10 +135,19 @@ pub struct Spinner {
 impl Spinner {
     /// Starts spinning `shared`; every return of `spin_once` rings `wake`.
     pub fn start(shared: Arc<SharedNode>, wake: Doorbell) -> std::io::Result<Spinner> {
+        Self::start_named(shared, wake, "nrt-ros-spin")
+    }
+
+    /// As [`Spinner::start`], on a thread named `name`.
+    pub fn start_named(
+        shared: Arc<SharedNode>,
+        wake: Doorbell,
+        name: &str,
+    ) -> std::io::Result<Spinner> {
         let thread = {
             let shared = shared.clone();
             std::thread::Builder::new()
-                .name("nrt-ros-spin".into())
+                .name(name.into())
                 .spawn(move || spin(&shared, &wake))?
         };
         Ok(Spinner {

@@ -1,15 +1,19 @@
 //! The Thymio driver's ROS interface (ROS-Thymio's names and types, ros-aseba-interface.md
 //! §3.3–3.4), one per robot driven by the RT thread, under the robot node's namespace:
-//! odometry from the RT domain (`odom`, `/tf`, `joint_states`), sensors from the events of the
-//! robot script (REP-117 ranges, laser scan, IMU, buttons, …), actuators validated and sent as
-//! script events, `cmd_vel` to the RT command ring (the RT watchdog stops a robot left
-//! without commands), the robot model (`robot_description`, `/tf_static`) and `is_ready`.
+//! odometry from the RT domain (`odom`, `/tf`, `joint_states`: published by the odometry
+//! publisher thread, [`super::odom_pub`], with the publishers made here), sensors from the
+//! events of the robot script (REP-117 ranges, laser scan, IMU, buttons, …), actuators
+//! validated and sent as script events, `cmd_vel` to the RT set-point (taken on the hot node,
+//! [`super::hot`]; the RT watchdog stops a robot left without commands), the robot model
+//! (`robot_description`, `/tf_static`) and `is_ready`.
 
 use super::convert::Clocks;
 use super::drain;
+use super::hop_times::HopHistogram;
 use super::names::{check_namespace, NameError};
+use super::odom_pub::{OdomRobot, OdomTargets};
 use super::report::Reporter;
-use super::spinner::{NodeAccess, TaskId};
+use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::thymio_conv::{self as conv, Frames};
 use super::thymio_endpoints::{
     cmd_vel_task, latched, plain_command, reliable, stamped_command, topic, CmdVelTarget, Inputs,
@@ -19,6 +23,7 @@ use msgs::handoff::{NodeId, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
 use nrt_engine::thymio::actuators::{self, CommandError, Gesture, Preset, ScriptEvent};
+use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::{model, sensors, GROUND_NAMES, PROXIMITY_NAMES};
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
@@ -34,14 +39,17 @@ use std::time::{Duration, Instant};
 /// The interface of one robot.
 struct RobotInterface {
     node: NodeId,
-    /// Its `cmd_vel` subscription, drained on the spinner thread.
+    /// Its RT slot.
+    robot: RobotId,
+    /// Its `cmd_vel` subscription (on the hot node), drained on the hot node's thread.
     cmd_vel: TaskId,
+    /// The calibration the odometry publisher has (to pass on live changes).
+    calibration: Option<Calibration>,
     /// Stamped `cmd_vel` ignored as older than `cmd_vel_timeout`.
     stale_cmd_vel: Arc<AtomicU64>,
     frames: Frames,
     out: Outputs,
     inp: Inputs,
-    last_odom: Option<Instant>,
     /// Next alarm sound while the alarm is on.
     alarm: Option<Instant>,
 }
@@ -49,7 +57,12 @@ struct RobotInterface {
 /// The Thymio driver interface of the bridge node.
 pub struct ThymioInterface {
     reporter: Reporter,
-    tf: Publisher<TFMessage>,
+    /// The hot node, which holds the `cmd_vel` subscriptions.
+    hot: Arc<SharedNode>,
+    /// Times `cmd_vel` taken → set-point stored.
+    cmd_vel_timer: HopHistogram,
+    /// The robots the odometry publisher thread publishes (with `/tf`).
+    odom: OdomTargets,
     tf_static: Publisher<TFMessage>,
     static_transforms: Vec<r2r::geometry_msgs::msg::TransformStamped>,
     robots: BTreeMap<NodeId, RobotInterface>,
@@ -67,18 +80,32 @@ pub enum ThymioError {
 }
 
 impl ThymioInterface {
-    /// The shared publishers (`/tf`, `/tf_static`).
-    pub fn new(node: &mut r2r::Node, reporter: Reporter) -> Result<ThymioInterface, r2r::Error> {
+    /// The shared publishers (`/tf`, `/tf_static`); `cmd_vel` subscriptions go on `hot` and
+    /// their hop is timed in `cmd_vel_timer`.
+    pub fn new(
+        node: &mut r2r::Node,
+        reporter: Reporter,
+        hot: Arc<SharedNode>,
+        cmd_vel_timer: HopHistogram,
+    ) -> Result<ThymioInterface, r2r::Error> {
         Ok(ThymioInterface {
             reporter,
-            tf: node.create_publisher("/tf", reliable(100))?,
+            hot,
+            cmd_vel_timer,
+            odom: OdomTargets::new(node.create_publisher("/tf", reliable(100))?),
             tf_static: node.create_publisher("/tf_static", latched())?,
             static_transforms: Vec::new(),
             robots: BTreeMap::new(),
         })
     }
 
-    /// Reacts to the engine: new robots, odometry, script events.
+    /// The robots whose odometry the publisher thread publishes (made and updated here).
+    pub fn odom_targets(&self) -> OdomTargets {
+        self.odom.clone()
+    }
+
+    /// Reacts to the engine: new robots, proximity, script events (odometry is published by
+    /// the odometry publisher thread, not here).
     pub fn on_engine_event(
         &mut self,
         node: &mut NodeAccess,
@@ -102,9 +129,6 @@ impl ThymioInterface {
             EngineEvent::RobotRemoved { node: id, .. } => self.remove_robot(node, *id),
             EngineEvent::ObstacleStop { node: id, engaged } => {
                 self.publish_obstacle_stop(*id, *engaged)
-            }
-            EngineEvent::Odometry { node: id, sample } => {
-                self.publish_odometry(engine, clocks, *id, sample)
             }
             EngineEvent::Proximity { node: id, sample } => {
                 self.publish_proximity(engine, clocks, *id, sample)
@@ -159,13 +183,18 @@ impl ThymioInterface {
                 .then(|| Duration::try_from_secs_f64(params.cmd_vel_timeout).ok())
                 .flatten(),
             stale: stale_cmd_vel.clone(),
+            timer: self.cmd_vel_timer.clone(),
         };
-        let cmd_vel = if params.cmd_vel_stamped {
-            let sub = node.subscribe::<TwistStamped>(&t("cmd_vel"), reliable(DEPTH))?;
-            cmd_vel_task(Box::new(sub), stamped_command, target)
-        } else {
-            let sub = node.subscribe::<Twist>(&t("cmd_vel"), reliable(DEPTH))?;
-            cmd_vel_task(Box::new(sub), plain_command, target)
+        let cmd_vel = {
+            let mut hot = self.hot.access();
+            let hot = hot.get();
+            if params.cmd_vel_stamped {
+                let sub = hot.subscribe::<TwistStamped>(&t("cmd_vel"), reliable(DEPTH))?;
+                cmd_vel_task(Box::new(sub), stamped_command, target)
+            } else {
+                let sub = hot.subscribe::<Twist>(&t("cmd_vel"), reliable(DEPTH))?;
+                cmd_vel_task(Box::new(sub), plain_command, target)
+            }
         };
         let inp = Inputs::create(node, &t)?;
         if params.publish_model {
@@ -186,17 +215,31 @@ impl ThymioInterface {
             let own = conv::static_transforms(&stamp, &frames);
             self.replace_static_frames(id, &frames.prefix, own);
         }
-        let cmd_vel = access.shared().add_task(cmd_vel);
+        let cmd_vel = self.hot.add_task(cmd_vel);
+        let calibration = engine.robots().of_node(id).map(|s| s.calibration.clone());
+        if let Some(calibration) = &calibration {
+            self.odom.insert(
+                robot,
+                OdomRobot {
+                    node: id,
+                    odom: out.odom.clone(),
+                    joints: out.joints.clone(),
+                    frames: frames.clone(),
+                    calibration: calibration.clone(),
+                },
+            );
+        }
         self.robots.insert(
             id,
             RobotInterface {
                 node: id,
+                robot,
                 cmd_vel,
+                calibration,
                 stale_cmd_vel,
                 frames,
                 out,
                 inp,
-                last_odom: None,
                 alarm: None,
             },
         );
@@ -235,9 +278,12 @@ impl ThymioInterface {
             out,
             inp,
             cmd_vel,
+            robot,
             ..
         } = r;
-        node.shared().remove_task(cmd_vel);
+        self.hot.remove_task(cmd_vel);
+        // No publish on its publishers is in flight once this returns.
+        self.odom.remove(robot);
         drop(inp);
         out.destroy(node.get());
         self.replace_static_frames(id, &frames.prefix, Vec::new());
@@ -270,53 +316,6 @@ impl ThymioInterface {
         if let Err(e) = self.tf_static.publish(&msg) {
             self.reporter
                 .warn(&format!("node {id}: cannot publish /tf_static: {e}"));
-        }
-    }
-
-    fn publish_odometry(
-        &mut self,
-        engine: &Engine,
-        clocks: &mut Clocks,
-        id: NodeId,
-        s: &msgs::handoff::OdomSample,
-    ) {
-        let Some(r) = self.robots.get_mut(&id) else {
-            return;
-        };
-        let rate = engine.driver_params().odom_max_rate;
-        let now = Instant::now();
-        if rate > 0.0
-            && r.last_odom
-                .is_some_and(|t| now.duration_since(t) < Duration::from_secs_f64(1.0 / rate))
-        {
-            return;
-        }
-        r.last_odom = Some(now);
-        let Some(slot) = engine.robots().of_node(id) else {
-            return;
-        };
-        let stamp = clocks.stamp(s.t_ns);
-        let results = [
-            r.out
-                .odom
-                .publish(&conv::odometry(s, &stamp, &r.frames, &slot.calibration)),
-            self.tf.publish(&TFMessage {
-                transforms: std::iter::once(conv::odom_transform(s, &stamp, &r.frames))
-                    .chain(conv::wheel_transforms(
-                        s,
-                        &stamp,
-                        &r.frames,
-                        slot.calibration.axis_length,
-                    ))
-                    .collect(),
-            }),
-            r.out
-                .joints
-                .publish(&conv::joint_states(s, &stamp, &r.frames)),
-        ];
-        for e in results.into_iter().filter_map(Result::err) {
-            self.reporter
-                .warn(&format!("node {id}: cannot publish odometry: {e}"));
         }
     }
 
@@ -435,9 +434,32 @@ impl ThymioInterface {
         }
     }
 
-    /// Serves the robots' subscriptions and services.
+    /// Serves the robots' subscriptions and services, and passes calibrations changed live on
+    /// to the odometry publisher.
     pub fn poll_ros(&mut self, engine: &mut Engine) {
         let now = Instant::now();
+        for r in self.robots.values_mut() {
+            let Some(slot) = engine.robots().of_node(r.node) else {
+                continue;
+            };
+            if r.calibration.as_ref() == Some(&slot.calibration) {
+                continue;
+            }
+            if r.calibration.replace(slot.calibration.clone()).is_some() {
+                self.odom.set_calibration(r.robot, &slot.calibration);
+            } else {
+                self.odom.insert(
+                    r.robot,
+                    OdomRobot {
+                        node: r.node,
+                        odom: r.out.odom.clone(),
+                        joints: r.out.joints.clone(),
+                        frames: r.frames.clone(),
+                        calibration: slot.calibration.clone(),
+                    },
+                );
+            }
+        }
         let ids: Vec<NodeId> = self.robots.keys().copied().collect();
         for id in ids {
             let mut commands: Vec<Result<ScriptEvent, CommandError>> = Vec::new();

@@ -1,15 +1,16 @@
 //! The ROS endpoints of one Thymio robot (ROS-Thymio's names and types): its publishers, its subscriptions and
-//! `is_ready` service, the `cmd_vel` task served on the spinner thread, and their QoS.
+//! `is_ready` service, the `cmd_vel` task served on the hot node's thread, and their QoS.
 //!
 //! QoS as ROS-Thymio (its rclpy publishers and subscriptions take a depth only): reliable, volatile, depth 1 on
 //! every topic (`led`: depth 6), so that a subscriber with ROS 2's default QoS receives everything; transient-local
 //! where the topic latches (`robot_description`, `obstacle_stop`). `sensor_data_qos` gives the sensor topics ROS 2's
 //! sensor-data profile (best effort, depth 5) instead.
 
+use super::hop_times::HopHistogram;
 use super::report::Reporter;
 use super::spinner::SpinTask;
 use super::{drain, Srv, Sub};
-use msgs::handoff::{NodeId, RobotId, Twist2};
+use msgs::handoff::{monotonic_ns, NodeId, RobotId, Twist2};
 use nrt_engine::thymio::actuators::{BodyLed, Preset};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 use r2r::builtin_interfaces::msg::Time;
@@ -186,12 +187,15 @@ pub(crate) struct CmdVelTarget {
     pub(crate) max_age: Option<Duration>,
     /// Stamped commands ignored as older than `max_age` (shown in `/diagnostics`).
     pub(crate) stale: Arc<AtomicU64>,
+    /// Times the hop message taken → set-point stored.
+    pub(crate) timer: HopHistogram,
 }
 
 /// The `cmd_vel` subscription (a `Twist` or, with `cmd_vel_stamped`, a `TwistStamped` one: `read` gives its
-/// command) of RT robot `target.robot`, served on the spinner thread: the latest message goes straight to the RT
-/// thread's set-point (a latest-value cell), one thread hop less than through the NRT loop. The RT thread applies it
-/// at its next cycle, and its watchdog stops the robot when messages stop coming. A stamped message older than
+/// command) of RT robot `target.robot`, served on the hot node's thread ([`super::hot`]) right after the wait that
+/// took the messages: each goes straight to the RT thread's set-point (a latest-value cell), stamped with the time
+/// the wait returned (the start of the cmd_vel → wire hop the RT thread times), which rings the RT thread. Its
+/// watchdog stops the robot when messages stop coming. A stamped message older than
 /// `cmd_vel_timeout` is ignored and counted; a refused message (NaN, infinite) leaves the last good set-point in
 /// force. A run of either is logged once.
 pub(crate) fn cmd_vel_task<T: 'static>(
@@ -206,9 +210,12 @@ pub(crate) fn cmd_vel_task<T: 'static>(
         reporter,
         max_age,
         stale,
+        timer,
     } = target;
     let (mut refusing, mut ignoring) = (false, false);
     Box::new(move || {
+        // The messages pending now were taken from rcl by the wait that just returned.
+        let taken = monotonic_ns();
         for m in drain(&mut sub) {
             let (twist, stamp) = read(&m);
             if let (Some(stamp), Some(max)) = (stamp, max_age) {
@@ -228,8 +235,11 @@ pub(crate) fn cmd_vel_task<T: 'static>(
                 }
             }
             ignoring = false;
-            match params.nrt_set_cmd_vel(robot, twist) {
-                Ok(()) => refusing = false,
+            match params.nrt_set_cmd_vel_at(robot, twist, taken) {
+                Ok(()) => {
+                    timer.record(monotonic_ns().saturating_sub(taken));
+                    refusing = false;
+                }
                 Err(e) if !refusing => {
                     refusing = true;
                     reporter.error(&format!(
@@ -243,7 +253,7 @@ pub(crate) fn cmd_vel_task<T: 'static>(
     })
 }
 
-/// Subscriptions of one robot (`cmd_vel` is served on the spinner thread: [`cmd_vel_task`]).
+/// Subscriptions of one robot (`cmd_vel` is served on the hot node's thread: [`cmd_vel_task`]).
 pub(crate) struct Inputs {
     pub(crate) led: Sub<Led>,
     pub(crate) led_off: Sub<Empty>,

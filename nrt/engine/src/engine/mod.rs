@@ -311,6 +311,13 @@ impl Engine {
         self.ends.nrt_params().clone()
     }
 
+    /// Takes the RT thread's odometry ring for a publisher thread of its own (once; `None`
+    /// after): from then on the RT thread hands every odometry sample to it at once, as well
+    /// as reporting it here ([`EngineEvent::Odometry`]).
+    pub fn take_odometry_out(&mut self) -> Option<msgs::handoff::NrtOdomOut> {
+        self.ends.nrt_take_odometry_out()
+    }
+
     /// Applies a new calibration to a robot live (the RT thread reads it at its next cycle).
     pub fn set_calibration(
         &mut self,

@@ -1,0 +1,184 @@
+//! The hot paths against real r2r nodes in this process: while the bridge node is held (its
+//! lock taken, as the NRT loop holds it while it creates a robot's topics, and its spinner thus
+//! stuck), odometry handed over by the RT half still gets published by the publisher thread, and
+//! `cmd_vel` still reaches the RT set-point through the hot node, stamped and timed.
+
+use super::hop_times::NrtHopTimers;
+use super::hot::HotNode;
+use super::odom_pub::{OdomPublisher, OdomPublisherConfig, OdomRobot, OdomTargets};
+use super::rclpy_peer::rerun_without_ld_library_path;
+use super::report::Reporter;
+use super::smoke_tests::context;
+use super::spinner::{SharedNode, Spinner};
+use super::thymio_conv::Frames;
+use super::thymio_endpoints::{cmd_vel_task, plain_command, reliable, CmdVelTarget};
+use msgs::handoff::{live_params, monotonic_ns, odom_out, NodeId, OdomSample, RobotId, Twist2};
+use nrt_engine::thymio::calibration::Calibration;
+use r2r::geometry_msgs::msg::Twist;
+use r2r::nav_msgs::msg::Odometry;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const TEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn test_path(name: &str) -> String {
+    format!(
+        "{}::{name}",
+        module_path!().trim_start_matches("nrt_ros2::")
+    )
+}
+
+#[test]
+fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
+    if rerun_without_ld_library_path(
+        &test_path("odometry_and_cmd_vel_pass_while_the_bridge_node_is_held"),
+        TEST_TIMEOUT,
+    ) {
+        return;
+    }
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = format!("hot_path_{}", std::process::id());
+    let mut node = r2r::Node::create(context(), "hot_path_bridge", &ns).expect("bridge node");
+    let reporter = Reporter::new(&mut node).expect("reporter");
+    let qos = reliable(10);
+    let odom = node
+        .create_publisher::<Odometry>("odom", qos.clone())
+        .unwrap();
+    let joints = node.create_publisher("joint_states", qos.clone()).unwrap();
+    let tf = node.create_publisher("/tf", qos.clone()).unwrap();
+    let bridge = SharedNode::new(node);
+    let spinner = Spinner::start(bridge.clone(), msgs::handoff::Doorbell::new()).unwrap();
+    // The ROS client's side: another node, spun here.
+    let mut client = r2r::Node::create(context(), "hot_path_client", &ns).expect("client");
+    let mut odom_sub = client.subscribe::<Odometry>("odom", qos.clone()).unwrap();
+    let cmd_pub = client
+        .create_publisher::<Twist>("cmd_vel", qos.clone())
+        .unwrap();
+
+    // the odometry publisher thread, fed by the RT half of its ring
+    let timers = NrtHopTimers::default();
+    let targets = OdomTargets::new(tf);
+    let odom_probe = odom.clone();
+    targets.insert(
+        RobotId(0),
+        OdomRobot {
+            node: NodeId(1),
+            odom,
+            joints,
+            frames: Frames::new(&ns, "odom", "base_link", ["l", "r"]),
+            calibration: Calibration::simulation(),
+        },
+    );
+    let (mut rt_out, mut nrt_out) = odom_out(16);
+    nrt_out.nrt_activate();
+    let publisher = OdomPublisher::start(OdomPublisherConfig {
+        out: nrt_out,
+        targets,
+        max_rate: -1.0,
+        reporter: reporter.clone(),
+        timers: timers.clone(),
+    })
+    .unwrap();
+
+    // the hot node with one robot's cmd_vel
+    let hot = HotNode::start("hot_path_bridge", &ns).unwrap();
+    let (mut rt_params, params) = live_params(1);
+    let sub = hot
+        .shared()
+        .access()
+        .get()
+        .subscribe::<Twist>("cmd_vel", qos.clone())
+        .unwrap();
+    hot.shared().add_task(cmd_vel_task(
+        Box::new(sub),
+        plain_command,
+        CmdVelTarget {
+            params,
+            robot: RobotId(0),
+            id: NodeId(1),
+            reporter,
+            max_age: None,
+            stale: Arc::new(AtomicU64::new(0)),
+            timer: timers.cmd_vel_to_set_point.clone(),
+        },
+    ));
+    // Let discovery match the client with both nodes before the bridge node is held.
+    let matched = |n: Result<usize, r2r::Error>| n.unwrap_or(0) > 0;
+    while !matched(cmd_pub.get_inter_process_subscription_count())
+        || !matched(odom_probe.get_inter_process_subscription_count())
+    {
+        assert!(Instant::now() < deadline, "no discovery");
+        client.spin_once(Duration::from_millis(20));
+    }
+
+    let mut held = bridge.access();
+    held.get();
+    // odometry: every sample handed over is published at once
+    let mut received = Vec::new();
+    let mut next = 0u32;
+    while received.len() < 3 {
+        assert!(Instant::now() < deadline, "odom received: {received:?}");
+        if next < 3 {
+            let s = OdomSample {
+                robot: RobotId(0),
+                node: NodeId(1),
+                seq: next,
+                t_ns: monotonic_ns(),
+                ..OdomSample::default()
+            };
+            assert!(rt_out.rt_publish(s, monotonic_ns()));
+            next += 1;
+        }
+        client.spin_once(Duration::from_millis(20));
+        received.extend(super::drain(&mut odom_sub).map(|m| m.header.frame_id));
+    }
+    assert!(received.iter().all(|f| *f == format!("{ns}/odom")));
+    // (timed once the publish calls returned: maybe just after the client got the message)
+    let timed = |n: u64, what: fn(&super::hop_times::NrtHops) -> u64| loop {
+        let hops = timers.summaries();
+        if what(&hops) >= n {
+            return hops;
+        }
+        assert!(Instant::now() < deadline, "{hops:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let hops = timed(3, |h| h.publish.count);
+    assert_eq!(hops.handed_to_publish.count, 3, "{hops:?}");
+    // cmd_vel: through the hot node to the set-point, stamped when taken, rung
+    let mut twist = Twist::default();
+    twist.linear.x = 0.07;
+    let before = monotonic_ns();
+    let stored = loop {
+        assert!(
+            Instant::now() < deadline,
+            "cmd_vel never reached the set-point"
+        );
+        cmd_pub.publish(&twist).unwrap();
+        client.spin_once(Duration::from_millis(20));
+        match rt_params.rt_cmd_vel_stamped(RobotId(0)) {
+            Some((t, at, true)) => break (t, at),
+            _ => continue,
+        }
+    };
+    assert_eq!(
+        stored.0,
+        Twist2 {
+            linear: 0.07,
+            angular: 0.0
+        }
+    );
+    assert!(
+        stored.1 >= before && stored.1 <= monotonic_ns(),
+        "{stored:?}"
+    );
+    assert!(
+        rt_params.rt_wake_bell().drain(),
+        "the RT thread was not rung"
+    );
+    timed(1, |h| h.cmd_vel_to_set_point.count);
+    drop(held);
+    drop(publisher);
+    drop(hot);
+    drop(spinner);
+}

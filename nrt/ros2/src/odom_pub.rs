@@ -1,0 +1,391 @@
+//! The odometry publisher thread, the XBotCore way: the RT thread pushes each odometry sample
+//! into a ring of its own and rings this thread's doorbell ([`msgs::handoff::NrtOdomOut`]); the
+//! thread wakes, publishes `odom`, then `/tf` (odom → base and the two wheel links), then
+//! `joint_states` of that robot at once, and waits again. It never goes through the NRT engine
+//! loop, never waits for the r2r spinner or the node (publishing needs neither), and reuses one
+//! native message of each kind per robot: per sample it writes numbers into them and calls
+//! `publish_native`, so the only allocations left per sample are those inside rcl/rmw
+//! (serialisation into DDS's own buffers), none on our side.
+//!
+//! The NRT loop owns the robots' publishers (it creates and destroys them as robots come and go
+//! and holds the node for that) and shares what this thread needs through [`OdomTargets`]: a
+//! mutex the NRT side holds only to insert, remove or update an entry, and this thread only
+//! while it publishes one sample. Content, frames, covariances, namespaces, `tf_prefix` and
+//! `odom_max_rate` are those the engine-loop path had ([`super::thymio_conv`]).
+
+use super::hop_times::NrtHopTimers;
+use super::report::Reporter;
+use super::thymio_conv::{self as conv, Frames};
+use msgs::handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId};
+use nrt_engine::thymio::calibration::Calibration;
+use nrt_engine::thymio::model;
+use r2r::builtin_interfaces::msg::Time;
+use r2r::nav_msgs::msg::Odometry;
+use r2r::sensor_msgs::msg::JointState;
+use r2r::tf2_msgs::msg::TFMessage;
+use r2r::{NativeMsg as WrappedNativeMsg, Publisher};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Longest wait of the publisher thread for a sample: bounds how long stopping it takes.
+const WAIT: Duration = Duration::from_millis(50);
+
+/// What the publisher thread needs of one robot (made by the NRT loop when the robot appears).
+pub struct OdomRobot {
+    /// Its Aseba node (a sample of another node in the same RT slot is not published).
+    pub node: NodeId,
+    /// `odom`.
+    pub odom: Publisher<Odometry>,
+    /// `joint_states`.
+    pub joints: Publisher<JointState>,
+    /// Its frames.
+    pub frames: Frames,
+    /// Its calibration (twist covariance, wheel positions); updated live.
+    pub calibration: Calibration,
+}
+
+struct Entry {
+    robot: OdomRobot,
+    /// Changes whenever the entry does: the thread rebuilds its native messages.
+    generation: u64,
+}
+
+#[derive(Default)]
+struct Table {
+    robots: BTreeMap<RobotId, Entry>,
+    generations: u64,
+}
+
+/// The robots whose odometry is published, shared by the NRT loop and the publisher thread.
+#[derive(Clone)]
+pub struct OdomTargets {
+    table: Arc<Mutex<Table>>,
+    tf: Publisher<TFMessage>,
+}
+
+impl OdomTargets {
+    /// No robot yet; `/tf` is published with `tf`.
+    pub fn new(tf: Publisher<TFMessage>) -> OdomTargets {
+        OdomTargets {
+            table: Arc::default(),
+            tf,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publishes the odometry of RT robot `robot` with `entry` from now on.
+    pub fn insert(&self, robot: RobotId, entry: OdomRobot) {
+        let mut t = self.lock();
+        t.generations += 1;
+        let generation = t.generations;
+        t.robots.insert(
+            robot,
+            Entry {
+                robot: entry,
+                generation,
+            },
+        );
+    }
+
+    /// Stops publishing the odometry of `robot`; once this returns, no publish on its
+    /// publishers is in flight (so they may be destroyed).
+    pub fn remove(&self, robot: RobotId) {
+        self.lock().robots.remove(&robot);
+    }
+
+    /// Applies a new calibration of `robot` (no-op when unchanged).
+    pub fn set_calibration(&self, robot: RobotId, calibration: &Calibration) {
+        let mut t = self.lock();
+        let next = t.generations + 1;
+        if let Some(e) = t.robots.get_mut(&robot) {
+            if e.robot.calibration != *calibration {
+                e.robot.calibration = calibration.clone();
+                e.generation = next;
+                t.generations = next;
+            }
+        }
+    }
+}
+
+/// The three messages of one robot, kept in rcl's native form and refilled per sample.
+struct Natives {
+    generation: u64,
+    odom: WrappedNativeMsg<Odometry>,
+    tf: WrappedNativeMsg<TFMessage>,
+    joints: WrappedNativeMsg<JointState>,
+    last: Option<Instant>,
+}
+
+impl Natives {
+    /// Built from the messages the engine-loop path made for a robot with `frames` and
+    /// `calibration` (allocates: once per robot and per change of its entry).
+    fn new(frames: &Frames, calibration: &Calibration, generation: u64) -> Natives {
+        let (s, stamp) = (OdomSample::default(), Time::default());
+        let transforms = std::iter::once(conv::odom_transform(&s, &stamp, frames))
+            .chain(conv::wheel_transforms(
+                &s,
+                &stamp,
+                frames,
+                calibration.axis_length,
+            ))
+            .collect();
+        Natives {
+            generation,
+            odom: WrappedNativeMsg::from(&conv::odometry(&s, &stamp, frames, calibration)),
+            tf: WrappedNativeMsg::from(&TFMessage { transforms }),
+            joints: WrappedNativeMsg::from(&conv::joint_states(&s, &stamp, frames)),
+            last: None,
+        }
+    }
+
+    /// Writes sample `s` stamped `stamp` into the three messages (what [`conv::odometry`],
+    /// [`conv::odom_transform`], [`conv::wheel_transforms`] and [`conv::joint_states`] would
+    /// make of it; the rest was set by [`Natives::new`]). Never allocates.
+    fn fill(&mut self, s: &OdomSample, stamp: &Time) {
+        let (qz, qw) = {
+            let (sin, cos) = (s.pose.theta / 2.0).sin_cos();
+            (sin, cos)
+        };
+        let o = &mut *self.odom;
+        o.header.stamp.sec = stamp.sec;
+        o.header.stamp.nanosec = stamp.nanosec;
+        o.pose.pose.position.x = s.pose.x;
+        o.pose.pose.position.y = s.pose.y;
+        o.pose.pose.orientation.z = qz;
+        o.pose.pose.orientation.w = qw;
+        o.twist.twist.linear.x = s.twist.linear;
+        o.twist.twist.angular.z = s.twist.angular;
+
+        let seq = &mut self.tf.transforms;
+        let tfs = if seq.data.is_null() {
+            &mut []
+        } else {
+            // SAFETY: rcl's sequence of `size` initialised transforms made by `Natives::new`
+            // (odom → base, two wheels), owned by this message and not aliased while we hold
+            // `&mut self`.
+            unsafe { std::slice::from_raw_parts_mut(seq.data, seq.size) }
+        };
+        for t in tfs.iter_mut() {
+            t.header.stamp.sec = stamp.sec;
+            t.header.stamp.nanosec = stamp.nanosec;
+        }
+        if let Some(t) = tfs.first_mut() {
+            t.transform.translation.x = s.pose.x;
+            t.transform.translation.y = s.pose.y;
+            t.transform.rotation.z = qz;
+            t.transform.rotation.w = qw;
+        }
+        for (i, t) in tfs.iter_mut().skip(1).take(2).enumerate() {
+            let q = model::quaternion([0.0, s.wheel_pos[i], 0.0]);
+            t.transform.rotation.x = q[0];
+            t.transform.rotation.y = q[1];
+            t.transform.rotation.z = q[2];
+            t.transform.rotation.w = q[3];
+        }
+
+        let j = &mut *self.joints;
+        j.header.stamp.sec = stamp.sec;
+        j.header.stamp.nanosec = stamp.nanosec;
+        for (seq, values) in [
+            (&mut j.position, s.wheel_pos),
+            (&mut j.velocity, s.wheel_vel),
+        ] {
+            if seq.data.is_null() {
+                continue;
+            }
+            // SAFETY: rcl's sequence of `size` (2) doubles made by `Natives::new`, owned by
+            // this message and not aliased while we hold `&mut self`.
+            let dst = unsafe { std::slice::from_raw_parts_mut(seq.data, seq.size) };
+            for (d, v) in dst.iter_mut().zip(values) {
+                *d = v;
+            }
+        }
+    }
+}
+
+/// The running publisher thread; stopped and joined on drop.
+pub struct OdomPublisher {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the publisher thread is given.
+pub struct OdomPublisherConfig {
+    /// The RT thread's odometry ring (taken from the engine).
+    pub out: NrtOdomOut,
+    /// The robots to publish.
+    pub targets: OdomTargets,
+    /// `odom_max_rate` [Hz]: at most this many samples per second per robot; ≤ 0: all.
+    pub max_rate: f64,
+    /// Where publishing errors are reported.
+    pub reporter: Reporter,
+    /// Where the hops are timed.
+    pub timers: NrtHopTimers,
+}
+
+impl OdomPublisher {
+    /// Starts the thread.
+    pub fn start(cfg: OdomPublisherConfig) -> std::io::Result<OdomPublisher> {
+        let clocks = super::convert::Clocks::new().map_err(std::io::Error::other)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name("nrt-odom-pub".into())
+                .spawn(move || run(cfg, clocks, &stop))?
+        };
+        Ok(OdomPublisher {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Whether the thread still runs.
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+}
+
+impl Drop for OdomPublisher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &AtomicBool) {
+    let mut natives: BTreeMap<RobotId, Natives> = BTreeMap::new();
+    let min_gap = (cfg.max_rate > 0.0)
+        .then(|| Duration::try_from_secs_f64(1.0 / cfg.max_rate).ok())
+        .flatten();
+    while !stop.load(Ordering::Relaxed) {
+        cfg.out.nrt_wait(WAIT);
+        while let Some(h) = cfg.out.nrt_pop() {
+            publish(&cfg, &mut clocks, &mut natives, min_gap, &h);
+        }
+    }
+}
+
+/// Publishes one sample (if its robot is a target and the rate limit lets it through).
+fn publish(
+    cfg: &OdomPublisherConfig,
+    clocks: &mut super::convert::Clocks,
+    natives: &mut BTreeMap<RobotId, Natives>,
+    min_gap: Option<Duration>,
+    h: &OdomHandoff,
+) {
+    let s = &h.sample;
+    let table = cfg.targets.lock();
+    let Some(entry) = table
+        .robots
+        .get(&s.robot)
+        .filter(|e| e.robot.node == s.node)
+    else {
+        natives.remove(&s.robot);
+        return;
+    };
+    if natives
+        .get(&s.robot)
+        .is_none_or(|n| n.generation != entry.generation)
+    {
+        let r = &entry.robot;
+        let mut fresh = Natives::new(&r.frames, &r.calibration, entry.generation);
+        fresh.last = natives.get(&s.robot).and_then(|n| n.last);
+        natives.insert(s.robot, fresh);
+    }
+    let Some(n) = natives.get_mut(&s.robot) else {
+        return;
+    };
+    let now = Instant::now();
+    if let (Some(gap), Some(last)) = (min_gap, n.last) {
+        if now.duration_since(last) < gap {
+            return;
+        }
+    }
+    n.last = Some(now);
+    let stamp = clocks.stamp(s.t_ns);
+    n.fill(s, &stamp);
+    let start = monotonic_ns();
+    cfg.timers
+        .handed_to_publish
+        .record(start.saturating_sub(h.handed_ns));
+    let r = &entry.robot;
+    let results = [
+        r.odom.publish_native(&mut n.odom),
+        cfg.targets.tf.publish_native(&mut n.tf),
+        r.joints.publish_native(&mut n.joints),
+    ];
+    cfg.timers
+        .publish
+        .record(monotonic_ns().saturating_sub(start));
+    drop(table);
+    for e in results.into_iter().filter_map(Result::err) {
+        cfg.reporter
+            .warn(&format!("node {}: cannot publish odometry: {e}", s.node));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use msgs::handoff::{Pose2, Twist2};
+    use r2r::WrappedTypesupport;
+
+    fn sample() -> OdomSample {
+        OdomSample {
+            robot: RobotId(1),
+            node: NodeId(7),
+            seq: 3,
+            pose: Pose2 {
+                x: 1.25,
+                y: -0.5,
+                theta: 0.75,
+            },
+            twist: Twist2 {
+                linear: 0.1,
+                angular: -0.3,
+            },
+            wheel_pos: [2.0, -1.5],
+            wheel_vel: [0.4, 0.6],
+            ..OdomSample::default()
+        }
+    }
+
+    /// The reused native messages carry exactly what the engine-loop path published.
+    #[test]
+    fn refilled_natives_equal_the_converted_messages() {
+        let frames = Frames::new("robot_a", "odom", "base_link", ["left", "right"]);
+        let calibration = Calibration {
+            axis_length: 0.1,
+            ..Calibration::real()
+        };
+        let mut n = Natives::new(&frames, &calibration, 1);
+        let stamp = Time {
+            sec: 1_700_000_000,
+            nanosec: 123_456_789,
+        };
+        for s in [sample(), OdomSample::default(), sample()] {
+            n.fill(&s, &stamp);
+            assert_eq!(
+                Odometry::from_native(&n.odom),
+                conv::odometry(&s, &stamp, &frames, &calibration)
+            );
+            let transforms: Vec<_> = std::iter::once(conv::odom_transform(&s, &stamp, &frames))
+                .chain(conv::wheel_transforms(&s, &stamp, &frames, 0.1))
+                .collect();
+            assert_eq!(TFMessage::from_native(&n.tf), TFMessage { transforms });
+            assert_eq!(
+                JointState::from_native(&n.joints),
+                conv::joint_states(&s, &stamp, &frames)
+            );
+        }
+    }
+}

@@ -5,13 +5,13 @@
 
 use super::aseba::AsebaInterface;
 use super::convert::Clocks;
+use super::driver_node::DriverNodes;
+use super::param_server::{ParamServices, Shown};
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
-use super::{diagnostics, drain, names, params, RosError, RosOptions, Sub};
-use futures::executor::LocalPool;
-use futures::task::LocalSpawnExt;
-use nrt_engine::engine::{Engine, EngineEvent, LiveError};
+use super::{diagnostics, names, params, RosError, RosOptions};
+use nrt_engine::engine::{Engine, EngineEvent};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{ParameterValue, Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +23,8 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// The bridge node, created before the engine so that its ROS parameters can be part of the configuration.
 pub struct RosNode {
     node: r2r::Node,
+    /// For the robots' `thymio_driver` nodes.
+    ctx: r2r::Context,
     options: RosOptions,
 }
 
@@ -31,9 +33,9 @@ impl RosNode {
     pub fn new(options: RosOptions) -> Result<RosNode, RosError> {
         options.validate()?;
         let ctx = r2r::Context::create().map_err(RosError::Init)?;
-        let node = r2r::Node::create(ctx, &options.node_name, &options.namespace)
+        let node = r2r::Node::create(ctx.clone(), &options.node_name, &options.namespace)
             .map_err(RosError::Init)?;
-        Ok(RosNode { node, options })
+        Ok(RosNode { node, ctx, options })
     }
 
     /// Sets the longest wait for ROS work in one iteration (see [`RosOptions::spin_period`]).
@@ -60,22 +62,10 @@ impl RosNode {
         live: fn(&str) -> bool,
         engine: &Engine,
     ) -> Result<RosBridge, RosError> {
-        {
-            let mut declared = self.node.params.lock().expect("r2r parameter map");
-            for (name, value) in params::flatten(effective) {
-                let mut p = r2r::Parameter::new(value);
-                p.description = params::description(live(&name));
-                declared.insert(name, p);
-            }
-        }
-        let (handler, changes) = self
-            .node
-            .make_parameter_handler()
-            .map_err(RosError::Interface)?;
-        let pool = LocalPool::new();
-        pool.spawner()
-            .spawn_local(handler)
-            .map_err(|e| RosError::Spawn(e.to_string()))?;
+        // served by the NRT loop with the engine's verdict (see `param_server`)
+        let param_services = ParamServices::new(&mut self.node).map_err(RosError::Interface)?;
+        let base = self.node.namespace().map_err(RosError::Init)?;
+        let drivers = DriverNodes::new(self.ctx.clone(), &base);
         let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
         let reader = nrt_engine::engine::ScriptReader::start(engine.doorbell())
             .map_err(|e| RosError::Spawn(e.to_string()))?;
@@ -97,8 +87,10 @@ impl RosNode {
             reporter,
             node,
             options: self.options,
-            pool,
-            param_changes: Box::new(changes),
+            param_services,
+            effective: effective.clone(),
+            live,
+            drivers,
             aseba,
             thymio,
             diagnostics,
@@ -117,8 +109,13 @@ pub struct RosBridge {
     node: std::sync::Arc<SharedNode>,
     reporter: Reporter,
     options: RosOptions,
-    pool: LocalPool,
-    param_changes: Sub<(String, ParameterValue)>,
+    /// `asebaros`' parameter services.
+    param_services: ParamServices,
+    /// The configuration in effect at start (the driver part is read from the engine).
+    effective: serde_yaml::Mapping,
+    live: fn(&str) -> bool,
+    /// The robots' `thymio_driver` nodes.
+    drivers: DriverNodes,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
     diagnostics: Publisher<DiagnosticArray>,
@@ -132,18 +129,16 @@ impl RosBridge {
         self.wake.wait(self.options.spin_period);
         let shared = self.node.clone();
         let mut node = shared.access();
-        self.pool.run_until_stalled();
-        let changes: Vec<_> = drain(&mut self.param_changes).collect();
-        for (name, value) in changes {
-            self.on_parameter(engine, &name, &value);
-        }
+        self.serve_parameters(engine);
         self.aseba.poll_ros(&mut node, engine);
         self.thymio.poll_ros(engine);
         let now = Instant::now();
         engine.poll(now);
         while let Some(event) = engine.next_event() {
+            self.on_driver_event(engine, &event);
             self.on_engine_event(&mut node, engine, &event);
         }
+        self.drivers.serve(engine, now);
         self.aseba.publish_nodes(engine);
         let due = self
             .last_diagnostics
@@ -171,22 +166,56 @@ impl RosBridge {
         }
     }
 
-    /// A parameter set at run time: the engine applies the live ones (calibration,
-    /// `obstacle_stop.*`: the schema says which); the others apply at the next start (said so
-    /// on /rosout).
-    fn on_parameter(&mut self, engine: &mut Engine, name: &str, value: &ParameterValue) {
-        let Some(yaml) = params::to_yaml(value) else {
-            return self.reporter.error(&format!(
-                "parameter refused: {name}: unsupported value {value:?}"
-            ));
+    /// Answers `asebaros`' parameter services: the values shown are the configuration at start
+    /// with the driver's process-wide values in effect now; a set of a live driver parameter
+    /// (calibration, `obstacle_stop.*`: the schema says which) is applied by the engine to every
+    /// robot and answered with its verdict; the others are read-only (read at start).
+    fn serve_parameters(&mut self, engine: &mut Engine) {
+        let engine = std::cell::RefCell::new(engine);
+        let (effective, live) = (&self.effective, self.live);
+        let shown = || {
+            let mut tree = effective.clone();
+            let driver = nrt_engine::schema::tree(engine.borrow().driver_params());
+            tree.extend(driver.unwrap_or_default());
+            params::flatten(&tree)
+                .into_iter()
+                .map(|(name, value)| Shown {
+                    description: params::description(live(&name)).to_owned(),
+                    read_only: !live(&name),
+                    name,
+                    value,
+                })
+                .collect()
         };
-        match engine.set_live_param(name, yaml) {
-            Ok(robots) => self.reporter.info(&format!(
+        let reporter = &self.reporter;
+        let mut set = |name: &str, value: &ParameterValue| {
+            let yaml = params::to_yaml(value).ok_or("unsupported value")?;
+            let robots = engine
+                .borrow_mut()
+                .set_live_param(name, yaml)
+                .map_err(|e| e.to_string())?;
+            reporter.info(&format!(
                 "{name} applied live to robots {:?}",
                 robots.iter().map(|n| n.0).collect::<Vec<_>>()
-            )),
-            Err(e @ LiveError::StartOnly(_)) => self.reporter.warn(&format!("{e}")),
-            Err(e) => self.reporter.error(&format!("parameter refused: {e}")),
+            ));
+            Ok(())
+        };
+        self.param_services.serve(&shown, &mut set);
+    }
+
+    /// Makes a newly driven robot's `thymio_driver` node first (its parameters set how its
+    /// interface is made), and removes it with the robot.
+    fn on_driver_event(&mut self, engine: &mut Engine, event: &EngineEvent) {
+        match event {
+            EngineEvent::RobotReady { node, .. } if engine.driver_params().enabled => {
+                if let Err(e) = self.drivers.add(engine, *node) {
+                    self.reporter.error(&format!(
+                        "Thymio node {node}: no thymio_driver node (its parameters are asebaros'): {e}"
+                    ));
+                }
+            }
+            EngineEvent::RobotRemoved { node, .. } => self.drivers.remove(engine, *node),
+            _ => {}
         }
     }
 

@@ -130,7 +130,8 @@ impl ThymioInterface {
         clocks: &mut Clocks,
     ) -> Result<(), ThymioError> {
         let node = access.get();
-        let params = engine.driver_params();
+        // the robot's own parameters (its `thymio_driver` node's, see `driver_node`)
+        let params = engine.robot_params(id);
         let ns = engine
             .network()
             .node(id)
@@ -283,7 +284,7 @@ impl ThymioInterface {
         let Some(r) = self.robots.get_mut(&id) else {
             return;
         };
-        let rate = engine.driver_params().odom_max_rate;
+        let rate = engine.robot_params(id).odom_max_rate;
         let now = Instant::now();
         if rate > 0.0
             && r.last_odom
@@ -391,7 +392,7 @@ impl ThymioInterface {
             // of this interface
             RobotEvent::Odometry { .. } | RobotEvent::Proximity(_) => Ok(()),
             RobotEvent::Ground(delta) => {
-                let threshold = engine.driver_params().ground.threshold;
+                let threshold = engine.robot_params(id).ground.threshold;
                 let mut result = Ok(());
                 for (i, g) in o.ground.iter().enumerate() {
                     let frame = f.link(&format!("ground_{}_link", GROUND_NAMES[i]));

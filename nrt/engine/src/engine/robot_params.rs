@@ -16,9 +16,10 @@ use super::live::LiveError;
 use super::Engine;
 use crate::schema::{self, SchemaError};
 use crate::thymio::calibration::{
-    self, Calibration, CalibrationError, CalibrationFile, RobotEntry,
+    self, Calibration, CalibrationError, CalibrationFile, MotorEntry, ProximityEntry, RobotEntry,
 };
 use crate::thymio::params::DriverParams;
+use crate::thymio::PROXIMITY_NAMES;
 use msgs::handoff::NodeId;
 use serde_yaml::{Mapping, Value};
 use std::collections::BTreeMap;
@@ -47,13 +48,19 @@ impl Engine {
         }
     }
 
-    /// Robot `node`'s parameters as nested maps, with its calibration file entry's values in
-    /// place of the parameters it overrides: the values in effect.
+    /// Robot `node`'s parameters as nested maps with its calibration in effect (defaults,
+    /// parameters, file entry) as `axis_length`, `motor.*` and `proximity.*`: the values in
+    /// effect, as ROS-Thymio declares them from the calibration.
     pub fn robot_effective(&self, node: NodeId) -> Mapping {
-        let mut tree = schema::tree(self.robot_params(node)).unwrap_or_default();
-        if let Some(entry) = self.robot_file(node).get(&node.0) {
-            for (name, value) in fixed_by(entry) {
-                // the entry's keys are the parameters' (checked when the file was read)
+        let params = self.robot_params(node);
+        let mut tree = schema::tree(params).unwrap_or_default();
+        let cal = match self.robots.of_node(node) {
+            Some(slot) => Some(slot.calibration.clone()),
+            None => self.calibration_of(node, params).ok().map(|(c, _)| c),
+        };
+        if let Some(c) = cal {
+            for (name, value) in set_by(&entry_of(&c)) {
+                // the entry's keys are the parameters'
                 let _ = schema::insert(&mut tree, &name, value);
             }
         }
@@ -111,7 +118,7 @@ impl Engine {
             return Err(LiveError::StartOnly(name.to_owned()));
         }
         if let Some(entry) = self.robot_file(node).get(&node.0) {
-            if fixed_by(entry).iter().any(|(k, _)| covers(name, k)) {
+            if set_by(entry).iter().any(|(k, _)| covers(name, k)) {
                 return Err(LiveError::FixedByFile {
                     key: name.to_owned(),
                     node,
@@ -207,9 +214,9 @@ fn covers(name: &str, fixed: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('.'))
 }
 
-/// The parameters (dotted names) a calibration file entry sets, with their values; the
+/// The parameters (dotted names) a calibration entry sets, with their values; the
 /// calibration tool's `q` is `parameters`.
-fn fixed_by(entry: &RobotEntry) -> Vec<(String, Value)> {
+fn set_by(entry: &RobotEntry) -> Vec<(String, Value)> {
     let tree = schema::tree(entry).unwrap_or_default();
     schema::leaves(&tree)
         .into_iter()
@@ -222,6 +229,37 @@ fn fixed_by(entry: &RobotEntry) -> Vec<(String, Value)> {
             (name, v.clone())
         })
         .collect()
+}
+
+/// A calibration as the entry that sets all of it.
+fn entry_of(c: &Calibration) -> RobotEntry {
+    let motor = |m: &calibration::MotorCalibration| MotorEntry {
+        parameters: Some(m.parameters),
+        kind: Some("quadratic".into()),
+        deadband: Some(m.deadband),
+        q: None,
+    };
+    let proximity = PROXIMITY_NAMES
+        .iter()
+        .zip(&c.proximity)
+        .map(|(name, p)| {
+            let entry = ProximityEntry {
+                parameters: Some(p.parameters),
+                kind: Some("power".into()),
+                ..Default::default()
+            };
+            (name.to_string(), entry)
+        })
+        .collect();
+    RobotEntry {
+        motor: [
+            ("left".into(), motor(&c.left)),
+            ("right".into(), motor(&c.right)),
+        ]
+        .into(),
+        proximity,
+        axis_length: Some(c.axis_length),
+    }
 }
 
 #[cfg(test)]
@@ -293,11 +331,20 @@ mod tests {
         let cal = e.live_params().nrt_calibration(robot).unwrap();
         assert_eq!(cal.left.q0, 0.0005, "the file entry is the most specific");
         let effective = e.robot_effective(node);
-        let shown = schema::leaves(&effective)
-            .into_iter()
-            .find(|(n, _)| n == "motor.left.parameters")
-            .map(|(_, v)| v.clone());
-        assert_eq!(shown, Some(yaml("[0.0005, 0.0]")));
+        let shown = |name: &str| {
+            schema::leaves(&effective)
+                .into_iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(shown("motor.left.parameters"), Some(yaml("[0.0005, 0.0]")));
+        // the calibration in effect is shown whole, defaults included
+        let real = Calibration::real().right.parameters;
+        assert_eq!(
+            shown("motor.right.parameters"),
+            Some(yaml(&format!("{real:?}")))
+        );
+        assert_eq!(shown("proximity.center.kind"), Some(yaml("power")));
         for name in ["motor.left.parameters", "motor.left", "motor"] {
             let err = e.set_robot_param(node, name, yaml("{}")).unwrap_err();
             assert!(

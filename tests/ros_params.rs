@@ -28,7 +28,7 @@ const GET: &str = "rcl_interfaces/srv/GetParameters";
 
 /// `thymio-rt run` with configuration `yaml` and the ROS parameter file `params` (both written
 /// to `dir`), in namespace `/<ns>`, on this test's ROS domain.
-fn driver(dir: &Path, ns: &str, yaml: &str, params: &str) -> Proc {
+fn driver(dir: &Path, ns: &str, yaml: &str, params: &str, remap: Remap) -> Proc {
     let config = dir.join(format!("{ns}.yaml"));
     std::fs::write(&config, yaml).unwrap();
     let params_file = dir.join(format!("{ns}-params.yaml"));
@@ -38,13 +38,28 @@ fn driver(dir: &Path, ns: &str, yaml: &str, params: &str) -> Proc {
         .arg("-c")
         .arg(&config)
         .args(["--switch-port", "0"]);
-    cmd.args(["--ros-args", "-r", &format!("__ns:=/{ns}"), "--params-file"])
-        .arg(&params_file);
+    // the bridge node only: a process-wide `__ns` would move every robot's driver node too
+    cmd.args([
+        "--ros-args",
+        "-r",
+        &format!("asebaros:__ns:=/{ns}"),
+        "--params-file",
+    ])
+    .arg(&params_file);
     cmd.env("ROS_DOMAIN_ID", test_domain_id().to_string())
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env_remove("LD_LIBRARY_PATH")
         .env_remove("LD_PRELOAD");
     Proc::spawn("thymio-rt run", cmd)
+}
+
+/// How the test puts the driver in its namespace.
+enum Remap {
+    /// `-r __ns:=/ns`, as a launch file's `namespace=`: every node of the process (one robot).
+    Process,
+    /// `-r asebaros:__ns:=/ns`: the bridge node only, the robots' driver nodes under it in
+    /// their own namespaces (a process-wide remapping would move them all to `/ns`).
+    Bridge,
 }
 
 /// A `rcl_interfaces/ParameterValue` of doubles.
@@ -128,7 +143,7 @@ fn a_ros_thymio_parameter_file_sets_each_robots_driver() {
          parameters: [0.001, 0.0]\n"
     );
     let yaml = format!("{}sim: {{robots: 2}}\n", driver_script_yaml());
-    let driver = driver(dir.path(), &ns, &yaml, &params);
+    let driver = driver(dir.path(), &ns, &yaml, &params, Remap::Bridge);
     let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
     let robot = |id: u16| format!("{ns}/thymio_{id}");
     // the frames: the thymio_driver section for both, robot 2's own section for robot 2 only
@@ -189,7 +204,7 @@ fn parameter_sets_answer_the_drivers_verdict() {
         cal.display()
     );
     let params = "asebaros:\n  ros__parameters:\n    odom_max_rate: -1.0\n";
-    let driver = driver(dir.path(), &ns, &yaml, params);
+    let driver = driver(dir.path(), &ns, &yaml, params, Remap::Process);
     let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
     let node = format!("/{ns}/thymio_driver");
     let left = |peer: &mut RclpyPeer| {

@@ -10,7 +10,7 @@ use super::param_server::{ParamServices, Shown};
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
-use super::{diagnostics, names, params, RosError, RosOptions};
+use super::{diagnostics, names, params, params_file, RosError, RosOptions};
 use nrt_engine::engine::{Engine, EngineEvent};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{ParameterValue, Publisher, QosProfile};
@@ -48,8 +48,18 @@ impl RosNode {
     }
 
     /// The parameters given to the node, as `(dotted name, value)` configuration entries.
-    pub fn parameter_overrides(&self) -> Vec<(String, serde_yaml::Value)> {
-        params::overrides(&self.node)
+    /// Sections of the parameter files that name the node by its fully qualified name
+    /// (`/ns/asebaros:`) or a wildcard are included (r2r leaves them out, see [`params_file`]).
+    pub fn parameter_overrides(&self) -> Result<Vec<(String, serde_yaml::Value)>, RosError> {
+        let mut given = params::overrides(&self.node);
+        let args: Vec<String> = std::env::args().collect();
+        let fqn = self.node.fully_qualified_name().map_err(RosError::Init)?;
+        given.extend(params_file::extra_overrides(
+            &args,
+            &self.options.node_name,
+            &fqn,
+        )?);
+        Ok(given)
     }
 
     /// Declares the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
@@ -209,7 +219,7 @@ impl RosBridge {
         match event {
             EngineEvent::RobotReady { node, .. } if engine.driver_params().enabled => {
                 if let Err(e) = self.drivers.add(engine, *node) {
-                    self.reporter.error(&format!(
+                    self.reporter.warn(&format!(
                         "Thymio node {node}: no thymio_driver node (its parameters are asebaros'): {e}"
                     ));
                 }

@@ -18,6 +18,7 @@
 
 use super::param_server::{ParamServices, Shown};
 use super::params::{self, description};
+use super::params_file;
 use super::report::Reporter;
 use msgs::handoff::NodeId;
 use nrt_engine::engine::Engine;
@@ -34,6 +35,26 @@ pub const NODE_NAME: &str = "thymio_driver";
 
 /// Longest time a parameter call to a driver node waits before the NRT loop looks at it.
 pub const SERVE_PERIOD: Duration = Duration::from_millis(20);
+
+/// Why a robot has no `thymio_driver` node.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverNodeError {
+    /// rcl refused the node or its services.
+    #[error("rcl: {0}")]
+    Rcl(#[from] r2r::Error),
+    /// A process-wide namespace remapping put the node elsewhere.
+    #[error(
+        "rcl's process-wide namespace remapping (-r __ns:=..., a launch file's namespace) puts \
+         every node of the process in {actual}, not in {wanted}; remap the bridge node only \
+         (-r asebaros:__ns:=...) to give each robot its thymio_driver node"
+    )]
+    Moved {
+        /// The robot's namespace.
+        wanted: String,
+        /// Where rcl put the node.
+        actual: String,
+    },
+}
 
 /// One robot's node.
 struct DriverNode {
@@ -64,9 +85,9 @@ impl DriverNodes {
     }
 
     /// Creates robot `id`'s node (if it has none) and gives its parameters to the engine, each
-    /// refused one reported on the node's `/rosout` with why. `Err`: no node (rcl refused it);
-    /// the robot then keeps the process's values.
-    pub fn add(&mut self, engine: &mut Engine, id: NodeId) -> Result<(), r2r::Error> {
+    /// refused one reported on the node's `/rosout` with why. `Err`: no node; the robot then
+    /// keeps the process's values.
+    pub fn add(&mut self, engine: &mut Engine, id: NodeId) -> Result<(), DriverNodeError> {
         if self.nodes.contains_key(&id) {
             return Ok(());
         }
@@ -77,11 +98,26 @@ impl DriverNodes {
             .unwrap_or_default();
         let full = join(&self.base, &ns);
         let mut node = r2r::Node::create(self.ctx.clone(), NODE_NAME, &full)?;
+        let actual = node.namespace()?;
+        if actual != full {
+            // rcl's process-wide `-r __ns:=` (a launch file's `namespace=`) moves every node of
+            // the process: this robot's node would take another robot's name
+            return Err(DriverNodeError::Moved {
+                wanted: full,
+                actual,
+            });
+        }
         let reporter = Reporter::new(&mut node)?;
         let services = ParamServices::new(&mut node)?;
         let mut mine = Vec::new();
         let mut unused = Vec::new();
-        for (name, value) in params::overrides(&node) {
+        let mut given = params::overrides(&node);
+        let args: Vec<String> = std::env::args().collect();
+        match params_file::extra_overrides(&args, NODE_NAME, &node.fully_qualified_name()?) {
+            Ok(extra) => given.extend(extra),
+            Err(e) => reporter.error(&format!("{e}")),
+        }
+        for (name, value) in given {
             match classify(engine, &name, &value) {
                 Kind::Robot => mine.push((name, value)),
                 Kind::Unused => {

@@ -26,6 +26,7 @@ pub mod driver_node;
 pub mod names;
 pub mod param_server;
 pub mod params;
+pub mod params_file;
 pub mod report;
 pub mod spinner;
 pub mod thymio;
@@ -103,6 +104,9 @@ pub enum RosError {
     /// rcl refused a topic, service or parameter service.
     #[error("cannot create the ROS interface: {0}")]
     Interface(r2r::Error),
+    /// A `--params-file` could not be read.
+    #[error(transparent)]
+    ParamsFile(#[from] params_file::ParamsFileError),
     /// The parameter service could not be started.
     #[error("cannot start the parameter service: {0}")]
     Spawn(String),

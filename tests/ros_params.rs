@@ -38,14 +38,12 @@ fn driver(dir: &Path, ns: &str, yaml: &str, params: &str, remap: Remap) -> Proc 
         .arg("-c")
         .arg(&config)
         .args(["--switch-port", "0"]);
-    // the bridge node only: a process-wide `__ns` would move every robot's driver node too
-    cmd.args([
-        "--ros-args",
-        "-r",
-        &format!("asebaros:__ns:=/{ns}"),
-        "--params-file",
-    ])
-    .arg(&params_file);
+    let remap = match remap {
+        Remap::Process => format!("__ns:=/{ns}"),
+        Remap::Bridge => format!("asebaros:__ns:=/{ns}"),
+    };
+    cmd.args(["--ros-args", "-r", &remap, "--params-file"])
+        .arg(&params_file);
     cmd.env("ROS_DOMAIN_ID", test_domain_id().to_string())
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env_remove("LD_LIBRARY_PATH")

@@ -177,7 +177,8 @@ impl RosBridge {
     }
 
     /// Answers `asebaros`' parameter services: the values shown are the configuration at start
-    /// with the driver's process-wide values in effect now; a set of a live driver parameter
+    /// with the driver's process-wide values in effect now (the calibration they give a robot
+    /// without a file entry included); a set of a live driver parameter
     /// (calibration, `obstacle_stop.*`: the schema says which) is applied by the engine to every
     /// robot and answered with its verdict; the others are read-only (read at start).
     fn serve_parameters(&mut self, engine: &mut Engine) {
@@ -185,8 +186,7 @@ impl RosBridge {
         let (effective, live) = (&self.effective, self.live);
         let shown = || {
             let mut tree = effective.clone();
-            let driver = nrt_engine::schema::tree(engine.borrow().driver_params());
-            tree.extend(driver.unwrap_or_default());
+            tree.extend(engine.borrow().defaults_effective());
             params::flatten(&tree)
                 .into_iter()
                 .map(|(name, value)| Shown {

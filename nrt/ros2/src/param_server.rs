@@ -319,7 +319,10 @@ mod tests {
         let motor = list(&names, &["motor".into()], 0);
         assert_eq!(motor.names, names[1..]);
         assert!(list(&names, &["motor".into()], 1).names.is_empty());
-        assert_eq!(list(&names, &["motor.left".into()], 1).names, [&names[1]]);
+        assert_eq!(
+            list(&names, &["motor.left".into()], 1).names,
+            [names[1].clone()]
+        );
     }
 
     #[test]

@@ -67,6 +67,19 @@ impl Engine {
         tree
     }
 
+    /// The process's driver parameters as nested maps with the calibration they give a robot
+    /// without a calibration file entry (`axis_length`, `motor.*`, `proximity.*`): the
+    /// defaults of every robot, as the bridge node shows them.
+    pub fn defaults_effective(&self) -> Mapping {
+        let mut tree = schema::tree(&self.driver).unwrap_or_default();
+        if let Ok(c) = self.driver.calibration(&CalibrationFile::new(), NodeId(0)) {
+            for (name, value) in set_by(&entry_of(&c)) {
+                let _ = schema::insert(&mut tree, &name, value);
+            }
+        }
+        tree
+    }
+
     /// Starts robot `node`'s own parameters: the process's with `overrides` (dotted names, e.g.
     /// from its `thymio_driver` node) applied in order; start-only ones are accepted. Each
     /// refused override is left out and returned with why; the others apply, and the robot's
@@ -304,6 +317,14 @@ mod tests {
         // a process-wide set reaches the robot's own parameters too
         e.set_live_param("ground.threshold", yaml("150")).unwrap();
         assert_eq!(e.robot_params(node).ground.threshold, 150);
+        // the process's defaults show the calibration they give
+        let defaults = e.defaults_effective();
+        let left = schema::leaves(&defaults)
+            .into_iter()
+            .find(|(n, _)| n == "motor.left.parameters")
+            .map(|(_, v)| v.clone());
+        let real = Calibration::real().left.parameters;
+        assert_eq!(left, Some(yaml(&format!("{real:?}"))));
     }
 
     #[test]

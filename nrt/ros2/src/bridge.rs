@@ -4,16 +4,16 @@
 //! r2r node is spun by [`Spinner`].
 
 use super::aseba::AsebaInterface;
+use super::bridge_params::BridgeParams;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
-use super::param_server::{ParamServices, Shown};
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
 use super::{diagnostics, names, params, params_file, RosError, RosOptions};
 use nrt_engine::engine::{Engine, EngineEvent};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
-use r2r::{ParameterValue, Publisher, QosProfile};
+use r2r::{Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -62,10 +62,10 @@ impl RosNode {
         Ok(given)
     }
 
-    /// Declares the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
+    /// Serves the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
     /// parameters) as the node's parameters, each described (`describe_parameters`) as applied at run time or read
-    /// at start as `live` (the configuration schema's) says, creates the ROS interface and returns the running
-    /// bridge.
+    /// at start (read-only) as `live` (the configuration schema's) says, creates the ROS interface and returns the
+    /// running bridge.
     pub fn start(
         mut self,
         effective: &serde_yaml::Mapping,
@@ -73,7 +73,8 @@ impl RosNode {
         engine: &Engine,
     ) -> Result<RosBridge, RosError> {
         // served by the NRT loop with the engine's verdict (see `param_server`)
-        let param_services = ParamServices::new(&mut self.node).map_err(RosError::Interface)?;
+        let params =
+            BridgeParams::new(&mut self.node, effective, live).map_err(RosError::Interface)?;
         let base = self.node.namespace().map_err(RosError::Init)?;
         let drivers = DriverNodes::new(self.ctx.clone(), &base);
         let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
@@ -97,9 +98,7 @@ impl RosNode {
             reporter,
             node,
             options: self.options,
-            param_services,
-            effective: effective.clone(),
-            live,
+            params,
             drivers,
             aseba,
             thymio,
@@ -120,10 +119,7 @@ pub struct RosBridge {
     reporter: Reporter,
     options: RosOptions,
     /// `asebaros`' parameter services.
-    param_services: ParamServices,
-    /// The configuration in effect at start (the driver part is read from the engine).
-    effective: serde_yaml::Mapping,
-    live: fn(&str) -> bool,
+    params: BridgeParams,
     /// The robots' `thymio_driver` nodes.
     drivers: DriverNodes,
     aseba: AsebaInterface,
@@ -139,13 +135,13 @@ impl RosBridge {
         self.wake.wait(self.options.spin_period);
         let shared = self.node.clone();
         let mut node = shared.access();
-        self.serve_parameters(engine);
+        self.params.serve(engine, &self.reporter);
         self.aseba.poll_ros(&mut node, engine);
         self.thymio.poll_ros(engine);
         let now = Instant::now();
         engine.poll(now);
         while let Some(event) = engine.next_event() {
-            self.on_driver_event(engine, &event);
+            self.drivers.on_engine_event(engine, &event, &self.reporter);
             self.on_engine_event(&mut node, engine, &event);
         }
         self.drivers.serve(engine, now);
@@ -173,59 +169,6 @@ impl RosBridge {
                 self.reporter
                     .warn(&format!("cannot publish /diagnostics: {e}"));
             }
-        }
-    }
-
-    /// Answers `asebaros`' parameter services: the values shown are the configuration at start
-    /// with the driver's process-wide values in effect now (the calibration they give a robot
-    /// without a file entry included); a set of a live driver parameter
-    /// (calibration, `obstacle_stop.*`: the schema says which) is applied by the engine to every
-    /// robot and answered with its verdict; the others are read-only (read at start).
-    fn serve_parameters(&mut self, engine: &mut Engine) {
-        let engine = std::cell::RefCell::new(engine);
-        let (effective, live) = (&self.effective, self.live);
-        let shown = || {
-            let mut tree = effective.clone();
-            tree.extend(engine.borrow().defaults_effective());
-            params::flatten(&tree)
-                .into_iter()
-                .map(|(name, value)| Shown {
-                    description: params::description(live(&name)).to_owned(),
-                    read_only: !live(&name),
-                    name,
-                    value,
-                })
-                .collect()
-        };
-        let reporter = &self.reporter;
-        let mut set = |name: &str, value: &ParameterValue| {
-            let yaml = params::to_yaml(value).ok_or("unsupported value")?;
-            let robots = engine
-                .borrow_mut()
-                .set_live_param(name, yaml)
-                .map_err(|e| e.to_string())?;
-            reporter.info(&format!(
-                "{name} applied live to robots {:?}",
-                robots.iter().map(|n| n.0).collect::<Vec<_>>()
-            ));
-            Ok(())
-        };
-        self.param_services.serve(&shown, &mut set);
-    }
-
-    /// Makes a newly driven robot's `thymio_driver` node first (its parameters set how its
-    /// interface is made), and removes it with the robot.
-    fn on_driver_event(&mut self, engine: &mut Engine, event: &EngineEvent) {
-        match event {
-            EngineEvent::RobotReady { node, .. } if engine.driver_params().enabled => {
-                if let Err(e) = self.drivers.add(engine, *node) {
-                    self.reporter.warn(&format!(
-                        "Thymio node {node}: no thymio_driver node (its parameters are asebaros'): {e}"
-                    ));
-                }
-            }
-            EngineEvent::RobotRemoved { node, .. } => self.drivers.remove(engine, *node),
-            _ => {}
         }
     }
 

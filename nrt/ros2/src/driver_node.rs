@@ -21,7 +21,7 @@ use super::params::{self, description};
 use super::params_file;
 use super::report::Reporter;
 use msgs::handoff::NodeId;
-use nrt_engine::engine::Engine;
+use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::params::BridgeParams;
 use nrt_engine::schema;
 use nrt_engine::thymio::params::{DriverParams, ROS_THYMIO_UNUSED};
@@ -155,6 +155,28 @@ impl DriverNodes {
             },
         );
         Ok(())
+    }
+
+    /// Makes a newly driven robot's node first, before its ROS interface (its parameters set
+    /// how the interface is made), and removes it with the robot; `reporter` (the bridge's)
+    /// says when a robot gets no node.
+    pub fn on_engine_event(
+        &mut self,
+        engine: &mut Engine,
+        event: &EngineEvent,
+        reporter: &Reporter,
+    ) {
+        match event {
+            EngineEvent::RobotReady { node, .. } if engine.driver_params().enabled => {
+                if let Err(e) = self.add(engine, *node) {
+                    reporter.warn(&format!(
+                        "Thymio node {node}: no thymio_driver node (its parameters are asebaros'): {e}"
+                    ));
+                }
+            }
+            EngineEvent::RobotRemoved { node, .. } => self.remove(engine, *node),
+            _ => {}
+        }
     }
 
     /// Destroys robot `id`'s node and forgets its own parameters (the robot is gone).

@@ -4,8 +4,9 @@
 //! 1. [`RosNode::new`] creates the node `asebaros` (the process's `--ros-args` apply);
 //! 2. [`RosNode::parameter_overrides`] gives the parameters passed to it as dotted configuration entries, to merge
 //!    over the YAML configuration (one naming scheme: `nodes.thymio.prefix` is YAML `nodes: {thymio: {prefix:}}`);
-//! 3. the engine is built from the merged configuration, and [`RosNode::start`] declares the effective
-//!    configuration as the node's parameters and creates the ROS interface ([`aseba`]);
+//! 3. the engine is built from the merged configuration, and [`RosNode::start`] serves the effective
+//!    configuration as the node's parameters ([`bridge_params`]) and creates the ROS interface ([`aseba`],
+//!    [`thymio`], and a `thymio_driver` node per driven robot: [`driver_node`]);
 //! 4. [`RosBridge::run`] (or [`RosBridge::step`] in a loop of one's own) drives everything.
 //!
 //! The r2r node is spun on a thread of its own ([`spinner`]); the loop never blocks on anything but the engine's
@@ -20,6 +21,7 @@
 
 pub mod aseba;
 mod bridge;
+pub mod bridge_params;
 pub mod convert;
 pub mod diagnostics;
 pub mod driver_node;

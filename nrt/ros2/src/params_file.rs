@@ -35,6 +35,10 @@ pub enum ParamsFileError {
     },
 }
 
+/// One section of a parameter file: the node name as written (without leading slash), and its
+/// parameters as dotted names.
+pub type Section = (String, Vec<(String, Value)>);
+
 /// The `--params-file` paths of the ROS arguments in `args` (the process's command line), in
 /// order: those between a `--ros-args` and the next `--` (or the end).
 pub fn params_files(args: &[String]) -> Vec<String> {
@@ -52,12 +56,8 @@ pub fn params_files(args: &[String]) -> Vec<String> {
     out
 }
 
-/// The sections of the YAML parameter file `text`: (node name as written, without leading
-/// slash; its parameters as dotted names), in file order.
-pub fn sections(
-    text: &str,
-    path: &str,
-) -> Result<Vec<(String, Vec<(String, Value)>)>, ParamsFileError> {
+/// The sections of the YAML parameter file `text`, in file order.
+pub fn sections(text: &str, path: &str) -> Result<Vec<Section>, ParamsFileError> {
     let root: Value = serde_yaml::from_str(text).map_err(|source| ParamsFileError::Syntax {
         path: path.to_owned(),
         source,
@@ -69,7 +69,7 @@ pub fn sections(
     Ok(out)
 }
 
-fn walk(m: &Mapping, prefix: &str, out: &mut Vec<(String, Vec<(String, Value)>)>) {
+fn walk(m: &Mapping, prefix: &str, out: &mut Vec<Section>) {
     for (k, v) in m {
         let Some(key) = k.as_str() else { continue };
         let Value::Mapping(inner) = v else { continue };

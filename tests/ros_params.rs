@@ -17,7 +17,7 @@ mod ros_driver;
 
 use common::Proc;
 use rclpy_peer::{test_domain_id, RclpyPeer};
-use ros_driver::{driver_script_yaml, get_variable, stop};
+use ros_driver::{driver_script_yaml, expect_log, get_variable, rosout_peer, stop, LOG_WARN};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -298,5 +298,28 @@ fn parameter_sets_answer_the_drivers_verdict() {
     assert_eq!(r["successful"], false, "{r}");
     assert!(r["reason"].as_str().unwrap().contains("read-only"), "{r}");
     assert_eq!(get(&mut peer, &asebaros, "port", deadline), port);
+    stop(driver);
+}
+
+#[test]
+fn a_process_wide_namespace_remap_is_reported_instead_of_colliding_driver_nodes() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let dir = tempfile::tempdir().unwrap();
+    let ns = format!("pw{}", std::process::id());
+    let yaml = format!(
+        "{}sim: {{robots: 2}}\nnodes: {{thymio: {{maximal_number: 2, prefix: thymio_, id_variable: _id}}}}\n",
+        driver_script_yaml()
+    );
+    let params = "thymio_driver:\n  ros__parameters:\n    odom_frame: odom_rt\n";
+    let driver = driver(dir.path(), &ns, &yaml, params, Remap::Process);
+    let mut peer = rosout_peer(deadline);
+    // rcl would put both robots' thymio_driver nodes at /<ns>/thymio_driver: said, with the fix
+    expect_log(&mut peer, &ns, LOG_WARN, "asebaros:__ns:=", deadline);
+    // without a driver node, the robots keep asebaros' values (the section is not applied)
+    let topic = format!("/{ns}/thymio_2/odom");
+    peer.subscribe(&topic, "nav_msgs/msg/Odometry", "volatile", deadline)
+        .unwrap();
+    let odom = peer.message(&topic, deadline, |_| true).unwrap();
+    assert_eq!(odom["header"]["frame_id"], format!("{ns}/thymio_2/odom"));
     stop(driver);
 }

@@ -59,10 +59,21 @@ impl BridgeParams {
                 .borrow_mut()
                 .set_live_param(name, yaml)
                 .map_err(|e| e.to_string())?;
-            reporter.info(&format!(
-                "{name} applied live to robots {:?}",
-                robots.iter().map(|n| n.0).collect::<Vec<_>>()
-            ));
+            let e = engine.borrow();
+            let kept: Vec<u16> = robots
+                .iter()
+                .filter(|n| e.fixed_by_file(**n, name))
+                .map(|n| n.0)
+                .collect();
+            let ids: Vec<u16> = robots.iter().map(|n| n.0).collect();
+            if kept.is_empty() {
+                reporter.info(&format!("{name} applied live to robots {ids:?}"));
+            } else {
+                reporter.info(&format!(
+                    "{name} applied live to robots {ids:?}; nodes {kept:?} keep the value of \
+                     their calibration file entry, which takes precedence"
+                ));
+            }
             Ok(())
         };
         self.services.serve(&shown, &mut set);

@@ -130,17 +130,23 @@ impl Engine {
         if !schema::is_live::<DriverParams>(name) {
             return Err(LiveError::StartOnly(name.to_owned()));
         }
-        if let Some(entry) = self.robot_file(node).get(&node.0) {
-            if set_by(entry).iter().any(|(k, _)| covers(name, k)) {
-                return Err(LiveError::FixedByFile {
-                    key: name.to_owned(),
-                    node,
-                    file: self.robot_params(node).calibration_file.clone(),
-                });
-            }
+        if self.fixed_by_file(node, name) {
+            return Err(LiveError::FixedByFile {
+                key: name.to_owned(),
+                node,
+                file: self.robot_params(node).calibration_file.clone(),
+            });
         }
         let next = schema::set(self.robot_params(node), name, value)?;
         self.apply_robot_params(node, next, name)
+    }
+
+    /// Whether robot `node`'s calibration file entry sets (part of) parameter `name`: the
+    /// entry then takes precedence over the parameter.
+    pub fn fixed_by_file(&self, node: NodeId, name: &str) -> bool {
+        self.robot_file(node)
+            .get(&node.0)
+            .is_some_and(|entry| set_by(entry).iter().any(|(k, _)| covers(name, k)))
     }
 
     /// Checks `params`' calibration for robot `node`, hands it to RT (if the robot is driven)
@@ -374,6 +380,8 @@ mod tests {
             );
             assert!(err.to_string().contains(&path), "{err}");
         }
+        assert!(e.fixed_by_file(node, "motor.left.parameters"));
+        assert!(!e.fixed_by_file(node, "motor.right.parameters"));
         e.set_robot_param(node, "motor.right.parameters", yaml("[0.0007, 0.0]"))
             .unwrap();
         let cal = e.live_params().nrt_calibration(robot).unwrap();

@@ -130,7 +130,7 @@ fn a_ros_thymio_parameter_file_sets_each_robots_driver() {
     let ns = format!("pf{}", std::process::id());
     // ROS-Thymio's layout: the bridge's section, every driver's, one robot's, and a wildcard
     let params = format!(
-        "/**:\n  ros__parameters:\n    use_sim_time: false\n\
+        "/**:\n  ros__parameters:\n    use_sim_time: false\n    ground:\n      threshold: 150\n\
          asebaros:\n  ros__parameters:\n    cmd_vel_timeout: 5.0\n    nodes:\n      thymio:\n        \
          maximal_number: 2\n        prefix: thymio_\n        id_variable: _id\n\
          thymio_driver:\n  ros__parameters:\n    odom_frame: odom_rt\n    script: ''\n    \
@@ -164,9 +164,13 @@ fn a_ros_thymio_parameter_file_sets_each_robots_driver() {
             wheel_targets_reach(&mut peer, &robot(id), expect.clone(), expect, deadline);
         assert!(ok, "robot {id}: wheel targets {l} {r}");
     }
-    // each robot's node shows its own values
+    // each robot's node shows its own values (and the wildcard section's)
     for (id, base) in [(1, "base_link"), (2, "base_two")] {
         let node = format!("/{}/thymio_driver", robot(id));
+        assert_eq!(
+            get(&mut peer, &node, "ground.threshold", deadline)["integer_value"],
+            150
+        );
         assert_eq!(
             get(&mut peer, &node, "robot_frame", deadline)["string_value"],
             base
@@ -181,6 +185,12 @@ fn a_ros_thymio_parameter_file_sets_each_robots_driver() {
             json!([q, 0.0])
         );
     }
+    // the bridge keeps the process's defaults: the driver sections are the robots'
+    let asebaros = format!("/{ns}/asebaros");
+    assert_eq!(
+        get(&mut peer, &asebaros, "odom_frame", deadline)["string_value"],
+        "odom"
+    );
     stop(driver);
 }
 

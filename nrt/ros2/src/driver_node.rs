@@ -294,6 +294,49 @@ fn join(base: &str, ns: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use msgs::handoff::{channels, ChannelConfig};
+    use nrt_engine::engine::EngineConfig;
+
+    #[test]
+    fn what_a_driver_node_is_given_is_sorted_by_owner() {
+        let (_rt, nrt) = channels(&ChannelConfig::default());
+        let config = EngineConfig {
+            bridge: BridgeParams {
+                port: 0,
+                ..Default::default()
+            },
+            driver: DriverParams::default(),
+        };
+        let engine = Engine::new(config, nrt).unwrap();
+        let v = |t: &str| serde_yaml::from_str::<Value>(t).unwrap();
+        assert!(matches!(
+            classify(&engine, "axis_length", &v("0.1")),
+            Kind::Robot
+        ));
+        assert!(matches!(
+            classify(&engine, "motor.left.parameters", &v("[1, 0]")),
+            Kind::Robot
+        ));
+        assert!(matches!(
+            classify(&engine, "launch_model", &v("''")),
+            Kind::Unused
+        ));
+        // a `/**` section gives both nodes the same value: nothing to say
+        let same = classify(&engine, "cmd_vel_timeout", &v("0.5"));
+        assert!(matches!(same, Kind::ProcessWide { differs: false }));
+        let other = classify(&engine, "cmd_vel_timeout", &v("2.0"));
+        assert!(matches!(other, Kind::ProcessWide { differs: true }));
+        let bridge = classify(&engine, "nodes.thymio.prefix", &v("thymio_"));
+        assert!(matches!(bridge, Kind::ProcessWide { differs: false }));
+        assert!(matches!(
+            classify(&engine, "rt.period_us", &v("1000")),
+            Kind::ProcessWide { .. }
+        ));
+        assert!(matches!(
+            classify(&engine, "no_such", &v("1")),
+            Kind::Unknown
+        ));
+    }
 
     #[test]
     fn the_robot_namespace_goes_under_the_bridge_one() {

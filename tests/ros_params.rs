@@ -130,7 +130,7 @@ fn a_ros_thymio_parameter_file_sets_each_robots_driver() {
     let ns = format!("pf{}", std::process::id());
     // ROS-Thymio's layout: the bridge's section, every driver's, one robot's, and a wildcard
     let params = format!(
-        "/**:\n  ros__parameters:\n    use_sim_time: false\n    ground:\n      threshold: 150\n\
+        "/**:\n  ros__parameters:\n    use_sim_time: false\n    launch_model: ''\n    ground:\n      threshold: 150\n\
          asebaros:\n  ros__parameters:\n    cmd_vel_timeout: 5.0\n    nodes:\n      thymio:\n        \
          maximal_number: 2\n        prefix: thymio_\n        id_variable: _id\n\
          thymio_driver:\n  ros__parameters:\n    odom_frame: odom_rt\n    script: ''\n    \

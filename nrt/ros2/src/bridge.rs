@@ -12,6 +12,7 @@ use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
 use super::{diagnostics, names, params, params_file, RosError, RosOptions};
 use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,7 +50,8 @@ impl RosNode {
 
     /// The parameters given to the node, as `(dotted name, value)` configuration entries.
     /// Sections of the parameter files that name the node by its fully qualified name
-    /// (`/ns/asebaros:`) or a wildcard are included (r2r leaves them out, see [`params_file`]).
+    /// (`/ns/asebaros:`) or a wildcard are included (r2r leaves them out, see [`params_file`]);
+    /// ROS-Thymio's `script` and `launch_model` are left out (the driver nodes take them).
     pub fn parameter_overrides(&self) -> Result<Vec<(String, serde_yaml::Value)>, RosError> {
         let mut given = params::overrides(&self.node);
         let args: Vec<String> = std::env::args().collect();
@@ -59,6 +61,8 @@ impl RosNode {
             &self.options.node_name,
             &fqn,
         )?);
+        // ROS-Thymio's driver parameters without use here reach the bridge through `/**:`
+        given.retain(|(name, _)| !ROS_THYMIO_UNUSED.contains(&name.as_str()));
         Ok(given)
     }
 

@@ -282,9 +282,9 @@ fn thymio_driver_on_the_simulated_robot() {
     };
     assert!(until(deadline, || (280..=306).contains(&target(&mut peer))));
     let q0 = 2.0 * 0.001 / 2.93;
-    // (r2r answers `successful: true` to every set, applied or not: what proves it applied is
-    // the wheel target that follows)
-    peer.call(
+    // (the answer is the driver's verdict; what proves the value applied is the wheel target
+    // that follows)
+    let answer = peer.call(
         &t("asebaros/set_parameters"),
         "rcl_interfaces/srv/SetParameters",
         json!({"parameters": [
@@ -294,6 +294,10 @@ fn thymio_driver_on_the_simulated_robot() {
         deadline,
     )
     .unwrap();
+    assert_eq!(
+        answer["results"],
+        json!([{"successful": true, "reason": ""}, {"successful": true, "reason": ""}])
+    );
     let soon = deadline.min(Instant::now() + Duration::from_secs(20));
     assert!(
         until(soon, || (140..=153).contains(&target(&mut peer))),
@@ -590,17 +594,22 @@ fn obstacle_stop_reflex_holds_the_robot_at_a_wall() {
         target(&mut peer) < -250
     }));
     // turned off live: forward again
-    // (r2r answers `successful: true` to every set, applied or not: what proves it applied is
-    // the forward motion that follows)
-    peer.call(
-        &t("asebaros/set_parameters"),
-        "rcl_interfaces/srv/SetParameters",
-        json!({"parameters": [
-            {"name": "obstacle_stop.enabled", "value": {"type": 1, "bool_value": false}}
-        ]}),
-        deadline,
-    )
-    .unwrap();
+    // (the answer is the driver's verdict; what proves the value applied is the forward
+    // motion that follows)
+    let answer = peer
+        .call(
+            &t("asebaros/set_parameters"),
+            "rcl_interfaces/srv/SetParameters",
+            json!({"parameters": [
+                {"name": "obstacle_stop.enabled", "value": {"type": 1, "bool_value": false}}
+            ]}),
+            deadline,
+        )
+        .unwrap();
+    assert_eq!(
+        answer["results"],
+        json!([{"successful": true, "reason": ""}])
+    );
     let soon = deadline.min(Instant::now() + Duration::from_secs(20));
     assert!(
         until(soon, || {

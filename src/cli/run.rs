@@ -221,7 +221,7 @@ fn run_ros(
     use nrt_ros2::{RosNode, RosOptions};
     let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
     let config = config
-        .with_overrides(&node.parameter_overrides())
+        .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
         .map_err(CliError::new)?;
     node.set_spin_period(Duration::from_micros(config.rt.nrt_poll_us))
         .map_err(CliError::new)?;

@@ -5,19 +5,20 @@
 //! [`super::odom_pub`].
 
 use super::aseba::AsebaInterface;
+use super::bridge_params::BridgeParams;
 use super::convert::Clocks;
+use super::driver_node::DriverNodes;
 use super::hop_times::{self, NrtHopTimers, NrtHops};
 use super::hot::HotNode;
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig};
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
-use super::{diagnostics, drain, names, params, RosError, RosOptions, Sub};
-use futures::executor::LocalPool;
-use futures::task::LocalSpawnExt;
-use nrt_engine::engine::{Engine, EngineEvent, LiveError};
+use super::{diagnostics, names, params, params_file, RosError, RosOptions};
+use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
-use r2r::{ParameterValue, Publisher, QosProfile};
+use r2r::{Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,8 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// The bridge node, created before the engine so that its ROS parameters can be part of the configuration.
 pub struct RosNode {
     node: r2r::Node,
+    /// For the robots' `thymio_driver` nodes.
+    ctx: r2r::Context,
     options: RosOptions,
 }
 
@@ -35,9 +38,9 @@ impl RosNode {
     pub fn new(options: RosOptions) -> Result<RosNode, RosError> {
         options.validate()?;
         let ctx = r2r::Context::create().map_err(RosError::Init)?;
-        let node = r2r::Node::create(ctx, &options.node_name, &options.namespace)
+        let node = r2r::Node::create(ctx.clone(), &options.node_name, &options.namespace)
             .map_err(RosError::Init)?;
-        Ok(RosNode { node, options })
+        Ok(RosNode { node, ctx, options })
     }
 
     /// Sets the longest wait for ROS work in one iteration (see [`RosOptions::spin_period`]).
@@ -50,36 +53,38 @@ impl RosNode {
     }
 
     /// The parameters given to the node, as `(dotted name, value)` configuration entries.
-    pub fn parameter_overrides(&self) -> Vec<(String, serde_yaml::Value)> {
-        params::overrides(&self.node)
+    /// Sections of the parameter files that name the node by its fully qualified name
+    /// (`/ns/asebaros:`) or a wildcard are included (r2r leaves them out, see [`params_file`]);
+    /// ROS-Thymio's `script` and `launch_model` are left out (the driver nodes take them).
+    pub fn parameter_overrides(&self) -> Result<Vec<(String, serde_yaml::Value)>, RosError> {
+        let mut given = params::overrides(&self.node);
+        let args: Vec<String> = std::env::args().collect();
+        let fqn = self.node.fully_qualified_name().map_err(RosError::Init)?;
+        given.extend(params_file::extra_overrides(
+            &args,
+            &self.options.node_name,
+            &fqn,
+        )?);
+        // ROS-Thymio's driver parameters without use here reach the bridge through `/**:`
+        given.retain(|(name, _)| !ROS_THYMIO_UNUSED.contains(&name.as_str()));
+        Ok(given)
     }
 
-    /// Declares the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
+    /// Serves the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
     /// parameters) as the node's parameters, each described (`describe_parameters`) as applied at run time or read
-    /// at start as `live` (the configuration schema's) says, creates the ROS interface and returns the running
-    /// bridge.
+    /// at start (read-only) as `live` (the configuration schema's) says, creates the ROS interface and returns the
+    /// running bridge.
     pub fn start(
         mut self,
         effective: &serde_yaml::Mapping,
         live: fn(&str) -> bool,
         engine: &mut Engine,
     ) -> Result<RosBridge, RosError> {
-        {
-            let mut declared = self.node.params.lock().expect("r2r parameter map");
-            for (name, value) in params::flatten(effective) {
-                let mut p = r2r::Parameter::new(value);
-                p.description = params::description(live(&name));
-                declared.insert(name, p);
-            }
-        }
-        let (handler, changes) = self
-            .node
-            .make_parameter_handler()
-            .map_err(RosError::Interface)?;
-        let pool = LocalPool::new();
-        pool.spawner()
-            .spawn_local(handler)
-            .map_err(|e| RosError::Spawn(e.to_string()))?;
+        // served by the NRT loop with the engine's verdict (see `param_server`)
+        let params =
+            BridgeParams::new(&mut self.node, effective, live).map_err(RosError::Interface)?;
+        let base = self.node.namespace().map_err(RosError::Init)?;
+        let drivers = DriverNodes::new(self.ctx.clone(), &base);
         let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
         let reader = nrt_engine::engine::ScriptReader::start(engine.doorbell())
             .map_err(|e| RosError::Spawn(e.to_string()))?;
@@ -100,7 +105,6 @@ impl RosNode {
         let odom_pub = OdomPublisher::start(OdomPublisherConfig {
             out,
             targets: thymio.odom_targets(),
-            max_rate: engine.driver_params().odom_max_rate,
             reporter: reporter.clone(),
             timers: timers.clone(),
         })
@@ -122,8 +126,8 @@ impl RosNode {
             reporter,
             node,
             options: self.options,
-            pool,
-            param_changes: Box::new(changes),
+            params,
+            drivers,
             aseba,
             thymio,
             diagnostics,
@@ -148,8 +152,10 @@ pub struct RosBridge {
     node: std::sync::Arc<SharedNode>,
     reporter: Reporter,
     options: RosOptions,
-    pool: LocalPool,
-    param_changes: Sub<(String, ParameterValue)>,
+    /// `asebaros`' parameter services.
+    params: BridgeParams,
+    /// The robots' `thymio_driver` nodes.
+    drivers: DriverNodes,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
     diagnostics: Publisher<DiagnosticArray>,
@@ -163,18 +169,16 @@ impl RosBridge {
         self.wake.wait(self.options.spin_period);
         let shared = self.node.clone();
         let mut node = shared.access();
-        self.pool.run_until_stalled();
-        let changes: Vec<_> = drain(&mut self.param_changes).collect();
-        for (name, value) in changes {
-            self.on_parameter(engine, &name, &value);
-        }
+        self.params.serve(engine, &self.reporter);
         self.aseba.poll_ros(&mut node, engine);
         self.thymio.poll_ros(engine);
         let now = Instant::now();
         engine.poll(now);
         while let Some(event) = engine.next_event() {
+            self.drivers.on_engine_event(engine, &event, &self.reporter);
             self.on_engine_event(&mut node, engine, &event);
         }
+        self.drivers.serve(engine, now);
         self.aseba.publish_nodes(engine);
         let due = self
             .last_diagnostics
@@ -204,25 +208,6 @@ impl RosBridge {
                 self.reporter
                     .warn(&format!("cannot publish /diagnostics: {e}"));
             }
-        }
-    }
-
-    /// A parameter set at run time: the engine applies the live ones (calibration,
-    /// `obstacle_stop.*`: the schema says which); the others apply at the next start (said so
-    /// on /rosout).
-    fn on_parameter(&mut self, engine: &mut Engine, name: &str, value: &ParameterValue) {
-        let Some(yaml) = params::to_yaml(value) else {
-            return self.reporter.error(&format!(
-                "parameter refused: {name}: unsupported value {value:?}"
-            ));
-        };
-        match engine.set_live_param(name, yaml) {
-            Ok(robots) => self.reporter.info(&format!(
-                "{name} applied live to robots {:?}",
-                robots.iter().map(|n| n.0).collect::<Vec<_>>()
-            )),
-            Err(e @ LiveError::StartOnly(_)) => self.reporter.warn(&format!("{e}")),
-            Err(e) => self.reporter.error(&format!("parameter refused: {e}")),
         }
     }
 

@@ -68,6 +68,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
             joints,
             frames: Frames::new(&ns, "odom", "base_link", ["l", "r"]),
             calibration: Calibration::simulation(),
+            max_rate: -1.0,
         },
     );
     let (mut rt_out, mut nrt_out) = odom_out(16);
@@ -75,7 +76,6 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     let publisher = OdomPublisher::start(OdomPublisherConfig {
         out: nrt_out,
         targets,
-        max_rate: -1.0,
         reporter: reporter.clone(),
         timers: timers.clone(),
     })

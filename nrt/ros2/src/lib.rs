@@ -4,8 +4,9 @@
 //! 1. [`RosNode::new`] creates the node `asebaros` (the process's `--ros-args` apply);
 //! 2. [`RosNode::parameter_overrides`] gives the parameters passed to it as dotted configuration entries, to merge
 //!    over the YAML configuration (one naming scheme: `nodes.thymio.prefix` is YAML `nodes: {thymio: {prefix:}}`);
-//! 3. the engine is built from the merged configuration, and [`RosNode::start`] declares the effective
-//!    configuration as the node's parameters and creates the ROS interface ([`aseba`]);
+//! 3. the engine is built from the merged configuration, and [`RosNode::start`] serves the effective
+//!    configuration as the node's parameters ([`bridge_params`]) and creates the ROS interface ([`aseba`],
+//!    [`thymio`], and a `thymio_driver` node per driven robot: [`driver_node`]);
 //! 4. [`RosBridge::run`] (or [`RosBridge::step`] in a loop of one's own) drives everything.
 //!
 //! Two threads skip the loop on the latency-critical paths: `cmd_vel` is taken by a hidden hot node spun by its own
@@ -25,13 +26,17 @@
 
 pub mod aseba;
 mod bridge;
+pub mod bridge_params;
 pub mod convert;
 pub mod diagnostics;
+pub mod driver_node;
 pub mod hop_times;
 pub mod hot;
 pub mod names;
 pub mod odom_pub;
+pub mod param_server;
 pub mod params;
+pub mod params_file;
 pub mod report;
 pub mod spinner;
 pub mod thymio;
@@ -109,6 +114,9 @@ pub enum RosError {
     /// rcl refused a topic, service or parameter service.
     #[error("cannot create the ROS interface: {0}")]
     Interface(r2r::Error),
+    /// A `--params-file` could not be read.
+    #[error(transparent)]
+    ParamsFile(#[from] params_file::ParamsFileError),
     /// The parameter service could not be started.
     #[error("cannot start the parameter service: {0}")]
     Spawn(String),

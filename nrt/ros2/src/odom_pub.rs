@@ -45,6 +45,9 @@ pub struct OdomRobot {
     pub frames: Frames,
     /// Its calibration (twist covariance, wheel positions); updated live.
     pub calibration: Calibration,
+    /// Its `odom_max_rate` [Hz] (its `thymio_driver` node's, start-only): at most this many
+    /// samples per second; ≤ 0: all.
+    pub max_rate: f64,
 }
 
 struct Entry {
@@ -221,8 +224,6 @@ pub struct OdomPublisherConfig {
     pub out: NrtOdomOut,
     /// The robots to publish.
     pub targets: OdomTargets,
-    /// `odom_max_rate` [Hz]: at most this many samples per second per robot; ≤ 0: all.
-    pub max_rate: f64,
     /// Where publishing errors are reported.
     pub reporter: Reporter,
     /// Where the hops are timed.
@@ -263,13 +264,10 @@ impl Drop for OdomPublisher {
 
 fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &AtomicBool) {
     let mut natives: BTreeMap<RobotId, Natives> = BTreeMap::new();
-    let min_gap = (cfg.max_rate > 0.0)
-        .then(|| Duration::try_from_secs_f64(1.0 / cfg.max_rate).ok())
-        .flatten();
     while !stop.load(Ordering::Relaxed) {
         cfg.out.nrt_wait(WAIT);
         while let Some(h) = cfg.out.nrt_pop() {
-            publish(&cfg, &mut clocks, &mut natives, min_gap, &h);
+            publish(&cfg, &mut clocks, &mut natives, &h);
         }
     }
 }
@@ -279,7 +277,6 @@ fn publish(
     cfg: &OdomPublisherConfig,
     clocks: &mut super::convert::Clocks,
     natives: &mut BTreeMap<RobotId, Natives>,
-    min_gap: Option<Duration>,
     h: &OdomHandoff,
 ) {
     let s = &h.sample;
@@ -304,6 +301,10 @@ fn publish(
     let Some(n) = natives.get_mut(&s.robot) else {
         return;
     };
+    let rate = entry.robot.max_rate;
+    let min_gap = (rate > 0.0)
+        .then(|| Duration::try_from_secs_f64(1.0 / rate).ok())
+        .flatten();
     let now = Instant::now();
     if let (Some(gap), Some(last)) = (min_gap, n.last) {
         if now.duration_since(last) < gap {

@@ -154,7 +154,8 @@ impl ThymioInterface {
         clocks: &mut Clocks,
     ) -> Result<(), ThymioError> {
         let node = access.get();
-        let params = engine.driver_params();
+        // the robot's own parameters (its `thymio_driver` node's, see `driver_node`)
+        let params = engine.robot_params(id);
         let ns = engine
             .network()
             .node(id)
@@ -226,6 +227,7 @@ impl ThymioInterface {
                     joints: out.joints.clone(),
                     frames: frames.clone(),
                     calibration: calibration.clone(),
+                    max_rate: params.odom_max_rate,
                 },
             );
         }
@@ -390,7 +392,7 @@ impl ThymioInterface {
             // of this interface
             RobotEvent::Odometry { .. } | RobotEvent::Proximity(_) => Ok(()),
             RobotEvent::Ground(delta) => {
-                let threshold = engine.driver_params().ground.threshold;
+                let threshold = engine.robot_params(id).ground.threshold;
                 let mut result = Ok(());
                 for (i, g) in o.ground.iter().enumerate() {
                     let frame = f.link(&format!("ground_{}_link", GROUND_NAMES[i]));
@@ -456,6 +458,7 @@ impl ThymioInterface {
                         joints: r.out.joints.clone(),
                         frames: r.frames.clone(),
                         calibration: slot.calibration.clone(),
+                        max_rate: engine.robot_params(r.node).odom_max_rate,
                     },
                 );
             }

@@ -257,7 +257,10 @@ impl Engine {
         let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
         let include_id = self.with_id(id);
         let link = rt_link(node.link);
-        let cal = self.driver.calibration(&self.calibration_file, id)?;
+        // a robot that comes back keeps its own parameters (see `robot_params`)
+        let cal = self
+            .robot_params(id)
+            .calibration(self.robot_calibration_file(id), id)?;
         let slot = self
             .robots
             .assign(id, cal.clone())

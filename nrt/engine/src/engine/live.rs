@@ -26,6 +26,19 @@ pub enum LiveError {
         #[source]
         source: CalibrationError,
     },
+    /// A process-wide parameter set on one robot (it belongs on the bridge node).
+    #[error("parameter {0} applies to every robot: set it on the bridge node (asebaros)")]
+    ProcessWide(String),
+    /// The robot's calibration file entry sets this parameter, and it takes precedence.
+    #[error("parameter {key}: the entry of node {node} in the calibration file {file:?} sets it, and the file takes precedence")]
+    FixedByFile {
+        /// The parameter.
+        key: String,
+        /// The robot.
+        node: NodeId,
+        /// The calibration file.
+        file: String,
+    },
     /// The RT thread refused the new calibration.
     #[error("{key}: {source}")]
     Engine {
@@ -51,17 +64,20 @@ impl Engine {
         if !schema::is_live::<DriverParams>(name) {
             return Err(LiveError::StartOnly(name.to_owned()));
         }
-        let next = schema::set(&self.driver, name, value)?;
+        let next = schema::set(&self.driver, name, value.clone())?;
         let calibration = |e| LiveError::Calibration {
             key: name.to_owned(),
             source: e,
         };
+        // robots with their own parameters get the value too
+        let own = self.robots_with(name, &value)?;
         // check every robot's calibration first: a bad value changes nothing
         let nodes: Vec<NodeId> = self.robots.iter().map(|s| s.node).collect();
         let mut cals = Vec::with_capacity(nodes.len());
         for id in &nodes {
-            let c = next
-                .calibration(&self.calibration_file, *id)
+            let params = own.get(id).unwrap_or(&next);
+            let c = params
+                .calibration(self.robot_calibration_file(*id), *id)
                 .map_err(calibration)?;
             cals.push((*id, c));
         }
@@ -70,6 +86,7 @@ impl Engine {
                 .map_err(calibration)?;
         }
         self.driver = next;
+        self.replace_robot_params(own);
         for (id, c) in cals {
             self.set_calibration(id, c)
                 .map_err(|source| LiveError::Engine {

@@ -9,6 +9,7 @@ mod lifecycle;
 mod live;
 mod multi;
 mod raw_motor;
+mod robot_params;
 mod robots;
 mod script;
 mod script_file;
@@ -81,6 +82,8 @@ pub struct Engine {
     raw: raw_motor::RawMotor,
     /// The NRT ends of the RT controllers, pumped by every poll.
     controllers: controllers::Controllers,
+    /// Robots' own driver parameters (their `thymio_driver` nodes).
+    robot_params: robot_params::RobotParams,
 }
 
 impl std::fmt::Debug for Engine {
@@ -158,6 +161,7 @@ impl Engine {
             rt_exited: false,
             raw: Default::default(),
             controllers: Default::default(),
+            robot_params: Default::default(),
         })
     }
 

@@ -176,7 +176,32 @@ impl Default for GroundParams {
     }
 }
 
+/// The driver parameters that are the process's, not one robot's: they stay on the bridge node
+/// (the RT watchdog, the RT reflex and the robots' lifecycle are shared by every robot).
+pub const PROCESS_WIDE: [&str; 5] = [
+    "enabled",
+    "cmd_vel_timeout",
+    "lost_robot_timeout",
+    "restart_stopped_vm",
+    "obstacle_stop",
+];
+
+/// ROS-Thymio's `thymio_driver` parameters that thymio-rt has no use for: accepted on a
+/// robot's driver node (so that a ROS-Thymio parameter file works unchanged) and ignored —
+/// the bridge loads the script (`script.path`) and publishes the model itself (`publish_model`).
+pub const ROS_THYMIO_UNUSED: [&str; 2] = ["script", "launch_model"];
+
 impl DriverParams {
+    /// Whether the dotted driver parameter `name` is one robot's (its `thymio_driver` node's):
+    /// a key of these parameters that is not [`PROCESS_WIDE`].
+    pub fn is_per_robot(name: &str) -> bool {
+        let first = name.split('.').next().unwrap_or(name);
+        !PROCESS_WIDE.contains(&first)
+            && crate::schema::keys::<DriverParams>()
+                .iter()
+                .any(|k| k == first)
+    }
+
     /// The calibration entry these parameters describe (applied after the defaults, before
     /// the file's entry).
     pub fn as_entry(&self) -> RobotEntry {
@@ -212,6 +237,27 @@ impl DriverParams {
 mod tests {
     use super::*;
     use crate::thymio::calibration::{parse_file, read_file, MotorCalibration};
+
+    #[test]
+    fn per_robot_parameters_are_the_robot_ones() {
+        for name in [
+            "axis_length",
+            "motor.left.parameters",
+            "odom_frame",
+            "ground.threshold",
+        ] {
+            assert!(DriverParams::is_per_robot(name), "{name}");
+        }
+        for name in [
+            "cmd_vel_timeout",
+            "obstacle_stop.enabled",
+            "enabled",
+            "port",
+            "script",
+        ] {
+            assert!(!DriverParams::is_per_robot(name), "{name}");
+        }
+    }
 
     #[test]
     fn parameters_then_file_entry() {

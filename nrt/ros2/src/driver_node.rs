@@ -1,0 +1,348 @@
+//! ROS-Thymio's `thymio_driver` nodes: one per driven robot, in the robot's namespace (the
+//! bridge's ROS namespace, then the robot's own), holding that robot's driver parameters with
+//! ROS-Thymio's names (`axis_length`, `odom_frame`, `motor.left.parameters`, …).
+//!
+//! The node is created when the robot becomes driven, before its ROS interface, so rcl hands it
+//! the parameters given for it as for any ROS node: the `thymio_driver:` section of a
+//! `--params-file` (every robot), `/<ns>/thymio_driver:` (that robot only), `/**:` and `-p`.
+//! These override the process's values (`asebaros`' driver parameters: the configuration
+//! file and the parameters given to `asebaros`) for that robot ([`Engine::set_robot_params`]).
+//! The process-wide driver parameters (`cmd_vel_timeout`, `obstacle_stop.*`, …) stay on
+//! `asebaros`; given to a driver node with another value, they are reported and ignored.
+//!
+//! Spinning: the nodes only serve parameter services, which are not latency-critical. They are
+//! not added to the main spinner's node (its wait set would grow, and each wait cost more) nor
+//! given a thread each: the NRT loop, which owns the engine the answers come from, polls them
+//! without waiting at most every [`SERVE_PERIOD`] (an rcl wait with zero timeout on a handful
+//! of services per robot) and answers at once (see [`super::param_server`]).
+
+use super::param_server::{ParamServices, Shown};
+use super::params::{self, description};
+use super::params_file;
+use super::report::Reporter;
+use msgs::handoff::NodeId;
+use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_engine::params::BridgeParams;
+use nrt_engine::schema;
+use nrt_engine::thymio::params::{DriverParams, ROS_THYMIO_UNUSED};
+use r2r::ParameterValue;
+use serde_yaml::Value;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// The node name, ROS-Thymio's.
+pub const NODE_NAME: &str = "thymio_driver";
+
+/// Longest time a parameter call to a driver node waits before the NRT loop looks at it.
+pub const SERVE_PERIOD: Duration = Duration::from_millis(20);
+
+/// Why a robot has no `thymio_driver` node.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverNodeError {
+    /// rcl refused the node or its services.
+    #[error("rcl: {0}")]
+    Rcl(#[from] r2r::Error),
+    /// A process-wide namespace remapping put the node elsewhere.
+    #[error(
+        "rcl's process-wide namespace remapping (-r __ns:=..., a launch file's namespace) puts \
+         every node of the process in {actual}, not in {wanted}; remap the bridge node only \
+         (-r asebaros:__ns:=...) to give each robot its thymio_driver node"
+    )]
+    Moved {
+        /// The robot's namespace.
+        wanted: String,
+        /// Where rcl put the node.
+        actual: String,
+    },
+}
+
+/// One robot's node.
+struct DriverNode {
+    node: r2r::Node,
+    services: ParamServices,
+    /// ROS-Thymio's parameters without use here, as given (shown read-only).
+    unused: Vec<(String, ParameterValue)>,
+}
+
+/// The `thymio_driver` nodes of the driven robots.
+pub struct DriverNodes {
+    ctx: r2r::Context,
+    /// The bridge node's namespace (`/` or `/ns`).
+    base: String,
+    nodes: BTreeMap<NodeId, DriverNode>,
+    last_serve: Option<Instant>,
+}
+
+impl DriverNodes {
+    /// No node yet; they will live in context `ctx`, under the bridge's namespace `base`.
+    pub fn new(ctx: r2r::Context, base: &str) -> DriverNodes {
+        DriverNodes {
+            ctx,
+            base: base.to_owned(),
+            nodes: BTreeMap::new(),
+            last_serve: None,
+        }
+    }
+
+    /// Creates robot `id`'s node (if it has none) and gives its parameters to the engine, each
+    /// refused one reported on the node's `/rosout` with why. `Err`: no node; the robot then
+    /// keeps the process's values.
+    pub fn add(&mut self, engine: &mut Engine, id: NodeId) -> Result<(), DriverNodeError> {
+        if self.nodes.contains_key(&id) {
+            return Ok(());
+        }
+        let ns = engine
+            .network()
+            .node(id)
+            .map(|n| n.namespace().trim_matches('/').to_owned())
+            .unwrap_or_default();
+        let full = join(&self.base, &ns);
+        let mut node = r2r::Node::create(self.ctx.clone(), NODE_NAME, &full)?;
+        let actual = node.namespace()?;
+        if actual != full {
+            // rcl's process-wide `-r __ns:=` (a launch file's `namespace=`) moves every node of
+            // the process: this robot's node would take another robot's name
+            return Err(DriverNodeError::Moved {
+                wanted: full,
+                actual,
+            });
+        }
+        let reporter = Reporter::new(&mut node)?;
+        let services = ParamServices::new(&mut node)?;
+        let mut mine = Vec::new();
+        let mut unused = Vec::new();
+        let mut given = params::overrides(&node);
+        let args: Vec<String> = std::env::args().collect();
+        match params_file::extra_overrides(&args, NODE_NAME, &node.fully_qualified_name()?) {
+            Ok(extra) => given.extend(extra),
+            Err(e) => reporter.error(&format!("{e}")),
+        }
+        for (name, value) in given {
+            match classify(engine, &name, &value) {
+                Kind::Robot => mine.push((name, value)),
+                Kind::Unused => {
+                    if let Some(v) = params::from_yaml(&value) {
+                        unused.push((name.clone(), v));
+                    }
+                    reporter.info(&format!(
+                        "parameter {name} (ROS-Thymio's) is not used by thymio-rt: ignored"
+                    ));
+                }
+                Kind::ProcessWide { differs } => {
+                    if differs {
+                        reporter.warn(&format!(
+                            "parameter {name} applies to every robot: set it on asebaros; ignored here"
+                        ));
+                    }
+                }
+                Kind::Unknown => reporter.warn(&format!("unknown parameter {name}: ignored")),
+            }
+        }
+        for e in engine.set_robot_params(id, &mine) {
+            reporter.error(&format!("node {id}: parameter refused: {e}"));
+        }
+        for name in ROS_THYMIO_UNUSED {
+            if !unused.iter().any(|(n, _)| n == name) {
+                unused.push((name.to_owned(), ParameterValue::String(String::new())));
+            }
+        }
+        self.nodes.insert(
+            id,
+            DriverNode {
+                node,
+                services,
+                unused,
+            },
+        );
+        Ok(())
+    }
+
+    /// Makes a newly driven robot's node first, before its ROS interface (its parameters set
+    /// how the interface is made), and removes it with the robot; `reporter` (the bridge's)
+    /// says when a robot gets no node.
+    pub fn on_engine_event(
+        &mut self,
+        engine: &mut Engine,
+        event: &EngineEvent,
+        reporter: &Reporter,
+    ) {
+        match event {
+            EngineEvent::RobotReady { node, .. } if engine.driver_params().enabled => {
+                if let Err(e) = self.add(engine, *node) {
+                    reporter.warn(&format!(
+                        "Thymio node {node}: no thymio_driver node (its parameters are asebaros'): {e}"
+                    ));
+                }
+            }
+            EngineEvent::RobotRemoved { node, .. } => self.remove(engine, *node),
+            _ => {}
+        }
+    }
+
+    /// Destroys robot `id`'s node and forgets its own parameters (the robot is gone).
+    pub fn remove(&mut self, engine: &mut Engine, id: NodeId) {
+        if self.nodes.remove(&id).is_some() {
+            engine.forget_robot_params(id);
+        }
+    }
+
+    /// Serves the nodes' parameter services, at most every [`SERVE_PERIOD`] (never waits).
+    pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
+        if self
+            .last_serve
+            .is_some_and(|t| now.duration_since(t) < SERVE_PERIOD)
+        {
+            return;
+        }
+        self.last_serve = Some(now);
+        for (id, d) in self.nodes.iter_mut() {
+            d.node.spin_once(Duration::ZERO);
+            let unused = &d.unused;
+            let engine_ref = std::cell::RefCell::new(&mut *engine);
+            let shown = || shown(&engine_ref.borrow(), *id, unused);
+            let mut set = |name: &str, value: &ParameterValue| {
+                let yaml = params::to_yaml(value).ok_or("unsupported value")?;
+                engine_ref
+                    .borrow_mut()
+                    .set_robot_param(*id, name, yaml)
+                    .map_err(|e| e.to_string())
+            };
+            d.services.serve(&shown, &mut set);
+        }
+    }
+}
+
+/// Robot `id`'s parameters as its node shows them: its own with the values in effect (its
+/// calibration file entry's where it has one), then ROS-Thymio's unused ones (read-only).
+fn shown(engine: &Engine, id: NodeId, unused: &[(String, ParameterValue)]) -> Vec<Shown> {
+    let mut out: Vec<Shown> = params::flatten(&engine.robot_effective(id))
+        .into_iter()
+        .filter(|(name, _)| DriverParams::is_per_robot(name))
+        .map(|(name, value)| {
+            let live = schema::is_live::<DriverParams>(&name);
+            Shown {
+                description: description(live).to_owned(),
+                read_only: !live,
+                name,
+                value,
+            }
+        })
+        .collect();
+    out.extend(unused.iter().map(|(name, value)| Shown {
+        name: name.clone(),
+        value: value.clone(),
+        description: "ROS-Thymio's, not used by thymio-rt".into(),
+        read_only: true,
+    }));
+    out
+}
+
+/// What a parameter given to a driver node is.
+enum Kind {
+    /// One of the robot's.
+    Robot,
+    /// ROS-Thymio's, without use here.
+    Unused,
+    /// A parameter of the whole process (bridge or process-wide driver parameter); `differs`:
+    /// its value is not the process's (a `/**` section gives the same value to both nodes).
+    ProcessWide { differs: bool },
+    /// Nobody's.
+    Unknown,
+}
+
+fn classify(engine: &Engine, name: &str, value: &Value) -> Kind {
+    if DriverParams::is_per_robot(name) {
+        return Kind::Robot;
+    }
+    if ROS_THYMIO_UNUSED.contains(&name) {
+        return Kind::Unused;
+    }
+    let first = name.split('.').next().unwrap_or(name);
+    let current = |tree: serde_yaml::Mapping| {
+        schema::leaves(&tree)
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    if schema::keys::<DriverParams>().iter().any(|k| k == first) {
+        let differs = current(schema::tree(engine.driver_params()).unwrap_or_default()).as_ref()
+            != Some(value);
+        return Kind::ProcessWide { differs };
+    }
+    if schema::keys::<BridgeParams>().iter().any(|k| k == first) || first == "rt" || first == "sim"
+    {
+        // a bridge parameter of a `/**` section: asebaros has it
+        return Kind::ProcessWide { differs: false };
+    }
+    Kind::Unknown
+}
+
+/// The namespace `ns` (relative, may be empty) under `base` (`/` or `/a/b`).
+fn join(base: &str, ns: &str) -> String {
+    let base = base.trim_end_matches('/');
+    if ns.is_empty() {
+        if base.is_empty() {
+            "/".into()
+        } else {
+            base.into()
+        }
+    } else {
+        format!("{base}/{ns}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use msgs::handoff::{channels, ChannelConfig};
+    use nrt_engine::engine::EngineConfig;
+
+    #[test]
+    fn what_a_driver_node_is_given_is_sorted_by_owner() {
+        let (_rt, nrt) = channels(&ChannelConfig::default());
+        let config = EngineConfig {
+            bridge: BridgeParams {
+                port: 0,
+                ..Default::default()
+            },
+            driver: DriverParams::default(),
+        };
+        let engine = Engine::new(config, nrt).unwrap();
+        let v = |t: &str| serde_yaml::from_str::<Value>(t).unwrap();
+        assert!(matches!(
+            classify(&engine, "axis_length", &v("0.1")),
+            Kind::Robot
+        ));
+        assert!(matches!(
+            classify(&engine, "motor.left.parameters", &v("[1, 0]")),
+            Kind::Robot
+        ));
+        assert!(matches!(
+            classify(&engine, "launch_model", &v("''")),
+            Kind::Unused
+        ));
+        // a `/**` section gives both nodes the same value: nothing to say
+        let same = classify(&engine, "cmd_vel_timeout", &v("0.5"));
+        assert!(matches!(same, Kind::ProcessWide { differs: false }));
+        let other = classify(&engine, "cmd_vel_timeout", &v("2.0"));
+        assert!(matches!(other, Kind::ProcessWide { differs: true }));
+        let bridge = classify(&engine, "nodes.thymio.prefix", &v("thymio_"));
+        assert!(matches!(bridge, Kind::ProcessWide { differs: false }));
+        assert!(matches!(
+            classify(&engine, "rt.period_us", &v("1000")),
+            Kind::ProcessWide { .. }
+        ));
+        assert!(matches!(
+            classify(&engine, "no_such", &v("1")),
+            Kind::Unknown
+        ));
+    }
+
+    #[test]
+    fn the_robot_namespace_goes_under_the_bridge_one() {
+        assert_eq!(join("/", ""), "/");
+        assert_eq!(join("/", "thymio_1"), "/thymio_1");
+        assert_eq!(join("/a", ""), "/a");
+        assert_eq!(join("/a/b", "thymio_2"), "/a/b/thymio_2");
+    }
+}

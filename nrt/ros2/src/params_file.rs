@@ -1,0 +1,188 @@
+//! The sections of `--ros-args --params-file` files that r2r does not give a node.
+//!
+//! r2r 0.9.7 hands a node the sections named `/**`, `**` or its bare name, and compares the
+//! others with its fully qualified name — which never matches, as rcl stores the section names
+//! without their leading slash (`/robot1/thymio_driver:` is `robot1/thymio_driver`). rclcpp also
+//! takes `*` and `**` wildcards inside a name (`/**/thymio_driver`). This module reads the
+//! parameter files of the process's command line as rcl does (a section is a path of map keys
+//! down to `ros__parameters`, nested maps below it are dotted names) and gives a node the
+//! sections r2r left out that name it, in file order, so that a ROS-Thymio parameter file with
+//! `/<ns>/thymio_driver:` sections applies to that robot only, as it does with rclcpp.
+
+use nrt_engine::schema;
+use serde_yaml::{Mapping, Value};
+
+/// Why a parameter file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ParamsFileError {
+    /// Unreadable file.
+    #[error("parameter file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not YAML.
+    #[error("parameter file {path}: {source}")]
+    Syntax {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: serde_yaml::Error,
+    },
+}
+
+/// One section of a parameter file: the node name as written (without leading slash), and its
+/// parameters as dotted names.
+pub type Section = (String, Vec<(String, Value)>);
+
+/// The `--params-file` paths of the ROS arguments in `args` (the process's command line), in
+/// order: those between a `--ros-args` and the next `--` (or the end).
+pub fn params_files(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_ros = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--ros-args" => in_ros = true,
+            "--" => in_ros = false,
+            "--params-file" if in_ros => out.extend(it.next().cloned()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The sections of the YAML parameter file `text`, in file order.
+pub fn sections(text: &str, path: &str) -> Result<Vec<Section>, ParamsFileError> {
+    let root: Value = serde_yaml::from_str(text).map_err(|source| ParamsFileError::Syntax {
+        path: path.to_owned(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    if let Value::Mapping(m) = root {
+        walk(&m, "", &mut out);
+    }
+    Ok(out)
+}
+
+fn walk(m: &Mapping, prefix: &str, out: &mut Vec<Section>) {
+    for (k, v) in m {
+        let Some(key) = k.as_str() else { continue };
+        let Value::Mapping(inner) = v else { continue };
+        if key == "ros__parameters" {
+            let params = schema::leaves(inner)
+                .into_iter()
+                .map(|(n, v)| (n, v.clone()))
+                .collect();
+            out.push((prefix.trim_start_matches('/').to_owned(), params));
+        } else {
+            let path = format!("{}/{}", prefix, key.trim_matches('/'));
+            walk(inner, &path, out);
+        }
+    }
+}
+
+/// Whether section name `pattern` (no leading slash; `*` one name, `**` any number of them)
+/// names the node of fully qualified name `fqn`.
+pub fn matches(pattern: &str, fqn: &str) -> bool {
+    let p: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
+    let n: Vec<&str> = fqn.split('/').filter(|s| !s.is_empty()).collect();
+    glob(&p, &n)
+}
+
+fn glob(p: &[&str], n: &[&str]) -> bool {
+    match p.split_first() {
+        None => n.is_empty(),
+        Some((&"**", rest)) => (0..=n.len()).any(|i| glob(rest, &n[i..])),
+        Some((first, rest)) => n
+            .split_first()
+            .is_some_and(|(head, tail)| (*first == "*" || first == head) && glob(rest, tail)),
+    }
+}
+
+/// Whether r2r already gives section `pattern` to a node named `name` (see the module doc).
+fn given_by_r2r(pattern: &str, name: &str) -> bool {
+    pattern == "**" || pattern == name
+}
+
+/// The parameters of the files named in `args` for the node `name` of fully qualified name
+/// `fqn` that r2r did not give it, in file order (a later one overrides an earlier one).
+pub fn extra_overrides(
+    args: &[String],
+    name: &str,
+    fqn: &str,
+) -> Result<Vec<(String, Value)>, ParamsFileError> {
+    let mut out = Vec::new();
+    for path in params_files(args) {
+        let text = std::fs::read_to_string(&path).map_err(|source| ParamsFileError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        for (pattern, params) in sections(&text, &path)? {
+            if !given_by_r2r(&pattern, name) && matches(&pattern, fqn) {
+                out.extend(params);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn only_the_ros_arguments_name_parameter_files() {
+        let a = args("run --params-file x --ros-args -r __ns:=/a --params-file f1 -- --params-file y --ros-args --params-file f2");
+        assert_eq!(params_files(&a), ["f1", "f2"]);
+    }
+
+    #[test]
+    fn sections_are_key_paths_down_to_ros_parameters() {
+        let text = "/**:\n  ros__parameters: {a: 1}\nthymio_driver:\n  ros__parameters:\n    motor: {left: {parameters: [1.0, 0.0]}}\n\
+                    /ns/thymio_2/thymio_driver:\n  ros__parameters: {robot_frame: b}\n\
+                    ns2:\n  thymio_driver:\n    ros__parameters: {odom_frame: o}\n";
+        let s = sections(text, "f").unwrap();
+        let names: Vec<&str> = s.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "**",
+                "thymio_driver",
+                "ns/thymio_2/thymio_driver",
+                "ns2/thymio_driver"
+            ]
+        );
+        assert_eq!(s[1].1[0].0, "motor.left.parameters");
+        assert!(sections("a: [", "f").is_err());
+    }
+
+    #[test]
+    fn names_match_as_rclcpp_wildcards() {
+        assert!(matches(
+            "ns/thymio_2/thymio_driver",
+            "/ns/thymio_2/thymio_driver"
+        ));
+        assert!(!matches(
+            "ns/thymio_2/thymio_driver",
+            "/ns/thymio_1/thymio_driver"
+        ));
+        assert!(matches("**/thymio_driver", "/ns/thymio_1/thymio_driver"));
+        assert!(matches("**/thymio_driver", "/thymio_driver"));
+        assert!(matches("ns/*/thymio_driver", "/ns/thymio_1/thymio_driver"));
+        assert!(!matches("*/thymio_driver", "/ns/thymio_1/thymio_driver"));
+        assert!(matches("**", "/a/b"));
+        // r2r gives these already
+        assert!(
+            given_by_r2r("**", "thymio_driver") && given_by_r2r("thymio_driver", "thymio_driver")
+        );
+    }
+}

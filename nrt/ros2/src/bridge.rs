@@ -91,7 +91,9 @@ impl RosNode {
         let aseba = AsebaInterface::new(&mut self.node, reporter.clone(), reader)
             .map_err(RosError::Interface)?;
         let timers = NrtHopTimers::default();
-        let hot = HotNode::start(&self.options.node_name, &self.options.namespace)?;
+        // In the bridge node's namespace in effect: a node-specific `asebaros:__ns:=` remap
+        // (which the hidden node's name does not match) moves its `cmd_vel` subscriptions too.
+        let hot = HotNode::start(&self.options.node_name, &base)?;
         let thymio = ThymioInterface::new(
             &mut self.node,
             reporter.clone(),

@@ -6,7 +6,7 @@
 //! (b) odometry frame on the wire (robot → driver) → `odom` received.
 //! The driver's CPU use (process and descendants, /proc/<pid>/stat) is taken over the same window.
 
-use crate::matching::{self, Hop};
+use crate::matching::{self, Hop, Matched};
 use crate::procs::Proc;
 use crate::relay::Relay;
 use serde_json::json;
@@ -116,12 +116,30 @@ pub fn start_driver(
     Ok(p)
 }
 
-/// What one driver did in the window.
+/// What one driver did in one or more windows.
+#[derive(Default)]
 pub struct Measured {
-    pub cmd_vel: Hop,
-    pub odom: Hop,
-    /// Fraction of one core (driver process and descendants).
-    pub cpu: f64,
+    pub cmd_vel: Matched,
+    pub odom: Matched,
+    /// CPU seconds of the driver process and its descendants in the windows.
+    pub cpu_s: f64,
+    /// Length of the windows (s).
+    pub wall_s: f64,
+}
+
+impl Measured {
+    /// Adds another window.
+    pub fn merge(&mut self, other: Measured) {
+        self.cmd_vel.merge(other.cmd_vel);
+        self.odom.merge(other.odom);
+        self.cpu_s += other.cpu_s;
+        self.wall_s += other.wall_s;
+    }
+
+    /// Fraction of one core.
+    pub fn cpu(&self) -> f64 {
+        self.cpu_s / self.wall_s.max(1e-9)
+    }
 }
 
 /// Measures both hops and the CPU of `driver` over `window`.
@@ -144,7 +162,7 @@ pub fn measure(
     ros_env(&mut c, domain);
     let mut client = Proc::spawn("rclpy client", c);
     client.wait_for("READY", Duration::from_secs(60))?;
-    let cpu = cpu_over(&proc, Duration::from_secs(1), window);
+    let (cpu_s, wall_s) = cpu_seconds_over(&[&proc], Duration::from_secs(1), window);
     client.wait_for("DONE", Duration::from_secs(60))?;
     client.wait(Duration::from_secs(20))?;
     proc.interrupt();
@@ -168,32 +186,43 @@ pub fn measure(
         .filter(|e| e.1 == SET_SPEED && e.2.len() >= 2)
         .map(|e| (e.0, e.2[0], e.2[1]))
         .collect();
+    // the wire side beside the client's, to check the matching offline
+    let wire = env.out.join(format!("e2e_{label}_wire.json"));
+    std::fs::write(&wire, json!({"odometry": frames, "set_speed": arrived}).to_string())
+        .map_err(|e| format!("{}: {e}", wire.display()))?;
     let cmd_vel = matching::match_cmd_vel(&published, &arrived);
     let odom = matching::match_odometry(&frames, &received)
         .map_err(|e| format!("{label}: {e}"))?;
+    let (c, o) = (cmd_vel.hop(), odom.hop());
     eprintln!(
-        "  {label}: cmd_vel→wire p50 {:.0} p99 {:.0} max {:.0} µs ({} matched, {} not); wire→odom p50 {:.0} p99 {:.0} max {:.0} µs ({} matched, {} not, fit residual {:.3}); CPU {:.2}% of a core",
-        cmd_vel.p50, cmd_vel.p99, cmd_vel.max, cmd_vel.samples, cmd_vel.unmatched,
-        odom.p50, odom.p99, odom.max, odom.samples, odom.unmatched, odom.residual, cpu * 100.0
+        "  {label}: cmd_vel→wire p50 {:.0} p99 {:.0} max {:.0} µs ({} matched, {} not); wire→odom p50 {:.0} p99 {:.0} max {:.0} µs ({} matched, {} not, fit residual {:.1e}, next best offset {:.1e}); CPU {:.2}% of a core",
+        c.p50, c.p99, c.max, c.samples, c.unmatched,
+        o.p50, o.p99, o.max, o.samples, o.unmatched, o.residual, o.runner_up, cpu_s / wall_s * 100.0
     );
-    Ok(Measured { cmd_vel, odom, cpu })
+    Ok(Measured {
+        cmd_vel,
+        odom,
+        cpu_s,
+        wall_s,
+    })
 }
 
-/// CPU fraction of one core used by `procs` (and their descendants) over `window`, after
-/// `warmup`.
-pub fn cpu_over(proc: &Proc, warmup: Duration, window: Duration) -> f64 {
-    cpu_of(&[proc], warmup, window)
-}
-
-/// CPU fraction of one core used by `procs` (and their descendants) over `window`, after
-/// `warmup`.
-pub fn cpu_of(procs: &[&Proc], warmup: Duration, window: Duration) -> f64 {
+/// CPU seconds used by `procs` (and their descendants) over `window` after `warmup`, and the
+/// window's measured length (s).
+pub fn cpu_seconds_over(procs: &[&Proc], warmup: Duration, window: Duration) -> (f64, f64) {
     std::thread::sleep(warmup);
     let t0 = std::time::Instant::now();
     let a: f64 = procs.iter().map(|p| p.tree_cpu_seconds()).sum();
     std::thread::sleep(window);
     let b: f64 = procs.iter().map(|p| p.tree_cpu_seconds()).sum();
-    (b - a) / t0.elapsed().as_secs_f64()
+    (b - a, t0.elapsed().as_secs_f64())
+}
+
+/// CPU fraction of one core used by `procs` (and their descendants) over `window`, after
+/// `warmup`.
+pub fn cpu_of(procs: &[&Proc], warmup: Duration, window: Duration) -> f64 {
+    let (cpu, wall) = cpu_seconds_over(procs, warmup, window);
+    cpu / wall
 }
 
 /// CPU of thymio-rt at its defaults with the robot connected and no ROS traffic (no client).
@@ -202,7 +231,7 @@ pub fn idle(env: &Env, robot_port: u16, window: Duration, domain: u32) -> Result
     let d = Driver::ThymioRt { extra: Vec::new() };
     let limit = window + Duration::from_secs(60);
     let mut p = start_driver(env, &d, robot_port, relay.port, domain, limit)?;
-    let cpu = cpu_over(&p, Duration::from_secs(2), window);
+    let cpu = cpu_of(&[&p], Duration::from_secs(2), window);
     p.interrupt();
     let _ = p.wait(Duration::from_secs(20));
     eprintln!("  thymio-rt idle: CPU {:.2}% of a core", cpu * 100.0);
@@ -222,7 +251,7 @@ pub fn eight_robots(env: &Env, dir: &Path, window: Duration, domain: u32) -> Res
     for _ in &pg.ports {
         ours.wait_for("driver interface ready", Duration::from_secs(90))?;
     }
-    let cpu_ours = cpu_over(&ours, Duration::from_secs(2), window);
+    let cpu_ours = cpu_of(&[&ours], Duration::from_secs(2), window);
     ours.interrupt();
     let _ = ours.wait(Duration::from_secs(20));
     crate::playground::load_driver_script(&env.driver, &pg.ports)?;
@@ -250,4 +279,9 @@ pub fn eight_robots(env: &Env, dir: &Path, window: Duration, domain: u32) -> Res
 /// JSON of a hop for the summary.
 pub fn summary(h: &Hop) -> serde_json::Value {
     json!({"p50": h.p50, "p99": h.p99, "p999": h.p999, "max": h.max, "samples": h.samples, "unmatched": h.unmatched})
+}
+
+/// JSON of the odometry alignment's quality for the summary.
+pub fn fit(h: &Hop) -> serde_json::Value {
+    json!({"residual": h.residual, "next_best_offset": h.runner_up})
 }

@@ -25,6 +25,8 @@ const BLOCK: usize = 200;
 const DRIFT: i64 = 3;
 /// How many frames before the first message the first offset is searched.
 const SEARCH: i64 = 30;
+/// Residuals closer than this are equal fits.
+const TIE: f64 = 1e-6;
 
 /// Latency percentiles (µs) of matched samples.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -38,7 +40,42 @@ pub struct Hop {
     pub unmatched: u64,
     /// Relative residual of the content fit (odometry only; 0 is a perfect fit).
     pub residual: f64,
+    /// Residual of the best other offset for the first block (odometry only): how clearly the
+    /// content decided the alignment (far above `residual` is clear).
+    pub runner_up: f64,
     pub cdf: Vec<(f64, f64)>,
+}
+
+/// Matched latencies of one or more runs, before the percentiles.
+#[derive(Debug, Default)]
+pub struct Matched {
+    /// Latencies (ns).
+    pub lat: Vec<u64>,
+    pub unmatched: u64,
+    /// Worst relative residual of the odometry content fit.
+    pub residual: f64,
+    /// Least residual of the best other offset (odometry): far above `residual` is clear.
+    pub runner_up: f64,
+}
+
+impl Matched {
+    /// Adds another run's samples.
+    pub fn merge(&mut self, other: Matched) {
+        if self.lat.is_empty() && self.unmatched == 0 {
+            self.runner_up = other.runner_up;
+        }
+        self.lat.extend(other.lat);
+        self.unmatched += other.unmatched;
+        self.residual = self.residual.max(other.residual);
+        self.runner_up = self.runner_up.min(other.runner_up);
+    }
+
+    /// The percentiles.
+    pub fn hop(&self) -> Hop {
+        let mut h = hop(&self.lat, self.unmatched, self.residual);
+        h.runner_up = self.runner_up;
+        h
+    }
 }
 
 /// Percentiles of `latencies_ns`.
@@ -57,6 +94,7 @@ pub fn hop(latencies_ns: &[u64], unmatched: u64, residual: f64) -> Hop {
         max: us(h.max()),
         unmatched,
         residual,
+        runner_up: f64::NAN,
         cdf: h
             .iter_quantiles(2)
             .map(|i| (us(i.value_iterated_to()), i.quantile_iterated_to()))
@@ -70,7 +108,7 @@ pub type Frame = (u64, i16, i16);
 pub type Odom = (u64, f64, f64, f64);
 
 /// Matches odometry messages to frames (see the module documentation).
-pub fn match_odometry(frames: &[Frame], received: &[Odom]) -> Result<Hop, String> {
+pub fn match_odometry(frames: &[Frame], received: &[Odom]) -> Result<Matched, String> {
     if received.len() < 2 || frames.len() < 2 {
         return Err(format!(
             "too little odometry: {} frames, {} messages",
@@ -124,16 +162,26 @@ pub fn match_odometry(frames: &[Frame], received: &[Odom]) -> Result<Hop, String
         }
     };
     let best = |range: std::ops::RangeInclusive<i64>, from: usize, to: usize, q: Option<f64>| {
-        // latest first: of equal fits, the one with the shortest latencies (no older frame
-        // explains the messages better)
-        range
+        // latest first: of equal fits (within rounding), the one with the shortest latencies (no
+        // older frame explains the messages better)
+        let fits: Vec<(i64, f64)> = range
             .rev()
             .filter(|&d| late(d, from, to) == 0)
             .map(|d| (d, fit(d, from, to, q)))
             .filter(|(_, r)| r.is_finite())
-            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .collect();
+        let least = fits.iter().map(|f| f.1).fold(f64::INFINITY, f64::min);
+        let next = fits
+            .iter()
+            .map(|f| f.1)
+            .filter(|r| *r > least + TIE)
+            .fold(f64::INFINITY, f64::min);
+        fits.into_iter()
+            .find(|f| f.1 <= least + TIE)
+            .map(|(d, r)| (d, r, next))
     };
-    let Some((mut d, _)) = best(last_before - SEARCH..=last_before, 0, first, None) else {
+    let Some((mut d, _, runner_up)) = best(last_before - SEARCH..=last_before, 0, first, None)
+    else {
         return Err("no alignment of odom messages to frames: did the robot move?".into());
     };
     // the driver's calibration, from the first block
@@ -148,7 +196,7 @@ pub fn match_odometry(frames: &[Frame], received: &[Odom]) -> Result<Hop, String
     let (mut r_sum, mut r_n) = (0.0f64, 0.0f64);
     for from in (0..received.len()).step_by(BLOCK) {
         let to = (from + BLOCK).min(received.len());
-        if let Some((bd, r)) = best(d - DRIFT..=d + DRIFT, from, to, Some(q)) {
+        if let Some((bd, r, _)) = best(d - DRIFT..=d + DRIFT, from, to, Some(q)) {
             d = bd;
             r_sum += r;
             r_n += 1.0;
@@ -161,12 +209,17 @@ pub fn match_odometry(frames: &[Frame], received: &[Odom]) -> Result<Hop, String
             }
         }
     }
-    Ok(hop(&lat, unmatched, r_sum / r_n.max(1.0)))
+    Ok(Matched {
+        lat,
+        unmatched,
+        residual: r_sum / r_n.max(1.0),
+        runner_up,
+    })
 }
 
 /// Matches published cmd_vel (publish time, linear speed) to `set_speed` frames on the wire
 /// (time, left, right) (see the module documentation).
-pub fn match_cmd_vel(published: &[(u64, f64)], arrived: &[(u64, i16, i16)]) -> Hop {
+pub fn match_cmd_vel(published: &[(u64, f64)], arrived: &[(u64, i16, i16)]) -> Matched {
     let mut lat = Vec::with_capacity(published.len());
     let mut unmatched = 0;
     for (k, &(t, v)) in published.iter().enumerate() {
@@ -182,7 +235,12 @@ pub fn match_cmd_vel(published: &[(u64, f64)], arrived: &[(u64, i16, i16)]) -> H
             None => unmatched += 1,
         }
     }
-    hop(&lat, unmatched, 0.0)
+    Matched {
+        lat,
+        unmatched,
+        residual: 0.0,
+        runner_up: f64::NAN,
+    }
 }
 
 /// Checks the matching on synthetic data (the harness runs it before measuring: a wrong match
@@ -207,7 +265,9 @@ pub fn self_check() {
         }
         received.push((f.0 + 1_000_000 + (j as u64 % 3) * 1_000_000, x, 0.0, 0.0));
     }
-    let h = match_odometry(&frames, &received).expect("odometry matching");
+    let h = match_odometry(&frames, &received)
+        .expect("odometry matching")
+        .hop();
     assert_eq!((h.samples, h.unmatched), (593, 0), "odometry matching");
     assert!(
         (h.p50 - 2000.0).abs() < 5.0 && (h.max - 3000.0).abs() < 5.0,
@@ -215,7 +275,7 @@ pub fn self_check() {
     );
     let published = vec![(100, 0.03), (200, -0.04), (300, 0.05)];
     let arrived = vec![(90, 90, 90), (150, 90, 90), (160, 90, 90), (260, -120, -120)];
-    let h = match_cmd_vel(&published, &arrived);
+    let h = match_cmd_vel(&published, &arrived).hop();
     assert_eq!((h.samples, h.unmatched), (1, 2), "cmd_vel matching");
     assert!((h.p50 - 0.06).abs() < 0.01, "cmd_vel latency {h:?}");
 }

@@ -58,11 +58,18 @@ pub fn thymio_rt_params() -> Vec<String> {
     ]
 }
 
-/// thymio-rt run against `targets`, with the built-in configuration and `params`. The Aseba
-/// switch stays on (as by default) but on a free port: 33333 may be taken on a shared machine.
-pub fn thymio_rt(env: &Env, targets: &[u16], params: &[String]) -> Result<Command, String> {
+/// thymio-rt run against `targets` for at most `limit`, with the built-in configuration and
+/// `params`. The Aseba switch stays on (as by default) but on a free port: 33333 may be taken on
+/// a shared machine.
+pub fn thymio_rt(
+    env: &Env,
+    targets: &[u16],
+    params: &[String],
+    limit: Duration,
+) -> Result<Command, String> {
     let mut c = Command::new(&env.driver);
-    c.args(["run", "--switch-port", &crate::free_port()?.to_string()]);
+    c.args(["run", "--switch-port", &crate::free_port()?.to_string()])
+        .args(["--duration", &limit.as_secs().to_string()]);
     for p in targets {
         c.args(["--target", &format!("tcp:host=127.0.0.1;port={p}")]);
     }
@@ -87,7 +94,7 @@ pub fn start_driver(
         Driver::ThymioRt { extra } => {
             let mut params = thymio_rt_params();
             params.extend(extra.iter().cloned());
-            let mut c = thymio_rt(env, &[relay_port], &params)?;
+            let mut c = thymio_rt(env, &[relay_port], &params, limit)?;
             ros_env(&mut c, domain);
             let mut p = Proc::spawn("thymio-rt", c);
             p.wait_for("driver interface ready", Duration::from_secs(60))?;
@@ -171,8 +178,10 @@ pub fn measure(
         &std::fs::read_to_string(&raw).map_err(|e| format!("{}: {e}", raw.display()))?,
     )
     .map_err(|e| e.to_string())?;
-    let published: Vec<(u64, f64)> = serde_json::from_value(rows["cmd_vel"].clone()).unwrap_or_default();
-    let received: Vec<matching::Odom> = serde_json::from_value(rows["odom"].clone()).unwrap_or_default();
+    let published: Vec<(u64, f64)> =
+        serde_json::from_value(rows["cmd_vel"].clone()).unwrap_or_default();
+    let received: Vec<matching::Odom> =
+        serde_json::from_value(rows["odom"].clone()).unwrap_or_default();
     let log = relay.log.lock().expect("relay log");
     let frames: Vec<matching::Frame> = log
         .to_driver
@@ -188,11 +197,13 @@ pub fn measure(
         .collect();
     // the wire side beside the client's, to check the matching offline
     let wire = env.out.join(format!("e2e_{label}_wire.json"));
-    std::fs::write(&wire, json!({"odometry": frames, "set_speed": arrived}).to_string())
-        .map_err(|e| format!("{}: {e}", wire.display()))?;
+    std::fs::write(
+        &wire,
+        json!({"odometry": frames, "set_speed": arrived}).to_string(),
+    )
+    .map_err(|e| format!("{}: {e}", wire.display()))?;
     let cmd_vel = matching::match_cmd_vel(&published, &arrived);
-    let odom = matching::match_odometry(&frames, &received)
-        .map_err(|e| format!("{label}: {e}"))?;
+    let odom = matching::match_odometry(&frames, &received).map_err(|e| format!("{label}: {e}"))?;
     let (c, o) = (cmd_vel.hop(), odom.hop());
     eprintln!(
         "  {label}: cmd_vel→wire p50 {:.0} p99 {:.0} max {:.0} µs ({} matched, {} not); wire→odom p50 {:.0} p99 {:.0} max {:.0} µs ({} matched, {} not, fit residual {:.1e}, next best offset {:.1e}); CPU {:.2}% of a core",
@@ -241,11 +252,16 @@ pub fn idle(env: &Env, robot_port: u16, window: Duration, domain: u32) -> Result
 /// CPU at 8 robots (report only, no client): one thymio-rt process at its defaults (the limit of
 /// one robot raised: `nodes.thymio.maximal_number`) against eight Python driver processes (one
 /// per robot, as ROS-Thymio runs them).
-pub fn eight_robots(env: &Env, dir: &Path, window: Duration, domain: u32) -> Result<(f64, f64), String> {
+pub fn eight_robots(
+    env: &Env,
+    dir: &Path,
+    window: Duration,
+    domain: u32,
+) -> Result<(f64, f64), String> {
     let pg = crate::playground::start(&dir.join("playground8"), 8)?;
     let mut params = thymio_rt_params();
     params.push("nodes.thymio.maximal_number:=0".into());
-    let mut c = thymio_rt(env, &pg.ports, &params)?;
+    let mut c = thymio_rt(env, &pg.ports, &params, window + Duration::from_secs(120))?;
     ros_env(&mut c, domain);
     let mut ours = Proc::spawn("thymio-rt", c);
     for _ in &pg.ports {
@@ -259,7 +275,12 @@ pub fn eight_robots(env: &Env, dir: &Path, window: Duration, domain: u32) -> Res
     for (i, port) in pg.ports.iter().enumerate() {
         let mut c = Command::new(&env.python);
         c.arg(env.root.join("bench/baseline/ros_thymio_baseline.py"))
-            .args(["--port", &port.to_string(), "--namespace", &format!("thymio_{}", i + 1)])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--namespace",
+                &format!("thymio_{}", i + 1),
+            ])
             .args(["--duration", &(window.as_secs() + 120).to_string()]);
         ros_env(&mut c, domain + 1);
         let mut p = Proc::spawn("Python driver", c);

@@ -16,12 +16,15 @@ use std::time::Duration;
 /// Environment variable that turns the bench binary into the floor: the relay port to connect to.
 pub const ENV: &str = "THYMIO_BENCH_FLOOR";
 
-/// Wheel units per m/s (the simulation calibration q0 of the other drivers): the one multiply
+/// m/s per wheel speed unit (the simulation calibration q0 of the other drivers): the one multiply
 /// the floor does so that its wheel targets and odometry look like a driver's.
+#[cfg(feature = "ros2")]
 const Q0: f64 = 0.000332;
 
 /// Event ids of the driver script (config/aseba/thymio_ros_playground.aesl).
+#[cfg(feature = "ros2")]
 const SET_SPEED: u16 = 1;
+#[cfg(feature = "ros2")]
 const ODOMETRY: u16 = 2;
 
 /// Runs the floor against the robot behind 127.0.0.1:`port` for at most `limit`.

@@ -84,6 +84,13 @@ fn e2e_env() -> Result<e2e::Env, String> {
     if !cfg!(feature = "ros2") {
         return Err("the benches were built without --features ros2 (the floor needs r2r)".into());
     }
+    if std::process::Command::new("asebaplayground")
+        .arg("--help")
+        .output()
+        .is_err()
+    {
+        return Err("Aseba Playground is not installed: run scripts/setup-aseba-peers.sh".into());
+    }
     if !python.exists() || std::env::var("AMENT_PREFIX_PATH").is_err() {
         return Err("the ROS 2 environment is not set: run scripts/setup-ros2.sh and source scripts/ros2-env.sh".into());
     }
@@ -135,17 +142,28 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
     // domains below the tests' 100..199, one per driver window
     let domain = 1 + std::process::id() % 40;
     let drivers = [
-        ("thymio-rt", "default", e2e::Driver::ThymioRt { extra: Vec::new() }),
+        (
+            "thymio-rt",
+            "default",
+            e2e::Driver::ThymioRt { extra: Vec::new() },
+        ),
         ("floor", "zero-work r2r program", e2e::Driver::Floor),
-        ("python", "ROS-Thymio-style Python driver", e2e::Driver::Python),
+        (
+            "python",
+            "ROS-Thymio-style Python driver",
+            e2e::Driver::Python,
+        ),
         (
             "thymio-rt-250us",
             "rt.period_us: 250",
-            e2e::Driver::ThymioRt { extra: vec!["rt.period_us:=250".into()] },
+            e2e::Driver::ThymioRt {
+                extra: vec!["rt.period_us:=250".into()],
+            },
         ),
     ];
     // rounds of every driver in turn, so that the load of a shared machine falls on all alike
-    let mut measured: Vec<e2e::Measured> = drivers.iter().map(|_| e2e::Measured::default()).collect();
+    let mut measured: Vec<e2e::Measured> =
+        drivers.iter().map(|_| e2e::Measured::default()).collect();
     for round in 0..rounds {
         for (i, (label, config, driver)) in drivers.iter().enumerate() {
             eprintln!(
@@ -175,14 +193,24 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
     eprintln!("end to end: 8 robots for {} s", short.as_secs());
     let (ours8, python8) = e2e::eight_robots(env, &env.out, short, domain + 46)?;
     for (hop, title) in [
-        ("cmd_vel", "cmd_vel published (rclpy) -> set_speed on the wire"),
+        (
+            "cmd_vel",
+            "cmd_vel published (rclpy) -> set_speed on the wire",
+        ),
         ("odom", "odometry on the wire -> odom received (rclpy)"),
     ] {
         let series: Vec<(String, Vec<(f64, f64)>)> = rows
             .iter()
             .map(|r| {
                 let cdf = serde_json::from_value(r["cdf"][hop].clone()).unwrap_or_default();
-                (format!("{} ({})", r["driver"].as_str().unwrap_or(""), r["config"].as_str().unwrap_or("")), cdf)
+                (
+                    format!(
+                        "{} ({})",
+                        r["driver"].as_str().unwrap_or(""),
+                        r["config"].as_str().unwrap_or("")
+                    ),
+                    cdf,
+                )
             })
             .collect();
         plot::cdf(&format!("e2e_{hop}"), title, "µs", &series);

@@ -201,10 +201,10 @@ pub fn match_odometry(frames: &[Frame], received: &[Odom]) -> Result<Matched, St
             r_sum += r;
             r_n += 1.0;
         }
-        for i in from..to {
+        for (i, m) in received.iter().enumerate().take(to).skip(from) {
             let j = i as i64 + d;
             match usize::try_from(j).ok().and_then(|j| frames.get(j)) {
-                Some(f) if f.0 <= received[i].0 => lat.push(received[i].0 - f.0),
+                Some(f) if f.0 <= m.0 => lat.push(m.0 - f.0),
                 _ => unmatched += 1,
             }
         }
@@ -274,7 +274,12 @@ pub fn self_check() {
         "odometry latencies {h:?}"
     );
     let published = vec![(100, 0.03), (200, -0.04), (300, 0.05)];
-    let arrived = vec![(90, 90, 90), (150, 90, 90), (160, 90, 90), (260, -120, -120)];
+    let arrived = vec![
+        (90, 90, 90),
+        (150, 90, 90),
+        (160, 90, 90),
+        (260, -120, -120),
+    ];
     let h = match_cmd_vel(&published, &arrived).hop();
     assert_eq!((h.samples, h.unmatched), (1, 2), "cmd_vel matching");
     assert!((h.p50 - 0.06).abs() < 0.01, "cmd_vel latency {h:?}");

@@ -14,11 +14,20 @@ pub struct Proc {
 }
 
 impl Proc {
-    /// Starts `cmd` (stdout and stderr collected, stdin null).
+    /// Starts `cmd` (stdout and stderr collected, stdin null). It is killed when the harness
+    /// ends, even by SIGKILL (parent-death signal): no child outlives a run.
     pub fn spawn(name: &str, mut cmd: Command) -> Proc {
+        use std::os::unix::process::CommandExt;
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // SAFETY: only prctl(PR_SET_PDEATHSIG), async-signal-safe, runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                    .map_err(std::io::Error::from)
+            });
+        }
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
@@ -133,7 +142,12 @@ pub fn tree_cpu_seconds(pid: u32) -> f64 {
     let mut i = 0;
     while i < tree.len() {
         let parent = tree[i];
-        tree.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
         i += 1;
     }
     tree.into_iter().map(cpu_seconds).sum()

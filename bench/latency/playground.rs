@@ -95,8 +95,16 @@ fn wait_node(port: u16, timeout: Duration) -> Result<(), String> {
 /// thymio-rt without ROS loads it, then exits without resetting the robots.
 pub fn load_driver_script(driver: &Path, ports: &[u16]) -> Result<(), String> {
     let mut c = Command::new(driver);
-    c.args(["run", "--no-ros", "--switch-port", "0", "--duration", "120", "-c"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/latency/loader.yaml"));
+    c.args([
+        "run",
+        "--no-ros",
+        "--switch-port",
+        "0",
+        "--duration",
+        "120",
+        "-c",
+    ])
+    .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/latency/loader.yaml"));
     for p in ports {
         c.args(["-t", &format!("tcp:host=127.0.0.1;port={p}")]);
     }

@@ -32,10 +32,27 @@ pub struct Relay {
     pub log: Arc<Mutex<Log>>,
 }
 
+/// Copies `from` to `to`, logging the `watch` events; when either side ends, closes both, so that
+/// no connection to the robot outlives its driver (Playground would keep sending into it).
 fn pump(
-    mut from: TcpStream,
+    from: TcpStream,
     to: Arc<Mutex<TcpStream>>,
     log: Arc<Mutex<Log>>,
+    to_driver: bool,
+    watch: u16,
+) {
+    copy(&from, &to, &log, to_driver, watch);
+    let _ = from.shutdown(std::net::Shutdown::Both);
+    let _ = to
+        .lock()
+        .expect("relay writer")
+        .shutdown(std::net::Shutdown::Both);
+}
+
+fn copy(
+    mut from: &TcpStream,
+    to: &Mutex<TcpStream>,
+    log: &Mutex<Log>,
     to_driver: bool,
     watch: u16,
 ) {

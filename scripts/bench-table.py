@@ -56,7 +56,10 @@ def e2e_tables(e2e: dict) -> list:
     samples = min((r.get("cmd_vel_to_wire_us") or {}).get("samples", 0) for r in rows) if rows else 0
     rounds = e2e.get("rounds", 1)
     out = [f"End to end, one run: {e2e.get('robot', '?')}; {e2e.get('client', '?')}; timestamps on the wire by a "
-           f"relay; {rounds} round(s) of {e2e.get('window_s', '?')} s per driver, interleaved; at least {samples} "
+           f"relay; thymio-rt at {e2e.get('thymio_rt_commit', '?')}; "
+           + (f"{rounds} rounds of {e2e.get('window_s', '?')} s per driver, interleaved" if rounds > 1
+              else f"{e2e.get('window_s', '?')} s per driver")
+           + f"; at least {samples} "
            "cmd_vel and 5× as many odom samples per row. p50 / p99 / p99.9 / max."
            + (" Fewer than 1000 samples: p99.9 is the max (a quick run)." if samples < 1000 else ""), "",
            "| driver (configuration) | cmd_vel published → wheel targets on the wire | odometry on the wire → odom "

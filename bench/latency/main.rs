@@ -224,12 +224,28 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
         "client": "rclpy: cmd_vel at 20 Hz, odom received",
         "window_s": window.as_secs(),
         "rounds": rounds,
+        "thymio_rt_commit": commit(),
         "rows": rows,
         "idle_cpu": idle,
         "cpu_8_robots": {"thymio_rt": ours8, "python": python8},
         "notes": e2e_notes(),
     }}));
     Ok(())
+}
+
+/// The commit the measured thymio-rt was built from (`+dirty` with uncommitted changes).
+fn commit() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    let head = git(&["rev-parse", "--short", "HEAD"]);
+    let dirty = !git(&["status", "--porcelain", "--untracked-files=no"]).is_empty();
+    format!("{head}{}", if dirty { "+dirty" } else { "" })
 }
 
 /// How the end-to-end rows were taken, for the README table.
@@ -251,7 +267,9 @@ fn e2e_notes() -> Vec<String> {
         "Wire stamps: CLOCK_MONOTONIC in the relay (bench/latency/relay.rs); client stamps: \
          time.monotonic_ns() before publish and in the odom callback. Matching (bench/latency/matching.rs): \
          cmd_vel by the change of wheel targets it causes; odom by order, aligned on the distance moved. \
-         CPU: utime + stime (/proc/<pid>/stat) of the driver and its descendants over the window."
+         CPU: utime + stime (/proc/<pid>/stat) of the driver and its descendants over the window. Idle: \
+         thymio-rt (default) with the robot connected and no ROS client; the robot's script still sends its \
+         events (100 Hz odometry, sensors)."
             .into(),
     ]
 }

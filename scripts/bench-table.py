@@ -44,7 +44,10 @@ def pct(v):
 def hop_cell(h):
     if not h:
         return "—"
-    return " / ".join(f"{h.get(k, 0):.0f}" for k in ("p50", "p99", "p999", "max")) + " µs"
+    cell = " / ".join(f"{h.get(k, 0):.0f}" for k in ("p50", "p99", "p999", "max")) + " µs"
+    if h.get("unmatched"):
+        cell += f" ({h['unmatched']} of {h['unmatched'] + h.get('samples', 0)} unmatched)"
+    return cell
 
 
 def e2e_tables(e2e: dict) -> list:

@@ -1,11 +1,14 @@
 //! Matching what the rclpy client saw with what the relay saw on the wire, and the percentiles.
 //!
 //! **cmd_vel → wire.** The client publishes a speed of alternating sign at 20 Hz (the robot rocks
-//! in place), so every `cmd_vel` changes the wheel targets. A publish at t is matched to the first
-//! `set_speed` frame on the wire at or after t whose left target differs from the one in force
-//! before t and has the sign of the published speed, if it comes before the next publish.
+//! in place), and two publishes apart the magnitude differs, so every `cmd_vel` changes the wheel
+//! targets. A publish at t is matched to the first `set_speed` frame on the wire at or after t
+//! whose left target differs from the one in force before t and has the sign of the published
+//! speed, if it comes before the publish after next (the next one has the other sign, so a late
+//! response is still recognised; the one after would be the first that could be confused).
 //! Periodic refreshes of the same targets (thymio-rt re-sends them) are thus never taken for a
-//! response; a publish with no such frame is counted unmatched.
+//! response; a publish with no such frame (a driver that coalesced it with the next, or answered
+//! more than 100 ms late) is counted unmatched, and the table shows the count.
 //!
 //! **wire → odom.** Every driver publishes one `odom` per odometry frame, in order, so the i-th
 //! message received is frame i + d for an offset d the client's start decides. The offset is
@@ -223,7 +226,7 @@ pub fn match_cmd_vel(published: &[(u64, f64)], arrived: &[(u64, i16, i16)]) -> M
     let mut lat = Vec::with_capacity(published.len());
     let mut unmatched = 0;
     for (k, &(t, v)) in published.iter().enumerate() {
-        let next = published.get(k + 1).map_or(u64::MAX, |p| p.0);
+        let next = published.get(k + 2).map_or(u64::MAX, |p| p.0);
         let at = arrived.partition_point(|a| a.0 < t);
         let before = at.checked_sub(1).map(|i| arrived[i].1);
         let hit = arrived[at..]

@@ -59,8 +59,13 @@ def main() -> int:
         cmd_rows.append((time.monotonic_ns(), msg.linear.x))
         pub.publish(msg)
 
-    node.create_timer(1.0 / a.rate, on_timer)
+    timer = node.create_timer(1.0 / a.rate, on_timer)
     end = time.monotonic() + a.duration
+    while time.monotonic() < end:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    # let the last cmd_vel reach the wire before the stop, which a driver may coalesce it with
+    timer.cancel()
+    end = time.monotonic() + 0.2
     while time.monotonic() < end:
         rclpy.spin_once(node, timeout_sec=0.05)
     pub.publish(Twist())  # stop the robot

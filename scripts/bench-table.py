@@ -34,31 +34,99 @@ def criterion(dir_: pathlib.Path, name: str):
     return json.loads(est.read_text())["mean"]["point_estimate"]
 
 
+TARGETS = (("cmd_vel_to_wire_us", "cmd_vel → wire"), ("wire_to_odom_us", "wire → odom"))
+
+
+def pct(v):
+    return "—" if v is None else f"{100 * v:.2f} %"
+
+
+def hop_cell(h):
+    if not h:
+        return "—"
+    cell = " / ".join(f"{h.get(k, 0):.0f}" for k in ("p50", "p99", "p999", "max")) + " µs"
+    if h.get("unmatched"):
+        cell += f" ({h['unmatched']} of {h['unmatched'] + h.get('samples', 0)} unmatched)"
+    return cell
+
+
+def e2e_tables(e2e: dict) -> list:
+    """The end-to-end table (default configuration first, the floor beside it), then the issue's targets per
+    thymio-rt row, computed from the numbers."""
+    rows = e2e.get("rows", [])
+    by = {r["driver"]: r for r in rows}
+    floor, python = by.get("floor"), by.get("python")
+    samples = min((r.get("cmd_vel_to_wire_us") or {}).get("samples", 0) for r in rows) if rows else 0
+    rounds = e2e.get("rounds", 1)
+    out = [f"End to end, one run: {e2e.get('robot', '?')}; {e2e.get('client', '?')}; timestamps on the wire by a "
+           f"relay; thymio-rt at {e2e.get('thymio_rt_commit', '?')}; "
+           + (f"{rounds} rounds of {e2e.get('window_s', '?')} s per driver, interleaved" if rounds > 1
+              else f"{e2e.get('window_s', '?')} s per driver")
+           + f"; at least {samples} "
+           "cmd_vel and 5× as many odom samples per row. p50 / p99 / p99.9 / max."
+           + (" Fewer than 1000 samples: p99.9 is the max (a quick run)." if samples < 1000 else ""), "",
+           "| driver (configuration) | cmd_vel published → wheel targets on the wire | odometry on the wire → odom "
+           "received | CPU (of a core) |", "|---|---|---|---|"]
+    order = sorted(rows, key=lambda r: (r.get("extra", False), r["driver"] not in ("thymio-rt", "floor"),
+                                        r["driver"] != "thymio-rt"))
+    for r in order:
+        out.append(f"| {r['driver']} ({r['config']}) | {hop_cell(r.get('cmd_vel_to_wire_us'))} | "
+                   f"{hop_cell(r.get('wire_to_odom_us'))} | {pct(r.get('cpu'))} |")
+    ours_rows = [r for r in order if r["driver"].startswith("thymio-rt")]
+    if not (floor and python and ours_rows):
+        return out
+    out += ["", "| issue 19 target (same run) | " + " | ".join(f"thymio-rt ({r['config']})" for r in ours_rows) + " |",
+            "|---|" + "---|" * len(ours_rows)]
+
+    def verdict(ok):
+        return "**met**" if ok else "**not met**"
+
+    for key, name in TARGETS:
+        for q, limit in (("p50", 60), ("p99", 150)):
+            cells = []
+            for r in ours_rows:
+                d = r[key][q] - floor[key][q]
+                cells.append(f"{d:+.0f} µs {verdict(d <= limit)}")
+            out.append(f"| {name} {q}: within +{limit} µs of the floor | " + " | ".join(cells) + " |")
+        cells = []
+        for r in ours_rows:
+            ok = all(r[key][q] <= python[key][q] for q in ("p999", "max"))
+            cells.append(f"{r[key]['p999']:.0f} / {r[key]['max']:.0f} vs {python[key]['p999']:.0f} / "
+                         f"{python[key]['max']:.0f} µs {verdict(ok)}")
+        out.append(f"| {name} p99.9 / max: no worse than the Python driver's | " + " | ".join(cells) + " |")
+        cells = [f"{r[key]['p50'] / python[key]['p50']:.2f}× / {r[key]['p99'] / python[key]['p99']:.2f}×"
+                 for r in ours_rows]
+        out.append(f"| {name} p50 / p99 against the Python driver (report) | " + " | ".join(cells) + " |")
+    cells = []
+    for r in ours_rows:
+        ratio = r["cpu"] / python["cpu"] if python.get("cpu") else float("inf")
+        cells.append(f"{ratio:.2f}× ({pct(r['cpu'])} vs {pct(python['cpu'])}) {verdict(ratio <= 0.4)}")
+    out.append("| CPU ≤ 0.4× the Python driver's | " + " | ".join(cells) + " |")
+    idle = e2e.get("idle_cpu")
+    if idle is not None:
+        out.append(f"| idle CPU ≤ 1 % (robot connected, no ROS traffic; defaults) | {pct(idle)} {verdict(idle <= 0.01)} |"
+                   + " |" * (len(ours_rows) - 1))
+    cpu8 = e2e.get("cpu_8_robots")
+    if cpu8:
+        out.append(f"| CPU at 8 robots (report): thymio-rt, one process / 8 Python drivers | "
+                   f"{pct(cpu8.get('thymio_rt'))} / {pct(cpu8.get('python'))} |" + " |" * (len(ours_rows) - 1))
+    notes = e2e.get("notes", [])
+    if notes:
+        out += [""] + [f"- {n}" for n in notes]
+    return out
+
+
 def rows(summary: dict, crit: pathlib.Path):
     out = []
-    e2e = summary.get("e2e_cmd_vel_to_link_us"), summary.get("e2e_event_to_odom_us")
-    base = summary.get("baseline_python", {})
-    for label, key in (("cmd_vel published → wheel targets on the link", "e2e_cmd_vel_to_link_us"),
-                       ("odometry event on the link → odom received", "e2e_event_to_odom_us")):
-        ours, theirs = summary.get(key), base.get(key)
-        if ours:
-            out.append((label, fmt_us(ours.get("p50")), fmt_us(ours.get("p99")), fmt_us(ours.get("max")),
-                        f"{fmt_us(theirs.get('p50'))} / {fmt_us(theirs.get('p99'))}" if theirs else "—"))
-    if e2e == (None, None):
-        out.append(("end to end (needs the ROS 2 environment)", "not measured", "", "", ""))
     wake = summary.get("wakeup", {})
     for name, r in sorted(wake.items()):
-        out.append((f"RT loop wake-up, {name}", fmt_us(r.get("p50")), fmt_us(r.get("p99")), fmt_us(r.get("max")), "—"))
+        out.append((f"RT loop wake-up, {name}", fmt_us(r.get("p50")), fmt_us(r.get("p99")), fmt_us(r.get("max"))))
     cyc = summary.get("rt_cycle_ns")
     if cyc:
-        out.append(("RT cycle work, 1 robot", f"{cyc.get('p50', 0) / 1000:.1f} µs", "", "", "—"))
-    cpu8 = summary.get("cpu_8_robots")
-    if cpu8:
-        out.append(("CPU at 8 robots with ROS (fraction of one core)", f"{cpu8.get('ours', 0):.0%}", "", "",
-                    f"{cpu8.get('baseline', 0):.0%} (8 processes)"))
+        out.append(("RT cycle work, 1 robot", f"{cyc.get('p50', 0) / 1000:.1f} µs", "", ""))
     for point in summary.get("scale", []):
         out.append((f"{point['robots']} robots through one RT thread (no ROS): CPU, RT cycle p99",
-                    f"{point['cpu']:.1%}", fmt_us(point.get("p99_us")), "", "—"))
+                    f"{point['cpu']:.1%}", fmt_us(point.get("p99_us")), ""))
     for name, label in (("wire/decode_odometry_event", "decode an odometry event frame"),
                         ("wire/encode_set_speed", "encode a set_speed event frame"),
                         ("reassembly/thymio_second_chunks_64", "reassemble 1 s of Thymio traffic (64-byte reads)"),
@@ -73,13 +141,17 @@ def rows(summary: dict, crit: pathlib.Path):
                         ("vm/instructions", "70 000 VM instructions")):
         ns = criterion(crit, name)
         if ns is not None:
-            out.append((label + " (criterion mean)", fmt_ns(ns), "", "", "—"))
+            out.append((label + " (criterion mean)", fmt_ns(ns), "", ""))
     return out
 
 
 def table(summary: dict, crit: pathlib.Path) -> str:
-    lines = ["| measure | p50 | p99 | max | ROS-Thymio-style Python baseline (p50 / p99) |", "|---|---|---|---|---|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows(summary, crit)]
+    e2e = summary.get("e2e")
+    lines = e2e_tables(e2e) if e2e else ["End to end: not measured (needs the ROS 2 environment and Aseba Playground)."]
+    other = rows(summary, crit)
+    if other:
+        lines += ["", "| measure | p50 | p99 | max |", "|---|---|---|---|"]
+        lines += ["| " + " | ".join(r) + " |" for r in other]
     machine = summary.get("machine", {})
     if machine:
         lines.append("")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (cargo bench) with everything they need: the ROS 2 toolchain, the driver built with the
-# ros2 feature, the Python baseline. Results in target/bench-results/; the README table from them with
-# scripts/bench-table.py. THYMIO_BENCH_QUICK=1 for the short version (< 10 minutes on 2 cores).
+# ros2 feature, the Python driver; the end-to-end section also needs Aseba Playground (Debian aseba,
+# scripts/setup-aseba-peers.sh) and is skipped, saying so, without it. Results in target/bench-results/; the README
+# table from them with scripts/bench-table.py. THYMIO_BENCH_QUICK=1 for the short version (the end-to-end section
+# alone: `THYMIO_BENCH_QUICK=1 scripts/bench.sh --bench latency -- e2e`, about 5 minutes).
 #   scripts/bench.sh [cargo bench arguments, e.g. --bench latency -- loop]
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

@@ -7,7 +7,8 @@ Aseba client that installs beside rclpy). It is made as fast as that design allo
 comparison is fair: received frames wake the asyncio loop at once (thymiodirect would wait for
 its next timer), TCP_NODELAY is set, variable polling is off. Messages are read whole (thymiodirect's
 reader takes a short TCP read for a whole message and then fails to decode it). The original stack is slower still:
-asebaros adds a ROS hop between the robot and this driver.
+asebaros adds a ROS hop between the robot and this driver. Like ROS-Thymio's driver it does not load the robot's
+script: the benchmark loads the driver script (config/aseba/thymio_ros_playground.aesl on Aseba Playground) first.
 
   python ros_thymio_baseline.py --port PORT [--namespace NS] [--duration S]
 

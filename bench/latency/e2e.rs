@@ -1,23 +1,22 @@
-//! End-to-end hops with real ROS 2 (rclpy in another process), for thymio-rt and for the
-//! Python baseline, through the same simulated robot and the same timestamping relay:
-//! (a) odometry event written to the driver's link → `odom` received by rclpy;
-//! (b) `cmd_vel` published by rclpy → `set_speed` event arriving at the link.
+//! End-to-end hops with real ROS 2 (an rclpy client in another process) for each driver under
+//! test — thymio-rt, the Python driver, the zero-work floor — one after the other in the same
+//! run, against the same Aseba Playground robot, through the same timestamping relay, with the
+//! same client publishing `cmd_vel` at 20 Hz and receiving `odom`:
+//! (a) `cmd_vel` published → `set_speed` frame on the wire (driver → robot);
+//! (b) odometry frame on the wire (robot → driver) → `odom` received.
+//! The driver's CPU use (process and descendants, /proc/<pid>/stat) is taken over the same window.
 
+use crate::matching::{self, Hop, Matched};
 use crate::procs::Proc;
 use crate::relay::Relay;
-use hdrhistogram::Histogram;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// Event ids of config/aseba/thymio_ros.aesl.
+/// Event ids of the driver script (config/aseba/thymio_ros_playground.aesl).
 const SET_SPEED: u16 = 1;
 const ODOMETRY: u16 = 2;
-/// The embedded robot's calibration (simulation defaults).
-const Q0: f64 = 0.000332;
-/// Wheel units per injected odometry event.
-const STEP: i16 = 10;
 
 /// Where things are.
 pub struct Env {
@@ -29,229 +28,281 @@ pub struct Env {
     pub out: PathBuf,
 }
 
-/// Latency percentiles (µs) of matched samples.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Hop {
-    pub samples: u64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-    pub unmatched: u64,
-    pub cdf: Vec<(f64, f64)>,
-}
-
-fn hop(latencies_ns: &[u64], unmatched: u64) -> Hop {
-    let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds");
-    for l in latencies_ns {
-        h.saturating_record((*l).max(1));
-    }
-    let us = |v: u64| v as f64 / 1000.0;
-    Hop {
-        samples: h.len(),
-        p50: us(h.value_at_quantile(0.5)),
-        p90: us(h.value_at_quantile(0.9)),
-        p99: us(h.value_at_quantile(0.99)),
-        p999: us(h.value_at_quantile(0.999)),
-        max: us(h.max()),
-        unmatched,
-        cdf: h
-            .iter_quantiles(2)
-            .map(|i| (us(i.value_iterated_to()), i.quantile_iterated_to()))
-            .collect(),
-    }
-}
-
-/// Matches odometry messages (receive time, x) to injected events (send time, k·STEP): the
-/// pose of event k is q0·STEP·k from the first event.
-pub fn match_odometry(sent: &[(u64, i16)], received: &[(u64, f64)]) -> Hop {
-    let mut lat = Vec::new();
-    let mut unmatched = 0;
-    let base = sent.first().map_or(0, |s| s.1);
-    for (t, x) in received {
-        let k = (x / (Q0 * STEP as f64)).round() as i64 + (base as i64 / STEP as i64);
-        match sent.iter().find(|(_, v)| *v as i64 == k * STEP as i64) {
-            Some((ts, _)) if t >= ts => lat.push(t - ts),
-            _ => unmatched += 1,
-        }
-    }
-    hop(&lat, unmatched)
-}
-
-/// Matches published cmd_vel (publish time, wheel target) to set_speed events at the link
-/// (arrival time, left target): the first arrival of that target after the publish.
-pub fn match_cmd_vel(published: &[(u64, i16)], arrived: &[(u64, i16)]) -> Hop {
-    let mut lat = Vec::new();
-    let mut unmatched = 0;
-    let mut from = 0;
-    for (t, v) in published {
-        match arrived[from..]
-            .iter()
-            .position(|(ta, va)| ta >= t && va == v)
-        {
-            Some(i) => {
-                lat.push(arrived[from + i].0 - t);
-                from += i + 1;
-            }
-            None => unmatched += 1,
-        }
-    }
-    hop(&lat, unmatched)
-}
-
-fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
-}
-
 /// A ROS 2 process environment confined to loopback in its own domain.
 pub fn ros_env(cmd: &mut Command, domain: u32) {
     cmd.env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env("ROS_DOMAIN_ID", domain.to_string());
 }
 
-/// One driver under test: how to start it against a relay port.
+/// One driver under test.
 pub enum Driver {
-    /// thymio-rt run with the ROS 2 bridge.
-    ThymioRt,
-    /// The Python baseline.
-    Baseline,
+    /// thymio-rt with the ROS 2 bridge: the built-in configuration, the ROS parameters every
+    /// run needs ([`thymio_rt_params`]) and `extra` ones (a non-default row).
+    ThymioRt { extra: Vec<String> },
+    /// The ROS-Thymio-style Python driver (bench/baseline/).
+    Python,
+    /// The zero-work r2r program (bench/latency/floor.rs).
+    Floor,
 }
 
-/// Measures both hops for `driver` with `samples` samples each. `robot_port` serves the robot
-/// (already running the driver script with EMIT_MOTOR = 0).
-pub fn measure(
+/// The ROS parameters thymio-rt needs on Aseba Playground beside its built-in configuration: the
+/// Playground variant of the driver script (the firmware-14 one does not compile there) and
+/// odometry at 100 Hz (the workload; the shipped default is 20 Hz).
+pub fn thymio_rt_params() -> Vec<String> {
+    vec![
+        format!("script.path:={}", crate::playground::SCRIPT),
+        format!(
+            "script.constants.MOTOR_PERIOD:={}",
+            crate::playground::MOTOR_PERIOD
+        ),
+    ]
+}
+
+/// thymio-rt run against `targets` for at most `limit`, with the built-in configuration and
+/// `params`. The Aseba switch stays on (as by default) but on a free port: 33333 may be taken on
+/// a shared machine.
+pub fn thymio_rt(
     env: &Env,
-    driver: Driver,
+    targets: &[u16],
+    params: &[String],
+    limit: Duration,
+) -> Result<Command, String> {
+    let mut c = Command::new(&env.driver);
+    c.args(["run", "--switch-port", &crate::free_port()?.to_string()])
+        .args(["--duration", &limit.as_secs().to_string()]);
+    for p in targets {
+        c.args(["--target", &format!("tcp:host=127.0.0.1;port={p}")]);
+    }
+    c.arg("--ros-args");
+    for p in params {
+        c.args(["-p", p]);
+    }
+    Ok(c)
+}
+
+/// Starts `driver` connected to the robot behind `relay_port` (the robot itself on `robot_port`,
+/// for loading the script), in ROS domain `domain`; returns it once it is ready.
+pub fn start_driver(
+    env: &Env,
+    driver: &Driver,
     robot_port: u16,
-    samples: usize,
+    relay_port: u16,
     domain: u32,
-) -> Result<(Hop, Hop), String> {
-    let relay = Relay::start(robot_port, ODOMETRY, SET_SPEED);
-    let target = format!("tcp:host=127.0.0.1;port={}", relay.port);
-    let (label, mut proc) = match driver {
-        Driver::ThymioRt => {
-            let mut c = Command::new(&env.driver);
-            c.args([
-                "run",
-                "--config",
-                &env.root
-                    .join("bench/latency/bench.yaml")
-                    .display()
-                    .to_string(),
-                "--target",
-                &target,
-            ]);
+    limit: Duration,
+) -> Result<Proc, String> {
+    let mut p = match driver {
+        Driver::ThymioRt { extra } => {
+            let mut params = thymio_rt_params();
+            params.extend(extra.iter().cloned());
+            let mut c = thymio_rt(env, &[relay_port], &params, limit)?;
             ros_env(&mut c, domain);
             let mut p = Proc::spawn("thymio-rt", c);
             p.wait_for("driver interface ready", Duration::from_secs(60))?;
-            ("thymio-rt", p)
+            return Ok(p);
         }
-        Driver::Baseline => {
+        Driver::Python => {
+            crate::playground::load_driver_script(&env.driver, &[robot_port])?;
             let mut c = Command::new(&env.python);
             c.arg(env.root.join("bench/baseline/ros_thymio_baseline.py"))
-                .args(["--port", &relay.port.to_string(), "--duration", "600"]);
+                .args(["--port", &relay_port.to_string()])
+                .args(["--duration", &limit.as_secs().to_string()]);
             ros_env(&mut c, domain);
-            let mut p = Proc::spawn("baseline", c);
-            p.wait_for("READY", Duration::from_secs(60))?;
-            ("baseline", p)
+            Proc::spawn("Python driver", c)
+        }
+        Driver::Floor => {
+            crate::playground::load_driver_script(&env.driver, &[robot_port])?;
+            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+            let mut c = Command::new(exe);
+            c.env(crate::floor::ENV, relay_port.to_string())
+                .env(crate::FLOOR_LIMIT_ENV, limit.as_secs().to_string());
+            ros_env(&mut c, domain);
+            Proc::spawn("floor", c)
         }
     };
-    // (a) odometry → odom
-    let odom_file = env.out.join(format!("e2e_{label}_odom_raw.json"));
-    let mut client = Command::new(&env.python);
-    client
-        .arg(env.root.join("bench/latency/e2e_client.py"))
-        .args([
-            "odom",
-            "--topic",
-            "/odom",
-            "--count",
-            &samples.to_string(),
-            "--out",
-            &odom_file.display().to_string(),
-            "--timeout",
-            "600",
-        ]);
-    ros_env(&mut client, domain);
-    let mut probe = Proc::spawn("odom probe", client);
-    probe.wait_for("READY", Duration::from_secs(60))?;
-    relay.inject_odometry(1, ODOMETRY, STEP, samples + 20, Duration::from_millis(10));
-    probe.wait(Duration::from_secs(120))?;
-    let sent: Vec<(u64, i16)> = relay
-        .log
-        .lock()
-        .expect("relay log")
+    p.wait_for("READY", Duration::from_secs(60))?;
+    Ok(p)
+}
+
+/// What one driver did in one or more windows.
+#[derive(Default)]
+pub struct Measured {
+    pub cmd_vel: Matched,
+    pub odom: Matched,
+    /// CPU seconds of the driver process and its descendants in the windows.
+    pub cpu_s: f64,
+    /// Length of the windows (s).
+    pub wall_s: f64,
+}
+
+impl Measured {
+    /// Adds another window.
+    pub fn merge(&mut self, other: Measured) {
+        self.cmd_vel.merge(other.cmd_vel);
+        self.odom.merge(other.odom);
+        self.cpu_s += other.cpu_s;
+        self.wall_s += other.wall_s;
+    }
+
+    /// Fraction of one core.
+    pub fn cpu(&self) -> f64 {
+        self.cpu_s / self.wall_s.max(1e-9)
+    }
+}
+
+/// Measures both hops and the CPU of `driver` over `window`.
+pub fn measure(
+    env: &Env,
+    driver: &Driver,
+    label: &str,
+    robot_port: u16,
+    window: Duration,
+    domain: u32,
+) -> Result<Measured, String> {
+    let relay = Relay::start(robot_port, ODOMETRY, SET_SPEED);
+    let limit = window + Duration::from_secs(120);
+    let mut proc = start_driver(env, driver, robot_port, relay.port, domain, limit)?;
+    let raw = env.out.join(format!("e2e_{label}_raw.json"));
+    let mut c = Command::new(&env.python);
+    c.arg(env.root.join("bench/latency/e2e_client.py"))
+        .args(["--out", &raw.display().to_string()])
+        .args(["--duration", &(window.as_secs() + 2).to_string()]);
+    ros_env(&mut c, domain);
+    let mut client = Proc::spawn("rclpy client", c);
+    client.wait_for("READY", Duration::from_secs(60))?;
+    let (cpu_s, wall_s) = cpu_seconds_over(&[&proc], Duration::from_secs(1), window);
+    client.wait_for("DONE", Duration::from_secs(60))?;
+    client.wait(Duration::from_secs(20))?;
+    proc.interrupt();
+    let _ = proc.wait(Duration::from_secs(20));
+    let rows: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&raw).map_err(|e| format!("{}: {e}", raw.display()))?,
+    )
+    .map_err(|e| e.to_string())?;
+    let published: Vec<(u64, f64)> =
+        serde_json::from_value(rows["cmd_vel"].clone()).unwrap_or_default();
+    let received: Vec<matching::Odom> =
+        serde_json::from_value(rows["odom"].clone()).unwrap_or_default();
+    let log = relay.log.lock().expect("relay log");
+    let frames: Vec<matching::Frame> = log
         .to_driver
         .iter()
-        .filter(|e| e.1 == ODOMETRY)
-        .map(|e| (e.0, e.2[0]))
+        .filter(|e| e.1 == ODOMETRY && e.2.len() >= 2)
+        .map(|e| (e.0, e.2[0], e.2[1]))
         .collect();
-    let received: Vec<(u64, f64)> = read_rows(&odom_file);
-    let odom = match_odometry(&sent, &received);
-    // (b) cmd_vel → link
-    let cmd_file = env.out.join(format!("e2e_{label}_cmd_vel_raw.json"));
-    let mut client = Command::new(&env.python);
-    client
-        .arg(env.root.join("bench/latency/e2e_client.py"))
-        .args([
-            "cmd_vel",
-            "--topic",
-            "/cmd_vel",
-            "--count",
-            &samples.to_string(),
-            "--rate",
-            "50",
-            "--q0",
-            &Q0.to_string(),
-            "--out",
-            &cmd_file.display().to_string(),
-        ]);
-    ros_env(&mut client, domain);
-    let mut probe = Proc::spawn("cmd_vel probe", client);
-    probe.wait(Duration::from_secs(samples as u64 / 50 + 120))?;
-    let published: Vec<(u64, i16)> = read_rows(&cmd_file);
-    let arrived: Vec<(u64, i16)> = relay
-        .log
-        .lock()
-        .expect("relay log")
+    let arrived: Vec<(u64, i16, i16)> = log
         .to_robot
         .iter()
-        .filter(|e| e.1 == SET_SPEED)
-        .map(|e| (e.0, e.2[0]))
+        .filter(|e| e.1 == SET_SPEED && e.2.len() >= 2)
+        .map(|e| (e.0, e.2[0], e.2[1]))
         .collect();
-    let cmd = match_cmd_vel(&published, &arrived);
-    proc.interrupt();
-    let _ = proc.wait(Duration::from_secs(10));
+    // the wire side beside the client's, to check the matching offline
+    let wire = env.out.join(format!("e2e_{label}_wire.json"));
+    std::fs::write(
+        &wire,
+        json!({"odometry": frames, "set_speed": arrived}).to_string(),
+    )
+    .map_err(|e| format!("{}: {e}", wire.display()))?;
+    let cmd_vel = matching::match_cmd_vel(&published, &arrived);
+    let odom = matching::match_odometry(&frames, &received).map_err(|e| format!("{label}: {e}"))?;
+    let (c, o) = (cmd_vel.hop(), odom.hop());
     eprintln!(
-        "  {label}: event→odom p50 {:.0} µs p99 {:.0} µs ({} matched, {} not); cmd_vel→link p50 {:.0} µs p99 {:.0} µs ({} matched, {} not)",
-        odom.p50, odom.p99, odom.samples, odom.unmatched, cmd.p50, cmd.p99, cmd.samples, cmd.unmatched
+        "  {label}: cmd_vel→wire p50 {:.0} p99 {:.0} max {:.0} µs ({} matched, {} not); wire→odom p50 {:.0} p99 {:.0} max {:.0} µs ({} matched, {} not, fit residual {:.1e}, next best offset {:.1e}); CPU {:.2}% of a core",
+        c.p50, c.p99, c.max, c.samples, c.unmatched,
+        o.p50, o.p99, o.max, o.samples, o.unmatched, o.residual, o.runner_up, cpu_s / wall_s * 100.0
     );
-    Ok((odom, cmd))
+    Ok(Measured {
+        cmd_vel,
+        odom,
+        cpu_s,
+        wall_s,
+    })
+}
+
+/// CPU seconds used by `procs` (and their descendants) over `window` after `warmup`, and the
+/// window's measured length (s).
+pub fn cpu_seconds_over(procs: &[&Proc], warmup: Duration, window: Duration) -> (f64, f64) {
+    std::thread::sleep(warmup);
+    let t0 = std::time::Instant::now();
+    let a: f64 = procs.iter().map(|p| p.tree_cpu_seconds()).sum();
+    std::thread::sleep(window);
+    let b: f64 = procs.iter().map(|p| p.tree_cpu_seconds()).sum();
+    (b - a, t0.elapsed().as_secs_f64())
+}
+
+/// CPU fraction of one core used by `procs` (and their descendants) over `window`, after
+/// `warmup`.
+pub fn cpu_of(procs: &[&Proc], warmup: Duration, window: Duration) -> f64 {
+    let (cpu, wall) = cpu_seconds_over(procs, warmup, window);
+    cpu / wall
+}
+
+/// CPU of thymio-rt at its defaults with the robot connected and no ROS traffic (no client).
+pub fn idle(env: &Env, robot_port: u16, window: Duration, domain: u32) -> Result<f64, String> {
+    let relay = Relay::start(robot_port, ODOMETRY, SET_SPEED);
+    let d = Driver::ThymioRt { extra: Vec::new() };
+    let limit = window + Duration::from_secs(60);
+    let mut p = start_driver(env, &d, robot_port, relay.port, domain, limit)?;
+    let cpu = cpu_of(&[&p], Duration::from_secs(2), window);
+    p.interrupt();
+    let _ = p.wait(Duration::from_secs(20));
+    eprintln!("  thymio-rt idle: CPU {:.2}% of a core", cpu * 100.0);
+    Ok(cpu)
+}
+
+/// CPU at 8 robots (report only, no client): one thymio-rt process at its defaults (the limit of
+/// one robot raised: `nodes.thymio.maximal_number`) against eight Python driver processes (one
+/// per robot, as ROS-Thymio runs them).
+pub fn eight_robots(
+    env: &Env,
+    dir: &Path,
+    window: Duration,
+    domain: u32,
+) -> Result<(f64, f64), String> {
+    let pg = crate::playground::start(&dir.join("playground8"), 8)?;
+    let mut params = thymio_rt_params();
+    params.push("nodes.thymio.maximal_number:=0".into());
+    let mut c = thymio_rt(env, &pg.ports, &params, window + Duration::from_secs(120))?;
+    ros_env(&mut c, domain);
+    let mut ours = Proc::spawn("thymio-rt", c);
+    for _ in &pg.ports {
+        ours.wait_for("driver interface ready", Duration::from_secs(90))?;
+    }
+    let cpu_ours = cpu_of(&[&ours], Duration::from_secs(2), window);
+    ours.interrupt();
+    let _ = ours.wait(Duration::from_secs(20));
+    crate::playground::load_driver_script(&env.driver, &pg.ports)?;
+    let mut python = Vec::new();
+    for (i, port) in pg.ports.iter().enumerate() {
+        let mut c = Command::new(&env.python);
+        c.arg(env.root.join("bench/baseline/ros_thymio_baseline.py"))
+            .args([
+                "--port",
+                &port.to_string(),
+                "--namespace",
+                &format!("thymio_{}", i + 1),
+            ])
+            .args(["--duration", &(window.as_secs() + 120).to_string()]);
+        ros_env(&mut c, domain + 1);
+        let mut p = Proc::spawn("Python driver", c);
+        p.wait_for("READY", Duration::from_secs(60))?;
+        python.push(p);
+    }
+    let refs: Vec<&Proc> = python.iter().collect();
+    let cpu_python = cpu_of(&refs, Duration::from_secs(2), window);
+    eprintln!(
+        "  8 robots: thymio-rt {:.1}% of a core, 8 Python drivers {:.1}%",
+        cpu_ours * 100.0,
+        cpu_python * 100.0
+    );
+    Ok((cpu_ours, cpu_python))
 }
 
 /// JSON of a hop for the summary.
 pub fn summary(h: &Hop) -> serde_json::Value {
-    json!({"p50": h.p50, "p99": h.p99, "p999": h.p999, "max": h.max, "samples": h.samples})
+    json!({"p50": h.p50, "p99": h.p99, "p999": h.p999, "max": h.max, "samples": h.samples, "unmatched": h.unmatched})
 }
 
-/// Checks the matching on synthetic data (the harness runs it before measuring: a wrong
-/// match would silently corrupt the headline numbers).
-pub fn self_check() {
-    let sent: Vec<(u64, i16)> = (0..5).map(|k| (1000 * k as u64, k * STEP)).collect();
-    let x = |k: f64| k * Q0 * STEP as f64;
-    let received = vec![(1500, x(1.0)), (2300, x(2.0)), (9000, x(40.0))];
-    let h = match_odometry(&sent, &received);
-    assert_eq!((h.samples, h.unmatched), (2, 1), "odometry matching");
-    assert!(
-        (h.p50 - 0.3).abs() < 0.01 && (h.max - 0.5).abs() < 0.01,
-        "odometry latencies {h:?}"
-    );
-    let published = vec![(100, 21), (200, 22), (300, 23)];
-    let arrived = vec![(150, 21), (260, 22), (270, 22)];
-    let h = match_cmd_vel(&published, &arrived);
-    assert_eq!((h.samples, h.unmatched), (2, 1), "cmd_vel matching");
+/// JSON of the odometry alignment's quality for the summary.
+pub fn fit(h: &Hop) -> serde_json::Value {
+    json!({"residual": h.residual, "next_best_offset": h.runner_up})
 }

@@ -1,10 +1,14 @@
-//! The latency and jitter harness of `cargo bench` (issue 9): loop timing, end-to-end hops
-//! through ROS 2, the Python baseline, scaling with robots. Writes JSON and PNG plots to
+//! The latency and jitter harness of `cargo bench` (issues 9 and 19): loop timing, end-to-end
+//! hops through ROS 2 for thymio-rt at its default configuration, the Python driver and a
+//! zero-work floor against Aseba Playground, scaling with robots. Writes JSON and PNG plots to
 //! `target/bench-results/` and the headline numbers to `target/bench-results/summary.json`.
 //! `THYMIO_BENCH_QUICK=1` shortens every run.
 
 mod e2e;
+mod floor;
 mod loop_timing;
+mod matching;
+mod playground;
 mod plot;
 mod procs;
 mod relay;
@@ -77,6 +81,16 @@ fn machine() -> serde_json::Value {
 fn e2e_env() -> Result<e2e::Env, String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let python = root.join(".venv-ros/bin/python");
+    if !cfg!(feature = "ros2") {
+        return Err("the benches were built without --features ros2 (the floor needs r2r)".into());
+    }
+    if std::process::Command::new("asebaplayground")
+        .arg("--help")
+        .output()
+        .is_err()
+    {
+        return Err("Aseba Playground is not installed: run scripts/setup-aseba-peers.sh".into());
+    }
     if !python.exists() || std::env::var("AMENT_PREFIX_PATH").is_err() {
         return Err("the ROS 2 environment is not set: run scripts/setup-ros2.sh and source scripts/ros2-env.sh".into());
     }
@@ -100,13 +114,6 @@ fn e2e_env() -> Result<e2e::Env, String> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     let driver = target.join("release/thymio-rt");
-    let sim_ok = std::process::Command::new(&driver)
-        .args(["sim", "--help"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !sim_ok {
-        return Err("this build has no `thymio-rt sim` to serve the robot".into());
-    }
     Ok(e2e::Env {
         root,
         driver,
@@ -115,57 +122,156 @@ fn e2e_env() -> Result<e2e::Env, String> {
     })
 }
 
-/// Runs the end-to-end hops for thymio-rt and the Python baseline.
-fn run_e2e(env: &e2e::Env, samples: usize) -> Result<(), String> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| e.to_string())?
-        .local_addr()
-        .map_err(|e| e.to_string())?
-        .port();
-    let mut robot_cmd = std::process::Command::new(&env.driver);
-    robot_cmd.args([
-        "sim",
-        "--robots",
-        "1",
-        "--listen",
-        &format!("tcp:127.0.0.1:{port}"),
-    ]);
-    let _robot = procs::Proc::spawn("thymio-rt sim", robot_cmd);
-    wait_listening(port)?;
-    let domain = 40 + std::process::id() % 50;
-    eprintln!("end to end: thymio-rt ({samples} samples per hop)");
-    let (odom, cmd) = e2e::measure(env, e2e::Driver::ThymioRt, port, samples, domain)?;
-    eprintln!("end to end: Python baseline ({samples} samples per hop)");
-    let (b_odom, b_cmd) = e2e::measure(env, e2e::Driver::Baseline, port, samples, domain + 1)?;
-    write_json(
-        "e2e",
-        &json!({"thymio_rt": {"event_to_odom": odom, "cmd_vel_to_link": cmd}, "baseline_python": {"event_to_odom": b_odom, "cmd_vel_to_link": b_cmd}}),
-    );
-    plot::cdf(
-        "e2e_event_to_odom",
-        "odometry event at the link -> odom received (rclpy)",
-        "µs",
-        &[
-            ("thymio-rt".into(), odom.cdf.clone()),
-            ("Python baseline".into(), b_odom.cdf.clone()),
-        ],
-    );
-    plot::cdf(
-        "e2e_cmd_vel_to_link",
-        "cmd_vel published (rclpy) -> set_speed at the link",
-        "µs",
-        &[
-            ("thymio-rt".into(), cmd.cdf.clone()),
-            ("Python baseline".into(), b_cmd.cdf.clone()),
-        ],
-    );
-    update_summary(json!({
-        "e2e_cmd_vel_to_link_us": e2e::summary(&cmd),
-        "e2e_event_to_odom_us": e2e::summary(&odom),
-        "baseline_python": {"e2e_cmd_vel_to_link_us": e2e::summary(&b_cmd), "e2e_event_to_odom_us": e2e::summary(&b_odom)},
-        "ratio_p99": {"cmd_vel": b_cmd.p99 / cmd.p99.max(1e-3), "odom": b_odom.p99 / odom.p99.max(1e-3)},
-    }));
+/// Environment variable giving the floor's time limit (seconds) when the bench re-executes itself
+/// as the floor.
+pub const FLOOR_LIMIT_ENV: &str = "THYMIO_BENCH_FLOOR_LIMIT";
+
+/// A free TCP port on loopback.
+pub fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+/// Runs the end-to-end section: every driver against one Playground robot, thymio-rt idle, and
+/// the CPU at 8 robots.
+fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String> {
+    let pg = playground::start(&env.out.join("playground"), 1)?;
+    let robot = pg.ports[0];
+    // domains below the tests' 100..199, one per driver window
+    let domain = 1 + std::process::id() % 40;
+    let drivers = [
+        (
+            "thymio-rt",
+            "default",
+            e2e::Driver::ThymioRt { extra: Vec::new() },
+        ),
+        ("floor", "zero-work r2r program", e2e::Driver::Floor),
+        (
+            "python",
+            "ROS-Thymio-style Python driver",
+            e2e::Driver::Python,
+        ),
+        (
+            "thymio-rt-250us",
+            "rt.period_us: 250",
+            e2e::Driver::ThymioRt {
+                extra: vec!["rt.period_us:=250".into()],
+            },
+        ),
+    ];
+    // rounds of every driver in turn, so that the load of a shared machine falls on all alike
+    let mut measured: Vec<e2e::Measured> =
+        drivers.iter().map(|_| e2e::Measured::default()).collect();
+    for round in 0..rounds {
+        for (i, (label, config, driver)) in drivers.iter().enumerate() {
+            eprintln!(
+                "end to end, round {}/{rounds}: {label} ({config}) for {} s",
+                round + 1,
+                window.as_secs()
+            );
+            let d = domain + (i * rounds + round) as u32 % 40;
+            measured[i].merge(e2e::measure(env, driver, label, robot, window, d)?);
+        }
+    }
+    let mut rows = Vec::new();
+    for ((label, config, _), m) in drivers.iter().zip(&measured) {
+        let (cmd_vel, odom) = (m.cmd_vel.hop(), m.odom.hop());
+        rows.push(json!({
+            "driver": label, "config": config, "extra": label.ends_with("250us"),
+            "cmd_vel_to_wire_us": e2e::summary(&cmd_vel), "wire_to_odom_us": e2e::summary(&odom),
+            "odom_fit": e2e::fit(&odom), "cpu": m.cpu(),
+            "cdf": {"cmd_vel": cmd_vel.cdf, "odom": odom.cdf},
+        }));
+    }
+    // CPU only: a shorter window is enough
+    let short = window.min(Duration::from_secs(60));
+    eprintln!("end to end: thymio-rt idle for {} s", short.as_secs());
+    let idle = e2e::idle(env, robot, short, domain + 45)?;
+    drop(pg);
+    eprintln!("end to end: 8 robots for {} s", short.as_secs());
+    let (ours8, python8) = e2e::eight_robots(env, &env.out, short, domain + 46)?;
+    for (hop, title) in [
+        (
+            "cmd_vel",
+            "cmd_vel published (rclpy) -> set_speed on the wire",
+        ),
+        ("odom", "odometry on the wire -> odom received (rclpy)"),
+    ] {
+        let series: Vec<(String, Vec<(f64, f64)>)> = rows
+            .iter()
+            .map(|r| {
+                let cdf = serde_json::from_value(r["cdf"][hop].clone()).unwrap_or_default();
+                (
+                    format!(
+                        "{} ({})",
+                        r["driver"].as_str().unwrap_or(""),
+                        r["config"].as_str().unwrap_or("")
+                    ),
+                    cdf,
+                )
+            })
+            .collect();
+        plot::cdf(&format!("e2e_{hop}"), title, "µs", &series);
+    }
+    write_json("e2e", &json!({"rows": rows}));
+    for r in &mut rows {
+        r.as_object_mut().map(|o| o.remove("cdf"));
+    }
+    update_summary(json!({"e2e": {
+        "robot": "Aseba Playground (headless), one Thymio-II, 100 Hz odometry",
+        "client": "rclpy: cmd_vel at 20 Hz, odom received",
+        "window_s": window.as_secs(),
+        "rounds": rounds,
+        "thymio_rt_commit": commit(),
+        "rows": rows,
+        "idle_cpu": idle,
+        "cpu_8_robots": {"thymio_rt": ours8, "python": python8},
+        "notes": e2e_notes(),
+    }}));
     Ok(())
+}
+
+/// The commit the measured thymio-rt was built from (`+dirty` with uncommitted changes).
+fn commit() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    let head = git(&["rev-parse", "--short", "HEAD"]);
+    let dirty = !git(&["status", "--porcelain", "--untracked-files=no"]).is_empty();
+    format!("{head}{}", if dirty { "+dirty" } else { "" })
+}
+
+/// How the end-to-end rows were taken, for the README table.
+fn e2e_notes() -> Vec<String> {
+    vec![
+        format!(
+            "thymio-rt (default): `thymio-rt run --target tcp:host=127.0.0.1;port=<relay>` with the built-in \
+             configuration and only what this robot needs: `-p {}` (Playground's Thymio cannot compile the \
+             firmware-14 script) and `-p {}` (odometry at 100 Hz for every driver, the issue's workload; the \
+             shipped default is 20 Hz); `--switch-port <free port>` keeps the Aseba switch on, off the shared \
+             33333. Extra rows add the setting they name.",
+            e2e::thymio_rt_params()[0],
+            e2e::thymio_rt_params()[1]
+        ),
+        "Python driver: bench/baseline/ (rclpy + thymiodirect, thread-safe dispatch to asyncio, TCP_NODELAY), \
+         publishing odom and /tf only, the same script loaded beforehand. Floor: bench/latency/floor.rs, r2r, \
+         one frame written per cmd_vel, one Odometry published per odometry frame, nothing else."
+            .into(),
+        "Wire stamps: CLOCK_MONOTONIC in the relay (bench/latency/relay.rs); client stamps: \
+         time.monotonic_ns() before publish and in the odom callback. Matching (bench/latency/matching.rs): \
+         cmd_vel by the change of wheel targets it causes; odom by order, aligned on the distance moved. \
+         CPU: utime + stime (/proc/<pid>/stat) of the driver and its descendants over the window. Idle: \
+         thymio-rt (default) with the robot connected and no ROS client; the robot's script still sends its \
+         events (100 Hz odometry, sensors)."
+            .into(),
+    ]
 }
 
 fn wait_listening(port: u16) -> Result<(), String> {
@@ -187,6 +293,18 @@ fn wait_listening(port: u16) -> Result<(), String> {
 }
 
 fn main() {
+    if let Ok(port) = std::env::var(floor::ENV) {
+        let limit = std::env::var(FLOOR_LIMIT_ENV)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(600);
+        let port = port.parse().expect("THYMIO_BENCH_FLOOR: a port");
+        if let Err(e) = floor::run(port, Duration::from_secs(limit)) {
+            eprintln!("floor: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if !cfg!(feature = "ros2") {
         eprintln!(
             "note: benches built without --features ros2: cargo has replaced target/release/thymio-rt with a \
@@ -235,12 +353,14 @@ fn main() {
         }));
     }
     if want("e2e") {
-        e2e::self_check();
-        let samples = if quick() { 1000 } else { 10_000 };
+        matching::self_check();
+        // quick: one 20 s window per driver; full: five rounds of 60 s each, interleaved
+        let (window, rounds) = if quick() { (20, 1) } else { (60, 5) };
+        let window = Duration::from_secs(window);
         match e2e_env() {
             Err(reason) => eprintln!("end to end: skipped: {reason}"),
             Ok(env) => {
-                if let Err(e) = run_e2e(&env, samples) {
+                if let Err(e) = run_e2e(&env, window, rounds) {
                     eprintln!("end to end: failed: {e}");
                     std::process::exit(1);
                 }
@@ -260,7 +380,7 @@ fn main() {
     }
 }
 
-/// The scaling curve and the CPU comparison at 8 robots.
+/// The scaling curve of the RT thread (no ROS): 1 to 64 simulated robots.
 fn run_scale(env: &e2e::Env) -> Result<(), String> {
     let window = Duration::from_secs(if quick() { 5 } else { 20 });
     let mut points = Vec::new();
@@ -269,16 +389,9 @@ fn run_scale(env: &e2e::Env) -> Result<(), String> {
         points.push(scale::point(&env.root, &env.driver, n, window, &env.out)?);
     }
     let one = &points[0]["cycle_ns"];
-    eprintln!("cpu at 8 robots");
-    let domain = 60 + std::process::id() % 50;
-    let (ours, baseline) = scale::cpu_8(env, window, domain)?;
-    write_json(
-        "scale",
-        &json!({"points": points, "cpu_8_robots": {"ours": ours, "baseline": baseline}}),
-    );
+    write_json("scale", &json!({"points": points}));
     update_summary(json!({
         "rt_cycle_ns": {"p50": one["p50"], "p999": one["p999"]},
-        "cpu_8_robots": {"ours": ours, "baseline": baseline},
         "scale": points.iter().map(|p| json!({"robots": p["robots"], "cpu": p["cpu"], "p99_us": p["p99_us"]})).collect::<Vec<_>>(),
     }));
     Ok(())

@@ -14,11 +14,20 @@ pub struct Proc {
 }
 
 impl Proc {
-    /// Starts `cmd` (stdout and stderr collected, stdin null).
+    /// Starts `cmd` (stdout and stderr collected, stdin null). It is killed when the harness
+    /// ends, even by SIGKILL (parent-death signal): no child outlives a run.
     pub fn spawn(name: &str, mut cmd: Command) -> Proc {
+        use std::os::unix::process::CommandExt;
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // SAFETY: only prctl(PR_SET_PDEATHSIG), async-signal-safe, runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                    .map_err(std::io::Error::from)
+            });
+        }
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
@@ -98,6 +107,11 @@ impl Proc {
     pub fn cpu_seconds(&self) -> f64 {
         cpu_seconds(self.child.id())
     }
+
+    /// CPU time used so far by the process and its live descendants, in seconds.
+    pub fn tree_cpu_seconds(&self) -> f64 {
+        tree_cpu_seconds(self.child.id())
+    }
 }
 
 impl Drop for Proc {
@@ -107,12 +121,41 @@ impl Drop for Proc {
     }
 }
 
+/// Fields of /proc/<pid>/stat after the command name (which may contain spaces, inside
+/// parentheses): index 0 is field 3 (state).
+fn stat_fields(pid: u32) -> Vec<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    after.split_whitespace().map(str::to_owned).collect()
+}
+
+/// User + system CPU time of `pid` and of every live descendant (seconds).
+pub fn tree_cpu_seconds(pid: u32) -> f64 {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| Some((p, stat_fields(p).get(1)?.parse::<u32>().ok()?)))
+        .collect();
+    let mut tree = vec![pid];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    tree.into_iter().map(cpu_seconds).sum()
+}
+
 /// User + system CPU time of process `pid` (seconds), from /proc/<pid>/stat.
 pub fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // fields after the command name (which may contain spaces, inside parentheses)
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let f: Vec<&str> = after.split_whitespace().collect();
+    let f = stat_fields(pid);
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the name
     let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)

@@ -1,12 +1,10 @@
-//! A timestamping relay between a driver and a robot (Aseba over TCP): every odometry event
-//! the robot sends is stamped when the relay hands it to the driver, every `set_speed` event
-//! the driver sends is stamped when it arrives at the relay (CLOCK_MONOTONIC, the clock of
-//! `time.monotonic_ns()` in Python). Latencies are measured at the link, as the reference
-//! advises, not through the simulator.
-//!
-//! The relay can also play the robot's odometry itself ([`Relay::inject_odometry`]): events
-//! with known values, so that each odometry message a driver publishes maps back to exactly
-//! one event (the robot script then runs with `EMIT_MOTOR = 0`).
+//! A timestamping relay between a driver and a robot (Aseba over TCP): every odometry event frame
+//! the robot sends is stamped when the relay reads it from the robot's socket and hands it on
+//! (the wire, robot → driver), every `set_speed` event frame the driver sends is stamped when the
+//! relay reads it from the driver's socket (the wire, driver → robot). Stamps are
+//! CLOCK_MONOTONIC, the clock of `time.monotonic_ns()` in the rclpy client. The relay changes
+//! nothing in the bytes: latencies are measured at the link, as the reference advises, not
+//! through the simulator.
 
 use msgs::reassembler::Reassembler;
 use std::io::{Read, Write};
@@ -32,13 +30,29 @@ pub struct Relay {
     pub port: u16,
     /// What it saw.
     pub log: Arc<Mutex<Log>>,
-    driver: Arc<Mutex<Option<Arc<Mutex<TcpStream>>>>>,
 }
 
+/// Copies `from` to `to`, logging the `watch` events; when either side ends, closes both, so that
+/// no connection to the robot outlives its driver (Playground would keep sending into it).
 fn pump(
-    mut from: TcpStream,
+    from: TcpStream,
     to: Arc<Mutex<TcpStream>>,
     log: Arc<Mutex<Log>>,
+    to_driver: bool,
+    watch: u16,
+) {
+    copy(&from, &to, &log, to_driver, watch);
+    let _ = from.shutdown(std::net::Shutdown::Both);
+    let _ = to
+        .lock()
+        .expect("relay writer")
+        .shutdown(std::net::Shutdown::Both);
+}
+
+fn copy(
+    mut from: &TcpStream,
+    to: &Mutex<TcpStream>,
+    log: &Mutex<Log>,
     to_driver: bool,
     watch: u16,
 ) {
@@ -84,8 +98,6 @@ impl Relay {
         let port = listener.local_addr().expect("relay addr").port();
         let log = Arc::new(Mutex::new(Log::default()));
         let l = log.clone();
-        let driver = Arc::new(Mutex::new(None));
-        let d = driver.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -102,44 +114,11 @@ impl Relay {
                 let _ = robot.set_nodelay(true);
                 let client_w = Arc::new(Mutex::new(client.try_clone().expect("clone")));
                 let robot_w = Arc::new(Mutex::new(robot.try_clone().expect("clone")));
-                *d.lock().expect("relay driver") = Some(client_w.clone());
                 let (la, lb) = (l.clone(), l.clone());
                 std::thread::spawn(move || pump(robot, client_w, la, true, robot_event));
                 std::thread::spawn(move || pump(client, robot_w, lb, false, driver_event));
             }
         });
-        Relay { port, log, driver }
-    }
-
-    /// Sends `count` odometry events `[k·step, k·step, k]` from node `source` to the driver,
-    /// one every `period`, stamping each when written.
-    pub fn inject_odometry(&self, source: u16, id: u16, step: i16, count: usize, period: Duration) {
-        let Some(w) = self.driver.lock().expect("relay driver").clone() else {
-            return;
-        };
-        let mut next = rt::clock::monotonic_ns();
-        for k in 0..count {
-            next += period.as_nanos() as u64;
-            let _ = rt::clock::sleep_until(next);
-            let v = (k as i64 * step as i64) as i16;
-            let args = [v, v, k as i16];
-            let frame = msgs::wire::Message::UserEvent {
-                id,
-                args: msgs::wire::Words::from_slice(&args),
-            }
-            .to_frame(source)
-            .expect("odometry frame");
-            let mut s = w.lock().expect("relay writer");
-            let t = rt::clock::monotonic_ns();
-            if s.write_all(&frame).is_err() {
-                return;
-            }
-            drop(s);
-            self.log
-                .lock()
-                .expect("relay log")
-                .to_driver
-                .push((t, id, args.to_vec()));
-        }
+        Relay { port, log }
     }
 }

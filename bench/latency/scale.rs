@@ -1,5 +1,6 @@
 //! Scaling: N simulated robots (a separate `thymio-rt sim` process, one TCP port each) through
-//! one RT thread, and the CPU use of thymio-rt against the Python baseline at 8 robots.
+//! one RT thread, without ROS. (The CPU at 8 robots with ROS against the Python driver is in the
+//! end-to-end section, on Aseba Playground.)
 
 use crate::procs::Proc;
 use serde_json::json;
@@ -100,54 +101,4 @@ pub fn point(
     Ok(
         json!({"robots": n, "cpu": cpu, "p99_us": p99_us, "cycle_ns": r["rt"]["cycle_ns"], "overruns": r["rt"]["overruns"]}),
     )
-}
-
-/// CPU use at 8 robots with the ROS 2 bridge: thymio-rt (one process) against the Python
-/// baseline (one process per robot, as ROS-Thymio runs a driver per robot).
-pub fn cpu_8(env: &crate::e2e::Env, window: Duration, domain: u32) -> Result<(f64, f64), String> {
-    let n = 8;
-    let (_robots, base) = robots(&env.driver, n)?;
-    let mut c = Command::new(&env.driver);
-    c.args([
-        "run",
-        "--config",
-        &env.root
-            .join("bench/latency/scale.yaml")
-            .display()
-            .to_string(),
-    ])
-    .args(targets(base, n));
-    crate::e2e::ros_env(&mut c, domain);
-    let mut ours = Proc::spawn("thymio-rt run", c);
-    for _ in 0..n {
-        ours.wait_for("driver interface ready", Duration::from_secs(60))?;
-    }
-    let cpu_ours = cpu_fraction(&[&ours], Duration::from_secs(2), window);
-    ours.interrupt();
-    ours.wait(Duration::from_secs(10))?;
-    let mut baselines = Vec::new();
-    for i in 0..n {
-        let mut c = Command::new(&env.python);
-        c.arg(env.root.join("bench/baseline/ros_thymio_baseline.py"))
-            .args([
-                "--port",
-                &(base as usize + i).to_string(),
-                "--namespace",
-                &format!("thymio_{}", i + 1),
-                "--duration",
-                "600",
-            ]);
-        crate::e2e::ros_env(&mut c, domain + 1);
-        let mut p = Proc::spawn("baseline", c);
-        p.wait_for("READY", Duration::from_secs(60))?;
-        baselines.push(p);
-    }
-    let refs: Vec<&Proc> = baselines.iter().collect();
-    let cpu_base = cpu_fraction(&refs, Duration::from_secs(2), window);
-    eprintln!(
-        "  8 robots: thymio-rt {:.1}% of a core, Python baseline {:.1}%",
-        cpu_ours * 100.0,
-        cpu_base * 100.0
-    );
-    Ok((cpu_ours, cpu_base))
 }

@@ -44,6 +44,9 @@ pub mod thymio_conv;
 mod thymio_endpoints;
 
 pub use bridge::{RosBridge, RosNode};
+/// The ROS 2 client library and the Stream trait its subscriptions need, for the zero-work floor program of the
+/// latency benchmark (bench/latency/floor.rs), which may not declare them itself.
+pub use {futures, r2r};
 
 use futures::{FutureExt, Stream, StreamExt};
 use std::time::Duration;

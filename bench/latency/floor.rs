@@ -1,0 +1,98 @@
+//! The floor of the end-to-end benchmark (issue 19): a zero-work driver on r2r. `cmd_vel`
+//! received → one `set_speed` event frame written to the robot; an `odometry` event frame read →
+//! one `nav_msgs/Odometry` published; nothing else (no handshake, no script, no `/tf`). Through the
+//! same robot, relay and client as the real drivers, it marks what this machine's DDS, rclpy
+//! client and loopback cost by themselves.
+//!
+//! It is not a separate binary: the latency bench re-executes itself with
+//! `THYMIO_BENCH_FLOOR=<relay port>` (see [`ENV`]), so nothing extra is built or installed for
+//! users and no dependency is declared for it (r2r and its Stream trait come re-exported by
+//! nrt-ros2).
+
+#[cfg(feature = "ros2")]
+use nrt_ros2::{futures::StreamExt, r2r};
+use std::time::Duration;
+
+/// Environment variable that turns the bench binary into the floor: the relay port to connect to.
+pub const ENV: &str = "THYMIO_BENCH_FLOOR";
+
+/// m/s per wheel speed unit (the simulation calibration q0 of the other drivers): the one multiply
+/// the floor does so that its wheel targets and odometry look like a driver's.
+#[cfg(feature = "ros2")]
+const Q0: f64 = 0.000332;
+
+/// Event ids of the driver script (config/aseba/thymio_ros_playground.aesl).
+#[cfg(feature = "ros2")]
+const SET_SPEED: u16 = 1;
+#[cfg(feature = "ros2")]
+const ODOMETRY: u16 = 2;
+
+/// Runs the floor against the robot behind 127.0.0.1:`port` for at most `limit`.
+#[cfg(feature = "ros2")]
+pub fn run(port: u16, limit: Duration) -> Result<(), String> {
+    use msgs::reassembler::Reassembler;
+    use std::io::{Read, Write};
+    let err = |e: r2r::Error| e.to_string();
+    let ctx = r2r::Context::create().map_err(err)?;
+    let mut node = r2r::Node::create(ctx, "floor", "").map_err(err)?;
+    let odom = node
+        .create_publisher::<r2r::nav_msgs::msg::Odometry>("/odom", r2r::QosProfile::default())
+        .map_err(err)?;
+    let mut cmd_vel = node
+        .subscribe::<r2r::geometry_msgs::msg::Twist>("/cmd_vel", r2r::QosProfile::default())
+        .map_err(err)?;
+    let robot = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    robot.set_nodelay(true).map_err(|e| e.to_string())?;
+    let mut writer = robot.try_clone().map_err(|e| e.to_string())?;
+    let mut reader = robot;
+    std::thread::spawn(move || {
+        let mut r = Reassembler::new();
+        let mut buf = [0u8; 4096];
+        let mut msg = r2r::nav_msgs::msg::Odometry::default();
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let mut input = &buf[..n];
+            while let Some(f) = r.push(&mut input) {
+                let Ok(f) = f else { continue };
+                if f.kind != ODOMETRY {
+                    continue;
+                }
+                if let Ok(msgs::wire::Message::UserEvent { args, .. }) = f.message() {
+                    if let (Some(left), Some(right)) = (args.get(0), args.get(1)) {
+                        let p = &mut msg.pose.pose.position;
+                        p.x = Q0 * (left as f64 + right as f64) / 2.0;
+                        msg.pose.pose.orientation.w = 1.0;
+                        let _ = odom.publish(&msg);
+                    }
+                }
+            }
+        }
+    });
+    println!("READY");
+    let end = std::time::Instant::now() + limit;
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    while std::time::Instant::now() < end {
+        node.spin_once(Duration::from_millis(100));
+        while let std::task::Poll::Ready(Some(t)) = cmd_vel.poll_next_unpin(&mut cx) {
+            let v = (t.linear.x / Q0).round().clamp(-500.0, 500.0) as i16;
+            let frame = msgs::wire::Message::UserEvent {
+                id: SET_SPEED,
+                args: msgs::wire::Words::from_slice(&[v, v]),
+            }
+            .to_frame(0)
+            .map_err(|e| e.to_string())?;
+            writer.write_all(&frame).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Without ROS 2 there is no floor.
+#[cfg(not(feature = "ros2"))]
+pub fn run(_port: u16, _limit: Duration) -> Result<(), String> {
+    Err("the floor needs the ros2 feature".into())
+}

@@ -16,6 +16,7 @@ mod script_reader;
 mod traffic;
 mod types;
 mod vm_halt;
+mod wait;
 
 pub use builtin::{builtin_names, builtin_script, is_builtin, BUILTIN_PREFIX, BUILTIN_SCRIPTS};
 pub use controllers::{ControllerPort, ControllerReport};
@@ -28,6 +29,7 @@ pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
 pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
 pub use types::{EngineConfig, EngineError, EngineEvent, EngineStats};
 pub use vm_halt::VmRecord;
+pub use wait::IDLE_TICK;
 
 use crate::network::{Dest, NetError, NetworkManager, Via};
 use crate::params::BridgeParams;
@@ -81,6 +83,8 @@ pub struct Engine {
     raw: raw_motor::RawMotor,
     /// The NRT ends of the RT controllers, pumped by every poll.
     controllers: controllers::Controllers,
+    /// Whether the RT thread rings the doorbell (see `wait`).
+    rt_rings: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -158,6 +162,7 @@ impl Engine {
             rt_exited: false,
             raw: Default::default(),
             controllers: Default::default(),
+            rt_rings: true,
         })
     }
 

@@ -22,7 +22,10 @@ const SIM: &str = "sim";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RtParams {
-    /// Loop period [µs] (1000 = 1 kHz).
+    /// Period [µs] of the loop's periodic duties (cmd_vel watchdog, speed refresh, statistics,
+    /// link hand-over): their resolution, not a hop's latency (I/O and set-points wake the loop
+    /// at once). The default, 10 000 (100 Hz), is a tenth of the finest of them (the 100 ms
+    /// speed refresh).
     pub period_us: u64,
     /// CPU to pin the thread to (-1: the last CPU).
     pub cpu: i32,
@@ -30,9 +33,10 @@ pub struct RtParams {
     pub priority: u8,
     /// `mlockall(MCL_CURRENT | MCL_FUTURE)`.
     pub lock_memory: bool,
-    /// Longest time [µs] the NRT side waits when nothing wakes it (the RT thread and the ROS
-    /// spinner ring its doorbell when they have something): the period of its timers and of
-    /// the Aseba switch's clients (smaller = more CPU).
+    /// Longest time [µs] the NRT side waits while something must be polled: an Aseba switch
+    /// client is connected (its socket), frames wait for room in the RT ring, or `wake_nrt` is
+    /// off. Otherwise the RT thread and the ROS spinner ring its doorbell when they have
+    /// something and it waits up to the resolution of the engine's timers (50 ms).
     pub nrt_poll_us: u64,
     /// The RT thread rings the NRT side's doorbell (one non-blocking eventfd write per cycle
     /// that produced something). `false`: it never wakes anyone and NRT polls every
@@ -47,7 +51,7 @@ pub struct RtParams {
 impl Default for RtParams {
     fn default() -> Self {
         Self {
-            period_us: 1000,
+            period_us: 10_000,
             cpu: -1,
             priority: 50,
             lock_memory: true,

@@ -200,6 +200,7 @@ impl Runtime {
             engine_config.driver.simulation = true;
         }
         let mut engine = Engine::new(engine_config, nrt_ends)?;
+        engine.set_rt_rings(config.rt.wake_nrt);
         // The reflex always runs in the RT cycle (disabled unless configured) so that it can be
         // turned on live.
         let current = reflex_params(&config.driver.obstacle_stop);

@@ -2,7 +2,7 @@
 //! (which polls them but never drops one: dead links go back through [`LinkReturn`]).
 
 use crate::link::Link;
-use msgs::handoff::{LinkDownReason, MAX_LINKS};
+use msgs::handoff::{Doorbell, LinkDownReason, MAX_LINKS};
 use rtrb::{Consumer, Producer, RingBuffer};
 
 /// An open link offered to the RT thread.
@@ -66,6 +66,8 @@ impl Link for NoLink {
 pub struct NrtLinkPort {
     offers: Producer<LinkOffer>,
     returns: Consumer<LinkReturn>,
+    /// Rung by the RT half when it gives a link back or goes away.
+    returned: Doorbell,
 }
 
 /// RT half (the RT loop takes offers and gives links back through it).
@@ -73,6 +75,7 @@ pub struct NrtLinkPort {
 pub struct RtLinkPort {
     offers: Consumer<LinkOffer>,
     returns: Producer<LinkReturn>,
+    returned: Doorbell,
 }
 
 /// A link port: `(rt, nrt)` halves. The return ring holds every link the RT thread may own plus every offer in
@@ -117,14 +120,17 @@ pub fn link_port() -> (RtLinkPort, NrtLinkPort) {
         .is_ok()
     {}
     while rc.pop().is_ok() {}
+    let returned = Doorbell::new();
     (
         RtLinkPort {
             offers: oc,
             returns: rp,
+            returned: returned.clone(),
         },
         NrtLinkPort {
             offers: op,
             returns: rc,
+            returned,
         },
     )
 }
@@ -146,6 +152,18 @@ impl NrtLinkPort {
     pub fn nrt_peer_gone(&self) -> bool {
         self.offers.is_abandoned()
     }
+
+    /// Waits until the RT half gives a link back or goes away (or someone calls
+    /// [`Self::nrt_wake`]), at most `timeout`; whether it was woken. Consumes the wake-ups so far.
+    pub fn nrt_wait_returned(&self, timeout: std::time::Duration) -> bool {
+        self.returned.wait(timeout)
+    }
+
+    /// A doorbell that ends a [`Self::nrt_wait_returned`] when rung (e.g. to stop the thread that
+    /// waits); silent (not live) if no eventfd was available, then waits sleep their whole timeout.
+    pub fn nrt_waker(&self) -> Doorbell {
+        self.returned.clone()
+    }
 }
 
 impl RtLinkPort {
@@ -163,6 +181,18 @@ impl RtLinkPort {
     /// every link the RT thread may own plus every offer in flight, so this does not happen
     /// while [`Self::rt_return_room`] was checked first).
     pub fn rt_give_back(&mut self, ret: LinkReturn) -> Result<(), LinkReturn> {
-        self.returns.push(ret).map_err(|rtrb::PushError::Full(r)| r)
+        self.returns
+            .push(ret)
+            .map_err(|rtrb::PushError::Full(r)| r)?;
+        // One non-blocking eventfd write: the connector blocks until a link comes back.
+        self.returned.ring();
+        Ok(())
+    }
+}
+
+impl Drop for RtLinkPort {
+    fn drop(&mut self) {
+        // The connector notices that the RT thread is gone without polling.
+        self.returned.ring();
     }
 }

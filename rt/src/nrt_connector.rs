@@ -44,7 +44,9 @@ pub struct ConnectorConfig {
     pub serial_settle: Duration,
     /// TCP connect timeout.
     pub tcp_timeout: Duration,
-    /// How often the thread looks at returned links and the stop flag.
+    /// How often the thread looks at returned links and the stop flag when it cannot be woken
+    /// (no eventfd available); otherwise it blocks until a link comes back, it is stopped or the
+    /// next round of attempts is due.
     pub poll_interval: Duration,
 }
 
@@ -91,10 +93,16 @@ impl Counters {
     }
 }
 
+/// Longest wait of the connector while every target is connected: it is woken when a link comes
+/// back, the RT thread goes away or it is stopped; this only bounds a wait should a wake-up be
+/// missed.
+const IDLE_WAIT: Duration = Duration::from_secs(60);
+
 /// Handle on the connector thread.
 #[derive(Debug)]
 pub struct ConnectorHandle {
     stop: Arc<AtomicBool>,
+    wake: msgs::handoff::Doorbell,
     counters: Arc<Counters>,
     thread: std::thread::JoinHandle<()>,
 }
@@ -103,6 +111,7 @@ impl ConnectorHandle {
     /// Asks the thread to stop (it returns within one attempt).
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
+        self.wake.ring();
     }
 
     /// Current counters.
@@ -143,11 +152,13 @@ pub fn spawn_connector(
     let stop = Arc::new(AtomicBool::new(false));
     let counters = Arc::new(Counters::default());
     let (s, c) = (stop.clone(), counters.clone());
+    let wake = port.nrt_waker();
     let thread = std::thread::Builder::new()
         .name("thymio-connect".into())
         .spawn(move || run(cfg, targets, pipes, port, &s, &c))?;
     Ok(ConnectorHandle {
         stop,
+        wake,
         counters,
         thread,
     })
@@ -216,7 +227,16 @@ fn run(
             }
             next_round = Instant::now() + cfg.retry_interval;
         }
-        std::thread::sleep(cfg.poll_interval);
+        // Block until the RT thread gives a link back or goes away, or `stop` (both ring the
+        // port), or the next round is due while a target is not connected.
+        let wait = if !port.nrt_waker().is_live() {
+            cfg.poll_interval
+        } else if connected.iter().any(|c| !c) {
+            next_round.saturating_duration_since(Instant::now())
+        } else {
+            IDLE_WAIT
+        };
+        port.nrt_wait_returned(wait);
     }
     while let Some(ret) = port.nrt_take_returned() {
         counters.returned.fetch_add(1, Ordering::Relaxed);

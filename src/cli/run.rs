@@ -188,7 +188,10 @@ fn run_plain(
                 }
             }
         }
-        doorbell.wait(Duration::from_micros(config.rt.nrt_poll_us));
+        doorbell.wait(
+            rt.engine
+                .longest_wait(Duration::from_micros(config.rt.nrt_poll_us)),
+        );
         true
     });
     Ok(rt.stop())

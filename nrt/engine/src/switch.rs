@@ -200,6 +200,11 @@ impl Switch {
         }
     }
 
+    /// Whether a client is connected (its socket needs polling).
+    pub fn has_clients(&self) -> bool {
+        !self.clients.is_empty()
+    }
+
     /// Totals, limits and per-client counters (connected clients first).
     pub fn report(&self) -> SwitchReport {
         SwitchReport {

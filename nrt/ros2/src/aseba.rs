@@ -8,7 +8,8 @@
 //!   subscription `<ns>/aseba/events/<name>` per global event of the loaded script, created when it is loaded
 //!   (not on the first event, so early subscribers miss nothing) and kept across reloads when the name stays.
 //!
-//! Rules: ROS → Aseba only when `source == 0` (our own publications carry the node id and are not echoed back);
+//! Rules: ROS → Aseba only when `source == 0` (our own publications carry the node id and are not echoed back; an
+//! event is not published at all while no one but that subscription of ours would receive it);
 //! payload sizes are checked against the script's declaration both ways (a mismatching event from Aseba goes to
 //! `anonymous_events`); bad requests (unknown variable or event, wrong size, compile errors with line:col) are
 //! answered and reported on the ROS log (`/rosout`), never swallowed — the services of the asebaros interface have
@@ -42,6 +43,17 @@ fn latched() -> QosProfile {
 
 fn events_qos() -> QosProfile {
     QosProfile::default().keep_last(EVENT_DEPTH).reliable()
+}
+
+/// Whether a publication on an event topic (`<ns>/aseba/events/<name>`, `aseba/anonymous_events`) would reach
+/// anyone but this node's own subscription to the same topic (the ROS → Aseba direction), which drops it
+/// (`source != 0`). The topics are volatile: a subscriber not matched yet would not receive it either. Skipping
+/// unheard publications saves the DDS write, its delivery to our own subscription and the spinner's and NRT
+/// loop's wake-ups for that echo (most of the bridge's CPU while nobody listens). Publishes if the count fails.
+fn heard_by_others<T: r2r::WrappedTypesupport + 'static>(publisher: &Publisher<T>) -> bool {
+    publisher
+        .get_inter_process_subscription_count()
+        .map_or(true, |n| n > 1)
 }
 
 /// One global event of a node's script on ROS.
@@ -448,6 +460,9 @@ impl AsebaInterface {
             .and_then(Option::as_ref);
         match topic {
             Some(t) if t.size == args.len() => {
+                if !heard_by_others(&t.publisher) {
+                    return;
+                }
                 let ev = Event {
                     stamp,
                     source: source.0,
@@ -459,6 +474,9 @@ impl AsebaInterface {
                 }
             }
             _ => {
+                if !heard_by_others(&self.anonymous) {
+                    return;
+                }
                 let ev = AnonymousEvent {
                     stamp,
                     source: source.0,

@@ -166,9 +166,11 @@ pub struct RosBridge {
 }
 
 impl RosBridge {
-    /// One iteration: waits at most `spin_period` for ROS work, serves it, polls the engine, publishes.
+    /// One iteration: waits for ROS work at most as long as the engine allows
+    /// ([`Engine::longest_wait`] of `spin_period`), serves it, polls the engine, publishes.
     pub fn step(&mut self, engine: &mut Engine) {
-        self.wake.wait(self.options.spin_period);
+        self.wake
+            .wait(engine.longest_wait(self.options.spin_period));
         let shared = self.node.clone();
         let mut node = shared.access();
         self.params.serve(engine, &self.reporter);

@@ -70,8 +70,9 @@ pub struct RosOptions {
     pub node_name: String,
     /// Node namespace (`""`); the interface's names are relative to it.
     pub namespace: String,
-    /// Longest wait in one iteration when neither the RT thread nor ROS rings the doorbell (the loop's period when
-    /// all is quiet: timers, the Aseba switch's clients). RT events and ROS messages wake the loop at once.
+    /// Longest wait in one iteration while the engine needs polling (an Aseba switch client is connected, frames
+    /// wait for the RT ring, or the RT thread does not ring); otherwise the engine's timers bound the wait
+    /// ([`nrt_engine::engine::Engine::longest_wait`]). RT events and ROS messages wake the loop at once.
     pub spin_period: Duration,
     /// Period of `/diagnostics`.
     pub diagnostics_period: Duration,

@@ -292,3 +292,52 @@ fn spinner_wakes_the_loop_and_lets_topics_be_created() {
     // The spinner has let the node go: only this test holds it now.
     assert_eq!(std::sync::Arc::strong_count(&shared), 1);
 }
+
+/// A spinner whose waits run out rings no one (it used to ring the NRT loop after every wait, idle or not, 100 times
+/// a second), rings at once for a message, and stops within about one wait.
+#[test]
+fn an_idle_spinner_rings_no_one_until_ros_has_work() {
+    use super::spinner::{SharedNode, Spinner, SPIN_TIMEOUT};
+    use r2r::std_msgs::msg::Int32;
+    if rerun_without_ld_library_path(
+        &test_path("an_idle_spinner_rings_no_one_until_ros_has_work"),
+        TEST_TIMEOUT,
+    ) {
+        return;
+    }
+    let deadline = Instant::now() + TEST_TIMEOUT / 2;
+    let topic = format!("/smoke_{}/idle_spinner", std::process::id());
+    let mut node = r2r::Node::create(context(), "smoke_idle_spinner", "").expect("r2r node");
+    let qos = QosProfile::default().keep_last(10).reliable();
+    let mut sub = node.subscribe::<Int32>(&topic, qos.clone()).expect("sub");
+    let publisher = node.create_publisher::<Int32>(&topic, qos).expect("pub");
+    let shared = SharedNode::new(node);
+    let wake = msgs::handoff::Doorbell::new();
+    let spinner = Spinner::start(shared.clone(), wake.clone()).expect("spinner");
+    // Whatever the start brought (matching of our own endpoints) is over within a few waits.
+    while wake.wait(2 * SPIN_TIMEOUT) {
+        assert!(Instant::now() < deadline, "the idle spinner keeps ringing");
+    }
+    assert!(
+        !wake.wait(5 * SPIN_TIMEOUT),
+        "an idle spinner rang the NRT loop"
+    );
+    // Published until received: the subscription may not be matched yet (then the message is lost).
+    let mut got = Vec::new();
+    while got.is_empty() {
+        assert!(Instant::now() < deadline, "no ring for the message");
+        publisher.publish(&Int32 { data: 7 }).expect("publish");
+        // Far longer than the spinner's timeout: only a ring for the message ends it with true.
+        if wake.wait(Duration::from_secs(1)) {
+            got.extend(super::drain(&mut sub).map(|m| m.data));
+        }
+    }
+    assert!(got.iter().all(|v| *v == 7), "{got:?}");
+    let t0 = Instant::now();
+    drop(spinner);
+    assert!(
+        t0.elapsed() < SPIN_TIMEOUT + Duration::from_secs(2),
+        "stopping the spinner took {:?}",
+        t0.elapsed()
+    );
+}

@@ -4,9 +4,13 @@
 //! publisher of the node: about 170 entities at 8 robots) on each call. Called once per NRT
 //! iteration (1 kHz) it was most of the bridge's CPU. The spinner thread instead waits in
 //! `spin_once` with a long timeout and only wakes when ROS has work (a message, a service call)
-//! or the timeout ends; it then rings the NRT loop's doorbell (the one the RT thread rings too),
-//! and the loop serves the streams r2r filled. The NRT loop itself only reads the rings and
-//! publishes (publishing does not need the node).
+//! or the timeout ends. When the wait ended before its timeout (ROS had work) it rings the NRT
+//! loop's doorbell (the one the RT thread rings too), and the loop serves the streams r2r filled;
+//! a wait that ran out found nothing (rcl returns at once with nothing taken), so it rings no one.
+//! Work that became ready in the last instant of a wait, returned just after the timeout, is
+//! served at the NRT loop's next wake-up (at most its longest wait,
+//! `nrt_engine::engine::IDLE_TICK`). The NRT loop itself only reads the rings and publishes
+//! (publishing does not need the node).
 //!
 //! The node stays reachable from the NRT loop for what does need it (creating and destroying
 //! topics and services when robots come and go) through [`SharedNode::access`]; the spinner
@@ -20,11 +24,13 @@ use msgs::handoff::Doorbell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Longest time the spinner waits in `spin_once`: bounds how long creating a topic waits for the
-/// node and how long stopping the spinner takes, not the latency of ROS messages (they wake it).
-pub const SPIN_TIMEOUT: Duration = Duration::from_millis(10);
+/// node (when a robot comes up: asebaros itself lets a node settle 200 ms first) and how long
+/// stopping the spinner takes, not the latency of ROS messages (they wake it). Each wait rebuilds
+/// the node's whole wait set, so an idle spinner costs one such rebuild per timeout.
+pub const SPIN_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// Work run on the spinner thread after every wait for ROS work: it must only drain streams and
 /// hand their content to lock-free structures (never wait).
@@ -93,18 +99,20 @@ impl SharedNode {
     }
 
     /// One wait for ROS work (at most `timeout`), unless someone waits for the node; whether it
-    /// waited.
+    /// waited and ended before `timeout` (ROS had work).
     fn spin_once(&self, timeout: Duration) -> bool {
         if self.waiting.load(Ordering::SeqCst) > 0 {
             std::thread::sleep(Duration::from_micros(50));
             return false;
         }
+        let start = Instant::now();
         self.node
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .spin_once(timeout);
+        let woke = start.elapsed() < timeout;
         self.run_tasks();
-        true
+        woke
     }
 }
 
@@ -133,7 +141,7 @@ pub struct Spinner {
 }
 
 impl Spinner {
-    /// Starts spinning `shared`; every return of `spin_once` rings `wake`.
+    /// Starts spinning `shared`; every wait that ROS ended (before [`SPIN_TIMEOUT`]) rings `wake`.
     pub fn start(shared: Arc<SharedNode>, wake: Doorbell) -> std::io::Result<Spinner> {
         Self::start_named(shared, wake, "nrt-ros-spin")
     }

@@ -36,6 +36,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Whether anyone subscribes to the periodic sensor topic `p`. These topics are volatile (a subscriber not matched
+/// yet would not receive the sample either), so a sample nobody hears is neither converted nor published: the
+/// robot streams them whether or not anyone listens. Publishes if the count cannot be read.
+fn heard<T: r2r::WrappedTypesupport + 'static>(p: &Publisher<T>) -> bool {
+    p.get_inter_process_subscription_count()
+        .map_or(true, |n| n > 0)
+}
+
 /// The interface of one robot.
 struct RobotInterface {
     node: NodeId,
@@ -321,6 +329,7 @@ impl ThymioInterface {
         }
     }
 
+    /// Proximity readings (10 Hz) to the sensor topics that have a subscriber.
     fn publish_proximity(
         &mut self,
         engine: &Engine,
@@ -335,15 +344,17 @@ impl ThymioInterface {
         let stamp = clocks.stamp(s.t_ns);
         let (f, o, raw) = (&r.frames, &r.out, &s.values);
         let mut result = Ok(());
-        for (i, p) in o.proximity.iter().enumerate() {
+        for (i, p) in o.proximity.iter().enumerate().filter(|(_, p)| heard(p)) {
             let frame = f.link(&format!("proximity_{}_link", PROXIMITY_NAMES[i]));
             result = result.and(p.publish(&conv::proximity(raw[i], cal, i, &stamp, frame)));
         }
-        let result =
-            result.and(
-                o.laser
-                    .publish(&conv::laser(raw, cal, &stamp, f.link("laser_link"))),
-            );
+        if heard(&o.laser) {
+            result =
+                result.and(
+                    o.laser
+                        .publish(&conv::laser(raw, cal, &stamp, f.link("laser_link"))),
+                );
+        }
         if let Err(e) = result {
             self.reporter
                 .warn(&format!("node {id}: cannot publish proximity: {e}"));
@@ -394,7 +405,7 @@ impl ThymioInterface {
             RobotEvent::Ground(delta) => {
                 let threshold = engine.robot_params(id).ground.threshold;
                 let mut result = Ok(());
-                for (i, g) in o.ground.iter().enumerate() {
+                for (i, g) in o.ground.iter().enumerate().filter(|(_, g)| heard(g)) {
                     let frame = f.link(&format!("ground_{}_link", GROUND_NAMES[i]));
                     result =
                         result.and(g.publish(&conv::ground(delta[i], threshold, &stamp, frame)));
@@ -402,6 +413,8 @@ impl ThymioInterface {
                 result
             }
             RobotEvent::GroundReflected(_) | RobotEvent::GroundAmbient(_) => Ok(()),
+            RobotEvent::Accelerometer(_) if !heard(&o.imu) => Ok(()),
+            RobotEvent::Temperature(_) if !heard(&o.temperature) => Ok(()),
             RobotEvent::Accelerometer(acc) => {
                 o.imu.publish(&conv::imu(acc, &stamp, f.base.clone()))
             }

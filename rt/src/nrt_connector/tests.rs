@@ -122,3 +122,42 @@ fn stops_when_the_rt_side_is_gone() {
     until(Duration::from_secs(20), || h.thread.is_finished());
     assert_eq!(h.join().connects, 0);
 }
+
+/// The connector blocks while every target is connected: a link given back, and a stop, wake it
+/// at once (it used to look every `poll_interval`, here far longer than the test may last).
+#[test]
+fn a_connected_connector_sleeps_until_a_link_comes_back_or_it_is_stopped() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let spec = ConnectSpec::Tcp {
+        host: "127.0.0.1".into(),
+        port: listener.local_addr().unwrap().port(),
+    };
+    let cfg = ConnectorConfig {
+        poll_interval: Duration::from_secs(3600),
+        ..fast()
+    };
+    let (mut rt, port) = link_port();
+    let h = spawn_connector(cfg, vec![spec], Vec::new(), port).unwrap();
+    let offer = next_offer(&mut rt);
+    assert!(rt
+        .rt_give_back(LinkReturn {
+            target: offer.target,
+            link: offer.link,
+            reason: LinkDownReason::Eof,
+        })
+        .is_ok());
+    until(Duration::from_secs(20), || {
+        (h.stats().returned == 1).then_some(())
+    });
+    let again = next_offer(&mut rt);
+    assert_eq!(again.target, 0);
+    let t0 = std::time::Instant::now();
+    let stats = h.join();
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "stop took {:?}",
+        t0.elapsed()
+    );
+    assert_eq!((stats.connects, stats.returned), (2, 1));
+    drop(again);
+}

@@ -17,6 +17,7 @@ mod script_reader;
 mod traffic;
 mod types;
 mod vm_halt;
+mod wait;
 
 pub use builtin::{builtin_names, builtin_script, is_builtin, BUILTIN_PREFIX, BUILTIN_SCRIPTS};
 pub use controllers::{ControllerPort, ControllerReport};
@@ -29,6 +30,7 @@ pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
 pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
 pub use types::{EngineConfig, EngineError, EngineEvent, EngineStats};
 pub use vm_halt::VmRecord;
+pub use wait::IDLE_TICK;
 
 use crate::network::{Dest, NetError, NetworkManager, Via};
 use crate::params::BridgeParams;
@@ -84,6 +86,8 @@ pub struct Engine {
     controllers: controllers::Controllers,
     /// Robots' own driver parameters (their `thymio_driver` nodes).
     robot_params: robot_params::RobotParams,
+    /// Whether the RT thread rings the doorbell (see `wait`).
+    rt_rings: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -162,6 +166,7 @@ impl Engine {
             raw: Default::default(),
             controllers: Default::default(),
             robot_params: Default::default(),
+            rt_rings: true,
         })
     }
 

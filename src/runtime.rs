@@ -119,8 +119,14 @@ pub fn rt_config(config: &Config) -> RtConfig {
             .ok()
             .map(|n| n.get() - 1),
     };
+    // Warm-up (page faults before it do not count) lasts about a second whatever the period.
+    let warmup_cycles = 1_000_000u64
+        .checked_div(config.rt.period_us)
+        .unwrap_or(1000)
+        .clamp(10, 1000);
     RtConfig {
         period: Duration::from_micros(config.rt.period_us),
+        warmup_cycles,
         setup: RtSetup {
             cpu,
             priority: (config.rt.priority > 0).then_some(config.rt.priority),

@@ -8,6 +8,7 @@
 
 use crate::handoff::NrtLinkPort;
 use crate::link::{Link, PipeLink, SerialLink, SerialSpec, TcpLink};
+use msgs::handoff::LinkDownReason;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -119,6 +120,11 @@ impl ConnectorHandle {
         self.counters.get()
     }
 
+    /// Whether the thread has ended (stopped, or the RT thread went away).
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
     /// Stops the thread, waits for it, and returns the final counters.
     pub fn join(self) -> ConnectorStats {
         self.stop();
@@ -184,9 +190,17 @@ fn run(
     let mut ever = vec![false; n];
     let mut failing = vec![false; n];
     let mut next_round = Instant::now();
+    let mut rt_ending = false;
     while !stop.load(Ordering::Relaxed) && !port.nrt_peer_gone() {
         while let Some(ret) = port.nrt_take_returned() {
             counters.returned.fetch_add(1, Ordering::Relaxed);
+            if ret.reason == LinkDownReason::Shutdown {
+                // The RT thread is stopping: it gives its links back before it drops the port,
+                // and a link opened now would only be closed again (or left to a dead thread).
+                rt_ending = true;
+                drop(ret.link);
+                continue;
+            }
             let t = ret.target as usize;
             let name = targets
                 .get(t)
@@ -196,6 +210,9 @@ fn run(
                 connected[t] = false;
             }
             drop(ret.link); // here, on the NRT side
+        }
+        if rt_ending {
+            break;
         }
         if Instant::now() >= next_round && connected.iter().any(|c| !c) {
             for i in 0..n {

@@ -161,3 +161,33 @@ fn a_connected_connector_sleeps_until_a_link_comes_back_or_it_is_stopped() {
     assert_eq!((stats.connects, stats.returned), (2, 1));
     drop(again);
 }
+
+#[test]
+fn a_link_given_back_at_rt_shutdown_is_not_reopened() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port_no = listener.local_addr().unwrap().port();
+    let (mut rt, port) = link_port();
+    let spec = ConnectSpec::Tcp {
+        host: "127.0.0.1".into(),
+        port: port_no,
+    };
+    let h = spawn_connector(fast(), vec![spec], vec![], port).unwrap();
+    let offer = next_offer(&mut rt);
+    let _server = listener.accept().unwrap();
+    // The RT thread stops: it gives its links back (Shutdown) but keeps its port a while.
+    assert!(rt
+        .rt_give_back(LinkReturn {
+            target: 0,
+            link: offer.link,
+            reason: LinkDownReason::Shutdown,
+        })
+        .is_ok());
+    // The connector ends by itself instead of connecting again.
+    until(Duration::from_secs(20), || h.is_finished().then_some(()));
+    let stats = h.join();
+    assert_eq!(
+        (stats.connects, stats.reconnects, stats.returned),
+        (1, 0, 1)
+    );
+    drop(rt);
+}

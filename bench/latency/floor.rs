@@ -48,7 +48,11 @@ pub fn run(port: u16, limit: Duration) -> Result<(), String> {
     std::thread::spawn(move || {
         let mut r = Reassembler::new();
         let mut buf = [0u8; 4096];
-        let mut msg = r2r::nav_msgs::msg::Odometry::default();
+        // In rcl's native form, refilled and published without conversion (as thymio-rt's
+        // publisher thread does): the floor does no work a driver could avoid.
+        let mut msg = r2r::NativeMsg::<r2r::nav_msgs::msg::Odometry>::from(
+            &r2r::nav_msgs::msg::Odometry::default(),
+        );
         loop {
             let n = match reader.read(&mut buf) {
                 Ok(0) | Err(_) => return,
@@ -62,10 +66,10 @@ pub fn run(port: u16, limit: Duration) -> Result<(), String> {
                 }
                 if let Ok(msgs::wire::Message::UserEvent { args, .. }) = f.message() {
                     if let (Some(left), Some(right)) = (args.get(0), args.get(1)) {
-                        let p = &mut msg.pose.pose.position;
-                        p.x = Q0 * (left as f64 + right as f64) / 2.0;
-                        msg.pose.pose.orientation.w = 1.0;
-                        let _ = odom.publish(&msg);
+                        let m = &mut *msg;
+                        m.pose.pose.position.x = Q0 * (left as f64 + right as f64) / 2.0;
+                        m.pose.pose.orientation.w = 1.0;
+                        let _ = odom.publish_native(&mut msg);
                     }
                 }
             }

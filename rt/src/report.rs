@@ -3,7 +3,7 @@
 //! bridge disabled.
 
 use crate::nrt_connector::ConnectorStats;
-use msgs::handoff::{LatencySummary, OdomSample, RingDrops, RtStats, SchedulerMode};
+use msgs::handoff::{LatencySummary, OdomSample, RingDrops, RosHops, RtStats, SchedulerMode};
 use serde::Serialize;
 
 /// The whole report.
@@ -76,17 +76,6 @@ pub struct HopsSection {
     pub cmd_vel_to_set_point_ns: Option<Quantiles>,
     /// cmd_vel: set-point stored → speed frame written to the link (RT thread).
     pub cmd_set_point_to_wire_ns: Quantiles,
-}
-
-/// The hops the ROS side times (see [`HopsSection`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct RosHops {
-    /// Odometry handed over → publish start.
-    pub odom_handed_to_publish: LatencySummary,
-    /// Publish start → returned.
-    pub odom_publish: LatencySummary,
-    /// cmd_vel taken → set-point stored.
-    pub cmd_vel_to_set_point: LatencySummary,
 }
 
 impl HopsSection {
@@ -311,8 +300,8 @@ impl Report {
 
     /// Adds the hops the ROS side timed.
     pub fn with_ros_hops(mut self, h: RosHops) -> Self {
-        self.hops.odom_handed_to_publish_ns = Some(h.odom_handed_to_publish.into());
-        self.hops.odom_publish_ns = Some(h.odom_publish.into());
+        self.hops.odom_handed_to_publish_ns = Some(h.handed_to_publish.into());
+        self.hops.odom_publish_ns = Some(h.publish.into());
         self.hops.cmd_vel_to_set_point_ns = Some(h.cmd_vel_to_set_point.into());
         self
     }
@@ -520,8 +509,8 @@ mod tests {
         assert_eq!(lines[6], "odometry samples dropped (publisher behind): 2");
 
         let ros = plain.with_ros_hops(RosHops {
-            odom_handed_to_publish: summary(15_000, 60_000, 90_000, 99),
-            odom_publish: summary(30_000, 70_000, 120_000, 99),
+            handed_to_publish: summary(15_000, 60_000, 90_000, 99),
+            publish: summary(30_000, 70_000, 120_000, 99),
             cmd_vel_to_set_point: LatencySummary::default(),
         });
         let v: serde_json::Value = serde_json::from_str(&ros.to_json()).unwrap();

@@ -220,7 +220,7 @@ fn run_loop(
 fn run_ros(
     config: Config,
     duration: Option<Duration>,
-) -> Result<(Stopped, Option<rt::report::RosHops>), CliError> {
+) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
     use nrt_ros2::{RosNode, RosOptions};
     let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
     let config = config
@@ -251,13 +251,8 @@ fn run_ros(
         bridge.step(&mut rt.engine);
         true
     });
-    let h = bridge.hop_times();
+    let hops = bridge.hop_times();
     drop(bridge);
-    let hops = rt::report::RosHops {
-        odom_handed_to_publish: h.handed_to_publish,
-        odom_publish: h.publish,
-        cmd_vel_to_set_point: h.cmd_vel_to_set_point,
-    };
     Ok((rt.stop(), Some(hops)))
 }
 
@@ -265,7 +260,7 @@ fn run_ros(
 fn run_ros(
     config: Config,
     duration: Option<Duration>,
-) -> Result<(Stopped, Option<rt::report::RosHops>), CliError> {
+) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
     Ok((run_plain(&config, duration, None)?, None))
 }
 
@@ -308,7 +303,7 @@ fn log_stops(stopped: &Stopped) {
 /// side timed, if it ran); the per-hop table goes to the log too.
 fn finish(
     stopped: &Stopped,
-    ros_hops: Option<rt::report::RosHops>,
+    ros_hops: Option<msgs::handoff::RosHops>,
     report: Option<&std::path::Path>,
 ) -> CliResult {
     log_stops(stopped);

@@ -53,7 +53,7 @@ pub use ring::{
 };
 pub use service::{service, NrtServiceClient, RequestId, RtServiceServer, ServiceError};
 pub use stats::{
-    LatencySummary, LinkTotals, RingDrops, RtHops, RtStats, SchedulerMode, SetupStatus,
+    LatencySummary, LinkTotals, RingDrops, RosHops, RtHops, RtStats, SchedulerMode, SetupStatus,
     SetupSummary,
 };
 pub use values::{

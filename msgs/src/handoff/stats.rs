@@ -200,6 +200,18 @@ pub struct RtStats {
     pub hops: RtHops,
 }
 
+/// Latency of the hops the ROS side owns (ns, CLOCK_MONOTONIC), timed by its threads and shown
+/// beside [`RtHops`] in `--report` and `/diagnostics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RosHops {
+    /// Odometry handed over by the RT thread → the publisher thread starts publishing it.
+    pub handed_to_publish: LatencySummary,
+    /// `odom` publish called → `odom`, `/tf` and `joint_states` returned.
+    pub publish: LatencySummary,
+    /// `cmd_vel` taken from rcl → set-point stored (and the RT thread rung).
+    pub cmd_vel_to_set_point: LatencySummary,
+}
+
 /// Latency of the hops the RT thread owns (ns, CLOCK_MONOTONIC), for `--report` and
 /// `/diagnostics`: where time goes between the wire and ROS on the user's machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -8,13 +8,14 @@ use super::aseba::AsebaInterface;
 use super::bridge_params::BridgeParams;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
-use super::hop_times::{self, NrtHopTimers, NrtHops};
+use super::hop_times::{self, NrtHopTimers};
 use super::hot::HotNode;
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig};
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
 use super::{diagnostics, names, params, params_file, RosError, RosOptions};
+use msgs::handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
@@ -258,7 +259,7 @@ impl RosBridge {
     }
 
     /// The hops timed on the ROS side so far (for `--report`).
-    pub fn hop_times(&self) -> NrtHops {
+    pub fn hop_times(&self) -> RosHops {
         self.timers.summaries()
     }
 

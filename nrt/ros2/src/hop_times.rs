@@ -19,7 +19,7 @@
 //! or for four quantile look-ups, never across a wait.
 
 use hdrhistogram::Histogram;
-use msgs::handoff::{LatencySummary, RtStats};
+use msgs::handoff::{LatencySummary, RosHops, RtStats};
 use r2r::diagnostic_msgs::msg::{DiagnosticStatus, KeyValue};
 use std::sync::{Arc, Mutex};
 
@@ -86,8 +86,8 @@ pub struct NrtHopTimers {
 
 impl NrtHopTimers {
     /// The distributions so far.
-    pub fn summaries(&self) -> NrtHops {
-        NrtHops {
+    pub fn summaries(&self) -> RosHops {
+        RosHops {
             handed_to_publish: self.handed_to_publish.summary(),
             publish: self.publish.summary(),
             cmd_vel_to_set_point: self.cmd_vel_to_set_point.summary(),
@@ -95,20 +95,9 @@ impl NrtHopTimers {
     }
 }
 
-/// Distributions of the ROS side's hops (see [`NrtHopTimers`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NrtHops {
-    /// Odometry handed over → publish start.
-    pub handed_to_publish: LatencySummary,
-    /// Publish start → publish returned (`odom`, `/tf`, `joint_states`).
-    pub publish: LatencySummary,
-    /// `cmd_vel` taken → set-point stored.
-    pub cmd_vel_to_set_point: LatencySummary,
-}
-
 /// Every timed hop in path order (odometry out, then cmd_vel in), named as in `/diagnostics`;
 /// the RT hops are zero before the RT thread's first statistics.
-pub fn rows(rt: Option<&RtStats>, nrt: &NrtHops) -> [(&'static str, LatencySummary); 5] {
+pub fn rows(rt: Option<&RtStats>, nrt: &RosHops) -> [(&'static str, LatencySummary); 5] {
     let h = rt.map(|s| s.hops).unwrap_or_default();
     [
         ("Odometry: wire → decoded (RT)", h.wire_to_decoded),
@@ -141,7 +130,7 @@ fn hop_kv(name: &str, s: &LatencySummary) -> KeyValue {
 
 /// "Hops": p50/p99/max of every hop ([`rows`]) and the odometry samples the publisher thread
 /// missed. WARN while samples were dropped.
-pub fn status(prefix: &str, rt: Option<&RtStats>, nrt: &NrtHops) -> DiagnosticStatus {
+pub fn status(prefix: &str, rt: Option<&RtStats>, nrt: &RosHops) -> DiagnosticStatus {
     let mut values: Vec<KeyValue> = rows(rt, nrt)
         .iter()
         .map(|(name, s)| hop_kv(name, s))
@@ -226,7 +215,7 @@ mod tests {
             max: 12_345,
             ..Default::default()
         };
-        let nrt = NrtHops {
+        let nrt = RosHops {
             publish: LatencySummary {
                 count: 3,
                 p50: 20_000,

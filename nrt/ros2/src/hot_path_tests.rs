@@ -135,7 +135,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     }
     assert!(received.iter().all(|f| *f == format!("{ns}/odom")));
     // (timed once the publish calls returned: maybe just after the client got the message)
-    let timed = |n: u64, what: fn(&super::hop_times::NrtHops) -> u64| loop {
+    let timed = |n: u64, what: fn(&msgs::handoff::RosHops) -> u64| loop {
         let hops = timers.summaries();
         if what(&hops) >= n {
             return hops;

@@ -2,17 +2,20 @@
 //! with `TIMER_ABSTIME`). Both are plain syscalls (vDSO for the read): no allocation.
 
 use nix::sys::time::TimeSpec;
-use nix::time::{clock_gettime, clock_nanosleep, ClockId, ClockNanosleepFlags};
+use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
 
 const NS_PER_S: u64 = 1_000_000_000;
 
-/// Now on CLOCK_MONOTONIC (ns). The same clock stamps received frames and odometry.
-pub fn monotonic_ns() -> u64 {
-    match clock_gettime(ClockId::CLOCK_MONOTONIC) {
-        Ok(t) => t.tv_sec() as u64 * NS_PER_S + t.tv_nsec() as u64,
-        // CLOCK_MONOTONIC cannot fail on Linux; keep time from going backwards regardless.
-        Err(_) => 0,
-    }
+/// Now on CLOCK_MONOTONIC (ns). The same clock stamps received frames, odometry and the NRT
+/// side's set-points (one implementation: [`msgs::handoff::monotonic_ns`]).
+pub use msgs::handoff::monotonic_ns;
+
+/// `ns` on CLOCK_MONOTONIC as a `timespec` (for absolute deadlines).
+pub fn timespec_ns(ns: u64) -> TimeSpec {
+    TimeSpec::new(
+        (ns / NS_PER_S) as libc_time_t,
+        (ns % NS_PER_S) as libc_nsec_t,
+    )
 }
 
 /// Why an absolute sleep ended early.
@@ -28,10 +31,7 @@ pub enum SleepError {
 
 /// Sleeps until `deadline_ns` on CLOCK_MONOTONIC (returns at once if it has passed).
 pub fn sleep_until(deadline_ns: u64) -> Result<(), SleepError> {
-    let ts = TimeSpec::new(
-        (deadline_ns / NS_PER_S) as libc_time_t,
-        (deadline_ns % NS_PER_S) as libc_nsec_t,
-    );
+    let ts = timespec_ns(deadline_ns);
     match clock_nanosleep(
         ClockId::CLOCK_MONOTONIC,
         ClockNanosleepFlags::TIMER_ABSTIME,

@@ -9,11 +9,10 @@
 //! cycle. Should epoll or the timerfd be unavailable, the wait is a plain sleep until the
 //! deadline and every link is polled each period, as before I/O wake-ups existed.
 
-use crate::clock::sleep_until;
+use crate::clock::{sleep_until, timespec_ns};
 use msgs::handoff::MAX_LINKS;
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
-use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use std::os::fd::BorrowedFd;
 
@@ -22,7 +21,6 @@ const TOKEN_WAKE: u64 = u64::MAX - 1;
 const TOKEN_SIGNAL: u64 = u64::MAX - 2;
 /// Events taken per wait: every link plus the three special descriptors.
 const MAX_EVENTS: usize = MAX_LINKS + 3;
-const NS_PER_S: u64 = 1_000_000_000;
 
 /// Registration of one link slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +158,7 @@ impl Waiter {
             return ready;
         };
         if self.armed_ns != deadline_ns {
-            let at = TimeSpec::new((deadline_ns / NS_PER_S) as _, (deadline_ns % NS_PER_S) as _);
+            let at = timespec_ns(deadline_ns);
             // A deadline in the past fires at once.
             if timer
                 .set(

@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 VENV="$ROOT/.venv-ros"
 STAMPS="$VENV/.thymio-rt"
 # Interface packages of msgs/ros/, in build order.
-INTERFACE_PACKAGES=(tf2_msgs asebaros_msgs thymio_msgs)
+INTERFACE_PACKAGES=(tf2_msgs asebaros_msgs thymio_msgs thymio_rt_msgs)
 # Wheel pins (facts in ../shared/reference/ros2-toolchain.md): runtime, then what building .msg/.srv needs
 # (the wheels' metadata under-declares it).
 PINS=(

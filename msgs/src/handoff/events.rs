@@ -1,5 +1,6 @@
 //! RT → NRT events and NRT → RT commands (fixed-size `Copy` records carried by the rings).
 
+use super::control::OwnerId;
 use super::ids::{LinkId, RobotId};
 use super::stats::{RtStats, SetupSummary};
 use super::values::{LinkDownReason, LinkKind, OdomSample, Pose2, ProximitySample, RobotConfig};
@@ -54,6 +55,16 @@ pub enum RtEvent {
     WatchdogStop {
         /// Robot.
         robot: RobotId,
+    },
+    /// The owner of a robot's wheels in effect (sent when it changes, and when commands from
+    /// non-owners were dropped since the last report).
+    Owner {
+        /// Robot.
+        robot: RobotId,
+        /// Owner in effect.
+        owner: OwnerId,
+        /// Commands (cmd_vel, joint commands) from non-owners dropped so far for this robot.
+        dropped: u32,
     },
     /// Periodic statistics.
     Stats(RtStats),

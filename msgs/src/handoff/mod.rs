@@ -28,7 +28,9 @@
 //!
 //! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
 
+mod control;
 mod doorbell;
+mod endpoints;
 mod events;
 mod ids;
 mod latest;
@@ -40,7 +42,15 @@ mod service;
 mod stats;
 mod values;
 
+pub use control::{
+    JointCommand, JointStateSample, OwnerId, OwnerNames, WheelCommand, MAX_CONTROLLERS,
+};
 pub use doorbell::Doorbell;
+pub use endpoints::{
+    ControllerInit, DeclareError, NrtControllerPorts, NrtEndpoint, NrtParams, Outcome, ParamBlock,
+    ParamDecl, ParamId, ParamSetError, RosKind, RosType, RosValue, RtParams, RtServiceEndpoint,
+    RtTopicPublisher, RtTopicSubscriber, MAX_PARAMS,
+};
 pub use events::{ExitReason, RtCommand, RtEvent};
 pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
 pub use latest::{latest, NrtLatest, RtLatest};

@@ -6,6 +6,7 @@
 //! The publisher half is taken once ([`super::NrtEnds::nrt_take_odometry_out`]); until it is
 //! taken the RT side pushes nothing (no drops are counted for a consumer that does not exist).
 
+use super::control::JointStateSample;
 use super::doorbell::Doorbell;
 use super::publisher::{publisher, NrtPublisher, RtPublisher};
 use super::values::OdomSample;
@@ -28,6 +29,7 @@ pub struct OdomHandoff {
 #[derive(Debug)]
 pub struct RtOdomOut {
     queue: RtPublisher<OdomHandoff>,
+    joints: RtPublisher<JointStateSample>,
     bell: Doorbell,
     taken: Arc<AtomicBool>,
 }
@@ -36,6 +38,7 @@ pub struct RtOdomOut {
 #[derive(Debug)]
 pub struct NrtOdomOut {
     queue: NrtPublisher<OdomHandoff>,
+    joints: NrtPublisher<JointStateSample>,
     bell: Doorbell,
     taken: Arc<AtomicBool>,
 }
@@ -58,16 +61,19 @@ pub struct NrtOdomOut {
 /// ```
 pub fn odom_out(capacity: usize) -> (RtOdomOut, NrtOdomOut) {
     let (rt, nrt) = publisher(capacity);
+    let (joints_rt, joints_nrt) = publisher(capacity);
     let bell = Doorbell::new();
     let taken = Arc::new(AtomicBool::new(false));
     (
         RtOdomOut {
             queue: rt,
+            joints: joints_rt,
             bell: bell.clone(),
             taken: taken.clone(),
         },
         NrtOdomOut {
             queue: nrt,
+            joints: joints_nrt,
             bell,
             taken,
         },
@@ -86,9 +92,20 @@ impl RtOdomOut {
         ok
     }
 
-    /// Samples dropped because the publisher was behind.
+    /// Queues an extended joint state and rings the publisher; false if nobody publishes or
+    /// the queue is full (then dropped and counted).
+    pub fn rt_publish_joint(&mut self, sample: JointStateSample) -> bool {
+        if !self.taken.load(Ordering::Acquire) || self.joints.rt_peer_gone() {
+            return false;
+        }
+        let ok = self.joints.rt_publish(sample);
+        self.bell.ring();
+        ok
+    }
+
+    /// Samples (odometry and joint states) dropped because the publisher was behind.
     pub fn rt_dropped(&self) -> u64 {
-        self.queue.rt_dropped()
+        self.queue.rt_dropped() + self.joints.rt_dropped()
     }
 }
 
@@ -116,6 +133,11 @@ impl NrtOdomOut {
     /// The oldest sample not yet taken.
     pub fn nrt_pop(&mut self) -> Option<OdomHandoff> {
         self.queue.nrt_pop()
+    }
+
+    /// The oldest joint state not yet taken.
+    pub fn nrt_pop_joint(&mut self) -> Option<JointStateSample> {
+        self.joints.nrt_pop()
     }
 
     /// Whether the RT half is gone (the RT thread ended).
@@ -154,6 +176,16 @@ mod tests {
         );
         assert_eq!(nrt.nrt_pop().map(|h| h.sample.seq), Some(2));
         assert_eq!(nrt.nrt_pop(), None);
+        assert!(rt.rt_publish_joint(JointStateSample {
+            t_ns: 7,
+            ..JointStateSample::default()
+        }));
+        assert_eq!(nrt.nrt_pop_joint().map(|j| j.t_ns), Some(7));
+        assert_eq!(
+            nrt.nrt_pop(),
+            None,
+            "joint states do not enter the odometry queue"
+        );
         drop(nrt);
         assert!(!rt.rt_publish(s(4), 40));
         assert_eq!(rt.rt_dropped(), 1, "a gone publisher is not a drop");

@@ -10,6 +10,7 @@
 //! that a loop waiting on I/O writes it to the wire at once, and carries the time it was
 //! received (CLOCK_MONOTONIC ns) so the RT thread can time the hop to the wire.
 
+use super::control::{JointCommand, OwnerId};
 use super::doorbell::Doorbell;
 use super::ids::{RobotId, MAX_ROBOTS};
 use super::latest::{latest, NrtLatest, RtLatest};
@@ -31,6 +32,16 @@ pub struct RtLiveParams {
 struct RtRobotParams {
     calibration: RtLatest<RobotCalibration>,
     cmd_vel: RtLatest<SetPoint>,
+    joint: RtLatest<JointSetPoint>,
+    owner: RtLatest<OwnerId>,
+    joint_state_hz: RtLatest<f64>,
+}
+
+/// A joint command with the time NRT received it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct JointSetPoint {
+    command: JointCommand,
+    received_ns: u64,
 }
 
 /// A set-point and when the NRT side received it (CLOCK_MONOTONIC ns).
@@ -67,6 +78,9 @@ struct NrtInner {
 struct NrtRobotParams {
     calibration: NrtLatest<RobotCalibration>,
     cmd_vel: NrtLatest<SetPoint>,
+    joint: NrtLatest<JointSetPoint>,
+    owner: NrtLatest<OwnerId>,
+    joint_state_hz: NrtLatest<f64>,
 }
 
 /// Live parameters for `robots` robot slots (at most [`MAX_ROBOTS`]), with default calibration,
@@ -92,13 +106,22 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
     for _ in 0..n {
         let (cal_rt, cal_nrt) = latest(RobotCalibration::default());
         let (cmd_rt, cmd_nrt) = latest(SetPoint::default());
+        let (joint_rt, joint_nrt) = latest(JointSetPoint::default());
+        let (owner_rt, owner_nrt) = latest(OwnerId::ROS);
+        let (js_rt, js_nrt) = latest(0.0);
         rt_robots.push(RtRobotParams {
             calibration: cal_rt,
             cmd_vel: cmd_rt,
+            joint: joint_rt,
+            owner: owner_rt,
+            joint_state_hz: js_rt,
         });
         nrt_robots.push(NrtRobotParams {
             calibration: cal_nrt,
             cmd_vel: cmd_nrt,
+            joint: joint_nrt,
+            owner: owner_nrt,
+            joint_state_hz: js_nrt,
         });
     }
     let wake = Doorbell::new();
@@ -148,6 +171,30 @@ impl RtLiveParams {
         let r = self.robots.get_mut(robot.index())?;
         let (sp, new) = r.cmd_vel.rt_read();
         Some((sp.twist, sp.received_ns, new))
+    }
+
+    /// The newest joint command of `robot`, its receive stamp (CLOCK_MONOTONIC ns, 0 before
+    /// the first) and whether it is new since the last read.
+    pub fn rt_joint_command_stamped(
+        &mut self,
+        robot: RobotId,
+    ) -> Option<(JointCommand, u64, bool)> {
+        let r = self.robots.get_mut(robot.index())?;
+        let (sp, new) = r.joint.rt_read();
+        Some((sp.command, sp.received_ns, new))
+    }
+
+    /// The owner NRT requested for `robot`, if the request is new since the last read (the RT
+    /// thread applies it at a cycle boundary and reports the owner in effect).
+    pub fn rt_owner_request(&mut self, robot: RobotId) -> Option<OwnerId> {
+        self.robots.get_mut(robot.index())?.owner.rt_read_new()
+    }
+
+    /// The rate (Hz) at which NRT wants `robot`'s extended joint states (0: none).
+    pub fn rt_joint_state_hz(&mut self, robot: RobotId) -> f64 {
+        self.robots
+            .get_mut(robot.index())
+            .map_or(0.0, |r| r.joint_state_hz.rt_read().0)
     }
 
     /// The doorbell every NRT write to the RT thread rings (set-points here, frames and commands
@@ -251,6 +298,54 @@ impl NrtLiveParams {
     pub fn nrt_cmd_vel(&self, robot: RobotId) -> Option<Twist2> {
         let i = self.check(robot).ok()?;
         Some(self.with(|p| p.robots[i].cmd_vel.nrt_last().twist))
+    }
+
+    /// Stores a joint command (wheel velocities, rad/s; NaN: that wheel keeps its command)
+    /// received at `received_ns` and rings the RT thread. Infinite values are refused.
+    pub fn nrt_set_joint_command_at(
+        &self,
+        robot: RobotId,
+        command: JointCommand,
+        received_ns: u64,
+    ) -> Result<(), ParamError> {
+        if command.velocity.iter().any(|v| v.is_infinite()) {
+            return Err(ParamError::NotFinite("joint velocity"));
+        }
+        let i = self.check(robot)?;
+        self.with(|p| {
+            p.robots[i].joint.nrt_store(JointSetPoint {
+                command,
+                received_ns,
+            })
+        });
+        self.wake.ring();
+        Ok(())
+    }
+
+    /// Requests `owner` for `robot`'s wheels (the RT thread switches at its next cycle and
+    /// reports the owner in effect with [`RtEvent::Owner`](super::RtEvent::Owner)).
+    pub fn nrt_request_owner(&self, robot: RobotId, owner: OwnerId) -> Result<(), ParamError> {
+        let i = self.check(robot)?;
+        self.with(|p| p.robots[i].owner.nrt_store(owner));
+        self.wake.ring();
+        Ok(())
+    }
+
+    /// Sets the rate (Hz, 0 = off) of `robot`'s extended joint states from the RT thread.
+    pub fn nrt_set_joint_state_hz(&self, robot: RobotId, hz: f64) -> Result<(), ParamError> {
+        if !hz.is_finite() {
+            return Err(ParamError::NotFinite("joint_state_rate"));
+        }
+        if hz < 0.0 {
+            return Err(ParamError::OutOfRange {
+                name: "joint_state_rate",
+                value: hz,
+            });
+        }
+        let i = self.check(robot)?;
+        self.with(|p| p.robots[i].joint_state_hz.nrt_store(hz));
+        self.wake.ring();
+        Ok(())
     }
 }
 

@@ -1,5 +1,6 @@
 //! Ring framing: the RT ↔ NRT bundle of rings ([`channels`]), its two halves and their records.
 
+use super::control::JointStateSample;
 use super::doorbell::Doorbell;
 use super::events::{RtCommand, RtEvent};
 use super::ids::{LinkId, LinkTarget, RobotId, MAX_ROBOTS};
@@ -30,6 +31,9 @@ pub struct ChannelConfig {
     pub robots: usize,
     /// Slots of the odometry ring to the publisher thread.
     pub odometry_out: usize,
+    /// Publisher threads that may each take an odometry ring (one per ROS front end: ROS 2
+    /// and ROS 1 run side by side); the RT thread fills every ring that was taken.
+    pub odometry_out_consumers: usize,
 }
 
 impl Default for ChannelConfig {
@@ -41,6 +45,7 @@ impl Default for ChannelConfig {
             commands: 256,
             robots: MAX_ROBOTS,
             odometry_out: 256,
+            odometry_out_consumers: 1,
         }
     }
 }
@@ -98,7 +103,9 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
     let (rt_params, nrt_params) = live_params(cfg.robots);
     let doorbell = Doorbell::new();
     let rt_bell = rt_params.rt_wake_bell().clone();
-    let (odom_rt, odom_nrt) = odom_out(cfg.odometry_out);
+    let (odom_rt, odom_nrt): (Vec<_>, Vec<_>) = (0..cfg.odometry_out_consumers.max(1))
+        .map(|_| odom_out(cfg.odometry_out))
+        .unzip();
     (
         RtEnds {
             frames_out: rx_p,
@@ -108,7 +115,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             params: rt_params,
             doorbell: doorbell.clone(),
             pushed: false,
-            odom_out: odom_rt,
+            odom_out: odom_rt.into_boxed_slice(),
         },
         NrtEnds {
             frames_in: rx_c,
@@ -118,7 +125,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             params: nrt_params,
             doorbell,
             rt_bell,
-            odom_out: Some(odom_nrt),
+            odom_out: odom_nrt,
             buf: [0; RX_RECORD_HEADER + MAX_FRAME],
         },
     )
@@ -135,7 +142,7 @@ pub struct RtEnds {
     doorbell: Doorbell,
     /// Something was pushed to NRT since the doorbell last rang.
     pushed: bool,
-    odom_out: RtOdomOut,
+    odom_out: Box<[RtOdomOut]>,
 }
 
 /// Why a record from NRT was not a frame (the RT side counts it and drops the ring's content).
@@ -231,12 +238,26 @@ impl RtEnds {
     /// [`NrtEnds::nrt_take_odometry_out`]) and rings it; false if nobody publishes or its ring
     /// is full.
     pub fn rt_publish_odometry(&mut self, sample: OdomSample, handed_ns: u64) -> bool {
-        self.odom_out.rt_publish(sample, handed_ns)
+        let mut any = false;
+        for o in self.odom_out.iter_mut() {
+            any |= o.rt_publish(sample, handed_ns);
+        }
+        any
+    }
+
+    /// Hands an extended joint state to the publisher threads (as
+    /// [`RtEnds::rt_publish_odometry`]); false if nobody publishes or every ring was full.
+    pub fn rt_publish_joint_state(&mut self, sample: JointStateSample) -> bool {
+        let mut any = false;
+        for o in self.odom_out.iter_mut() {
+            any |= o.rt_publish_joint(sample);
+        }
+        any
     }
 
     /// Odometry samples dropped because the publisher thread was behind.
     pub fn rt_odometry_dropped(&self) -> u64 {
-        self.odom_out.rt_dropped()
+        self.odom_out.iter().map(RtOdomOut::rt_dropped).sum()
     }
 
     /// The fd the RT loop waits on for NRT input: readable once a set-point, a frame or a
@@ -303,7 +324,8 @@ pub struct NrtEnds {
     params: NrtLiveParams,
     doorbell: Doorbell,
     rt_bell: Doorbell,
-    odom_out: Option<NrtOdomOut>,
+    /// Odometry rings not yet taken by a publisher thread.
+    odom_out: Vec<NrtOdomOut>,
     buf: [u8; RX_RECORD_HEADER + MAX_FRAME],
 }
 
@@ -394,10 +416,14 @@ impl NrtEnds {
         self.events.is_abandoned()
     }
 
-    /// Takes the odometry ring's publisher half (once): from then on the RT thread hands every
-    /// odometry sample to it as well as sending [`RtEvent::Odometry`].
+    /// Takes an odometry ring's publisher half (one per [`ChannelConfig::odometry_out_consumers`]):
+    /// from then on the RT thread hands every odometry sample and joint state to it as well as
+    /// sending [`RtEvent::Odometry`].
     pub fn nrt_take_odometry_out(&mut self) -> Option<NrtOdomOut> {
-        let mut out = self.odom_out.take()?;
+        if self.odom_out.is_empty() {
+            return None;
+        }
+        let mut out = self.odom_out.remove(0);
         out.nrt_activate();
         Some(out)
     }

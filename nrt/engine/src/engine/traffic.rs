@@ -15,6 +15,16 @@ impl Engine {
     pub(super) fn drain_rt_events(&mut self, now: Instant) {
         while let Some(ev) = self.ends.nrt_pop_event() {
             match ev {
+                // The owner in effect: the ROS front ends read it from the engine's events.
+                RtEvent::Owner {
+                    robot,
+                    owner,
+                    dropped,
+                } => self.events.push_back(EngineEvent::Owner {
+                    robot,
+                    owner,
+                    dropped,
+                }),
                 RtEvent::Started(s) => {
                     for w in s.warnings() {
                         tracing::warn!("{w}");

@@ -27,6 +27,15 @@ pub enum EngineEvent {
     RtStarted(SetupSummary),
     /// The RT thread stopped.
     RtExited(msgs::handoff::ExitReason),
+    /// The owner of a robot's wheels in effect (the RT thread's report).
+    Owner {
+        /// RT robot id.
+        robot: RobotId,
+        /// Owner in effect.
+        owner: msgs::handoff::OwnerId,
+        /// Commands from non-owners dropped so far.
+        dropped: u32,
+    },
     /// A link came up.
     LinkUp {
         /// Slot.

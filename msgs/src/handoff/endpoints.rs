@@ -1,0 +1,735 @@
+//! ROS from RT: the endpoints an RT controller declares at init (NRT side) and uses in the RT
+//! cycle — publishers, subscribers (latest value), service servers and live parameters — typed
+//! on the RT side, type-erased on the NRT side so that a ROS front end (ROS 2 or ROS 1) serves
+//! them under `~/controllers/<controller>/<endpoint>` without knowing the controller.
+//!
+//! Values cross as [`RosValue`] (`Copy`, fixed size): the RT half never allocates. The front end
+//! maps each [`RosKind`] to a ROS type:
+//!
+//! | kind | topic type | as a service request | as a service response |
+//! |---|---|---|---|
+//! | `Empty` | — | `std_srvs/Trigger` | — |
+//! | `Bool` | `std_msgs/Bool` | `std_srvs/SetBool` | — |
+//! | `Float64` | `std_msgs/Float64` | — | — |
+//! | `Pose2D` | `geometry_msgs/Pose2D` | `thymio_rt_msgs/SetPose2D` | — |
+//! | `Twist` | `geometry_msgs/Twist` | — | — |
+//! | `Outcome` | — | — | `success` + `message` of the three services |
+//!
+//! A service's request kind picks its type; its response is always `Outcome`.
+//!
+//! # Example
+//!
+//! ```
+//! use msgs::handoff::{ControllerInit, NrtEndpoint, Pose2, RobotId};
+//!
+//! let mut init = ControllerInit::new(RobotId(0), "go_to_pose");
+//! let mut goal = init.subscriber::<Pose2>("goal", Pose2::default()).unwrap();
+//! let mut reached = init.publisher::<bool>("reached", 4).unwrap();
+//! let speed = init.parameter("speed", 0.1, 0.0, 0.2, "cruise speed (m/s)").unwrap();
+//! let (mut params, mut nrt) = init.finish();
+//!
+//! // NRT (front end): a ROS message arrived on ~/controllers/go_to_pose/goal.
+//! let NrtEndpoint::Subscriber { nrt: cell, .. } = &mut nrt.endpoints[0] else { panic!() };
+//! cell.nrt_store(msgs::handoff::RosValue::Pose2D(Pose2 { x: 1.0, y: 0.0, theta: 0.0 }));
+//! nrt.params.nrt_set("speed", 0.15).unwrap();
+//!
+//! // RT cycle.
+//! assert_eq!(goal.rt_read_new().map(|p| p.x), Some(1.0));
+//! params.rt_refresh();
+//! assert_eq!(params.get(speed), 0.15);
+//! assert!(reached.rt_publish(true));
+//! ```
+
+use super::ids::RobotId;
+use super::latest::{latest, NrtLatest, RtLatest};
+use super::publisher::{publisher, NrtPublisher, RtPublisher};
+use super::service::{service, NrtServiceClient, RequestId, RtServiceServer};
+use super::values::{Pose2, Twist2};
+use std::marker::PhantomData;
+
+/// Most parameters one controller declares.
+pub const MAX_PARAMS: usize = 16;
+
+/// The ROS type family of a value (see the module table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RosKind {
+    /// No data.
+    Empty,
+    /// A boolean.
+    Bool,
+    /// A float.
+    Float64,
+    /// A planar pose.
+    Pose2D,
+    /// A planar twist.
+    Twist,
+    /// A service outcome.
+    Outcome,
+}
+
+/// A value crossing between the RT and NRT halves of an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum RosValue {
+    /// No data.
+    #[default]
+    Empty,
+    /// A boolean.
+    Bool(bool),
+    /// A float.
+    Float64(f64),
+    /// A planar pose.
+    Pose2D(Pose2),
+    /// A planar twist.
+    Twist(Twist2),
+    /// A service outcome (the message is static: the RT side never formats text).
+    Outcome(Outcome),
+}
+
+impl RosValue {
+    /// The value's kind.
+    pub fn kind(&self) -> RosKind {
+        match self {
+            RosValue::Empty => RosKind::Empty,
+            RosValue::Bool(_) => RosKind::Bool,
+            RosValue::Float64(_) => RosKind::Float64,
+            RosValue::Pose2D(_) => RosKind::Pose2D,
+            RosValue::Twist(_) => RosKind::Twist,
+            RosValue::Outcome(_) => RosKind::Outcome,
+        }
+    }
+}
+
+/// A service's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// Whether the request was accepted / succeeded.
+    pub success: bool,
+    /// Why (static text).
+    pub message: &'static str,
+}
+
+impl Outcome {
+    /// Success with a message.
+    pub const fn ok(message: &'static str) -> Outcome {
+        Outcome {
+            success: true,
+            message,
+        }
+    }
+
+    /// Refusal with its reason.
+    pub const fn refused(message: &'static str) -> Outcome {
+        Outcome {
+            success: false,
+            message,
+        }
+    }
+}
+
+/// A Rust type that crosses as a [`RosValue`] of one kind.
+pub trait RosType: Copy + Send + 'static {
+    /// Its kind.
+    const KIND: RosKind;
+    /// Into the erased value.
+    fn into_value(self) -> RosValue;
+    /// From the erased value (`None` if of another kind).
+    fn from_value(v: RosValue) -> Option<Self>;
+}
+
+macro_rules! ros_type {
+    ($t:ty, $kind:ident, $v:ident => $into:expr, $pat:pat => $from:expr) => {
+        impl RosType for $t {
+            const KIND: RosKind = RosKind::$kind;
+            fn into_value(self) -> RosValue {
+                let $v = self;
+                $into
+            }
+            fn from_value(v: RosValue) -> Option<Self> {
+                match v {
+                    $pat => Some($from),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+ros_type!((), Empty, _v => RosValue::Empty, RosValue::Empty => ());
+ros_type!(bool, Bool, v => RosValue::Bool(v), RosValue::Bool(b) => b);
+ros_type!(f64, Float64, v => RosValue::Float64(v), RosValue::Float64(x) => x);
+ros_type!(Pose2, Pose2D, v => RosValue::Pose2D(v), RosValue::Pose2D(p) => p);
+ros_type!(Twist2, Twist, v => RosValue::Twist(v), RosValue::Twist(t) => t);
+ros_type!(Outcome, Outcome, v => RosValue::Outcome(v), RosValue::Outcome(o) => o);
+
+/// Why a declaration was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeclareError {
+    /// An endpoint or parameter of that name exists.
+    #[error("controller {controller}: `{name}` is declared twice")]
+    Duplicate {
+        /// Controller.
+        controller: &'static str,
+        /// Name.
+        name: &'static str,
+    },
+    /// Not a valid ROS name part (`[a-z][a-z0-9_]*`).
+    #[error("controller {controller}: `{name}` is not a valid name ([a-z][a-z0-9_]*)")]
+    BadName {
+        /// Controller.
+        controller: &'static str,
+        /// Name.
+        name: &'static str,
+    },
+    /// No ROS type for this kind in this role (see the module table).
+    #[error("controller {controller}: `{name}` cannot be a {role} of {kind:?}")]
+    Unsupported {
+        /// Controller.
+        controller: &'static str,
+        /// Name.
+        name: &'static str,
+        /// Publisher, subscriber, service.
+        role: &'static str,
+        /// Kind.
+        kind: RosKind,
+    },
+    /// More than [`MAX_PARAMS`] parameters.
+    #[error("controller {controller}: more than {MAX_PARAMS} parameters")]
+    TooManyParams {
+        /// Controller.
+        controller: &'static str,
+    },
+    /// A parameter's default is outside its range or not finite.
+    #[error("controller {controller}: parameter `{name}` default {default} not in [{min}, {max}]")]
+    BadDefault {
+        /// Controller.
+        controller: &'static str,
+        /// Name.
+        name: &'static str,
+        /// Default.
+        default: f64,
+        /// Minimum.
+        min: f64,
+        /// Maximum.
+        max: f64,
+    },
+}
+
+/// Why a parameter write was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParamSetError {
+    /// No such parameter.
+    #[error("no parameter `{0}`")]
+    Unknown(String),
+    /// NaN or infinite.
+    #[error("parameter `{0}` must be a finite number")]
+    NotFinite(&'static str),
+    /// Out of its declared range.
+    #[error("parameter `{name}` = {value} is outside [{min}, {max}]")]
+    OutOfRange {
+        /// Name.
+        name: &'static str,
+        /// Refused value.
+        value: f64,
+        /// Minimum.
+        min: f64,
+        /// Maximum.
+        max: f64,
+    },
+}
+
+/// RT half of a publisher endpoint: typed, never blocks or allocates (a full queue drops and
+/// counts).
+#[derive(Debug)]
+pub struct RtTopicPublisher<T: RosType> {
+    inner: RtPublisher<RosValue>,
+    _t: PhantomData<T>,
+}
+
+impl<T: RosType> RtTopicPublisher<T> {
+    /// Queues `value` for publication; false (counted) if the queue is full.
+    pub fn rt_publish(&mut self, value: T) -> bool {
+        self.inner.rt_publish(value.into_value())
+    }
+
+    /// Values dropped because the NRT side was behind.
+    pub fn rt_dropped(&self) -> u64 {
+        self.inner.rt_dropped()
+    }
+}
+
+/// RT half of a subscriber endpoint: the latest value received from ROS.
+#[derive(Debug)]
+pub struct RtTopicSubscriber<T: RosType> {
+    inner: RtLatest<RosValue>,
+    _t: PhantomData<T>,
+}
+
+impl<T: RosType> RtTopicSubscriber<T> {
+    /// The latest value, only if new since the previous read.
+    pub fn rt_read_new(&mut self) -> Option<T> {
+        self.inner.rt_read_new().and_then(T::from_value)
+    }
+
+    /// The latest value (the initial one until ROS sends one) and whether it is new.
+    pub fn rt_read(&mut self) -> (Option<T>, bool) {
+        let (v, new) = self.inner.rt_read();
+        (T::from_value(v), new)
+    }
+}
+
+/// RT half of a service endpoint: requests of type `Req`, answered with an [`Outcome`].
+#[derive(Debug)]
+pub struct RtServiceEndpoint<Req: RosType> {
+    inner: RtServiceServer<RosValue, RosValue>,
+    _t: PhantomData<Req>,
+}
+
+impl<Req: RosType> RtServiceEndpoint<Req> {
+    /// Answers every pending request with `f` (a request of a wrong kind is refused); returns
+    /// how many were answered.
+    pub fn rt_serve(&mut self, mut f: impl FnMut(Req) -> Outcome) -> usize {
+        let mut n = 0;
+        while let Some((id, req)) = self.inner.rt_next_request() {
+            let out = match Req::from_value(req) {
+                Some(r) => f(r),
+                None => Outcome::refused("request of the wrong type"),
+            };
+            self.respond(id, out);
+            n += 1;
+        }
+        n
+    }
+
+    fn respond(&mut self, id: RequestId, out: Outcome) {
+        // A full response queue means the NRT side stopped polling: the answer is lost and
+        // its caller times out.
+        let _ = self.inner.rt_respond(id, RosValue::Outcome(out));
+    }
+}
+
+/// A parameter's handle (index into its controller's block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamId(u8);
+
+/// A parameter's declaration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParamDecl {
+    /// Name (ROS parameter `controllers.<controller>.<name>` on the robot's driver node).
+    pub name: &'static str,
+    /// Default.
+    pub default: f64,
+    /// Smallest accepted value.
+    pub min: f64,
+    /// Largest accepted value.
+    pub max: f64,
+    /// What it does (shown as the ROS parameter's description).
+    pub description: &'static str,
+}
+
+/// The values of one controller's parameters.
+pub type ParamBlock = [f64; MAX_PARAMS];
+
+/// RT half of a controller's parameters: refreshed at the top of its cycle.
+#[derive(Debug)]
+pub struct RtParams {
+    cell: RtLatest<ParamBlock>,
+    values: ParamBlock,
+}
+
+impl RtParams {
+    /// Takes the newest values written by NRT; true if they changed.
+    pub fn rt_refresh(&mut self) -> bool {
+        match self.cell.rt_read_new() {
+            Some(v) => {
+                self.values = v;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The value of `p` as of the last refresh.
+    pub fn get(&self, p: ParamId) -> f64 {
+        self.values[p.0 as usize]
+    }
+}
+
+/// NRT half of a controller's parameters: validated writes, reads of the values in effect.
+#[derive(Debug)]
+pub struct NrtParams {
+    decls: Vec<ParamDecl>,
+    cell: NrtLatest<ParamBlock>,
+}
+
+impl NrtParams {
+    /// The declarations, in order.
+    pub fn decls(&self) -> &[ParamDecl] {
+        &self.decls
+    }
+
+    /// The value of `name` last written (or its default).
+    pub fn get(&self, name: &str) -> Option<f64> {
+        let i = self.decls.iter().position(|d| d.name == name)?;
+        Some(self.cell.nrt_last()[i])
+    }
+
+    /// Checks `value` for `name` without writing it.
+    pub fn check(&self, name: &str, value: f64) -> Result<usize, ParamSetError> {
+        let i = self
+            .decls
+            .iter()
+            .position(|d| d.name == name)
+            .ok_or_else(|| ParamSetError::Unknown(name.to_owned()))?;
+        let d = self.decls[i];
+        if !value.is_finite() {
+            return Err(ParamSetError::NotFinite(d.name));
+        }
+        if value < d.min || value > d.max {
+            return Err(ParamSetError::OutOfRange {
+                name: d.name,
+                value,
+                min: d.min,
+                max: d.max,
+            });
+        }
+        Ok(i)
+    }
+
+    /// Writes `value` to `name` (applied at the controller's next cycle).
+    pub fn nrt_set(&mut self, name: &str, value: f64) -> Result<(), ParamSetError> {
+        let i = self.check(name, value)?;
+        let mut block = self.cell.nrt_last();
+        block[i] = value;
+        self.cell.nrt_store(block);
+        Ok(())
+    }
+}
+
+/// NRT half of one endpoint, with what the front end needs to serve it.
+#[derive(Debug)]
+pub enum NrtEndpoint {
+    /// RT publishes; the front end drains and publishes on ROS.
+    Publisher {
+        /// Name under `~/controllers/<controller>/`.
+        name: &'static str,
+        /// Kind.
+        kind: RosKind,
+        /// Queue.
+        nrt: NrtPublisher<RosValue>,
+    },
+    /// The front end subscribes and stores each message; RT reads the latest.
+    Subscriber {
+        /// Name.
+        name: &'static str,
+        /// Kind.
+        kind: RosKind,
+        /// Cell.
+        nrt: NrtLatest<RosValue>,
+    },
+    /// The front end serves a ROS service by forwarding the request and polling the answer.
+    Service {
+        /// Name.
+        name: &'static str,
+        /// Request kind (picks the ROS service type); the response is an [`Outcome`].
+        request: RosKind,
+        /// Request / response rings.
+        nrt: NrtServiceClient<RosValue, RosValue>,
+    },
+}
+
+impl NrtEndpoint {
+    /// The endpoint's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            NrtEndpoint::Publisher { name, .. }
+            | NrtEndpoint::Subscriber { name, .. }
+            | NrtEndpoint::Service { name, .. } => name,
+        }
+    }
+}
+
+/// Everything the NRT side serves for one controller on one robot.
+#[derive(Debug)]
+pub struct NrtControllerPorts {
+    /// Robot slot.
+    pub robot: RobotId,
+    /// Controller name (registry name; also its owner name).
+    pub controller: &'static str,
+    /// Endpoints, in declaration order.
+    pub endpoints: Vec<NrtEndpoint>,
+    /// Parameters.
+    pub params: NrtParams,
+}
+
+/// Collects one controller's declarations for one robot (NRT side, at init).
+#[derive(Debug)]
+pub struct ControllerInit {
+    robot: RobotId,
+    controller: &'static str,
+    endpoints: Vec<NrtEndpoint>,
+    decls: Vec<ParamDecl>,
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut c = name.chars();
+    c.next().is_some_and(|f| f.is_ascii_lowercase())
+        && c.all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || x == '_')
+}
+
+impl ControllerInit {
+    /// Declarations of `controller` for `robot`.
+    pub fn new(robot: RobotId, controller: &'static str) -> Self {
+        ControllerInit {
+            robot,
+            controller,
+            endpoints: Vec::new(),
+            decls: Vec::new(),
+        }
+    }
+
+    /// The robot the controller instance serves.
+    pub fn robot(&self) -> RobotId {
+        self.robot
+    }
+
+    /// The controller's name.
+    pub fn controller(&self) -> &'static str {
+        self.controller
+    }
+
+    fn claim(&self, name: &'static str) -> Result<(), DeclareError> {
+        let c = self.controller;
+        if !valid_name(name) {
+            return Err(DeclareError::BadName {
+                controller: c,
+                name,
+            });
+        }
+        if self.endpoints.iter().any(|e| e.name() == name)
+            || self.decls.iter().any(|d| d.name == name)
+        {
+            return Err(DeclareError::Duplicate {
+                controller: c,
+                name,
+            });
+        }
+        Ok(())
+    }
+
+    fn unsupported(&self, name: &'static str, role: &'static str, kind: RosKind) -> DeclareError {
+        DeclareError::Unsupported {
+            controller: self.controller,
+            name,
+            role,
+            kind,
+        }
+    }
+
+    /// A topic published from RT (`capacity` values in flight).
+    pub fn publisher<T: RosType>(
+        &mut self,
+        name: &'static str,
+        capacity: usize,
+    ) -> Result<RtTopicPublisher<T>, DeclareError> {
+        self.claim(name)?;
+        if matches!(T::KIND, RosKind::Empty | RosKind::Outcome) {
+            return Err(self.unsupported(name, "publisher", T::KIND));
+        }
+        let (rt, nrt) = publisher(capacity);
+        self.endpoints.push(NrtEndpoint::Publisher {
+            name,
+            kind: T::KIND,
+            nrt,
+        });
+        Ok(RtTopicPublisher {
+            inner: rt,
+            _t: PhantomData,
+        })
+    }
+
+    /// A topic subscribed for RT (latest value; `initial` until the first message).
+    pub fn subscriber<T: RosType>(
+        &mut self,
+        name: &'static str,
+        initial: T,
+    ) -> Result<RtTopicSubscriber<T>, DeclareError> {
+        self.claim(name)?;
+        if matches!(T::KIND, RosKind::Empty | RosKind::Outcome) {
+            return Err(self.unsupported(name, "subscriber", T::KIND));
+        }
+        let (rt, nrt) = latest(initial.into_value());
+        self.endpoints.push(NrtEndpoint::Subscriber {
+            name,
+            kind: T::KIND,
+            nrt,
+        });
+        Ok(RtTopicSubscriber {
+            inner: rt,
+            _t: PhantomData,
+        })
+    }
+
+    /// A service served in RT: requests of type `Req` (`()`, `bool` or [`Pose2`]).
+    pub fn service<Req: RosType>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<RtServiceEndpoint<Req>, DeclareError> {
+        self.claim(name)?;
+        if !matches!(Req::KIND, RosKind::Empty | RosKind::Bool | RosKind::Pose2D) {
+            return Err(self.unsupported(name, "service", Req::KIND));
+        }
+        let (rt, nrt) = service(4);
+        self.endpoints.push(NrtEndpoint::Service {
+            name,
+            request: Req::KIND,
+            nrt,
+        });
+        Ok(RtServiceEndpoint {
+            inner: rt,
+            _t: PhantomData,
+        })
+    }
+
+    /// A live parameter in `[min, max]`.
+    pub fn parameter(
+        &mut self,
+        name: &'static str,
+        default: f64,
+        min: f64,
+        max: f64,
+        description: &'static str,
+    ) -> Result<ParamId, DeclareError> {
+        self.claim(name)?;
+        if self.decls.len() >= MAX_PARAMS {
+            return Err(DeclareError::TooManyParams {
+                controller: self.controller,
+            });
+        }
+        if !(default.is_finite() && min <= default && default <= max) {
+            return Err(DeclareError::BadDefault {
+                controller: self.controller,
+                name,
+                default,
+                min,
+                max,
+            });
+        }
+        self.decls.push(ParamDecl {
+            name,
+            default,
+            min,
+            max,
+            description,
+        });
+        Ok(ParamId((self.decls.len() - 1) as u8))
+    }
+
+    /// Ends the declarations: the RT parameter half (for the controller) and the NRT ports
+    /// (for the front end).
+    pub fn finish(self) -> (RtParams, NrtControllerPorts) {
+        let mut block = [0.0; MAX_PARAMS];
+        for (i, d) in self.decls.iter().enumerate() {
+            block[i] = d.default;
+        }
+        let (rt, nrt) = latest(block);
+        (
+            RtParams {
+                cell: rt,
+                values: block,
+            },
+            NrtControllerPorts {
+                robot: self.robot,
+                controller: self.controller,
+                endpoints: self.endpoints,
+                params: NrtParams {
+                    decls: self.decls,
+                    cell: nrt,
+                },
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declarations_are_checked() {
+        let mut i = ControllerInit::new(RobotId(0), "c");
+        i.publisher::<bool>("a", 1).unwrap();
+        assert!(matches!(
+            i.subscriber::<bool>("a", false),
+            Err(DeclareError::Duplicate { .. })
+        ));
+        assert!(matches!(
+            i.publisher::<f64>("Bad-Name", 1),
+            Err(DeclareError::BadName { .. })
+        ));
+        assert!(matches!(
+            i.publisher::<Outcome>("o", 1),
+            Err(DeclareError::Unsupported { .. })
+        ));
+        assert!(matches!(
+            i.service::<f64>("s"),
+            Err(DeclareError::Unsupported { .. })
+        ));
+        assert!(matches!(
+            i.parameter("p", 3.0, 0.0, 1.0, ""),
+            Err(DeclareError::BadDefault { .. })
+        ));
+        for k in 0..MAX_PARAMS {
+            let name: &'static str = Box::leak(format!("p{k}").into_boxed_str());
+            i.parameter(name, 0.0, 0.0, 1.0, "").unwrap();
+        }
+        assert!(matches!(
+            i.parameter("q", 0.0, 0.0, 1.0, ""),
+            Err(DeclareError::TooManyParams { .. })
+        ));
+    }
+
+    #[test]
+    fn services_answer_with_outcomes_and_refuse_wrong_kinds() {
+        let mut i = ControllerInit::new(RobotId(1), "c");
+        let mut s = i.service::<Pose2>("goal").unwrap();
+        let (_p, mut nrt) = i.finish();
+        let NrtEndpoint::Service { nrt: client, .. } = &mut nrt.endpoints[0] else {
+            panic!("not a service")
+        };
+        let a = client.nrt_call(RosValue::Pose2D(Pose2::default())).unwrap();
+        let b = client.nrt_call(RosValue::Bool(true)).unwrap();
+        assert_eq!(s.rt_serve(|_| Outcome::ok("going")), 2);
+        assert_eq!(
+            client.nrt_poll_response(),
+            Some((a, RosValue::Outcome(Outcome::ok("going"))))
+        );
+        let (id, RosValue::Outcome(o)) = client.nrt_poll_response().unwrap() else {
+            panic!("not an outcome")
+        };
+        assert_eq!((id, o.success), (b, false));
+    }
+
+    #[test]
+    fn parameters_are_validated_and_reach_rt() {
+        let mut i = ControllerInit::new(RobotId(0), "c");
+        let k = i.parameter("gain", 1.0, 0.0, 5.0, "gain").unwrap();
+        let (mut rt, mut nrt) = i.finish();
+        assert_eq!(rt.get(k), 1.0);
+        assert!(matches!(
+            nrt.params.nrt_set("gain", 9.0),
+            Err(ParamSetError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            nrt.params.nrt_set("gain", f64::NAN),
+            Err(ParamSetError::NotFinite(_))
+        ));
+        assert!(matches!(
+            nrt.params.nrt_set("nope", 1.0),
+            Err(ParamSetError::Unknown(_))
+        ));
+        assert!(!rt.rt_refresh());
+        nrt.params.nrt_set("gain", 2.5).unwrap();
+        assert!(rt.rt_refresh());
+        assert_eq!((rt.get(k), nrt.params.get("gain")), (2.5, Some(2.5)));
+    }
+}

@@ -212,7 +212,7 @@ impl Runtime {
         let current = reflex_params(&config.driver.obstacle_stop);
         let (events_rt, events) = publisher(64);
         let (params_rt, params) = latest(current);
-        let reflex: Box<dyn rt::rosrt::Controller> = Box::new(
+        let reflex: Box<dyn rt::rosrt::Filter> = Box::new(
             ObstacleStop::new(current)
                 .with_live_params(params_rt)
                 .with_events(events_rt),

@@ -315,6 +315,12 @@ impl Robot {
             link_up,
             stale: self.stale,
             set_point: self.set_point,
+            wheel_pos: self.last_odom.map(|o| o.wheel_pos).unwrap_or_default(),
+            wheel_vel: self.last_odom.map(|o| o.wheel_vel).unwrap_or_default(),
+            ground: [0; 2],
+            ground_t_ns: None,
+            owner: msgs::handoff::OwnerId::ROS,
+            calibration: self.cal,
         }
     }
 

@@ -17,7 +17,7 @@ use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
-use rt::rosrt::{Controller, ObstacleStop, ObstacleStopParams, RobotView};
+use rt::rosrt::{Filter, ObstacleStop, ObstacleStopParams, RobotView};
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,7 +41,7 @@ struct PoseServer {
     beat: RtPublisher<u64>,
 }
 
-impl Controller for PoseServer {
+impl Filter for PoseServer {
     fn update(&mut self, robot: &RobotView, _cmd: &mut Twist2) {
         let x = robot.pose.x;
         self.service.rt_serve(|_| x);
@@ -147,7 +147,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let (params_rt, mut params_nrt) = latest(ObstacleStopParams::default());
     let (service, mut client) = service::<u8, f64>(8);
     let (beat, mut beats) = publisher::<u64>(1024);
-    let controllers: Vec<Box<dyn Controller>> = vec![
+    let controllers: Vec<Box<dyn Filter>> = vec![
         Box::new(
             ObstacleStop::new(ObstacleStopParams::default())
                 .with_events(reflex_pub)
@@ -280,7 +280,7 @@ fn io_wake_ups_without_allocation_or_page_fault() {
     })
     .unwrap();
     let (reflex_pub, mut reflex_nrt) = publisher(64);
-    let controllers: Vec<Box<dyn Controller>> = vec![Box::new(
+    let controllers: Vec<Box<dyn Filter>> = vec![Box::new(
         ObstacleStop::new(ObstacleStopParams::default()).with_events(reflex_pub),
     )];
     let cfg = RtConfig {

@@ -192,6 +192,14 @@ pub enum DeclareError {
         /// Kind.
         kind: RosKind,
     },
+    /// A parameter declared after [`ControllerInit::rt_params`].
+    #[error("controller {controller}: parameter `{name}` declared after rt_params()")]
+    ParamsSealed {
+        /// Controller.
+        controller: &'static str,
+        /// Name.
+        name: &'static str,
+    },
     /// More than [`MAX_PARAMS`] parameters.
     #[error("controller {controller}: more than {MAX_PARAMS} parameters")]
     TooManyParams {
@@ -459,6 +467,28 @@ pub struct NrtControllerPorts {
     pub endpoints: Vec<NrtEndpoint>,
     /// Parameters.
     pub params: NrtParams,
+    /// A controller's own NRT half beyond ROS endpoints (e.g. the calibration action's rings),
+    /// for the front-end code that knows its type ([`ControllerInit::private_port`]).
+    pub private: Option<PrivatePort>,
+}
+
+/// A controller-specific NRT half, downcast by the code that knows it.
+pub struct PrivatePort(pub Box<dyn std::any::Any + Send>);
+
+impl std::fmt::Debug for PrivatePort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrivatePort(..)")
+    }
+}
+
+/// What the NRT side gets from a controller registry: the owner names and every controller's
+/// ports on every robot slot.
+#[derive(Debug, Default)]
+pub struct NrtControl {
+    /// `ros`, `joint` and the controllers, by owner id.
+    pub names: super::control::OwnerNames,
+    /// Ports of every (robot slot, controller).
+    pub ports: Vec<NrtControllerPorts>,
 }
 
 /// Collects one controller's declarations for one robot (NRT side, at init).
@@ -468,6 +498,9 @@ pub struct ControllerInit {
     controller: &'static str,
     endpoints: Vec<NrtEndpoint>,
     decls: Vec<ParamDecl>,
+    private: Option<PrivatePort>,
+    /// NRT half of the parameter cell, once the RT half was taken.
+    sealed: Option<NrtLatest<ParamBlock>>,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -484,7 +517,14 @@ impl ControllerInit {
             controller,
             endpoints: Vec::new(),
             decls: Vec::new(),
+            private: None,
+            sealed: None,
         }
+    }
+
+    /// Hands the NRT side a controller-specific half (replaces an earlier one).
+    pub fn private_port(&mut self, port: Box<dyn std::any::Any + Send>) {
+        self.private = Some(PrivatePort(port));
     }
 
     /// The robot the controller instance serves.
@@ -600,6 +640,12 @@ impl ControllerInit {
         description: &'static str,
     ) -> Result<ParamId, DeclareError> {
         self.claim(name)?;
+        if self.sealed.is_some() {
+            return Err(DeclareError::ParamsSealed {
+                controller: self.controller,
+                name,
+            });
+        }
         if self.decls.len() >= MAX_PARAMS {
             return Err(DeclareError::TooManyParams {
                 controller: self.controller,
@@ -624,9 +670,7 @@ impl ControllerInit {
         Ok(ParamId((self.decls.len() - 1) as u8))
     }
 
-    /// Ends the declarations: the RT parameter half (for the controller) and the NRT ports
-    /// (for the front end).
-    pub fn finish(self) -> (RtParams, NrtControllerPorts) {
+    fn param_cell(&self) -> (RtParams, NrtLatest<ParamBlock>) {
         let mut block = [0.0; MAX_PARAMS];
         for (i, d) in self.decls.iter().enumerate() {
             block[i] = d.default;
@@ -637,16 +681,42 @@ impl ControllerInit {
                 cell: rt,
                 values: block,
             },
-            NrtControllerPorts {
-                robot: self.robot,
-                controller: self.controller,
-                endpoints: self.endpoints,
-                params: NrtParams {
-                    decls: self.decls,
-                    cell: nrt,
-                },
-            },
+            nrt,
         )
+    }
+
+    /// The RT half of the parameters declared so far (their defaults until NRT writes); no
+    /// parameter can be declared after. Call it once, after the last [`ControllerInit::parameter`].
+    pub fn rt_params(&mut self) -> RtParams {
+        let (rt, nrt) = self.param_cell();
+        self.sealed = Some(nrt);
+        rt
+    }
+
+    /// Ends the declarations: the NRT ports (for the front end).
+    pub fn finish_ports(mut self) -> NrtControllerPorts {
+        // Without an RT half taken, the parameters are served but nobody reads them.
+        let cell = match self.sealed.take() {
+            Some(c) => c,
+            None => self.param_cell().1,
+        };
+        NrtControllerPorts {
+            robot: self.robot,
+            controller: self.controller,
+            endpoints: self.endpoints,
+            params: NrtParams {
+                decls: self.decls,
+                cell,
+            },
+            private: self.private,
+        }
+    }
+
+    /// Ends the declarations: the RT parameter half (for the controller) and the NRT ports
+    /// (for the front end).
+    pub fn finish(mut self) -> (RtParams, NrtControllerPorts) {
+        let rt = self.rt_params();
+        (rt, self.finish_ports())
     }
 }
 

@@ -47,9 +47,9 @@ pub use control::{
 };
 pub use doorbell::Doorbell;
 pub use endpoints::{
-    ControllerInit, DeclareError, NrtControllerPorts, NrtEndpoint, NrtParams, Outcome, ParamBlock,
-    ParamDecl, ParamId, ParamSetError, RosKind, RosType, RosValue, RtParams, RtServiceEndpoint,
-    RtTopicPublisher, RtTopicSubscriber, MAX_PARAMS,
+    ControllerInit, DeclareError, NrtControl, NrtControllerPorts, NrtEndpoint, NrtParams, Outcome,
+    ParamBlock, ParamDecl, ParamId, ParamSetError, PrivatePort, RosKind, RosType, RosValue,
+    RtParams, RtServiceEndpoint, RtTopicPublisher, RtTopicSubscriber, MAX_PARAMS,
 };
 pub use events::{ExitReason, RtCommand, RtEvent};
 pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};

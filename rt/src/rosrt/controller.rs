@@ -1,6 +1,8 @@
-//! Code that runs inside the RT cycle, between the set-points from NRT and the wheel mapping.
+//! Code that runs inside the RT cycle: owner controllers ([`Controller`], one of which may own a
+//! robot's wheels at a time, XBotCore's communication switch) and filters ([`Filter`], applied
+//! to whatever the owner commands, e.g. the obstacle-stop reflex).
 
-use msgs::handoff::{NodeId, Pose2, RobotId, Twist2};
+use msgs::handoff::{NodeId, OwnerId, Pose2, RobotCalibration, RobotId, Twist2, WheelCommand};
 
 /// What a controller sees of one robot (a copy, built every cycle).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -17,21 +19,52 @@ pub struct RobotView {
     pub twist: Twist2,
     /// Receive time of the last odometry event.
     pub odom_t_ns: Option<u64>,
+    /// Wheel angles (rad) integrated by odometry, `[left, right]`.
+    pub wheel_pos: [f64; 2],
+    /// Measured wheel angular velocities (rad/s), `[left, right]` (× wheel radius: m/s).
+    pub wheel_vel: [f64; 2],
     /// Last `proximity` event (7 horizontal sensors: 5 front left→right, 2 rear).
     pub proximity: [i16; 7],
     /// Receive time of `proximity`.
     pub proximity_t_ns: Option<u64>,
+    /// Last `ground` event (`prox.ground.delta`, left and right; high = bright floor).
+    pub ground: [i16; 2],
+    /// Receive time of `ground`.
+    pub ground_t_ns: Option<u64>,
     /// Whether the robot's link is up.
     pub link_up: bool,
     /// State is stale (link lost since the last odometry event).
     pub stale: bool,
-    /// The set-point from NRT after the watchdog (before any controller).
+    /// The `cmd_vel` set-point from NRT after the watchdog.
     pub set_point: Twist2,
+    /// Owner of the wheels in effect this cycle.
+    pub owner: OwnerId,
+    /// The robot's calibration and limits in effect.
+    pub calibration: RobotCalibration,
 }
 
-/// A controller: called every cycle for every configured robot, in order; it may change
-/// `cmd`. Runs on the RT thread: it must not block, allocate, or free.
+/// A controller that can own a robot's wheels: one instance per robot slot, made by its
+/// registry factory at init (NRT side), run on the RT thread. Every method must not block,
+/// allocate, free or panic.
+///
+/// Per cycle the RT loop calls [`Controller::serve`] on every instance (owner or not, so that its
+/// services answer and its parameters apply), then [`Controller::update`] on the owner only.
+/// [`Controller::start`] / [`Controller::stop`] bracket ownership, at cycle boundaries.
 pub trait Controller: Send {
+    /// It became the robot's owner.
+    fn start(&mut self, _robot: &RobotView) {}
+    /// It stopped owning the robot (another owner was chosen, or the robot went away).
+    fn stop(&mut self, _robot: &RobotView) {}
+    /// Every cycle, owner or not: take parameters, answer services, publish state.
+    fn serve(&mut self, _robot: &RobotView, _owner: bool) {}
+    /// The owner's command for this cycle.
+    fn update(&mut self, robot: &RobotView) -> WheelCommand;
+}
+
+/// A filter on whatever the owner commands (the obstacle-stop reflex): called every cycle for
+/// every configured robot, in order; it may change `cmd`. Runs on the RT thread: it must not
+/// block, allocate, or free.
+pub trait Filter: Send {
     /// Updates `cmd` for `robot`.
     fn update(&mut self, robot: &RobotView, cmd: &mut Twist2);
 }

@@ -1,13 +1,17 @@
 //! "ROS from the RT layer" (the XBotCore pattern, ROS-free here): code that runs inside the RT
 //! cycle and talks to the NRT side only through the handoff primitives of `msgs::handoff`
-//! (`publisher`, `latest`, `service`), whose RT halves never block or allocate.
+//! (`publisher`, `latest`, `service`, the typed endpoints of `ControllerInit`), whose RT halves
+//! never block or allocate.
 //!
-//! - [`Controller`]: code that runs inside the RT cycle with read access to a robot's state and
-//!   write access to its velocity command; [`ObstacleStop`] is the shipped example (its
+//! - [`Controller`]: code that can own a robot's wheels (one instance per robot slot, made by a
+//!   [`Registry`] factory at init); the communication switch picks the owner per robot.
+//! - [`Filter`]: code applied to whatever the owner commands; [`ObstacleStop`] is one (its
 //!   tunables come through a latest-value cell, its edges go out through a publisher).
 
 mod controller;
 mod obstacle;
+mod registry;
 
-pub use controller::{Controller, RobotView};
+pub use controller::{Controller, Filter, RobotView};
 pub use obstacle::{ObstacleStop, ObstacleStopParams, ReflexEvent};
+pub use registry::{ControllerFactory, Registry, RegistryError, RtControllers};

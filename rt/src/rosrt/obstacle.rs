@@ -2,7 +2,7 @@
 //! cycle so that it works however slow ROS is. Forward motion stops when a front sensor sees
 //! something close, backward motion when a rear one does; turning in place stays allowed.
 
-use super::{Controller, RobotView};
+use super::{Filter, RobotView};
 use msgs::handoff::{RobotId, RtLatest, RtPublisher, Twist2, MAX_ROBOTS};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
@@ -76,7 +76,7 @@ impl ObstacleStop {
     }
 }
 
-impl Controller for ObstacleStop {
+impl Filter for ObstacleStop {
     fn update(&mut self, robot: &RobotView, cmd: &mut Twist2) {
         if let Some(live) = &mut self.live {
             self.params = live.rt_read().0;
@@ -130,6 +130,12 @@ mod tests {
             link_up: true,
             stale: false,
             set_point: Twist2::default(),
+            wheel_pos: [0.0; 2],
+            wheel_vel: [0.0; 2],
+            ground: [0; 2],
+            ground_t_ns: None,
+            owner: msgs::handoff::OwnerId::ROS,
+            calibration: msgs::handoff::RobotCalibration::default(),
         }
     }
 

@@ -37,7 +37,7 @@ use crate::alloc;
 use crate::clock::{monotonic_ns, sleep_until};
 use crate::handoff::{LinkReturn, RtLinkPort};
 use crate::robot::Robot;
-use crate::rosrt::Controller;
+use crate::rosrt::Filter;
 use crate::sched::{self, RtSetup};
 use crate::signals;
 use msgs::handoff::{
@@ -147,7 +147,7 @@ pub struct RtLoop {
     port: RtLinkPort,
     slots: Slots,
     robots: Box<[Robot]>,
-    controllers: Vec<Box<dyn Controller>>,
+    controllers: Vec<Box<dyn Filter>>,
     stats: Stats,
     stop: Arc<AtomicBool>,
     shutdown: bool,
@@ -197,7 +197,7 @@ pub fn spawn(
     cfg: RtConfig,
     ends: RtEnds,
     port: RtLinkPort,
-    controllers: Vec<Box<dyn Controller>>,
+    controllers: Vec<Box<dyn Filter>>,
 ) -> std::io::Result<RtHandle> {
     let mut rt = RtLoop::new(cfg, ends, port, controllers);
     let stop = rt.stop_flag();
@@ -227,7 +227,7 @@ impl RtLoop {
         cfg: RtConfig,
         mut ends: RtEnds,
         port: RtLinkPort,
-        controllers: Vec<Box<dyn Controller>>,
+        controllers: Vec<Box<dyn Filter>>,
     ) -> Self {
         let robots = (0..ends.rt_params().robots())
             .map(|i| Robot::new(RobotId(i as u8)))

@@ -1,0 +1,142 @@
+//! Controllers by name: a [`Registry`] of factories, instantiated once per robot slot before the
+//! RT thread starts. Each instance declares its ROS-from-RT endpoints and parameters through a
+//! [`ControllerInit`]; the RT halves stay in the instance, the NRT halves go to the front ends
+//! ([`NrtControl`]), which serve them under `~/controllers/<name>/…` of the robot.
+
+use super::Controller;
+use msgs::handoff::{
+    ControllerInit, DeclareError, NrtControl, OwnerNames, RobotId, MAX_CONTROLLERS, MAX_ROBOTS,
+};
+
+/// Makes one controller instance for the robot of `init`, declaring its endpoints there.
+pub type ControllerFactory =
+    Box<dyn Fn(&mut ControllerInit) -> Result<Box<dyn Controller>, DeclareError> + Send>;
+
+/// Why a registration was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// The name is taken (or is `ros` / `joint`).
+    #[error("controller name `{0}` is taken")]
+    Taken(&'static str),
+    /// Not `[a-z][a-z0-9_]*`.
+    #[error("controller name `{0}` is not valid ([a-z][a-z0-9_]*)")]
+    BadName(&'static str),
+    /// More than [`MAX_CONTROLLERS`].
+    #[error("more than {MAX_CONTROLLERS} controllers")]
+    Full,
+}
+
+/// Controller factories by name, in registration order (the order of their owner ids).
+#[derive(Default)]
+pub struct Registry {
+    entries: Vec<(&'static str, ControllerFactory)>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| e.0))
+            .finish()
+    }
+}
+
+/// Every robot slot's controller instances, in registry order (moved into the RT loop).
+pub struct RtControllers {
+    /// `per_robot[robot][controller]`.
+    per_robot: Box<[Box<[Box<dyn Controller>]>]>,
+}
+
+impl std::fmt::Debug for RtControllers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RtControllers")
+            .field("robots", &self.per_robot.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RtControllers {
+    /// No controllers (only `ros` and `joint` can own the wheels).
+    pub fn none() -> Self {
+        RtControllers {
+            per_robot: Box::new([]),
+        }
+    }
+
+    /// Robot `robot`'s instances (empty if it has none).
+    pub fn robot(&mut self, robot: RobotId) -> &mut [Box<dyn Controller>] {
+        match self.per_robot.get_mut(robot.index()) {
+            Some(c) => c,
+            None => &mut [],
+        }
+    }
+
+    /// Controllers per robot.
+    pub fn len(&self) -> usize {
+        self.per_robot.first().map_or(0, |c| c.len())
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Adds `factory` under `name` (its owner name and `~/controllers/<name>/`).
+    pub fn register(
+        &mut self,
+        name: &'static str,
+        factory: ControllerFactory,
+    ) -> Result<(), RegistryError> {
+        let mut c = name.chars();
+        let valid = c.next().is_some_and(|f| f.is_ascii_lowercase())
+            && c.all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || x == '_');
+        if !valid {
+            return Err(RegistryError::BadName(name));
+        }
+        if matches!(name, "ros" | "joint") || self.entries.iter().any(|e| e.0 == name) {
+            return Err(RegistryError::Taken(name));
+        }
+        if self.entries.len() >= MAX_CONTROLLERS {
+            return Err(RegistryError::Full);
+        }
+        self.entries.push((name, factory));
+        Ok(())
+    }
+
+    /// The names, in owner-id order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.entries.iter().map(|e| e.0).collect()
+    }
+
+    /// One instance of every controller for each of `robots` slots (NRT side, before the RT
+    /// thread starts): the RT instances and the NRT ports.
+    pub fn instantiate(&self, robots: usize) -> Result<(RtControllers, NrtControl), DeclareError> {
+        let robots = robots.min(MAX_ROBOTS);
+        let mut per_robot = Vec::with_capacity(robots);
+        let mut ports = Vec::with_capacity(robots * self.entries.len());
+        for r in 0..robots {
+            let mut mine = Vec::with_capacity(self.entries.len());
+            for (name, factory) in &self.entries {
+                let mut init = ControllerInit::new(RobotId(r as u8), name);
+                mine.push(factory(&mut init)?);
+                ports.push(init.finish_ports());
+            }
+            per_robot.push(mine.into_boxed_slice());
+        }
+        Ok((
+            RtControllers {
+                per_robot: per_robot.into_boxed_slice(),
+            },
+            NrtControl {
+                names: OwnerNames::new(self.names()),
+                ports,
+            },
+        ))
+    }
+}

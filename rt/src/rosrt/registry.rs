@@ -40,10 +40,13 @@ impl std::fmt::Debug for Registry {
     }
 }
 
+/// One robot slot's controller instances, in registry order.
+type RobotControllers = Box<[Box<dyn Controller>]>;
+
 /// Every robot slot's controller instances, in registry order (moved into the RT loop).
 pub struct RtControllers {
     /// `per_robot[robot][controller]`.
-    per_robot: Box<[Box<[Box<dyn Controller>]>]>,
+    per_robot: Box<[RobotControllers]>,
 }
 
 impl std::fmt::Debug for RtControllers {

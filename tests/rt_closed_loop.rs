@@ -10,7 +10,7 @@ use msgs::handoff::{
     OwnerId, Pose2, RobotConfig, RobotId, RosValue, RtEvent, Twist2,
 };
 use msgs::wire::{Message, Words, MAX_FRAME};
-use rt::handoff::link_port;
+use rt::handoff::{link_port, NrtLinkPort};
 use rt::link::PipeLink;
 use rt::rosrt::{ObstacleStop, ObstacleStopParams, Registry};
 use rt::rtloop::{RtConfig, RtLoop};
@@ -34,6 +34,8 @@ struct Rig {
     nrt: NrtEnds,
     control: NrtControl,
     events: Vec<RtEvent>,
+    /// The connector's end of the link port (the loop hands the link back there at the end).
+    _port: NrtLinkPort,
 }
 
 fn repo(p: &str) -> String {
@@ -77,14 +79,13 @@ impl Rig {
         };
         let reflex = Box::new(ObstacleStop::new(ObstacleStopParams::default()));
         let rt = RtLoop::new(cfg, rt_ends, rt_port, controllers, vec![reflex]);
-        // The port stays alive in the rig's loop through its link; keep it from dropping.
-        std::mem::forget(port);
         let mut rig = Rig {
             world,
             rt,
             nrt,
             control,
             events: Vec::new(),
+            _port: port,
         };
         rig.load_driver_script();
         rig

@@ -246,7 +246,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         if k.is_multiple_of(30) {
             let w = (k % 7) as f64;
             let cmd = JointCommand {
-                velocity: [w, if k % 60 == 0 { f64::NAN } else { -w }],
+                velocity: [w, if k.is_multiple_of(60) { f64::NAN } else { -w }],
             };
             params
                 .nrt_set_joint_command_at(RobotId(0), cmd, monotonic_ns())

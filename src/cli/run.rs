@@ -233,6 +233,9 @@ fn run_ros(
     let mut bridge = node
         .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
         .map_err(CliError::new)?;
+    if let Some(control) = rt.take_control() {
+        bridge.serve_control(control, &rt.engine);
+    }
     if let Some(sim) = rt.sim() {
         bridge
             .start_ground_truth(Box::new(sim.ground_truth()))

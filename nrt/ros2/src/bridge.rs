@@ -68,8 +68,11 @@ impl RosNode {
             &self.options.node_name,
             &fqn,
         )?);
-        // ROS-Thymio's driver parameters without use here reach the bridge through `/**:`
-        given.retain(|(name, _)| !ROS_THYMIO_UNUSED.contains(&name.as_str()));
+        // ROS-Thymio's driver parameters without use here reach the bridge through `/**:`;
+        // the RT controllers' (`controllers.<name>.<param>`) are the robots' driver nodes'
+        given.retain(|(name, _)| {
+            !ROS_THYMIO_UNUSED.contains(&name.as_str()) && !name.starts_with("controllers.")
+        });
         Ok(given)
     }
 

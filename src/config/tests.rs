@@ -315,6 +315,7 @@ fn live_flags_come_from_the_schema() {
         live,
         [
             "axis_length",
+            "joint_state_rate",
             "ground.threshold",
             "obstacle_stop.enabled",
             "obstacle_stop.threshold",

@@ -387,3 +387,56 @@ fn twist(t: Twist2) -> Twist {
     m.angular.z = t.angular;
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use msgs::handoff::{ControllerInit, OwnerNames};
+
+    fn controllers(bell: Doorbell) -> (Controllers, msgs::handoff::RtParams) {
+        let mut init = ControllerInit::new(RobotId(1), "go_to_pose");
+        let speed = init.parameter("max_linear", 0.1, 0.0, 0.3, "top speed (m/s)");
+        assert!(speed.is_ok());
+        let (rt, ports) = init.finish();
+        let control = NrtControl {
+            names: OwnerNames::new(vec!["go_to_pose"]),
+            ports: vec![ports],
+        };
+        let mut node = r2r::Node::create(crate::smoke_tests::context(), "ctl_test", "").unwrap();
+        let reporter = Reporter::new(&mut node).unwrap();
+        (Controllers::new(control, bell, reporter), rt)
+    }
+
+    #[test]
+    fn controller_parameters_are_validated_applied_and_ring_the_rt_thread() {
+        let bell = Doorbell::new();
+        let (mut c, mut rt) = controllers(bell.clone());
+        let listed = c.params(RobotId(1));
+        assert_eq!(listed.len(), 1);
+        let (name, value, decl) = &listed[0];
+        assert_eq!(
+            (name.as_str(), *value),
+            ("controllers.go_to_pose.max_linear", 0.1)
+        );
+        assert_eq!((decl.min, decl.max), (0.0, 0.3));
+        assert!(
+            c.params(RobotId(0)).is_empty(),
+            "ports belong to their slot"
+        );
+        let err = c.set_param(RobotId(1), name, 0.5).unwrap_err();
+        assert!(err.contains("outside [0, 0.3]"), "{err}");
+        assert!(c.set_param(RobotId(1), name, f64::NAN).is_err());
+        let err = c
+            .set_param(RobotId(1), "controllers.line_follower.kp", 1.0)
+            .unwrap_err();
+        assert!(err.contains("no controller line_follower"), "{err}");
+        assert!(c
+            .set_param(RobotId(1), "controllers.go_to_pose", 1.0)
+            .is_err());
+        assert!(!bell.drain(), "refusals change nothing");
+        c.set_param(RobotId(1), name, 0.05).unwrap();
+        assert!(bell.drain(), "the RT thread is woken");
+        assert!(rt.rt_refresh());
+        assert_eq!(c.params(RobotId(1))[0].1, 0.05);
+    }
+}

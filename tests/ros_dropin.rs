@@ -215,6 +215,9 @@ const THYMIO_TOPICS: &[&str] = &[
 /// whose QoS is asebaros') nor what every ROS node has (`/rosout`, `/parameter_events`).
 fn is_thymio_topic(topic: &str) -> bool {
     !(topic.starts_with("/aseba/")
+        // the RT controllers' topics (issue 17) publish when their controller does (`reached`
+        // when go_to_pose gets a goal, `line_lost` when the line follower loses the line)
+        || topic.starts_with("/thymio_driver/controllers/")
         || ["/rosout", "/parameter_events", "/diagnostics"].contains(&topic))
 }
 

@@ -2,7 +2,7 @@
 //! (`nav_msgs/Odometry`, frame `world`, child frame the robot's base frame) at
 //! [`GROUND_TRUTH_HZ`], the robot's true pose in the simulated arena and its true velocity in its
 //! own frame, published only while someone subscribes (an idle driver does not touch the
-//! simulation for it).
+//! simulation for it; subscribers are looked for every [`IDLE_CHECK`] meanwhile).
 //!
 //! The source is a hook ([`GroundTruthSource`]) the process gives the bridge when it runs the
 //! embedded simulator (`src/embedded.rs`): the thread here calls it, never the RT thread, and it
@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 
 /// Rate of `sim/ground_truth` (Hz).
 pub const GROUND_TRUTH_HZ: f64 = 20.0;
+
+/// How often subscribers are looked for while there are none.
+pub const IDLE_CHECK: Duration = Duration::from_millis(250);
 
 /// The frame of the true poses.
 pub const WORLD_FRAME: &str = "world";
@@ -146,8 +149,10 @@ fn run(
     let mut poses = Vec::new();
     let mut previous = Previous::new();
     let mut next = Instant::now();
+    // While nobody listens, subscribers are looked for at IDLE_CHECK only (idle CPU).
+    let mut idle = true;
     while !stop.load(Ordering::Relaxed) {
-        next += period;
+        next += if idle { IDLE_CHECK } else { period };
         let now = Instant::now();
         if next > now {
             std::thread::sleep(next - now);
@@ -164,7 +169,8 @@ fn run(
             })
             .map(|(n, _)| *n)
             .collect();
-        if heard.is_empty() {
+        idle = heard.is_empty();
+        if idle {
             // Nobody listens: forget the poses, so that a new subscriber's first velocity is
             // not computed over the whole silence.
             previous.clear();

@@ -279,6 +279,19 @@ fn go_to_pose_reaches_its_goal_at_the_speed_its_parameter_sets() {
         )
         .unwrap();
     assert_eq!(got["values"][0]["double_value"], 0.05, "{got}");
+    let described = peer
+        .call(
+            &format!("/{ns}/thymio_driver/describe_parameters"),
+            "rcl_interfaces/srv/DescribeParameters",
+            json!({ "names": [name] }),
+            deadline,
+        )
+        .unwrap();
+    let range = &described["descriptors"][0]["floating_point_range"][0];
+    assert_eq!(
+        (&range["from_value"], &range["to_value"]),
+        (&json!(0.0), &json!(0.3))
+    );
     let (ok, why) = switch(&mut peer, &ns, "go_to_pose", deadline);
     assert!(ok, "{why}");
     let reached = format!("/{ns}/thymio_driver/controllers/go_to_pose/reached");
@@ -308,6 +321,26 @@ fn go_to_pose_reaches_its_goal_at_the_speed_its_parameter_sets() {
     let (x, y, _) = pose(&truth(&mut peer, &ns, deadline));
     let miss = (x - 0.75).hypot(y - 1.0);
     assert!(miss < 0.03, "stopped at {x}, {y}: {miss} m from the goal");
+    // a goal by topic: 15 cm to the left of the first one
+    peer.forget(&reached);
+    peer.publish(
+        &format!("/{ns}/thymio_driver/controllers/go_to_pose/goal"),
+        "geometry_msgs/msg/Pose2D",
+        json!({"x": 0.25, "y": 0.15, "theta": 0.0}),
+        1,
+        deadline,
+    )
+    .unwrap();
+    peer.message(&reached, deadline, |m| m["data"] == false)
+        .unwrap();
+    peer.message(&reached, deadline, |m| m["data"] == true)
+        .unwrap();
+    let (x, y, _) = pose(&truth(&mut peer, &ns, deadline));
+    let miss = (x - 0.75).hypot(y - 1.15);
+    assert!(
+        miss < 0.03,
+        "stopped at {x}, {y}: {miss} m from the second goal"
+    );
     stop(driver);
 }
 

@@ -1,10 +1,12 @@
 //! The hot paths against real r2r nodes in this process: while the bridge node is held (its
 //! lock taken, as the NRT loop holds it while it creates a robot's topics, and its spinner thus
 //! stuck), odometry handed over by the RT half still gets published by the publisher thread, and
-//! `cmd_vel` still reaches the RT set-point through the hot node, stamped and timed.
+//! `cmd_vel` still reaches the RT set-point through the hot node, stamped and timed; so do the
+//! extended joint states (publisher thread) and `joint_command` (hot node) of issue 17.
 
 use super::hop_times::NrtHopTimers;
 use super::hot::HotNode;
+use super::joints::{self, JointCommandTarget, JointTarget};
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig, OdomRobot, OdomTargets};
 use super::rclpy_peer::rerun_without_ld_library_path;
 use super::report::Reporter;
@@ -13,9 +15,12 @@ use super::spinner::{SharedNode, Spinner};
 use super::thymio_conv::Frames;
 use super::thymio_endpoints::{cmd_vel_task, plain_command, reliable, CmdVelTarget};
 use msgs::handoff::{live_params, monotonic_ns, odom_out, NodeId, OdomSample, RobotId, Twist2};
+use msgs::handoff::{JointStateSample, OwnerNames};
 use nrt_engine::thymio::calibration::Calibration;
 use r2r::geometry_msgs::msg::Twist;
 use r2r::nav_msgs::msg::Odometry;
+use r2r::sensor_msgs::msg::JointState as JointCommandMsg;
+use r2r::thymio_rt_msgs::msg::JointState as ExtJointState;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,6 +52,9 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
         .unwrap();
     let joints = node.create_publisher("joint_states", qos.clone()).unwrap();
     let tf = node.create_publisher("/tf", qos.clone()).unwrap();
+    let ext = node
+        .create_publisher::<ExtJointState>("thymio_driver/joint_states", qos.clone())
+        .unwrap();
     let bridge = SharedNode::new(node);
     let spinner = Spinner::start(bridge.clone(), msgs::handoff::Doorbell::new()).unwrap();
     // The ROS client's side: another node, spun here.
@@ -54,6 +62,12 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     let mut odom_sub = client.subscribe::<Odometry>("odom", qos.clone()).unwrap();
     let cmd_pub = client
         .create_publisher::<Twist>("cmd_vel", qos.clone())
+        .unwrap();
+    let mut ext_sub = client
+        .subscribe::<ExtJointState>("thymio_driver/joint_states", qos.clone())
+        .unwrap();
+    let joint_pub = client
+        .create_publisher::<JointCommandMsg>("thymio_driver/joint_command", qos.clone())
         .unwrap();
 
     // the odometry publisher thread, fed by the RT half of its ring
@@ -71,6 +85,16 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
             max_rate: -1.0,
         },
     );
+    let ext_probe = ext.clone();
+    targets.insert_joints(
+        RobotId(0),
+        JointTarget {
+            node: NodeId(1),
+            publisher: ext,
+            names: ["l".into(), "r".into()],
+            owners: OwnerNames::new(vec!["go_to_pose"]),
+        },
+    );
     let (mut rt_out, mut nrt_out) = odom_out(16);
     nrt_out.nrt_activate();
     let publisher = OdomPublisher::start(OdomPublisherConfig {
@@ -84,6 +108,19 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     // the hot node with one robot's cmd_vel
     let hot = HotNode::start("hot_path_bridge", &ns).unwrap();
     let (mut rt_params, params) = live_params(1);
+    let joint_sub =
+        joints::subscribe(hot.shared().access().get(), "thymio_driver/joint_command").unwrap();
+    hot.shared().add_task(joints::joint_command_task(
+        joint_sub,
+        JointCommandTarget {
+            params: params.clone(),
+            robot: RobotId(0),
+            id: NodeId(1),
+            joints: [["l".into(), "ns/l".into()], ["r".into(), "ns/r".into()]],
+            reporter: reporter.clone(),
+            dropped: Arc::new(AtomicU64::new(0)),
+        },
+    ));
     let sub = hot
         .shared()
         .access()
@@ -107,6 +144,8 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     let matched = |n: Result<usize, r2r::Error>| n.unwrap_or(0) > 0;
     while !matched(cmd_pub.get_inter_process_subscription_count())
         || !matched(odom_probe.get_inter_process_subscription_count())
+        || !matched(joint_pub.get_inter_process_subscription_count())
+        || !matched(ext_probe.get_inter_process_subscription_count())
     {
         assert!(Instant::now() < deadline, "no discovery");
         client.spin_once(Duration::from_millis(20));
@@ -177,6 +216,42 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
         "the RT thread was not rung"
     );
     timed(1, |h| h.cmd_vel_to_set_point.count);
+    // extended joint states: published by the publisher thread as the RT half hands them over
+    let sample = JointStateSample {
+        robot: RobotId(0),
+        node: NodeId(1),
+        t_ns: monotonic_ns(),
+        owner: msgs::handoff::OwnerId::controller(0),
+        ..JointStateSample::default()
+    };
+    let owner = loop {
+        assert!(Instant::now() < deadline, "no extended joint state");
+        assert!(rt_out.rt_publish_joint(sample));
+        client.spin_once(Duration::from_millis(20));
+        if let Some(m) = super::drain(&mut ext_sub).last() {
+            break m.owner;
+        }
+    };
+    assert_eq!(owner, "go_to_pose");
+    // joint_command: through the hot node to the RT joint set-point, by name
+    let command = JointCommandMsg {
+        name: vec!["r".into()],
+        velocity: vec![2.5],
+        ..JointCommandMsg::default()
+    };
+    let joint = loop {
+        assert!(Instant::now() < deadline, "joint_command never reached RT");
+        joint_pub.publish(&command).unwrap();
+        client.spin_once(Duration::from_millis(20));
+        match rt_params.rt_joint_command_stamped(RobotId(0)) {
+            Some((c, _, true)) => break c,
+            _ => continue,
+        }
+    };
+    assert!(
+        joint.velocity[0].is_nan() && joint.velocity[1] == 2.5,
+        "{joint:?}"
+    );
     drop(held);
     drop(publisher);
     drop(hot);

@@ -374,8 +374,14 @@ fn simulated_wheels_are_ideal_by_default_and_checked() {
     for (yaml, key) in [
         ("sim: {wheels: {gain: [1.06]}}", "sim.wheels.gain"),
         ("sim: {wheels: {gain: [1.06, 3.0]}}", "sim.wheels.gain"),
-        ("sim: {wheels: {gain_spread: 0.9}}", "sim.wheels.gain_spread"),
-        ("sim: {wheels: {deadband_max: 900}}", "sim.wheels.deadband_max"),
+        (
+            "sim: {wheels: {gain_spread: 0.9}}",
+            "sim.wheels.gain_spread",
+        ),
+        (
+            "sim: {wheels: {deadband_max: 900}}",
+            "sim.wheels.deadband_max",
+        ),
         ("sim: {wheels: {deadband: [1, 900]}}", "sim.wheels.deadband"),
     ] {
         let e = Config::from_yaml(yaml).unwrap_err();

@@ -8,10 +8,14 @@
 //! - [`Filter`]: code applied to whatever the owner commands; [`ObstacleStop`] is one (its
 //!   tunables come through a latest-value cell, its edges go out through a publisher).
 
+pub mod calibration;
+mod calibration_timing;
 mod controller;
 mod obstacle;
 mod registry;
 
+pub use calibration::CalibrateMotors;
+pub use calibration_timing::LineTimer;
 pub use controller::{Controller, Filter, RobotView};
 pub use obstacle::{ObstacleStop, ObstacleStopParams, ReflexEvent};
 pub use registry::{ControllerFactory, Registry, RegistryError, RtControllers};

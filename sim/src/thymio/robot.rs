@@ -273,7 +273,8 @@ impl Robot {
         let k = dt / WHEEL_TAU;
         let m = self.wheel_model;
         for i in 0..2 {
-            self.wheels[i] += (m.effective_target(i, self.targets[i]) - self.wheels[i]) * k.min(1.0);
+            self.wheels[i] +=
+                (m.effective_target(i, self.targets[i]) - self.wheels[i]) * k.min(1.0);
         }
         // the true surface speeds: the speed reading (`wheels`) does not see the gains
         let (vl, vr) = (

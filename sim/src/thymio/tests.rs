@@ -257,7 +257,11 @@ fn wheel_differences_curve_the_true_path_but_not_the_speed_reading() {
         for _ in 0..2000 {
             r.tick(&arena, &[]);
         }
-        (r.pose, var(&r, "motor.left.speed")[0], var(&r, "motor.right.speed")[0])
+        (
+            r.pose,
+            var(&r, "motor.left.speed")[0],
+            var(&r, "motor.right.speed")[0],
+        )
     };
     let (ideal, ..) = drive(Wheels::default(), 200);
     assert!(ideal.theta.abs() < 1e-9 && ideal.x > 1.1, "{ideal:?}");
@@ -268,9 +272,17 @@ fn wheel_differences_curve_the_true_path_but_not_the_speed_reading() {
     let (p, left, right) = drive(skewed, 200);
     // right slower than left: the robot turns right (clockwise) at (vr − vl) / L
     let w = 200.0 * robot::UNIT_SPEED * (0.96 - 1.06) / robot::AXIS_LENGTH;
-    assert!((p.theta - w * 2.0).abs() < 0.02, "{} vs {}", p.theta, w * 2.0);
+    assert!(
+        (p.theta - w * 2.0).abs() < 0.02,
+        "{} vs {}",
+        p.theta,
+        w * 2.0
+    );
     // the robot's own reading does not see it (noise ±3 units)
-    assert!((left - 200).abs() < 12 && (right - 200).abs() < 12, "{left} {right}");
+    assert!(
+        (left - 200).abs() < 12 && (right - 200).abs() < 12,
+        "{left} {right}"
+    );
     // a target within a wheel's deadband does not turn it, and reads 0
     let dead = Wheels {
         gain: [1.0; 2],

@@ -12,6 +12,7 @@ use msgs::wire::{Message, Words, MAX_FRAME};
 use rt::clock::monotonic_ns;
 use rt::handoff::{link_port, NrtLinkPort};
 use rt::link::{Link, PipeLink};
+use rt::rosrt::RtControllers;
 use rt::rtloop::{RtConfig, RtLoop};
 use rt::sched::RtSetup;
 use std::time::{Duration, Instant};
@@ -85,7 +86,7 @@ impl Bench {
             config,
         })
         .unwrap();
-        let mut rt = RtLoop::new(cfg, rt_ends, rt_port, Vec::new());
+        let mut rt = RtLoop::new(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new());
         rt.cycle(monotonic_ns());
         Bench {
             rt,

@@ -39,6 +39,15 @@ impl EmbeddedSim {
         &self.world
     }
 
+    /// The simulated robots' true poses for the ROS bridge's `sim/ground_truth` (read from the
+    /// bridge's ground-truth thread; the RT thread never takes the simulation's lock).
+    pub fn ground_truth(&self) -> SimGroundTruth {
+        SimGroundTruth {
+            view: self.world.view(),
+            poses: Vec::new(),
+        }
+    }
+
     /// Stops the simulation thread.
     pub fn stop(mut self) {
         self.world.stop();
@@ -70,4 +79,39 @@ pub fn start_sim(config: &Config, robots: u16) -> Result<EmbeddedSim, String> {
             .map_err(|e| format!("cannot start the simulation thread: {e}"))?,
         ends: Some(ends),
     })
+}
+
+/// The true poses of the embedded simulator's robots (see [`EmbeddedSim::ground_truth`]).
+#[derive(Debug)]
+pub struct SimGroundTruth {
+    view: sim::world::WorldView,
+    poses: Vec<(u16, sim::thymio::Pose)>,
+}
+
+impl SimGroundTruth {
+    /// Every robot's node id and true pose `(x, y, theta)`, and the simulated time (ms).
+    pub fn read(&mut self) -> (u64, impl Iterator<Item = (u16, [f64; 3])> + '_) {
+        let t = self.view.poses(&mut self.poses);
+        (
+            t,
+            self.poses.iter().map(|(id, p)| (*id, [p.x, p.y, p.theta])),
+        )
+    }
+}
+
+#[cfg(feature = "ros2")]
+impl nrt_ros2::ground_truth::GroundTruthSource for SimGroundTruth {
+    fn read(&mut self, out: &mut Vec<nrt_ros2::ground_truth::TruePose>) -> Option<u64> {
+        let (t_ms, poses) = SimGroundTruth::read(self);
+        out.clear();
+        out.extend(
+            poses.map(|(id, [x, y, theta])| nrt_ros2::ground_truth::TruePose {
+                node: msgs::handoff::NodeId(id),
+                x,
+                y,
+                theta,
+            }),
+        );
+        Some(t_ms * 1_000_000)
+    }
 }

@@ -222,8 +222,14 @@ impl Runtime {
             params,
             current,
         }));
-        let rt = rt::rtloop::spawn(rt_config(config), rt_ends, rt_port, vec![reflex])
-            .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
+        let rt = rt::rtloop::spawn(
+            rt_config(config),
+            rt_ends,
+            rt_port,
+            rt::rosrt::RtControllers::none(),
+            vec![reflex],
+        )
+        .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
         let connector =
             spawn_connector(ConnectorConfig::default(), specs, pipes, port).map_err(|error| {
                 RuntimeError::Thread {

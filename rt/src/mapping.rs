@@ -1,7 +1,7 @@
 //! Velocity mapping (ros-aseba-interface.md §3.5): twist → wheel speeds → inverse quadratic
 //! calibration → curvature-preserving cap. Pure functions, no allocation.
 
-use msgs::handoff::{Quadratic, RobotCalibration, Twist2};
+use msgs::handoff::{Quadratic, RobotCalibration, Twist2, WheelCommand};
 
 /// Wheel speeds beyond this (m/s) are scaled down together before the inverse calibration, so
 /// that absurd but finite set-points keep their ratio and never overflow (far above any cap).
@@ -70,6 +70,44 @@ pub fn map_twist(t: Twist2, cal: &RobotCalibration) -> [i16; 2] {
     }
     let cap = cal.max_units.clamp(0.0, i16::MAX as f64);
     cap_pair(m, cap).map(|x| x as i16)
+}
+
+/// Wheel targets for wheel surface speeds `[left, right]` (m/s): each through its own inverse
+/// calibration, rounded, and capped on its own to `±max_units` (no curvature preservation: a
+/// joint command names each wheel). Any non-finite speed → stop.
+pub fn map_wheel_speeds(v: [f64; 2], cal: &RobotCalibration) -> [i16; 2] {
+    if !(v[0].is_finite() && v[1].is_finite()) {
+        return [0, 0];
+    }
+    let cap = cal.max_units.clamp(0.0, i16::MAX as f64);
+    let v = v.map(|x| x.clamp(-SPEED_LIMIT, SPEED_LIMIT));
+    let m = [si_to_aseba(v[0], cal.left), si_to_aseba(v[1], cal.right)];
+    if !(m[0].is_finite() && m[1].is_finite()) {
+        return [0, 0];
+    }
+    m.map(|x| x.clamp(-cap, cap).trunc() as i16)
+}
+
+/// Raw targets clamped to the robot's `±max_units`.
+pub fn clamp_targets(t: [i16; 2], cal: &RobotCalibration) -> [i16; 2] {
+    let cap = cal.max_units.clamp(0.0, i16::MAX as f64).trunc() as i16;
+    t.map(|x| x.clamp(-cap, cap))
+}
+
+/// Wheel targets for an owner's command ([`map_twist`], [`map_wheel_speeds`],
+/// [`clamp_targets`]; `Stop` is zero).
+pub fn map_command(cmd: WheelCommand, cal: &RobotCalibration) -> [i16; 2] {
+    match cmd {
+        WheelCommand::Stop => [0, 0],
+        WheelCommand::Twist(t) => map_twist(t, cal),
+        WheelCommand::WheelSpeeds(v) => map_wheel_speeds(v, cal),
+        WheelCommand::Targets(t) => clamp_targets(t, cal),
+    }
+}
+
+/// The wheel surface speed (m/s) the calibration model gives for `units`: `q0·m + q1·m·|m|`.
+pub fn units_to_si(units: f64, q: Quadratic) -> f64 {
+    q.q0 * units + q.q1 * units * units.abs()
 }
 
 #[cfg(test)]
@@ -181,6 +219,26 @@ mod tests {
             ),
             [500, 455]
         );
+    }
+
+    #[test]
+    fn wheel_commands_map_per_wheel_and_cap_each_wheel_on_its_own() {
+        let c = cal(0.0);
+        // 0.1 m/s = 293 units; 0.3 m/s = 879 → capped alone to 500 (no ratio kept).
+        assert_eq!(map_wheel_speeds([0.1, 0.3], &c), [293, 500]);
+        assert_eq!(map_wheel_speeds([-0.3, 0.0], &c), [-500, 0]);
+        assert_eq!(map_wheel_speeds([f64::NAN, 0.1], &c), [0, 0]);
+        assert_eq!(map_wheel_speeds([f64::INFINITY, 0.1], &c), [0, 0]);
+        assert_eq!(clamp_targets([700, -32768], &c), [500, -500]);
+        assert_eq!(map_command(WheelCommand::Targets([12, -3]), &c), [12, -3]);
+        assert_eq!(map_command(WheelCommand::Stop, &c), [0, 0]);
+        let t = Twist2 {
+            linear: 0.1,
+            angular: 0.0,
+        };
+        assert_eq!(map_command(WheelCommand::Twist(t), &c), [293, 293]);
+        let q = Quadratic { q0: 3e-4, q1: 2e-7 };
+        assert!((units_to_si(si_to_units(0.12, q), q) - 0.12).abs() < 1e-12);
     }
 
     #[test]

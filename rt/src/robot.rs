@@ -1,12 +1,12 @@
-//! Per-robot RT state: script events in (odometry, proximity), set-point and watchdog, wheel
-//! targets out as ONE frame. No allocation.
+//! Per-robot RT state: script events in (odometry, proximity, ground), set-point and watchdog,
+//! wheel targets out as ONE frame. No allocation.
 
-use crate::mapping::map_twist;
+use crate::mapping::map_command;
 use crate::odometry::{Integrator, OdomInput};
 use crate::rosrt::RobotView;
 use msgs::handoff::{
-    LinkId, NodeId, OdomSample, Pose2, ProximitySample, RobotCalibration, RobotConfig, RobotId,
-    RtLiveParams, SpeedOutput, Twist2,
+    LinkId, NodeId, OdomSample, OwnerId, Pose2, ProximitySample, RobotCalibration, RobotConfig,
+    RobotId, RtLiveParams, SpeedOutput, Twist2, WheelCommand,
 };
 use msgs::wire::{Message, Words, MAX_FRAME};
 
@@ -43,6 +43,8 @@ pub struct Robot {
     proximity_t: Option<u64>,
     /// Link of a proximity event not yet handed to NRT ([`Robot::take_proximity`]).
     proximity_unsent: Option<LinkId>,
+    ground: [i16; 2],
+    ground_t: Option<u64>,
     stale: bool,
     /// A zero speed was written and the robot's targets were not yet read back as zero.
     zero_unconfirmed: bool,
@@ -75,6 +77,8 @@ impl Robot {
             proximity: [0; 7],
             proximity_t: None,
             proximity_unsent: None,
+            ground: [0; 2],
+            ground_t: None,
             stale: false,
             zero_unconfirmed: false,
             zero_refreshes: 0,
@@ -223,6 +227,11 @@ impl Robot {
             self.proximity_unsent = (args.len() == 7).then_some(link);
             return None;
         }
+        if cfg.ground_event == Some(id) && args.len() >= 2 {
+            args.copy_to(&mut self.ground);
+            self.ground_t = Some(t_ns);
+            return None;
+        }
         if cfg.odometry_event != Some(id) || args.len() < 2 {
             return None;
         }
@@ -301,8 +310,43 @@ impl Robot {
         CmdUpdate::None
     }
 
-    /// What controllers see.
-    pub fn view(&self, now_ns: u64, link_up: bool) -> RobotView {
+    /// Discards the set-point (zero, watchdog disarmed): the wheels changed owner, and a
+    /// `cmd_vel` from before must not come back when `ros` owns them again.
+    pub fn clear_set_point(&mut self) {
+        self.set_point = Twist2::default();
+        self.tripped = false;
+        self.cmd_stamp = 0;
+    }
+
+    /// Whether the cmd_vel watchdog stopped the current set-point.
+    pub fn watchdog_tripped(&self) -> bool {
+        self.tripped
+    }
+
+    /// Whether the state is stale (link lost since the last odometry event).
+    pub fn stale(&self) -> bool {
+        self.stale
+    }
+
+    /// The targets last queued (`None` before the first).
+    pub fn last_sent(&self) -> Option<[i16; 2]> {
+        self.last_sent
+    }
+
+    /// The calibration in effect.
+    pub fn calibration(&self) -> &RobotCalibration {
+        &self.cal
+    }
+
+    /// Takes the newest calibration and limits from the live parameters.
+    pub fn refresh_calibration(&mut self, params: &mut RtLiveParams) {
+        if let Some(c) = params.rt_calibration(self.id) {
+            self.cal = c;
+        }
+    }
+
+    /// What controllers see, with `owner` in effect.
+    pub fn view(&self, now_ns: u64, link_up: bool, owner: OwnerId) -> RobotView {
         RobotView {
             robot: self.id,
             node: self.config.map_or(NodeId(0), |c| c.node),
@@ -317,9 +361,9 @@ impl Robot {
             set_point: self.set_point,
             wheel_pos: self.last_odom.map(|o| o.wheel_pos).unwrap_or_default(),
             wheel_vel: self.last_odom.map(|o| o.wheel_vel).unwrap_or_default(),
-            ground: [0; 2],
-            ground_t_ns: None,
-            owner: msgs::handoff::OwnerId::ROS,
+            ground: self.ground,
+            ground_t_ns: self.ground_t,
+            owner,
             calibration: self.cal,
         }
     }
@@ -330,11 +374,9 @@ impl Robot {
     }
 
     /// Wheel targets for `cmd` with the current calibration and limits.
-    pub fn targets(&mut self, params: &mut RtLiveParams, cmd: Twist2) -> [i16; 2] {
-        if let Some(c) = params.rt_calibration(self.id) {
-            self.cal = c;
-        }
-        map_twist(cmd, &self.cal)
+    pub fn targets(&mut self, params: &mut RtLiveParams, cmd: WheelCommand) -> [i16; 2] {
+        self.refresh_calibration(params);
+        map_command(cmd, &self.cal)
     }
 
     /// Whether `targets` must be written now: a new set-point, a change, or a refresh; changes
@@ -363,7 +405,9 @@ impl Robot {
             return None;
         }
         let since = now_ns.saturating_sub(self.last_send_ns);
-        let changed = self.last_sent.is_some_and(|s| s != targets);
+        // Before the first write, any motion is a change (an owner other than `ros` has no
+        // new set-point to mark it pending).
+        let changed = self.last_sent.map_or(targets != [0, 0], |s| s != targets);
         // Refresh while moving (it feeds the on-robot watchdog) and while a stop is not yet
         // confirmed.
         let unsettled = self.last_sent.is_some_and(|s| s != [0, 0])

@@ -129,7 +129,14 @@ fn a_flooding_link_cannot_spin_the_core_and_the_other_robot_is_served() {
         setup: RtSetup::unprivileged(),
         ..Default::default()
     };
-    let handle = spawn(cfg, rt_ends, rt_port, Vec::new()).unwrap();
+    let handle = spawn(
+        cfg,
+        rt_ends,
+        rt_port,
+        rt::rosrt::RtControllers::none(),
+        Vec::new(),
+    )
+    .unwrap();
 
     // Which link is the robot's (by target), then drive it there.
     let mut robot_link = None;

@@ -62,7 +62,14 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
     let (rt_port, port) = link_port();
     let spec = ConnectSpec::Serial(SerialSpec::device(&path));
     let connector = spawn_connector(fast(), vec![spec], vec![], port).unwrap();
-    let handle = spawn(cfg(), rt_ends, rt_port, Vec::new()).unwrap();
+    let handle = spawn(
+        cfg(),
+        rt_ends,
+        rt_port,
+        rt::rosrt::RtControllers::none(),
+        Vec::new(),
+    )
+    .unwrap();
     let mut log = Vec::new();
     wait(&mut nrt, &mut log, |e| {
         matches!(
@@ -142,7 +149,14 @@ fn tcp_peer_that_comes_back_is_reconnected() {
         port: port_no,
     };
     let connector = spawn_connector(fast(), vec![spec], vec![], port).unwrap();
-    let handle = spawn(cfg(), rt_ends, rt_port, Vec::new()).unwrap();
+    let handle = spawn(
+        cfg(),
+        rt_ends,
+        rt_port,
+        rt::rosrt::RtControllers::none(),
+        Vec::new(),
+    )
+    .unwrap();
     let mut log = Vec::new();
     let (mut peer, _) = listener.accept().unwrap();
     wait(&mut nrt, &mut log, |e| matches!(e, RtEvent::LinkUp { .. }));

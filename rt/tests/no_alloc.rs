@@ -10,14 +10,14 @@
 
 use msgs::handoff::{
     channels, ChannelConfig, ExitReason, LinkId, LinkTarget, NodeId, RobotConfig, RobotId,
-    RtCommand, RtEvent, Twist2,
+    RtCommand, RtEvent, Twist2, WheelCommand,
 };
 use msgs::handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
-use rt::rosrt::{Filter, ObstacleStop, ObstacleStopParams, RobotView};
+use rt::rosrt::{Filter, ObstacleStop, ObstacleStopParams, RobotView, RtControllers};
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,7 +42,7 @@ struct PoseServer {
 }
 
 impl Filter for PoseServer {
-    fn update(&mut self, robot: &RobotView, _cmd: &mut Twist2) {
+    fn update(&mut self, robot: &RobotView, _cmd: &mut WheelCommand) {
         let x = robot.pose.x;
         self.service.rt_serve(|_| x);
         self.beat.rt_publish(robot.now_ns);
@@ -170,7 +170,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         let stop = stop_robot.clone();
         std::thread::spawn(move || robot(theirs, stop, Duration::from_micros(20)))
     };
-    let handle = spawn(cfg, rt_ends, rt_port, controllers).unwrap();
+    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), controllers).unwrap();
 
     // The NRT side.
     let (mut frames, mut odometry, mut stats, mut reflexes, mut answers) =
@@ -299,7 +299,7 @@ fn io_wake_ups_without_allocation_or_page_fault() {
         let stop = stop_robot.clone();
         std::thread::spawn(move || robot(theirs, stop, Duration::from_millis(1)))
     };
-    let handle = spawn(cfg, rt_ends, rt_port, controllers).unwrap();
+    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), controllers).unwrap();
 
     let (mut handed, mut exit_event) = (0u64, None);
     let deadline = Instant::now() + Duration::from_secs(600);

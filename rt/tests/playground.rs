@@ -99,7 +99,14 @@ fn drive(
     let (rt_port, port) = link_port();
     let connector =
         spawn_connector(ConnectorConfig::default(), vec![target], vec![], port).unwrap();
-    let handle = spawn(rt_config(), rt_ends, rt_port, Vec::new()).unwrap();
+    let handle = spawn(
+        rt_config(),
+        rt_ends,
+        rt_port,
+        rt::rosrt::RtControllers::none(),
+        Vec::new(),
+    )
+    .unwrap();
     let mut nrt = Nrt {
         ends: nrt_ends,
         events: Vec::new(),

@@ -56,7 +56,14 @@ fn sigterm_sends_zero_speed_then_stops() {
         period: PERIOD,
         ..Default::default()
     };
-    let handle = spawn(cfg, rt_ends, rt_port, Vec::new()).unwrap();
+    let handle = spawn(
+        cfg,
+        rt_ends,
+        rt_port,
+        rt::rosrt::RtControllers::none(),
+        Vec::new(),
+    )
+    .unwrap();
     // The link is taken at the first deadline; a set-point then goes out at once.
     let deadline = Instant::now() + Duration::from_secs(20);
     while !std::iter::from_fn(|| nrt.nrt_pop_event()).any(|e| matches!(e, RtEvent::LinkUp { .. })) {

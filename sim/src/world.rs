@@ -362,6 +362,14 @@ impl WorldHandle {
         self.lock().time_ms
     }
 
+    /// A cheap read-only view of the world for another thread (ground truth): it locks the
+    /// world between two steps only while it copies the poses.
+    pub fn view(&self) -> WorldView {
+        WorldView {
+            world: self.world.clone(),
+        }
+    }
+
     /// Stops the thread.
     pub fn stop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -374,6 +382,29 @@ impl WorldHandle {
 impl Drop for WorldHandle {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// A read-only view of a running world (see [`WorldHandle::view`]); cloneable, `Send`.
+#[derive(Clone)]
+pub struct WorldView {
+    world: Arc<Mutex<World>>,
+}
+
+impl std::fmt::Debug for WorldView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorldView").finish_non_exhaustive()
+    }
+}
+
+impl WorldView {
+    /// Replaces `out` with every robot's node id and true pose, and returns the simulated time
+    /// (ms) they hold at; one lock of the world, no allocation once `out` has grown.
+    pub fn poses(&self, out: &mut Vec<(u16, Pose)>) -> u64 {
+        let w = self.world.lock().unwrap_or_else(|e| e.into_inner());
+        out.clear();
+        out.extend(w.robots.iter().map(|r| (r.id(), r.pose)));
+        w.time_ms
     }
 }
 
@@ -452,6 +483,30 @@ mod tests {
         }
         sources.sort();
         sources
+    }
+
+    #[test]
+    fn a_view_reads_every_robots_true_pose_from_another_thread() {
+        let world = World::new(&WorldConfig {
+            robots: 2,
+            realtime: false,
+            ..WorldConfig::default()
+        });
+        let expected: Vec<(u16, Pose)> = world.robots.iter().map(|r| (r.id(), r.pose)).collect();
+        let handle = world.spawn().unwrap();
+        let view = handle.view();
+        let reader = std::thread::spawn(move || {
+            let mut poses = Vec::new();
+            let t = view.poses(&mut poses);
+            (t, poses)
+        });
+        let (_, poses) = reader.join().unwrap();
+        assert_eq!(poses, expected, "robots at rest keep their start poses");
+        let mut poses = Vec::new();
+        let t0 = handle.view().poses(&mut poses);
+        while handle.view().poses(&mut poses) == t0 {
+            std::thread::yield_now();
+        }
     }
 
     #[test]

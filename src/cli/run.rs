@@ -233,6 +233,11 @@ fn run_ros(
     let mut bridge = node
         .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
         .map_err(CliError::new)?;
+    if let Some(sim) = rt.sim() {
+        bridge
+            .start_ground_truth(Box::new(sim.ground_truth()))
+            .map_err(CliError::new)?;
+    }
     tracing::info!("ROS 2 interface up");
     if let Some(s) = rt.engine.switch() {
         tracing::info!(

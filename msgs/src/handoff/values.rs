@@ -67,6 +67,9 @@ pub struct RobotConfig {
     pub odometry_event: Option<u16>,
     /// Event id of the script's `proximity` event (7 horizontal sensors), for RT controllers.
     pub proximity_event: Option<u16>,
+    /// Event id of the script's `ground` event (`prox.ground.delta`, left and right), for RT
+    /// controllers (the line follower).
+    pub ground_event: Option<u16>,
     /// How wheel targets are written.
     pub speed: SpeedOutput,
     /// On-robot tick rate of the third `odometry` word (Hz; the motor event runs at 100 Hz).
@@ -90,6 +93,7 @@ impl RobotConfig {
             node,
             odometry_event: Some(odometry_event),
             proximity_event: None,
+            ground_event: None,
             speed: SpeedOutput::Event {
                 id: set_speed_event,
                 node_prefix,

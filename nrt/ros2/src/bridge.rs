@@ -8,6 +8,7 @@ use super::aseba::AsebaInterface;
 use super::bridge_params::BridgeParams;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
+use super::ground_truth::{GroundTruthPublisher, GroundTruthSource, GroundTruthTargets};
 use super::hop_times::{self, NrtHopTimers};
 use super::hot::HotNode;
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig};
@@ -133,6 +134,7 @@ impl RosNode {
             drivers,
             aseba,
             thymio,
+            ground_truth: None,
             diagnostics,
             last_diagnostics: None,
             clocks: Clocks::new().map_err(RosError::Init)?,
@@ -161,6 +163,8 @@ pub struct RosBridge {
     drivers: DriverNodes,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
+    /// The simulator's ground truth, when the process runs one ([`RosBridge::start_ground_truth`]).
+    ground_truth: Option<(GroundTruthTargets, GroundTruthPublisher)>,
     diagnostics: Publisher<DiagnosticArray>,
     last_diagnostics: Option<Instant>,
     clocks: Clocks,
@@ -221,6 +225,7 @@ impl RosBridge {
             .on_engine_event(node, engine, &mut self.clocks, event);
         self.thymio
             .on_engine_event(node, engine, &mut self.clocks, event);
+        self.ground_truth_event(node, engine, event);
         match event {
             EngineEvent::RtExited(reason) => self
                 .reporter
@@ -235,6 +240,43 @@ impl RosBridge {
             EngineEvent::RawMotorCapped { node, wheels, cap } => self
                 .reporter
                 .warn(&nrt_engine::engine::capped_message(*node, *wheels, *cap)),
+            _ => {}
+        }
+    }
+
+    /// Publishes the ground truth of the simulated robots from `source` (the embedded
+    /// simulator): `sim/ground_truth` in each driven robot's namespace, see [`super::ground_truth`].
+    pub fn start_ground_truth(
+        &mut self,
+        source: Box<dyn GroundTruthSource>,
+    ) -> Result<(), RosError> {
+        let targets = GroundTruthTargets::default();
+        let thread = GroundTruthPublisher::start(source, targets.clone(), self.reporter.clone())
+            .map_err(|e| RosError::Spawn(e.to_string()))?;
+        self.ground_truth = Some((targets, thread));
+        Ok(())
+    }
+
+    fn ground_truth_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
+        let Some((targets, _)) = &self.ground_truth else {
+            return;
+        };
+        match event {
+            EngineEvent::RobotReady { node: id, .. } => {
+                let Some(frame) = self.thymio.base_frame(*id) else {
+                    return;
+                };
+                let ns = engine
+                    .network()
+                    .node(*id)
+                    .map(|n| n.namespace().trim_matches('/').to_owned())
+                    .unwrap_or_default();
+                if let Err(e) = targets.add(node.get(), *id, &ns, frame) {
+                    self.reporter
+                        .warn(&format!("node {id}: no sim/ground_truth: {e}"));
+                }
+            }
+            EngineEvent::RobotRemoved { node: id, .. } => targets.remove(node.get(), *id),
             _ => {}
         }
     }

@@ -30,6 +30,7 @@ pub mod bridge_params;
 pub mod convert;
 pub mod diagnostics;
 pub mod driver_node;
+pub mod ground_truth;
 pub mod hop_times;
 pub mod hot;
 pub mod names;

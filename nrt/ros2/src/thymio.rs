@@ -258,6 +258,11 @@ impl ThymioInterface {
         Ok(())
     }
 
+    /// The base frame (prefixed) of robot `id`, if it has an interface.
+    pub fn base_frame(&self, id: NodeId) -> Option<&str> {
+        self.robots.get(&id).map(|r| r.frames.base.as_str())
+    }
+
     /// How many stamped `cmd_vel` of robot `id` were ignored as older than `cmd_vel_timeout`
     /// (`None`: not a robot of this interface).
     pub fn stale_cmd_vel(&self, id: NodeId) -> Option<u64> {

@@ -4,6 +4,7 @@ use msgs::handoff::{NrtLiveParams, Quadratic};
 const ODO: u16 = 2;
 const SET_SPEED: u16 = 1;
 const PROX: u16 = 9;
+const GROUND: u16 = 11;
 
 /// Both halves of the live parameters: the robot reads `rt`, the test writes through `nrt`.
 struct Params {
@@ -26,6 +27,7 @@ fn robot() -> (Robot, Params) {
     let mut r = Robot::new(RobotId(1));
     let mut cfg = RobotConfig::script(NodeId(5), ODO, SET_SPEED, false);
     cfg.proximity_event = Some(PROX);
+    cfg.ground_event = Some(GROUND);
     r.configure(cfg);
     (r, Params { rt, nrt })
 }
@@ -66,7 +68,7 @@ fn odometry_events_of_its_node_integrate_and_learn_the_link() {
     // Link loss: stale, and the next event only re-initialises.
     assert!(!r.link_lost(LinkId(4)));
     assert!(r.link_lost(LinkId(3)));
-    assert!(r.view(0, false).stale);
+    assert!(r.view(0, false, OwnerId::ROS).stale);
     let c = words(&[200, 200, 30]);
     assert!(r
         .on_user_event(LinkId(2), 4, 4, 5, ODO, Words::from_le_bytes(&c), &mut p.rt)
@@ -87,11 +89,44 @@ fn proximity_is_kept_for_controllers() {
         Words::from_le_bytes(&prox),
         &mut p.rt,
     );
-    let v = r.view(100, true);
+    let v = r.view(100, true, OwnerId::JOINT);
     assert_eq!(
         (v.proximity, v.proximity_t_ns, v.node),
         ([1, 2, 3, 4, 5, 6, 7], Some(77), NodeId(5))
     );
+}
+
+#[test]
+fn ground_readings_are_kept_for_controllers() {
+    let (mut r, mut p) = robot();
+    assert_eq!(r.view(0, true, OwnerId::ROS).ground_t_ns, None);
+    let g = words(&[812, 95]);
+    let e = r.on_user_event(
+        LinkId(0),
+        9,
+        10,
+        5,
+        GROUND,
+        Words::from_le_bytes(&g),
+        &mut p.rt,
+    );
+    assert!(e.is_none());
+    // another node's ground event is not this robot's
+    r.on_user_event(
+        LinkId(0),
+        11,
+        11,
+        6,
+        GROUND,
+        Words::from_le_bytes(&words(&[1, 1])),
+        &mut p.rt,
+    );
+    let v = r.view(20, true, OwnerId::controller(0));
+    assert_eq!(
+        (v.ground, v.ground_t_ns, v.owner),
+        ([812, 95], Some(10), OwnerId::controller(0))
+    );
+    assert_eq!(r.take_proximity(), None, "ground is not proximity");
 }
 
 #[test]
@@ -214,7 +249,7 @@ fn sending_rules() {
     assert_eq!(r.take_cmd_stamp(), Some(42));
     assert_eq!(r.take_cmd_stamp(), None);
     let set_point = r.set_point();
-    let t = r.targets(&mut p.rt, set_point);
+    let t = r.targets(&mut p.rt, WheelCommand::Twist(set_point));
     assert_eq!(t, [100, 100]);
     assert!(r.should_send(t, 0, 10, 0));
     r.sent(t, 0);

@@ -62,9 +62,9 @@ pub trait Controller: Send {
 }
 
 /// A filter on whatever the owner commands (the obstacle-stop reflex): called every cycle for
-/// every configured robot, in order; it may change `cmd`. Runs on the RT thread: it must not
-/// block, allocate, or free.
+/// every configured robot, in order, on the owner's [`WheelCommand`] before it becomes wheel
+/// targets; it may change `cmd`. Runs on the RT thread: it must not block, allocate, or free.
 pub trait Filter: Send {
     /// Updates `cmd` for `robot`.
-    fn update(&mut self, robot: &RobotView, cmd: &mut Twist2);
+    fn update(&mut self, robot: &RobotView, cmd: &mut WheelCommand);
 }

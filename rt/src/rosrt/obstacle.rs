@@ -1,9 +1,11 @@
 //! The shipped controller: an obstacle-stop reflex on the proximity sensors, running in the RT
 //! cycle so that it works however slow ROS is. Forward motion stops when a front sensor sees
-//! something close, backward motion when a rear one does; turning in place stays allowed.
+//! something close, backward motion when a rear one does; turning in place stays allowed. It
+//! filters every owner's command: a twist loses its linear part, wheel speeds or raw targets
+//! lose their common (forward) part and keep their difference (the turn).
 
 use super::{Filter, RobotView};
-use msgs::handoff::{RobotId, RtLatest, RtPublisher, Twist2, MAX_ROBOTS};
+use msgs::handoff::{RobotId, RtLatest, RtPublisher, WheelCommand, MAX_ROBOTS};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,7 +79,7 @@ impl ObstacleStop {
 }
 
 impl Filter for ObstacleStop {
-    fn update(&mut self, robot: &RobotView, cmd: &mut Twist2) {
+    fn update(&mut self, robot: &RobotView, cmd: &mut WheelCommand) {
         if let Some(live) = &mut self.live {
             self.params = live.rt_read().0;
         }
@@ -90,9 +92,29 @@ impl Filter for ObstacleStop {
             let prox = &robot.proximity;
             let front = prox[..5].iter().any(|&r| r >= p.threshold);
             let rear = prox[5..].iter().any(|&r| r >= p.threshold);
-            if (front && cmd.linear > 0.0) || (rear && cmd.linear < 0.0) {
-                cmd.linear = 0.0;
-                block = true;
+            let blocks = |forward: f64| (front && forward > 0.0) || (rear && forward < 0.0);
+            match cmd {
+                WheelCommand::Stop => {}
+                WheelCommand::Twist(t) => {
+                    if blocks(t.linear) {
+                        t.linear = 0.0;
+                        block = true;
+                    }
+                }
+                WheelCommand::WheelSpeeds([l, r]) => {
+                    if blocks(*l + *r) {
+                        let turn = (*r - *l) / 2.0;
+                        (*l, *r) = (-turn, turn);
+                        block = true;
+                    }
+                }
+                WheelCommand::Targets([l, r]) => {
+                    if blocks(*l as f64 + *r as f64) {
+                        let turn = ((*r as i32 - *l as i32) / 2) as i16;
+                        (*l, *r) = (-turn, turn);
+                        block = true;
+                    }
+                }
             }
         }
         let Some(slot) = self.engaged.get_mut(robot.robot.index()) else {
@@ -115,7 +137,11 @@ impl Filter for ObstacleStop {
 mod tests {
     use super::*;
     use msgs::handoff::{latest, publisher};
-    use msgs::handoff::{NodeId, Pose2};
+    use msgs::handoff::{NodeId, Pose2, Twist2};
+
+    fn twist(linear: f64, angular: f64) -> WheelCommand {
+        WheelCommand::Twist(Twist2 { linear, angular })
+    }
 
     fn view(prox: [i16; 7], t: Option<u64>, now: u64) -> RobotView {
         RobotView {
@@ -144,27 +170,18 @@ mod tests {
         let (pub_rt, mut pub_nrt) = publisher(8);
         let mut c = ObstacleStop::new(ObstacleStopParams::default()).with_events(pub_rt);
         let wall = view([0, 0, 3000, 0, 0, 0, 0], Some(100), 200);
-        let mut cmd = Twist2 {
-            linear: 0.1,
-            angular: 0.5,
-        };
+        let mut cmd = twist(0.1, 0.5);
         c.update(&wall, &mut cmd);
-        assert_eq!((cmd.linear, cmd.angular), (0.0, 0.5));
+        assert_eq!(cmd, twist(0.0, 0.5));
         assert!(c.engaged(RobotId(3)));
-        let mut back = Twist2 {
-            linear: -0.1,
-            angular: 0.0,
-        };
+        let mut back = twist(-0.1, 0.0);
         c.update(&wall, &mut back);
-        assert_eq!(back.linear, -0.1);
+        assert_eq!(back, twist(-0.1, 0.0));
         assert!(!c.engaged(RobotId(3)));
         let behind = view([0, 0, 0, 0, 0, 0, 2500], Some(100), 200);
-        let mut rev = Twist2 {
-            linear: -0.05,
-            angular: 0.0,
-        };
+        let mut rev = twist(-0.05, 0.0);
         c.update(&behind, &mut rev);
-        assert_eq!(rev.linear, 0.0);
+        assert_eq!(rev, twist(0.0, 0.0));
         let edges: Vec<bool> = std::iter::from_fn(|| pub_nrt.nrt_pop())
             .map(|e| e.engaged)
             .collect();
@@ -175,10 +192,7 @@ mod tests {
     fn ignores_stale_or_missing_readings_and_follows_live_params() {
         let (sub_rt, mut sub_nrt) = latest(ObstacleStopParams::default());
         let mut c = ObstacleStop::new(ObstacleStopParams::default()).with_live_params(sub_rt);
-        let fwd = Twist2 {
-            linear: 0.1,
-            angular: 0.0,
-        };
+        let fwd = twist(0.1, 0.0);
         let mut cmd = fwd;
         c.update(&view([4000; 7], None, 1_000_000_000), &mut cmd);
         assert_eq!(cmd, fwd);
@@ -196,6 +210,33 @@ mod tests {
             max_age_ns: 10,
         });
         c.update(&view([200; 7], Some(999_999_995), 1_000_000_000), &mut cmd);
-        assert_eq!(cmd.linear, 0.0);
+        assert_eq!(cmd, twist(0.0, 0.0));
+    }
+
+    #[test]
+    fn wheel_speeds_and_targets_keep_only_their_turn() {
+        let mut c = ObstacleStop::new(ObstacleStopParams::default());
+        let wall = view([0, 0, 3000, 0, 0, 0, 0], Some(100), 200);
+        let behind = view([0, 0, 0, 0, 0, 0, 2500], Some(100), 200);
+        // Forward with a left turn toward a front obstacle: only the turn is left.
+        let mut w = WheelCommand::WheelSpeeds([0.0, 0.25]);
+        c.update(&wall, &mut w);
+        assert_eq!(w, WheelCommand::WheelSpeeds([-0.125, 0.125]));
+        let mut t = WheelCommand::Targets([300, 100]);
+        c.update(&wall, &mut t);
+        assert_eq!(t, WheelCommand::Targets([100, -100]));
+        // Backward toward the front obstacle, turning in place: untouched.
+        for cmd in [
+            WheelCommand::Targets([-200, -100]),
+            WheelCommand::WheelSpeeds([0.1, -0.1]),
+            WheelCommand::Stop,
+        ] {
+            let mut x = cmd;
+            c.update(&wall, &mut x);
+            assert_eq!(x, cmd);
+        }
+        let mut r = WheelCommand::Targets([-200, -100]);
+        c.update(&behind, &mut r);
+        assert_eq!(r, WheelCommand::Targets([-50, 50]));
     }
 }

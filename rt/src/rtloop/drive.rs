@@ -1,12 +1,11 @@
-//! The RT loop's outputs: set-points (with the watchdog) and controllers to wheel targets,
+//! The RT loop's outputs: the owner's command (`rtloop/owner.rs`), filtered, to wheel targets,
 //! speed frames, the direct writes and read-backs of stops, each set-point's stamp carried to the
 //! wire for the cmd → wire hop.
 
 use super::slots::QueueError;
 use super::{ns, RtLoop};
 use crate::clock::monotonic_ns;
-use crate::robot::CmdUpdate;
-use msgs::handoff::{LinkId, RobotId, RtEvent};
+use msgs::handoff::LinkId;
 
 impl RtLoop {
     /// Queues `frame[..n]` on `link` (or on every live link); true if at least one took it.
@@ -29,9 +28,10 @@ impl RtLoop {
         }
     }
 
-    /// Polls every configured robot's set-point (watchdog), runs the controllers and writes the
-    /// wheel targets that changed; notes when a change held back by `min_speed_interval` may
-    /// go (`hold_until`), for the wait's deadline.
+    /// For every configured robot: applies a new owner request, takes the commands (the
+    /// owner's, with the watchdog; the others dropped), runs the controllers, filters the
+    /// owner's command and writes the wheel targets that changed; notes when a change held back
+    /// by `min_speed_interval` may go (`hold_until`), for the wait's deadline.
     pub(super) fn drive_robots(&mut self, now: u64) {
         self.hold_until = None;
         let wd = self.ends.rt_params().rt_watchdog();
@@ -42,25 +42,16 @@ impl RtLoop {
             if self.robots[i].config().is_none() {
                 continue;
             }
-            if self.robots[i].poll_set_point(self.ends.rt_params(), now, wd_ns)
-                == CmdUpdate::WatchdogStop
-            {
-                self.stats.watchdog_stops += 1;
-                self.push_event(RtEvent::WatchdogStop {
-                    robot: RobotId(i as u8),
-                });
+            self.apply_owner_request(i, now);
+            self.poll_commands(i, now, wd_ns);
+            self.robots[i].refresh_calibration(self.ends.rt_params());
+            let view = self.view(i, now);
+            let owned = self.owner_command(i, &view);
+            let mut cmd = owned;
+            for f in self.filters.iter_mut() {
+                f.update(&view, &mut cmd);
             }
-            let r = &self.robots[i];
-            let mut cmd = r.set_point();
-            if !self.controllers.is_empty() {
-                let link_up = r
-                    .link()
-                    .map_or(self.slots.any_live(), |l| self.slots.live(l));
-                let view = r.view(now, link_up);
-                for c in self.controllers.iter_mut() {
-                    c.update(&view, &mut cmd);
-                }
-            }
+            self.owners[i].filtered = cmd != owned;
             let targets = self.robots[i].targets(self.ends.rt_params(), cmd);
             match self.robots[i].send_due(targets, now, min_gap, refresh) {
                 Some(t) if t <= now => {

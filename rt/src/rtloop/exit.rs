@@ -29,8 +29,10 @@ pub struct StopOutcome {
 impl RtLoop {
     /// Exit path: stop every configured robot, flush, and wait (bounded) for the read-backs.
     pub(super) fn stop_robots(&mut self) {
+        let start_ns = monotonic_ns;
         for i in 0..self.robots.len() {
             if self.robots[i].config().is_some() {
+                self.stop_owner(i, start_ns());
                 self.send_stop(i);
             }
         }

@@ -167,10 +167,13 @@ impl RtLoop {
                 RtCommand::ConfigureRobot { robot, config } => {
                     if let Some(r) = self.robots.get_mut(robot.index()) {
                         r.configure(config);
+                        // The owner in effect for the robot now driven.
+                        self.report_owner(robot.index());
                     }
                 }
                 RtCommand::RemoveRobot { robot } => {
                     if (robot.index()) < self.robots.len() {
+                        self.stop_owner(robot.index(), monotonic_ns());
                         self.send_stop(robot.index());
                         self.robots[robot.index()].clear();
                     }
@@ -241,6 +244,7 @@ impl RtLoop {
             });
             for r in 0..self.robots.len() {
                 if self.robots[r].link_lost(LinkId(i as u8)) {
+                    self.owner_link_lost(r);
                     self.push_event(RtEvent::RobotStale {
                         robot: RobotId(r as u8),
                     });

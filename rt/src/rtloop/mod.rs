@@ -29,6 +29,7 @@
 mod drive;
 mod exit;
 mod io;
+mod owner;
 mod slots;
 mod stats;
 mod wait;
@@ -37,7 +38,7 @@ use crate::alloc;
 use crate::clock::{monotonic_ns, sleep_until};
 use crate::handoff::{LinkReturn, RtLinkPort};
 use crate::robot::Robot;
-use crate::rosrt::Filter;
+use crate::rosrt::{Filter, RtControllers};
 use crate::sched::{self, RtSetup};
 use crate::signals;
 use msgs::handoff::{
@@ -147,7 +148,12 @@ pub struct RtLoop {
     port: RtLinkPort,
     slots: Slots,
     robots: Box<[Robot]>,
-    controllers: Vec<Box<dyn Filter>>,
+    /// Per robot: who owns the wheels (the communication switch).
+    owners: Box<[owner::OwnerState]>,
+    /// Every robot slot's controller instances.
+    controllers: RtControllers,
+    /// Applied to every owner's command.
+    filters: Vec<Box<dyn Filter>>,
     stats: Stats,
     stop: Arc<AtomicBool>,
     shutdown: bool,
@@ -192,14 +198,16 @@ impl RtHandle {
     }
 }
 
-/// Builds the loop and runs it on a new thread named `thymio-rt`.
+/// Builds the loop and runs it on a new thread named `thymio-rt` (`controllers`: from
+/// [`crate::rosrt::Registry::instantiate`]; `filters`: applied to every owner's command).
 pub fn spawn(
     cfg: RtConfig,
     ends: RtEnds,
     port: RtLinkPort,
-    controllers: Vec<Box<dyn Filter>>,
+    controllers: RtControllers,
+    filters: Vec<Box<dyn Filter>>,
 ) -> std::io::Result<RtHandle> {
-    let mut rt = RtLoop::new(cfg, ends, port, controllers);
+    let mut rt = RtLoop::new(cfg, ends, port, controllers, filters);
     let stop = rt.stop_flag();
     let wake = rt.ends.rt_params().rt_wake_bell().clone();
     let thread = std::thread::Builder::new()
@@ -222,16 +230,20 @@ fn ns(d: Duration) -> u64 {
 }
 
 impl RtLoop {
-    /// Preallocates everything (NRT side).
+    /// Preallocates everything (NRT side). `controllers`: every robot slot's controller
+    /// instances ([`crate::rosrt::Registry::instantiate`], or [`RtControllers::none`]);
+    /// `filters`: applied to every owner's command, in order.
     pub fn new(
         cfg: RtConfig,
         mut ends: RtEnds,
         port: RtLinkPort,
-        controllers: Vec<Box<dyn Filter>>,
+        controllers: RtControllers,
+        filters: Vec<Box<dyn Filter>>,
     ) -> Self {
-        let robots = (0..ends.rt_params().robots())
+        let robots: Box<[Robot]> = (0..ends.rt_params().robots())
             .map(|i| Robot::new(RobotId(i as u8)))
             .collect();
+        let owners = vec![owner::OwnerState::default(); robots.len()].into_boxed_slice();
         let signal_fd = cfg.honor_signals.then(signals::stop_wake_fd).flatten();
         let waiter = Waiter::new(ends.rt_wake_fd(), signal_fd);
         RtLoop {
@@ -245,7 +257,9 @@ impl RtLoop {
             ends,
             port,
             robots,
+            owners,
             controllers,
+            filters,
             stop: Arc::new(AtomicBool::new(false)),
             shutdown: false,
             frame: touched_frame(),
@@ -429,6 +443,8 @@ impl RtLoop {
         });
         self.slots.new_period();
         self.unmute_links();
+        self.report_drops();
+        self.publish_joint_states(now_ns);
         if now_ns.saturating_sub(self.stats.last_report_ns) >= ns(self.cfg.stats_period) {
             self.stats.last_report_ns = now_ns;
             let s =

@@ -30,7 +30,13 @@ fn build() -> (RtLoop, NrtEnds, NrtLinkPort) {
     });
     let (rt_port, port) = link_port();
     (
-        RtLoop::new(test_config(), rt_ends, rt_port, Vec::new()),
+        RtLoop::new(
+            test_config(),
+            rt_ends,
+            rt_port,
+            RtControllers::none(),
+            Vec::new(),
+        ),
         nrt,
         port,
     )
@@ -264,7 +270,14 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
         },
     )
     .unwrap();
-    let handle = spawn(test_config(), rt_ends, rt_port, Vec::new()).unwrap();
+    let handle = spawn(
+        test_config(),
+        rt_ends,
+        rt_port,
+        RtControllers::none(),
+        Vec::new(),
+    )
+    .unwrap();
     let mut got = Vec::new();
     crate::testutil::until(Duration::from_secs(10), || {
         got.extend(received(&mut peer));
@@ -312,7 +325,14 @@ fn run_stops_when_nrt_goes_away_and_stops_the_robots() {
         },
     )
     .unwrap();
-    let handle = spawn(test_config(), rt_ends, rt_port, Vec::new()).unwrap();
+    let handle = spawn(
+        test_config(),
+        rt_ends,
+        rt_port,
+        RtControllers::none(),
+        Vec::new(),
+    )
+    .unwrap();
     let mut got = Vec::new();
     crate::testutil::until(Duration::from_secs(10), || {
         got.extend(received(&mut peer));
@@ -336,7 +356,7 @@ fn periodic_loop_keeps_its_deadlines_and_counts_cycles() {
         ..test_config()
     };
     let t0 = monotonic_ns();
-    let exit = spawn(cfg, rt_ends, rt_port, Vec::new())
+    let exit = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new())
         .unwrap()
         .join()
         .unwrap();
@@ -358,7 +378,7 @@ fn a_cycle_that_forwards_something_rings_the_nrt_doorbell_unless_told_not_to() {
             wake_nrt: wake,
             ..test_config()
         };
-        let mut rt = RtLoop::new(cfg, rt_ends, rt_port, Vec::new());
+        let mut rt = RtLoop::new(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new());
         let bell = nrt.nrt_doorbell().clone();
         rt.cycle(0);
         assert!(!bell.wait(Duration::from_millis(1)), "a quiet cycle rings");
@@ -376,5 +396,6 @@ fn a_cycle_that_forwards_something_rings_the_nrt_doorbell_unless_told_not_to() {
     }
 }
 
+mod owner;
 mod stop;
 mod wake;

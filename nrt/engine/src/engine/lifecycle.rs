@@ -276,6 +276,7 @@ impl Engine {
         config.link = link;
         self.robots.set_link(id, link);
         config.proximity_event = event("proximity");
+        config.ground_event = event("ground");
         config.motor_targets = motor_targets(node);
         self.ends
             .nrt_push_command(RtCommand::ConfigureRobot { robot, config })

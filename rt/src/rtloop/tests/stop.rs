@@ -49,7 +49,11 @@ fn refreshing_loop() -> (RtLoop, NrtEnds, NrtLinkPort) {
         speed_refresh: Duration::from_millis(100),
         ..test_config()
     };
-    (RtLoop::new(cfg, rt_ends, rt_port, Vec::new()), nrt, port)
+    (
+        RtLoop::new(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()),
+        nrt,
+        port,
+    )
 }
 
 #[test]

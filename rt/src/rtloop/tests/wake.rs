@@ -44,7 +44,7 @@ fn running(min_speed_interval: Duration) -> Running {
         min_speed_interval,
         ..test_config()
     };
-    let handle = spawn(cfg, rt_ends, rt_port, Vec::new()).unwrap();
+    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
     until(Duration::from_secs(10), || {
         events(&mut nrt)
             .iter()
@@ -176,7 +176,7 @@ fn a_stop_request_ends_a_long_wait_at_once() {
         period: Duration::from_secs(30),
         ..test_config()
     };
-    let handle = spawn(cfg, rt_ends, rt_port, Vec::new()).unwrap();
+    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
     let t0 = Instant::now();
     handle.stop();
     let exit = handle.join().unwrap();
@@ -195,7 +195,7 @@ fn flooded_loop(cfg: RtConfig, chunk: usize, cycles: u64) -> RtLoop {
         max_cycles: Some(cycles),
         ..cfg
     };
-    let mut rt = RtLoop::new(cfg, rt_ends, rt_port, Vec::new());
+    let mut rt = RtLoop::new(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new());
     rt.cycle(monotonic_ns()); // takes the link
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     let writer = {

@@ -2,7 +2,7 @@
 //! parameters. Top-level keys are the asebaros parameter names (`targets`, `port`, `nodes`,
 //! `script`, …) and the ROS-Thymio ones (`axis_length`, `motor`, `proximity`, …) — nested
 //! maps in YAML, dotted names as ROS parameters (`nodes.thymio.prefix`) — plus the sections
-//! `rt` (real-time thread) and `sim` (embedded simulator). Unknown keys are errors that name
+//! `rt` (real-time thread), `sim` (embedded simulator) and `control` (communication switch). Unknown keys are errors that name
 //! the key.
 
 use nrt_engine::engine::{is_builtin, BUILTIN_PREFIX};
@@ -17,6 +17,8 @@ use std::path::Path;
 const RT: &str = "rt";
 /// The section `sim`.
 const SIM: &str = "sim";
+/// The section `control`.
+const CONTROL: &str = "control";
 
 /// The real-time thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -187,6 +189,48 @@ impl Section for SimParams {
     }
 }
 
+/// The communication switch (who owns each robot's wheels) and the RT controllers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ControlParams {
+    /// Owner of every robot's wheels when it starts being driven: `ros` (cmd_vel), `joint`
+    /// (joint commands) or a shipped RT controller (`line_follower`, `go_to_pose`).
+    pub default_owner: String,
+}
+
+impl Default for ControlParams {
+    fn default() -> Self {
+        Self {
+            default_owner: "ros".into(),
+        }
+    }
+}
+
+impl ControlParams {
+    /// Every owner name: `ros`, `joint`, then the shipped controllers.
+    pub fn owner_names() -> msgs::handoff::OwnerNames {
+        msgs::handoff::OwnerNames::new(rt::rosrt::SHIPPED.to_vec())
+    }
+}
+
+/// `control.*`, read at start.
+impl Section for ControlParams {
+    fn validate(&self) -> Result<(), Invalid> {
+        let names = Self::owner_names();
+        if names.id(&self.default_owner).is_none() {
+            return Err(Invalid::new(
+                "default_owner",
+                &self.default_owner,
+                format!(
+                    "is not an owner (one of: {})",
+                    names.all().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Config {
@@ -198,6 +242,8 @@ pub struct Config {
     pub rt: RtParams,
     /// Embedded simulator.
     pub sim: SimParams,
+    /// Communication switch and RT controllers.
+    pub control: ControlParams,
 }
 
 /// A configuration error: names the key or the file, and keeps its cause.
@@ -327,7 +373,11 @@ impl Config {
         for part in [schema::tree(&self.bridge), schema::tree(&self.driver)] {
             out.extend(part.unwrap_or_default());
         }
-        for (name, part) in [(RT, schema::tree(&self.rt)), (SIM, schema::tree(&self.sim))] {
+        for (name, part) in [
+            (RT, schema::tree(&self.rt)),
+            (SIM, schema::tree(&self.sim)),
+            (CONTROL, schema::tree(&self.control)),
+        ] {
             out.insert(name.into(), Value::Mapping(part.unwrap_or_default()));
         }
         out
@@ -353,6 +403,7 @@ impl Config {
         match first {
             RT => schema::is_live::<RtParams>(rest),
             SIM => schema::is_live::<SimParams>(rest),
+            CONTROL => schema::is_live::<ControlParams>(rest),
             _ if is_key_of::<BridgeParams>(first) => schema::is_live::<BridgeParams>(name),
             _ => schema::is_live::<DriverParams>(name),
         }
@@ -371,7 +422,7 @@ impl Config {
     /// sections are their fields' (from the schema), `rt` and `sim` are sections of their own.
     fn from_mapping(m: Mapping) -> Result<Config, ConfigError> {
         let (mut bridge, mut driver) = (Mapping::new(), Mapping::new());
-        let (mut rt, mut sim) = (Value::Null, Value::Null);
+        let (mut rt, mut sim, mut control) = (Value::Null, Value::Null, Value::Null);
         let (bridge_keys, driver_keys) = (
             schema::keys::<BridgeParams>(),
             schema::keys::<DriverParams>(),
@@ -383,6 +434,7 @@ impl Config {
             match key {
                 RT => rt = v,
                 SIM => sim = v,
+                CONTROL => control = v,
                 _ if bridge_keys.iter().any(|b| b == key) => {
                     bridge.insert(k, v);
                 }
@@ -397,6 +449,7 @@ impl Config {
             driver: schema::parse("", Value::Mapping(driver))?,
             rt: schema::parse(RT, rt)?,
             sim: schema::parse(SIM, sim)?,
+            control: schema::parse(CONTROL, control)?,
         };
         for t in &config.bridge.targets {
             t.parse::<msgs::target::Target>()

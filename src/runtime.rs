@@ -39,6 +39,12 @@ pub enum RuntimeError {
     /// The embedded simulator could not start.
     #[error("embedded simulator: {0}")]
     Sim(String),
+    /// A controller of the registry refused its declarations.
+    #[error("RT controllers: {0}")]
+    Controllers(#[from] msgs::handoff::DeclareError),
+    /// The initial owner could not be requested.
+    #[error("control.default_owner: {0}")]
+    Owner(String),
 }
 
 /// What the runtime leaves when it stops.
@@ -65,6 +71,8 @@ pub struct Runtime {
     rt: Option<RtHandle>,
     connector: Option<ConnectorHandle>,
     sim: Option<crate::embedded::EmbeddedSim>,
+    /// The NRT halves of the RT controllers, until a front end takes them.
+    control: Option<msgs::handoff::NrtControl>,
     started: Instant,
 }
 
@@ -205,6 +213,25 @@ impl Runtime {
         if sim.is_some() && config.bridge.targets.is_empty() {
             engine_config.driver.simulation = true;
         }
+        // The RT controllers: one instance of each shipped one per robot slot; their RT halves
+        // go to the RT thread, their NRT halves to the front end (`take_control`).
+        let slots = nrt_ends.nrt_params().robots();
+        let (controllers, control) = rt::rosrt::Registry::shipped().instantiate(slots)?;
+        let owner = control
+            .names
+            .id(&config.control.default_owner)
+            .ok_or_else(|| {
+                RuntimeError::Owner(format!("unknown owner {}", config.control.default_owner))
+            })?;
+        if owner != msgs::handoff::OwnerId::ROS {
+            // Applied by the RT thread when each slot starts being driven.
+            for r in 0..slots {
+                nrt_ends
+                    .nrt_params()
+                    .nrt_request_owner(msgs::handoff::RobotId(r as u8), owner)
+                    .map_err(|e| RuntimeError::Owner(e.to_string()))?;
+            }
+        }
         let mut engine = Engine::new(engine_config, nrt_ends)?;
         engine.set_rt_rings(config.rt.wake_nrt);
         // The reflex always runs in the RT cycle (disabled unless configured) so that it can be
@@ -226,7 +253,7 @@ impl Runtime {
             rt_config(config),
             rt_ends,
             rt_port,
-            rt::rosrt::RtControllers::none(),
+            controllers,
             vec![reflex],
         )
         .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
@@ -242,8 +269,15 @@ impl Runtime {
             rt: Some(rt),
             connector: Some(connector),
             sim,
+            control: Some(control),
             started: Instant::now(),
         })
+    }
+
+    /// The NRT halves of the RT controllers (owner names, every controller's ROS endpoints and
+    /// parameters on every robot slot), for the front end that serves them; `None` once taken.
+    pub fn take_control(&mut self) -> Option<msgs::handoff::NrtControl> {
+        self.control.take()
     }
 
     /// Polls the engine once and returns its events.

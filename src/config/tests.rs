@@ -392,3 +392,21 @@ fn simulated_wheels_are_ideal_by_default_and_checked() {
     }
     assert!(Config::from_yaml("sim: {wheels: {radius: 1}}").is_err());
 }
+
+#[test]
+fn the_default_owner_is_an_owner_name() {
+    assert_eq!(Config::default().control.default_owner, "ros");
+    let c = Config::from_yaml("control: {default_owner: go_to_pose}\n").unwrap();
+    assert_eq!(c.control.default_owner, "go_to_pose");
+    let e = Config::from_yaml("control: {default_owner: autopilot}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("control.default_owner")
+            && e.contains("autopilot")
+            && e.contains("ros, joint, line_follower, go_to_pose"),
+        "{e}"
+    );
+    assert!(Config::from_yaml("control: {owner: ros}\n").is_err());
+    assert!(!Config::is_live("control.default_owner"));
+}

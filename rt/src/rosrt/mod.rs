@@ -5,17 +5,23 @@
 //!
 //! - [`Controller`]: code that can own a robot's wheels (one instance per robot slot, made by a
 //!   [`Registry`] factory at init); the communication switch picks the owner per robot.
+//!   Shipped ([`Registry::shipped`]): [`LineFollower`] (`line_follower`) and [`GoToPose`]
+//!   (`go_to_pose`).
 //! - [`Filter`]: code applied to whatever the owner commands; [`ObstacleStop`] is one (its
 //!   tunables come through a latest-value cell, its edges go out through a publisher).
 
 pub mod calibration;
 mod calibration_timing;
 mod controller;
+pub mod go_to_pose;
+pub mod line_follower;
 mod obstacle;
 mod registry;
 
 pub use calibration::CalibrateMotors;
 pub use calibration_timing::LineTimer;
 pub use controller::{Controller, Filter, RobotView};
+pub use go_to_pose::GoToPose;
+pub use line_follower::LineFollower;
 pub use obstacle::{ObstacleStop, ObstacleStopParams, ReflexEvent};
-pub use registry::{ControllerFactory, Registry, RegistryError, RtControllers};
+pub use registry::{ControllerFactory, Registry, RegistryError, RtControllers, SHIPPED};

@@ -8,6 +8,9 @@ use msgs::handoff::{
     ControllerInit, DeclareError, NrtControl, OwnerNames, RobotId, MAX_CONTROLLERS, MAX_ROBOTS,
 };
 
+/// The names of [`Registry::shipped`]'s controllers, in owner-id order.
+pub const SHIPPED: [&str; 2] = [super::line_follower::NAME, super::go_to_pose::NAME];
+
 /// Makes one controller instance for the robot of `init`, declaring its endpoints there.
 pub type ControllerFactory =
     Box<dyn Fn(&mut ControllerInit) -> Result<Box<dyn Controller>, DeclareError> + Send>;
@@ -90,6 +93,21 @@ impl Registry {
         Registry::default()
     }
 
+    /// The controllers thymio-rt ships, in this order (their owner ids): [`SHIPPED`].
+    pub fn shipped() -> Self {
+        let mut r = Registry::new();
+        // The names are valid and distinct: these cannot fail.
+        let _ = r.register(
+            super::line_follower::NAME,
+            Box::new(|init| Ok(Box::new(super::LineFollower::new(init)?))),
+        );
+        let _ = r.register(
+            super::go_to_pose::NAME,
+            Box::new(|init| Ok(Box::new(super::GoToPose::new(init)?))),
+        );
+        r
+    }
+
     /// Adds `factory` under `name` (its owner name and `~/controllers/<name>/`).
     pub fn register(
         &mut self,
@@ -141,5 +159,35 @@ impl Registry {
                 ports,
             },
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use msgs::handoff::OwnerId;
+
+    #[test]
+    fn the_shipped_registry_names_its_controllers_and_declares_their_ports() {
+        let r = Registry::shipped();
+        assert_eq!(r.names(), SHIPPED);
+        let (mut rt, nrt) = r.instantiate(2).unwrap();
+        assert_eq!(rt.len(), 2);
+        assert_eq!(rt.robot(RobotId(1)).len(), 2);
+        assert!(rt.robot(RobotId(2)).is_empty());
+        assert_eq!(nrt.names.id("go_to_pose"), Some(OwnerId::controller(1)));
+        assert_eq!(nrt.ports.len(), 4);
+        let gtp = &nrt.ports[1];
+        let names: Vec<_> = gtp.endpoints.iter().map(|e| e.name()).collect();
+        assert_eq!(names, ["goal", "set_goal", "reached"]);
+        assert_eq!(gtp.params.get("max_linear"), Some(0.1));
+        let mut bad = Registry::new();
+        assert_eq!(
+            bad.register(
+                "joint",
+                Box::new(|i| Ok(Box::new(crate::rosrt::GoToPose::new(i)?)))
+            ),
+            Err(RegistryError::Taken("joint"))
+        );
     }
 }

@@ -1,0 +1,315 @@
+//! Go to a pose on odometry, in the RT cycle: turn toward the goal, drive to it while steering
+//! (speed proportional to the distance, reduced by the heading error), then turn to the goal's
+//! heading; within both tolerances it stops, says so on `reached` and holds zero speed. A goal
+//! comes through the `goal` topic (`geometry_msgs/Pose2D`) or the `set_goal` service
+//! (`thymio_rt_msgs/SetPose2D`, which refuses a non-finite pose), in the odometry frame.
+//!
+//! Hysteresis: once in position it only turns (a drift of less than twice the position
+//! tolerance does not send it driving again), so that it settles instead of hunting.
+//!
+//! ROS (under `~/controllers/go_to_pose/`): subscriber `goal`, service `set_goal`, publisher
+//! `reached` (`std_msgs/Bool`: false when a goal is taken, true when reached); parameters
+//! below, applied live.
+
+use super::{Controller, RobotView};
+use msgs::handoff::{
+    ControllerInit, DeclareError, Outcome, ParamId, Pose2, RtParams, RtServiceEndpoint,
+    RtTopicPublisher, RtTopicSubscriber, Twist2, WheelCommand,
+};
+use std::f64::consts::PI;
+
+/// Registry name (and owner name).
+pub const NAME: &str = "go_to_pose";
+
+/// Heading error above which it turns in place before driving (rad).
+const TURN_FIRST: f64 = 0.6;
+
+/// The go-to-pose controller of one robot.
+#[derive(Debug)]
+pub struct GoToPose {
+    params: RtParams,
+    p: Params,
+    goal_topic: RtTopicSubscriber<Pose2>,
+    set_goal: RtServiceEndpoint<Pose2>,
+    reached_pub: RtTopicPublisher<bool>,
+    goal: Option<Pose2>,
+    /// In position (only the heading is left).
+    in_position: bool,
+    reached: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    max_linear: ParamId,
+    max_angular: ParamId,
+    k_linear: ParamId,
+    k_angular: ParamId,
+    position_tolerance: ParamId,
+    heading_tolerance: ParamId,
+}
+
+/// `a` wrapped to (−π, π].
+fn wrap(a: f64) -> f64 {
+    let w = (a + PI).rem_euclid(2.0 * PI) - PI;
+    if w == -PI {
+        PI
+    } else {
+        w
+    }
+}
+
+fn finite(p: &Pose2) -> bool {
+    p.x.is_finite() && p.y.is_finite() && p.theta.is_finite()
+}
+
+impl GoToPose {
+    /// Declares its endpoints and parameters for the robot of `init`.
+    pub fn new(init: &mut ControllerInit) -> Result<Self, DeclareError> {
+        let p = Params {
+            max_linear: init.parameter("max_linear", 0.1, 0.0, 0.3, "top speed (m/s)")?,
+            max_angular: init.parameter("max_angular", 1.5, 0.0, 6.0, "top turn rate (rad/s)")?,
+            k_linear: init.parameter(
+                "k_linear",
+                1.0,
+                0.0,
+                10.0,
+                "speed per metre of distance (1/s)",
+            )?,
+            k_angular: init.parameter(
+                "k_angular",
+                3.0,
+                0.0,
+                20.0,
+                "turn rate per radian of heading error (1/s)",
+            )?,
+            position_tolerance: init.parameter(
+                "position_tolerance",
+                0.02,
+                0.001,
+                1.0,
+                "distance to the goal that counts as there (m)",
+            )?,
+            heading_tolerance: init.parameter(
+                "heading_tolerance",
+                0.05,
+                0.001,
+                PI,
+                "heading error that counts as there (rad)",
+            )?,
+        };
+        let goal_topic = init.subscriber::<Pose2>("goal", Pose2::default())?;
+        let set_goal = init.service::<Pose2>("set_goal")?;
+        let reached_pub = init.publisher::<bool>("reached", 8)?;
+        Ok(GoToPose {
+            params: init.rt_params(),
+            p,
+            goal_topic,
+            set_goal,
+            reached_pub,
+            goal: None,
+            in_position: false,
+            reached: false,
+        })
+    }
+
+    fn take_goal(&mut self, goal: Pose2) {
+        self.goal = Some(goal);
+        self.in_position = false;
+        self.reached = false;
+        self.reached_pub.rt_publish(false);
+    }
+
+    /// The goal in effect, if any.
+    pub fn goal(&self) -> Option<Pose2> {
+        self.goal
+    }
+
+    fn command(&mut self, pose: Pose2, goal: Pose2) -> Twist2 {
+        let g = |id| self.params.get(id);
+        let (dx, dy) = (goal.x - pose.x, goal.y - pose.y);
+        let dist = dx.hypot(dy);
+        let pos_tol = g(self.p.position_tolerance);
+        let max_w = g(self.p.max_angular);
+        let turn = |e: f64| (g(self.p.k_angular) * e).clamp(-max_w, max_w);
+        if self.in_position && dist > 2.0 * pos_tol {
+            self.in_position = false;
+        }
+        if !self.in_position && dist <= pos_tol {
+            self.in_position = true;
+        }
+        if !self.in_position {
+            let alpha = wrap(dy.atan2(dx) - pose.theta);
+            let linear = if alpha.abs() > TURN_FIRST {
+                0.0
+            } else {
+                (g(self.p.k_linear) * dist).min(g(self.p.max_linear)) * alpha.cos()
+            };
+            return Twist2 {
+                linear,
+                angular: turn(alpha),
+            };
+        }
+        let e = wrap(goal.theta - pose.theta);
+        if e.abs() <= g(self.p.heading_tolerance) {
+            if !self.reached {
+                self.reached = true;
+                self.reached_pub.rt_publish(true);
+            }
+            return Twist2::default();
+        }
+        self.reached = false;
+        Twist2 {
+            linear: 0.0,
+            angular: turn(e),
+        }
+    }
+}
+
+impl Controller for GoToPose {
+    fn serve(&mut self, _robot: &RobotView, _owner: bool) {
+        self.params.rt_refresh();
+        if let Some(goal) = self.goal_topic.rt_read_new() {
+            if finite(&goal) {
+                self.take_goal(goal);
+            }
+        }
+        let mut new = None;
+        self.set_goal.rt_serve(|goal| {
+            if finite(&goal) {
+                new = Some(goal);
+                Outcome::ok("goal taken")
+            } else {
+                Outcome::refused("the goal must be finite")
+            }
+        });
+        if let Some(goal) = new {
+            self.take_goal(goal);
+        }
+    }
+
+    fn update(&mut self, robot: &RobotView) -> WheelCommand {
+        let Some(goal) = self.goal else {
+            return WheelCommand::Stop;
+        };
+        if robot.odom_t_ns.is_none() {
+            return WheelCommand::Stop;
+        }
+        match self.command(robot.pose, goal) {
+            t if t == Twist2::default() => WheelCommand::Stop,
+            t => WheelCommand::Twist(t),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use msgs::handoff::{NodeId, NrtEndpoint, OwnerId, RobotCalibration, RobotId, RosValue};
+
+    fn view(pose: Pose2) -> RobotView {
+        RobotView {
+            robot: RobotId(0),
+            node: NodeId(1),
+            now_ns: 0,
+            pose,
+            twist: Twist2::default(),
+            odom_t_ns: Some(1),
+            wheel_pos: [0.0; 2],
+            wheel_vel: [0.0; 2],
+            proximity: [0; 7],
+            proximity_t_ns: None,
+            ground: [0; 2],
+            ground_t_ns: None,
+            link_up: true,
+            stale: false,
+            set_point: Twist2::default(),
+            owner: OwnerId::controller(1),
+            calibration: RobotCalibration::default(),
+        }
+    }
+
+    /// Integrates unicycle motion for `steps` of `dt` under the controller.
+    fn drive(c: &mut GoToPose, mut p: Pose2, steps: usize, dt: f64) -> Pose2 {
+        for _ in 0..steps {
+            let v = view(p);
+            c.serve(&v, true);
+            if let WheelCommand::Twist(t) = c.update(&v) {
+                p.theta += t.angular * dt;
+                p.x += t.linear * dt * p.theta.cos();
+                p.y += t.linear * dt * p.theta.sin();
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn reaches_a_goal_behind_it_within_tolerance_and_holds_zero() {
+        let mut init = ControllerInit::new(RobotId(0), NAME);
+        let mut c = GoToPose::new(&mut init).unwrap();
+        let mut ports = init.finish_ports();
+        assert_eq!(
+            c.update(&view(Pose2::default())),
+            WheelCommand::Stop,
+            "no goal"
+        );
+        let NrtEndpoint::Subscriber { nrt: goal, .. } = &mut ports.endpoints[0] else {
+            panic!("goal is a subscriber")
+        };
+        let target = Pose2 {
+            x: -0.3,
+            y: 0.2,
+            theta: PI / 2.0,
+        };
+        goal.nrt_store(RosValue::Pose2D(target));
+        let p = drive(&mut c, Pose2::default(), 3000, 0.01);
+        assert!((p.x - target.x).hypot(p.y - target.y) <= 0.02, "{p:?}");
+        assert!(wrap(p.theta - target.theta).abs() <= 0.05, "{p:?}");
+        assert_eq!(c.update(&view(p)), WheelCommand::Stop, "holds zero");
+        let NrtEndpoint::Publisher { nrt: reached, .. } = &mut ports.endpoints[2] else {
+            panic!("reached is a publisher")
+        };
+        let mut got = Vec::new();
+        reached.nrt_drain(|v| got.push(v));
+        assert_eq!(got, [false, true].map(RosValue::Bool));
+    }
+
+    #[test]
+    fn the_service_refuses_a_non_finite_goal_and_takes_a_finite_one() {
+        let mut init = ControllerInit::new(RobotId(0), NAME);
+        let mut c = GoToPose::new(&mut init).unwrap();
+        let mut ports = init.finish_ports();
+        let NrtEndpoint::Service { nrt: client, .. } = &mut ports.endpoints[1] else {
+            panic!("set_goal is a service")
+        };
+        let bad = Pose2 {
+            x: f64::NAN,
+            ..Pose2::default()
+        };
+        let good = Pose2 {
+            x: 0.5,
+            ..Pose2::default()
+        };
+        client.nrt_call(RosValue::Pose2D(bad)).unwrap();
+        client.nrt_call(RosValue::Pose2D(good)).unwrap();
+        c.serve(&view(Pose2::default()), false);
+        let a = client.nrt_poll_response().unwrap().1;
+        let b = client.nrt_poll_response().unwrap().1;
+        assert!(matches!(a, RosValue::Outcome(o) if !o.success));
+        assert!(matches!(b, RosValue::Outcome(o) if o.success));
+        assert_eq!(c.goal(), Some(good));
+        // Zero gains: it never gets there (the test above can fail).
+        ports.params.nrt_set("k_linear", 0.0).unwrap();
+        ports.params.nrt_set("k_angular", 0.0).unwrap();
+        let p = drive(&mut c, Pose2::default(), 500, 0.01);
+        assert!(p.x < 0.01);
+    }
+
+    #[test]
+    fn wrap_is_in_minus_pi_pi() {
+        for a in [-7.0, -PI, -1.0, 0.0, 3.0, PI, 9.5] {
+            let w = wrap(a);
+            let k = (a - w) / (2.0 * PI);
+            assert!(w > -PI && w <= PI && (k - k.round()).abs() < 1e-9, "{a}");
+        }
+    }
+}

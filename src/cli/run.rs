@@ -238,6 +238,9 @@ fn run_ros(
             .start_ground_truth(Box::new(sim.ground_truth()))
             .map_err(CliError::new)?;
     }
+    if let Some(control) = rt.control_mut() {
+        bridge.start_calibration(control);
+    }
     tracing::info!("ROS 2 interface up");
     if let Some(s) = rt.engine.switch() {
         tracing::info!(

@@ -6,6 +6,7 @@
 
 use super::aseba::AsebaInterface;
 use super::bridge_params::BridgeParams;
+use super::calibration_action::CalibrationActions;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
 use super::ground_truth::{GroundTruthPublisher, GroundTruthSource, GroundTruthTargets};
@@ -135,6 +136,7 @@ impl RosNode {
             aseba,
             thymio,
             ground_truth: None,
+            calibration: None,
             diagnostics,
             last_diagnostics: None,
             clocks: Clocks::new().map_err(RosError::Init)?,
@@ -165,6 +167,8 @@ pub struct RosBridge {
     thymio: ThymioInterface,
     /// The simulator's ground truth, when the process runs one ([`RosBridge::start_ground_truth`]).
     ground_truth: Option<(GroundTruthTargets, GroundTruthPublisher)>,
+    /// The robots' `calibrate_motors` actions ([`RosBridge::start_calibration`]).
+    calibration: Option<CalibrationActions>,
     diagnostics: Publisher<DiagnosticArray>,
     last_diagnostics: Option<Instant>,
     clocks: Clocks,
@@ -186,6 +190,9 @@ impl RosBridge {
         while let Some(event) = engine.next_event() {
             self.drivers.on_engine_event(engine, &event, &self.reporter);
             self.on_engine_event(&mut node, engine, &event);
+        }
+        if let Some(c) = &mut self.calibration {
+            c.poll(engine);
         }
         self.drivers.serve(engine, now);
         self.aseba.publish_nodes(engine);
@@ -226,6 +233,9 @@ impl RosBridge {
         self.thymio
             .on_engine_event(node, engine, &mut self.clocks, event);
         self.ground_truth_event(node, engine, event);
+        if let Some(c) = &mut self.calibration {
+            c.on_engine_event(node.get(), engine, event);
+        }
         match event {
             EngineEvent::RtExited(reason) => self
                 .reporter
@@ -241,6 +251,17 @@ impl RosBridge {
                 .reporter
                 .warn(&nrt_engine::engine::capped_message(*node, *wheels, *cap)),
             _ => {}
+        }
+    }
+
+    /// Serves the `calibrate_motors` action of every driven robot, taking the calibration
+    /// controller's private ports out of `control` (see [`super::calibration_action`]); the rest
+    /// of `control` is left for the other controllers' endpoints.
+    pub fn start_calibration(&mut self, control: &mut msgs::handoff::NrtControl) {
+        self.calibration = CalibrationActions::take(control, self.reporter.clone());
+        if self.calibration.is_none() {
+            self.reporter
+                .warn("no calibrate_motors controller: the calibrate_motors action is off");
         }
     }
 

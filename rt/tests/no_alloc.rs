@@ -1,8 +1,11 @@
 //! Proof of the RT loop's budget: 10^6 free-running cycles against an in-process link fed with
 //! a typical frame mix (odometry, proximity, variable replies, garbage to resynchronise on),
 //! with an NRT side draining frames and events, changing set-points and sending frames, and
-//! with controllers using every ROS-from-RT hand-off. After warm-up: 0 allocations and 0 page
-//! faults on the RT thread (counting global allocator; getrusage(RUSAGE_THREAD)).
+//! with filters using every ROS-from-RT hand-off and every shipped controller (line follower,
+//! go-to-pose) owning the robot in turn with the joint command path — owners switched, goals,
+//! parameters, joint commands and cmd_vel arriving, joint states and controller topics flowing
+//! out. After warm-up: 0 allocations and 0 page faults on the RT thread (counting global
+//! allocator; getrusage(RUSAGE_THREAD)).
 //!
 //! The same in the waiting loop: a 20 ms period with the robot writing every millisecond and
 //! set-points arriving between deadlines, so that nearly all the work happens in I/O wake-ups
@@ -13,11 +16,12 @@ use msgs::handoff::{
     RtCommand, RtEvent, Twist2, WheelCommand,
 };
 use msgs::handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
+use msgs::handoff::{monotonic_ns, JointCommand, NrtEndpoint, OwnerId, Pose2, RosValue};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
-use rt::rosrt::{Filter, ObstacleStop, ObstacleStopParams, RobotView, RtControllers};
+use rt::rosrt::{Filter, ObstacleStop, ObstacleStopParams, Registry, RobotView, RtControllers};
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +35,7 @@ const NODE: u16 = 1;
 const SET_SPEED: u16 = 1;
 const ODOMETRY: u16 = 2;
 const PROXIMITY: u16 = 9;
+const GROUND: u16 = 10;
 /// `motor.left.target` of the robot: stops are written there directly and read back.
 const MOTOR_TARGETS: u16 = 140;
 const CYCLES: u64 = 1_000_000;
@@ -86,6 +91,15 @@ fn robot(mut link: PipeLink, stop: Arc<AtomicBool>, pace: Duration) -> (u64, u64
                         args: Words::from_slice(&prox),
                     },
                 );
+                // the line under the left sensor, the right one, both, none
+                let ground = [[60, 900], [900, 60], [60, 60], [900, 900]][(k / 4 % 4) as usize];
+                frame(
+                    &mut pending,
+                    Message::UserEvent {
+                        id: GROUND,
+                        args: Words::from_slice(&ground),
+                    },
+                );
             }
             if k % 10 == 0 {
                 let vals = [k as i16; 40];
@@ -136,12 +150,23 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     port.nrt_offer(0, Box::new(ours)).unwrap();
     let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
+    config.ground_event = Some(GROUND);
     config.motor_targets = Some(MOTOR_TARGETS);
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(0),
         config,
     })
     .unwrap();
+    let mut joint_states = nrt.nrt_take_odometry_out().unwrap();
+    let (shipped, mut control) = Registry::shipped().instantiate(4).unwrap();
+    let owners = [
+        OwnerId::ROS,
+        OwnerId::controller(0),
+        OwnerId::JOINT,
+        OwnerId::controller(1),
+    ];
+    let params = nrt.nrt_params().clone();
+    params.nrt_set_joint_state_hz(RobotId(0), 2000.0).unwrap();
 
     let (reflex_pub, mut reflex_nrt) = publisher(64);
     let (params_rt, mut params_nrt) = latest(ObstacleStopParams::default());
@@ -170,11 +195,12 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         let stop = stop_robot.clone();
         std::thread::spawn(move || robot(theirs, stop, Duration::from_micros(20)))
     };
-    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), controllers).unwrap();
+    let handle = spawn(cfg, rt_ends, rt_port, shipped, controllers).unwrap();
 
     // The NRT side.
     let (mut frames, mut odometry, mut stats, mut reflexes, mut answers) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut joints, mut switches, mut topics, mut owners_seen) = (0u64, 0usize, 0u64, [false; 4]);
     let mut exit_event = None;
     let deadline = Instant::now() + Duration::from_secs(600);
     let mut k = 0u64;
@@ -185,6 +211,11 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         while let Some(ev) = nrt.nrt_pop_event() {
             match ev {
                 RtEvent::Odometry(_) => odometry += 1,
+                RtEvent::Owner { owner, .. } => {
+                    if let Some(i) = owners.iter().position(|o| *o == owner) {
+                        owners_seen[i] = true;
+                    }
+                }
                 RtEvent::Stats(_) => stats += 1,
                 RtEvent::Exiting { reason } => exit_event = Some(reason),
                 _ => {}
@@ -192,6 +223,60 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         }
         reflexes += reflex_nrt.nrt_drain(|_| {}) as u64;
         beats.nrt_drain(|_| {});
+        while joint_states.nrt_pop_joint().is_some() {
+            joints += 1;
+        }
+        while joint_states.nrt_pop().is_some() {}
+        for port in control.ports.iter_mut().filter(|p| p.robot == RobotId(0)) {
+            for e in port.endpoints.iter_mut() {
+                match e {
+                    NrtEndpoint::Publisher { nrt, .. } => topics += nrt.nrt_drain(|_| {}) as u64,
+                    NrtEndpoint::Service { nrt, .. } => while nrt.nrt_poll_response().is_some() {},
+                    NrtEndpoint::Subscriber { .. } => {}
+                }
+            }
+        }
+        if k.is_multiple_of(400) {
+            // the next owner: ros, line follower, joint, go-to-pose, …
+            switches += 1;
+            params
+                .nrt_request_owner(RobotId(0), owners[switches % owners.len()])
+                .unwrap();
+        }
+        if k.is_multiple_of(30) {
+            let w = (k % 7) as f64;
+            let cmd = JointCommand {
+                velocity: [w, if k.is_multiple_of(60) { f64::NAN } else { -w }],
+            };
+            params
+                .nrt_set_joint_command_at(RobotId(0), cmd, monotonic_ns())
+                .unwrap();
+        }
+        if k.is_multiple_of(250) {
+            let goal = Pose2 {
+                x: (k % 1000) as f64 * 1e-3,
+                y: 0.1,
+                theta: 1.0,
+            };
+            for port in control.ports.iter_mut().filter(|p| p.robot == RobotId(0)) {
+                for e in port.endpoints.iter_mut() {
+                    match e {
+                        NrtEndpoint::Subscriber { nrt, .. } => {
+                            nrt.nrt_store(RosValue::Pose2D(goal))
+                        }
+                        NrtEndpoint::Service { nrt, .. } => {
+                            let _ = nrt.nrt_call(RosValue::Pose2D(goal));
+                        }
+                        NrtEndpoint::Publisher { .. } => {}
+                    }
+                }
+                let name = port.params.decls()[0].name;
+                let max = port.params.decls()[0].max;
+                port.params
+                    .nrt_set(name, max * (k % 3) as f64 / 4.0)
+                    .unwrap();
+            }
+        }
         while client.nrt_poll_response().is_some() {
             answers += 1;
         }
@@ -246,6 +331,12 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     assert!(s.links.frames_rejected > 0, "the line noise was seen");
     assert!(s.speed_frames > 10 && speed_frames > 10);
     assert!(list_nodes > 0 && stats > 5 && answers > 0 && reflexes > 0);
+    // Every owner had the wheels, joint states and the controllers' topics flowed.
+    assert!(owners_seen.iter().all(|s| *s), "{owners_seen:?}");
+    assert!(
+        joints > 1000 && topics > 10,
+        "{joints} joint states, {topics} topic values"
+    );
     assert!(
         direct > 0,
         "stops were written to the motor targets directly"

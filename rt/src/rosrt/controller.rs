@@ -4,8 +4,8 @@
 
 use msgs::handoff::{NodeId, OwnerId, Pose2, RobotCalibration, RobotId, Twist2, WheelCommand};
 
-/// What a controller sees of one robot (a copy, built every cycle).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What a controller sees of one robot (a copy, built every cycle; `Default` for tests).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RobotView {
     /// Robot slot.
     pub robot: RobotId,

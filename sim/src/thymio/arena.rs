@@ -312,6 +312,28 @@ mod tests {
         for dy in [-0.01155, 0.01155] {
             assert!(line.reflectance(x + 0.07157, y + dy) < 0.1);
         }
+        // a closed rounded track: black all along its centre line (straights and quarter
+        // circles of radius 0.2 m), white 5 cm either side of it
+        for k in 0..400 {
+            let s = k as f64 / 400.0 * 4.0;
+            let (side, u) = (s as usize, s.fract());
+            // centre line: side 0 bottom (+x), 1 right (+y), 2 top (−x), 3 left (−y)
+            let a = std::f64::consts::FRAC_PI_2 * (side as f64 - 1.0 + u);
+            let centre = [(1.4, 0.6), (1.4, 1.4), (0.6, 1.4), (0.6, 0.6)][side];
+            let (px, py) = (centre.0 + 0.2 * a.cos(), centre.1 + 0.2 * a.sin());
+            assert!(line.reflectance(px, py) < 0.1, "corner at ({px}, {py})");
+            for off in [0.05, -0.05] {
+                let (qx, qy) = (
+                    centre.0 + (0.2 + off) * a.cos(),
+                    centre.1 + (0.2 + off) * a.sin(),
+                );
+                assert!(line.reflectance(qx, qy) > 0.9, "beside at ({qx}, {qy})");
+            }
+        }
+        for (px, py) in [(1.0, 0.4), (1.6, 1.0), (1.0, 1.6), (0.4, 1.0)] {
+            assert!(line.reflectance(px, py) < 0.1);
+            assert!(line.reflectance(px + 0.05, py + 0.05) > 0.9);
+        }
         assert_eq!(
             Arena::load(&dir.join("default.yaml")).unwrap(),
             Arena::default()

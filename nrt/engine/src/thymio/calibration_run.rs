@@ -189,6 +189,9 @@ pub enum Step {
     Failed(String),
 }
 
+/// One wheel's measurements: its (target, speed) points and deadband.
+type Measured = (Wheel, Vec<(f64, f64)>, i16);
+
 /// A calibration in progress (see the module documentation).
 #[derive(Debug)]
 pub struct Session {
@@ -196,7 +199,7 @@ pub struct Session {
     index: usize,
     points: Vec<(f64, f64)>,
     deadband: Option<i16>,
-    fits: Vec<(Wheel, Vec<(f64, f64)>, i16)>,
+    fits: Vec<Measured>,
 }
 
 impl Session {

@@ -8,7 +8,8 @@
 //! 1. **deadband** (optional): the target rises 1 unit every [`RAMP_STEP_NS`]; the wheel moves
 //!    when the robot's own speed reading, averaged over the second half of a step (after the
 //!    wheel's response settled), reaches half the target and at least [`MOVE_UNITS`] (above the
-//!    reading's noise); the deadband is the target before;
+//!    reading's noise); the deadband is the target before (a driver script that zeroes small
+//!    readings, as `thymio_ros.aesl` does up to `MOTOR_DEADBAND`, hides a smaller deadband);
 //! 2. **sweep**: at each target, the ground sensors' line entries are timed
 //!    ([`LineTimer`]); an entry and the next-but-one of the same sensor are one revolution
 //!    apart, `2π·axis_length` of the driven wheel's travel, which gives its true speed whatever

@@ -271,16 +271,9 @@ impl Robot {
     /// overlapping can separate).
     fn physics(&mut self, arena: &Arena, others: &[(f64, f64, Option<i16>)], dt: f64) {
         let k = dt / WHEEL_TAU;
-        let m = self.wheel_model;
-        for i in 0..2 {
-            self.wheels[i] +=
-                (m.effective_target(i, self.targets[i]) - self.wheels[i]) * k.min(1.0);
-        }
         // the true surface speeds: the speed reading (`wheels`) does not see the gains
-        let (vl, vr) = (
-            self.wheels[0] * UNIT_SPEED * m.gain(0),
-            self.wheels[1] * UNIT_SPEED * m.gain(1),
-        );
+        let [ul, ur] = self.wheel_model.follow(&mut self.wheels, self.targets, k);
+        let (vl, vr) = (ul * UNIT_SPEED, ur * UNIT_SPEED);
         let v = (vl + vr) / 2.0;
         let w = (vr - vl) / AXIS_LENGTH;
         let p = self.pose;

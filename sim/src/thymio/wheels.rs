@@ -127,6 +127,16 @@ impl Wheels {
         }
     }
 
+    /// Moves the wheel speeds `speeds` (units: what the speed reading sees) toward `targets`
+    /// by the fraction `k` of the way (a first-order response; nothing within a deadband);
+    /// returns the true surface speeds in nominal units (through the gains).
+    pub fn follow(&self, speeds: &mut [f64; 2], targets: [i16; 2], k: f64) -> [f64; 2] {
+        for (i, s) in speeds.iter_mut().enumerate() {
+            *s += (self.effective_target(i, targets[i]) - *s) * k.min(1.0);
+        }
+        [speeds[0] * self.gain(0), speeds[1] * self.gain(1)]
+    }
+
     /// The true surface speed factor of wheel `i`.
     pub fn gain(&self, i: usize) -> f64 {
         self.gain.get(i).copied().unwrap_or(1.0)

@@ -5,12 +5,16 @@
 //!
 //! - **I/O wake-up**: read the links found readable (one read each, within their period budget),
 //!   reassemble and decode frames, handle odometry (integrated, handed to the publisher ring and
-//!   to NRT) and proximity, forward every frame to NRT; apply NRT commands and frames; poll the
-//!   set-points and write changed wheel targets; flush every link.
+//!   to NRT), proximity and ground, forward every frame to NRT; apply NRT commands and frames;
+//!   per robot, apply an owner request (the communication switch, `rtloop/owner.rs`), take the
+//!   owner's command (cmd_vel set-point, joint command or an RT controller's `update`; the
+//!   others' commands dropped and counted), filter it (obstacle reflex) and write changed wheel
+//!   targets; flush every link.
 //! - **Periodic cycle** (every `RtConfig::period`, absolute deadlines, overruns counted and
 //!   skipped, never a burst): all of the above for links without descriptor (polled), plus
 //!   taking offered links, the set-point watchdog, speed refreshes, handing dead links back,
-//!   quiet-link resolution and statistics. The period is the resolution of these duties, not
+//!   quiet-link resolution, owner reports of dropped commands, extended joint states and
+//!   statistics. The period is the resolution of these duties, not
 //!   the latency of a hop.
 //!
 //! A flooding link cannot spin the core: a link reads at most `read_budget` bytes per period

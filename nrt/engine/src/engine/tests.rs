@@ -272,6 +272,29 @@ pub(super) fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
 }
 
 #[test]
+fn the_ground_event_is_resolved_for_the_rt_controllers() {
+    let (mut e, mut rt) = engine(0);
+    driven_robot(&mut e, &mut rt);
+    let script = LoadedScript {
+        events: ["odometry", "set_speed", "proximity", "ground"]
+            .map(|n| (n.into(), 2))
+            .to_vec(),
+        bytecode: vec![1],
+        ..Default::default()
+    };
+    e.configure_robot(NodeId(3), &script).unwrap();
+    let config = std::iter::from_fn(|| rt.rt_pop_command()).find_map(|c| match c {
+        RtCommand::ConfigureRobot { config, .. } => Some(config),
+        _ => None,
+    });
+    let config = config.expect("configured again");
+    assert_eq!(
+        (config.proximity_event, config.ground_event),
+        (Some(2), Some(3))
+    );
+}
+
+#[test]
 fn rt_decoded_proximity_reaches_nrt_typed_and_is_marked_rt_owned() {
     let (mut e, mut rt) = engine(0);
     let robot = driven_robot(&mut e, &mut rt);

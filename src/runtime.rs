@@ -280,12 +280,6 @@ impl Runtime {
         self.control.take()
     }
 
-    /// The NRT halves of the RT controllers, left in place (a front end takes the part it serves,
-    /// e.g. the calibration action's private ports); `None` once taken.
-    pub fn control_mut(&mut self) -> Option<&mut msgs::handoff::NrtControl> {
-        self.control.as_mut()
-    }
-
     /// Polls the engine once and returns its events.
     pub fn poll(&mut self) -> Vec<EngineEvent> {
         self.engine.poll(Instant::now());

@@ -126,3 +126,312 @@ fn ground_truth_is_the_simulated_robots_true_pose_and_velocity() {
     assert!(x1 > 0.6 && (y1 - 1.0).abs() < 0.02, "moved to {x1}, {y1}");
     stop(driver);
 }
+
+/// `switch_controller` of robot `ns` to `owner`: `(success, message)`.
+fn switch(peer: &mut RclpyPeer, ns: &str, owner: &str, deadline: Instant) -> (bool, String) {
+    let r = peer
+        .call(
+            &format!("/{ns}/switch_controller"),
+            "thymio_rt_msgs/srv/SwitchController",
+            json!({ "owner": owner }),
+            deadline,
+        )
+        .unwrap();
+    (
+        r["success"].as_bool().unwrap(),
+        r["message"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// Waits for a `/diagnostics` message in which some status has `key` with a value above 0.
+fn diagnostics_count(peer: &mut RclpyPeer, key: &str, deadline: Instant) -> Value {
+    peer.message("/diagnostics", deadline, |m| {
+        m["status"].as_array().unwrap().iter().any(|s| {
+            s["values"].as_array().unwrap().iter().any(|kv| {
+                kv["key"] == key
+                    && kv["value"]
+                        .as_str()
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .is_some_and(|n| n > 0)
+            })
+        })
+    })
+    .unwrap_or_else(|e| panic!("no {key} > 0 in /diagnostics: {e}"))
+}
+
+#[test]
+fn the_switch_gives_the_wheels_to_one_owner_at_a_time() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = format!("sw{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let driver = driver(
+        dir.path(),
+        &ns,
+        "width: 2.0\nheight: 2.0\nrobots:\n  - [0.5, 1.0, 0.0]\n",
+        &[],
+    );
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    peer.subscribe(
+        &format!("/{ns}/sim/ground_truth"),
+        ODOM,
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+    peer.subscribe(
+        "/diagnostics",
+        "diagnostic_msgs/msg/DiagnosticArray",
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+    // an unknown name is refused with the valid ones
+    let (ok, why) = switch(&mut peer, &ns, "wheels_please", deadline);
+    assert!(!ok, "{why}");
+    assert!(
+        why.contains("ros, joint, line_follower, go_to_pose"),
+        "{why}"
+    );
+    // go_to_pose owns the wheels (no goal: it holds them still); cmd_vel is dropped, counted
+    let (ok, why) = switch(&mut peer, &ns, "go_to_pose", deadline);
+    assert!(ok, "{why}");
+    let x0 = pose(&truth(&mut peer, &ns, deadline)).0;
+    drive(&mut peer, &ns, 0.1, Duration::from_secs(1), deadline);
+    let x1 = pose(&truth(&mut peer, &ns, deadline)).0;
+    assert!(
+        (x1 - x0).abs() < 0.005,
+        "cmd_vel moved the robot {x0} → {x1}"
+    );
+    diagnostics_count(&mut peer, "Non-owner commands dropped", deadline);
+    // a late subscriber to the latched owner topic learns who owns the wheels
+    let owner_topic = format!("/{ns}/controller_owner");
+    peer.subscribe(
+        &owner_topic,
+        "std_msgs/msg/String",
+        "transient_local",
+        deadline,
+    )
+    .unwrap();
+    let owner = peer.message(&owner_topic, deadline, |_| true).unwrap();
+    assert_eq!(owner["data"], "go_to_pose");
+    // back to ros: cmd_vel drives again
+    let (ok, why) = switch(&mut peer, &ns, "ros", deadline);
+    assert!(ok, "{why}");
+    peer.message(&owner_topic, deadline, |m| m["data"] == "ros")
+        .unwrap();
+    drive(&mut peer, &ns, 0.1, Duration::from_secs(1), deadline);
+    let x2 = pose(&truth(&mut peer, &ns, deadline)).0;
+    assert!(x2 > x1 + 0.05, "cmd_vel under ros moved it {x1} → {x2}");
+    stop(driver);
+}
+
+const SET: &str = "rcl_interfaces/srv/SetParameters";
+
+/// `set_parameters` of one double on robot `ns`'s driver node: `(successful, reason)`.
+fn set_param(
+    peer: &mut RclpyPeer,
+    ns: &str,
+    name: &str,
+    v: f64,
+    deadline: Instant,
+) -> (bool, String) {
+    let r = peer
+        .call(
+            &format!("/{ns}/thymio_driver/set_parameters"),
+            SET,
+            json!({"parameters": [{"name": name, "value": {"type": 3, "double_value": v}}]}),
+            deadline,
+        )
+        .unwrap();
+    let r = &r["results"][0];
+    (
+        r["successful"].as_bool().unwrap(),
+        r["reason"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+#[test]
+fn go_to_pose_reaches_its_goal_at_the_speed_its_parameter_sets() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = format!("gp{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let driver = driver(
+        dir.path(),
+        &ns,
+        "width: 2.0\nheight: 2.0\nrobots:\n  - [0.5, 1.0, 0.0]\n",
+        &[],
+    );
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let gt = format!("/{ns}/sim/ground_truth");
+    peer.subscribe(&gt, ODOM, "volatile", deadline).unwrap();
+    // refused outside its range, with the reason; accepted inside, and shown
+    let name = "controllers.go_to_pose.max_linear";
+    let (ok, why) = set_param(&mut peer, &ns, name, 1.0, deadline);
+    assert!(!ok && why.contains("outside"), "{why}");
+    let (ok, why) = set_param(&mut peer, &ns, name, 0.05, deadline);
+    assert!(ok, "{why}");
+    let got = peer
+        .call(
+            &format!("/{ns}/thymio_driver/get_parameters"),
+            "rcl_interfaces/srv/GetParameters",
+            json!({ "names": [name] }),
+            deadline,
+        )
+        .unwrap();
+    assert_eq!(got["values"][0]["double_value"], 0.05, "{got}");
+    let (ok, why) = switch(&mut peer, &ns, "go_to_pose", deadline);
+    assert!(ok, "{why}");
+    let reached = format!("/{ns}/thymio_driver/controllers/go_to_pose/reached");
+    peer.subscribe(&reached, "std_msgs/msg/Bool", "volatile", deadline)
+        .unwrap();
+    // the goal, in the odometry frame (the start pose): 25 cm ahead
+    let r = peer
+        .call(
+            &format!("/{ns}/thymio_driver/controllers/go_to_pose/set_goal"),
+            "thymio_rt_msgs/srv/SetPose2D",
+            json!({"pose": {"x": 0.25, "y": 0.0, "theta": 0.0}}),
+            deadline,
+        )
+        .unwrap();
+    assert_eq!(r["success"], true, "{r}");
+    // on the way, never faster than max_linear (the default, 0.1 m/s, would be)
+    let mut fastest = 0.0f64;
+    while !peer.received(&reached, |m| m["data"] == true) {
+        assert!(Instant::now() < deadline, "goal not reached in time");
+        let m = peer.message(&gt, deadline, |_| true).unwrap();
+        fastest = fastest.max(forward(&m));
+    }
+    assert!(
+        (0.02..0.06).contains(&fastest),
+        "fastest true speed {fastest} m/s with max_linear 0.05"
+    );
+    let (x, y, _) = pose(&truth(&mut peer, &ns, deadline));
+    let miss = (x - 0.75).hypot(y - 1.0);
+    assert!(miss < 0.03, "stopped at {x}, {y}: {miss} m from the goal");
+    stop(driver);
+}
+
+#[test]
+fn the_line_follower_laps_the_line_track() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = format!("lf{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let arena = common::root().join("config/arena/line.yaml");
+    // 4.46 m around at 0.1 m/s (set at start on the driver node): 45 s
+    let driver = driver(
+        dir.path(),
+        &ns,
+        arena.to_str().unwrap(),
+        &["controllers.line_follower.cruise_speed:=0.1"],
+    );
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let gt = format!("/{ns}/sim/ground_truth");
+    peer.subscribe(&gt, ODOM, "volatile", deadline).unwrap();
+    let (x0, y0, _) = pose(&truth(&mut peer, &ns, deadline));
+    let (ok, why) = switch(&mut peer, &ns, "line_follower", deadline);
+    assert!(ok, "{why}");
+    // the angle travelled around the track's centre (1, 1): a full turn, then back at the start
+    let angle = |x: f64, y: f64| (y - 1.0).atan2(x - 1.0);
+    let (mut travelled, mut last) = (0.0, angle(x0, y0));
+    loop {
+        let m = peer
+            .message(&gt, deadline, |_| true)
+            .unwrap_or_else(|e| panic!("went {travelled:.2} rad around the track: {e}"));
+        let (x, y, _) = pose(&m);
+        let d = angle(x, y) - last;
+        travelled += (d + std::f64::consts::PI).rem_euclid(2.0 * std::f64::consts::PI)
+            - std::f64::consts::PI;
+        last = angle(x, y);
+        if travelled >= 2.0 * std::f64::consts::PI && (x - x0).hypot(y - y0) < 0.05 {
+            break;
+        }
+    }
+    stop(driver);
+}
+
+#[test]
+fn joint_commands_move_the_wheels_and_joint_states_show_them() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = format!("js{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let driver = driver(
+        dir.path(),
+        &ns,
+        "width: 2.0\nheight: 2.0\nrobots:\n  - [0.5, 1.0, 0.0]\n",
+        &[],
+    );
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let gt = format!("/{ns}/sim/ground_truth");
+    peer.subscribe(&gt, ODOM, "volatile", deadline).unwrap();
+    let js = format!("/{ns}/thymio_driver/joint_states");
+    peer.subscribe(&js, "thymio_rt_msgs/msg/JointState", "volatile", deadline)
+        .unwrap();
+    peer.subscribe(
+        "/diagnostics",
+        "diagnostic_msgs/msg/DiagnosticArray",
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+    let (ok, why) = switch(&mut peer, &ns, "joint", deadline);
+    assert!(ok, "{why}");
+    let x0 = pose(&truth(&mut peer, &ns, deadline)).0;
+    let command = |peer: &mut RclpyPeer, msg: Value| {
+        peer.publish(
+            &format!("/{ns}/thymio_driver/joint_command"),
+            "sensor_msgs/msg/JointState",
+            msg,
+            1,
+            deadline,
+        )
+        .unwrap()
+    };
+    // named in the other order: each velocity goes to the wheel it names (left 2, right 4 rad/s;
+    // 1 rad/s ≈ 2.2 cm/s)
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(1500) {
+        command(
+            &mut peer,
+            json!({"name": ["right_wheel_joint", "left_wheel_joint"], "velocity": [4.0, 2.0]}),
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let m = peer
+        .message(&js, deadline, |m| {
+            m["velocity"][0].as_f64().unwrap() > 1.5 && m["velocity"][1].as_f64().unwrap() > 3.5
+        })
+        .unwrap();
+    assert_eq!(m["owner"], "joint", "{m}");
+    assert_eq!(
+        m["name"],
+        json!([
+            format!("{ns}/left_wheel_joint"),
+            format!("{ns}/right_wheel_joint")
+        ])
+    );
+    let reference = [0, 1].map(|w| m["velocity_reference"][w].as_f64().unwrap());
+    assert!(
+        (1.7..2.3).contains(&reference[0]) && (3.5..4.5).contains(&reference[1]),
+        "velocity references {reference:?}: {m}"
+    );
+    let measured = m["velocity"][0].as_f64().unwrap();
+    assert!(measured < 2.5, "left wheel at {measured} rad/s: {m}");
+    let x1 = pose(&truth(&mut peer, &ns, deadline)).0;
+    assert!(x1 > x0 + 0.05, "joint commands moved the robot {x0} → {x1}");
+    // by position, left back and right forward: the robot turns counter-clockwise in place
+    let t0 = Instant::now();
+    let mut turning = false;
+    while t0.elapsed() < Duration::from_secs(3) && !turning {
+        command(&mut peer, json!({"velocity": [-3.0, 3.0]}));
+        let m = truth(&mut peer, &ns, deadline);
+        turning = m["twist"]["twist"]["angular"]["z"].as_f64().unwrap() > 1.0;
+    }
+    assert!(turning, "the wheels did not turn the robot");
+    // bad input is dropped and counted
+    command(
+        &mut peer,
+        json!({"name": ["caster_joint"], "velocity": [1.0]}),
+    );
+    diagnostics_count(&mut peer, "Bad joint commands dropped", deadline);
+    stop(driver);
+}

@@ -233,13 +233,16 @@ fn run_ros(
     let mut bridge = node
         .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
         .map_err(CliError::new)?;
+    if let Some(mut control) = rt.take_control() {
+        // the calibration action takes its controller's private ports, the switch and the
+        // controllers' endpoints serve the rest
+        bridge.start_calibration(&mut control);
+        bridge.serve_control(control, &rt.engine);
+    }
     if let Some(sim) = rt.sim() {
         bridge
             .start_ground_truth(Box::new(sim.ground_truth()))
             .map_err(CliError::new)?;
-    }
-    if let Some(control) = rt.control_mut() {
-        bridge.start_calibration(control);
     }
     tracing::info!("ROS 2 interface up");
     if let Some(s) = rt.engine.switch() {

@@ -7,6 +7,7 @@
 use super::aseba::AsebaInterface;
 use super::bridge_params::BridgeParams;
 use super::calibration_action::CalibrationActions;
+use super::control::Control;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
 use super::ground_truth::{GroundTruthPublisher, GroundTruthSource, GroundTruthTargets};
@@ -68,8 +69,11 @@ impl RosNode {
             &self.options.node_name,
             &fqn,
         )?);
-        // ROS-Thymio's driver parameters without use here reach the bridge through `/**:`
-        given.retain(|(name, _)| !ROS_THYMIO_UNUSED.contains(&name.as_str()));
+        // ROS-Thymio's driver parameters without use here reach the bridge through `/**:`;
+        // the RT controllers' (`controllers.<name>.<param>`) are the robots' driver nodes'
+        given.retain(|(name, _)| {
+            !ROS_THYMIO_UNUSED.contains(&name.as_str()) && !name.starts_with("controllers.")
+        });
         Ok(given)
     }
 
@@ -114,6 +118,13 @@ impl RosNode {
             timers: timers.clone(),
         })
         .map_err(|e| RosError::Spawn(e.to_string()))?;
+        let control = Control::new(
+            msgs::handoff::NrtControl::default(),
+            engine,
+            hot.shared().clone(),
+            thymio.odom_targets(),
+            reporter.clone(),
+        );
         let diagnostics = self
             .node
             .create_publisher(names::DIAGNOSTICS, QosProfile::default())
@@ -137,6 +148,7 @@ impl RosNode {
             thymio,
             ground_truth: None,
             calibration: None,
+            control,
             diagnostics,
             last_diagnostics: None,
             clocks: Clocks::new().map_err(RosError::Init)?,
@@ -169,6 +181,8 @@ pub struct RosBridge {
     ground_truth: Option<(GroundTruthTargets, GroundTruthPublisher)>,
     /// The robots' `calibrate_motors` actions ([`RosBridge::start_calibration`]).
     calibration: Option<CalibrationActions>,
+    /// The switches, RT controllers' endpoints and joint space of the robots.
+    control: Control,
     diagnostics: Publisher<DiagnosticArray>,
     last_diagnostics: Option<Instant>,
     clocks: Clocks,
@@ -188,26 +202,36 @@ impl RosBridge {
         let now = Instant::now();
         engine.poll(now);
         while let Some(event) = engine.next_event() {
-            self.drivers.on_engine_event(engine, &event, &self.reporter);
+            self.drivers.on_engine_event(
+                engine,
+                &mut self.control.controllers,
+                &event,
+                &self.reporter,
+            );
             self.on_engine_event(&mut node, engine, &event);
         }
         if let Some(c) = &mut self.calibration {
             c.poll(engine);
         }
-        self.drivers.serve(engine, now);
+        self.drivers
+            .serve(engine, &mut self.control.controllers, now);
+        self.control.serve(engine, now);
         self.aseba.publish_nodes(engine);
         let due = self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= self.options.diagnostics_period);
         if due {
             self.last_diagnostics = Some(now);
-            let thymio = &self.thymio;
+            let (thymio, control) = (&self.thymio, &self.control);
             let robot_values = |id: msgs::handoff::NodeId| {
-                thymio
+                let mut values: Vec<_> = thymio
                     .stale_cmd_vel(id)
                     .map(|n| diagnostics::kv(diagnostics::STALE_CMD_VEL, n))
                     .into_iter()
-                    .collect()
+                    .collect();
+                let robot = engine.robots().of_node(id).map(|s| s.robot);
+                values.extend(control.diagnostics(id, robot));
+                values
             };
             let mut array = diagnostics::array_with(
                 &self.options.node_name,
@@ -236,6 +260,11 @@ impl RosBridge {
         if let Some(c) = &mut self.calibration {
             c.on_engine_event(node.get(), engine, event);
         }
+        let frames = match event {
+            EngineEvent::RobotReady { node: id, .. } => self.thymio.frames(*id),
+            _ => None,
+        };
+        self.control.on_engine_event(node, engine, event, frames);
         match event {
             EngineEvent::RtExited(reason) => self
                 .reporter
@@ -265,6 +294,19 @@ impl RosBridge {
         }
     }
 
+    /// Serves the RT controllers of `control` (their endpoints and parameters, their names in
+    /// the switch) from now on; call it before the robots are driven (right after
+    /// [`RosNode::start`]).
+    pub fn serve_control(&mut self, control: msgs::handoff::NrtControl, engine: &Engine) {
+        self.control = Control::new(
+            control,
+            engine,
+            self.hot.shared().clone(),
+            self.thymio.odom_targets(),
+            self.reporter.clone(),
+        );
+    }
+
     /// Publishes the ground truth of the simulated robots from `source` (the embedded
     /// simulator): `sim/ground_truth` in each driven robot's namespace, see [`super::ground_truth`].
     pub fn start_ground_truth(
@@ -284,7 +326,7 @@ impl RosBridge {
         };
         match event {
             EngineEvent::RobotReady { node: id, .. } => {
-                let Some(frame) = self.thymio.base_frame(*id) else {
+                let Some(frame) = self.thymio.frames(*id).map(|f| f.base.as_str()) else {
                     return;
                 };
                 let ns = engine

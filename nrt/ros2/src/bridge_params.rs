@@ -48,6 +48,7 @@ impl BridgeParams {
                 .map(|(name, value)| Shown {
                     description: params::description(live(&name)).to_owned(),
                     read_only: !live(&name),
+                    range: None,
                     name,
                     value,
                 })

@@ -16,6 +16,7 @@
 //! without waiting at most every [`SERVE_PERIOD`] (an rcl wait with zero timeout on a handful
 //! of services per robot) and answers at once (see [`super::param_server`]).
 
+use super::controllers::Controllers;
 use super::param_server::{ParamServices, Shown};
 use super::params::{self, description};
 use super::params_file;
@@ -87,7 +88,12 @@ impl DriverNodes {
     /// Creates robot `id`'s node (if it has none) and gives its parameters to the engine, each
     /// refused one reported on the node's `/rosout` with why. `Err`: no node; the robot then
     /// keeps the process's values.
-    pub fn add(&mut self, engine: &mut Engine, id: NodeId) -> Result<(), DriverNodeError> {
+    pub fn add(
+        &mut self,
+        engine: &mut Engine,
+        controllers: &mut Controllers,
+        id: NodeId,
+    ) -> Result<(), DriverNodeError> {
         if self.nodes.contains_key(&id) {
             return Ok(());
         }
@@ -117,7 +123,19 @@ impl DriverNodes {
             Ok(extra) => given.extend(extra),
             Err(e) => reporter.error(&format!("{e}")),
         }
+        let robot = engine.robots().of_node(id).map(|s| s.robot);
         for (name, value) in given {
+            if let (Some(robot), true) = (robot, name.starts_with("controllers.")) {
+                let v = params::from_yaml(&value).ok_or("unsupported value");
+                if let Err(e) = v
+                    .and_then(|v| number(&v).ok_or("not a number"))
+                    .map_err(str::to_owned)
+                    .and_then(|v| controllers.set_param(robot, &name, v))
+                {
+                    reporter.error(&format!("node {id}: parameter {name} refused: {e}"));
+                }
+                continue;
+            }
             match classify(engine, &name, &value) {
                 Kind::Robot => mine.push((name, value)),
                 Kind::Unused => {
@@ -163,12 +181,13 @@ impl DriverNodes {
     pub fn on_engine_event(
         &mut self,
         engine: &mut Engine,
+        controllers: &mut Controllers,
         event: &EngineEvent,
         reporter: &Reporter,
     ) {
         match event {
             EngineEvent::RobotReady { node, .. } if engine.driver_params().enabled => {
-                if let Err(e) = self.add(engine, *node) {
+                if let Err(e) = self.add(engine, controllers, *node) {
                     reporter.warn(&format!(
                         "Thymio node {node}: no thymio_driver node (its parameters are asebaros'): {e}"
                     ));
@@ -186,8 +205,9 @@ impl DriverNodes {
         }
     }
 
-    /// Serves the nodes' parameter services, at most every [`SERVE_PERIOD`] (never waits).
-    pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
+    /// Serves the nodes' parameter services, at most every [`SERVE_PERIOD`] (never waits); the
+    /// robots' RT controllers' parameters are `controllers.<controller>.<param>` there.
+    pub fn serve(&mut self, engine: &mut Engine, controllers: &mut Controllers, now: Instant) {
         if self
             .last_serve
             .is_some_and(|t| now.duration_since(t) < SERVE_PERIOD)
@@ -198,9 +218,22 @@ impl DriverNodes {
         for (id, d) in self.nodes.iter_mut() {
             d.node.spin_once(Duration::ZERO);
             let unused = &d.unused;
+            let robot = engine.robots().of_node(*id).map(|s| s.robot);
             let engine_ref = std::cell::RefCell::new(&mut *engine);
-            let shown = || shown(&engine_ref.borrow(), *id, unused);
+            let controllers = std::cell::RefCell::new(&mut *controllers);
+            let shown = || {
+                let mut all = shown(&engine_ref.borrow(), *id, unused);
+                if let Some(robot) = robot {
+                    all.extend(controller_params(&controllers.borrow(), robot));
+                }
+                all
+            };
             let mut set = |name: &str, value: &ParameterValue| {
+                if let (Some(robot), true) = (robot, name.starts_with("controllers.")) {
+                    let v = number(value)
+                        .ok_or_else(|| format!("{name} is a number (double), not {value:?}"))?;
+                    return controllers.borrow_mut().set_param(robot, name, v);
+                }
                 let yaml = params::to_yaml(value).ok_or("unsupported value")?;
                 engine_ref
                     .borrow_mut()
@@ -223,6 +256,7 @@ fn shown(engine: &Engine, id: NodeId, unused: &[(String, ParameterValue)]) -> Ve
             Shown {
                 description: description(live).to_owned(),
                 read_only: !live,
+                range: None,
                 name,
                 value,
             }
@@ -233,8 +267,33 @@ fn shown(engine: &Engine, id: NodeId, unused: &[(String, ParameterValue)]) -> Ve
         value: value.clone(),
         description: "ROS-Thymio's, not used by thymio-rt".into(),
         read_only: true,
+        range: None,
     }));
     out
+}
+
+/// The RT controllers' parameters of robot slot `robot`, live, with their ranges.
+fn controller_params(controllers: &Controllers, robot: msgs::handoff::RobotId) -> Vec<Shown> {
+    controllers
+        .params(robot)
+        .into_iter()
+        .map(|(name, value, d)| Shown {
+            name,
+            value: ParameterValue::Double(value),
+            description: format!("{} [{}, {}] (applied live)", d.description, d.min, d.max),
+            read_only: false,
+            range: Some((d.min, d.max)),
+        })
+        .collect()
+}
+
+/// A number given as a double or an integer.
+fn number(v: &ParameterValue) -> Option<f64> {
+    match v {
+        ParameterValue::Double(d) => Some(*d),
+        ParameterValue::Integer(i) => Some(*i as f64),
+        _ => None,
+    }
 }
 
 /// What a parameter given to a driver node is.

@@ -14,6 +14,7 @@
 //! `odom_max_rate` are those the engine-loop path had ([`super::thymio_conv`]).
 
 use super::hop_times::NrtHopTimers;
+use super::joints::{self, JointTarget};
 use super::report::Reporter;
 use super::thymio_conv::{self as conv, Frames};
 use msgs::handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId};
@@ -60,6 +61,8 @@ struct Entry {
 struct Table {
     robots: BTreeMap<RobotId, Entry>,
     generations: u64,
+    /// The robots whose extended joint states are published ([`super::joints`]).
+    joints: BTreeMap<RobotId, JointTarget>,
 }
 
 /// The robots whose odometry is published, shared by the NRT loop and the publisher thread.
@@ -100,6 +103,17 @@ impl OdomTargets {
     /// publishers is in flight (so they may be destroyed).
     pub fn remove(&self, robot: RobotId) {
         self.lock().robots.remove(&robot);
+    }
+
+    /// Publishes the extended joint states of RT robot `robot` with `target` from now on.
+    pub fn insert_joints(&self, robot: RobotId, target: JointTarget) {
+        self.lock().joints.insert(robot, target);
+    }
+
+    /// Stops publishing the joint states of `robot`; once this returns, no publish on its
+    /// publisher is in flight (it is handed back, to be destroyed).
+    pub fn remove_joints(&self, robot: RobotId) -> Option<JointTarget> {
+        self.lock().joints.remove(&robot)
     }
 
     /// Applies a new calibration of `robot` (no-op when unchanged).
@@ -269,6 +283,28 @@ fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &
         while let Some(h) = cfg.out.nrt_pop() {
             publish(&cfg, &mut clocks, &mut natives, &h);
         }
+        while let Some(j) = cfg.out.nrt_pop_joint() {
+            publish_joints(&cfg, &mut clocks, &j);
+        }
+    }
+}
+
+/// Publishes one extended joint state (if its robot is a target).
+fn publish_joints(
+    cfg: &OdomPublisherConfig,
+    clocks: &mut super::convert::Clocks,
+    s: &msgs::handoff::JointStateSample,
+) {
+    let table = cfg.targets.lock();
+    let Some(t) = table.joints.get(&s.robot).filter(|t| t.node == s.node) else {
+        return;
+    };
+    let m = joints::message(s, clocks.stamp(s.t_ns), &t.names, &t.owners);
+    if let Err(e) = t.publisher.publish(&m) {
+        cfg.reporter.warn(&format!(
+            "node {}: cannot publish joint_states: {e}",
+            s.node
+        ));
     }
 }
 

@@ -14,7 +14,8 @@
 
 use super::{drain, Srv};
 use r2r::rcl_interfaces::msg::{
-    ListParametersResult, ParameterDescriptor, ParameterValue as ValueMsg, SetParametersResult,
+    FloatingPointRange, ListParametersResult, ParameterDescriptor, ParameterValue as ValueMsg,
+    SetParametersResult,
 };
 use r2r::rcl_interfaces::srv::{
     DescribeParameters, GetParameterTypes, GetParameters, ListParameters, SetParameters,
@@ -33,6 +34,9 @@ pub struct Shown {
     pub description: String,
     /// Applied at start only: refused at run time.
     pub read_only: bool,
+    /// The accepted range of a floating-point parameter (`describe_parameters`'
+    /// `floating_point_range`).
+    pub range: Option<(f64, f64)>,
 }
 
 /// The parameter services of one node.
@@ -133,6 +137,15 @@ impl ParamServices {
                         type_: type_of(&s.value),
                         description: s.description.clone(),
                         read_only: s.read_only,
+                        floating_point_range: s
+                            .range
+                            .map(|(from_value, to_value)| FloatingPointRange {
+                                from_value,
+                                to_value,
+                                step: 0.0,
+                            })
+                            .into_iter()
+                            .collect(),
                         ..Default::default()
                     },
                     None => ParameterDescriptor {
@@ -300,6 +313,7 @@ mod tests {
             value,
             description: "read at start".into(),
             read_only,
+            range: None,
         }
     }
 

@@ -258,9 +258,9 @@ impl ThymioInterface {
         Ok(())
     }
 
-    /// The base frame (prefixed) of robot `id`, if it has an interface.
-    pub fn base_frame(&self, id: NodeId) -> Option<&str> {
-        self.robots.get(&id).map(|r| r.frames.base.as_str())
+    /// The frames (prefixed) of robot `id`, if it has an interface.
+    pub fn frames(&self, id: NodeId) -> Option<&Frames> {
+        self.robots.get(&id).map(|r| &r.frames)
     }
 
     /// How many stamped `cmd_vel` of robot `id` were ignored as older than `cmd_vel_timeout`

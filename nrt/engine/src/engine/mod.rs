@@ -208,6 +208,13 @@ impl Engine {
         self.ends.nrt_doorbell().clone()
     }
 
+    /// The doorbell that wakes the RT thread: ring it after a change the RT thread should see
+    /// at once that does not ring it by itself (an RT controller's subscriber cell or
+    /// parameters, written by a front end).
+    pub fn rt_bell(&self) -> msgs::handoff::Doorbell {
+        self.ends.nrt_rt_bell().clone()
+    }
+
     /// The next event for the user.
     pub fn next_event(&mut self) -> Option<EngineEvent> {
         self.events.pop_front()

@@ -28,6 +28,10 @@ pub struct DriverParams {
     pub tf_prefix: String,
     /// Throttle odom/tf/joint_states to this rate [Hz]; ≤ 0 publishes every sample.
     pub odom_max_rate: f64,
+    /// Rate [Hz] of the extended joint states (`~/joint_states` of the driver node) while
+    /// someone subscribes; the RT thread builds at most one per RT period (`rt.period_us`), so
+    /// rates above `1 / period` give one per period; 0: none.
+    pub joint_state_rate: f64,
     /// Joint names.
     pub left_wheel_joint: String,
     /// Joint names.
@@ -126,9 +130,18 @@ impl Section for DriverParams {
         "proximity",
         "ground",
         "obstacle_stop",
+        "joint_state_rate",
     ];
 
     fn validate(&self) -> Result<(), Invalid> {
+        if !(self.joint_state_rate.is_finite() && (0.0..=10_000.0).contains(&self.joint_state_rate))
+        {
+            return Err(Invalid::new(
+                "joint_state_rate",
+                self.joint_state_rate,
+                "is not a rate in 0–10000 Hz",
+            ));
+        }
         self.obstacle_stop
             .validate()
             .map_err(|e| e.under("obstacle_stop"))
@@ -144,6 +157,7 @@ impl Default for DriverParams {
             robot_frame: "base_link".into(),
             tf_prefix: String::new(),
             odom_max_rate: -1.0,
+            joint_state_rate: 100.0,
             left_wheel_joint: "left_wheel_joint".into(),
             right_wheel_joint: "right_wheel_joint".into(),
             ground: GroundParams::default(),

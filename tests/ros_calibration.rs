@@ -4,7 +4,8 @@
 //! `cmd_vel` curves (heading drift from the simulator's ground truth), a short calibration
 //! reports feedback, finds the gains, writes the calibration file and applies it, after which the
 //! same `cmd_vel` drives (nearly) straight; a cancelled goal stops the robot at once and gives
-//! the wheels back to ROS; bad goals are rejected with a reason (on `/rosout`).
+//! the wheels back to ROS; a `switch_controller` to another owner aborts a run, and one to
+//! `calibrate_motors` is refused; bad goals are rejected with a reason (logged).
 #![cfg(feature = "ros2")]
 
 mod common;
@@ -77,7 +78,7 @@ fn calibration_straightens_a_miscalibrated_robot() {
         lines.join("\n")
     );
     let all = lines.join("\n");
-    for e in ["drift", "result", "cancel"] {
+    for e in ["drift", "result", "cancel", "switched"] {
         eprintln!("{e}: {:?}", events(&lines, e));
     }
 
@@ -156,8 +157,21 @@ fn calibration_straightens_a_miscalibrated_robot() {
     // the wheel stops within ~0.1 s; the ground truth sees it a sample (50 ms) later, through rclpy
     assert!(stop_s < 0.75, "stopped {stop_s} s after the cancel: {c}");
     assert!(
-        c["after_cancel_distance"].as_f64().unwrap() > 0.02,
-        "cmd_vel drives after the cancel: {c}"
+        c["after_cancel_distance"].as_f64().unwrap() > 0.02 && c["owner_after"] == "ros",
+        "the wheels are ROS's again after the cancel: {c}"
     );
+
+    // the switch: calibrate_motors is the owner during a run only through the action; a switch
+    // to another owner aborts the run and leaves the wheels to that owner
+    let s = &events(&lines, "switched")[0];
+    assert_eq!(s["refused_success"], false, "{s}");
+    assert_eq!(s["owner_during"], "calibrate_motors", "{s}");
+    assert_eq!(s["switch_success"], true, "{s}");
+    assert_eq!(s["status"], 6, "ABORTED: {s}");
+    assert!(
+        s["message"].as_str().unwrap().contains("another owner"),
+        "{s}"
+    );
+    assert_eq!(s["owner_after"], "ros", "{s}");
     stop(driver);
 }

@@ -11,7 +11,10 @@ On the simulated robot of namespace /NS (on a calibration arena, its true pose o
      "result": {...}};
   4. the drift again: {"event": "drift", "phase": "after", ...};
   5. a goal cancelled while the robot pivots: {"event": "cancel", "status": N, "moving": rad/s, "stop_s": s,
-     "after_cancel_distance": m} (the distance a cmd_vel drives after the cancel: the wheels are ROS's again);
+     "owner_after": name, "after_cancel_distance": m} (the distance a cmd_vel drives after the cancel: the wheels
+     are ROS's again);
+  6. switch_controller: to calibrate_motors (refused), then to ros during a run: {"event": "switched",
+     "refused_success", "refused_message", "owner_during", "switch_success", "status", "message", "owner_after"};
 then {"event": "done"}. Any failure reports {"event": "error", "message": ...} and exits with status 1; the whole
 run is bounded by --timeout ({"event": "timeout"}, exit status 2).
 """
@@ -29,7 +32,10 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
+from rclpy.qos import DurabilityPolicy
+from std_msgs.msg import String
 from thymio_rt_msgs.action import CalibrateMotors
+from thymio_rt_msgs.srv import SwitchController
 
 SPEED = 0.08
 DRIVE_S = 3.0
@@ -51,6 +57,20 @@ class Client:
         self.cmd = node.create_publisher(Twist, f"/{ns}/cmd_vel", qos)
         self.action = ActionClient(node, CalibrateMotors, f"/{ns}/calibrate_motors")
         self.feedback = []
+        self.owner = None
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        node.create_subscription(String, f"/{ns}/controller_owner", self.on_owner, latched)
+        self.switch = node.create_client(SwitchController, f"/{ns}/switch_controller")
+
+    def on_owner(self, msg):
+        self.owner = msg.data
+
+    def switch_to(self, owner):
+        self.wait("the switch service", lambda: self.switch.service_is_ready(), 20)
+        fut = self.switch.call_async(SwitchController.Request(owner=owner))
+        self.wait("the switch answer", fut.done, 10)
+        return fut.result()
 
     def on_truth(self, msg):
         self.truth = msg
@@ -142,6 +162,27 @@ class Client:
             "right_q0": r.right_q0, "right_q1": r.right_q1, "left_deadband": r.left_deadband,
             "right_deadband": r.right_deadband, "calibration_file": r.calibration_file})
 
+    def switched_away(self):
+        """A switch_controller to ros during a run aborts the goal; calibrate_motors itself is refused."""
+        refused = self.switch_to("calibrate_motors")
+        self.feedback = []
+        g = CalibrateMotors.Goal()
+        g.motor_speeds = [300, 450]
+        g.samples = 2
+        h = self.send(g)
+        if not h.accepted:
+            raise RuntimeError("the goal to switch away from was not accepted")
+        self.wait("the sweep", lambda: any(f.phase == "sweep" for f in self.feedback), 30)
+        self.wait("owner calibrate_motors", lambda: self.owner == "calibrate_motors", 5)
+        during = self.owner
+        answer = self.switch_to("ros")
+        res = h.get_result_async()
+        self.wait("the aborted result", res.done, 10)
+        self.wait("the robot to stop", lambda: abs(self.truth.twist.twist.angular.z) < 0.02, 5)
+        report(event="switched", refused_success=refused.success, refused_message=refused.message,
+               owner_during=during, switch_success=answer.success, status=res.result().status,
+               message=res.result().result.message, owner_after=self.owner)
+
     def cancel(self):
         self.feedback = []
         g = CalibrateMotors.Goal()
@@ -164,7 +205,8 @@ class Client:
         x0, y0, _ = self.pose(self.fresh_truth())
         self.drive(0.05, 1.0)
         x1, y1, _ = self.pose(self.fresh_truth())
-        report(event="cancel", status=res.result().status, moving=moving, stop_s=stop_s,
+        self.wait("owner ros", lambda: self.owner == "ros", 5)
+        report(event="cancel", status=res.result().status, moving=moving, stop_s=stop_s, owner_after=self.owner,
                cancel_accepted=len(cf.result().goals_canceling) > 0, after_cancel_distance=math.hypot(x1 - x0, y1 - y0))
 
 
@@ -186,6 +228,7 @@ def main():
         c.calibrate()
         c.drift("after", back=True)
         c.cancel()
+        c.switched_away()
         report(event="done")
     except Exception as e:  # reported to the test, which fails with it
         report(event="error", message=repr(e))

@@ -95,6 +95,8 @@ pub struct SimParams {
     pub seed: u64,
     /// Arena file ("" = the default arena).
     pub arena: String,
+    /// How the simulated wheels differ from ideal ones (what motor calibration finds).
+    pub wheels: SimWheels,
 }
 
 impl Default for SimParams {
@@ -103,12 +105,89 @@ impl Default for SimParams {
             robots: 1,
             seed: 1,
             arena: String::new(),
+            wheels: SimWheels::default(),
         }
     }
 }
 
+/// `sim.wheels`: per simulated robot and wheel, a speed gain (true surface speed per nominal
+/// one, unseen by the robot's own speed reading: a wheel radius or gear difference) and a
+/// deadband (targets of at most that many units do not turn the wheel). Ideal by default: the
+/// driver's simulation calibration (ROS-Thymio's) is exact for the simulated robot and runs stay
+/// comparable; set a spread (e.g. 0.03) or explicit values to give calibration something to
+/// find.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimWheels {
+    /// Each wheel's gain is drawn from the seed, uniformly in [1 − s, 1 + s] (0: gain 1).
+    pub gain_spread: f64,
+    /// Each wheel's deadband is drawn from the seed, uniformly in [0, max] units (0: none).
+    pub deadband_max: u16,
+    /// Explicit gains [left, right] for every robot (empty: drawn).
+    pub gain: Vec<f64>,
+    /// Explicit deadbands [left, right] (units) for every robot (empty: drawn).
+    pub deadband: Vec<u16>,
+}
+
+impl Default for SimWheels {
+    fn default() -> Self {
+        Self {
+            gain_spread: 0.0,
+            deadband_max: 0,
+            gain: Vec::new(),
+            deadband: Vec::new(),
+        }
+    }
+}
+
+impl SimWheels {
+    /// The simulator's form (checked).
+    pub fn spec(&self) -> Result<sim::thymio::WheelSpec, Invalid> {
+        let pair = |key: &str, n: usize| -> Result<(), Invalid> {
+            match n {
+                0 | 2 => Ok(()),
+                _ => Err(Invalid::new(
+                    &format!("wheels.{key}"),
+                    format!("({n} values)"),
+                    "needs two values [left, right], or none",
+                )),
+            }
+        };
+        pair("gain", self.gain.len())?;
+        pair("deadband", self.deadband.len())?;
+        let spec = sim::thymio::WheelSpec {
+            gain_spread: self.gain_spread,
+            deadband_max: self.deadband_max,
+            gain: (self.gain.len() == 2).then(|| [self.gain[0], self.gain[1]]),
+            deadband: (self.deadband.len() == 2).then(|| [self.deadband[0], self.deadband[1]]),
+        };
+        spec.validate().map_err(|e| {
+            let key = match e {
+                sim::thymio::WheelSpecError::Spread(_) => "wheels.gain_spread",
+                sim::thymio::WheelSpecError::Gain(_) => "wheels.gain",
+                sim::thymio::WheelSpecError::Deadband(_) if self.deadband.len() == 2 => {
+                    "wheels.deadband"
+                }
+                sim::thymio::WheelSpecError::Deadband(_) => "wheels.deadband_max",
+            };
+            let value = match e {
+                sim::thymio::WheelSpecError::Spread(v) | sim::thymio::WheelSpecError::Gain(v) => {
+                    v.to_string()
+                }
+                sim::thymio::WheelSpecError::Deadband(d) => d.to_string(),
+            };
+            Invalid::new(key, value, e.to_string())
+        })?;
+        Ok(spec)
+    }
+}
+
 /// `sim.*`, read at start.
-impl Section for SimParams {}
+impl Section for SimParams {
+    fn validate(&self) -> Result<(), Invalid> {
+        self.wheels.spec().map(|_| ())
+    }
+}
 
 /// The communication switch (who owns each robot's wheels) and the RT controllers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -68,6 +68,7 @@ pub fn start_sim(config: &Config, robots: u16) -> Result<EmbeddedSim, String> {
         robots: robots.max(1) as usize,
         seed: config.sim.seed,
         arena: arena_of(config)?,
+        wheels: config.sim.wheels.spec().map_err(|e| format!("sim.{e}"))?,
         ..WorldConfig::default()
     };
     let mut world = World::new(&world_config);

@@ -2,7 +2,7 @@
 //! a typical frame mix (odometry, proximity, variable replies, garbage to resynchronise on),
 //! with an NRT side draining frames and events, changing set-points and sending frames, and
 //! with filters using every ROS-from-RT hand-off and every shipped controller (line follower,
-//! go-to-pose) owning the robot in turn with the joint command path — owners switched, goals,
+//! go-to-pose, calibrate_motors with runs, aborts and owner losses) owning the robot in turn with the joint command path — owners switched, goals,
 //! parameters, joint commands and cmd_vel arriving, joint states and controller topics flowing
 //! out. After warm-up: 0 allocations and 0 page faults on the RT thread (counting global
 //! allocator; getrusage(RUSAGE_THREAD)).
@@ -17,6 +17,7 @@ use msgs::handoff::{
 };
 use msgs::handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
 use msgs::handoff::{monotonic_ns, JointCommand, NrtEndpoint, OwnerId, Pose2, RosValue};
+use msgs::handoff::{CalCommand, NrtCalibrationPort, Wheel, WheelRun};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::handoff::link_port;
@@ -164,7 +165,17 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         OwnerId::controller(0),
         OwnerId::JOINT,
         OwnerId::controller(1),
+        OwnerId::controller(2),
     ];
+    // the calibration action's side of calibrate_motors
+    let mut calibration = control
+        .ports
+        .iter_mut()
+        .find(|p| p.robot == RobotId(0) && p.controller == "calibrate_motors")
+        .and_then(|p| p.private.take())
+        .and_then(|p| p.0.downcast::<NrtCalibrationPort>().ok())
+        .expect("calibrate_motors' private port");
+    let mut cal_reports = 0u64;
     let params = nrt.nrt_params().clone();
     params.nrt_set_joint_state_hz(RobotId(0), 2000.0).unwrap();
 
@@ -200,7 +211,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     // The NRT side.
     let (mut frames, mut odometry, mut stats, mut reflexes, mut answers) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
-    let (mut joints, mut switches, mut topics, mut owners_seen) = (0u64, 0usize, 0u64, [false; 4]);
+    let (mut joints, mut switches, mut topics, mut owners_seen) = (0u64, 0usize, 0u64, [false; 5]);
     let mut exit_event = None;
     let deadline = Instant::now() + Duration::from_secs(600);
     let mut k = 0u64;
@@ -237,8 +248,26 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             }
         }
         if k.is_multiple_of(400) {
-            // the next owner: ros, line follower, joint, go-to-pose, …
+            // the next owner: ros, line follower, joint, go-to-pose, calibrate_motors, …
             switches += 1;
+            if owners[switches % owners.len()] == OwnerId::controller(2) {
+                let mut speeds = [0i16; msgs::handoff::MAX_SWEEP];
+                speeds[..2].copy_from_slice(&[200, 400]);
+                let run = WheelRun {
+                    wheel: if switches % 2 == 0 {
+                        Wheel::Left
+                    } else {
+                        Wheel::Right
+                    },
+                    deadband: switches % 3 == 0,
+                    deadband_max: 20,
+                    speeds,
+                    speeds_len: 2,
+                    samples: 2,
+                    timeout_ns: 5_000_000,
+                };
+                calibration.nrt_send(CalCommand::Run(run)).unwrap();
+            }
             params
                 .nrt_request_owner(RobotId(0), owners[switches % owners.len()])
                 .unwrap();
@@ -270,15 +299,22 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                         NrtEndpoint::Publisher { .. } => {}
                     }
                 }
-                let name = port.params.decls()[0].name;
-                let max = port.params.decls()[0].max;
-                port.params
-                    .nrt_set(name, max * (k % 3) as f64 / 4.0)
-                    .unwrap();
+                // calibrate_motors has no parameters
+                if let Some(d) = port.params.decls().first().copied() {
+                    port.params
+                        .nrt_set(d.name, d.max * (k % 3) as f64 / 4.0)
+                        .unwrap();
+                }
             }
         }
         while client.nrt_poll_response().is_some() {
             answers += 1;
+        }
+        while calibration.nrt_next_report().is_some() {
+            cal_reports += 1;
+        }
+        if k.is_multiple_of(1700) {
+            calibration.nrt_send(CalCommand::Abort).unwrap();
         }
         if k.is_multiple_of(50) {
             // moving, and every 300th a stop (direct write of the targets, read-back, refresh
@@ -333,6 +369,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     assert!(list_nodes > 0 && stats > 5 && answers > 0 && reflexes > 0);
     // Every owner had the wheels, joint states and the controllers' topics flowed.
     assert!(owners_seen.iter().all(|s| *s), "{owners_seen:?}");
+    assert!(cal_reports > 10, "{cal_reports} calibration reports");
     assert!(
         joints > 1000 && topics > 10,
         "{joints} joint states, {topics} topic values"

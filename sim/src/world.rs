@@ -31,6 +31,8 @@ pub struct WorldConfig {
     pub variant: Variant,
     /// Step in real time (else as fast as possible).
     pub realtime: bool,
+    /// How the robots' wheels differ from ideal ones (drawn per robot from `seed`).
+    pub wheels: thymio::WheelSpec,
 }
 
 impl Default for WorldConfig {
@@ -43,6 +45,7 @@ impl Default for WorldConfig {
             protocol: 9,
             variant: Variant::Firmware14,
             realtime: true,
+            wheels: thymio::WheelSpec::IDEAL,
         }
     }
 }
@@ -105,13 +108,15 @@ impl World {
             .map(|i| {
                 let [x, y, theta] = config.arena.start_pose(i, config.robots);
                 let seed = config.seed.wrapping_mul(1_000_003).wrapping_add(i as u64);
-                thymio::robot(
+                let mut robot = thymio::robot(
                     config.variant,
                     config.first_id + i as u16,
                     config.protocol,
                     Pose { x, y, theta },
                     seed,
-                )
+                );
+                robot.wheel_model = config.wheels.draw(seed);
+                robot
             })
             .collect();
         World {

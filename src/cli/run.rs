@@ -233,7 +233,10 @@ fn run_ros(
     let mut bridge = node
         .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
         .map_err(CliError::new)?;
-    if let Some(control) = rt.take_control() {
+    if let Some(mut control) = rt.take_control() {
+        // the calibration action takes its controller's private ports, the switch and the
+        // controllers' endpoints serve the rest
+        bridge.start_calibration(&mut control);
         bridge.serve_control(control, &rt.engine);
     }
     if let Some(sim) = rt.sim() {

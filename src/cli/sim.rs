@@ -96,6 +96,7 @@ pub fn main(args: Args) -> CliResult {
             Variant::Firmware14
         },
         realtime: !args.fast,
+        wheels: sim::thymio::WheelSpec::IDEAL,
     };
     let world = World::new(&config)
         .spawn()

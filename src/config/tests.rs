@@ -366,6 +366,35 @@ fn a_refused_value_keeps_its_cause() {
 }
 
 #[test]
+fn simulated_wheels_are_ideal_by_default_and_checked() {
+    let c = Config::default();
+    assert_eq!(c.sim.wheels.spec().unwrap(), sim::thymio::WheelSpec::IDEAL);
+    let c = Config::from_yaml("sim: {wheels: {gain: [1.06, 0.96], deadband_max: 12}}").unwrap();
+    let spec = c.sim.wheels.spec().unwrap();
+    assert_eq!((spec.gain, spec.deadband_max), (Some([1.06, 0.96]), 12));
+    for (yaml, key) in [
+        ("sim: {wheels: {gain: [1.06]}}", "sim.wheels.gain"),
+        ("sim: {wheels: {gain: [1.06, 3.0]}}", "sim.wheels.gain"),
+        (
+            "sim: {wheels: {gain_spread: 0.9}}",
+            "sim.wheels.gain_spread",
+        ),
+        (
+            "sim: {wheels: {deadband_max: 900}}",
+            "sim.wheels.deadband_max",
+        ),
+        ("sim: {wheels: {deadband: [1, 900]}}", "sim.wheels.deadband"),
+    ] {
+        let e = Config::from_yaml(yaml).unwrap_err();
+        assert!(
+            matches!(&e, ConfigError::Schema(SchemaError::Invalid(i)) if i.key == key),
+            "{yaml}: {e:?}"
+        );
+    }
+    assert!(Config::from_yaml("sim: {wheels: {radius: 1}}").is_err());
+}
+
+#[test]
 fn the_default_owner_is_an_owner_name() {
     assert_eq!(Config::default().control.default_owner, "ros");
     let c = Config::from_yaml("control: {default_owner: go_to_pose}\n").unwrap();

@@ -28,6 +28,7 @@
 //!
 //! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
 
+mod calibration;
 mod control;
 mod doorbell;
 mod endpoints;
@@ -42,6 +43,10 @@ mod service;
 mod stats;
 mod values;
 
+pub use calibration::{
+    calibration_port, CalCommand, CalFailure, CalPortFull, CalReport, NrtCalibrationPort,
+    RtCalibrationPort, Wheel, WheelRun, CAL_RING, MAX_SWEEP,
+};
 pub use control::{
     JointCommand, JointStateSample, OwnerId, OwnerNames, WheelCommand, MAX_CONTROLLERS,
 };

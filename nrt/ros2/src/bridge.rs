@@ -6,6 +6,7 @@
 
 use super::aseba::AsebaInterface;
 use super::bridge_params::BridgeParams;
+use super::calibration_action::CalibrationActions;
 use super::control::Control;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
@@ -146,6 +147,7 @@ impl RosNode {
             aseba,
             thymio,
             ground_truth: None,
+            calibration: None,
             control,
             diagnostics,
             last_diagnostics: None,
@@ -177,6 +179,8 @@ pub struct RosBridge {
     thymio: ThymioInterface,
     /// The simulator's ground truth, when the process runs one ([`RosBridge::start_ground_truth`]).
     ground_truth: Option<(GroundTruthTargets, GroundTruthPublisher)>,
+    /// The robots' `calibrate_motors` actions ([`RosBridge::start_calibration`]).
+    calibration: Option<CalibrationActions>,
     /// The switches, RT controllers' endpoints and joint space of the robots.
     control: Control,
     diagnostics: Publisher<DiagnosticArray>,
@@ -205,6 +209,9 @@ impl RosBridge {
                 &self.reporter,
             );
             self.on_engine_event(&mut node, engine, &event);
+        }
+        if let Some(c) = &mut self.calibration {
+            c.poll(engine);
         }
         self.drivers
             .serve(engine, &mut self.control.controllers, now);
@@ -250,6 +257,9 @@ impl RosBridge {
         self.thymio
             .on_engine_event(node, engine, &mut self.clocks, event);
         self.ground_truth_event(node, engine, event);
+        if let Some(c) = &mut self.calibration {
+            c.on_engine_event(node.get(), engine, event);
+        }
         let frames = match event {
             EngineEvent::RobotReady { node: id, .. } => self.thymio.frames(*id),
             _ => None,
@@ -270,6 +280,17 @@ impl RosBridge {
                 .reporter
                 .warn(&nrt_engine::engine::capped_message(*node, *wheels, *cap)),
             _ => {}
+        }
+    }
+
+    /// Serves the `calibrate_motors` action of every driven robot, taking the calibration
+    /// controller's private ports out of `control` (see [`super::calibration_action`]); the rest
+    /// of `control` is left for the other controllers' endpoints.
+    pub fn start_calibration(&mut self, control: &mut msgs::handoff::NrtControl) {
+        self.calibration = CalibrationActions::take(control, self.reporter.clone());
+        if self.calibration.is_none() {
+            self.reporter
+                .warn("no calibrate_motors controller: the calibrate_motors action is off");
         }
     }
 

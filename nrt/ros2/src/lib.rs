@@ -27,6 +27,7 @@
 pub mod aseba;
 mod bridge;
 pub mod bridge_params;
+pub mod calibration_action;
 pub mod control;
 pub mod controllers;
 pub mod convert;

@@ -4,7 +4,8 @@
 //! controller by name; `/<ns>/controller_owner` (`std_msgs/String`, reliable + transient-local:
 //! a late subscriber gets the owner in effect) says who owns them.
 //!
-//! A request for an unknown name is refused at once with the list of valid names. A valid one
+//! A request for an unknown name is refused at once with the list of valid names, and one for
+//! `calibrate_motors` (its controller runs only for a goal of the `calibrate_motors` action). A valid one
 //! is handed to the RT thread (`nrt_request_owner`), which switches at its next cycle and reports
 //! the owner in effect ([`EngineEvent::Owner`]); the call is answered then — success once the RT
 //! thread confirms the requested owner, failure with the owner it kept if it did not within
@@ -170,6 +171,14 @@ impl Switches {
         for (id, r) in self.robots.iter_mut() {
             for call in drain(&mut r.service).collect::<Vec<_>>() {
                 let wanted = call.message.owner.clone();
+                if wanted == super::calibration_action::ACTION {
+                    // its controller only works with a goal: owned through the action only
+                    let msg = format!(
+                        "{wanted} takes the wheels through its action (calibrate_motors) only"
+                    );
+                    answer(call, false, msg);
+                    continue;
+                }
                 let Some(owner) = self.names.id(&wanted) else {
                     answer(
                         call,

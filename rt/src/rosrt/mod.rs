@@ -10,12 +10,16 @@
 //! - [`Filter`]: code applied to whatever the owner commands; [`ObstacleStop`] is one (its
 //!   tunables come through a latest-value cell, its edges go out through a publisher).
 
+pub mod calibration;
+mod calibration_timing;
 mod controller;
 pub mod go_to_pose;
 pub mod line_follower;
 mod obstacle;
 mod registry;
 
+pub use calibration::CalibrateMotors;
+pub use calibration_timing::LineTimer;
 pub use controller::{Controller, Filter, RobotView};
 pub use go_to_pose::GoToPose;
 pub use line_follower::LineFollower;

@@ -9,7 +9,11 @@ use msgs::handoff::{
 };
 
 /// The names of [`Registry::shipped`]'s controllers, in owner-id order.
-pub const SHIPPED: [&str; 2] = [super::line_follower::NAME, super::go_to_pose::NAME];
+pub const SHIPPED: [&str; 3] = [
+    super::line_follower::NAME,
+    super::go_to_pose::NAME,
+    super::calibration::NAME,
+];
 
 /// Makes one controller instance for the robot of `init`, declaring its endpoints there.
 pub type ControllerFactory =
@@ -105,6 +109,10 @@ impl Registry {
             super::go_to_pose::NAME,
             Box::new(|init| Ok(Box::new(super::GoToPose::new(init)?))),
         );
+        let _ = r.register(
+            super::calibration::NAME,
+            Box::new(super::CalibrateMotors::factory),
+        );
         r
     }
 
@@ -172,11 +180,19 @@ mod tests {
         let r = Registry::shipped();
         assert_eq!(r.names(), SHIPPED);
         let (mut rt, nrt) = r.instantiate(2).unwrap();
-        assert_eq!(rt.len(), 2);
-        assert_eq!(rt.robot(RobotId(1)).len(), 2);
+        assert_eq!(rt.len(), 3);
+        assert_eq!(rt.robot(RobotId(1)).len(), 3);
         assert!(rt.robot(RobotId(2)).is_empty());
         assert_eq!(nrt.names.id("go_to_pose"), Some(OwnerId::controller(1)));
-        assert_eq!(nrt.ports.len(), 4);
+        assert_eq!(nrt.ports.len(), 6);
+        // the calibration action's private port
+        let cal = &nrt.ports[2];
+        assert_eq!(cal.controller, "calibrate_motors");
+        let private = cal
+            .private
+            .as_ref()
+            .map(|p| p.0.is::<msgs::handoff::NrtCalibrationPort>());
+        assert_eq!(private, Some(true));
         let gtp = &nrt.ports[1];
         let names: Vec<_> = gtp.endpoints.iter().map(|e| e.name()).collect();
         assert_eq!(names, ["goal", "set_goal", "reached"]);

@@ -4,9 +4,11 @@ pub mod addrs;
 pub mod arena;
 pub mod firmware;
 pub mod robot;
+pub mod wheels;
 
 pub use arena::Arena;
 pub use robot::{Pose, Robot};
+pub use wheels::{WheelSpec, WheelSpecError, Wheels};
 
 use crate::node::NodeConfig;
 use msgs::description::{playground_thymio, thymio_ii_fw14, TargetDescription};

@@ -1,13 +1,14 @@
 //! One simulated Thymio-II: its Aseba node, its firmware, its body in the arena. Time advances
 //! by milliseconds: sensors refresh and local events fire at the firmware rates (motor 100 Hz,
 //! buttons 50 Hz, prox 10 Hz, acc 16 Hz, temperature 1 Hz, timers), the wheels follow their
-//! targets with a first-order response, and the firmware main loop runs the VM, takes one
+//! targets with a first-order response (through their differences, `wheels`), and the firmware main loop runs the VM, takes one
 //! incoming frame per iteration, applies outputs and dispatches the pending event of lowest
 //! index (aseba.md §4.6).
 
 use super::addrs::{self, Addrs};
 use super::arena::{ray_circle, Arena};
 use super::firmware::{ev, Firmware};
+use super::wheels::Wheels;
 use crate::node::{Node, NodeConfig, NodeRequest};
 use crate::rng::Rng;
 use crate::vm::Outbox;
@@ -114,6 +115,8 @@ pub struct Robot {
     pub clock_ms: u64,
     /// Collisions so far.
     pub collisions: u64,
+    /// How its wheels differ from ideal ones (ideal unless the world draws them).
+    pub wheel_model: Wheels,
     rng: Rng,
     last_buttons: [bool; 5],
     timers: [u32; 2],
@@ -153,6 +156,7 @@ impl Robot {
             powered: true,
             clock_ms: 0,
             collisions: 0,
+            wheel_model: Wheels::default(),
             rng,
             last_buttons: [false; 5],
             timers: [0; 2],
@@ -267,10 +271,9 @@ impl Robot {
     /// overlapping can separate).
     fn physics(&mut self, arena: &Arena, others: &[(f64, f64, Option<i16>)], dt: f64) {
         let k = dt / WHEEL_TAU;
-        for i in 0..2 {
-            self.wheels[i] += (self.targets[i] as f64 - self.wheels[i]) * k.min(1.0);
-        }
-        let (vl, vr) = (self.wheels[0] * UNIT_SPEED, self.wheels[1] * UNIT_SPEED);
+        // the true surface speeds: the speed reading (`wheels`) does not see the gains
+        let [ul, ur] = self.wheel_model.follow(&mut self.wheels, self.targets, k);
+        let (vl, vr) = (ul * UNIT_SPEED, ur * UNIT_SPEED);
         let v = (vl + vr) / 2.0;
         let w = (vr - vl) / AXIS_LENGTH;
         let p = self.pose;

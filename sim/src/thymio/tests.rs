@@ -240,3 +240,56 @@ fn the_accelerometer_feels_starts_and_turns() {
     }
     assert!(acc(&r)[0] >= 1, "centripetal {:?}", acc(&r));
 }
+
+#[test]
+fn wheel_differences_curve_the_true_path_but_not_the_speed_reading() {
+    let arena = Arena::default();
+    let start = Pose {
+        x: 1.0,
+        y: 1.0,
+        theta: 0.0,
+    };
+    let drive = |wheels: Wheels, target: i16| {
+        let mut r = robot(Variant::Firmware14, 1, 9, start, 1);
+        r.wheel_model = wheels;
+        r.node.vm.variables_mut()[86] = target;
+        r.node.vm.variables_mut()[87] = target;
+        for _ in 0..2000 {
+            r.tick(&arena, &[]);
+        }
+        (
+            r.pose,
+            var(&r, "motor.left.speed")[0],
+            var(&r, "motor.right.speed")[0],
+        )
+    };
+    let (ideal, ..) = drive(Wheels::default(), 200);
+    assert!(ideal.theta.abs() < 1e-9 && ideal.x > 1.1, "{ideal:?}");
+    let skewed = Wheels {
+        gain: [1.06, 0.96],
+        deadband: [0, 0],
+    };
+    let (p, left, right) = drive(skewed, 200);
+    // right slower than left: the robot turns right (clockwise) at (vr − vl) / L
+    let w = 200.0 * robot::UNIT_SPEED * (0.96 - 1.06) / robot::AXIS_LENGTH;
+    assert!(
+        (p.theta - w * 2.0).abs() < 0.02,
+        "{} vs {}",
+        p.theta,
+        w * 2.0
+    );
+    // the robot's own reading does not see it (noise ±3 units)
+    assert!(
+        (left - 200).abs() < 12 && (right - 200).abs() < 12,
+        "{left} {right}"
+    );
+    // a target within a wheel's deadband does not turn it, and reads 0
+    let dead = Wheels {
+        gain: [1.0; 2],
+        deadband: [10, 10],
+    };
+    let (p, left, right) = drive(dead, 10);
+    assert_eq!((p, left, right), (start, 0, 0));
+    let (p, ..) = drive(dead, 11);
+    assert!(p.x > start.x);
+}

@@ -190,6 +190,30 @@ impl Engine {
         Ok((c, file))
     }
 
+    /// Makes the calibration file at `path` (just written, e.g. by the calibration action)
+    /// robot `node`'s and applies it live: the file is read again, robot `node`'s
+    /// `calibration_file` becomes `path` if it named another, and its calibration in effect
+    /// (RT thread, the values its driver node shows) follows the file's entry. An error
+    /// changes nothing.
+    pub fn reload_robot_calibration(&mut self, node: NodeId, path: &str) -> Result<(), LiveError> {
+        let key = "calibration_file";
+        let mut params = self.robot_params(node).clone();
+        params.calibration_file = path.to_owned();
+        if path == self.driver.calibration_file {
+            let file = calibration::read_file(path).map_err(|source| LiveError::Calibration {
+                key: key.to_owned(),
+                source,
+            })?;
+            let previous = std::mem::replace(&mut self.calibration_file, file);
+            let applied = self.apply_robot_params(node, params, key);
+            if applied.is_err() {
+                self.calibration_file = previous;
+            }
+            return applied;
+        }
+        self.apply_robot_params(node, params, key)
+    }
+
     /// Forgets robot `node`'s own parameters (its `thymio_driver` node is gone).
     pub fn forget_robot_params(&mut self, node: NodeId) {
         self.robot_params.by_node.remove(&node);
@@ -387,5 +411,36 @@ mod tests {
         let cal = e.live_params().nrt_calibration(robot).unwrap();
         assert_eq!((cal.left.q0, cal.right.q0), (0.0005, 0.0007));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_rewritten_calibration_file_applies_live() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut e, mut rt) = engine(0);
+        let robot = driven_robot(&mut e, &mut rt);
+        let node = e.robots().iter().next().unwrap().node;
+        let path = dir.path().join("cal.yaml").display().to_string();
+        let left = crate::thymio::calibration_file::MotorResult {
+            side: "left",
+            parameters: [0.00036, 0.0],
+            deadband: 5.0,
+        };
+        crate::thymio::calibration_file::write_motors(path.as_ref(), node.0, &[left]).unwrap();
+        e.reload_robot_calibration(node, &path).unwrap();
+        assert_eq!(
+            e.live_params().nrt_calibration(robot).unwrap().left.q0,
+            0.00036
+        );
+        let shown = schema::leaves(&e.robot_effective(node))
+            .into_iter()
+            .find(|(n, _)| n == "motor.left.deadband")
+            .map(|(_, v)| v.clone());
+        assert_eq!(shown, Some(yaml("5.0")));
+        assert_eq!(e.robot_params(node).calibration_file, path);
+        // a file that cannot be read changes nothing
+        assert!(e
+            .reload_robot_calibration(node, "/nonexistent/cal.yaml")
+            .is_err());
+        assert_eq!(e.robot_params(node).calibration_file, path);
     }
 }

@@ -5,6 +5,9 @@
 
 pub mod actuators;
 pub mod calibration;
+pub mod calibration_file;
+pub mod calibration_fit;
+pub mod calibration_run;
 pub mod events;
 pub mod model;
 pub mod params;

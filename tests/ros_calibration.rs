@@ -1,0 +1,177 @@
+//! The `calibrate_motors` action end to end through rclpy's action client
+//! (`tests/ros/calibration_client.py`), on an embedded simulated Thymio with miscalibrated wheels
+//! (left +6 %, right −4 %, unseen by its speed reading) on the calibration arena: a straight
+//! `cmd_vel` curves (heading drift from the simulator's ground truth), a short calibration
+//! reports feedback, finds the gains, writes the calibration file and applies it, after which the
+//! same `cmd_vel` drives (nearly) straight; a cancelled goal stops the robot at once and gives
+//! the wheels back to ROS; a `switch_controller` to another owner aborts a run, and one to
+//! `calibrate_motors` is refused; bad goals are rejected with a reason (logged).
+#![cfg(feature = "ros2")]
+
+mod common;
+#[path = "ros/rclpy_peer.rs"]
+mod rclpy_peer;
+#[path = "ros/driver.rs"]
+mod ros_driver;
+
+use rclpy_peer::{project_root, test_domain_id};
+use ros_driver::{driver_script_yaml, ros_driver, stop};
+use serde_json::Value;
+use std::process::Command;
+use std::time::Duration;
+
+const GAINS: [f64; 2] = [1.06, 0.96];
+/// The simulated robot's true speed of a motor unit (m/s), sim::thymio::robot::UNIT_SPEED.
+const UNIT_SPEED: f64 = 0.001 / 2.93;
+/// The driver's simulation calibration (ROS-Thymio's q0 for a simulated robot).
+const SIM_Q0: f64 = 0.000332;
+const AXIS: f64 = 0.0935;
+
+fn events(lines: &[String], event: &str) -> Vec<Value> {
+    lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == event)
+        .collect()
+}
+
+#[test]
+fn calibration_straightens_a_miscalibrated_robot() {
+    let ns = format!("cal{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let cal_file = dir.path().join("calibration/thymio_calibration.yaml");
+    let yaml = format!(
+        "{}sim: {{arena: {}, wheels: {{gain: [{}, {}]}}}}\ncalibration_file: {}\n",
+        driver_script_yaml(),
+        project_root()
+            .join("config/arena/calibration.yaml")
+            .display(),
+        GAINS[0],
+        GAINS[1],
+        cal_file.display()
+    );
+    // the file must exist at start (a missing calibration_file is an error): an empty one
+    std::fs::create_dir_all(cal_file.parent().unwrap()).unwrap();
+    std::fs::write(&cal_file, "").unwrap();
+    let driver = ros_driver(dir.path(), &ns, &yaml, &["--switch-port", "0"], &[]);
+    let root = project_root();
+    let mut cmd = Command::new(root.join(".venv-ros/bin/python"));
+    cmd.arg(root.join("tests/ros/calibration_client.py"))
+        .args([&ns, "--timeout", "170"])
+        .env("ROS_DOMAIN_ID", test_domain_id().to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("PYTHONUNBUFFERED", "1")
+        .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE");
+    let mut client = common::Proc::spawn("calibration client", cmd);
+    let last = client.wait_line(Duration::from_secs(190), |l| {
+        l.contains("\"event\": \"done\"")
+            || l.contains("\"event\": \"error\"")
+            || l.contains("\"event\": \"timeout\"")
+    });
+    let lines = client.seen.clone();
+    let mut driver = driver;
+    driver.drain();
+    let log = driver.seen.join("\n");
+    assert!(
+        last.contains("\"done\""),
+        "client: {last}\n{}\ndriver:\n{log}",
+        lines.join("\n")
+    );
+    let all = lines.join("\n");
+    for e in ["drift", "result", "cancel", "switched"] {
+        eprintln!("{e}: {:?}", events(&lines, e));
+    }
+
+    // bad goals are rejected, each with its reason logged
+    let bad = events(&lines, "bad_goal");
+    assert_eq!(bad.len(), 3, "{all}");
+    assert!(bad.iter().all(|b| b["accepted"] == false), "{all}");
+    for why in ["motor_speeds: 0", "600", "\"middle\""] {
+        assert!(
+            log.contains("goal rejected") && log.contains(why),
+            "no rejection reason {why} in the driver's log:\n{log}"
+        );
+    }
+
+    // before: the straight command curves right as the gains make it
+    let drift = events(&lines, "drift");
+    let before = drift[0]["dtheta"].as_f64().unwrap();
+    let after = drift[1]["dtheta"].as_f64().unwrap();
+    let units = 0.08 / SIM_Q0;
+    let rate = units * UNIT_SPEED * (GAINS[1] - GAINS[0]) / AXIS;
+    let expected = rate * 3.0;
+    assert!(
+        before < 0.7 * expected && before > 1.3 * expected,
+        "drift before {before} rad, expected about {expected}: {all}"
+    );
+
+    // the calibration: feedback for both wheels through its phases, then success
+    let feedback = events(&lines, "feedback");
+    for (phase, motor) in [
+        ("deadband", "left"),
+        ("sweep", "left"),
+        ("deadband", "right"),
+        ("sweep", "right"),
+    ] {
+        assert!(
+            feedback
+                .iter()
+                .any(|f| f["phase"] == phase && f["motor"] == motor),
+            "no {phase} feedback for {motor}: {all}"
+        );
+    }
+    let results = events(&lines, "result");
+    let r = &results[0]["result"];
+    assert_eq!(results[0]["status"], 4, "SUCCEEDED: {all}");
+    assert_eq!(r["success"], true, "{all}");
+    let (lq0, rq0) = (
+        r["left_q0"].as_f64().unwrap(),
+        r["right_q0"].as_f64().unwrap(),
+    );
+    for (q0, gain) in [(lq0, GAINS[0]), (rq0, GAINS[1])] {
+        assert!(
+            (q0 / (gain * UNIT_SPEED) - 1.0).abs() < 0.02,
+            "q0 {q0} vs true {}: {all}",
+            gain * UNIT_SPEED
+        );
+    }
+    // the file: the robot's (node 1) entry, as ROS-Thymio's driver reads it
+    assert_eq!(r["calibration_file"], cal_file.display().to_string());
+    let text = std::fs::read_to_string(&cal_file).unwrap();
+    let file: Value = serde_yaml::from_str(&text).unwrap();
+    let left = &file["1"]["motor"]["left"]["parameters"];
+    assert_eq!(left[0].as_f64(), Some(lq0), "{text}");
+
+    // after: applied live, the same command drives (nearly) straight. With each wheel known to
+    // about 1 %, what remains is at most a fifth of the 10 % difference of the gains.
+    assert!(
+        after.abs() < 0.2 * before.abs(),
+        "drift after {after} rad vs before {before}: the calibration was not applied: {all}"
+    );
+
+    // a cancel stops the pivoting robot at once and gives the wheels back to cmd_vel
+    let c = &events(&lines, "cancel")[0];
+    assert_eq!(c["status"], 5, "CANCELED: {c}");
+    assert!(c["moving"].as_f64().unwrap().abs() > 0.2, "it pivoted: {c}");
+    let stop_s = c["stop_s"].as_f64().unwrap();
+    // the wheel stops within ~0.1 s; the ground truth sees it a sample (50 ms) later, through rclpy
+    assert!(stop_s < 0.75, "stopped {stop_s} s after the cancel: {c}");
+    assert!(
+        c["after_cancel_distance"].as_f64().unwrap() > 0.02 && c["owner_after"] == "ros",
+        "the wheels are ROS's again after the cancel: {c}"
+    );
+
+    // the switch: calibrate_motors is the owner during a run only through the action; a switch
+    // to another owner aborts the run and leaves the wheels to that owner
+    let s = &events(&lines, "switched")[0];
+    assert_eq!(s["refused_success"], false, "{s}");
+    assert_eq!(s["owner_during"], "calibrate_motors", "{s}");
+    assert_eq!(s["switch_success"], true, "{s}");
+    assert_eq!(s["status"], 6, "ABORTED: {s}");
+    assert!(
+        s["message"].as_str().unwrap().contains("another owner"),
+        "{s}"
+    );
+    assert_eq!(s["owner_after"], "ros", "{s}");
+    stop(driver);
+}

@@ -217,6 +217,15 @@ impl ControlParams {
 impl Section for ControlParams {
     fn validate(&self) -> Result<(), Invalid> {
         let names = Self::owner_names();
+        // calibrate_motors runs only for a goal of its action: as a start owner it would hold
+        // every robot still.
+        if self.default_owner == "calibrate_motors" {
+            return Err(Invalid::new(
+                "default_owner",
+                &self.default_owner,
+                "takes the wheels only through its action (send a calibrate_motors goal)",
+            ));
+        }
         if names.id(&self.default_owner).is_none() {
             return Err(Invalid::new(
                 "default_owner",

@@ -409,5 +409,9 @@ fn the_default_owner_is_an_owner_name() {
         "{e}"
     );
     assert!(Config::from_yaml("control: {owner: ros}\n").is_err());
+    let e = Config::from_yaml("control: {default_owner: calibrate_motors}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("through its action"), "{e}");
     assert!(!Config::is_live("control.default_owner"));
 }

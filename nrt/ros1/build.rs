@@ -11,11 +11,14 @@ fn main() {
 fn generate() {
     let dir = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let (source, paths) =
-        roslibrust_codegen::find_and_generate_ros_messages_without_ros_package_path(vec![dir.join("msg")])
-            .expect("the vendored ROS 1 definitions of msg/ generate");
+        roslibrust_codegen::find_and_generate_ros_messages_without_ros_package_path(vec![
+            dir.join("msg")
+        ])
+        .expect("the vendored ROS 1 definitions of msg/ generate");
     for p in paths {
         println!("cargo:rerun-if-changed={}", p.display());
     }
-    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("ros1_msgs.rs");
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"))
+        .join("ros1_msgs.rs");
     std::fs::write(&out, source.to_string()).expect("OUT_DIR is writable");
 }

@@ -17,6 +17,7 @@ use std::path::Path;
 const RT: &str = "rt";
 /// The section `sim`.
 const SIM: &str = "sim";
+const ROS1: &str = "ros1";
 
 /// The real-time thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,6 +109,17 @@ impl Default for SimParams {
 /// `sim.*`, read at start.
 impl Section for SimParams {}
 
+/// The `ros1` section: the ROS 1 front end (feature `ros1`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ros1Params {
+    /// Serve ROS 1 too (as `thymio-rt run --ros1`): the master from `ROS_MASTER_URI`, the node's address from
+    /// `ROS_HOSTNAME` / `ROS_IP`. Read at start.
+    pub enabled: bool,
+}
+
+impl Section for Ros1Params {}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Config {
@@ -119,6 +131,8 @@ pub struct Config {
     pub rt: RtParams,
     /// Embedded simulator.
     pub sim: SimParams,
+    /// The ROS 1 front end.
+    pub ros1: Ros1Params,
 }
 
 /// A configuration error: names the key or the file, and keeps its cause.
@@ -248,7 +262,11 @@ impl Config {
         for part in [schema::tree(&self.bridge), schema::tree(&self.driver)] {
             out.extend(part.unwrap_or_default());
         }
-        for (name, part) in [(RT, schema::tree(&self.rt)), (SIM, schema::tree(&self.sim))] {
+        for (name, part) in [
+            (RT, schema::tree(&self.rt)),
+            (SIM, schema::tree(&self.sim)),
+            (ROS1, schema::tree(&self.ros1)),
+        ] {
             out.insert(name.into(), Value::Mapping(part.unwrap_or_default()));
         }
         out
@@ -274,6 +292,7 @@ impl Config {
         match first {
             RT => schema::is_live::<RtParams>(rest),
             SIM => schema::is_live::<SimParams>(rest),
+            ROS1 => schema::is_live::<Ros1Params>(rest),
             _ if is_key_of::<BridgeParams>(first) => schema::is_live::<BridgeParams>(name),
             _ => schema::is_live::<DriverParams>(name),
         }
@@ -292,7 +311,7 @@ impl Config {
     /// sections are their fields' (from the schema), `rt` and `sim` are sections of their own.
     fn from_mapping(m: Mapping) -> Result<Config, ConfigError> {
         let (mut bridge, mut driver) = (Mapping::new(), Mapping::new());
-        let (mut rt, mut sim) = (Value::Null, Value::Null);
+        let (mut rt, mut sim, mut ros1) = (Value::Null, Value::Null, Value::Null);
         let (bridge_keys, driver_keys) = (
             schema::keys::<BridgeParams>(),
             schema::keys::<DriverParams>(),
@@ -304,6 +323,7 @@ impl Config {
             match key {
                 RT => rt = v,
                 SIM => sim = v,
+                ROS1 => ros1 = v,
                 _ if bridge_keys.iter().any(|b| b == key) => {
                     bridge.insert(k, v);
                 }
@@ -318,6 +338,7 @@ impl Config {
             driver: schema::parse("", Value::Mapping(driver))?,
             rt: schema::parse(RT, rt)?,
             sim: schema::parse(SIM, sim)?,
+            ros1: schema::parse(ROS1, ros1)?,
         };
         for t in &config.bridge.targets {
             t.parse::<msgs::target::Target>()

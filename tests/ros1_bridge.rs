@@ -45,8 +45,9 @@ fn assert_driven(v: &Value) {
         v["odom_vx"].as_f64().unwrap_or(0.0) > 0.0,
         "odom twist: {v}"
     );
-    assert_eq!(v["odom_frame"], "odom", "{v}");
-    assert_eq!(v["tf_parent"], "odom", "{v}");
+    let odom = v["odom_frame"].as_str().unwrap_or("");
+    assert!(odom == "odom" || odom.ends_with("/odom"), "{v}");
+    assert_eq!(v["tf_parent"], odom, "{v}");
     assert!(
         v["tf_dx"].as_f64().unwrap_or(0.0) > 0.01,
         "/tf did not move: {v}"
@@ -145,4 +146,62 @@ fn ros1_driver_survives_a_master_restart() {
     drv.wait_line(Duration::from_secs(20), |l| l.contains("registering again"));
     let d = rospy(port, &["drive", "20"], Duration::from_secs(40));
     assert_driven(&d);
+}
+
+/// Parameters from the parameter server under ROS 1 names (asebaros' `~nodes/thymio/prefix`, `~sim/robots`,
+/// ROS-Thymio's driver node's `axis_length`: the wheel links' TF), and two robots told apart by namespace: each
+/// has its own `cmd_vel`, `odom` and frames, and none the unprefixed names.
+#[test]
+fn ros1_parameters_and_two_robots_by_namespace() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let set = rospy(
+        port,
+        &[
+            "params",
+            "/asebaros/nodes/thymio/prefix='thymio_'",
+            "/asebaros/nodes/thymio/maximal_number=0",
+            "/asebaros/sim/robots=2",
+            "/thymio_driver/axis_length=0.1",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(set["set"], 4, "{set}");
+    let _drv = driver(port, &[]);
+    let g = rospy_until(port, &["graph"], Duration::from_secs(30), |v| {
+        let p = names(v, "publishes");
+        p.contains(&"/thymio_1/odom".to_owned()) && p.contains(&"/thymio_2/odom".to_owned())
+    });
+    let publishes = names(&g, "publishes");
+    for t in [
+        "/thymio_1/odom",
+        "/thymio_2/odom",
+        "/thymio_1/aseba/description",
+    ] {
+        assert!(publishes.iter().any(|p| p == t), "{t} not published: {g}");
+    }
+    assert!(
+        !publishes.iter().any(|p| p == "/odom"),
+        "an unprefixed robot: {g}"
+    );
+    let subscribes = names(&g, "subscribes");
+    for t in ["/thymio_1/cmd_vel", "/thymio_2/cmd_vel"] {
+        assert!(subscribes.iter().any(|s| s == t), "{t} not subscribed: {g}");
+    }
+    let d = rospy(port, &["drive", "20", "thymio_2"], Duration::from_secs(40));
+    assert_driven(&d);
+    assert_eq!(d["odom_frame"], "thymio_2/odom", "{d}");
+    let y = d["left_wheel_y"].as_f64().unwrap_or(0.0);
+    assert!(
+        (y - 0.05).abs() < 1e-9,
+        "axis_length 0.1 from /thymio_driver not applied: {d}"
+    );
+    let other = rospy(port, &["odom", "10"], Duration::from_secs(20));
+    assert_eq!(
+        other["odom"], false,
+        "no robot has the unprefixed odom: {other}"
+    );
 }

@@ -8,7 +8,9 @@ Python classes are generated from nrt/ros1/msg with genpy (Debian's python3-genp
 
 Scenarios:
   graph               what the master knows of /asebaros (node URI, its publications, subscriptions, services)
-  drive SECONDS       cmd_vel forward until odom moved (and /tf odom -> base_link seen), within SECONDS
+  drive SECONDS [NS]  cmd_vel forward until odom moved (and /tf odom -> base_link seen), within SECONDS
+                      (the robot's topics in namespace NS: /NS/cmd_vel, /NS/odom, frames NS/...)
+  params NAME=VALUE.. sets parameters (VALUE a Python literal) on the parameter server
   odom SECONDS        one odom message within SECONDS
   vars                get/set_variable through service proxies, and bad requests
   latency N           N cmd_vel -> odometry round trips (µs), for the benchmark
@@ -61,7 +63,17 @@ def graph():
     done({"uri": uri, "publishes": mine(pubs), "subscribes": mine(subs), "services": mine(srvs)})
 
 
-def drive(seconds):
+def params(assignments):
+    import ast
+    import rosgraph
+    master = rosgraph.Master("/rospy_peer")
+    for a in assignments:
+        name, value = a.split("=", 1)
+        master.setParam(name, ast.literal_eval(value))
+    done({"set": len(assignments)})
+
+
+def drive(seconds, ns=""):
     import rospy
     from geometry_msgs.msg import Twist
     from nav_msgs.msg import Odometry
@@ -78,12 +90,15 @@ def drive(seconds):
 
     def on_tf(m):
         for t in m.transforms:
-            if t.child_frame_id.endswith("base_link"):
+            if t.child_frame_id.endswith("left_wheel_link") and t.header.frame_id.startswith(ns):
+                state["left_wheel_y"] = t.transform.translation.y
+            if t.child_frame_id == (ns + "/base_link" if ns else "base_link"):
                 state["tf"] = t
 
-    rospy.Subscriber("/odom", Odometry, on_odom, queue_size=10)
+    prefix = "/" + ns if ns else ""
+    rospy.Subscriber(prefix + "/odom", Odometry, on_odom, queue_size=10)
     rospy.Subscriber("/tf", TFMessage, on_tf, queue_size=10)
-    pub = rospy.Publisher("/cmd_vel", Twist, queue_size=1)
+    pub = rospy.Publisher(prefix + "/cmd_vel", Twist, queue_size=1)
     deadline = time.time() + seconds
     cmd = Twist()
     cmd.linear.x = 0.05
@@ -103,6 +118,7 @@ def drive(seconds):
         "odom_frame": o.header.frame_id if o else None,
         "tf_dx": t.transform.translation.x - state["x0"] if t and o else None,
         "tf_parent": t.header.frame_id if t else None,
+        "left_wheel_y": state.get("left_wheel_y"),
     })
 
 
@@ -193,7 +209,9 @@ if __name__ == "__main__":
     if scenario == "graph":
         graph()
     elif scenario == "drive":
-        drive(float(args[0]))
+        drive(float(args[0]), *args[1:])
+    elif scenario == "params":
+        params(args)
     elif scenario == "odom":
         odom(float(args[0]))
     elif scenario == "vars":

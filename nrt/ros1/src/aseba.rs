@@ -18,8 +18,8 @@ use msgs::handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::{NetworkEvent, RequestId};
 use roslibrust::ros1::{Publisher, ServiceServer};
-use std::collections::BTreeMap;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::{Duration, Instant};
 
 /// Longest wait of a service call for the NRT loop (and the node, for `get_variable`).
@@ -97,7 +97,15 @@ struct NodeInterface {
     _services: Vec<ServiceServer>,
     /// Aseba → ROS publishers and ROS → Aseba subscription tasks, per global event of its script.
     events: BTreeMap<String, (Publisher<am::Event>, Task)>,
+    /// Event topics being registered.
+    requested: BTreeSet<String>,
     namespace: String,
+}
+
+/// What the registrar thread made.
+enum Built {
+    Node(NodeId, NodeInterface),
+    Event(NodeId, String, Publisher<am::Event>, Task),
 }
 
 struct PendingGet {
@@ -114,6 +122,10 @@ pub struct AsebaInterface {
     anonymous: Publisher<am::AnonymousEvent>,
     _get_nodes: ServiceServer,
     per_node: BTreeMap<NodeId, NodeInterface>,
+    /// Nodes whose interface is being registered.
+    building: BTreeSet<NodeId>,
+    built: Receiver<Built>,
+    built_tx: Sender<Built>,
     pending: Vec<PendingGet>,
     last_nodes: Option<am::NodeList>,
 }
@@ -132,6 +144,7 @@ impl AsebaInterface {
                 Ok(am::GetNodeListResponse { nodes: nodes.nodes })
             },
         )?;
+        let (built_tx, built) = channel();
         Ok(AsebaInterface {
             nodes: graph.advertise(&global(&[base, "aseba/nodes"]), 1, true)?,
             anonymous: graph.advertise(
@@ -144,6 +157,9 @@ impl AsebaInterface {
             inbox,
             base: base.to_owned(),
             per_node: BTreeMap::new(),
+            building: BTreeSet::new(),
+            built,
+            built_tx,
             pending: Vec::new(),
             last_nodes: None,
         })
@@ -195,14 +211,37 @@ impl AsebaInterface {
         }
     }
 
+    /// Takes what the registrar thread made (a node's interface, an event topic) into use.
+    pub fn poll_built(&mut self, engine: &Engine) {
+        while let Ok(b) = self.built.try_recv() {
+            match b {
+                Built::Node(id, iface) => {
+                    self.building.remove(&id);
+                    self.per_node.insert(id, iface);
+                    self.request_events(engine, id);
+                    self.publish_description(engine, id);
+                }
+                Built::Event(id, name, publisher, task) => {
+                    let wanted = script_events(engine, id).contains(&name);
+                    let Some(ni) = self.per_node.get_mut(&id) else {
+                        continue;
+                    };
+                    let requested = ni.requested.remove(&name);
+                    if wanted && requested {
+                        ni.events.insert(name, (publisher, task));
+                    } else {
+                        let topic = global(&[&self.base, &ni.namespace, "aseba/events", &name]);
+                        self.graph.forget(&topic);
+                    }
+                }
+            }
+        }
+    }
+
     /// Reacts to what happened in the engine.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
         match event {
-            EngineEvent::Network(NetworkEvent::NodeAccepted { id }) => {
-                if let Err(e) = self.add_node(engine, *id) {
-                    tracing::error!("ROS 1: node {id}: no asebaros interface: {e}");
-                }
-            }
+            EngineEvent::Network(NetworkEvent::NodeAccepted { id }) => self.add_node(engine, *id),
             EngineEvent::Network(NetworkEvent::UserEvent {
                 source,
                 id,
@@ -216,9 +255,7 @@ impl AsebaInterface {
                 }
             }
             EngineEvent::ScriptLoaded { node } => {
-                if let Err(e) = self.refresh_events(engine, *node) {
-                    tracing::error!("ROS 1: node {node}: event topics: {e}");
-                }
+                self.request_events(engine, *node);
                 self.publish_description(engine, *node);
             }
             _ => {}
@@ -237,112 +274,61 @@ impl AsebaInterface {
         self.last_nodes = Some(list);
     }
 
-    fn add_node(&mut self, engine: &Engine, id: NodeId) -> Result<(), Ros1Error> {
-        if self.per_node.contains_key(&id) {
-            return Ok(());
+    /// Has the registrar thread make the interface of node `id` (services, latched description).
+    fn add_node(&mut self, engine: &Engine, id: NodeId) {
+        if self.per_node.contains_key(&id) || !self.building.insert(id) {
+            return;
         }
-        let ns = engine
+        let namespace = engine
             .network()
             .node(id)
             .map(|n| n.namespace().to_owned())
             .unwrap_or_default();
-        let name = |leaf: &str| global(&[&self.base, &ns, "aseba", leaf]);
-        let (g, bell) = (&self.graph, &self.graph.bell);
-        let mut services = Vec::new();
-        let (i, b) = (self.inbox.clone(), bell.clone());
-        services.push(g.serve::<am::GetVariable>(
-            &name("get_variable"),
-            move |req: am::GetVariableRequest| {
-                let data = ask(&i, &b, |reply| Call::GetVariable {
-                    node: id,
-                    variable: req.variable,
-                    reply,
-                })?
-                .map_err(anyhow::Error::msg)?;
-                Ok(am::GetVariableResponse { data })
-            },
-        )?);
-        let (i, b) = (self.inbox.clone(), bell.clone());
-        services.push(g.serve::<am::SetVariable>(
-            &name("set_variable"),
-            move |req: am::SetVariableRequest| {
-                ask(&i, &b, |reply| Call::SetVariable {
-                    node: id,
-                    variable: req.variable,
-                    data: req.data,
-                    reply,
-                })?
-                .map_err(anyhow::Error::msg)?;
-                Ok(am::SetVariableResponse {})
-            },
-        )?);
-        let (i, b) = (self.inbox.clone(), bell.clone());
-        services.push(g.serve::<am::GetDescription>(
-            &name("get_description"),
-            move |_: am::GetDescriptionRequest| {
-                let description = ask(&i, &b, |reply| Call::GetDescription { node: id, reply })?
-                    .map_err(anyhow::Error::msg)?;
-                Ok(am::GetDescriptionResponse { description })
-            },
-        )?);
-        let description = g.advertise(&name("description"), 1, true)?;
-        self.per_node.insert(
-            id,
-            NodeInterface {
-                description,
-                _services: services,
-                events: BTreeMap::new(),
-                namespace: ns,
+        let (base, inbox, tx) = (self.base.clone(), self.inbox.clone(), self.built_tx.clone());
+        self.graph.submit(
+            move |g| match node_interface(g, &base, namespace, id, &inbox) {
+                Ok(iface) => {
+                    let _ = tx.send(Built::Node(id, iface));
+                    g.bell.ring();
+                }
+                Err(e) => tracing::error!("ROS 1: node {id}: no asebaros interface: {e}"),
             },
         );
-        self.refresh_events(engine, id)?;
-        self.publish_description(engine, id);
-        Ok(())
     }
 
-    /// One publisher and one subscription per global event of the node's script (kept when the name stays).
-    fn refresh_events(&mut self, engine: &Engine, id: NodeId) -> Result<(), Ros1Error> {
+    /// One publisher and one subscription per global event of the node's script (kept when the name stays),
+    /// made by the registrar thread.
+    fn request_events(&mut self, engine: &Engine, id: NodeId) {
         let Some(ni) = self.per_node.get_mut(&id) else {
-            return Ok(());
+            return;
         };
-        let wanted: Vec<String> = engine
-            .network()
-            .node(id)
-            .and_then(|n| n.script.as_ref())
-            .map(|s| s.events.iter().map(|(name, _)| name.clone()).collect())
-            .unwrap_or_default();
-        ni.events.retain(|name, _| wanted.contains(name));
+        let wanted = script_events(engine, id);
+        let gone: Vec<String> = ni
+            .events
+            .keys()
+            .filter(|name| !wanted.contains(name))
+            .cloned()
+            .collect();
+        for name in gone {
+            ni.events.remove(&name);
+            self.graph
+                .forget(&global(&[&self.base, &ni.namespace, "aseba/events", &name]));
+        }
         for name in wanted {
-            if ni.events.contains_key(&name) {
+            if ni.events.contains_key(&name) || !ni.requested.insert(name.clone()) {
                 continue;
             }
             let topic = global(&[&self.base, &ni.namespace, "aseba/events", &name]);
-            let publisher = self.graph.advertise(&topic, EVENT_DEPTH, false)?;
-            let mut sub = self.graph.subscribe::<am::Event>(&topic, EVENT_DEPTH)?;
-            let (inbox, bell, event) = (self.inbox.clone(), self.graph.bell.clone(), name.clone());
-            let task = self.graph.spawn(async move {
-                while let Some(m) = sub.next().await {
-                    match m {
-                        // our own publications carry the node id: not echoed back
-                        Ok(ev) if ev.source == 0 => {
-                            let call = Call::Event {
-                                node: id,
-                                name: event.clone(),
-                                data: ev.data,
-                            };
-                            if inbox.send(call).is_err() {
-                                return;
-                            }
-                            bell.ring();
-                        }
-                        Ok(_) => {}
-                        Err(e) => tracing::warn!("ROS 1: event {event}: {e}"),
+            let (inbox, tx) = (self.inbox.clone(), self.built_tx.clone());
+            self.graph
+                .submit(move |g| match event_topic(g, &topic, id, &name, inbox) {
+                    Ok((publisher, task)) => {
+                        let _ = tx.send(Built::Event(id, name, publisher, task));
+                        g.bell.ring();
                     }
-                }
-            });
-            ni.events.insert(name, (publisher, task));
+                    Err(e) => tracing::error!("ROS 1: node {id}: event topic {topic}: {e}"),
+                });
         }
-        Ok(())
     }
 
     fn publish_description(&self, engine: &Engine, id: NodeId) {
@@ -370,7 +356,18 @@ impl AsebaInterface {
             .and_then(|s| s.events.get(id as usize))
             .filter(|(_, size)| *size as usize == args.len())
             .map(|(name, _)| name.clone());
-        let topic = name.and_then(|name| self.per_node.get(&source)?.events.get(&name));
+        let topic = match &name {
+            Some(name) => match self
+                .per_node
+                .get(&source)
+                .and_then(|ni| ni.events.get(name))
+            {
+                Some(t) => Some(t),
+                // its topic is being registered: nobody can have subscribed to it yet
+                None => return,
+            },
+            None => None,
+        };
         let result = match topic {
             Some((publisher, _)) => self.graph.publish(
                 publisher,
@@ -394,4 +391,105 @@ impl AsebaInterface {
             tracing::warn!("ROS 1: cannot publish event {id} of node {source}: {e}");
         }
     }
+}
+
+/// The global event names of the script loaded on node `id` (none without a script).
+fn script_events(engine: &Engine, id: NodeId) -> Vec<String> {
+    engine
+        .network()
+        .node(id)
+        .and_then(|n| n.script.as_ref())
+        .map(|s| s.events.iter().map(|(name, _)| name.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// Registers the interface of node `id` in `namespace` (on the registrar thread).
+fn node_interface(
+    g: &Graph,
+    base: &str,
+    namespace: String,
+    id: NodeId,
+    inbox: &Inbox,
+) -> Result<NodeInterface, Ros1Error> {
+    let name = |leaf: &str| global(&[base, &namespace, "aseba", leaf]);
+    let bell = &g.bell;
+    let mut services = Vec::new();
+    let (i, b) = (inbox.clone(), bell.clone());
+    services.push(g.serve::<am::GetVariable>(
+        &name("get_variable"),
+        move |req: am::GetVariableRequest| {
+            let data = ask(&i, &b, |reply| Call::GetVariable {
+                node: id,
+                variable: req.variable,
+                reply,
+            })?
+            .map_err(anyhow::Error::msg)?;
+            Ok(am::GetVariableResponse { data })
+        },
+    )?);
+    let (i, b) = (inbox.clone(), bell.clone());
+    services.push(g.serve::<am::SetVariable>(
+        &name("set_variable"),
+        move |req: am::SetVariableRequest| {
+            ask(&i, &b, |reply| Call::SetVariable {
+                node: id,
+                variable: req.variable,
+                data: req.data,
+                reply,
+            })?
+            .map_err(anyhow::Error::msg)?;
+            Ok(am::SetVariableResponse {})
+        },
+    )?);
+    let (i, b) = (inbox.clone(), bell.clone());
+    services.push(g.serve::<am::GetDescription>(
+        &name("get_description"),
+        move |_: am::GetDescriptionRequest| {
+            let description = ask(&i, &b, |reply| Call::GetDescription { node: id, reply })?
+                .map_err(anyhow::Error::msg)?;
+            Ok(am::GetDescriptionResponse { description })
+        },
+    )?);
+    Ok(NodeInterface {
+        description: g.advertise(&name("description"), 1, true)?,
+        _services: services,
+        events: BTreeMap::new(),
+        requested: BTreeSet::new(),
+        namespace,
+    })
+}
+
+/// Registers `<ns>/aseba/events/<name>` both ways (on the registrar thread): the publisher, and a task that hands
+/// what others publish (source 0) to the NRT loop.
+fn event_topic(
+    g: &Graph,
+    topic: &str,
+    id: NodeId,
+    name: &str,
+    inbox: Inbox,
+) -> Result<(Publisher<am::Event>, Task), Ros1Error> {
+    let publisher = g.advertise(topic, EVENT_DEPTH, false)?;
+    let mut sub = g.subscribe::<am::Event>(topic, EVENT_DEPTH)?;
+    let (bell, event) = (g.bell.clone(), name.to_owned());
+    let task = g.spawn(async move {
+        while let Some(m) = sub.next().await {
+            match m {
+                // our own publications carry the node id: not echoed back
+                Ok(ev) if ev.source == 0 => {
+                    let call = Call::Event {
+                        node: id,
+                        name: event.clone(),
+                        data: ev.data,
+                    };
+                    if inbox.send(call).is_err() {
+                        return;
+                    }
+                    bell.ring();
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!("ROS 1: event {event}: {e}"),
+            }
+        }
+    });
+    Ok((publisher, task))
 }

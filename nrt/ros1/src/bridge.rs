@@ -98,8 +98,11 @@ pub struct Ros1Bridge {
 }
 
 impl Ros1Bridge {
-    /// Serves the requests that came from ROS 1 since the last call (never waits).
+    /// Takes into use the interfaces registered since the last call, and serves the requests that came from
+    /// ROS 1 (never waits).
     pub fn serve(&mut self, engine: &mut Engine) {
+        self.aseba.poll_built(engine);
+        self.thymio.poll_built(engine);
         while let Ok(call) = self.calls.try_recv() {
             self.aseba.serve(engine, call);
         }

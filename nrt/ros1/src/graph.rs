@@ -5,7 +5,8 @@
 //! Threads: the runtime's workers read and write the sockets; the `cmd_vel` subscription tasks run there too and
 //! store the set-point straight into the RT thread's cell. Service callbacks run on tokio's blocking pool and
 //! hand their request to the NRT loop ([`Inbox`]). Publishing never waits: roslibrust queues the serialised
-//! message for its socket tasks.
+//! message for its socket tasks. Registering takes master round trips: the NRT loop hands that work to a
+//! registrar thread ([`Graph::submit`]) and takes the result back when it is ready.
 
 use super::master::Client;
 use super::Ros1Error;
@@ -99,9 +100,16 @@ pub fn global(parts: &[&str]) -> String {
     out
 }
 
+/// Work for the registrar thread: creating publishers, subscriptions and services takes master round trips
+/// (milliseconds each, seconds for a whole node's interface), which the NRT loop must not wait for.
+pub type Job = Box<dyn FnOnce(&Graph) + Send>;
+
 /// The node and its runtime (see the module documentation). Cloned freely.
 #[derive(Clone)]
 pub struct Graph {
+    /// To the registrar thread (`None` in the registrar's own copy, so that it ends when every other copy is
+    /// gone).
+    jobs: Option<std::sync::mpsc::Sender<Job>>,
     rt: Arc<tokio::runtime::Runtime>,
     nh: NodeHandle,
     /// The master, called as this node.
@@ -135,7 +143,8 @@ impl Graph {
         let caller_api = rt
             .block_on(nh.get_client_uri())
             .map_err(|e| Ros1Error::Node(name.to_owned(), e.into()))?;
-        Ok(Graph {
+        let mut graph = Graph {
+            jobs: None,
             rt: Arc::new(rt),
             nh,
             master: Client::new(master_uri, name),
@@ -143,7 +152,26 @@ impl Graph {
             name: name.to_owned(),
             registry: Registry::default(),
             bell: Doorbell::silent(),
-        })
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let own = graph.clone();
+        std::thread::Builder::new()
+            .name("nrt-ros1-register".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job(&own);
+                }
+            })
+            .map_err(Ros1Error::Runtime)?;
+        graph.jobs = Some(tx);
+        Ok(graph)
+    }
+
+    /// Runs `job` on the registrar thread (in order of submission); it hands its result back itself.
+    pub fn submit(&self, job: impl FnOnce(&Graph) + Send + 'static) {
+        if let Some(tx) = &self.jobs {
+            let _ = tx.send(Box::new(job));
+        }
     }
 
     /// Rings `bell` (the NRT loop's) when a request waits for the loop.
@@ -221,6 +249,12 @@ impl Graph {
     /// Runs `f` on the runtime (subscription tasks); aborted when the handle is dropped.
     pub fn spawn(&self, f: impl Future<Output = ()> + Send + 'static) -> Task {
         Task(self.rt.spawn(f))
+    }
+
+    /// Forgets the registration of `name` (its publisher, subscriber or service was dropped): not registered
+    /// again with a new master.
+    pub fn forget(&self, name: &str) {
+        self.registry.remove(name);
     }
 
     /// Whether roslibrust's node still runs.

@@ -38,6 +38,8 @@ pub struct OdomRobot {
     pub max_rate: f64,
     /// When a sample was last published.
     pub last: Option<Instant>,
+    /// Sequence number of the next `odom` header (ROS 1 publishers count their messages).
+    pub seq: u32,
 }
 
 /// The robots whose odometry is published, shared by the NRT loop and the thread.
@@ -148,7 +150,9 @@ fn publish(targets: &OdomTargets, graph: &Graph, s: &OdomSample) -> bool {
     }
     r.last = Some(now);
     let stamp = conv::stamp(s.t_ns);
-    let odom = conv::odometry(s, stamp.clone(), &r.frames, &r.calibration);
+    let mut odom = conv::odometry(s, stamp.clone(), &r.frames, &r.calibration);
+    odom.header.seq = r.seq;
+    r.seq = r.seq.wrapping_add(1);
     let tf = TFMessage {
         transforms: conv::transforms(s, stamp.clone(), &r.frames, r.calibration.axis_length),
     };

@@ -42,29 +42,27 @@ pub fn rosmaster(port: u16) -> Proc {
 
 /// `thymio-rt run --ros1 --no-ros` on the embedded simulator, registered with the master on `port`.
 pub fn driver(port: u16, extra: &[&str]) -> Proc {
-    let mut c = common::thymio_rt();
-    c.args([
-        "run",
-        "--ros1",
-        "--no-ros",
-        "--switch-port",
-        "0",
-        "--duration",
-        "170",
-    ])
-    .args(extra)
-    .env("ROS_MASTER_URI", master_uri(port))
-    .env("ROS_IP", "127.0.0.1")
-    .env_remove("ROS_HOSTNAME")
-    .env_remove("ROS_NAMESPACE")
-    // roslibrust formats service errors with their Debug form: no backtrace in them
-    .env_remove("RUST_BACKTRACE")
-    .env_remove("RUST_LIB_BACKTRACE");
+    let mut c = driver_command(port);
+    c.arg("--no-ros").args(extra);
     let mut p = Proc::spawn("thymio-rt --ros1", c);
     p.wait_line(Duration::from_secs(60), |l| {
         l.contains("ROS 1 interface up")
     });
     p
+}
+
+/// `thymio-rt run --ros1` on the embedded simulator, registered with the master on `port` (add the arguments).
+pub fn driver_command(port: u16) -> Command {
+    let mut c = common::thymio_rt();
+    c.args(["run", "--ros1", "--switch-port", "0", "--duration", "170"])
+        .env("ROS_MASTER_URI", master_uri(port))
+        .env("ROS_IP", "127.0.0.1")
+        .env_remove("ROS_HOSTNAME")
+        .env_remove("ROS_NAMESPACE")
+        // roslibrust formats service errors with their Debug form: no backtrace in them
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE");
+    c
 }
 
 fn script() -> PathBuf {

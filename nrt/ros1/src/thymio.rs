@@ -36,6 +36,9 @@ const ROBOT_NAMES: [&str; 5] = [
 
 /// Depth of the `cmd_vel` subscription and of the sensor topics (ROS-Thymio's rospy queue sizes are 1).
 const DEPTH: usize = 1;
+/// Queue of `odom` and `joint_states` toward each subscriber's socket: roslibrust drops what does not fit (a
+/// queue of 1 lost about half the samples when the robot's odometry events came in bursts over TCP).
+const ODOM_QUEUE: usize = 100;
 
 /// What a robot's interface is made from (taken from the engine by the NRT loop).
 struct RobotPlan {
@@ -100,8 +103,8 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
     let odom = match p.calibration {
         Some(calibration) => Some(OdomRobot {
             node: id,
-            odom: g.advertise(&t("odom"), DEPTH, false)?,
-            joints: g.advertise(&t("joint_states"), DEPTH, false)?,
+            odom: g.advertise(&t("odom"), ODOM_QUEUE, false)?,
+            joints: g.advertise(&t("joint_states"), ODOM_QUEUE, false)?,
             frames: p.frames.clone(),
             calibration,
             max_rate: p.max_rate,

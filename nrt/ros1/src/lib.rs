@@ -21,6 +21,7 @@ mod bridge;
 pub mod conv;
 pub mod graph;
 pub mod master;
+pub mod nodelay;
 pub mod odom_pub;
 pub mod params;
 pub mod thymio;

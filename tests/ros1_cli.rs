@@ -9,7 +9,15 @@ use std::time::Duration;
 #[test]
 fn ros1_without_the_feature_says_how_to_build_it() {
     let mut c = common::thymio_rt();
-    c.args(["run", "--ros1", "--no-ros", "--duration", "5", "--switch-port", "0"]);
+    c.args([
+        "run",
+        "--ros1",
+        "--no-ros",
+        "--duration",
+        "5",
+        "--switch-port",
+        "0",
+    ]);
     let mut p = common::Proc::spawn("thymio-rt run --ros1", c);
     let status = p.wait_exit(Duration::from_secs(20));
     assert!(!status.success(), "{}", p.seen.join("\n"));

@@ -243,7 +243,7 @@ impl Graph {
         // roslibrust's publish completes at once (it queues for the socket tasks)
         self.rt
             .block_on(p.publish(msg))
-            .map_err(|e| Ros1Error::Publish(e.to_string()))
+            .map_err(|e| Ros1Error::Publish(Box::new(e)))
     }
 
     /// Runs `f` on the runtime (subscription tasks); aborted when the handle is dropped.

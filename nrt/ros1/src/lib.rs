@@ -109,9 +109,9 @@ pub enum Ros1Error {
     /// A topic or service could not be registered.
     #[error("cannot register {0}: {1}")]
     Register(String, #[source] anyhow::Error),
-    /// A message could not be queued.
+    /// A message could not be queued (roslibrust's error type is not exported: kept boxed).
     #[error("cannot publish: {0}")]
-    Publish(String),
+    Publish(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The parameter server could not be read.
     #[error("parameters {0}: {1}")]
     Params(String, #[source] anyhow::Error),

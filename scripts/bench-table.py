@@ -65,14 +65,16 @@ def e2e_tables(e2e: dict) -> list:
            + f"; at least {samples} "
            "cmd_vel and 5× as many odom samples per row. p50 / p99 / p99.9 / max."
            + (" Fewer than 1000 samples: p99.9 is the max (a quick run)." if samples < 1000 else ""), "",
-           "| driver (configuration) | cmd_vel published → wheel targets on the wire | odometry on the wire → odom "
-           "received | CPU (of a core) |", "|---|---|---|---|"]
+           "| driver (configuration) | ROS (client) | cmd_vel published → wheel targets on the wire | odometry on the "
+           "wire → odom received | CPU (of a core) |", "|---|---|---|---|---|"]
     order = sorted(rows, key=lambda r: (r.get("extra", False), r["driver"] not in ("thymio-rt", "floor"),
                                         r["driver"] != "thymio-rt"))
     for r in order:
-        out.append(f"| {r['driver']} ({r['config']}) | {hop_cell(r.get('cmd_vel_to_wire_us'))} | "
+        out.append(f"| {r['driver']} ({r['config']}) | {r.get('ros', 'ROS 2 (rclpy)')} | "
+                   f"{hop_cell(r.get('cmd_vel_to_wire_us'))} | "
                    f"{hop_cell(r.get('wire_to_odom_us'))} | {pct(r.get('cpu'))} |")
-    ours_rows = [r for r in order if r["driver"].startswith("thymio-rt")]
+    # the issue-19 targets compare ROS 2 drivers: the ROS 1 row is reported above only
+    ours_rows = [r for r in order if r["driver"].startswith("thymio-rt") and not r["driver"].endswith("ros1")]
     if not (floor and python and ours_rows):
         return out
     out += ["", "| issue 19 target (same run) | " + " | ".join(f"thymio-rt ({r['config']})" for r in ours_rows) + " |",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (cargo bench) with everything they need: the ROS 2 toolchain, the driver built with the
-# ros2 feature, the Python driver; the end-to-end section also needs Aseba Playground (Debian aseba,
-# scripts/setup-aseba-peers.sh) and is skipped, saying so, without it. Results in target/bench-results/; the README
+# ros2 feature (and ros1: the ROS 1 row, with Debian's rosmaster and rospy), the Python driver; the end-to-end
+# section also needs Aseba Playground (Debian aseba, scripts/setup-aseba-peers.sh) and is skipped, saying so,
+# without it. Results in target/bench-results/; the README
 # table from them with scripts/bench-table.py. THYMIO_BENCH_QUICK=1 for the short version (the end-to-end section
 # alone: `THYMIO_BENCH_QUICK=1 scripts/bench.sh --bench latency -- e2e`, about 5 minutes).
 #   scripts/bench.sh [cargo bench arguments, e.g. --bench latency -- loop]
@@ -11,6 +12,7 @@ cd "$ROOT"
 "$ROOT/scripts/setup.sh" --no-peers
 # shellcheck source=scripts/ros2-env.sh
 source "$ROOT/scripts/ros2-env.sh"
-# The same features as scripts/run.sh: cargo bench builds the package's binary into target/release too, and a build
-# without them would replace the driver run.sh built with one that has no ROS 2 bridge.
-cargo bench --features ros2 "$@"
+# The features of scripts/run.sh, and ros1 for the ROS 1 row: cargo bench builds the package's binary into
+# target/release too, and a build without ros2 would replace the driver run.sh built with one that has no ROS 2
+# bridge.
+cargo bench --features ros2,ros1 "$@"

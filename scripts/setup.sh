@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything thymio-rt needs on a bare Debian 12 machine, idempotently:
 # Debian build packages, the official Aseba peers (Debian aseba, pyaseba venv), the ROS 2 Jazzy toolchain
-# (PyPI wheels venv + interface packages) and, with --fuzz, cargo-fuzz.
-#   scripts/setup.sh [--no-ros] [--no-peers] [--fuzz]
+# (PyPI wheels venv + interface packages), the ROS 1 peers (Debian rosmaster, rospy) and, with --fuzz, cargo-fuzz.
+#   scripts/setup.sh [--no-ros] [--no-peers] [--fuzz]   (--no-ros: neither ROS 2 nor ROS 1)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -21,6 +21,7 @@ command -v cargo >/dev/null || { log "cargo not found: install Rust (https://rus
 apt_install pkg-config libudev-dev build-essential libfontconfig1-dev fonts-dejavu-core
 [ $peers -eq 1 ] && "$ROOT/scripts/setup-aseba-peers.sh"
 [ $ros -eq 1 ] && "$ROOT/scripts/setup-ros2.sh"
+[ $ros -eq 1 ] && "$ROOT/scripts/setup-ros1.sh"
 if [ $fuzz -eq 1 ] && ! cargo fuzz --version >/dev/null 2>&1; then
     log "installing cargo-fuzz"
     cargo install -q --locked cargo-fuzz

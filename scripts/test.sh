@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of thymio-rt on a bare Debian 12 machine (installs what it needs first):
 # formatting, lints, the workspace tests (real peers: Debian aseba, pyaseba, pseudo-terminals),
-# the ROS 2 end-to-end tests (feature `ros2`, rclpy as the independent client) and bounded fuzzing.
+# the ROS 2 end-to-end tests (feature `ros2`, rclpy as the independent client), the ROS 1 ones (feature `ros1`,
+# Debian's rosmaster and rospy) and bounded fuzzing.
 #   scripts/test.sh [--soak] [--no-ros] [--no-fuzz]
 #     --soak     also run the long soak tests (about an hour)
 set -euo pipefail
@@ -47,6 +48,12 @@ if [ $ros -eq 1 ]; then
     cargo clippy --workspace --all-targets --features ros2 -- -D warnings
     step "ROS 2 end-to-end tests"
     cargo test --workspace --features ros2 --no-fail-fast -- --test-threads=2
+    step "lints (ros1, ros1+ros2)"
+    cargo clippy --workspace --all-targets --features ros1 -- -D warnings
+    cargo clippy --workspace --all-targets --features ros1,ros2 -- -D warnings
+    step "ROS 1 end-to-end tests"
+    cargo test --features ros1 -p nrt-ros1 -p thymio_rt --no-fail-fast --test 'ros1_*' --lib -- --test-threads=2
+    cargo test --features ros1,ros2 --no-fail-fast --test ros1_with_ros2
 fi
 
 if [ $fuzz -eq 1 ]; then

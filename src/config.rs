@@ -19,6 +19,8 @@ const RT: &str = "rt";
 const SIM: &str = "sim";
 /// The section `control`.
 const CONTROL: &str = "control";
+/// The section `ros1`.
+const ROS1: &str = "ros1";
 
 /// The real-time thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -240,6 +242,17 @@ impl Section for ControlParams {
     }
 }
 
+/// The `ros1` section: the ROS 1 front end (feature `ros1`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ros1Params {
+    /// Serve ROS 1 too (as `thymio-rt run --ros1`): the master from `ROS_MASTER_URI`, the node's address from
+    /// `ROS_HOSTNAME` / `ROS_IP`. Read at start.
+    pub enabled: bool,
+}
+
+impl Section for Ros1Params {}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Config {
@@ -253,6 +266,8 @@ pub struct Config {
     pub sim: SimParams,
     /// Communication switch and RT controllers.
     pub control: ControlParams,
+    /// The ROS 1 front end.
+    pub ros1: Ros1Params,
 }
 
 /// A configuration error: names the key or the file, and keeps its cause.
@@ -386,6 +401,7 @@ impl Config {
             (RT, schema::tree(&self.rt)),
             (SIM, schema::tree(&self.sim)),
             (CONTROL, schema::tree(&self.control)),
+            (ROS1, schema::tree(&self.ros1)),
         ] {
             out.insert(name.into(), Value::Mapping(part.unwrap_or_default()));
         }
@@ -413,6 +429,7 @@ impl Config {
             RT => schema::is_live::<RtParams>(rest),
             SIM => schema::is_live::<SimParams>(rest),
             CONTROL => schema::is_live::<ControlParams>(rest),
+            ROS1 => schema::is_live::<Ros1Params>(rest),
             _ if is_key_of::<BridgeParams>(first) => schema::is_live::<BridgeParams>(name),
             _ => schema::is_live::<DriverParams>(name),
         }
@@ -431,7 +448,8 @@ impl Config {
     /// sections are their fields' (from the schema), `rt` and `sim` are sections of their own.
     fn from_mapping(m: Mapping) -> Result<Config, ConfigError> {
         let (mut bridge, mut driver) = (Mapping::new(), Mapping::new());
-        let (mut rt, mut sim, mut control) = (Value::Null, Value::Null, Value::Null);
+        let (mut rt, mut sim) = (Value::Null, Value::Null);
+        let (mut control, mut ros1) = (Value::Null, Value::Null);
         let (bridge_keys, driver_keys) = (
             schema::keys::<BridgeParams>(),
             schema::keys::<DriverParams>(),
@@ -444,6 +462,7 @@ impl Config {
                 RT => rt = v,
                 SIM => sim = v,
                 CONTROL => control = v,
+                ROS1 => ros1 = v,
                 _ if bridge_keys.iter().any(|b| b == key) => {
                     bridge.insert(k, v);
                 }
@@ -459,6 +478,7 @@ impl Config {
             rt: schema::parse(RT, rt)?,
             sim: schema::parse(SIM, sim)?,
             control: schema::parse(CONTROL, control)?,
+            ros1: schema::parse(ROS1, ros1)?,
         };
         for t in &config.bridge.targets {
             t.parse::<msgs::target::Target>()

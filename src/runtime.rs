@@ -177,6 +177,12 @@ fn connect_spec(t: &Target) -> Result<Option<ConnectSpec>, RuntimeError> {
 impl Runtime {
     /// Starts everything for `config` (its `targets`; none = the embedded simulator).
     pub fn start(config: &Config) -> Result<Runtime, RuntimeError> {
+        Self::start_with(config, 1)
+    }
+
+    /// As [`Runtime::start`], with `odometry_consumers` odometry rings for publisher threads (one per ROS front
+    /// end that runs: ROS 2 and ROS 1 side by side take one each).
+    pub fn start_with(config: &Config, odometry_consumers: usize) -> Result<Runtime, RuntimeError> {
         let mut specs = Vec::new();
         let mut sim_robots = 0u16;
         for text in &config.bridge.targets {
@@ -195,7 +201,10 @@ impl Runtime {
         if config.bridge.targets.is_empty() {
             sim_robots = config.sim.robots.max(1);
         }
-        let (rt_ends, nrt_ends) = channels(&ChannelConfig::default());
+        let (rt_ends, nrt_ends) = channels(&ChannelConfig {
+            odometry_out_consumers: odometry_consumers.max(1),
+            ..ChannelConfig::default()
+        });
         let (rt_port, port) = rt::handoff::link_port();
         let mut pipes = Vec::new();
         let sim = if sim_robots > 0 {

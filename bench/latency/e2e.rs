@@ -43,6 +43,9 @@ pub enum Driver {
     Python,
     /// The zero-work r2r program (bench/latency/floor.rs).
     Floor,
+    /// thymio-rt with the ROS 1 front end only (`--ros1 --no-ros`), registered with the master on `master`
+    /// (whose parameter server holds [`thymio_rt_params`]); the client is rospy.
+    ThymioRtRos1 { master: u16 },
 }
 
 /// The ROS parameters thymio-rt needs on Aseba Playground beside its built-in configuration: the
@@ -97,6 +100,17 @@ pub fn start_driver(
             let mut c = thymio_rt(env, &[relay_port], &params, limit)?;
             ros_env(&mut c, domain);
             let mut p = Proc::spawn("thymio-rt", c);
+            p.wait_for("driver interface ready", Duration::from_secs(60))?;
+            return Ok(p);
+        }
+        Driver::ThymioRtRos1 { master } => {
+            let mut c = Command::new(&env.driver);
+            c.args(["run", "--ros1", "--no-ros"])
+                .args(["--switch-port", &crate::free_port()?.to_string()])
+                .args(["--duration", &limit.as_secs().to_string()])
+                .args(["--target", &format!("tcp:host=127.0.0.1;port={relay_port}")]);
+            crate::ros1::env(&mut c, *master);
+            let mut p = Proc::spawn("thymio-rt --ros1", c);
             p.wait_for("driver interface ready", Duration::from_secs(60))?;
             return Ok(p);
         }
@@ -162,12 +176,23 @@ pub fn measure(
     let limit = window + Duration::from_secs(120);
     let mut proc = start_driver(env, driver, robot_port, relay.port, domain, limit)?;
     let raw = env.out.join(format!("e2e_{label}_raw.json"));
-    let mut c = Command::new(&env.python);
-    c.arg(env.root.join("bench/latency/e2e_client.py"))
-        .args(["--out", &raw.display().to_string()])
+    let mut c = match driver {
+        Driver::ThymioRtRos1 { master } => {
+            let mut c = Command::new(crate::ros1::PYTHON);
+            c.arg(env.root.join("bench/latency/e2e_client_ros1.py"));
+            crate::ros1::env(&mut c, *master);
+            c
+        }
+        _ => {
+            let mut c = Command::new(&env.python);
+            c.arg(env.root.join("bench/latency/e2e_client.py"));
+            ros_env(&mut c, domain);
+            c
+        }
+    };
+    c.args(["--out", &raw.display().to_string()])
         .args(["--duration", &(window.as_secs() + 2).to_string()]);
-    ros_env(&mut c, domain);
-    let mut client = Proc::spawn("rclpy client", c);
+    let mut client = Proc::spawn("ROS client", c);
     client.wait_for("READY", Duration::from_secs(60))?;
     let (cpu_s, wall_s) = cpu_seconds_over(&[&proc], Duration::from_secs(1), window);
     client.wait_for("DONE", Duration::from_secs(60))?;

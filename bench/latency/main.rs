@@ -12,6 +12,7 @@ mod playground;
 mod plot;
 mod procs;
 mod relay;
+mod ros1;
 mod scale;
 
 use serde_json::json;
@@ -100,7 +101,7 @@ fn e2e_env() -> Result<e2e::Env, String> {
             "build",
             "--release",
             "--features",
-            "ros2",
+            "ros2,ros1",
             "--bin",
             "thymio-rt",
         ])
@@ -108,7 +109,7 @@ fn e2e_env() -> Result<e2e::Env, String> {
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
-        return Err("building thymio-rt with the ros2 feature failed".into());
+        return Err("building thymio-rt with the ros2 and ros1 features failed".into());
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -141,7 +142,7 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
     let robot = pg.ports[0];
     // domains below the tests' 100..199, one per driver window
     let domain = 1 + std::process::id() % 40;
-    let drivers = [
+    let mut drivers = vec![
         (
             "thymio-rt",
             "default",
@@ -161,6 +162,23 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
             },
         ),
     ];
+    // the ROS 1 front end (rospy client), when Debian's ROS 1 peers are installed
+    let _master1 = match ros1::missing() {
+        Some(reason) => {
+            eprintln!("end to end: ROS 1 row skipped: {reason}");
+            None
+        }
+        None => {
+            let port = free_port()?;
+            let m = ros1::master(port, &e2e::thymio_rt_params())?;
+            drivers.push((
+                "thymio-rt-ros1",
+                "ROS 1 front end (--ros1), rospy client",
+                e2e::Driver::ThymioRtRos1 { master: port },
+            ));
+            Some(m)
+        }
+    };
     // rounds of every driver in turn, so that the load of a shared machine falls on all alike
     let mut measured: Vec<e2e::Measured> =
         drivers.iter().map(|_| e2e::Measured::default()).collect();
@@ -180,6 +198,7 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
         let (cmd_vel, odom) = (m.cmd_vel.hop(), m.odom.hop());
         rows.push(json!({
             "driver": label, "config": config, "extra": label.ends_with("250us"),
+            "ros": if label.ends_with("ros1") { "ROS 1 (rospy)" } else { "ROS 2 (rclpy)" },
             "cmd_vel_to_wire_us": e2e::summary(&cmd_vel), "wire_to_odom_us": e2e::summary(&odom),
             "odom_fit": e2e::fit(&odom), "cpu": m.cpu(),
             "cdf": {"cmd_vel": cmd_vel.cdf, "odom": odom.cdf},
@@ -270,6 +289,11 @@ fn e2e_notes() -> Vec<String> {
          CPU: utime + stime (/proc/<pid>/stat) of the driver and its descendants over the window. Idle: \
          thymio-rt (default) with the robot connected and no ROS client; the robot's script still sends its \
          events (100 Hz odometry, sensors)."
+            .into(),
+        "ROS 1 row: the same driver with `--ros1 --no-ros` (roslibrust's TCPROS, no ROS 2), registered with \
+         Debian's rosmaster on loopback, the parameters above set on its parameter server \
+         (`/asebaros/script/path`, …); client bench/latency/e2e_client_ros1.py (rospy, TCP_NODELAY asked on both \
+         connections), the same cmd_vel pattern and stamps."
             .into(),
     ]
 }

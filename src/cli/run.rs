@@ -27,6 +27,10 @@ pub struct Args {
     /// Do not start the ROS 2 bridge.
     #[arg(long)]
     no_ros: bool,
+    /// Serve ROS 1 (the master from ROS_MASTER_URI, the node's address from ROS_HOSTNAME / ROS_IP), beside the
+    /// ROS 2 bridge when it is built in and not turned off with --no-ros (configuration key `ros1.enabled`).
+    #[arg(long)]
+    ros1: bool,
     /// Stop after this many seconds.
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
@@ -78,7 +82,23 @@ pub fn main(args: Args) -> CliResult {
     if let Err(e) = rt::signals::install_stop_handlers() {
         tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
     }
-    let (stopped, ros_hops) = if args.no_ros || !cfg!(feature = "ros2") {
+    let ros1 = args.ros1 || config.ros1.enabled;
+    if ros1 && !cfg!(feature = "ros1") {
+        return Err(CliError::new(
+            "this build has no ROS 1 front end: build with --features ros1 (cargo build --release --features ros1)",
+        ));
+    }
+    if ros1 && args.cmd_vel.is_some() {
+        return Err(CliError::new(
+            "--cmd-vel cannot be used with ROS 1 (ROS drives the robots)",
+        ));
+    }
+    let ros2 = !args.no_ros && cfg!(feature = "ros2");
+    let (stopped, ros_hops) = if ros1 && ros2 {
+        run_both(config, duration)?
+    } else if ros1 {
+        run_ros1(config, duration)?
+    } else if args.no_ros || !cfg!(feature = "ros2") {
         if !args.no_ros {
             tracing::warn!("this build has no ROS 2 bridge (build with --features ros2)");
         }
@@ -269,6 +289,112 @@ fn run_ros(
 
 #[cfg(not(feature = "ros2"))]
 fn run_ros(
+    config: Config,
+    duration: Option<Duration>,
+) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
+    Ok((run_plain(&config, duration, None)?, None))
+}
+
+/// Runs with the ROS 1 front end only.
+#[cfg(feature = "ros1")]
+fn run_ros1(
+    config: Config,
+    duration: Option<Duration>,
+) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
+    use nrt_ros1::{Ros1Node, Ros1Options};
+    let node =
+        Ros1Node::new(Ros1Options::from_env().map_err(CliError::new)?).map_err(CliError::new)?;
+    let config = config
+        .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
+        .map_err(CliError::new)?;
+    tracing::info!(
+        "starting on {} with the ROS 1 front end ({})",
+        describe(&config),
+        node.name()
+    );
+    let mut rt = Runtime::start(&config).map_err(CliError::new)?;
+    let mut bridge = node.start(&mut rt.engine).map_err(CliError::new)?;
+    tracing::info!("ROS 1 interface up");
+    let poll = Duration::from_micros(config.rt.nrt_poll_us);
+    run_loop(&mut rt, &config, duration, |rt| {
+        if !bridge.ros_alive() {
+            tracing::error!("a ROS 1 thread stopped: ROS 1 is no longer served; stopping");
+            return false;
+        }
+        bridge.step(&mut rt.engine, poll);
+        true
+    });
+    log_ros1(&bridge);
+    drop(bridge);
+    Ok((rt.stop(), None))
+}
+
+#[cfg(feature = "ros1")]
+fn log_ros1(bridge: &nrt_ros1::Ros1Bridge) {
+    let (published, registrations) = bridge.counters();
+    tracing::info!(
+        "ROS 1: {published} odometry samples published, registered again with a new master {registrations} time(s)"
+    );
+}
+
+#[cfg(not(feature = "ros1"))]
+fn run_ros1(
+    config: Config,
+    duration: Option<Duration>,
+) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
+    Ok((run_plain(&config, duration, None)?, None))
+}
+
+/// Runs the ROS 2 bridge and the ROS 1 front end side by side: one NRT loop (the ROS 2 bridge's step hands every
+/// engine event to ROS 1 too), one odometry ring and publisher thread each.
+#[cfg(all(feature = "ros1", feature = "ros2"))]
+fn run_both(
+    config: Config,
+    duration: Option<Duration>,
+) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
+    use nrt_ros1::{Ros1Node, Ros1Options};
+    use nrt_ros2::{RosNode, RosOptions};
+    let ros1 =
+        Ros1Node::new(Ros1Options::from_env().map_err(CliError::new)?).map_err(CliError::new)?;
+    let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
+    // ROS 1's parameter server, then ROS 2's parameters
+    let config = config
+        .with_overrides(&ros1.parameter_overrides().map_err(CliError::new)?)
+        .map_err(CliError::new)?;
+    let config = config
+        .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
+        .map_err(CliError::new)?;
+    node.set_spin_period(Duration::from_micros(config.rt.nrt_poll_us))
+        .map_err(CliError::new)?;
+    tracing::info!(
+        "starting on {} with the ROS 2 bridge and the ROS 1 front end",
+        describe(&config)
+    );
+    let mut rt = Runtime::start_with(&config, 2).map_err(CliError::new)?;
+    let mut bridge = node
+        .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
+        .map_err(CliError::new)?;
+    let mut bridge1 = ros1.start(&mut rt.engine).map_err(CliError::new)?;
+    tracing::info!("ROS 2 and ROS 1 interfaces up");
+    run_loop(&mut rt, &config, duration, |rt| {
+        if !bridge.ros_alive() || !bridge1.ros_alive() {
+            tracing::error!("a ROS 2 or ROS 1 thread stopped: ROS is no longer served; stopping");
+            return false;
+        }
+        bridge.step_with(&mut rt.engine, &mut |e, ev| bridge1.on_engine_event(e, ev));
+        bridge1.serve(&mut rt.engine);
+        bridge1.publish(&rt.engine);
+        true
+    });
+    log_ros1(&bridge1);
+    let hops = bridge.hop_times();
+    drop(bridge1);
+    drop(bridge);
+    Ok((rt.stop(), Some(hops)))
+}
+
+#[cfg(not(all(feature = "ros1", feature = "ros2")))]
+fn run_both(
     config: Config,
     duration: Option<Duration>,
 ) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {

@@ -192,6 +192,16 @@ impl RosBridge {
     /// One iteration: waits for ROS work at most as long as the engine allows
     /// ([`Engine::longest_wait`] of `spin_period`), serves it, polls the engine, publishes.
     pub fn step(&mut self, engine: &mut Engine) {
+        self.step_with(engine, &mut |_, _| {});
+    }
+
+    /// As [`Self::step`], handing every engine event to `observe` too (another front end that runs beside this
+    /// one: the ROS 1 bridge).
+    pub fn step_with(
+        &mut self,
+        engine: &mut Engine,
+        observe: &mut dyn FnMut(&Engine, &EngineEvent),
+    ) {
         self.wake
             .wait(engine.longest_wait(self.options.spin_period));
         let shared = self.node.clone();
@@ -209,6 +219,7 @@ impl RosBridge {
                 &self.reporter,
             );
             self.on_engine_event(&mut node, engine, &event);
+            observe(engine, &event);
         }
         if let Some(c) = &mut self.calibration {
             c.poll(engine);

@@ -1,0 +1,143 @@
+//! The ROS 1 front end's NRT side: the node made before the engine (its parameters are part of the
+//! configuration), then the running bridge that the NRT loop drives, alone ([`Ros1Bridge::step`]) or beside the
+//! ROS 2 bridge ([`Ros1Bridge::serve`], [`Ros1Bridge::on_engine_event`], [`Ros1Bridge::publish`] around its step).
+
+use super::aseba::{AsebaInterface, Call};
+use super::graph::{global, Graph};
+use super::odom_pub::OdomPublisher;
+use super::thymio::ThymioInterface;
+use super::watch::MasterWatch;
+use super::{params, Ros1Error, Ros1Options};
+use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
+use serde_yaml::Value;
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+/// The node on the ROS 1 graph, before the engine exists.
+pub struct Ros1Node {
+    graph: Graph,
+    options: Ros1Options,
+}
+
+impl Ros1Node {
+    /// Registers the node `options.node_name` in `options.namespace` with the master `options.master_uri`.
+    pub fn new(options: Ros1Options) -> Result<Ros1Node, Ros1Error> {
+        options.validate()?;
+        let name = global(&[&options.namespace, &options.node_name]);
+        let graph = Graph::start(&options.master_uri, &name)?;
+        Ok(Ros1Node { graph, options })
+    }
+
+    /// The node's global name.
+    pub fn name(&self) -> &str {
+        &self.graph.name
+    }
+
+    /// The parameters on the parameter server, as `(dotted name, value)` configuration entries: the node's private
+    /// tree (`/<ns>/asebaros/…`), then ROS-Thymio's driver node's (`/<ns>/thymio_driver/…`), which wins; ROS-Thymio's
+    /// parameters without use here (`script`, `launch_model`) are left out.
+    pub fn parameter_overrides(&self) -> Result<Vec<(String, Value)>, Ros1Error> {
+        let mut out = Vec::new();
+        for tree in [
+            self.graph.name.clone(),
+            global(&[&self.options.namespace, "thymio_driver"]),
+        ] {
+            let Some(value) = self
+                .graph
+                .master
+                .get_param(&tree)
+                .map_err(|e| Ros1Error::Params(tree.clone(), e.into()))?
+            else {
+                continue;
+            };
+            let flat = params::flatten("", &value)
+                .map_err(|e| Ros1Error::Params(tree.clone(), e.into()))?;
+            out.extend(flat);
+        }
+        out.retain(|(name, _)| !ROS_THYMIO_UNUSED.contains(&name.as_str()));
+        Ok(out)
+    }
+
+    /// Creates the ROS 1 interface on `engine` (taking one of its odometry rings) and starts the odometry
+    /// publisher and master watcher threads.
+    pub fn start(mut self, engine: &mut Engine) -> Result<Ros1Bridge, Ros1Error> {
+        self.graph.set_bell(engine.doorbell());
+        let (inbox, calls) = channel();
+        let base = self.options.namespace.clone();
+        let aseba = AsebaInterface::new(&self.graph, &base, inbox)?;
+        let thymio = ThymioInterface::new(&self.graph, &base)?;
+        let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
+        let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
+            .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
+        let watch = MasterWatch::start(
+            self.graph.master.clone(),
+            self.graph.caller_api.clone(),
+            self.graph.registry.clone(),
+        )
+        .map_err(|e| Ros1Error::Thread("master watcher", e))?;
+        Ok(Ros1Bridge {
+            watch,
+            odom_pub,
+            aseba,
+            thymio,
+            calls,
+            graph: self.graph,
+        })
+    }
+}
+
+/// The running ROS 1 front end.
+pub struct Ros1Bridge {
+    watch: MasterWatch,
+    odom_pub: OdomPublisher,
+    aseba: AsebaInterface,
+    thymio: ThymioInterface,
+    calls: Receiver<Call>,
+    graph: Graph,
+}
+
+impl Ros1Bridge {
+    /// Takes into use the interfaces registered since the last call, and serves the requests that came from
+    /// ROS 1 (never waits).
+    pub fn serve(&mut self, engine: &mut Engine) {
+        self.aseba.poll_built(engine);
+        self.thymio.poll_built(engine);
+        while let Ok(call) = self.calls.try_recv() {
+            self.aseba.serve(engine, call);
+        }
+    }
+
+    /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
+    pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
+        self.aseba.on_engine_event(engine, event);
+        self.thymio.on_engine_event(engine, event);
+    }
+
+    /// Publishes what changed (`aseba/nodes`).
+    pub fn publish(&mut self, engine: &Engine) {
+        self.aseba.publish_nodes(engine);
+    }
+
+    /// One iteration of the loop when ROS 1 runs alone: waits for work at most as long as the engine allows
+    /// ([`Engine::longest_wait`] of `poll`), serves ROS 1, polls the engine, reacts to its events, publishes.
+    pub fn step(&mut self, engine: &mut Engine, poll: Duration) {
+        engine.doorbell().wait(engine.longest_wait(poll));
+        self.serve(engine);
+        engine.poll(Instant::now());
+        while let Some(event) = engine.next_event() {
+            self.on_engine_event(engine, &event);
+        }
+        self.publish(engine);
+    }
+
+    /// Whether ROS 1 is still served (roslibrust's node, the odometry publisher and the master watcher run).
+    pub fn ros_alive(&self) -> bool {
+        self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
+    }
+
+    /// Odometry samples published so far, and times everything was registered again with a new master.
+    pub fn counters(&self) -> (u64, u64) {
+        (self.odom_pub.published(), self.watch.registrations())
+    }
+}

@@ -1,0 +1,307 @@
+//! Our node on the ROS 1 graph: roslibrust's node (its XML-RPC slave server, TCPROS publishers, subscribers and
+//! service servers, on a tokio runtime of its own: two worker threads) and the bookkeeping roslibrust lacks:
+//! every registration is recorded ([`Registry`]) so that [`super::watch`] can redo it with a restarted master.
+//!
+//! Threads: the runtime's workers read and write the sockets; the `cmd_vel` subscription tasks run there too and
+//! store the set-point straight into the RT thread's cell. Service callbacks run on tokio's blocking pool and
+//! hand their request to the NRT loop ([`Inbox`]). Publishing never waits: roslibrust queues the serialised
+//! message for its socket tasks. Registering takes master round trips: the NRT loop hands that work to a
+//! registrar thread ([`Graph::submit`]) and takes the result back when it is ready.
+
+use super::master::Client;
+use super::Ros1Error;
+use msgs::handoff::Doorbell;
+use roslibrust::ros1::{NodeHandle, Publisher, ServiceServer, Subscriber};
+use roslibrust::{RosMessageType, RosServiceType};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Longest wait for one registration with the master.
+pub const REGISTER_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// One registration with the master, to redo after a master restart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Registration {
+    /// We publish `topic` of `ty`.
+    Publisher {
+        /// Global name.
+        topic: String,
+        /// ROS type.
+        ty: String,
+    },
+    /// We subscribe to `topic` of `ty`.
+    Subscriber {
+        /// Global name.
+        topic: String,
+        /// ROS type.
+        ty: String,
+    },
+    /// We serve `name` at `uri` (`rosrpc://host:port`).
+    Service {
+        /// Global name.
+        name: String,
+        /// Where.
+        uri: String,
+    },
+}
+
+impl Registration {
+    fn name(&self) -> &str {
+        match self {
+            Registration::Publisher { topic, .. } | Registration::Subscriber { topic, .. } => topic,
+            Registration::Service { name, .. } => name,
+        }
+    }
+}
+
+/// The registrations in force, shared with the master watcher.
+#[derive(Debug, Clone, Default)]
+pub struct Registry(Arc<Mutex<Vec<Registration>>>);
+
+impl Registry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Registration>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `r`.
+    pub fn add(&self, r: Registration) {
+        let mut v = self.lock();
+        if !v.contains(&r) {
+            v.push(r);
+        }
+    }
+
+    /// Forgets the registrations of `name` (topic or service).
+    pub fn remove(&self, name: &str) {
+        self.lock().retain(|r| r.name() != name);
+    }
+
+    /// All of them now.
+    pub fn snapshot(&self) -> Vec<Registration> {
+        self.lock().clone()
+    }
+}
+
+/// A global ROS name from a namespace and relative parts (empty parts left out).
+pub fn global(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for p in parts
+        .iter()
+        .map(|p| p.trim_matches('/'))
+        .filter(|p| !p.is_empty())
+    {
+        out.push('/');
+        out.push_str(p);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Work for the registrar thread: creating publishers, subscriptions and services takes master round trips
+/// (milliseconds each, seconds for a whole node's interface), which the NRT loop must not wait for.
+pub type Job = Box<dyn FnOnce(&Graph) + Send>;
+
+/// The node and its runtime (see the module documentation). Cloned freely.
+#[derive(Clone)]
+pub struct Graph {
+    /// To the registrar thread (`None` in the registrar's own copy, so that it ends when every other copy is
+    /// gone).
+    jobs: Option<std::sync::mpsc::Sender<Job>>,
+    rt: Arc<tokio::runtime::Runtime>,
+    nh: NodeHandle,
+    /// The master, called as this node.
+    pub master: Client,
+    /// Our own slave API URI (`http://host:port`).
+    pub caller_api: String,
+    /// Our global node name.
+    pub name: String,
+    /// What to redo after a master restart.
+    pub registry: Registry,
+    /// Rung when a request waits for the NRT loop.
+    pub bell: Doorbell,
+}
+
+impl Graph {
+    /// Starts the runtime and the node `name` (global) with the master at `master_uri`; requests are not rung
+    /// until [`Graph::set_bell`].
+    pub fn start(master_uri: &str, name: &str) -> Result<Graph, Ros1Error> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("nrt-ros1")
+            .enable_all()
+            .build()
+            .map_err(Ros1Error::Runtime)?;
+        let nh = rt
+            .block_on(async {
+                tokio::time::timeout(REGISTER_TIMEOUT, NodeHandle::new(master_uri, name)).await
+            })
+            .map_err(|_| Ros1Error::Timeout(format!("node {name} with the master {master_uri}")))?
+            .map_err(|e| Ros1Error::Node(name.to_owned(), e.into()))?;
+        let caller_api = rt
+            .block_on(nh.get_client_uri())
+            .map_err(|e| Ros1Error::Node(name.to_owned(), e.into()))?;
+        let mut graph = Graph {
+            jobs: None,
+            rt: Arc::new(rt),
+            nh,
+            master: Client::new(master_uri, name),
+            caller_api,
+            name: name.to_owned(),
+            registry: Registry::default(),
+            bell: Doorbell::silent(),
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let own = graph.clone();
+        std::thread::Builder::new()
+            .name("nrt-ros1-register".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job(&own);
+                }
+            })
+            .map_err(Ros1Error::Runtime)?;
+        graph.jobs = Some(tx);
+        Ok(graph)
+    }
+
+    /// Runs `job` on the registrar thread (in order of submission); it hands its result back itself.
+    pub fn submit(&self, job: impl FnOnce(&Graph) + Send + 'static) {
+        if let Some(tx) = &self.jobs {
+            let _ = tx.send(Box::new(job));
+        }
+    }
+
+    /// Rings `bell` (the NRT loop's) when a request waits for the loop.
+    pub fn set_bell(&mut self, bell: Doorbell) {
+        self.bell = bell;
+    }
+
+    fn wait<T, E: Into<anyhow::Error>>(
+        &self,
+        what: &str,
+        f: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, Ros1Error> {
+        self.rt
+            .block_on(async { tokio::time::timeout(REGISTER_TIMEOUT, f).await })
+            .map_err(|_| Ros1Error::Timeout(what.to_owned()))?
+            .map_err(|e| Ros1Error::Register(what.to_owned(), e.into()))
+    }
+
+    /// Advertises `topic` (global), latched or not.
+    pub fn advertise<T: RosMessageType>(
+        &self,
+        topic: &str,
+        queue: usize,
+        latched: bool,
+    ) -> Result<Publisher<T>, Ros1Error> {
+        let p = self.wait(topic, self.nh.advertise::<T>(topic, queue, latched))?;
+        self.registry.add(Registration::Publisher {
+            topic: topic.to_owned(),
+            ty: T::DESCRIPTION.ros_type_name.to_owned(),
+        });
+        Ok(p)
+    }
+
+    /// Subscribes to `topic` (global).
+    pub fn subscribe<T: RosMessageType>(
+        &self,
+        topic: &str,
+        queue: usize,
+    ) -> Result<Subscriber<T>, Ros1Error> {
+        let s = self.wait(topic, self.nh.subscribe::<T>(topic, queue))?;
+        self.registry.add(Registration::Subscriber {
+            topic: topic.to_owned(),
+            ty: T::DESCRIPTION.ros_type_name.to_owned(),
+        });
+        Ok(s)
+    }
+
+    /// Serves `name` (global) with `f` (called on tokio's blocking pool).
+    pub fn serve<S: RosServiceType>(
+        &self,
+        name: &str,
+        f: impl Fn(S::Request) -> Result<S::Response, anyhow::Error> + Send + Sync + 'static,
+    ) -> Result<ServiceServer, Ros1Error> {
+        let server = self.wait(name, self.nh.advertise_service::<S, _>(name, f))?;
+        // roslibrust does not say where it serves: the master does
+        let uri = self
+            .master
+            .lookup_service(name)
+            .map_err(|e| Ros1Error::Register(name.to_owned(), e.into()))?;
+        self.registry.add(Registration::Service {
+            name: name.to_owned(),
+            uri,
+        });
+        Ok(server)
+    }
+
+    /// Queues `msg` on `p` (never waits for a subscriber).
+    pub fn publish<T: RosMessageType>(&self, p: &Publisher<T>, msg: &T) -> Result<(), Ros1Error> {
+        // roslibrust's publish completes at once (it queues for the socket tasks)
+        self.rt
+            .block_on(p.publish(msg))
+            .map_err(|e| Ros1Error::Publish(Box::new(e)))
+    }
+
+    /// Runs `f` on the runtime (subscription tasks); aborted when the handle is dropped.
+    pub fn spawn(&self, f: impl Future<Output = ()> + Send + 'static) -> Task {
+        Task(self.rt.spawn(f))
+    }
+
+    /// Forgets the registration of `name` (its publisher, subscriber or service was dropped): not registered
+    /// again with a new master.
+    pub fn forget(&self, name: &str) {
+        self.registry.remove(name);
+    }
+
+    /// Whether roslibrust's node still runs.
+    pub fn is_ok(&self) -> bool {
+        self.nh.is_ok()
+    }
+}
+
+/// A task on the runtime, aborted on drop.
+#[derive(Debug)]
+pub struct Task(tokio::task::JoinHandle<()>);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Requests that need the engine, handed from the service callbacks and subscription tasks to the NRT loop.
+pub type Inbox = std::sync::mpsc::Sender<super::aseba::Call>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_names_join_namespaces_and_leaves() {
+        assert_eq!(global(&["", "thymio_3", "cmd_vel"]), "/thymio_3/cmd_vel");
+        assert_eq!(global(&["/lab/", "", "aseba/nodes"]), "/lab/aseba/nodes");
+        assert_eq!(global(&["", ""]), "/");
+    }
+
+    #[test]
+    fn the_registry_forgets_by_name_and_keeps_no_duplicates() {
+        let r = Registry::default();
+        let p = Registration::Publisher {
+            topic: "/odom".into(),
+            ty: "nav_msgs/Odometry".into(),
+        };
+        r.add(p.clone());
+        r.add(p.clone());
+        r.add(Registration::Service {
+            name: "/s".into(),
+            uri: "rosrpc://h:1".into(),
+        });
+        assert_eq!(r.snapshot().len(), 2);
+        r.remove("/odom");
+        assert_eq!(r.snapshot().len(), 1);
+    }
+}

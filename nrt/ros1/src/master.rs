@@ -1,0 +1,299 @@
+//! The ROS master and node XML-RPC calls that roslibrust does not make (it has no parameter client and never
+//! re-registers): `getPid`, `getParam`, `register{Publisher,Subscriber,Service}`, `lookupService`, and
+//! `publisherUpdate` to a node (our own, so that roslibrust connects to publishers a re-registration found).
+//! Blocking calls over HTTP (ureq) with a short timeout; never called from the RT thread.
+//!
+//! Every master call answers `[code, statusMessage, value]` (code 1 = success, ROS Master API).
+
+use serde_xmlrpc::Value;
+use std::time::Duration;
+
+/// Longest wait for one XML-RPC call.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A failed XML-RPC call.
+#[derive(Debug, thiserror::Error)]
+pub enum MasterError {
+    /// The HTTP exchange failed (refused, timed out, not HTTP).
+    #[error("{uri}: {method}: {source}")]
+    Http {
+        /// Whom we called.
+        uri: String,
+        /// What.
+        method: String,
+        /// Cause.
+        #[source]
+        source: Box<ureq::Error>,
+    },
+    /// The body could not be read.
+    #[error("{uri}: {method}: cannot read the answer: {source}")]
+    Read {
+        /// Whom we called.
+        uri: String,
+        /// What.
+        method: String,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The request or the answer is not the XML-RPC we expect.
+    #[error("{method}: XML-RPC: {source}")]
+    XmlRpc {
+        /// What.
+        method: String,
+        /// Cause.
+        #[source]
+        source: serde_xmlrpc::Error,
+    },
+    /// The answer is not `[code, message, value]`.
+    #[error("{method}: unexpected answer {answer:?}")]
+    Shape {
+        /// What.
+        method: String,
+        /// The answer.
+        answer: String,
+    },
+    /// The master (or node) said no.
+    #[error("{method}: refused (code {code}): {message}")]
+    Refused {
+        /// What.
+        method: String,
+        /// ROS API code (-1 caller error, 0 failure).
+        code: i32,
+        /// The status message.
+        message: String,
+    },
+}
+
+/// An XML-RPC endpoint of the ROS graph (the master, or a node's slave API), called as `caller_id`.
+#[derive(Clone)]
+pub struct Client {
+    uri: String,
+    caller_id: String,
+    agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("uri", &self.uri)
+            .field("caller_id", &self.caller_id)
+            .finish()
+    }
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_owned())
+}
+
+impl Client {
+    /// Calls `uri` (e.g. `http://127.0.0.1:11311`) as `caller_id` (our node's global name).
+    pub fn new(uri: &str, caller_id: &str) -> Client {
+        Client {
+            uri: uri.to_owned(),
+            caller_id: caller_id.to_owned(),
+            agent: ureq::AgentBuilder::new().timeout(CALL_TIMEOUT).build(),
+        }
+    }
+
+    /// The caller id the calls are made as.
+    pub fn caller_id(&self) -> &str {
+        &self.caller_id
+    }
+
+    /// The endpoint's URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Calls `method(caller_id, args…)` and returns the value of a successful answer.
+    pub fn call(&self, method: &str, args: Vec<Value>) -> Result<Value, MasterError> {
+        let mut all = vec![s(&self.caller_id)];
+        all.extend(args);
+        let xml_err = |source| MasterError::XmlRpc {
+            method: method.to_owned(),
+            source,
+        };
+        let body = serde_xmlrpc::request_to_string(method, all).map_err(xml_err)?;
+        let answer = self
+            .agent
+            .post(&self.uri)
+            .set("Content-Type", "text/xml")
+            .send_string(&body)
+            .map_err(|e| MasterError::Http {
+                uri: self.uri.clone(),
+                method: method.to_owned(),
+                source: Box::new(e),
+            })?
+            .into_string()
+            .map_err(|source| MasterError::Read {
+                uri: self.uri.clone(),
+                method: method.to_owned(),
+                source,
+            })?;
+        let value: Value = serde_xmlrpc::response_from_str(&answer).map_err(xml_err)?;
+        unpack(method, value)
+    }
+
+    /// The master's (or node's) process id: changes when the master is restarted.
+    pub fn get_pid(&self) -> Result<i32, MasterError> {
+        match self.call("getPid", vec![])? {
+            Value::Int(pid) => Ok(pid),
+            other => Err(shape("getPid", &other)),
+        }
+    }
+
+    /// The parameter `key` (a whole tree for a namespace), `None` if it is not set.
+    pub fn get_param(&self, key: &str) -> Result<Option<Value>, MasterError> {
+        match self.call("getParam", vec![s(key)]) {
+            Ok(v) => Ok(Some(v)),
+            // "Parameter [...] is not set"
+            Err(MasterError::Refused { code: -1, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sets the parameter `key` (a struct sets a tree).
+    pub fn set_param(&self, key: &str, value: Value) -> Result<(), MasterError> {
+        self.call("setParam", vec![s(key), value]).map(drop)
+    }
+
+    /// Registers `caller_api` as a publisher of `topic` of `topic_type`.
+    pub fn register_publisher(
+        &self,
+        topic: &str,
+        topic_type: &str,
+        caller_api: &str,
+    ) -> Result<(), MasterError> {
+        self.call(
+            "registerPublisher",
+            vec![s(topic), s(topic_type), s(caller_api)],
+        )
+        .map(drop)
+    }
+
+    /// Registers `caller_api` as a subscriber of `topic`; returns the publishers' XML-RPC URIs.
+    pub fn register_subscriber(
+        &self,
+        topic: &str,
+        topic_type: &str,
+        caller_api: &str,
+    ) -> Result<Vec<String>, MasterError> {
+        let v = self.call(
+            "registerSubscriber",
+            vec![s(topic), s(topic_type), s(caller_api)],
+        )?;
+        strings("registerSubscriber", v)
+    }
+
+    /// Registers service `service` served at `service_api` (`rosrpc://host:port`).
+    pub fn register_service(
+        &self,
+        service: &str,
+        service_api: &str,
+        caller_api: &str,
+    ) -> Result<(), MasterError> {
+        self.call(
+            "registerService",
+            vec![s(service), s(service_api), s(caller_api)],
+        )
+        .map(drop)
+    }
+
+    /// Where service `service` is served (`rosrpc://host:port`).
+    pub fn lookup_service(&self, service: &str) -> Result<String, MasterError> {
+        match self.call("lookupService", vec![s(service)])? {
+            Value::String(uri) => Ok(uri),
+            other => Err(shape("lookupService", &other)),
+        }
+    }
+
+    /// Tells a node (this client's endpoint) the publishers of `topic` (slave API `publisherUpdate`).
+    pub fn publisher_update(&self, topic: &str, publishers: &[String]) -> Result<(), MasterError> {
+        let list = Value::Array(publishers.iter().map(|p| s(p)).collect());
+        self.call("publisherUpdate", vec![s(topic), list]).map(drop)
+    }
+}
+
+fn shape(method: &str, v: &Value) -> MasterError {
+    MasterError::Shape {
+        method: method.to_owned(),
+        answer: format!("{v:?}"),
+    }
+}
+
+fn strings(method: &str, v: Value) -> Result<Vec<String>, MasterError> {
+    match v {
+        Value::Array(items) => items
+            .into_iter()
+            .map(|i| match i {
+                Value::String(s) => Ok(s),
+                other => Err(shape(method, &other)),
+            })
+            .collect(),
+        other => Err(shape(method, &other)),
+    }
+}
+
+/// `[code, message, value]` → value if code is 1.
+fn unpack(method: &str, v: Value) -> Result<Value, MasterError> {
+    let Value::Array(mut items) = v else {
+        return Err(shape(method, &v));
+    };
+    if items.len() != 3 {
+        return Err(shape(method, &Value::Array(items)));
+    }
+    let value = items.pop().unwrap_or(Value::Nil);
+    let message = match items.pop() {
+        Some(Value::String(m)) => m,
+        _ => String::new(),
+    };
+    match items.pop() {
+        Some(Value::Int(1)) => Ok(value),
+        Some(Value::Int(code)) => Err(MasterError::Refused {
+            method: method.to_owned(),
+            code,
+            message,
+        }),
+        other => Err(shape(method, &other.unwrap_or(Value::Nil))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_successful_answer_gives_its_value() {
+        let v = Value::Array(vec![Value::Int(1), s("ok"), Value::Int(42)]);
+        assert!(matches!(unpack("getPid", v), Ok(Value::Int(42))));
+    }
+
+    #[test]
+    fn a_refusal_keeps_code_and_message() {
+        let v = Value::Array(vec![
+            Value::Int(-1),
+            s("Parameter [/x] is not set"),
+            Value::Int(0),
+        ]);
+        match unpack("getParam", v) {
+            Err(MasterError::Refused { code, message, .. }) => {
+                assert_eq!(code, -1);
+                assert!(message.contains("not set"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_malformed_answer_is_an_error() {
+        assert!(matches!(
+            unpack("getPid", Value::Int(3)),
+            Err(MasterError::Shape { .. })
+        ));
+        assert!(matches!(
+            strings("registerSubscriber", Value::Array(vec![Value::Int(1)])),
+            Err(MasterError::Shape { .. })
+        ));
+    }
+}

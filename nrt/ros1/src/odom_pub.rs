@@ -1,0 +1,171 @@
+//! The ROS 1 odometry publisher thread: the RT thread pushes each odometry sample into a ring of its own (one of
+//! [`msgs::handoff::ChannelConfig::odometry_out_consumers`]; the ROS 2 front end has another) and rings this
+//! thread, which publishes `odom`, `/tf` (odom → base_link and the two wheels) and `joint_states` of that robot at
+//! once, then waits again. It never goes through the NRT loop; roslibrust queues the serialised messages for its
+//! socket tasks, so publishing never waits for a subscriber.
+//!
+//! The NRT loop adds and removes robots ([`OdomTargets`], a mutex held only to change an entry or to publish one
+//! sample).
+
+use super::conv::{self, Frames};
+use super::graph::Graph;
+use super::ros1_msgs::{nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage};
+use msgs::handoff::{NodeId, NrtOdomOut, OdomSample, RobotId};
+use nrt_engine::thymio::calibration::Calibration;
+use roslibrust::ros1::Publisher;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Longest wait for a sample: bounds how long stopping the thread takes.
+const WAIT: Duration = Duration::from_millis(50);
+
+/// What the thread needs of one robot.
+pub struct OdomRobot {
+    /// Its Aseba node (a sample of another node in the same RT slot is not published).
+    pub node: NodeId,
+    /// `odom`.
+    pub odom: Publisher<Odometry>,
+    /// `joint_states`.
+    pub joints: Publisher<JointState>,
+    /// Its frames.
+    pub frames: Frames,
+    /// Its calibration (covariances, wheel positions).
+    pub calibration: Calibration,
+    /// `odom_max_rate` [Hz]; ≤ 0: every sample.
+    pub max_rate: f64,
+    /// When a sample was last published.
+    pub last: Option<Instant>,
+    /// Sequence number of the next `odom` header (ROS 1 publishers count their messages).
+    pub seq: u32,
+}
+
+/// The robots whose odometry is published, shared by the NRT loop and the thread.
+#[derive(Clone)]
+pub struct OdomTargets {
+    table: Arc<Mutex<BTreeMap<RobotId, OdomRobot>>>,
+    tf: Arc<Publisher<TFMessage>>,
+}
+
+impl OdomTargets {
+    /// No robot yet; `/tf` goes to `tf`.
+    pub fn new(tf: Publisher<TFMessage>) -> OdomTargets {
+        OdomTargets {
+            table: Arc::default(),
+            tf: Arc::new(tf),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<RobotId, OdomRobot>> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publishes the odometry of `robot` with `entry` from now on.
+    pub fn insert(&self, robot: RobotId, entry: OdomRobot) {
+        self.lock().insert(robot, entry);
+    }
+
+    /// Stops publishing the odometry of `robot`.
+    pub fn remove(&self, robot: RobotId) {
+        self.lock().remove(&robot);
+    }
+}
+
+/// The running thread; stopped and joined on drop.
+pub struct OdomPublisher {
+    stop: Arc<AtomicBool>,
+    published: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl OdomPublisher {
+    /// Starts the thread on the ring `out`.
+    pub fn start(
+        mut out: NrtOdomOut,
+        targets: OdomTargets,
+        graph: Graph,
+    ) -> std::io::Result<OdomPublisher> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let published = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (stop, published) = (stop.clone(), published.clone());
+            std::thread::Builder::new()
+                .name("nrt-ros1-odom".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        out.nrt_wait(WAIT);
+                        while let Some(h) = out.nrt_pop() {
+                            if publish(&targets, &graph, &h.sample) {
+                                published.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        // joint states of the controllers of issue 17 go to ROS 2 only (for now)
+                        while out.nrt_pop_joint().is_some() {}
+                    }
+                })?
+        };
+        Ok(OdomPublisher {
+            stop,
+            published,
+            thread: Some(thread),
+        })
+    }
+
+    /// Whether the thread still runs.
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Samples published so far.
+    pub fn published(&self) -> u64 {
+        self.published.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for OdomPublisher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Publishes one sample if its robot is a target and the rate limit lets it through.
+fn publish(targets: &OdomTargets, graph: &Graph, s: &OdomSample) -> bool {
+    let mut table = targets.lock();
+    let Some(r) = table.get_mut(&s.robot).filter(|r| r.node == s.node) else {
+        return false;
+    };
+    let now = Instant::now();
+    let gap = (r.max_rate > 0.0)
+        .then(|| Duration::try_from_secs_f64(1.0 / r.max_rate).ok())
+        .flatten();
+    if let (Some(gap), Some(last)) = (gap, r.last) {
+        if now.duration_since(last) < gap {
+            return false;
+        }
+    }
+    r.last = Some(now);
+    let stamp = conv::stamp(s.t_ns);
+    let mut odom = conv::odometry(s, stamp.clone(), &r.frames, &r.calibration);
+    odom.header.seq = r.seq;
+    r.seq = r.seq.wrapping_add(1);
+    let tf = TFMessage {
+        transforms: conv::transforms(s, stamp.clone(), &r.frames, r.calibration.axis_length),
+    };
+    let joints = conv::joint_states(s, stamp, &r.frames);
+    let results = [
+        graph.publish(&r.odom, &odom),
+        graph.publish(&targets.tf, &tf),
+        graph.publish(&r.joints, &joints),
+    ];
+    let node = r.node;
+    drop(table);
+    for e in results.into_iter().filter_map(Result::err) {
+        tracing::warn!("ROS 1: node {node}: cannot publish odometry: {e}");
+    }
+    true
+}

@@ -1,0 +1,207 @@
+//! The ROS 1 front end end to end with real ROS 1 peers (Debian's rosmaster and rospy, scripts/setup-ros1.sh):
+//! `thymio-rt run --ros1` on the embedded simulator registers with a master of its own (one port per test,
+//! loopback); the master sees the node and its interface; rospy drives the robot with `cmd_vel` and receives
+//! `odom` and `/tf`; `aseba/get_variable` / `set_variable` through rospy service proxies, bad requests answered
+//! with errors; and the driver survives the master restarting (it registers again, rospy drives it again).
+#![cfg(feature = "ros1")]
+
+mod common;
+#[path = "ros1/peers.rs"]
+mod peers;
+
+use common::free_port;
+use nix::sys::signal::Signal;
+use peers::{driver, have_ros1, rosmaster, rospy, rospy_until};
+use serde_json::Value;
+use std::time::Duration;
+
+fn skip() -> bool {
+    if have_ros1() {
+        return false;
+    }
+    eprintln!("skipped: Debian's rosmaster/rospy are not installed (scripts/setup-ros1.sh)");
+    true
+}
+
+fn names(v: &Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The robot moved forward under rospy's `cmd_vel`, seen in `odom` and in `/tf` (odom → base_link).
+fn assert_driven(v: &Value) {
+    assert!(v["odom_count"].as_u64().unwrap_or(0) > 0, "no odom: {v}");
+    assert!(
+        v["odom_dx"].as_f64().unwrap_or(0.0) > 0.01,
+        "odom did not move forward: {v}"
+    );
+    assert!(
+        v["odom_vx"].as_f64().unwrap_or(0.0) > 0.0,
+        "odom twist: {v}"
+    );
+    let odom = v["odom_frame"].as_str().unwrap_or("");
+    assert!(odom == "odom" || odom.ends_with("/odom"), "{v}");
+    assert_eq!(v["tf_parent"], odom, "{v}");
+    assert!(
+        v["tf_dx"].as_f64().unwrap_or(0.0) > 0.01,
+        "/tf did not move: {v}"
+    );
+}
+
+/// The master knows the node `/asebaros` and what it publishes, subscribes to and serves; rospy drives it.
+#[test]
+fn ros1_master_sees_the_node_and_rospy_drives_it() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let mut drv = driver(port, &[]);
+    let g = rospy_until(port, &["graph"], Duration::from_secs(30), |v| {
+        names(v, "publishes").contains(&"/odom".to_owned())
+    });
+    assert!(
+        g["uri"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("http://127.0.0.1:"),
+        "{g}"
+    );
+    let publishes = names(&g, "publishes");
+    for t in [
+        "/aseba/nodes",
+        "/odom",
+        "/tf",
+        "/joint_states",
+        "/proximity/laser",
+        "/proximity/left",
+    ] {
+        assert!(publishes.iter().any(|p| p == t), "{t} not published: {g}");
+    }
+    assert!(
+        names(&g, "subscribes").iter().any(|s| s == "/cmd_vel"),
+        "{g}"
+    );
+    let services = names(&g, "services");
+    for s in [
+        "/aseba/get_variable",
+        "/aseba/set_variable",
+        "/aseba/get_nodes",
+        "/is_ready",
+    ] {
+        assert!(services.iter().any(|x| x == s), "{s} not served: {g}");
+    }
+    let d = rospy(port, &["drive", "20"], Duration::from_secs(40));
+    assert_driven(&d);
+    drv.drain();
+}
+
+/// get_variable and set_variable through rospy service proxies; unknown variables and wrong sizes are errors
+/// that the caller sees (rospy's ServiceException with our reason), not empty answers.
+#[test]
+fn ros1_variables_through_rospy_service_proxies() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let _drv = driver(port, &[]);
+    let v = rospy(port, &["vars"], Duration::from_secs(60));
+    assert_eq!(v["nodes"], serde_json::json!([[1, "thymio-II"]]), "{v}");
+    assert_eq!(v["id"], serde_json::json!([1]), "{v}");
+    assert_eq!(
+        v["leds_top"],
+        serde_json::json!([32, 0, 16]),
+        "set_variable not applied: {v}"
+    );
+    let err = |k: &str| v[k].as_str().unwrap_or("").to_owned();
+    assert!(err("unknown_get").contains("no.such.variable"), "{v}");
+    assert!(err("unknown_set").contains("no.such.variable"), "{v}");
+    assert!(err("wrong_size").contains("size 3"), "{v}");
+}
+
+/// Kill the master, start a new one on the same port: the driver registers everything again, and a rospy
+/// client of the new master drives the robot and receives odometry.
+#[test]
+fn ros1_driver_survives_a_master_restart() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let mut master = rosmaster(port);
+    let mut drv = driver(port, &[]);
+    let before = rospy(port, &["odom", "20"], Duration::from_secs(30));
+    assert_eq!(before["odom"], true, "{before}");
+    master.signal(Signal::SIGKILL);
+    master.wait_exit(Duration::from_secs(10));
+    drop(master);
+    drv.wait_line(Duration::from_secs(20), |l| l.contains("master lost"));
+    let _master = rosmaster(port);
+    drv.wait_line(Duration::from_secs(20), |l| l.contains("registering again"));
+    let d = rospy(port, &["drive", "20"], Duration::from_secs(40));
+    assert_driven(&d);
+}
+
+/// Parameters from the parameter server under ROS 1 names (asebaros' `~nodes/thymio/prefix`, `~sim/robots`,
+/// ROS-Thymio's driver node's `axis_length`: the wheel links' TF), and two robots told apart by namespace: each
+/// has its own `cmd_vel`, `odom` and frames, and none the unprefixed names.
+#[test]
+fn ros1_parameters_and_two_robots_by_namespace() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let set = rospy(
+        port,
+        &[
+            "params",
+            "/asebaros/nodes/thymio/prefix='thymio_'",
+            "/asebaros/nodes/thymio/maximal_number=0",
+            "/asebaros/sim/robots=2",
+            "/thymio_driver/axis_length=0.1",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(set["set"], 4, "{set}");
+    let _drv = driver(port, &[]);
+    let g = rospy_until(port, &["graph"], Duration::from_secs(30), |v| {
+        let p = names(v, "publishes");
+        p.contains(&"/thymio_1/odom".to_owned()) && p.contains(&"/thymio_2/odom".to_owned())
+    });
+    let publishes = names(&g, "publishes");
+    for t in [
+        "/thymio_1/odom",
+        "/thymio_2/odom",
+        "/thymio_1/aseba/description",
+    ] {
+        assert!(publishes.iter().any(|p| p == t), "{t} not published: {g}");
+    }
+    assert!(
+        !publishes.iter().any(|p| p == "/odom"),
+        "an unprefixed robot: {g}"
+    );
+    let subscribes = names(&g, "subscribes");
+    for t in ["/thymio_1/cmd_vel", "/thymio_2/cmd_vel"] {
+        assert!(subscribes.iter().any(|s| s == t), "{t} not subscribed: {g}");
+    }
+    let d = rospy(port, &["drive", "20", "thymio_2"], Duration::from_secs(40));
+    assert_driven(&d);
+    assert_eq!(d["odom_frame"], "thymio_2/odom", "{d}");
+    let y = d["left_wheel_y"].as_f64().unwrap_or(0.0);
+    assert!(
+        (y - 0.05).abs() < 1e-9,
+        "axis_length 0.1 from /thymio_driver not applied: {d}"
+    );
+    let other = rospy(port, &["odom", "10"], Duration::from_secs(20));
+    assert_eq!(
+        other["odom"], false,
+        "no robot has the unprefixed odom: {other}"
+    );
+}

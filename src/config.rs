@@ -31,7 +31,7 @@ pub struct RtParams {
     /// at once). The default, 10 000 (100 Hz), is a tenth of the finest of them (the 100 ms
     /// speed refresh).
     pub period_us: u64,
-    /// CPU to pin the thread to (-1: the last CPU).
+    /// CPU to pin the thread to (-1: the last CPU the process may run on).
     pub cpu: i32,
     /// SCHED_FIFO priority (1–99; 0 keeps SCHED_OTHER).
     pub priority: u8,

@@ -123,9 +123,7 @@ impl std::fmt::Debug for Runtime {
 pub fn rt_config(config: &Config) -> RtConfig {
     let cpu = match config.rt.cpu {
         c if c >= 0 => Some(c as usize),
-        _ => std::thread::available_parallelism()
-            .ok()
-            .map(|n| n.get() - 1),
+        _ => rt::sched::default_rt_cpu(),
     };
     // Warm-up (page faults before it do not count) lasts about a second whatever the period.
     let warmup_cycles = 1_000_000u64

@@ -64,11 +64,35 @@ fn status(r: Result<(), Errno>) -> SetupStatus {
     }
 }
 
-/// Pins the calling thread to `cpu`.
+/// The CPUs this process may run on (its affinity mask: `taskset`, cpusets), ascending.
+pub fn allowed_cpus() -> Vec<usize> {
+    let mut ids: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// The CPU the RT thread takes when none is configured: the last allowed one (CPU 0 takes most
+/// interrupts and housekeeping; under `taskset -c 4,5` it is 5, not "the count minus one").
+pub fn default_rt_cpu() -> Option<usize> {
+    allowed_cpus().last().copied()
+}
+
+/// Pins the calling thread to `cpu` (EINVAL: no such CPU, or outside the process's cpuset).
 pub fn pin_current_thread(cpu: usize) -> Result<(), Errno> {
-    let mut set = nix::sched::CpuSet::new();
-    set.set(cpu)?;
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+    // core_affinity writes the bit into a fixed-size cpu_set_t: an index beyond it would panic.
+    if cpu >= nix::libc::CPU_SETSIZE as usize {
+        return Err(Errno::EINVAL);
+    }
+    if core_affinity::set_for_current(core_affinity::CoreId { id: cpu }) {
+        Ok(())
+    } else {
+        // sched_setaffinity's errno, read right after the call that set it.
+        Err(Errno::last())
+    }
 }
 
 /// Switches the calling thread to SCHED_FIFO at `priority`.
@@ -230,18 +254,51 @@ mod tests {
         }
     }
 
+    /// The affinity mask as the kernel reports it (nix, independent of core_affinity).
+    fn mask() -> Vec<usize> {
+        let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+        (0..nix::sched::CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_default_cpu_is_the_last_allowed_one() {
+        let allowed = std::thread::spawn(|| (mask(), allowed_cpus(), default_rt_cpu()))
+            .join()
+            .unwrap();
+        assert_eq!(allowed.1, allowed.0);
+        assert_eq!(allowed.2, allowed.0.last().copied());
+    }
+
+    #[test]
+    fn the_default_cpu_follows_a_restricted_mask() {
+        // Confined to one CPU N (as `taskset -c N` does), the default is N; "available CPUs
+        // minus one" gave 0, not an allowed CPU whenever N > 0 (here: the last CPU of several).
+        let last = *mask().last().unwrap();
+        let got = std::thread::spawn(move || {
+            pin_current_thread(last).unwrap();
+            default_rt_cpu()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(got, Some(last));
+    }
+
+    #[test]
+    fn pinning_beyond_the_cpu_set_is_refused_not_a_panic() {
+        let r = std::thread::spawn(|| pin_current_thread(usize::MAX))
+            .join()
+            .unwrap();
+        assert_eq!(r, Err(Errno::EINVAL));
+    }
+
     #[test]
     fn pinning_to_an_allowed_cpu_sticks() {
-        let cpu = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
-            .map(|set| (0..nix::sched::CpuSet::count()).find(|&c| set.is_set(c).unwrap_or(false)))
-            .unwrap()
-            .unwrap();
+        let cpu = mask()[0];
         let ok = std::thread::spawn(move || {
             pin_current_thread(cpu).unwrap();
-            let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
-            (0..nix::sched::CpuSet::count())
-                .filter(|&c| set.is_set(c).unwrap())
-                .collect::<Vec<_>>()
+            mask()
         })
         .join()
         .unwrap();

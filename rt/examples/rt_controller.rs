@@ -10,7 +10,7 @@ use msgs::handoff::{
     ControllerInit, DeclareError, NrtEndpoint, OwnerId, ParamId, Pose2, RobotId, RosValue,
     RtParams, RtTopicPublisher, Twist2, WheelCommand,
 };
-use rt::rosrt::{Controller, Registry, RobotView};
+use rt::rosrt::{Controller, Registry, RobotView, SHIPPED};
 
 /// Drives `distance` metres straight ahead from where it started owning the wheels.
 struct DriveDistance {
@@ -84,7 +84,7 @@ fn main() {
     // front end (`NrtControl`, as `Runtime::take_control` hands them over).
     let (mut rt_controllers, mut nrt) = registry.instantiate(1).expect("valid declarations");
     let owner = nrt.names.id("drive_distance").expect("registered");
-    assert_eq!(owner, OwnerId::controller(2));
+    assert_eq!(owner, OwnerId::controller(SHIPPED.len() as u8));
     let ports = nrt
         .ports
         .iter_mut()
@@ -113,4 +113,14 @@ fn main() {
             println!("remaining {m:.2} m");
         }
     });
+}
+
+/// `cargo test` runs the example (`test = true` in rt/Cargo.toml), so that it keeps up with the API
+/// it shows.
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_example_runs() {
+        super::main();
+    }
 }

@@ -31,8 +31,11 @@ const SET_SPEED: u16 = 1;
 const ODOMETRY: u16 = 2;
 /// How long the flood is measured.
 const WINDOW: Duration = Duration::from_secs(3);
-/// The RT thread's share of a core must stay below this during the flood.
-const CPU_BOUND: f64 = 0.5;
+/// The RT thread's share of a core must stay below this during the flood: ~30 % on an idle
+/// machine, 99 % with the read budget and wake bound lifted (the bug this test is for); 55 % was
+/// seen once with a compiler busy on both cores (each byte costs more with the caches shared),
+/// so the bound sits between that and a spinning core.
+const CPU_BOUND: f64 = 0.75;
 /// Bytes a link may read per period.
 const READ_BUDGET: usize = 4096;
 

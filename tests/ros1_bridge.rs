@@ -124,6 +124,10 @@ fn ros1_variables_through_rospy_service_proxies() {
     assert!(err("unknown_get").contains("no.such.variable"), "{v}");
     assert!(err("unknown_set").contains("no.such.variable"), "{v}");
     assert!(err("wrong_size").contains("size 3"), "{v}");
+    // the reason only: no backtrace of the driver's (it runs with RUST_BACKTRACE=1)
+    for k in ["unknown_get", "unknown_set", "wrong_size"] {
+        assert!(!err(k).contains("acktrace"), "{k}: {v}");
+    }
 }
 
 /// Kill the master, start a new one on the same port: the driver registers everything again, and a rospy
@@ -203,5 +207,94 @@ fn ros1_parameters_and_two_robots_by_namespace() {
     assert_eq!(
         other["odom"], false,
         "no robot has the unprefixed odom: {other}"
+    );
+}
+
+/// The rest of ROS-Thymio's ROS 1 interface through rospy: LEDs (thymio_msgs/Led, a body ColorRGBA), `comm/tx`
+/// and an anonymous event ROS → Aseba reach the robot (its variables read back); a Led of no group is refused
+/// with the reason in the driver's log; `imu` and `temperature` come from the robot's events; the latched
+/// `robot_description`, `obstacle_stop` and `/tf_static` reach a late subscriber.
+#[test]
+fn ros1_thymio_actuators_sensors_and_model() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let mut drv = driver(port, &[]);
+    let v = rospy(port, &["thymio", "40"], Duration::from_secs(60));
+    assert_eq!(v["leds_top"], serde_json::json!([32, 0, 16]), "{v}");
+    assert_eq!(
+        v["leds_circle"],
+        serde_json::json!([32, 16, 0, 0, 0, 0, 0, 32]),
+        "{v}"
+    );
+    assert_eq!(v["comm_tx"], serde_json::json!([321]), "{v}");
+    assert_eq!(
+        v["leds_top_anonymous"],
+        serde_json::json!([0, 32, 0]),
+        "anonymous event not forwarded: {v}"
+    );
+    let az = v["imu_az"].as_f64().unwrap_or(0.0);
+    assert!((az - 9.81).abs() < 1.5, "imu: {v}");
+    assert_eq!(v["imu_frame"], "base_link", "{v}");
+    let t = v["temperature"].as_f64().unwrap_or(-300.0);
+    assert!((0.0..60.0).contains(&t), "temperature: {v}");
+    assert!(
+        v["description"].as_str().unwrap_or("").contains("<robot"),
+        "robot_description: {v}"
+    );
+    assert_eq!(v["obstacle_stop"], false, "{v}");
+    let frames = names(&v, "tf_static");
+    for f in ["proximity_center_link", "ground_left_link", "laser_link"] {
+        assert!(frames.iter().any(|x| x == f), "{f} not in /tf_static: {v}");
+    }
+    drv.wait_line(Duration::from_secs(10), |l| {
+        l.contains("led: command refused") && l.contains("unknown LED group 9")
+    });
+}
+
+/// `aseba/load_script` through a rospy service proxy: the script is compiled with the request's constant and
+/// loaded, its events get topics, and an anonymous event from ROS reaches it (ping → pong with GAIN 3); a file
+/// that does not exist and one that does not compile are service errors with the reason.
+#[test]
+fn ros1_load_script_and_anonymous_events() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("echo.aesl");
+    std::fs::write(
+        &script,
+        "<!DOCTYPE aesl-source>\n<network>\n<event size=\"1\" name=\"ping\"/>\n<event size=\"2\" name=\"pong\"/>\n\
+         <constant value=\"2\" name=\"GAIN\"/>\n<node nodeId=\"1\" name=\"thymio-II\">var n = 0\n\
+         onevent ping\nn++\nemit pong [event.args[0] * GAIN, n]</node>\n</network>\n",
+    )
+    .unwrap();
+    let broken = dir.path().join("broken.aesl");
+    std::fs::write(
+        &broken,
+        "<!DOCTYPE aesl-source>\n<network>\n<node nodeId=\"1\" name=\"thymio-II\">var a\nb = 1</node>\n</network>\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let _master = rosmaster(port);
+    let _drv = driver(port, &[]);
+    let v = rospy(
+        port,
+        &[
+            "load_script",
+            script.to_str().unwrap(),
+            broken.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(v["loaded"], Value::Null, "{v}");
+    assert_eq!(v["pong"][0], 21, "ping 7 × GAIN 3: {v}");
+    let err = |k: &str| v[k].as_str().unwrap_or("").to_owned();
+    assert!(err("missing").contains("echo.aesl.missing"), "{v}");
+    assert!(
+        err("broken").contains("2:1") && err("broken").contains("not a defined variable"),
+        "{v}"
     );
 }

@@ -59,8 +59,8 @@ pub fn driver_command(port: u16) -> Command {
         .env("ROS_IP", "127.0.0.1")
         .env_remove("ROS_HOSTNAME")
         .env_remove("ROS_NAMESPACE")
-        // roslibrust formats service errors with their Debug form: no backtrace in them
-        .env_remove("RUST_BACKTRACE")
+        // as in a Rust developer's shell: service errors (roslibrust sends their Debug form) must not carry it
+        .env("RUST_BACKTRACE", "1")
         .env_remove("RUST_LIB_BACKTRACE");
     c
 }

@@ -14,6 +14,12 @@ Scenarios:
   odom SECONDS        one odom message within SECONDS
   vars                get/set_variable through service proxies, and bad requests
   latency N           N cmd_vel -> odometry round trips (µs), for the benchmark
+  thymio SECONDS      the rest of ROS-Thymio's interface: LEDs (Led, body ColorRGBA), comm/tx and an anonymous
+                      event ROS -> Aseba seen in the robot's variables; a refused Led; imu, temperature, the latched
+                      robot_description, obstacle_stop and /tf_static received
+  load_script FILE BROKEN
+                      aseba/load_script of FILE (constant GAIN=3, events ping/pong), an anonymous ping answered
+                      on /aseba/events/pong; a missing file and BROKEN are service errors
 """
 import json
 import os
@@ -25,28 +31,38 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MSG_DIR = os.path.join(ROOT, "nrt", "ros1", "msg")
 
 
-def asebaros_msgs():
-    """Generates and imports the asebaros_msgs classes."""
+def generated(package):
+    """Generates (genpy) and imports the Python classes of a package of nrt/ros1/msg."""
     from genpy.generator import MsgGenerator, SrvGenerator
     from genpy import generate_initpy
+    import importlib
 
-    out = tempfile.mkdtemp(prefix="asebaros_msgs_py_")
-    pkg = os.path.join(out, "asebaros_msgs")
-    search = {"asebaros_msgs": [os.path.join(MSG_DIR, "asebaros_msgs", "msg")],
+    out = tempfile.mkdtemp(prefix=package + "_py_")
+    pkg = os.path.join(out, package)
+    search = {package: [os.path.join(MSG_DIR, package, "msg")],
               "std_msgs": [os.path.join(MSG_DIR, "std_msgs", "msg")]}
     for kind, gen in (("msg", MsgGenerator()), ("srv", SrvGenerator())):
-        src = os.path.join(MSG_DIR, "asebaros_msgs", kind)
+        src = os.path.join(MSG_DIR, package, kind)
+        if not os.path.isdir(src):
+            continue
         files = sorted(os.path.join(src, f) for f in os.listdir(src))
         dst = os.path.join(pkg, kind)
-        if gen.generate_messages("asebaros_msgs", files, dst, search) != 0:
+        if gen.generate_messages(package, files, dst, search) != 0:
             raise RuntimeError("genpy failed on " + src)
         generate_initpy.write_modules(dst)
     with open(os.path.join(pkg, "__init__.py"), "w"):
         pass
     sys.path.insert(0, out)
-    import asebaros_msgs.msg
-    import asebaros_msgs.srv
-    return asebaros_msgs
+    module = importlib.import_module(package)
+    for kind in ("msg", "srv"):
+        if os.path.isdir(os.path.join(pkg, kind)):
+            importlib.import_module(package + "." + kind)
+    return module
+
+
+def asebaros_msgs():
+    """The asebaros_msgs classes."""
+    return generated("asebaros_msgs")
 
 
 def done(result):
@@ -204,6 +220,98 @@ def latency(n):
     done({"samples_us": samples})
 
 
+def thymio(seconds):
+    am = asebaros_msgs()
+    tm = generated("thymio_msgs")
+    import rospy
+    from std_msgs.msg import Bool, ColorRGBA, Int16, String
+    from sensor_msgs.msg import Imu, Temperature
+    from tf2_msgs.msg import TFMessage
+
+    rospy.init_node("rospy_peer", anonymous=True, disable_signals=True)
+    got = {}
+
+    def keep(name):
+        return lambda m: got.setdefault(name, m)
+
+    for topic, ty in (("/imu", Imu), ("/temperature", Temperature), ("/robot_description", String),
+                      ("/obstacle_stop", Bool), ("/tf_static", TFMessage)):
+        rospy.Subscriber(topic, ty, keep(topic), queue_size=10)
+    top = rospy.Publisher("/led/body/top", ColorRGBA, queue_size=1)
+    led = rospy.Publisher("/led", tm.msg.Led, queue_size=6)
+    comm = rospy.Publisher("/comm/tx", Int16, queue_size=1)
+    anonymous = rospy.Publisher("/aseba/anonymous_events", am.msg.AnonymousEvent, queue_size=10)
+    rospy.wait_for_service("/aseba/get_variable", timeout=10)
+    get = rospy.ServiceProxy("/aseba/get_variable", am.srv.GetVariable)
+    describe = rospy.ServiceProxy("/aseba/get_description", am.srv.GetDescription)
+    deadline = time.time() + seconds
+
+    def until(variable, want, publish):
+        """Publishes until the robot's variable reads `want` (the robot applies events in its main loop)."""
+        value = None
+        while time.time() < deadline:
+            publish()
+            value = list(get(variable).data)
+            if value == want:
+                break
+            time.sleep(0.1)
+        return value
+
+    out = {}
+    out["leds_top"] = until("leds.top", [32, 0, 16], lambda: top.publish(ColorRGBA(1.0, 0.0, 0.5, 1.0)))
+    out["leds_circle"] = until("leds.circle", [32, 16, 0, 0, 0, 0, 0, 32],
+                               lambda: led.publish(tm.msg.Led(id=0, values=[1, 0.5, 0, 0, 0, 0, 0, 1])))
+    out["comm_tx"] = until("prox.comm.tx", [321], lambda: comm.publish(Int16(321)))
+    led.publish(tm.msg.Led(id=9, values=[1.0]))  # no such group: refused by the driver, which says so
+    events = list(describe().description.events)
+    set_led_top = events.index("set_led_top")
+    out["leds_top_anonymous"] = until(
+        "leds.top", [0, 32, 0],
+        lambda: anonymous.publish(am.msg.AnonymousEvent(source=0, type=set_led_top, data=[0, 32, 0])))
+    while time.time() < deadline and len(got) < 5:
+        time.sleep(0.05)
+    imu, temp = got.get("/imu"), got.get("/temperature")
+    desc, stop, static = got.get("/robot_description"), got.get("/obstacle_stop"), got.get("/tf_static")
+    out.update({
+        "imu_az": imu.linear_acceleration.z if imu else None,
+        "imu_frame": imu.header.frame_id if imu else None,
+        "temperature": temp.temperature if temp else None,
+        "description": desc.data[:200] if desc else None,
+        "obstacle_stop": stop.data if stop else None,
+        "tf_static": sorted(t.child_frame_id for t in static.transforms) if static else None,
+    })
+    done(out)
+
+
+def load_script(path, broken):
+    am = asebaros_msgs()
+    import rospy
+
+    rospy.init_node("rospy_peer", anonymous=True, disable_signals=True)
+    rospy.wait_for_service("/aseba/load_script", timeout=10)
+    load = rospy.ServiceProxy("/aseba/load_script", am.srv.LoadScript)
+
+    def error_of(call):
+        try:
+            call()
+            return None
+        except rospy.ServiceException as e:
+            return str(e)
+
+    out = {"loaded": error_of(lambda: load(file_name=path, constants=[am.msg.Constant("GAIN", 3)]))}
+    pongs = []
+    rospy.Subscriber("/aseba/events/pong", am.msg.Event, pongs.append, queue_size=10)
+    anonymous = rospy.Publisher("/aseba/anonymous_events", am.msg.AnonymousEvent, queue_size=10)
+    deadline = time.time() + 30
+    while time.time() < deadline and not pongs:
+        anonymous.publish(am.msg.AnonymousEvent(source=0, type=0, data=[7]))  # ping is event 0
+        time.sleep(0.2)
+    out["pong"] = list(pongs[0].data) if pongs else None
+    out["missing"] = error_of(lambda: load(file_name=path + ".missing"))
+    out["broken"] = error_of(lambda: load(file_name=broken))
+    done(out)
+
+
 if __name__ == "__main__":
     scenario, args = sys.argv[1], sys.argv[2:]
     if scenario == "graph":
@@ -218,5 +326,9 @@ if __name__ == "__main__":
         vars_()
     elif scenario == "latency":
         latency(int(args[0]))
+    elif scenario == "thymio":
+        thymio(float(args[0]))
+    elif scenario == "load_script":
+        load_script(args[0], args[1])
     else:
         sys.exit("unknown scenario " + scenario)

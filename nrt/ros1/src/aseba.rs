@@ -1,21 +1,23 @@
 //! asebaros' ROS 1 interface (ros-aseba-interface.md §2.3, §2.6), driven by the engine from the NRT loop:
 //!
 //! - `aseba/nodes` (NodeList, latched as asebaros' ROS 1 publisher), republished when it changes;
-//!   `aseba/get_nodes`; `aseba/anonymous_events` (Aseba → ROS).
+//!   `aseba/get_nodes`; `aseba/load_script` (compiled by our compiler); `aseba/anonymous_events` both ways
+//!   (ROS → Aseba only when `source == 0`).
 //! - For each bridged node, under its namespace `<ns>`: `<ns>/aseba/description` (latched, republished after each
 //!   script load), `get_description`, `get_variable`, `set_variable`, and one publisher and one subscription
 //!   `<ns>/aseba/events/<name>` per global event of the loaded script (ROS → Aseba only when `source == 0`).
 //!
 //! Unlike ROS 2, a ROS 1 service can fail: a bad request (unknown node or variable, wrong size, no answer from
 //! the node in time) is answered with an error that the caller sees (rospy raises `ServiceException` with our
-//! message). Not served here (yet): `aseba/load_script` and anonymous events ROS → Aseba.
+//! message), and so is a `load_script` that cannot read, compile or load its file.
 
 use super::conv;
 use super::graph::{global, Graph, Inbox, Task};
 use super::ros1_msgs::asebaros_msgs as am;
+use super::thymio_inputs::RobotCommand;
 use super::Ros1Error;
 use msgs::handoff::NodeId;
-use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_engine::engine::{read_script_file, Engine, EngineEvent, ScriptFileError, ScriptSource};
 use nrt_engine::network::{NetworkEvent, RequestId};
 use roslibrust::ros1::{Publisher, ServiceServer};
 use std::collections::{BTreeMap, BTreeSet};
@@ -64,6 +66,32 @@ pub enum Call {
         data: Vec<i16>,
         /// Where the answer goes.
         reply: SyncSender<Result<(), String>>,
+    },
+    /// `aseba/load_script`, its file read by the service callback.
+    LoadScript {
+        /// The request.
+        request: am::LoadScriptRequest,
+        /// The file's text, or why it could not be read.
+        text: Result<String, ScriptFileError>,
+        /// Where the answer goes.
+        reply: SyncSender<Result<(), String>>,
+    },
+    /// An event published on `aseba/anonymous_events` by someone else (source 0).
+    Anonymous {
+        /// Event id (its rank in the script).
+        event: u16,
+        /// Payload.
+        data: Vec<i16>,
+    },
+    /// A message on an actuator topic of a driven robot (served by the Thymio interface,
+    /// [`super::thymio::ThymioInterface::serve_command`]).
+    Robot {
+        /// The robot's node.
+        node: NodeId,
+        /// The topic's leaf.
+        topic: &'static str,
+        /// What it asks.
+        command: RobotCommand,
     },
     /// An event published on `<ns>/aseba/events/<name>` by someone else (source 0).
     Event {
@@ -120,7 +148,10 @@ pub struct AsebaInterface {
     base: String,
     nodes: Publisher<am::NodeList>,
     anonymous: Publisher<am::AnonymousEvent>,
+    /// `aseba/anonymous_events` ROS → Aseba.
+    _anonymous_in: Task,
     _get_nodes: ServiceServer,
+    _load_script: ServiceServer,
     per_node: BTreeMap<NodeId, NodeInterface>,
     /// Nodes whose interface is being registered.
     building: BTreeSet<NodeId>,
@@ -144,15 +175,51 @@ impl AsebaInterface {
                 Ok(am::GetNodeListResponse { nodes: nodes.nodes })
             },
         )?;
+        let (i, bell) = (inbox.clone(), graph.bell.clone());
+        let load_script = graph.serve::<am::LoadScript>(
+            &global(&[base, "aseba/load_script"]),
+            move |request: am::LoadScriptRequest| {
+                // on tokio's blocking pool: the file is read here, not in the NRT loop
+                let text = read_script_file(&request.file_name);
+                ask(&i, &bell, |reply| Call::LoadScript {
+                    request,
+                    text,
+                    reply,
+                })?
+                .map_err(anyhow::Error::msg)?;
+                Ok(am::LoadScriptResponse {})
+            },
+        )?;
+        let anonymous_topic = global(&[base, "aseba/anonymous_events"]);
+        let anonymous = graph.advertise(&anonymous_topic, EVENT_DEPTH, false)?;
+        let mut sub = graph.subscribe::<am::AnonymousEvent>(&anonymous_topic, EVENT_DEPTH)?;
+        let (i, bell) = (inbox.clone(), graph.bell.clone());
+        let anonymous_in = graph.spawn(async move {
+            while let Some(m) = sub.next().await {
+                match m {
+                    // our own publications carry the node id: not echoed back
+                    Ok(ev) if ev.source == 0 => {
+                        let call = Call::Anonymous {
+                            event: ev.r#type,
+                            data: ev.data,
+                        };
+                        if i.send(call).is_err() {
+                            return;
+                        }
+                        bell.ring();
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("ROS 1: aseba/anonymous_events: {e}"),
+                }
+            }
+        });
         let (built_tx, built) = channel();
         Ok(AsebaInterface {
             nodes: graph.advertise(&global(&[base, "aseba/nodes"]), 1, true)?,
-            anonymous: graph.advertise(
-                &global(&[base, "aseba/anonymous_events"]),
-                EVENT_DEPTH,
-                false,
-            )?,
+            anonymous,
+            _anonymous_in: anonymous_in,
             _get_nodes: get_nodes,
+            _load_script: load_script,
             graph: graph.clone(),
             inbox,
             base: base.to_owned(),
@@ -208,6 +275,24 @@ impl AsebaInterface {
                     tracing::error!("ROS 1: event {name} to node {node}: {e}");
                 }
             }
+            Call::Anonymous { event, data } => {
+                if let Err(e) = engine.emit_anonymous(event, &data) {
+                    tracing::error!("ROS 1: anonymous event {event}: {e}");
+                }
+            }
+            Call::LoadScript {
+                request,
+                text,
+                reply,
+            } => {
+                let r = load_script(engine, &request, text);
+                if let Err(e) = &r {
+                    tracing::error!("ROS 1: {e}");
+                }
+                let _ = reply.try_send(r);
+            }
+            // the bridge hands these to the Thymio interface
+            Call::Robot { .. } => {}
         }
     }
 
@@ -390,6 +475,37 @@ impl AsebaInterface {
         if let Err(e) = result {
             tracing::warn!("ROS 1: cannot publish event {id} of node {source}: {e}");
         }
+    }
+}
+
+/// Serves `aseba/load_script`: compiles the file's text with the request's constants and loads it on the nodes
+/// it names (every node when none), as asebaros does; an error says what failed.
+fn load_script(
+    engine: &mut Engine,
+    req: &am::LoadScriptRequest,
+    text: Result<String, ScriptFileError>,
+) -> Result<(), String> {
+    let file = &req.file_name;
+    let constants: BTreeMap<String, i16> = req
+        .constants
+        .iter()
+        .map(|c| (c.name.clone(), c.value))
+        .collect();
+    let source =
+        ScriptSource::from_read(file, text, &constants).map_err(|e| format!("load_script: {e}"))?;
+    let nodes: Vec<NodeId> = req.node_ids.iter().copied().map(NodeId).collect();
+    match engine.load_script(source, &nodes, req.set_as_default) {
+        Ok(loaded) if loaded.is_empty() => Err(format!(
+            "load_script: {file} has code for none of the nodes"
+        )),
+        Ok(loaded) => {
+            tracing::info!(
+                "ROS 1: load_script: {file} loaded on nodes {:?}",
+                loaded.iter().map(|n| n.0).collect::<Vec<_>>()
+            );
+            Ok(())
+        }
+        Err(e) => Err(format!("load_script {file}: {e}")),
     }
 }
 

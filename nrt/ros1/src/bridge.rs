@@ -65,8 +65,8 @@ impl Ros1Node {
         self.graph.set_bell(engine.doorbell());
         let (inbox, calls) = channel();
         let base = self.options.namespace.clone();
-        let aseba = AsebaInterface::new(&self.graph, &base, inbox)?;
-        let thymio = ThymioInterface::new(&self.graph, &base)?;
+        let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
+        let thymio = ThymioInterface::new(&self.graph, &base, inbox)?;
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
             .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
@@ -104,8 +104,16 @@ impl Ros1Bridge {
         self.aseba.poll_built(engine);
         self.thymio.poll_built(engine);
         while let Ok(call) = self.calls.try_recv() {
-            self.aseba.serve(engine, call);
+            match call {
+                Call::Robot {
+                    node,
+                    topic,
+                    command,
+                } => self.thymio.serve_command(engine, node, topic, command),
+                call => self.aseba.serve(engine, call),
+            }
         }
+        self.thymio.tick(engine, Instant::now());
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).

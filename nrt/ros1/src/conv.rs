@@ -264,6 +264,72 @@ pub fn laser(raw: &[i16; 7], cal: &Calibration, stamp: Time, frame: String) -> s
     }
 }
 
+/// The static transforms of the sensor and body frames (`/tf_static`), as the ROS 2 front end publishes them.
+pub fn static_transforms(stamp: Time, f: &Frames) -> Vec<gm::TransformStamped> {
+    model::FIXED_FRAMES
+        .iter()
+        .map(|fr| {
+            let q = model::quaternion(fr.rpy);
+            gm::TransformStamped {
+                header: header(stamp.clone(), f.link(fr.parent)),
+                child_frame_id: f.link(fr.name),
+                transform: gm::Transform {
+                    translation: vector(fr.xyz[0], fr.xyz[1], fr.xyz[2]),
+                    rotation: gm::Quaternion {
+                        x: q[0],
+                        y: q[1],
+                        z: q[2],
+                        w: q[3],
+                    },
+                },
+            }
+        })
+        .collect()
+}
+
+/// `imu`: linear acceleration only (orientation and angular velocity unknown: covariance −1).
+pub fn imu(acc: [i16; 3], stamp: Time, frame: String) -> sm::Imu {
+    let a = sensors::imu_acceleration(acc);
+    let mut unknown = [0.0; 9];
+    unknown[0] = -1.0;
+    let mut acc_cov = [0.0; 9];
+    for i in [0, 4, 8] {
+        acc_cov[i] = 0.07;
+    }
+    sm::Imu {
+        header: header(stamp, frame),
+        orientation: gm::Quaternion {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            w: 1.0,
+        },
+        orientation_covariance: unknown,
+        angular_velocity: vector(0.0, 0.0, 0.0),
+        angular_velocity_covariance: unknown,
+        linear_acceleration: vector(a[0], a[1], a[2]),
+        linear_acceleration_covariance: acc_cov,
+    }
+}
+
+/// `temperature`.
+pub fn temperature(raw: i16, stamp: Time, frame: String) -> sm::Temperature {
+    sm::Temperature {
+        header: header(stamp, frame),
+        temperature: sensors::temperature_celsius(raw),
+        variance: 0.01,
+    }
+}
+
+/// `buttons` (Joy).
+pub fn joy(values: [i16; 5], stamp: Time) -> sm::Joy {
+    sm::Joy {
+        header: header(stamp, String::new()),
+        axes: vec![],
+        buttons: sensors::joy_buttons(values).to_vec(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,8 @@ pub mod nodelay;
 pub mod odom_pub;
 pub mod params;
 pub mod thymio;
+pub mod thymio_inputs;
+pub mod thymio_outputs;
 pub mod watch;
 
 pub use bridge::{Ros1Bridge, Ros1Node};

@@ -1,40 +1,35 @@
 //! ROS-Thymio's ROS 1 interface of each robot the RT thread drives, in the robot node's namespace: `cmd_vel`
 //! (geometry_msgs/Twist) straight to the RT set-point from the socket task that received it; `odom`, `/tf` and
-//! `joint_states` from the odometry publisher thread ([`super::odom_pub`]); `proximity/<name>` (Range, REP-117)
-//! and `proximity/laser` (LaserScan) from the RT thread's proximity samples; `ground/{left,right}` (Range) from
-//! the script's ground events; the `is_ready` service (std_srvs/Empty).
-//!
-//! Not served on ROS 1 (yet): LEDs, sounds, IMU, buttons, temperature, remote, prox-comm, `robot_description`,
-//! `/tf_static`, `obstacle_stop`.
+//! `joint_states` from the odometry publisher thread ([`super::odom_pub`]); the sensor and state topics
+//! ([`super::thymio_outputs`]: proximity and laser from the RT thread's samples, the rest from the script's
+//! events; latched `robot_description` and `obstacle_stop`); the actuator topics ([`super::thymio_inputs`]:
+//! LEDs, gestures, sounds, alarm, proximity communication, shutdown); the `is_ready` service (std_srvs/Empty);
+//! the robots' sensor frames on the latched `/tf_static`.
 
 use super::conv::{self, Frames};
-use super::graph::{global, Graph, Task};
+use super::graph::{global, Graph, Inbox, Task};
 use super::odom_pub::{OdomRobot, OdomTargets};
-use super::ros1_msgs::{geometry_msgs::Twist, sensor_msgs as sm, std_srvs};
+use super::ros1_msgs::{geometry_msgs as gm, geometry_msgs::Twist, std_srvs, tf2_msgs};
+use super::thymio_inputs::{self, Inputs, RobotCommand, INPUT_NAMES};
+use super::thymio_outputs::Outputs;
 use super::Ros1Error;
 use msgs::handoff::NrtLiveParams;
 use msgs::handoff::{monotonic_ns, NodeId, ProximitySample, RobotId, Twist2};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
+use nrt_engine::thymio::actuators::{self, ScriptEvent};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::model;
-use nrt_engine::thymio::sensors::{self, GROUND_RANGE_MAX, GROUND_RANGE_MIN, SENSOR_FOV};
-use nrt_engine::thymio::{GROUND_NAMES, PROXIMITY_NAMES};
 use roslibrust::ros1::{Publisher, ServiceServer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::time::{Duration, Instant};
 
-/// A robot's names besides the proximity and ground sensors.
-const ROBOT_NAMES: [&str; 5] = [
-    "cmd_vel",
-    "odom",
-    "joint_states",
-    "proximity/laser",
-    "is_ready",
-];
+/// A robot's names besides its sensor and actuator topics.
+const ROBOT_NAMES: [&str; 4] = ["cmd_vel", "odom", "joint_states", "is_ready"];
 
-/// Depth of the `cmd_vel` subscription and of the sensor topics (ROS-Thymio's rospy queue sizes are 1).
+/// Depth of the `cmd_vel` subscription (ROS-Thymio's rospy queue sizes are 1).
 const DEPTH: usize = 1;
 /// Queue of `odom` and `joint_states` toward each subscriber's socket: roslibrust drops what does not fit (a
 /// queue of 1 lost about half the samples when the robot's odometry events came in bursts over TCP).
@@ -50,6 +45,10 @@ struct RobotPlan {
     calibration: Option<Calibration>,
     max_rate: f64,
     live: NrtLiveParams,
+    /// The URDF to latch on `robot_description` (`publish_model`).
+    urdf: Option<String>,
+    /// Where the actuator topics hand their commands.
+    inbox: Inbox,
 }
 
 /// A robot's interface made by the registrar thread.
@@ -91,15 +90,8 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
     });
     let is_ready =
         g.serve::<std_srvs::Empty>(&t("is_ready"), |_| Ok(std_srvs::EmptyResponse {}))?;
-    let proximity = PROXIMITY_NAMES
-        .iter()
-        .map(|n| g.advertise(&t(&format!("proximity/{n}")), DEPTH, false))
-        .collect::<Result<_, _>>()?;
-    let ground = GROUND_NAMES
-        .iter()
-        .map(|n| g.advertise(&t(&format!("ground/{n}")), DEPTH, false))
-        .collect::<Result<_, _>>()?;
-    let laser = g.advertise(&t("proximity/laser"), DEPTH, false)?;
+    let out = Outputs::advertise(g, &t, p.urdf)?;
+    let inputs = thymio_inputs::subscribe(g, &t, id, &p.inbox)?;
     let odom = match p.calibration {
         Some(calibration) => Some(OdomRobot {
             node: id,
@@ -119,9 +111,8 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
             robot,
             namespace: p.namespace,
             frames: p.frames,
-            proximity,
-            laser,
-            ground,
+            out,
+            _inputs: inputs,
             _is_ready: is_ready,
             _cmd_vel: cmd_vel,
         },
@@ -135,9 +126,9 @@ struct Robot {
     /// Its namespace (its topics and services are under it).
     namespace: String,
     frames: Frames,
-    proximity: Vec<Publisher<sm::Range>>,
-    laser: Publisher<sm::LaserScan>,
-    ground: Vec<Publisher<sm::Range>>,
+    out: Outputs,
+    /// Its actuator subscriptions.
+    _inputs: Inputs,
     _is_ready: ServiceServer,
     /// Aborted on drop: no more set-points from ROS 1.
     _cmd_vel: Task,
@@ -153,14 +144,26 @@ pub struct ThymioInterface {
     building: BTreeSet<NodeId>,
     built: Receiver<Built>,
     built_tx: Sender<Built>,
+    /// Where the robots' actuator topics hand their commands.
+    inbox: Inbox,
+    /// Latched `/tf_static`: one message with every robot's sensor frames (the last message wins).
+    tf_static: Publisher<tf2_msgs::TFMessage>,
+    static_transforms: Vec<gm::TransformStamped>,
+    /// Robots whose alarm sounds, and when it sounds next.
+    alarms: BTreeMap<NodeId, Instant>,
 }
 
 impl ThymioInterface {
-    /// No robot yet; `/tf` is advertised now.
-    pub fn new(graph: &Graph, base: &str) -> Result<ThymioInterface, Ros1Error> {
+    /// No robot yet; `/tf` and `/tf_static` are advertised now; the actuator topics will hand their commands to
+    /// `inbox`.
+    pub fn new(graph: &Graph, base: &str, inbox: Inbox) -> Result<ThymioInterface, Ros1Error> {
         let (built_tx, built) = channel();
         Ok(ThymioInterface {
             odom: OdomTargets::new(graph.advertise("/tf", 100, false)?),
+            tf_static: graph.advertise("/tf_static", 1, true)?,
+            static_transforms: Vec::new(),
+            alarms: BTreeMap::new(),
+            inbox,
             graph: graph.clone(),
             base: base.to_owned(),
             robots: BTreeMap::new(),
@@ -184,10 +187,19 @@ impl ThymioInterface {
                 self.add_robot(engine, *node, *robot)
             }
             EngineEvent::RobotRemoved { node, .. } => {
-                // dropping its publishers, service and cmd_vel task unregisters them
+                // dropping its publishers, service and tasks unregisters them
                 if let Some(r) = self.robots.remove(node) {
                     self.odom.remove(r.robot);
+                    self.alarms.remove(node);
                     self.forget(&r.namespace);
+                    self.replace_static_frames(*node, &r.frames.prefix, Vec::new());
+                }
+            }
+            EngineEvent::ObstacleStop { node, engaged } => {
+                if let Some(r) = self.robots.get(node) {
+                    if let Err(e) = r.out.publish_obstacle_stop(&self.graph, *engaged) {
+                        tracing::warn!("ROS 1: node {node}: cannot publish obstacle_stop: {e}");
+                    }
                 }
             }
             EngineEvent::Proximity { node, sample } => {
@@ -223,15 +235,28 @@ impl ThymioInterface {
             &params.robot_frame,
             [&params.left_wheel_joint, &params.right_wheel_joint],
         );
+        let calibration = engine.robots().of_node(id).map(|s| s.calibration.clone());
+        let urdf = params.publish_model.then(|| {
+            let axis = calibration
+                .as_ref()
+                .map_or(params.axis_length, |c| c.axis_length);
+            model::urdf(
+                &frames.prefix,
+                axis,
+                [&params.left_wheel_joint, &params.right_wheel_joint],
+            )
+        });
         let plan = RobotPlan {
             id,
             robot,
             base: self.base.clone(),
             namespace,
             frames,
-            calibration: engine.robots().of_node(id).map(|s| s.calibration.clone()),
+            calibration,
             max_rate: params.odom_max_rate,
             live: engine.live_params(),
+            urdf,
+            inbox: self.inbox.clone(),
         };
         let tx = self.built_tx.clone();
         self.graph.submit(move |g| match robot_interface(g, plan) {
@@ -256,6 +281,10 @@ impl ThymioInterface {
             if let Some(odom) = b.odom {
                 self.odom.insert(b.robot.robot, odom);
             }
+            if engine.robot_params(id).publish_model {
+                let own = conv::static_transforms(conv::now(), &b.robot.frames);
+                self.replace_static_frames(id, &b.robot.frames.prefix.clone(), own);
+            }
             self.robots.insert(id, b.robot);
             tracing::info!("ROS 1: Thymio node {id}: driver interface ready");
         }
@@ -263,16 +292,34 @@ impl ThymioInterface {
 
     /// Forgets the registrations of a robot in `namespace` (its interface was dropped).
     fn forget(&self, namespace: &str) {
-        for leaf in ROBOT_NAMES {
-            self.graph.forget(&global(&[&self.base, namespace, leaf]));
+        let t = |leaf: &str| global(&[&self.base, namespace, leaf]);
+        let leaves = ROBOT_NAMES
+            .iter()
+            .chain(&INPUT_NAMES)
+            .chain(&[thymio_inputs::SHUTDOWN]);
+        for name in leaves.map(|l| t(l)).chain(Outputs::names(&t)) {
+            self.graph.forget(&name);
         }
-        for n in PROXIMITY_NAMES {
-            self.graph
-                .forget(&global(&[&self.base, namespace, "proximity", n]));
+    }
+
+    /// Puts `own` in place of the frames under `prefix` (none are taken out for an empty prefix) in the one
+    /// `/tf_static` message that holds every robot's frames, and republishes it if it changed.
+    fn replace_static_frames(&mut self, id: NodeId, prefix: &str, own: Vec<gm::TransformStamped>) {
+        let before = self.static_transforms.len();
+        if !prefix.is_empty() {
+            let mine = format!("{prefix}/");
+            self.static_transforms
+                .retain(|t| !t.child_frame_id.starts_with(&mine));
         }
-        for n in GROUND_NAMES {
-            self.graph
-                .forget(&global(&[&self.base, namespace, "ground", n]));
+        if own.is_empty() && self.static_transforms.len() == before {
+            return;
+        }
+        self.static_transforms.extend(own);
+        let msg = tf2_msgs::TFMessage {
+            transforms: self.static_transforms.clone(),
+        };
+        if let Err(e) = self.graph.publish(&self.tf_static, &msg) {
+            tracing::warn!("ROS 1: node {id}: cannot publish /tf_static: {e}");
         }
     }
 
@@ -280,17 +327,50 @@ impl ThymioInterface {
         let (Some(r), Some(slot)) = (self.robots.get(&id), engine.robots().of_node(id)) else {
             return;
         };
-        let (cal, stamp, f) = (&slot.calibration, conv::stamp(s.t_ns), &r.frames);
-        let mut result = Ok(());
-        for (i, p) in r.proximity.iter().enumerate() {
-            let frame = f.link(&format!("proximity_{}_link", PROXIMITY_NAMES[i]));
-            let m = conv::proximity(s.values[i], cal, i, stamp.clone(), frame);
-            result = result.and(self.graph.publish(p, &m));
-        }
-        let scan = conv::laser(&s.values, cal, stamp, f.link("laser_link"));
-        result = result.and(self.graph.publish(&r.laser, &scan));
+        let stamp = conv::stamp(s.t_ns);
+        let result =
+            r.out
+                .publish_proximity(&self.graph, &s.values, &slot.calibration, stamp, &r.frames);
         if let Err(e) = result {
             tracing::warn!("ROS 1: node {id}: cannot publish proximity: {e}");
+        }
+    }
+
+    /// Sends what an actuator topic of robot `node` asked (refused messages are logged with their reason).
+    pub fn serve_command(
+        &mut self,
+        engine: &mut Engine,
+        node: NodeId,
+        topic: &str,
+        command: RobotCommand,
+    ) {
+        if !self.robots.contains_key(&node) {
+            return;
+        }
+        match command {
+            RobotCommand::Events(Ok(events)) => emit(engine, node, topic, &events),
+            RobotCommand::Events(Err(e)) => {
+                tracing::error!("ROS 1: node {node}: {topic}: command refused: {e}")
+            }
+            RobotCommand::Alarm(true) => {
+                self.alarms.entry(node).or_insert_with(Instant::now);
+            }
+            RobotCommand::Alarm(false) => {
+                self.alarms.remove(&node);
+            }
+        }
+    }
+
+    /// Sounds the alarms that are due (called at every iteration of the NRT loop, which wakes at least every
+    /// 50 ms).
+    pub fn tick(&mut self, engine: &mut Engine, now: Instant) {
+        let period = Duration::from_secs_f64(actuators::ALARM_PERIOD_S);
+        for (node, due) in self.alarms.iter_mut().filter(|(_, due)| **due <= now) {
+            *due += period;
+            match actuators::play_system_sound(actuators::ALARM_SOUND) {
+                Ok(ev) => emit(engine, *node, "alarm", &[ev]),
+                Err(e) => tracing::error!("ROS 1: node {node}: alarm: {e}"),
+            }
         }
     }
 
@@ -311,28 +391,28 @@ impl ThymioInterface {
         else {
             return;
         };
-        let (Ok(RobotEvent::Ground(delta)), Some(r)) =
-            (RobotEvent::decode(name, args), self.robots.get(&id))
-        else {
+        let (Ok(event), Some(r)) = (RobotEvent::decode(name, args), self.robots.get(&id)) else {
             return;
         };
         let threshold = engine.robot_params(id).ground.threshold;
-        let stamp = conv::stamp(stamp_ns);
-        for (i, p) in r.ground.iter().enumerate() {
-            let m = sm::Range {
-                header: conv::header(
-                    stamp.clone(),
-                    r.frames.link(&format!("ground_{}_link", GROUND_NAMES[i])),
-                ),
-                radiation_type: conv::INFRARED,
-                field_of_view: SENSOR_FOV,
-                min_range: GROUND_RANGE_MIN,
-                max_range: GROUND_RANGE_MAX,
-                range: sensors::ground_range(delta[i], threshold),
-            };
-            if let Err(e) = self.graph.publish(p, &m) {
-                tracing::warn!("ROS 1: node {id}: cannot publish ground: {e}");
-            }
+        let result = r.out.publish_event(
+            &self.graph,
+            event,
+            conv::stamp(stamp_ns),
+            &r.frames,
+            threshold,
+        );
+        if let Err(e) = result {
+            tracing::warn!("ROS 1: node {id}: cannot publish {name}: {e}");
+        }
+    }
+}
+
+/// Sends script events to robot `node`, logging those the engine refuses.
+fn emit(engine: &mut Engine, node: NodeId, topic: &str, events: &[ScriptEvent]) {
+    for ev in events {
+        if let Err(e) = engine.emit_script_event(node, ev.name, &ev.args) {
+            tracing::error!("ROS 1: node {node}: {topic}: {}: {e}", ev.name);
         }
     }
 }

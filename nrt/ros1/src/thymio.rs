@@ -283,7 +283,7 @@ impl ThymioInterface {
             }
             if engine.robot_params(id).publish_model {
                 let own = conv::static_transforms(conv::now(), &b.robot.frames);
-                self.replace_static_frames(id, &b.robot.frames.prefix.clone(), own);
+                self.replace_static_frames(id, &b.robot.frames.prefix, own);
             }
             self.robots.insert(id, b.robot);
             tracing::info!("ROS 1: Thymio node {id}: driver interface ready");

@@ -213,7 +213,8 @@ fn ros1_parameters_and_two_robots_by_namespace() {
 /// The rest of ROS-Thymio's ROS 1 interface through rospy: LEDs (thymio_msgs/Led, a body ColorRGBA), `comm/tx`
 /// and an anonymous event ROS → Aseba reach the robot (its variables read back); a Led of no group is refused
 /// with the reason in the driver's log; `imu` and `temperature` come from the robot's events; the latched
-/// `robot_description`, `obstacle_stop` and `/tf_static` reach a late subscriber.
+/// `robot_description`, `obstacle_stop` and `/tf_static` reach a late subscriber; `/diagnostics` (Debian's
+/// diagnostic_msgs) reports the network, the robot's node and the RT thread.
 #[test]
 fn ros1_thymio_actuators_sensors_and_model() {
     if skip() {
@@ -249,6 +250,10 @@ fn ros1_thymio_actuators_sensors_and_model() {
     for f in ["proximity_center_link", "ground_left_link", "laser_link"] {
         assert!(frames.iter().any(|x| x == f), "{f} not in /tf_static: {v}");
     }
+    let d = &v["diagnostics"];
+    assert_eq!(d["asebaros: Aseba Network"][1], "Connected", "{v}");
+    assert_eq!(d["asebaros: Aseba Node thymio-II 1"][1], "Connected", "{v}");
+    assert!(d["asebaros: RT thread"].is_array(), "{v}");
     drv.wait_line(Duration::from_secs(10), |l| {
         l.contains("led: command refused") && l.contains("unknown LED group 9")
     });

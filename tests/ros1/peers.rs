@@ -15,7 +15,10 @@ pub const PYTHON: &str = "/usr/bin/python3";
 pub fn have_ros1() -> bool {
     std::path::Path::new("/usr/bin/rosmaster").exists()
         && Command::new(PYTHON)
-            .args(["-c", "import rospy, genpy, nav_msgs.msg, tf2_msgs.msg"])
+            .args([
+                "-c",
+                "import rospy, genpy, nav_msgs.msg, tf2_msgs.msg, diagnostic_msgs.msg",
+            ])
             .status()
             .is_ok_and(|s| s.success())
 }

@@ -16,7 +16,7 @@ Scenarios:
   latency N           N cmd_vel -> odometry round trips (µs), for the benchmark
   thymio SECONDS      the rest of ROS-Thymio's interface: LEDs (Led, body ColorRGBA), comm/tx and an anonymous
                       event ROS -> Aseba seen in the robot's variables; a refused Led; imu, temperature, the latched
-                      robot_description, obstacle_stop and /tf_static received
+                      robot_description, obstacle_stop and /tf_static, and /diagnostics received
   load_script FILE BROKEN
                       aseba/load_script of FILE (constant GAIN=3, events ping/pong), an anonymous ping answered
                       on /aseba/events/pong; a missing file and BROKEN are service errors
@@ -227,6 +227,7 @@ def thymio(seconds):
     from std_msgs.msg import Bool, ColorRGBA, Int16, String
     from sensor_msgs.msg import Imu, Temperature
     from tf2_msgs.msg import TFMessage
+    from diagnostic_msgs.msg import DiagnosticArray
 
     rospy.init_node("rospy_peer", anonymous=True, disable_signals=True)
     got = {}
@@ -235,7 +236,7 @@ def thymio(seconds):
         return lambda m: got.setdefault(name, m)
 
     for topic, ty in (("/imu", Imu), ("/temperature", Temperature), ("/robot_description", String),
-                      ("/obstacle_stop", Bool), ("/tf_static", TFMessage)):
+                      ("/obstacle_stop", Bool), ("/tf_static", TFMessage), ("/diagnostics", DiagnosticArray)):
         rospy.Subscriber(topic, ty, keep(topic), queue_size=10)
     top = rospy.Publisher("/led/body/top", ColorRGBA, queue_size=1)
     led = rospy.Publisher("/led", tm.msg.Led, queue_size=6)
@@ -268,7 +269,7 @@ def thymio(seconds):
     out["leds_top_anonymous"] = until(
         "leds.top", [0, 32, 0],
         lambda: anonymous.publish(am.msg.AnonymousEvent(source=0, type=set_led_top, data=[0, 32, 0])))
-    while time.time() < deadline and len(got) < 5:
+    while time.time() < deadline and len(got) < 6:
         time.sleep(0.05)
     imu, temp = got.get("/imu"), got.get("/temperature")
     desc, stop, static = got.get("/robot_description"), got.get("/obstacle_stop"), got.get("/tf_static")
@@ -279,6 +280,8 @@ def thymio(seconds):
         "description": desc.data[:200] if desc else None,
         "obstacle_stop": stop.data if stop else None,
         "tf_static": sorted(t.child_frame_id for t in static.transforms) if static else None,
+        "diagnostics": {st.name: [st.level, st.message] for st in got["/diagnostics"].status}
+        if "/diagnostics" in got else None,
     })
     done(out)
 

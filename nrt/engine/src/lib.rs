@@ -2,6 +2,7 @@
 //! policy, live parameters, and the Thymio driver model. The compiler is `nrt-compiler`; the ROS 2 bridge `nrt-ros2`.
 #![warn(missing_docs)]
 
+pub mod diagnostics;
 pub mod engine;
 pub mod network;
 pub mod params;

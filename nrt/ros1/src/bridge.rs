@@ -3,16 +3,23 @@
 //! ROS 2 bridge ([`Ros1Bridge::serve`], [`Ros1Bridge::on_engine_event`], [`Ros1Bridge::publish`] around its step).
 
 use super::aseba::{AsebaInterface, Call};
+use super::conv;
 use super::graph::{global, Graph};
 use super::odom_pub::OdomPublisher;
+use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::thymio::ThymioInterface;
 use super::watch::MasterWatch;
 use super::{params, Ros1Error, Ros1Options};
+use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
+use roslibrust::ros1::Publisher;
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
+
+/// Period of `/diagnostics` (asebaros' ROS 1 node updates its diagnostics from its 1 s ping timer).
+pub const DIAGNOSTICS_PERIOD: Duration = Duration::from_secs(1);
 
 /// The node on the ROS 1 graph, before the engine exists.
 pub struct Ros1Node {
@@ -70,6 +77,7 @@ impl Ros1Node {
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
             .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
+        let diagnostics = self.graph.advertise("/diagnostics", 10, false)?;
         let watch = MasterWatch::start(
             self.graph.master.clone(),
             self.graph.caller_api.clone(),
@@ -77,6 +85,9 @@ impl Ros1Node {
         )
         .map_err(|e| Ros1Error::Thread("master watcher", e))?;
         Ok(Ros1Bridge {
+            prefix: self.options.node_name.clone(),
+            diagnostics,
+            last_diagnostics: None,
             watch,
             odom_pub,
             aseba,
@@ -95,6 +106,10 @@ pub struct Ros1Bridge {
     thymio: ThymioInterface,
     calls: Receiver<Call>,
     graph: Graph,
+    /// Prefix of the status names (the node's name, as diagnostic_updater).
+    prefix: String,
+    diagnostics: Publisher<DiagnosticArray>,
+    last_diagnostics: Option<Instant>,
 }
 
 impl Ros1Bridge {
@@ -122,9 +137,21 @@ impl Ros1Bridge {
         self.thymio.on_engine_event(engine, event);
     }
 
-    /// Publishes what changed (`aseba/nodes`).
+    /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
     pub fn publish(&mut self, engine: &Engine) {
         self.aseba.publish_nodes(engine);
+        let now = Instant::now();
+        if self
+            .last_diagnostics
+            .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)
+        {
+            self.last_diagnostics = Some(now);
+            let status = diagnostics::array(&self.prefix, engine);
+            let array = conv::diagnostics(status, conv::now());
+            if let Err(e) = self.graph.publish(&self.diagnostics, &array) {
+                tracing::warn!("ROS 1: cannot publish /diagnostics: {e}");
+            }
+        }
     }
 
     /// One iteration of the loop when ROS 1 runs alone: waits for work at most as long as the engine allows

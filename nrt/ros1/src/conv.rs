@@ -2,9 +2,11 @@
 //! §2.3, §3.3; REP-117 ranges), and the clocks that stamp them.
 
 use crate::ros1_msgs::{
-    asebaros_msgs as am, geometry_msgs as gm, nav_msgs, sensor_msgs as sm, std_msgs,
+    asebaros_msgs as am, diagnostic_msgs as dm, geometry_msgs as gm, nav_msgs, sensor_msgs as sm,
+    std_msgs,
 };
 use msgs::handoff::{monotonic_ns, OdomSample};
+use nrt_engine::diagnostics::DiagnosticStatus;
 use nrt_engine::network::{NetworkManager, Node, NodeState};
 use nrt_engine::thymio::calibration::{Calibration, WHEEL_RADIUS};
 use nrt_engine::thymio::model::{self, prefixed};
@@ -330,6 +332,30 @@ pub fn joy(values: [i16; 5], stamp: Time) -> sm::Joy {
     }
 }
 
+/// `/diagnostics`: the engine's statuses, stamped.
+pub fn diagnostics(status: Vec<DiagnosticStatus>, stamp: Time) -> dm::DiagnosticArray {
+    dm::DiagnosticArray {
+        header: header(stamp, String::new()),
+        status: status
+            .into_iter()
+            .map(|s| dm::DiagnosticStatus {
+                level: s.level as _,
+                name: s.name,
+                message: s.message,
+                hardware_id: s.hardware_id,
+                values: s
+                    .values
+                    .into_iter()
+                    .map(|v| dm::KeyValue {
+                        key: v.key,
+                        value: v.value,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,6 +386,15 @@ mod tests {
         assert_eq!(
             md5(am::Event::DESCRIPTION),
             "49995036bad52e061c5fd515a11fffd7"
+        );
+        // diagnostic_msgs as Debian's python3-diagnostic-msgs (ROS 1) has them
+        assert_eq!(
+            md5(dm::DiagnosticArray::DESCRIPTION),
+            "60810da900de1dd6ddd437c3503511da"
+        );
+        assert_eq!(
+            md5(dm::DiagnosticStatus::DESCRIPTION),
+            "d0ce08bc6e5ba34c7754f563a9cabaf1"
         );
         use roslibrust::RosServiceType;
         assert_eq!(am::GetVariable::MD5SUM, "a357423947ec2168316d6c2ed0576d83");

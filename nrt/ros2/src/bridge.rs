@@ -244,17 +244,14 @@ impl RosBridge {
                 values.extend(control.diagnostics(id, robot));
                 values
             };
-            let mut array = diagnostics::array_with(
-                &self.options.node_name,
-                engine,
-                self.clocks.now(),
-                &robot_values,
-            );
-            array.status.push(hop_times::status(
+            let mut status =
+                diagnostics::array_with(&self.options.node_name, engine, &robot_values);
+            status.push(hop_times::status(
                 &self.options.node_name,
                 engine.rt_stats(),
                 &self.timers.summaries(),
             ));
+            let array = diagnostics::to_ros(status, self.clocks.now());
             if let Err(e) = self.diagnostics.publish(&array) {
                 self.reporter
                     .warn(&format!("cannot publish /diagnostics: {e}"));

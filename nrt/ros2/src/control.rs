@@ -5,7 +5,7 @@
 //! waiting; the owner and the dropped counts go to `/diagnostics`.
 
 use super::controllers::Controllers;
-use super::diagnostics::kv;
+use super::diagnostics::{kv, KeyValue};
 use super::joints::{self, JointCommandTarget, JointTarget};
 use super::odom_pub::OdomTargets;
 use super::report::Reporter;
@@ -15,7 +15,6 @@ use super::thymio_conv::Frames;
 use super::thymio_endpoints::{reliable, topic, DEPTH};
 use msgs::handoff::{NodeId, NrtControl, NrtLiveParams, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
-use r2r::diagnostic_msgs::msg::KeyValue;
 use r2r::thymio_rt_msgs::msg::JointState;
 use r2r::Publisher;
 use std::collections::BTreeMap;

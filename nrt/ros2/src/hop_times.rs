@@ -18,9 +18,9 @@
 //! and the NRT loop reads quantiles once per diagnostics period; the lock is held for a record
 //! or for four quantile look-ups, never across a wait.
 
+use super::diagnostics::{DiagnosticStatus, KeyValue};
 use hdrhistogram::Histogram;
 use msgs::handoff::{LatencySummary, RosHops, RtStats};
-use r2r::diagnostic_msgs::msg::{DiagnosticStatus, KeyValue};
 use std::sync::{Arc, Mutex};
 
 /// Largest hop recorded as itself (60 s); longer ones are recorded as 60 s.

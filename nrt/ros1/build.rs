@@ -15,6 +15,8 @@ fn generate() {
             dir.join("msg")
         ])
         .expect("the vendored ROS 1 definitions of msg/ generate");
+    // the whole tree: a package or file added to msg/ must regenerate too, not only the files read last time
+    println!("cargo:rerun-if-changed={}", dir.join("msg").display());
     for p in paths {
         println!("cargo:rerun-if-changed={}", p.display());
     }

@@ -65,6 +65,16 @@ def asebaros_msgs():
     return generated("asebaros_msgs")
 
 
+def error_of(call):
+    """None if the service call succeeds, else the error message the caller sees."""
+    import rospy
+    try:
+        call()
+        return None
+    except rospy.ServiceException as e:
+        return str(e)
+
+
 def done(result):
     print(json.dumps(result), flush=True)
     sys.exit(0)
@@ -159,13 +169,6 @@ def vars_():
     get = rospy.ServiceProxy("/aseba/get_variable", am.srv.GetVariable)
     put = rospy.ServiceProxy("/aseba/set_variable", am.srv.SetVariable)
     nodes = rospy.ServiceProxy("/aseba/get_nodes", am.srv.GetNodeList)
-
-    def error_of(call):
-        try:
-            call()
-            return None
-        except rospy.ServiceException as e:
-            return str(e)
 
     out = {"nodes": [(n.id, n.name) for n in nodes(False).nodes]}
     out["id"] = list(get("_id").data)
@@ -293,13 +296,6 @@ def load_script(path, broken):
     rospy.init_node("rospy_peer", anonymous=True, disable_signals=True)
     rospy.wait_for_service("/aseba/load_script", timeout=10)
     load = rospy.ServiceProxy("/aseba/load_script", am.srv.LoadScript)
-
-    def error_of(call):
-        try:
-            call()
-            return None
-        except rospy.ServiceException as e:
-            return str(e)
 
     out = {"loaded": error_of(lambda: load(file_name=path, constants=[am.msg.Constant("GAIN", 3)]))}
     pongs = []

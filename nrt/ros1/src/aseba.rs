@@ -192,27 +192,18 @@ impl AsebaInterface {
         )?;
         let anonymous_topic = global(&[base, "aseba/anonymous_events"]);
         let anonymous = graph.advertise(&anonymous_topic, EVENT_DEPTH, false)?;
-        let mut sub = graph.subscribe::<am::AnonymousEvent>(&anonymous_topic, EVENT_DEPTH)?;
-        let (i, bell) = (inbox.clone(), graph.bell.clone());
-        let anonymous_in = graph.spawn(async move {
-            while let Some(m) = sub.next().await {
-                match m {
-                    // our own publications carry the node id: not echoed back
-                    Ok(ev) if ev.source == 0 => {
-                        let call = Call::Anonymous {
-                            event: ev.r#type,
-                            data: ev.data,
-                        };
-                        if i.send(call).is_err() {
-                            return;
-                        }
-                        bell.ring();
-                    }
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!("ROS 1: aseba/anonymous_events: {e}"),
-                }
-            }
-        });
+        // our own publications carry the node id: not echoed back
+        let anonymous_in = graph.forward(
+            &anonymous_topic,
+            EVENT_DEPTH,
+            inbox.clone(),
+            |ev: am::AnonymousEvent| {
+                (ev.source == 0).then_some(Call::Anonymous {
+                    event: ev.r#type,
+                    data: ev.data,
+                })
+            },
+        )?;
         let (built_tx, built) = channel();
         Ok(AsebaInterface {
             nodes: graph.advertise(&global(&[base, "aseba/nodes"]), 1, true)?,
@@ -585,27 +576,14 @@ fn event_topic(
     inbox: Inbox,
 ) -> Result<(Publisher<am::Event>, Task), Ros1Error> {
     let publisher = g.advertise(topic, EVENT_DEPTH, false)?;
-    let mut sub = g.subscribe::<am::Event>(topic, EVENT_DEPTH)?;
-    let (bell, event) = (g.bell.clone(), name.to_owned());
-    let task = g.spawn(async move {
-        while let Some(m) = sub.next().await {
-            match m {
-                // our own publications carry the node id: not echoed back
-                Ok(ev) if ev.source == 0 => {
-                    let call = Call::Event {
-                        node: id,
-                        name: event.clone(),
-                        data: ev.data,
-                    };
-                    if inbox.send(call).is_err() {
-                        return;
-                    }
-                    bell.ring();
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!("ROS 1: event {event}: {e}"),
-            }
-        }
-    });
+    let event = name.to_owned();
+    // our own publications carry the node id: not echoed back
+    let task = g.forward(topic, EVENT_DEPTH, inbox, move |ev: am::Event| {
+        (ev.source == 0).then(|| Call::Event {
+            node: id,
+            name: event.clone(),
+            data: ev.data,
+        })
+    })?;
     Ok((publisher, task))
 }

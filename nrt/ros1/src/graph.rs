@@ -246,6 +246,33 @@ impl Graph {
             .map_err(|e| Ros1Error::Publish(Box::new(e)))
     }
 
+    /// Subscribes `topic` (global) and hands what `convert` makes of each message to the NRT loop (`inbox`,
+    /// ringing its bell); `None` hands nothing. The task ends when the loop is gone, or when the handle is dropped.
+    pub fn forward<T: RosMessageType>(
+        &self,
+        topic: &str,
+        queue: usize,
+        inbox: Inbox,
+        convert: impl Fn(T) -> Option<super::aseba::Call> + Send + 'static,
+    ) -> Result<Task, Ros1Error> {
+        let mut sub = self.subscribe::<T>(topic, queue)?;
+        let (bell, topic) = (self.bell.clone(), topic.to_owned());
+        Ok(self.spawn(async move {
+            while let Some(m) = sub.next().await {
+                match m.map(&convert) {
+                    Ok(Some(call)) => {
+                        if inbox.send(call).is_err() {
+                            return;
+                        }
+                        bell.ring();
+                    }
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!("ROS 1: {topic}: {e}"),
+                }
+            }
+        }))
+    }
+
     /// Runs `f` on the runtime (subscription tasks); aborted when the handle is dropped.
     pub fn spawn(&self, f: impl Future<Output = ()> + Send + 'static) -> Task {
         Task(self.rt.spawn(f))

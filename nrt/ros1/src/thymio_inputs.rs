@@ -148,26 +148,15 @@ impl Forward<'_> {
         queue: usize,
         convert: impl Fn(T) -> RobotCommand + Send + 'static,
     ) -> Result<Task, Ros1Error> {
-        let mut sub = self.g.subscribe::<T>(&(self.t)(leaf), queue)?;
-        let (inbox, bell, node) = (self.inbox.clone(), self.g.bell.clone(), self.node);
-        Ok(self.g.spawn(async move {
-            while let Some(m) = sub.next().await {
-                match m {
-                    Ok(m) => {
-                        let call = Call::Robot {
-                            node,
-                            topic: leaf,
-                            command: convert(m),
-                        };
-                        if inbox.send(call).is_err() {
-                            return;
-                        }
-                        bell.ring();
-                    }
-                    Err(e) => tracing::warn!("ROS 1: node {node}: {leaf}: {e}"),
-                }
-            }
-        }))
+        let node = self.node;
+        self.g
+            .forward(&(self.t)(leaf), queue, self.inbox.clone(), move |m: T| {
+                Some(Call::Robot {
+                    node,
+                    topic: leaf,
+                    command: convert(m),
+                })
+            })
     }
 }
 

@@ -10,6 +10,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+pub mod netns;
 mod runtime;
 #[allow(unused_imports)] // not every test runs the driver in process
 pub use runtime::*;

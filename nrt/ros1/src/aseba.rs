@@ -19,7 +19,7 @@ use super::Ros1Error;
 use msgs::handoff::NodeId;
 use nrt_engine::engine::{read_script_file, Engine, EngineEvent, ScriptFileError, ScriptSource};
 use nrt_engine::network::{NetworkEvent, RequestId};
-use roslibrust::ros1::{Publisher, ServiceServer};
+use super::net::{Publisher, ServiceServer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::{Duration, Instant};

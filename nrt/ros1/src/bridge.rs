@@ -13,7 +13,7 @@ use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
-use roslibrust::ros1::Publisher;
+use super::net::Publisher;
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -166,7 +166,7 @@ impl Ros1Bridge {
         self.publish(engine);
     }
 
-    /// Whether ROS 1 is still served (roslibrust's node, the odometry publisher and the master watcher run).
+    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
     pub fn ros_alive(&self) -> bool {
         self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
     }

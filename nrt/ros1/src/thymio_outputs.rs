@@ -14,7 +14,7 @@ use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::sensors::{self, GROUND_RANGE_MAX, GROUND_RANGE_MIN, SENSOR_FOV};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 use roslibrust::codegen::integral_types::Time;
-use roslibrust::ros1::Publisher;
+use super::net::Publisher;
 use roslibrust::RosMessageType;
 
 /// Queue of every sensor topic (ROS-Thymio's rospy queue sizes are 1).

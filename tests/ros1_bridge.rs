@@ -124,9 +124,12 @@ fn ros1_variables_through_rospy_service_proxies() {
     assert!(err("unknown_get").contains("no.such.variable"), "{v}");
     assert!(err("unknown_set").contains("no.such.variable"), "{v}");
     assert!(err("wrong_size").contains("size 3"), "{v}");
-    // the reason only: no backtrace of the driver's (it runs with RUST_BACKTRACE=1)
+    // the reason only: no backtrace of the driver's (it runs with RUST_BACKTRACE=1), and no stray length prefix
+    // before it (rospy shows the error's bytes: roslibrust's extra u32 appeared as b'\x1c\x00\x00\x00…')
     for k in ["unknown_get", "unknown_set", "wrong_size"] {
         assert!(!err(k).contains("acktrace"), "{k}: {v}");
+        assert!(!err(k).contains("\\x00"), "{k}: {v}");
+        assert!(err(k).contains("error: b'get_variable") || err(k).contains("error: b'set_variable"), "{k}: {v}");
     }
 }
 

@@ -129,7 +129,10 @@ fn ros1_variables_through_rospy_service_proxies() {
     for k in ["unknown_get", "unknown_set", "wrong_size"] {
         assert!(!err(k).contains("acktrace"), "{k}: {v}");
         assert!(!err(k).contains("\\x00"), "{k}: {v}");
-        assert!(err(k).contains("error: b'get_variable") || err(k).contains("error: b'set_variable"), "{k}: {v}");
+        assert!(
+            err(k).contains("error: b'get_variable") || err(k).contains("error: b'set_variable"),
+            "{k}: {v}"
+        );
     }
 }
 

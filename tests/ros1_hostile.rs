@@ -60,7 +60,9 @@ fn string(s: &str) -> String {
 
 /// The port of the first `http://host:PORT/` in `text`.
 fn uri_port(text: &str) -> u16 {
-    let at = text.find("http://").unwrap_or_else(|| panic!("no URI in {text}"));
+    let at = text
+        .find("http://")
+        .unwrap_or_else(|| panic!("no URI in {text}"));
     let rest = &text[at + 7..];
     let end = rest.find(['/', '<']).unwrap_or(rest.len());
     rest[..end]
@@ -81,7 +83,8 @@ fn driver_api(master: u16) -> u16 {
 
 /// The TCPROS port the driver's slave API (on `api`) gives for `topic`.
 fn topic_port(api: u16, topic: &str) -> u16 {
-    let protocols = "<value><array><data><value><array><data><value><string>TCPROS</string></value>\
+    let protocols =
+        "<value><array><data><value><array><data><value><string>TCPROS</string></value>\
                      </data></array></value></data></array></value>";
     let answer = post(
         api,
@@ -96,7 +99,9 @@ fn topic_port(api: u16, topic: &str) -> u16 {
         .filter(|t| t.chars().all(|c| c.is_ascii_digit()) && !t.is_empty())
         .take(1)
         .collect();
-    digits.parse().unwrap_or_else(|_| panic!("no port in {answer}"))
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("no port in {answer}"))
 }
 
 /// `VmRSS` of process `pid` in kB.
@@ -173,7 +178,10 @@ fn ros1_hostile_tcpros_connections_neither_bloat_nor_block_the_driver() {
         v["odom"] == true && after < before + 64 * 1024,
         "odom to a new subscriber beside an idle connection: {v}; VmRSS {before} → {after} kB"
     );
-    eprintln!("odom to a new rospy subscriber in {:?}; VmRSS {before} → {after} kB", start.elapsed());
+    eprintln!(
+        "odom to a new rospy subscriber in {:?}; VmRSS {before} → {after} kB",
+        start.elapsed()
+    );
     // refused: the driver closes it (EOF or reset), long before now
     big.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let t0 = Instant::now();
@@ -185,7 +193,10 @@ fn ros1_hostile_tcpros_connections_neither_bloat_nor_block_the_driver() {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
         ),
     };
-    assert!(closed && t0.elapsed() < Duration::from_secs(1), "the connection was not refused");
+    assert!(
+        closed && t0.elapsed() < Duration::from_secs(1),
+        "the connection was not refused"
+    );
     drop(idle);
 }
 
@@ -265,7 +276,9 @@ fn lan_driver(lan: &Lan, i: usize, ip: &str, master_ip: &str) -> Proc {
         .env("ROS_MASTER_URI", format!("http://{master_ip}:11311"))
         .env("ROS_IP", ip);
     let mut p = Proc::spawn("thymio-rt --ros1", on_host(lan, i, &c));
-    p.wait_line(Duration::from_secs(60), |l| l.contains("ROS 1 interface up"));
+    p.wait_line(Duration::from_secs(60), |l| {
+        l.contains("ROS 1 interface up")
+    });
     p
 }
 
@@ -309,11 +322,17 @@ fn ros1_a_loopback_driver_is_out_of_reach_of_other_hosts() {
     let sockets = listening(drv.child.id());
     assert!(sockets.len() >= 2, "{sockets:?}");
     for (addr, _) in &sockets {
-        assert_eq!(addr, "127.0.0.1", "a socket on another address: {sockets:?}");
+        assert_eq!(
+            addr, "127.0.0.1",
+            "a socket on another address: {sockets:?}"
+        );
     }
     let host0 = lan.host(0).addr.to_string();
     for (_, port) in &sockets {
-        assert!(!reaches(&lan, 1, &host0, *port), "host 1 reached port {port}: {sockets:?}");
+        assert!(
+            !reaches(&lan, 1, &host0, *port),
+            "host 1 reached port {port}: {sockets:?}"
+        );
     }
 }
 
@@ -350,7 +369,10 @@ fn ros1_a_driver_on_its_lan_address_serves_rospy_on_another_host() {
                 String::from_utf8_lossy(&out.stderr)
             )
         });
-    assert!(v["odom_count"].as_u64().unwrap_or(0) > 0, "no odom on host 1: {v}");
+    assert!(
+        v["odom_count"].as_u64().unwrap_or(0) > 0,
+        "no odom on host 1: {v}"
+    );
     assert!(
         v["odom_dx"].as_f64().unwrap_or(0.0) > 0.01,
         "host 1's cmd_vel did not drive the robot: {v}"

@@ -5,6 +5,7 @@
 use super::aseba::{AsebaInterface, Call};
 use super::conv;
 use super::graph::{global, Graph};
+use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::thymio::ThymioInterface;
@@ -13,7 +14,6 @@ use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
-use super::net::Publisher;
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};

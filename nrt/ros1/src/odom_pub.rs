@@ -9,10 +9,10 @@
 
 use super::conv::{self, Frames};
 use super::graph::Graph;
+use super::net::Publisher;
 use super::ros1_msgs::{nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage};
 use msgs::handoff::{NodeId, NrtOdomOut, OdomSample, RobotId};
 use nrt_engine::thymio::calibration::Calibration;
-use super::net::Publisher;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

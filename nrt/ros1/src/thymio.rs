@@ -8,6 +8,7 @@
 
 use super::conv::{self, Frames};
 use super::graph::{global, Graph, Inbox, Task};
+use super::net::{Publisher, ServiceServer};
 use super::odom_pub::{OdomRobot, OdomTargets};
 use super::ros1_msgs::{geometry_msgs as gm, geometry_msgs::Twist, std_srvs, tf2_msgs};
 use super::thymio_inputs::{self, Inputs, RobotCommand, INPUT_NAMES};
@@ -21,7 +22,6 @@ use nrt_engine::thymio::actuators::{self, ScriptEvent};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::model;
-use super::net::{Publisher, ServiceServer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};

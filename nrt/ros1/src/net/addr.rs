@@ -28,12 +28,19 @@ pub enum AddrError {
 impl Address {
     /// From the environment.
     pub fn from_env() -> Result<Address, AddrError> {
-        let var = |k| std::env::var(k).ok().filter(|v: &String| !v.trim().is_empty());
+        let var = |k| {
+            std::env::var(k)
+                .ok()
+                .filter(|v: &String| !v.trim().is_empty())
+        };
         Address::from_vars(var("ROS_IP"), var("ROS_HOSTNAME"))
     }
 
     /// From the values of `ROS_IP` and `ROS_HOSTNAME` (`None`: unset or empty).
-    pub fn from_vars(ros_ip: Option<String>, hostname: Option<String>) -> Result<Address, AddrError> {
+    pub fn from_vars(
+        ros_ip: Option<String>,
+        hostname: Option<String>,
+    ) -> Result<Address, AddrError> {
         if let Some(name) = hostname {
             let name = name.trim().to_owned();
             let bind = resolve(&name)?;

@@ -190,7 +190,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         match block(read_frame(&mut &bytes[..], 1 << 24)) {
-            Err(WireError::TooLong { what: "message", .. }) => {}
+            Err(WireError::TooLong {
+                what: "message", ..
+            }) => {}
             other => panic!("{other:?}"),
         }
     }

@@ -172,19 +172,30 @@ mod tests {
     #[test]
     fn other_refusals_have_their_status() {
         let status = |r: &[u8]| read(r, 100).unwrap_err().status();
-        assert_eq!(status(b"GET / HTTP/1.1\r\n\r\n"), Some((405, "Method Not Allowed")));
-        assert_eq!(status(b"POST / HTTP/1.1\r\n\r\n"), Some((411, "Length Required")));
+        assert_eq!(
+            status(b"GET / HTTP/1.1\r\n\r\n"),
+            Some((405, "Method Not Allowed"))
+        );
+        assert_eq!(
+            status(b"POST / HTTP/1.1\r\n\r\n"),
+            Some((411, "Length Required"))
+        );
         assert_eq!(
             status(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
             Some((501, "Not Implemented"))
         );
         assert_eq!(status(b"hello\r\n\r\n"), Some((400, "Bad Request")));
         let long = [b"POST / HTTP/1.1\r\nX: ".as_slice(), &[b'a'; 20_000]].concat();
-        assert_eq!(status(&long), Some((431, "Request Header Fields Too Large")));
+        assert_eq!(
+            status(&long),
+            Some((431, "Request Header Fields Too Large"))
+        );
         // announced 10, sent 3, closed
-        assert!(read(b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc", 100)
-            .unwrap_err()
-            .status()
-            .is_none());
+        assert!(
+            read(b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc", 100)
+                .unwrap_err()
+                .status()
+                .is_none()
+        );
     }
 }

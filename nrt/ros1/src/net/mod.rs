@@ -402,7 +402,10 @@ mod tests {
         .unwrap();
         assert!(node.caller_api().starts_with("http://127.0.0.1:"));
         assert!(node.service_uri().starts_with("rosrpc://127.0.0.1:"));
-        let port: u16 = node.caller_api()[17..].trim_end_matches('/').parse().unwrap();
+        let port: u16 = node.caller_api()[17..]
+            .trim_end_matches('/')
+            .parse()
+            .unwrap();
         // the slave API answers on loopback
         let c = Client::new(node.caller_api(), "/caller");
         assert_eq!(c.get_pid().unwrap(), std::process::id() as i32);

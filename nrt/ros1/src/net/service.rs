@@ -41,7 +41,8 @@ impl ServiceEntry {
             })?;
             // the cause chain, never a backtrace
             let resp = f(req).map_err(|e| format!("{e:#}"))?;
-            roslibrust_serde_rosmsg::to_vec(&resp).map_err(|e| format!("cannot encode the response: {e}"))
+            roslibrust_serde_rosmsg::to_vec(&resp)
+                .map_err(|e| format!("cannot encode the response: {e}"))
         };
         ServiceEntry {
             name: name.to_owned(),
@@ -162,7 +163,10 @@ mod tests {
     fn an_error_is_the_ok_byte_its_length_and_the_plain_message() {
         let a = answer(Err("set_variable x: no such variable".into()));
         assert_eq!(a[0], 0);
-        assert_eq!(u32::from_le_bytes([a[1], a[2], a[3], a[4]]) as usize, a.len() - 5);
+        assert_eq!(
+            u32::from_le_bytes([a[1], a[2], a[3], a[4]]) as usize,
+            a.len() - 5
+        );
         assert_eq!(&a[5..], b"set_variable x: no such variable");
         let ok = answer(Ok(vec![2, 0, 0, 0, 9, 9]));
         assert_eq!(ok, vec![1, 2, 0, 0, 0, 9, 9]);

@@ -81,7 +81,11 @@ fn answer(body: &[u8], node: &Weak<Shared>, limits: &Limits) -> Result<Value, St
 }
 
 fn reply(code: i32, message: &str, value: Value) -> Value {
-    Value::Array(vec![Value::Int(code), Value::String(message.to_owned()), value])
+    Value::Array(vec![
+        Value::Int(code),
+        Value::String(message.to_owned()),
+        value,
+    ])
 }
 
 fn string(v: Option<&Value>) -> Option<&str> {
@@ -93,7 +97,10 @@ fn string(v: Option<&Value>) -> Option<&str> {
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
     match v {
-        Some(Value::Array(items)) => items.iter().map(|i| string(Some(i)).map(str::to_owned)).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| string(Some(i)).map(str::to_owned))
+            .collect(),
         _ => None,
     }
 }
@@ -101,7 +108,11 @@ fn strings(v: Option<&Value>) -> Option<Vec<String>> {
 /// Runs slave API `method` with `params` (the first is the caller id).
 fn call(node: &Shared, method: &str, params: &[Value]) -> Value {
     let Some(caller) = string(params.first()) else {
-        return reply(-1, &format!("{method}: the first argument must be the caller id"), Value::Int(0));
+        return reply(
+            -1,
+            &format!("{method}: the first argument must be the caller id"),
+            Value::Int(0),
+        );
     };
     let s = |v: &str| Value::String(v.to_owned());
     let bad = |what: &str| reply(-1, &format!("{method}: {what}"), Value::Int(0));
@@ -180,7 +191,14 @@ fn bus_stats(node: &Shared) -> Value {
             let conns = p
                 .subscribers()
                 .into_iter()
-                .map(|(id, _)| Value::Array(vec![int(id), Value::Int(0), Value::Int(0), Value::Bool(true)]))
+                .map(|(id, _)| {
+                    Value::Array(vec![
+                        int(id),
+                        Value::Int(0),
+                        Value::Int(0),
+                        Value::Bool(true),
+                    ])
+                })
                 .collect();
             Value::Array(vec![
                 Value::String(p.topic.clone()),
@@ -195,7 +213,14 @@ fn bus_stats(node: &Shared) -> Value {
             let conns = x
                 .publishers()
                 .into_iter()
-                .map(|(id, _)| Value::Array(vec![int(id), Value::Int(0), Value::Int(-1), Value::Bool(true)]))
+                .map(|(id, _)| {
+                    Value::Array(vec![
+                        int(id),
+                        Value::Int(0),
+                        Value::Int(-1),
+                        Value::Bool(true),
+                    ])
+                })
                 .collect();
             Value::Array(vec![Value::String(x.topic.clone()), Value::Array(conns)])
         })
@@ -225,10 +250,18 @@ fn bus_info(node: &Shared) -> Value {
     };
     let mut rows = Vec::new();
     for p in lock(&node.pubs).values() {
-        rows.extend(p.subscribers().into_iter().map(|(id, c)| row(id, c, "o", &p.topic)));
+        rows.extend(
+            p.subscribers()
+                .into_iter()
+                .map(|(id, c)| row(id, c, "o", &p.topic)),
+        );
     }
     for x in lock(&node.subs).values() {
-        rows.extend(x.publishers().into_iter().map(|(id, u)| row(id, u, "i", &x.topic)));
+        rows.extend(
+            x.publishers()
+                .into_iter()
+                .map(|(id, u)| row(id, u, "i", &x.topic)),
+        );
     }
     Value::Array(rows)
 }

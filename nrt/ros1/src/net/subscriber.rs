@@ -7,8 +7,8 @@
 //! listed.
 
 use super::header::{encode, read_frame, read_header, WireError};
-use crate::master::{Client, MasterError};
 use super::{lock, Limits, NetError, Node, Shared};
+use crate::master::{Client, MasterError};
 use roslibrust::{MessageDescriptor, RosMessageType};
 use serde_xmlrpc::Value;
 use std::collections::BTreeMap;
@@ -177,7 +177,8 @@ async fn connect(
             (Some(Value::String(proto)), Some(Value::String(host)), Some(Value::Int(port)))
                 if proto == "TCPROS" =>
             {
-                let port = u16::try_from(*port).map_err(|_| LinkError::Answer(format!("{answer:?}")))?;
+                let port =
+                    u16::try_from(*port).map_err(|_| LinkError::Answer(format!("{answer:?}")))?;
                 (host.clone(), port)
             }
             _ => return Err(LinkError::Answer(format!("{answer:?}"))),
@@ -185,11 +186,14 @@ async fn connect(
         _ => return Err(LinkError::Answer(format!("{answer:?}"))),
     };
     let at = format!("{host}:{port}");
-    let mut stream = tokio::time::timeout(limits.handshake, TcpStream::connect((host.as_str(), port)))
-        .await
-        .map_err(|_| LinkError::ConnectTimeout(at.clone()))?
-        .map_err(|e| LinkError::Connect(at.clone(), e))?;
-    stream.set_nodelay(true).map_err(|e| LinkError::Connect(at, e))?;
+    let mut stream =
+        tokio::time::timeout(limits.handshake, TcpStream::connect((host.as_str(), port)))
+            .await
+            .map_err(|_| LinkError::ConnectTimeout(at.clone()))?
+            .map_err(|e| LinkError::Connect(at.clone(), e))?;
+    stream
+        .set_nodelay(true)
+        .map_err(|e| LinkError::Connect(at, e))?;
     let hello = encode(&[
         ("callerid", own),
         ("topic", &s.topic),
@@ -218,7 +222,11 @@ async fn connect(
     }
 }
 
-async fn receive(s: &Subscription, mut stream: TcpStream, limits: &Limits) -> Result<(), WireError> {
+async fn receive(
+    s: &Subscription,
+    mut stream: TcpStream,
+    limits: &Limits,
+) -> Result<(), WireError> {
     while let Some(frame) = read_frame(&mut stream, limits.max_message).await? {
         s.received.fetch_add(1, Ordering::Relaxed);
         if let Err(mpsc::error::TrySendError::Closed(_)) = s.tx.try_send(frame) {

@@ -53,9 +53,12 @@ async fn connection(
     own: &str,
 ) -> Result<(), WireError> {
     stream.set_nodelay(true)?;
-    let header = tokio::time::timeout(limits.handshake, read_header(&mut stream, limits.max_header))
-        .await
-        .map_err(|_| WireError::Timeout("connection header"))??;
+    let header = tokio::time::timeout(
+        limits.handshake,
+        read_header(&mut stream, limits.max_header),
+    )
+    .await
+    .map_err(|_| WireError::Timeout("connection header"))??;
     let Some(n) = node.upgrade() else {
         return Ok(());
     };

@@ -82,7 +82,9 @@ mod tests {
     use super::*;
 
     fn nested(levels: usize) -> String {
-        let mut s = String::from("<?xml version=\"1.0\"?><methodCall><methodName>getPid</methodName><params><param>");
+        let mut s = String::from(
+            "<?xml version=\"1.0\"?><methodCall><methodName>getPid</methodName><params><param>",
+        );
         for _ in 0..levels {
             s.push_str("<value><array><data>");
         }
@@ -95,10 +97,16 @@ mod tests {
 
     #[test]
     fn a_deep_body_is_refused_without_recursion() {
-        assert_eq!(check_depth(nested(5_000).as_bytes(), 64), Err(XmlError::TooDeep { max: 64 }));
+        assert_eq!(
+            check_depth(nested(5_000).as_bytes(), 64),
+            Err(XmlError::TooDeep { max: 64 })
+        );
         // an unclosed one too: refused at the depth, before its end is looked for
         let open = "<a>".repeat(100_000);
-        assert_eq!(check_depth(open.as_bytes(), 64), Err(XmlError::TooDeep { max: 64 }));
+        assert_eq!(
+            check_depth(open.as_bytes(), 64),
+            Err(XmlError::TooDeep { max: 64 })
+        );
     }
 
     #[test]

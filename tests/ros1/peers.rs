@@ -62,7 +62,7 @@ pub fn driver_command(port: u16) -> Command {
         .env("ROS_IP", "127.0.0.1")
         .env_remove("ROS_HOSTNAME")
         .env_remove("ROS_NAMESPACE")
-        // as in a Rust developer's shell: service errors (roslibrust sends their Debug form) must not carry it
+        // as in a Rust developer's shell: service errors must not carry a backtrace
         .env("RUST_BACKTRACE", "1")
         .env_remove("RUST_LIB_BACKTRACE");
     c

@@ -322,6 +322,50 @@ mod tests {
         }
     }
 
+    /// A hostile endpoint (a publisher's slave API answering `requestTopic`, or a fake master) answering 5,000
+    /// nested arrays: refused by the depth scan before serde_xmlrpc's recursive decoder sees it.
+    #[test]
+    fn a_deeply_nested_answer_is_refused_before_decoding() {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (c, _) = l.accept().unwrap();
+            // the whole request first (its head, then Content-Length bytes)
+            let mut r = BufReader::new(c);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                r.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            r.read_exact(&mut body).unwrap();
+            let mut answer = String::from("<?xml version=\"1.0\"?><methodResponse><params><param>");
+            answer.push_str(&"<value><array><data>".repeat(5_000));
+            answer.push_str(&"</data></array></value>".repeat(5_000));
+            answer.push_str("</param></params></methodResponse>");
+            let head = format!(
+                "HTTP/1.0 200 OK\r\nContent-Type: text/xml\r\nContent-Length: {}\r\n\r\n",
+                answer.len()
+            );
+            let mut c = r.into_inner();
+            c.write_all(head.as_bytes()).unwrap();
+            c.write_all(answer.as_bytes()).unwrap();
+        });
+        let c = Client::new(&format!("http://127.0.0.1:{port}/"), "/t");
+        match c.call("requestTopic", vec![s("/odom")]) {
+            Err(MasterError::Depth { method, .. }) => assert_eq!(method, "requestTopic"),
+            other => panic!("{other:?}"),
+        }
+        server.join().unwrap();
+    }
+
     #[test]
     fn a_malformed_answer_is_an_error() {
         assert!(matches!(

@@ -136,6 +136,50 @@ fn ros1_variables_through_rospy_service_proxies() {
     }
 }
 
+/// A persistent rospy service connection serves call after call (an error among them does not end it), and
+/// `rosservice type` (a probe: the connection header only) reads the service's type.
+#[test]
+fn ros1_persistent_service_connections_and_probes() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let _drv = driver(port, &[]);
+    let v = rospy(port, &["persistent", "5"], Duration::from_secs(40));
+    assert_eq!(
+        v["ids"],
+        serde_json::json!([[1], [1], [1], [1], [1]]),
+        "{v}"
+    );
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no.such.variable"),
+        "{v}"
+    );
+    assert_eq!(v["after_error"], serde_json::json!([1]), "{v}");
+    let out = std::process::Command::new("timeout")
+        .args([
+            "20",
+            peers::PYTHON,
+            "/usr/bin/rosservice",
+            "type",
+            "/aseba/get_variable",
+        ])
+        .env("ROS_MASTER_URI", peers::master_uri(port))
+        .env("ROS_IP", "127.0.0.1")
+        .output()
+        .expect("rosservice");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "asebaros_msgs/GetVariable",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Kill the master, start a new one on the same port: the driver registers everything again, and a rospy
 /// client of the new master drives the robot and receives odometry.
 #[test]

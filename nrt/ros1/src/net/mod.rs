@@ -92,7 +92,7 @@ pub enum NetError {
     #[error(transparent)]
     Addr(#[from] AddrError),
     /// A listening socket could not be made.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr} (the address of ROS_HOSTNAME / ROS_IP): {source}")]
     Bind {
         /// Where.
         addr: std::net::IpAddr,

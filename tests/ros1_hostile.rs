@@ -1,7 +1,8 @@
 //! Hostile ROS 1 peers against `thymio-rt run --ros1` (issue 23, items 4 and 5), with Debian's rosmaster and rospy
 //! as the honest peers: an XML-RPC request nesting 5,000 arrays (a fault; the driver lives and serves ROS 1), an
 //! oversized XML-RPC body (413 from its head alone), a TCPROS header announcing 0xFFFFFFF0 bytes (refused: the
-//! driver's VmRSS stays put) and an idle connection to the `odom` port (a new rospy subscriber still gets odom).
+//! driver's VmRSS stays put), an idle connection to the `odom` port (a new rospy subscriber still gets odom), and a
+//! publisher the driver is told about that answers a 0xFFFFFFF0-byte header, then message (refused; rospy drives on).
 //! Across hosts (network namespaces, tests/common/netns.rs): a driver with `ROS_IP=127.0.0.1` has no socket another
 //! host reaches; with `ROS_IP` its LAN address, rospy on another host drives it.
 #![cfg(feature = "ros1")]
@@ -198,6 +199,90 @@ fn ros1_hostile_tcpros_connections_neither_bloat_nor_block_the_driver() {
         "the connection was not refused"
     );
     drop(idle);
+}
+
+/// A fake publisher (Python): its slave API answers `requestTopic` with its TCPROS port, where the first
+/// connection gets a header announcing 0xFFFFFFF0 bytes and the next ones a valid header, then a message
+/// announcing 0xFFFFFFF0 bytes. Prints its URI, then `conn N` per connection.
+const FAKE_PUBLISHER: &str = r#"
+import socket, struct, sys, threading
+from xmlrpc.server import SimpleXMLRPCServer
+tcp = socket.socket()
+tcp.bind(("127.0.0.1", 0))
+tcp.listen()
+port = tcp.getsockname()[1]
+rpc = SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False)
+rpc.register_function(lambda c, t, p: [1, "ready", ["TCPROS", "127.0.0.1", port]], "requestTopic")
+threading.Thread(target=rpc.serve_forever, daemon=True).start()
+print("http://127.0.0.1:%d/" % rpc.server_address[1], flush=True)
+held = []
+n = 0
+while True:
+    c, _ = tcp.accept()
+    held.append(c)
+    n += 1
+    print("conn %d" % n, flush=True)
+    huge = struct.pack("<I", 0xFFFFFFF0) + b"x" * 4096
+    try:
+        if n == 1:
+            c.sendall(huge)
+        else:
+            fields = [b"callerid=/fake", b"md5sum=*", b"type=geometry_msgs/Twist", b"topic=/cmd_vel"]
+            body = b"".join(struct.pack("<I", len(f)) + f for f in fields)
+            c.sendall(struct.pack("<I", len(body)) + body + huge)
+    except OSError:
+        pass
+"#;
+
+/// A publisher that the driver is told about (`publisherUpdate`) and that answers a 0xFFFFFFF0-byte header, then
+/// a 0xFFFFFFF0-byte message: the driver's subscription refuses both (VmRSS unchanged) and rospy still drives it.
+#[test]
+fn ros1_a_hostile_publisher_neither_bloats_nor_blocks_a_subscription() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let drv = driver(port, &[]);
+    let api = driver_api(port);
+    let pid = drv.child.id();
+    let before = vm_rss_kb(pid);
+    let mut c = Command::new("timeout");
+    c.args(["60", "python3", "-c", FAKE_PUBLISHER]);
+    let mut fake = Proc::spawn("fake publisher", c);
+    let uri = fake.wait_line(Duration::from_secs(10), |l| l.starts_with("http://"));
+    let list = format!(
+        "<value><array><data>{}</data></array></value>",
+        string(&uri)
+    );
+    let answer = post(
+        api,
+        &call(
+            "publisherUpdate",
+            &[string("/fake"), string("/cmd_vel"), list],
+        ),
+    );
+    assert!(
+        answer.contains("<int>1</int>") || answer.contains("<i4>1</i4>"),
+        "{answer}"
+    );
+    fake.wait_line(Duration::from_secs(10), |l| l == "conn 1");
+    // the bad header, then (the driver tries again) the bad message: waited for without failing here, so that
+    // the old code's failure shows its VmRSS below
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let second = |f: &Proc| f.seen.iter().any(|l| l == "conn 2");
+    while !second(&fake) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        fake.drain();
+    }
+    let both = second(&fake);
+    let d = rospy(port, &["drive", "20"], Duration::from_secs(40));
+    let after = vm_rss_kb(pid);
+    assert!(
+        d["odom_dx"].as_f64().unwrap_or(0.0) > 0.01 && after < before + 64 * 1024 && both,
+        "rospy drive after a hostile publisher: {d}; VmRSS {before} → {after} kB; fake: {:?}",
+        fake.seen
+    );
 }
 
 /// `cmd` (built for this host) to be run on host `i` of `lan`, with the same arguments and environment.

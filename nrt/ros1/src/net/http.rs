@@ -85,7 +85,7 @@ pub async fn read_request<S: AsyncRead + Unpin>(
     let request = lines.next().unwrap_or_default();
     let mut parts = request.split(' ');
     let method = parts.next().unwrap_or_default();
-    if !parts.next().is_some_and(|_| true) || !request.contains(" HTTP/1.") {
+    if parts.next().is_none() || !request.contains(" HTTP/1.") {
         return Err(HttpError::Bad(format!("request line {request:?}")));
     }
     if method != "POST" {

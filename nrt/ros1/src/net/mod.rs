@@ -11,7 +11,7 @@
 //!
 //! API (all blocking calls are master round trips: never from the RT thread, nor from inside the runtime):
 //! [`Node::start`], [`Node::advertise`] → [`Publisher::publish`] (never waits: a bounded queue per subscriber,
-//! newest dropped when full; latched topics keep their last message for new subscribers), [`Node::subscribe`] →
+//! oldest dropped when full; latched topics keep their last message for new subscribers), [`Node::subscribe`] →
 //! [`Subscriber::next`], [`Node::serve`] (the handler runs on the runtime's blocking pool). Dropping a handle
 //! unregisters it with the master.
 //!
@@ -21,6 +21,7 @@ pub mod addr;
 pub mod header;
 pub mod http;
 mod publisher;
+mod queue;
 mod service;
 mod slave;
 mod subscriber;
@@ -291,7 +292,7 @@ impl Node {
         queue: usize,
     ) -> Result<Subscriber<T>, NetError> {
         let d = &T::DESCRIPTION;
-        let (s, rx) = Subscription::new(topic, d, queue);
+        let s = Subscription::new(topic, d, queue);
         {
             let mut subs = lock(&self.0.subs);
             if subs.contains_key(topic) {
@@ -299,7 +300,7 @@ impl Node {
             }
             subs.insert(topic.to_owned(), s.clone());
         }
-        let handle = Subscriber::new(self.clone(), s.clone(), rx);
+        let handle = Subscriber::new(self.clone(), s.clone());
         let publishers =
             self.0
                 .master

@@ -1,9 +1,10 @@
 //! Our publications: [`Publisher::publish`] serialises once and offers the bytes to each subscriber's bounded
-//! queue (never waits: a full queue drops the new message for that subscriber only); one task per subscriber
+//! queue (never waits: a full queue drops its oldest message, for that subscriber only); one task per subscriber
 //! connection writes its queue to the socket (TCP_NODELAY set, each write bounded in time) and notices the
 //! subscriber leaving. A latched topic hands its last message to each new subscriber first.
 
 use super::header::{encode, Header, WireError};
+use super::queue::Queue;
 use super::{lock, Limits, NetError, Node};
 use roslibrust::{MessageDescriptor, RosMessageType};
 use std::marker::PhantomData;
@@ -11,7 +12,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
 
 /// A serialised message (with its length prefix), shared by every subscriber's queue.
 type Bytes = Arc<Vec<u8>>;
@@ -19,7 +19,7 @@ type Bytes = Arc<Vec<u8>>;
 struct Outlet {
     id: u64,
     caller_id: String,
-    tx: mpsc::Sender<Bytes>,
+    queue: Arc<Queue<Bytes>>,
 }
 
 #[derive(Default)]
@@ -67,12 +67,9 @@ impl Publication {
         self.sent.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
         let mut st = lock(&self.state);
-        st.outlets.retain(|o| {
-            !matches!(
-                o.tx.try_send(b.clone()),
-                Err(mpsc::error::TrySendError::Closed(_))
-            )
-        });
+        for o in &st.outlets {
+            o.queue.push(b.clone());
+        }
         if self.latched {
             st.last = Some(b);
         }
@@ -81,7 +78,9 @@ impl Publication {
     /// Ends every subscriber connection (the topic is no longer published).
     pub fn close(&self) {
         let mut st = lock(&self.state);
-        st.outlets.clear();
+        for o in st.outlets.drain(..) {
+            o.queue.close();
+        }
         st.last = None;
     }
 
@@ -94,20 +93,20 @@ impl Publication {
             .collect()
     }
 
-    fn attach(&self, caller_id: &str) -> (u64, mpsc::Receiver<Bytes>) {
-        let (tx, rx) = mpsc::channel(self.queue);
+    fn attach(&self, caller_id: &str) -> (u64, Arc<Queue<Bytes>>) {
+        let queue = Arc::new(Queue::new(self.queue));
         let mut st = lock(&self.state);
         if let Some(last) = &st.last {
-            let _ = tx.try_send(last.clone());
+            queue.push(last.clone());
         }
         st.next_id += 1;
         let id = st.next_id;
         st.outlets.push(Outlet {
             id,
             caller_id: caller_id.to_owned(),
-            tx,
+            queue: queue.clone(),
         });
-        (id, rx)
+        (id, queue)
     }
 
     fn detach(&self, id: u64) {
@@ -144,12 +143,12 @@ pub(crate) async fn serve(
         .await
         .map_err(|_| WireError::Timeout("connection header written"))??;
     let caller = header.get("callerid").unwrap_or("?").to_owned();
-    let (id, mut rx) = p.attach(&caller);
+    let (id, queue) = p.attach(&caller);
     let (mut rd, mut wr) = stream.into_split();
     let mut sink = [0u8; 256];
     let result = loop {
         tokio::select! {
-            m = rx.recv() => match m {
+            m = queue.pop() => match m {
                 Some(b) => match tokio::time::timeout(limits.write_timeout, wr.write_all(&b)).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => break Err(e.into()),

@@ -210,14 +210,17 @@ fn bus_stats(node: &Shared) -> Value {
     let subs = lock(&node.subs)
         .values()
         .map(|x| {
+            // drops are counted per subscription: the estimate of its first connection carries them
+            let dropped = x.dropped();
             let conns = x
                 .publishers()
                 .into_iter()
-                .map(|(id, _)| {
+                .enumerate()
+                .map(|(i, (id, _))| {
                     Value::Array(vec![
                         int(id),
                         Value::Int(0),
-                        Value::Int(-1),
+                        int(if i == 0 { dropped } else { 0 }),
                         Value::Bool(true),
                     ])
                 })

@@ -2,11 +2,12 @@
 //! `publisherUpdate`, at most [`super::Limits::max_publishers`]): `requestTopic` to the publisher's slave API,
 //! a TCP connection (TCP_NODELAY, `tcp_nodelay=1` asked), the header exchange within
 //! [`super::Limits::handshake`] (each header at most [`super::Limits::max_header`]), then framed messages of at
-//! most [`super::Limits::max_message`] into the subscription's bounded queue (newest dropped when full), decoded
+//! most [`super::Limits::max_message`] into the subscription's bounded queue (oldest dropped when full), decoded
 //! by [`Subscriber::next`]. A connection that cannot be made is tried again a few times while its publisher is
 //! listed.
 
 use super::header::{encode, read_frame, read_header, WireError};
+use super::queue::Queue;
 use super::{lock, Limits, NetError, Node, Shared};
 use crate::master::{Client, MasterError};
 use roslibrust::{MessageDescriptor, RosMessageType};
@@ -18,7 +19,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
 
 /// Connection attempts to one publisher before giving up (until the master names it again).
 const TRIES: u32 = 5;
@@ -46,7 +46,7 @@ pub(crate) struct Subscription {
     pub ty: &'static str,
     md5: &'static str,
     definition: &'static str,
-    tx: mpsc::Sender<Vec<u8>>,
+    queue: Queue<Vec<u8>>,
     /// Publisher (slave API URI) → its connection task (with the id that tells it apart from a later one).
     links: Mutex<BTreeMap<String, (u64, tokio::task::AbortHandle)>>,
     next: AtomicU64,
@@ -55,23 +55,17 @@ pub(crate) struct Subscription {
 }
 
 impl Subscription {
-    pub fn new(
-        topic: &str,
-        d: &MessageDescriptor,
-        queue: usize,
-    ) -> (Arc<Subscription>, mpsc::Receiver<Vec<u8>>) {
-        let (tx, rx) = mpsc::channel(queue.max(1));
-        let s = Subscription {
+    pub fn new(topic: &str, d: &MessageDescriptor, queue: usize) -> Arc<Subscription> {
+        Arc::new(Subscription {
             topic: topic.to_owned(),
             ty: d.ros_type_name,
             md5: d.md5sum,
             definition: d.definition,
-            tx,
+            queue: Queue::new(queue),
             links: Mutex::default(),
             next: AtomicU64::new(0),
             received: AtomicU64::new(0),
-        };
-        (Arc::new(s), rx)
+        })
     }
 
     /// Connects to the publishers in `uris` not connected yet; `replace` (publisherUpdate: the whole list)
@@ -119,8 +113,14 @@ impl Subscription {
             .collect()
     }
 
+    /// Messages dropped because the queue was full (the oldest first).
+    pub fn dropped(&self) -> u64 {
+        self.queue.dropped()
+    }
+
     /// Ends every connection.
     pub fn close(&self) {
+        self.queue.close();
         for (_, (_, task)) in std::mem::take(&mut *lock(&self.links)) {
             task.abort();
         }
@@ -229,7 +229,7 @@ async fn receive(
 ) -> Result<(), WireError> {
     while let Some(frame) = read_frame(&mut stream, limits.max_message).await? {
         s.received.fetch_add(1, Ordering::Relaxed);
-        if let Err(mpsc::error::TrySendError::Closed(_)) = s.tx.try_send(frame) {
+        if !s.queue.push(frame) {
             return Ok(());
         }
     }
@@ -240,20 +240,14 @@ async fn receive(
 pub struct Subscriber<T> {
     node: Node,
     s: Arc<Subscription>,
-    rx: mpsc::Receiver<Vec<u8>>,
     _t: PhantomData<fn() -> T>,
 }
 
 impl<T> Subscriber<T> {
-    pub(crate) fn new(
-        node: Node,
-        s: Arc<Subscription>,
-        rx: mpsc::Receiver<Vec<u8>>,
-    ) -> Subscriber<T> {
+    pub(crate) fn new(node: Node, s: Arc<Subscription>) -> Subscriber<T> {
         Subscriber {
             node,
             s,
-            rx,
             _t: PhantomData,
         }
     }
@@ -267,7 +261,7 @@ impl<T> Subscriber<T> {
 impl<T: RosMessageType> Subscriber<T> {
     /// The next message (`None` once the node is gone).
     pub async fn next(&mut self) -> Option<Result<T, NetError>> {
-        let frame = self.rx.recv().await?;
+        let frame = self.s.queue.pop().await?;
         Some(
             roslibrust_serde_rosmsg::from_slice(&frame).map_err(|e| NetError::Decode {
                 ty: self.s.ty,

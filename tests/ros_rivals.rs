@@ -11,7 +11,9 @@ mod rclpy_peer;
 #[path = "ros/driver.rs"]
 mod ros_driver;
 
-use ros_driver::{driver_script_yaml, ros_driver, rosout_peer, stop, LOG_ERROR};
+use ros_driver::{
+    driver_script_yaml, ros_driver, rosout_peer, stop, subscribe_diagnostics, LOG_ERROR,
+};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -33,13 +35,7 @@ fn two_drivers_on_the_same_names_see_each_other_and_say_so() {
     let odom = format!("/{ns}/odom");
     let yaml = driver_script_yaml();
     let mut peer = rosout_peer(deadline);
-    peer.subscribe(
-        "/diagnostics",
-        "diagnostic_msgs/msg/DiagnosticArray",
-        "volatile",
-        deadline,
-    )
-    .unwrap();
+    subscribe_diagnostics(&mut peer, deadline);
 
     let mut first = ros_driver(dir.path(), &ns, &yaml, &["--switch-port", "0"], &[]);
     // alone: no conflict
@@ -102,13 +98,7 @@ fn drivers_in_their_own_namespaces_are_no_rivals() {
     let pid = std::process::id();
     let yaml = driver_script_yaml();
     let mut peer = rosout_peer(deadline);
-    peer.subscribe(
-        "/diagnostics",
-        "diagnostic_msgs/msg/DiagnosticArray",
-        "volatile",
-        deadline,
-    )
-    .unwrap();
+    subscribe_diagnostics(&mut peer, deadline);
     let a = ros_driver(
         dir.path(),
         &format!("na{pid}"),

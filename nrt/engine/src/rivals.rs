@@ -37,6 +37,18 @@ pub enum Change {
         /// The topic.
         topic: String,
     },
+    /// Another node registered our node's name (ROS 1: the master now sends our name's callers to `uri`).
+    NameTaken {
+        /// Our node's name.
+        name: String,
+        /// Where the master says that name is served now.
+        uri: String,
+    },
+    /// The master knows our node's name at our address again.
+    NameBack {
+        /// Our node's name.
+        name: String,
+    },
 }
 
 impl Change {
@@ -52,6 +64,12 @@ impl Change {
                 publishers.join(", ")
             ),
             Change::Ended { topic } => format!("this driver is again the only publisher of {topic}"),
+            Change::NameTaken { name, uri } => format!(
+                "another node registered this driver's name {name} (now at {uri}): the master no longer routes \
+                 its topics and services here. Give each driver its own name or namespace (ROS_NAMESPACE, \
+                 ros1.node_name)"
+            ),
+            Change::NameBack { name } => format!("the master knows {name} at this driver again"),
         }
     }
 }
@@ -61,6 +79,8 @@ impl Change {
 pub struct RivalWatch {
     last: Option<Instant>,
     conflicts: BTreeMap<String, Vec<String>>,
+    /// Our name and who holds it instead, while another node does.
+    name_taken: Option<(String, String)>,
 }
 
 impl RivalWatch {
@@ -94,6 +114,25 @@ impl RivalWatch {
         }
     }
 
+    /// Records who the master says holds our node's name `name`: `None` or our own address is us.
+    pub fn observe_name(&mut self, name: &str, other_uri: Option<&str>) -> Option<Change> {
+        match other_uri {
+            Some(uri) => {
+                let now = Some((name.to_owned(), uri.to_owned()));
+                let changed = self.name_taken != now;
+                self.name_taken = now;
+                changed.then(|| Change::NameTaken {
+                    name: name.to_owned(),
+                    uri: uri.to_owned(),
+                })
+            }
+            None => self
+                .name_taken
+                .take()
+                .map(|(name, _)| Change::NameBack { name }),
+        }
+    }
+
     /// Forgets every topic but `kept` (the others' robots are gone).
     pub fn keep_only(&mut self, kept: &[String]) {
         self.conflicts.retain(|t, _| kept.contains(t));
@@ -101,12 +140,17 @@ impl RivalWatch {
 
     /// Whether a conflict is in force.
     pub fn any(&self) -> bool {
-        !self.conflicts.is_empty()
+        !self.conflicts.is_empty() || self.name_taken.is_some()
     }
 
     /// The `/diagnostics` status `<prefix>: Name conflicts`: ERROR while another driver publishes one of our topics.
     pub fn status(&self, prefix: &str) -> DiagnosticStatus {
-        let (level, message) = if self.conflicts.is_empty() {
+        let (level, message) = if let Some((name, uri)) = &self.name_taken {
+            (
+                ERROR,
+                format!("another node registered this driver's name {name} (at {uri})"),
+            )
+        } else if self.conflicts.is_empty() {
             (OK, "no other driver on this driver's names".to_owned())
         } else {
             (
@@ -196,6 +240,26 @@ mod tests {
         assert!(w.due(t0));
         assert!(!w.due(t0 + CHECK_PERIOD / 2));
         assert!(w.due(t0 + CHECK_PERIOD));
+    }
+
+    #[test]
+    fn a_taken_name_is_reported_until_the_master_knows_us_again() {
+        let mut w = RivalWatch::default();
+        assert_eq!(w.observe_name("/asebaros", None), None);
+        let taken = w.observe_name("/asebaros", Some("http://10.0.0.2:4000/"));
+        assert!(taken.unwrap().message().contains("http://10.0.0.2:4000/"));
+        assert_eq!(
+            w.observe_name("/asebaros", Some("http://10.0.0.2:4000/")),
+            None
+        );
+        assert_eq!(w.status("asebaros").level, ERROR);
+        assert_eq!(
+            w.observe_name("/asebaros", None),
+            Some(Change::NameBack {
+                name: "/asebaros".into()
+            })
+        );
+        assert_eq!(w.status("asebaros").level, OK);
     }
 
     #[test]

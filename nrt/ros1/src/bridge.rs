@@ -6,12 +6,14 @@ use super::aseba::{AsebaInterface, Call};
 use super::conv;
 use super::graph::{global, Graph};
 use super::odom_pub::OdomPublisher;
+use super::rivals::RivalLookout;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::thymio::ThymioInterface;
 use super::watch::MasterWatch;
 use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_engine::rivals::{Change, RivalWatch};
 use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
 use roslibrust::ros1::Publisher;
 use serde_yaml::Value;
@@ -84,7 +86,11 @@ impl Ros1Node {
             self.graph.registry.clone(),
         )
         .map_err(|e| Ros1Error::Thread("master watcher", e))?;
+        let lookout = RivalLookout::start(self.graph.master.clone(), self.graph.caller_api.clone())
+            .map_err(|e| Ros1Error::Thread("rival lookout", e))?;
         Ok(Ros1Bridge {
+            lookout,
+            rivals: RivalWatch::default(),
             prefix: self.options.node_name.clone(),
             diagnostics,
             last_diagnostics: None,
@@ -101,6 +107,10 @@ impl Ros1Node {
 /// The running ROS 1 front end.
 pub struct Ros1Bridge {
     watch: MasterWatch,
+    /// Asks the master about other drivers on our names.
+    lookout: RivalLookout,
+    /// Other drivers on our names.
+    rivals: RivalWatch,
     odom_pub: OdomPublisher,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
@@ -140,16 +150,46 @@ impl Ros1Bridge {
     /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
     pub fn publish(&mut self, engine: &Engine) {
         self.aseba.publish_nodes(engine);
+        self.look_for_rivals();
         let now = Instant::now();
         if self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)
         {
             self.last_diagnostics = Some(now);
-            let status = diagnostics::array(&self.prefix, engine);
+            let mut status = diagnostics::array(&self.prefix, engine);
+            status.push(self.rivals.status(&self.prefix));
             let array = conv::diagnostics(status, conv::now());
             if let Err(e) = self.graph.publish(&self.diagnostics, &array) {
                 tracing::warn!("ROS 1: cannot publish /diagnostics: {e}");
+            }
+        }
+    }
+
+    /// Another publisher of a robot's `odom`, or another node holding our name, is another driver on the same
+    /// names: said loudly when it starts and ends, ERROR in `/diagnostics` meanwhile.
+    fn look_for_rivals(&mut self) {
+        let Some(seen) = self.lookout.latest() else {
+            return;
+        };
+        let mut changes = Vec::new();
+        changes.extend(
+            self.rivals
+                .observe_name(&self.graph.name, seen.name_elsewhere.as_deref()),
+        );
+        let topics = self.thymio.odom_topics();
+        self.rivals.keep_only(&topics);
+        for topic in &topics {
+            // ours is one of them (the master lists a node once per topic)
+            let publishers = seen.publishers.get(topic).cloned().unwrap_or_default();
+            changes.extend(self.rivals.observe(topic, 1, &publishers));
+        }
+        for c in changes {
+            match c {
+                Change::Started { .. } | Change::NameTaken { .. } => {
+                    tracing::error!("ROS 1: {}", c.message())
+                }
+                _ => tracing::info!("ROS 1: {}", c.message()),
             }
         }
     }

@@ -282,8 +282,10 @@ impl RosBridge {
                 .map(|p| format!("{}/{}", p.node_namespace.trim_end_matches('/'), p.node_name))
                 .collect();
             match self.rivals.observe(topic, 1, &names) {
-                Some(c @ Change::Started { .. }) => self.reporter.error(&c.message()),
-                Some(c @ Change::Ended { .. }) => self.reporter.info(&c.message()),
+                Some(c @ (Change::Started { .. } | Change::NameTaken { .. })) => {
+                    self.reporter.error(&c.message())
+                }
+                Some(c) => self.reporter.info(&c.message()),
                 None => {}
             }
         }

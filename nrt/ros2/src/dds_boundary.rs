@@ -262,13 +262,14 @@ impl Drop for DdsBoundary {
 }
 
 /// Where the profile of process `pid` goes: `$XDG_RUNTIME_DIR` (the user's private run-time directory) when set, else
-/// the temporary directory.
-pub fn profile_path(runtime_dir: Option<OsString>, pid: u32) -> PathBuf {
+/// the temporary directory; `nonce` (the start time's nanoseconds) makes the name hard to guess, so that another user
+/// of a shared temporary directory cannot take it first.
+pub fn profile_path(runtime_dir: Option<OsString>, pid: u32, nonce: u32) -> PathBuf {
     let dir = runtime_dir
         .map(PathBuf::from)
         .filter(|d| d.is_absolute() && d.is_dir())
         .unwrap_or_else(std::env::temp_dir);
-    dir.join(format!("thymio-rt-{pid}-dds-loopback.xml"))
+    dir.join(format!("thymio-rt-{pid}-{nonce:08x}-dds-loopback.xml"))
 }
 
 /// Writes `content` to a new file at `path`, readable by its owner only. A file left there (by a process of the same
@@ -307,7 +308,14 @@ pub fn confine() -> Result<DdsBoundary, BoundaryError> {
             profile: None,
         });
     };
-    let path = profile_path(std::env::var_os("XDG_RUNTIME_DIR"), std::process::id());
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let path = profile_path(
+        std::env::var_os("XDG_RUNTIME_DIR"),
+        std::process::id(),
+        nonce,
+    );
     write_new(&path, LOOPBACK_PROFILE).map_err(|source| BoundaryError::Profile {
         path: path.clone(),
         asked_by: asked_by.clone(),

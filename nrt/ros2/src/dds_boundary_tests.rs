@@ -174,14 +174,14 @@ fn the_profile_names_no_address_but_loopback_and_no_builtin_transport() {
 fn the_profile_goes_to_the_users_runtime_directory() {
     let dir = std::env::temp_dir();
     assert_eq!(
-        profile_path(Some(dir.clone().into_os_string()), 42),
-        dir.join("thymio-rt-42-dds-loopback.xml")
+        profile_path(Some(dir.clone().into_os_string()), 42, 0xbeef),
+        dir.join("thymio-rt-42-0000beef-dds-loopback.xml")
     );
     // a relative or missing directory is not used
     for bad in ["run/user", "/nonexistent/thymio-rt-test"] {
         assert_eq!(
-            profile_path(Some(bad.into()), 7),
-            std::env::temp_dir().join("thymio-rt-7-dds-loopback.xml")
+            profile_path(Some(bad.into()), 7, 1),
+            std::env::temp_dir().join("thymio-rt-7-00000001-dds-loopback.xml")
         );
     }
 }

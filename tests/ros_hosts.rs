@@ -242,7 +242,7 @@ fn a_localhost_driver_is_out_of_reach_of_another_host() {
     let moved = (x_of(&after) - x_of(&before)).hypot(y_of(&after) - y_of(&before));
     assert!(moved < 0.001, "the robot moved {moved} m");
 
-    // every DDS socket of the driver (the bridge node's participant and the hot node's) is on loopback
+    // every DDS socket of the driver (its one participant carries every node, the hidden hot node too) is on loopback
     let sockets = udp_sockets_of(&lan, robot, driver.child.id());
     assert!(!sockets.is_empty(), "no UDP socket of the driver found");
     assert!(

@@ -8,8 +8,9 @@
 //! multicast, `127.0.0.1` as the initial peer) and points `FASTRTPS_DEFAULT_PROFILES_FILE` (Fast DDS 2.x, the wheels'
 //! 2.14) and `FASTDDS_DEFAULT_PROFILES_FILE` (3.x) at it. rmw_fastrtps would add its own unrestricted UDP transport
 //! under `LOCALHOST`, so the process's discovery range becomes `SYSTEM_DEFAULT` ("the middleware's configuration
-//! decides", which is now the profile) and `ROS_LOCALHOST_ONLY` is removed. Every participant of the process (one per
-//! rcl context: the bridge node's, the hidden hot node's) loads the same default profile.
+//! decides", which is now the profile) and `ROS_LOCALHOST_ONLY` is removed. Every participant of the process loads that default profile:
+//! r2r keeps one rcl context per process, so one participant carries every node (`asebaros`, the hidden
+//! `_asebaros_hot`, the robots' `thymio_driver` nodes).
 //!
 //! The user's own settings rule: with another discovery range nothing changes; with a profile file of their own, a
 //! non-Fast-DDS middleware, a discovery server or static peers on other hosts, nothing changes either and the

@@ -79,6 +79,13 @@ pub fn main(args: Args) -> CliResult {
         ),
         None => None,
     };
+    // Before the first thread (the signal guard's) and the first rcl context: it sets the environment Fast DDS reads.
+    #[cfg(feature = "ros2")]
+    let _dds_boundary = if args.no_ros {
+        None
+    } else {
+        Some(dds_boundary()?)
+    };
     if let Err(e) = rt::signals::install_stop_handlers() {
         tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
     }
@@ -233,6 +240,18 @@ fn run_loop(
             break;
         }
     }
+}
+
+/// Applies the DDS boundary the user's ROS settings ask for (`nrt_ros2::dds_boundary`) and says which is in force.
+#[cfg(feature = "ros2")]
+fn dds_boundary() -> Result<nrt_ros2::dds_boundary::DdsBoundary, CliError> {
+    let boundary = nrt_ros2::dds_boundary::confine().map_err(CliError::new)?;
+    if boundary.is_warning() {
+        tracing::warn!("{}", boundary.describe());
+    } else {
+        tracing::info!("{}", boundary.describe());
+    }
+    Ok(boundary)
 }
 
 /// Runs with the ROS 2 bridge; the hops the ROS side timed come back with the RT thread's end.

@@ -27,7 +27,9 @@ fn after_sourcing(set: &[(&str, &str)]) -> Vec<(String, Option<String>)> {
         ));
     }
     let mut c = Command::new("bash");
-    c.arg("-c").arg(&script).current_dir(env!("CARGO_MANIFEST_DIR"));
+    c.arg("-c")
+        .arg(&script)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
     for name in NETWORKING {
         c.env_remove(name);
     }
@@ -71,7 +73,10 @@ fn ros2_env_keeps_the_users_networking_variables() {
     let after = after_sourcing(&given);
     assert_eq!(after.len(), given.len());
     for (name, value) in given {
-        let got = after.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        let got = after
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone());
         assert_eq!(
             got,
             Some(Some(value.to_owned())),

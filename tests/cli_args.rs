@@ -106,6 +106,12 @@ fn run_refuses_stray_positionals_and_what_follows_its_double_dash() {
         ),
         "x",
     );
+    // a ROS argument rcl does not know, or without its value (r2r would ignore it without a word)
+    refused(
+        &with(RUN, &["--duration", "1", "--ros-args", "--foo"]),
+        "--foo",
+    );
+    refused(&with(RUN, &["--duration", "1", "--ros-args", "-p"]), "-p");
     // ROS 1 arguments need the ROS 1 front end; remapping it does not do
     refused(&with(RUN, &["--duration", "1", "__name:=x"]), "__name:=x");
     refused(

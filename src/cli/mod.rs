@@ -35,7 +35,10 @@ impl Cli {
         }
         let rest = args.split_off(2);
         let mut command = Cli::command();
-        let split = match ros_args::split_ros2(rest) {
+        let checked = ros_args::split_ros2(rest)
+            .map_err(|e| e.to_string())
+            .and_then(|s| ros_args::check_ros2(&s.ros).map(|()| s));
+        let split = match checked {
             Ok(s) => s,
             Err(e) => {
                 // built, so that the usage names the program

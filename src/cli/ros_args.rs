@@ -34,6 +34,56 @@ pub enum SplitError {
     AfterEnd(String),
 }
 
+/// rcl's ROS arguments that take a value (ROS 2 Jazzy).
+const WITH_VALUE: &[&str] = &[
+    "-r",
+    "--remap",
+    "-p",
+    "--param",
+    "--params-file",
+    "-e",
+    "--enclave",
+    "--log-level",
+    "--log-config-file",
+    "--log-file-name",
+];
+
+/// rcl's ROS arguments without a value (ROS 2 Jazzy).
+const FLAGS: &[&str] = &[
+    "--enable-rosout-logs",
+    "--disable-rosout-logs",
+    "--enable-stdout-logs",
+    "--disable-stdout-logs",
+    "--enable-external-lib-logs",
+    "--disable-external-lib-logs",
+];
+
+/// Checks the ROS 2 arguments (the markers removed) as rcl would read them: r2r does not refuse what rcl leaves
+/// unparsed (rclcpp does), so a mistyped ROS argument would be ignored without a word.
+pub fn check_ros2(ros: &[String]) -> Result<(), String> {
+    let mut it = ros.iter();
+    while let Some(arg) = it.next() {
+        let a = arg.as_str();
+        if FLAGS.contains(&a) {
+            continue;
+        }
+        if !WITH_VALUE.contains(&a) {
+            return Err(format!(
+                "unknown ROS argument '{a}' after --ros-args (rcl takes {} and {})",
+                WITH_VALUE.join(", "),
+                FLAGS.join(", ")
+            ));
+        }
+        let Some(value) = it.next() else {
+            return Err(format!("ROS argument '{a}' needs a value"));
+        };
+        if matches!(a, "-r" | "--remap" | "-p" | "--param") && !value.contains(":=") {
+            return Err(format!("ROS argument '{a} {value}': expected NAME:=VALUE"));
+        }
+    }
+    Ok(())
+}
+
 /// Splits the arguments of `thymio-rt run` (after the subcommand's name) into ours and the ROS 2 ones, as rcl
 /// reads them: a `--ros-args` starts ROS arguments up to the next `--` or the end. Outside a ROS segment, a `--`
 /// ends our options: after it, only ROS segments may come.
@@ -188,6 +238,34 @@ mod tests {
         assert!(s.ours.is_empty());
         assert_eq!(s.ros, ["-p", "a:=1", "-r", "b:=c"]);
         assert!(split(&["--"]).unwrap().ours.is_empty());
+    }
+
+    #[test]
+    fn ros2_arguments_are_checked_as_rcl_reads_them() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            check_ros2(&args(&[
+                "-p",
+                "a:=1",
+                "--params-file",
+                "f.yaml",
+                "-r",
+                "__ns:=/x",
+                "--disable-rosout-logs",
+                "--log-level",
+                "debug"
+            ])),
+            Ok(())
+        );
+        for (bad, named) in [
+            (&["--foo"][..], "'--foo'"),
+            (&["-p"], "'-p'"),
+            (&["-p", "a=1"], "a=1"),
+            (&["--params-file"], "'--params-file'"),
+        ] {
+            let e = check_ros2(&args(bad)).unwrap_err();
+            assert!(e.contains(named), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -64,7 +64,13 @@ fn a_host_without_its_cable_reaches_nobody() {
     let a = lan.host(0).addr.to_string();
     lan.set_link(1, false).unwrap();
     let _server = serve(&lan, 0, &a);
-    assert!(!reaches(&lan, 1, &a), "host 1 reached host 0 with its link down");
+    assert!(
+        !reaches(&lan, 1, &a),
+        "host 1 reached host 0 with its link down"
+    );
     lan.set_link(1, true).unwrap();
-    assert!(reaches(&lan, 1, &a), "host 1 did not reach host 0 once its link was back");
+    assert!(
+        reaches(&lan, 1, &a),
+        "host 1 did not reach host 0 once its link was back"
+    );
 }

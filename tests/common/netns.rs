@@ -79,7 +79,9 @@ pub fn unavailable() -> Option<String> {
             let _ = ip(&["netns", "del", &probe]);
             None
         }
-        Err(e) => Some(format!("network namespaces unavailable on this machine: {e}")),
+        Err(e) => Some(format!(
+            "network namespaces unavailable on this machine: {e}"
+        )),
     }
 }
 
@@ -124,8 +126,8 @@ impl Lan {
             });
             let port = format!("p{i}");
             ip(&[
-                "link", "add", "eth0", "netns", &ns, "type", "veth", "peer", "name", &port, "netns",
-                &bridge_ns,
+                "link", "add", "eth0", "netns", &ns, "type", "veth", "peer", "name", &port,
+                "netns", &bridge_ns,
             ])?;
             in_ns(&bridge_ns, &["link", "set", &port, "master", "br0"])?;
             in_ns(&bridge_ns, &["link", "set", &port, "up"])?;
@@ -170,7 +172,15 @@ impl Lan {
 
     fn has_multicast_route(&self, i: usize) -> bool {
         Command::new("ip")
-            .args(["netns", "exec", &self.hosts[i].ns, "ip", "link", "show", "eth0"])
+            .args([
+                "netns",
+                "exec",
+                &self.hosts[i].ns,
+                "ip",
+                "link",
+                "show",
+                "eth0",
+            ])
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).contains("MULTICAST"))
             .unwrap_or(false)

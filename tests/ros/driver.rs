@@ -66,6 +66,17 @@ pub fn rosout_peer(deadline: Instant) -> RclpyPeer {
     peer
 }
 
+/// Subscribes `peer` to `/diagnostics`.
+pub fn subscribe_diagnostics(peer: &mut RclpyPeer, deadline: Instant) {
+    peer.subscribe(
+        "/diagnostics",
+        "diagnostic_msgs/msg/DiagnosticArray",
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+}
+
 /// `/<ns>/aseba/get_variable` of `var`: its values (empty if the bridge could not read it).
 pub fn get_variable(peer: &mut RclpyPeer, ns: &str, var: &str, deadline: Instant) -> Value {
     peer.call(

@@ -47,11 +47,18 @@ impl RclpyPeer {
     /// Starts `rclpy_peer.py ARGS` on DDS domain `domain_id`, confined to loopback.
     pub fn spawn(domain_id: u32, args: &[&str]) -> std::io::Result<Self> {
         let root = project_root();
-        let mut child = Command::new(root.join(".venv-ros/bin/python"))
-            .arg(root.join("tests/ros/rclpy_peer.py"))
+        let mut cmd = Command::new(root.join(".venv-ros/bin/python"));
+        cmd.arg(root.join("tests/ros/rclpy_peer.py"))
             .args(args)
             .env("ROS_DOMAIN_ID", domain_id.to_string())
-            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+        Self::spawn_command(cmd)
+    }
+
+    /// Starts `cmd`, a command that runs `rclpy_peer.py` (the venv's python and the script are the caller's to name,
+    /// e.g. behind `ip netns exec`, with the ROS environment it wants).
+    pub fn spawn_command(mut cmd: Command) -> std::io::Result<Self> {
+        let mut child = cmd
             .env("PYTHONUNBUFFERED", "1")
             // The wheels' bootstrapper must run in the child to set its library path.
             .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod network;
 pub mod params;
 pub mod policy;
+pub mod rivals;
 pub mod schema;
 pub mod switch;
 pub mod thymio;

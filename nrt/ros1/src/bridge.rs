@@ -7,13 +7,14 @@ use super::conv;
 use super::graph::{global, Graph};
 use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
+use super::rivals::RivalLookout;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::thymio::ThymioInterface;
 use super::watch::MasterWatch;
 use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
-use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
+use nrt_engine::rivals::{Change, RivalWatch};
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -43,7 +44,7 @@ impl Ros1Node {
 
     /// The parameters on the parameter server, as `(dotted name, value)` configuration entries: the node's private
     /// tree (`/<ns>/asebaros/…`), then ROS-Thymio's driver node's (`/<ns>/thymio_driver/…`), which wins; ROS-Thymio's
-    /// parameters without use here (`script`, `launch_model`) are left out.
+    /// parameters without use here (`script`, `launch_model`) are ignored by the configuration, saying so.
     pub fn parameter_overrides(&self) -> Result<Vec<(String, Value)>, Ros1Error> {
         let mut out = Vec::new();
         for tree in [
@@ -62,7 +63,6 @@ impl Ros1Node {
                 .map_err(|e| Ros1Error::Params(tree.clone(), e.into()))?;
             out.extend(flat);
         }
-        out.retain(|(name, _)| !ROS_THYMIO_UNUSED.contains(&name.as_str()));
         Ok(out)
     }
 
@@ -84,7 +84,11 @@ impl Ros1Node {
             self.graph.registry.clone(),
         )
         .map_err(|e| Ros1Error::Thread("master watcher", e))?;
+        let lookout = RivalLookout::start(self.graph.master.clone(), self.graph.caller_api.clone())
+            .map_err(|e| Ros1Error::Thread("rival lookout", e))?;
         Ok(Ros1Bridge {
+            lookout,
+            rivals: RivalWatch::default(),
             prefix: self.options.node_name.clone(),
             diagnostics,
             last_diagnostics: None,
@@ -101,6 +105,10 @@ impl Ros1Node {
 /// The running ROS 1 front end.
 pub struct Ros1Bridge {
     watch: MasterWatch,
+    /// Asks the master about other drivers on our names.
+    lookout: RivalLookout,
+    /// Other drivers on our names.
+    rivals: RivalWatch,
     odom_pub: OdomPublisher,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
@@ -140,16 +148,46 @@ impl Ros1Bridge {
     /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
     pub fn publish(&mut self, engine: &Engine) {
         self.aseba.publish_nodes(engine);
+        self.look_for_rivals();
         let now = Instant::now();
         if self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)
         {
             self.last_diagnostics = Some(now);
-            let status = diagnostics::array(&self.prefix, engine);
+            let mut status = diagnostics::array(&self.prefix, engine);
+            status.push(self.rivals.status(&self.prefix));
             let array = conv::diagnostics(status, conv::now());
             if let Err(e) = self.graph.publish(&self.diagnostics, &array) {
                 tracing::warn!("ROS 1: cannot publish /diagnostics: {e}");
+            }
+        }
+    }
+
+    /// Another publisher of a robot's `odom`, or another node holding our name, is another driver on the same
+    /// names: said loudly when it starts and ends, ERROR in `/diagnostics` meanwhile.
+    fn look_for_rivals(&mut self) {
+        let Some(seen) = self.lookout.latest() else {
+            return;
+        };
+        let mut changes = Vec::new();
+        changes.extend(
+            self.rivals
+                .observe_name(&self.graph.name, seen.name_elsewhere.as_deref()),
+        );
+        let topics = self.thymio.odom_topics();
+        self.rivals.keep_only(&topics);
+        for topic in &topics {
+            // ours is one of them (the master lists a node once per topic)
+            let publishers = seen.publishers.get(topic).cloned().unwrap_or_default();
+            changes.extend(self.rivals.observe(topic, 1, &publishers));
+        }
+        for c in changes {
+            match c {
+                Change::Started { .. } | Change::NameTaken { .. } => {
+                    tracing::error!("ROS 1: {}", c.message())
+                }
+                _ => tracing::info!("ROS 1: {}", c.message()),
             }
         }
     }

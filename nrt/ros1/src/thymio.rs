@@ -173,6 +173,14 @@ impl ThymioInterface {
         })
     }
 
+    /// Every driven robot's `odom`, as a global name.
+    pub fn odom_topics(&self) -> Vec<String> {
+        self.robots
+            .values()
+            .map(|r| global(&[&self.base, &r.namespace, "odom"]))
+            .collect()
+    }
+
     /// The robots whose odometry the publisher thread publishes.
     pub fn odom_targets(&self) -> OdomTargets {
         self.odom.clone()

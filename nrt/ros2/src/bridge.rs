@@ -20,7 +20,7 @@ use super::thymio::ThymioInterface;
 use super::{diagnostics, names, params, params_file, RosError, RosOptions};
 use msgs::handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
-use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
+use nrt_engine::rivals::{Change, RivalWatch};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,7 +59,7 @@ impl RosNode {
     /// The parameters given to the node, as `(dotted name, value)` configuration entries.
     /// Sections of the parameter files that name the node by its fully qualified name
     /// (`/ns/asebaros:`) or a wildcard are included (r2r leaves them out, see [`params_file`]);
-    /// ROS-Thymio's `script` and `launch_model` are left out (the driver nodes take them).
+    /// ROS-Thymio's `script` and `launch_model` are ignored by the configuration, saying so.
     pub fn parameter_overrides(&self) -> Result<Vec<(String, serde_yaml::Value)>, RosError> {
         let mut given = params::overrides(&self.node);
         let args: Vec<String> = std::env::args().collect();
@@ -69,11 +69,10 @@ impl RosNode {
             &self.options.node_name,
             &fqn,
         )?);
-        // ROS-Thymio's driver parameters without use here reach the bridge through `/**:`;
-        // the RT controllers' (`controllers.<name>.<param>`) are the robots' driver nodes'
-        given.retain(|(name, _)| {
-            !ROS_THYMIO_UNUSED.contains(&name.as_str()) && !name.starts_with("controllers.")
-        });
+        // the RT controllers' (`controllers.<name>.<param>`) are the robots' driver nodes';
+        // ROS-Thymio's driver parameters without use here (reaching the bridge through `/**:`)
+        // are left for the configuration, which ignores them saying why (`schema::aliases`)
+        given.retain(|(name, _)| !name.starts_with("controllers."));
         Ok(given)
     }
 
@@ -151,6 +150,7 @@ impl RosNode {
             control,
             diagnostics,
             last_diagnostics: None,
+            rivals: RivalWatch::default(),
             clocks: Clocks::new().map_err(RosError::Init)?,
         })
     }
@@ -185,6 +185,8 @@ pub struct RosBridge {
     control: Control,
     diagnostics: Publisher<DiagnosticArray>,
     last_diagnostics: Option<Instant>,
+    /// Other drivers on our robots' names.
+    rivals: RivalWatch,
     clocks: Clocks,
 }
 
@@ -228,6 +230,9 @@ impl RosBridge {
             .serve(engine, &mut self.control.controllers, now);
         self.control.serve(engine, now);
         self.aseba.publish_nodes(engine);
+        if self.rivals.due(now) {
+            self.look_for_rivals(node.get());
+        }
         let due = self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= self.options.diagnostics_period);
@@ -246,6 +251,7 @@ impl RosBridge {
             };
             let mut status =
                 diagnostics::array_with(&self.options.node_name, engine, &robot_values);
+            status.push(self.rivals.status(&self.options.node_name));
             status.push(hop_times::status(
                 &self.options.node_name,
                 engine.rt_stats(),
@@ -255,6 +261,30 @@ impl RosBridge {
             if let Err(e) = self.diagnostics.publish(&array) {
                 self.reporter
                     .warn(&format!("cannot publish /diagnostics: {e}"));
+            }
+        }
+    }
+
+    /// Another publisher of a robot's `odom` is another driver on the same names (two drivers started with the
+    /// same defaults): said loudly when it starts and when it ends, ERROR in `/diagnostics` meanwhile.
+    fn look_for_rivals(&mut self, node: &r2r::Node) {
+        let topics = self.thymio.odom_topics();
+        self.rivals.keep_only(&topics);
+        for topic in &topics {
+            // rcl refuses only an invalid name (ours are checked when made) or a context being shut down
+            let Ok(publishers) = node.get_publishers_info_by_topic(topic, false) else {
+                continue;
+            };
+            let names: Vec<String> = publishers
+                .iter()
+                .map(|p| format!("{}/{}", p.node_namespace.trim_end_matches('/'), p.node_name))
+                .collect();
+            match self.rivals.observe(topic, 1, &names) {
+                Some(c @ (Change::Started { .. } | Change::NameTaken { .. })) => {
+                    self.reporter.error(&c.message())
+                }
+                Some(c) => self.reporter.info(&c.message()),
+                None => {}
             }
         }
     }

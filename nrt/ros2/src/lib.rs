@@ -31,6 +31,7 @@ pub mod calibration_action;
 pub mod control;
 pub mod controllers;
 pub mod convert;
+pub mod dds_boundary;
 pub mod diagnostics;
 pub mod driver_node;
 pub mod ground_truth;

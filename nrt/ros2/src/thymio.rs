@@ -60,6 +60,8 @@ struct RobotInterface {
     inp: Inputs,
     /// Next alarm sound while the alarm is on.
     alarm: Option<Instant>,
+    /// Its `odom`, fully qualified (another driver publishing it is a rival: [`nrt_engine::rivals`]).
+    odom_topic: String,
 }
 
 /// The Thymio driver interface of the bridge node.
@@ -105,6 +107,11 @@ impl ThymioInterface {
             static_transforms: Vec::new(),
             robots: BTreeMap::new(),
         })
+    }
+
+    /// Every driven robot's `odom`, fully qualified.
+    pub fn odom_topics(&self) -> Vec<String> {
+        self.robots.values().map(|r| r.odom_topic.clone()).collect()
     }
 
     /// The robots whose odometry the publisher thread publishes (made and updated here).
@@ -181,6 +188,7 @@ impl ThymioInterface {
             [&params.left_wheel_joint, &params.right_wheel_joint],
         );
         let t = |leaf: &str| topic(&ns, leaf);
+        let odom_topic = format!("{}/{}", ros_ns.trim_end_matches('/'), t("odom"));
         let out = Outputs::create(node, &t, params.sensor_data_qos)?;
         let stale_cmd_vel = Arc::new(AtomicU64::new(0));
         let target = CmdVelTarget {
@@ -251,6 +259,7 @@ impl ThymioInterface {
                 out,
                 inp,
                 alarm: None,
+                odom_topic,
             },
         );
         // Latched: a late subscriber learns whether the reflex holds the robot.

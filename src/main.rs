@@ -9,12 +9,6 @@ use thymio_rt::cli::{dispatch, Cli};
 static ALLOC: rt::alloc::CountingAlloc = rt::alloc::CountingAlloc;
 
 fn main() -> ExitCode {
-    // Library backtraces only when asked for by name (panics keep RUST_BACKTRACE): roslibrust answers
-    // a failed ROS 1 service call with the error's Debug form, which under RUST_BACKTRACE=1 would
-    // carry anyhow's whole backtrace to the caller. Set before any other thread exists.
-    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
-        std::env::set_var("RUST_LIB_BACKTRACE", "0");
-    }
     let cli = Cli::parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
     let filter = tracing_subscriber::EnvFilter::try_from_env("THYMIO_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(cli.command.default_log_level()));

@@ -121,8 +121,7 @@ impl Command {
     /// Default log level: the driver says what it does; the tools only report problems.
     pub fn default_log_level(&self) -> &'static str {
         match self {
-            // roslibrust (ROS 1) logs every TCPROS connection at info
-            Command::Run(_) | Command::Sim(_) => "info,roslibrust_ros1=warn",
+            Command::Run(_) | Command::Sim(_) => "info",
             _ => "error",
         }
     }

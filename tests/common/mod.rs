@@ -75,6 +75,22 @@ pub fn have(program: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Whether this machine can make test hosts (network namespaces, `netns`). Without `ip` the test fails like
+/// any missing peer ([`need_programs`]); a machine that forbids namespaces (no CAP_SYS_ADMIN / CAP_NET_ADMIN) is
+/// no missing peer: the skip is recorded as such ([`missing::machine_cannot`]). `false`: end the test.
+pub fn can_make_hosts() -> bool {
+    if !need_programs(&["ip"], "apt-get install iproute2") {
+        return false;
+    }
+    match netns::unavailable() {
+        None => true,
+        Some(why) => {
+            missing::machine_cannot(&why);
+            false
+        }
+    }
+}
+
 /// A child process, killed when dropped; its output lines are collected in the background.
 pub struct Proc {
     pub child: Child,

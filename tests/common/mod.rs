@@ -22,15 +22,26 @@ pub fn root() -> PathBuf {
 }
 
 /// The thymio-rt binary under test: `THYMIO_RT_BIN` when set (scripts/test.sh points it at the
-/// release binary, the one users run), else the one cargo built for these tests.
+/// release binary, the one users run), else the one cargo built for these tests. Its ROS 2 side is
+/// confined to loopback on this test process's domain ([`test_domain_id`]) whatever the caller's
+/// environment says (scripts/ros2-env.sh keeps the user's settings); a test may set others after.
 pub fn thymio_rt() -> Command {
     let bin = std::env::var_os("THYMIO_RT_BIN")
         .filter(|b| !b.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_thymio-rt")));
     let mut c = Command::new(bin);
-    c.env_remove("THYMIO_LOG");
+    c.env_remove("THYMIO_LOG")
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("ROS_DOMAIN_ID", test_domain_id().to_string())
+        .env_remove("ROS_STATIC_PEERS")
+        .env_remove("ROS_LOCALHOST_ONLY");
     c
+}
+
+/// This test process's ROS 2 domain (the same as `tests/ros/rclpy_peer.rs`'s, which the peers use).
+pub fn test_domain_id() -> u32 {
+    100 + std::process::id() % 100
 }
 
 /// A TCP port free on 127.0.0.1 right now.

@@ -80,12 +80,12 @@ def done(result):
     sys.exit(0)
 
 
-def graph():
+def graph(node="/asebaros"):
     import rosgraph
     master = rosgraph.Master("/rospy_peer")
-    uri = master.lookupNode("/asebaros")
+    uri = master.lookupNode(node)
     pubs, subs, srvs = master.getSystemState()
-    mine = lambda entries: sorted(n for n, nodes in entries if "/asebaros" in nodes)
+    mine = lambda entries: sorted(n for n, nodes in entries if node in nodes)
     done({"uri": uri, "publishes": mine(pubs), "subscribes": mine(subs), "services": mine(srvs)})
 
 
@@ -314,7 +314,7 @@ def load_script(path, broken):
 if __name__ == "__main__":
     scenario, args = sys.argv[1], sys.argv[2:]
     if scenario == "graph":
-        graph()
+        graph(*args)
     elif scenario == "drive":
         drive(float(args[0]), *args[1:])
     elif scenario == "params":

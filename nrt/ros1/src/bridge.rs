@@ -14,7 +14,6 @@ use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
-use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
 use roslibrust::ros1::Publisher;
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
@@ -45,7 +44,7 @@ impl Ros1Node {
 
     /// The parameters on the parameter server, as `(dotted name, value)` configuration entries: the node's private
     /// tree (`/<ns>/asebaros/…`), then ROS-Thymio's driver node's (`/<ns>/thymio_driver/…`), which wins; ROS-Thymio's
-    /// parameters without use here (`script`, `launch_model`) are left out.
+    /// parameters without use here (`script`, `launch_model`) are ignored by the configuration, saying so.
     pub fn parameter_overrides(&self) -> Result<Vec<(String, Value)>, Ros1Error> {
         let mut out = Vec::new();
         for tree in [
@@ -64,7 +63,6 @@ impl Ros1Node {
                 .map_err(|e| Ros1Error::Params(tree.clone(), e.into()))?;
             out.extend(flat);
         }
-        out.retain(|(name, _)| !ROS_THYMIO_UNUSED.contains(&name.as_str()));
         Ok(out)
     }
 

@@ -5,7 +5,8 @@
 # Debian's rosmaster and rospy) and bounded fuzzing.
 #   scripts/test.sh [--soak] [--no-ros] [--no-fuzz]
 #     --soak     also run the long soak tests (about an hour)
-#     --no-ros   neither install nor run the ROS 2 / ROS 1 steps (their tests are not built without the features)
+#     --no-ros   neither install nor run the ROS 2 / ROS 1 steps (their tests are not built without the features;
+#                tests/scripts_env.rs, built by default, needs the ROS 2 venv: on a machine without ROS add the opt-out)
 # A real-peer test whose peer is missing FAILS, naming the install step. THYMIO_SKIP_MISSING_PEERS=1 (a machine
 # without ROS or Aseba; refused with CI=true) skips such tests instead. Every skipped test is recorded in
 # target/skipped-tests.tsv (THYMIO_SKIP_RECORD, tests/common/missing.rs) and summed up at the end.

@@ -10,15 +10,14 @@ mod common;
 mod peers;
 
 use common::{free_port, Proc};
-use peers::{driver_command, have_ros1, rosmaster, rospy, rospy_until};
+use peers::{driver_command, need_ros1, rosmaster, rospy, rospy_until};
 use std::time::Duration;
 
 #[test]
 fn roslaunch_arguments_and_asebaros_parameter_names() {
-    assert!(
-        have_ros1(),
-        "Debian's rosmaster/rospy are not installed: run scripts/setup-ros1.sh"
-    );
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
+    }
     let port = free_port();
     let _master = rosmaster(port);
     let set = rospy(

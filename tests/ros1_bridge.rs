@@ -11,17 +11,9 @@ mod peers;
 
 use common::free_port;
 use nix::sys::signal::Signal;
-use peers::{driver, have_ros1, rosmaster, rospy, rospy_until};
+use peers::{driver, need_ros1, rosmaster, rospy, rospy_until};
 use serde_json::Value;
 use std::time::Duration;
-
-fn skip() -> bool {
-    if have_ros1() {
-        return false;
-    }
-    eprintln!("skipped: Debian's rosmaster/rospy are not installed (scripts/setup-ros1.sh)");
-    true
-}
 
 fn names(v: &Value, key: &str) -> Vec<String> {
     v[key]
@@ -57,8 +49,8 @@ fn assert_driven(v: &Value) {
 /// The master knows the node `/asebaros` and what it publishes, subscribes to and serves; rospy drives it.
 #[test]
 fn ros1_master_sees_the_node_and_rospy_drives_it() {
-    if skip() {
-        return;
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
     }
     let port = free_port();
     let _master = rosmaster(port);
@@ -106,8 +98,8 @@ fn ros1_master_sees_the_node_and_rospy_drives_it() {
 /// that the caller sees (rospy's ServiceException with our reason), not empty answers.
 #[test]
 fn ros1_variables_through_rospy_service_proxies() {
-    if skip() {
-        return;
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
     }
     let port = free_port();
     let _master = rosmaster(port);
@@ -184,8 +176,8 @@ fn ros1_persistent_service_connections_and_probes() {
 /// client of the new master drives the robot and receives odometry.
 #[test]
 fn ros1_driver_survives_a_master_restart() {
-    if skip() {
-        return;
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
     }
     let port = free_port();
     let mut master = rosmaster(port);
@@ -207,8 +199,8 @@ fn ros1_driver_survives_a_master_restart() {
 /// has its own `cmd_vel`, `odom` and frames, and none the unprefixed names.
 #[test]
 fn ros1_parameters_and_two_robots_by_namespace() {
-    if skip() {
-        return;
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
     }
     let port = free_port();
     let _master = rosmaster(port);
@@ -267,8 +259,8 @@ fn ros1_parameters_and_two_robots_by_namespace() {
 /// diagnostic_msgs) reports the network, the robot's node and the RT thread.
 #[test]
 fn ros1_thymio_actuators_sensors_and_model() {
-    if skip() {
-        return;
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
     }
     let port = free_port();
     let _master = rosmaster(port);
@@ -314,8 +306,8 @@ fn ros1_thymio_actuators_sensors_and_model() {
 /// that does not exist and one that does not compile are service errors with the reason.
 #[test]
 fn ros1_load_script_and_anonymous_events() {
-    if skip() {
-        return;
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
     }
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("echo.aesl");

@@ -205,5 +205,7 @@ pub fn is_live<T: Section>(name: &str) -> bool {
     })
 }
 
+pub mod ranges;
+
 #[cfg(test)]
 mod tests;

@@ -140,6 +140,13 @@ pub const OBSTACLE_MAX_AGE: Range = Range {
     unit: "s",
     why: "proximity readings come every 0.1 s; a reading older than 10 s says nothing",
 };
+/// A `calibrate_motors` goal's `timeout` (0: the standard one).
+pub const CALIBRATION_TIMEOUT: Range = Range {
+    min: 1.0,
+    max: 3600.0,
+    unit: "s",
+    why: "0 for the standard; one measurement takes 3.4–17 s, an hour means it is stuck",
+};
 /// `ground.threshold` (raw `prox.ground.delta`, a 10-bit reading).
 pub const GROUND_THRESHOLD: (i64, i64) = (0, 1023);
 /// `obstacle_stop.threshold` (raw horizontal proximity).

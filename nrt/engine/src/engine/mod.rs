@@ -3,6 +3,7 @@
 //! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
 //! blocks and never touches a link.
 
+mod anonymous;
 mod builtin;
 mod controllers;
 mod lifecycle;

@@ -81,6 +81,8 @@ pub struct Engine {
     last_stats: Option<RtStats>,
     stats: EngineStats,
     rt_exited: bool,
+    /// The RT thread's setup, once it reported it.
+    rt_setup: Option<msgs::handoff::SetupSummary>,
     /// Raw motor commands of the generic interface (see `raw_motor`).
     raw: raw_motor::RawMotor,
     /// The NRT ends of the RT controllers, pumped by every poll.
@@ -164,6 +166,7 @@ impl Engine {
             last_stats: None,
             stats: EngineStats::default(),
             rt_exited: false,
+            rt_setup: None,
             raw: Default::default(),
             controllers: Default::default(),
             robot_params: Default::default(),
@@ -261,7 +264,12 @@ impl Engine {
         self.stats
     }
 
-    /// Whether the RT thread has stopped.
+    /// The RT thread's setup (scheduler, memory lock), once it reported it.
+    pub fn rt_setup(&self) -> Option<msgs::handoff::SetupSummary> {
+        self.rt_setup
+    }
+
+    /// Whether the RT thread has exited (or its end of the rings is gone).
     pub fn rt_exited(&self) -> bool {
         self.rt_exited || self.ends.nrt_peer_gone()
     }

@@ -29,6 +29,7 @@ impl Engine {
                     for w in s.warnings() {
                         tracing::warn!("{w}");
                     }
+                    self.rt_setup = Some(s);
                     self.events.push_back(EngineEvent::RtStarted(s));
                 }
                 RtEvent::LinkUp { link, target, kind } => {

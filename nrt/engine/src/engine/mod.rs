@@ -6,6 +6,7 @@
 mod anonymous;
 mod builtin;
 mod controllers;
+mod foreign;
 mod lifecycle;
 mod live;
 mod multi;
@@ -22,6 +23,7 @@ mod wait;
 
 pub use builtin::{builtin_names, builtin_script, is_builtin, BUILTIN_PREFIX, BUILTIN_SCRIPTS};
 pub use controllers::{ControllerPort, ControllerReport};
+pub use foreign::{Foreign, ForeignCommand, FOREIGN_HOLD};
 pub use live::LiveError;
 pub use multi::multi_variant_path;
 pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
@@ -83,6 +85,8 @@ pub struct Engine {
     rt_exited: bool,
     /// The RT thread's setup, once it reported it.
     rt_setup: Option<msgs::handoff::SetupSummary>,
+    /// Wheel commands to driven robots from other clients of their links (a second driver).
+    foreign: foreign::Foreign,
     /// Raw motor commands of the generic interface (see `raw_motor`).
     raw: raw_motor::RawMotor,
     /// The NRT ends of the RT controllers, pumped by every poll.
@@ -167,6 +171,7 @@ impl Engine {
             stats: EngineStats::default(),
             rt_exited: false,
             rt_setup: None,
+            foreign: foreign::Foreign::default(),
             raw: Default::default(),
             controllers: Default::default(),
             robot_params: Default::default(),
@@ -262,6 +267,12 @@ impl Engine {
     /// Counters of the engine.
     pub fn stats(&self) -> EngineStats {
         self.stats
+    }
+
+    /// Wheel commands to driven robots that another client of their link sent (a second
+    /// driver on the same robot).
+    pub fn foreign_commands(&self) -> &Foreign {
+        &self.foreign
     }
 
     /// The RT thread's setup (scheduler, memory lock), once it reported it.

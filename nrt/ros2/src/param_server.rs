@@ -313,6 +313,20 @@ pub fn type_of(v: &ParameterValue) -> u8 {
     }
 }
 
+/// A descriptor's `floating_point_range` and `integer_range`.
+pub type Ranges = (Option<(f64, f64)>, Option<(i64, i64)>);
+
+/// The ranges a driver parameter's descriptor shows (`nrt_engine::schema::ranges`): a
+/// `floating_point_range` for a double, an `integer_range` for an integer.
+pub fn driver_ranges(name: &str, value: &ParameterValue) -> Ranges {
+    use nrt_engine::schema::ranges;
+    match value {
+        ParameterValue::Double(_) => (ranges::of_driver_param(name).map(|r| (r.min, r.max)), None),
+        ParameterValue::Integer(_) => (None, ranges::int_of_driver_param(name)),
+        _ => (None, None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,19 +418,5 @@ mod tests {
         ] {
             assert_eq!(from_msg(to_msg(v.clone())), v);
         }
-    }
-}
-
-/// The ranges a driver parameter's descriptor shows (`nrt_engine::schema::ranges`): a
-/// `floating_point_range` for a double, an `integer_range` for an integer.
-pub fn driver_ranges(
-    name: &str,
-    value: &ParameterValue,
-) -> (Option<(f64, f64)>, Option<(i64, i64)>) {
-    use nrt_engine::schema::ranges;
-    match value {
-        ParameterValue::Double(_) => (ranges::of_driver_param(name).map(|r| (r.min, r.max)), None),
-        ParameterValue::Integer(_) => (None, ranges::int_of_driver_param(name)),
-        _ => (None, None),
     }
 }

@@ -211,8 +211,8 @@ fn ros1_parameters_and_two_robots_by_namespace() {
 }
 
 /// The rest of ROS-Thymio's ROS 1 interface through rospy: LEDs (thymio_msgs/Led, a body ColorRGBA), `comm/tx`
-/// and an anonymous event ROS → Aseba reach the robot (its variables read back); a Led of no group is refused
-/// with the reason in the driver's log; `imu` and `temperature` come from the robot's events; the latched
+/// and an anonymous event ROS → Aseba reach the robot (its variables read back); a Led of no group and an
+/// anonymous event of the wrong size are refused with the reason in the driver's log; `imu` and `temperature` come from the robot's events; the latched
 /// `robot_description`, `obstacle_stop` and `/tf_static` reach a late subscriber; `/diagnostics` (Debian's
 /// diagnostic_msgs) reports the network, the robot's node and the RT thread.
 #[test]
@@ -256,6 +256,11 @@ fn ros1_thymio_actuators_sensors_and_model() {
     assert!(d["asebaros: RT thread"].is_array(), "{v}");
     drv.wait_line(Duration::from_secs(10), |l| {
         l.contains("led: command refused") && l.contains("unknown LED group 9")
+    });
+    // an anonymous event of the wrong size is refused and said, as a named event is
+    drv.wait_line(Duration::from_secs(10), |l| {
+        l.contains("anonymous event")
+            && l.contains("of size 3 in the script of node 1, got 1 values")
     });
 }
 

@@ -17,7 +17,9 @@ mod ros_driver;
 
 use common::Proc;
 use rclpy_peer::{test_domain_id, RclpyPeer};
-use ros_driver::{driver_script_yaml, expect_log, get_variable, rosout_peer, stop, LOG_WARN};
+use ros_driver::{
+    driver_script_yaml, expect_log, get_variable, rosout_peer, stop, LOG_ERROR, LOG_WARN,
+};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -346,7 +348,7 @@ fn physically_meaningless_values_are_refused_with_the_range() {
     let yaml = format!("{}cmd_vel_timeout: 5.0\n", driver_script_yaml());
     let params = "asebaros:\n  ros__parameters:\n    odom_max_rate: -1.0\n";
     let driver = driver(dir.path(), &ns, &yaml, params, Remap::Process);
-    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let mut peer = rosout_peer(deadline);
     for node in [format!("/{ns}/thymio_driver"), format!("/{ns}/asebaros")] {
         let before = get(&mut peer, &node, "axis_length", deadline);
         assert_eq!(before["double_value"], 0.0935, "{node}: {before}");
@@ -418,6 +420,36 @@ fn physically_meaningless_values_are_refused_with_the_range() {
     assert!(
         r["reason"].as_str().unwrap().contains("[0.001, 10] s"),
         "{r}"
+    );
+    // an anonymous event of the wrong size (set_led_top takes 3 values): refused and said, as a
+    // named event would be (before, it went to the robot)
+    let d = peer
+        .call(
+            &format!("/{ns}/aseba/get_description"),
+            "asebaros_msgs/srv/GetDescription",
+            json!({}),
+            deadline,
+        )
+        .unwrap();
+    let events = d["description"]["events"].as_array().unwrap();
+    let id = events
+        .iter()
+        .position(|e| e == "set_led_top")
+        .unwrap_or_else(|| panic!("no set_led_top in {d}"));
+    peer.publish(
+        &format!("/{ns}/aseba/anonymous_events"),
+        "asebaros_msgs/msg/AnonymousEvent",
+        json!({"stamp": {"sec": 0, "nanosec": 0}, "source": 0, "type": id, "data": [1]}),
+        1,
+        deadline,
+    )
+    .unwrap();
+    expect_log(
+        &mut peer,
+        &ns,
+        LOG_ERROR,
+        "of size 3 in the script of node 1, got 1 values",
+        deadline,
     );
     stop(driver);
 }

@@ -11,7 +11,7 @@ mod peers;
 
 use common::free_port;
 use nix::sys::signal::Signal;
-use peers::{driver, have_ros1, rosmaster, rospy, rospy_until};
+use peers::{driver, driver_command, have_ros1, rosmaster, rospy, rospy_until};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -150,6 +150,35 @@ fn ros1_driver_survives_a_master_restart() {
     drv.wait_line(Duration::from_secs(20), |l| l.contains("registering again"));
     let d = rospy(port, &["drive", "20"], Duration::from_secs(40));
     assert_driven(&d);
+}
+
+/// Issue 23: a physically meaningless value on the parameter server (`/thymio_driver/axis_length` 1e9) is refused
+/// at start with the name, the value and the allowed range, as the configuration file's would be; the driver does
+/// not run with it.
+#[test]
+fn ros1_a_physically_meaningless_parameter_is_refused_with_the_range() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let set = rospy(
+        port,
+        &["params", "/thymio_driver/axis_length=1e9"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(set["set"], 1, "{set}");
+    let mut c = driver_command(port);
+    c.arg("--no-ros");
+    let mut p = common::Proc::spawn("thymio-rt --ros1", c);
+    let line = p.wait_line(Duration::from_secs(60), |l| l.contains("axis_length"));
+    assert!(line.contains("[0.05, 0.15] m"), "no range given: {line}");
+    let status = p.wait_exit(Duration::from_secs(30));
+    assert!(
+        !status.success(),
+        "it ran with axis_length 1e9:\n{}",
+        p.seen.join("\n")
+    );
 }
 
 /// Parameters from the parameter server under ROS 1 names (asebaros' `~nodes/thymio/prefix`, `~sim/robots`,

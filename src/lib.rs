@@ -3,4 +3,5 @@
 pub mod cli;
 pub mod config;
 pub mod embedded;
+pub mod privileges;
 pub mod runtime;

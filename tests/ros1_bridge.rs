@@ -11,7 +11,7 @@ mod peers;
 
 use common::free_port;
 use nix::sys::signal::Signal;
-use peers::{driver, need_ros1, rosmaster, rospy, rospy_until};
+use peers::{driver, driver_command, need_ros1, rosmaster, rospy, rospy_until};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -194,6 +194,35 @@ fn ros1_driver_survives_a_master_restart() {
     assert_driven(&d);
 }
 
+/// Issue 23: a physically meaningless value on the parameter server (`/thymio_driver/axis_length` 1e9) is refused
+/// at start with the name, the value and the allowed range, as the configuration file's would be; the driver does
+/// not run with it.
+#[test]
+fn ros1_a_physically_meaningless_parameter_is_refused_with_the_range() {
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let set = rospy(
+        port,
+        &["params", "/thymio_driver/axis_length=1e9"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(set["set"], 1, "{set}");
+    let mut c = driver_command(port);
+    c.arg("--no-ros");
+    let mut p = common::Proc::spawn("thymio-rt --ros1", c);
+    let line = p.wait_line(Duration::from_secs(60), |l| l.contains("axis_length"));
+    assert!(line.contains("[0.05, 0.15] m"), "no range given: {line}");
+    let status = p.wait_exit(Duration::from_secs(30));
+    assert!(
+        !status.success(),
+        "it ran with axis_length 1e9:\n{}",
+        p.seen.join("\n")
+    );
+}
+
 /// Parameters from the parameter server under ROS 1 names (asebaros' `~nodes/thymio/prefix`, `~sim/robots`,
 /// ROS-Thymio's driver node's `axis_length`: the wheel links' TF), and two robots told apart by namespace: each
 /// has its own `cmd_vel`, `odom` and frames, and none the unprefixed names.
@@ -253,8 +282,8 @@ fn ros1_parameters_and_two_robots_by_namespace() {
 }
 
 /// The rest of ROS-Thymio's ROS 1 interface through rospy: LEDs (thymio_msgs/Led, a body ColorRGBA), `comm/tx`
-/// and an anonymous event ROS → Aseba reach the robot (its variables read back); a Led of no group is refused
-/// with the reason in the driver's log; `imu` and `temperature` come from the robot's events; the latched
+/// and an anonymous event ROS → Aseba reach the robot (its variables read back); a Led of no group and an
+/// anonymous event of the wrong size are refused with the reason in the driver's log; `imu` and `temperature` come from the robot's events; the latched
 /// `robot_description`, `obstacle_stop` and `/tf_static` reach a late subscriber; `/diagnostics` (Debian's
 /// diagnostic_msgs) reports the network, the robot's node and the RT thread.
 #[test]
@@ -298,6 +327,11 @@ fn ros1_thymio_actuators_sensors_and_model() {
     assert!(d["asebaros: RT thread"].is_array(), "{v}");
     drv.wait_line(Duration::from_secs(10), |l| {
         l.contains("led: command refused") && l.contains("unknown LED group 9")
+    });
+    // an anonymous event of the wrong size is refused and said, as a named event is
+    drv.wait_line(Duration::from_secs(10), |l| {
+        l.contains("anonymous event")
+            && l.contains("of size 3 in the script of node 1, got 1 values")
     });
 }
 

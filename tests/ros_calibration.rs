@@ -5,7 +5,8 @@
 //! reports feedback, finds the gains, writes the calibration file and applies it, after which the
 //! same `cmd_vel` drives (nearly) straight; a cancelled goal stops the robot at once and gives
 //! the wheels back to ROS; a `switch_controller` to another owner aborts a run, and one to
-//! `calibrate_motors` is refused; bad goals are rejected with a reason (logged).
+//! `calibrate_motors` is refused; bad goals (a timeout of 1e300 s or 1e-300 s among them) are
+//! rejected with a reason (logged).
 #![cfg(feature = "ros2")]
 
 mod common;
@@ -84,9 +85,15 @@ fn calibration_straightens_a_miscalibrated_robot() {
 
     // bad goals are rejected, each with its reason logged
     let bad = events(&lines, "bad_goal");
-    assert_eq!(bad.len(), 3, "{all}");
+    assert_eq!(bad.len(), 5, "{all}");
     assert!(bad.iter().all(|b| b["accepted"] == false), "{all}");
-    for why in ["motor_speeds: 0", "600", "\"middle\""] {
+    for why in [
+        "motor_speeds: 0",
+        "600",
+        "\"middle\"",
+        "timeout: 1000000",
+        "timeout: 0.000000",
+    ] {
         assert!(
             log.contains("goal rejected") && log.contains(why),
             "no rejection reason {why} in the driver's log:\n{log}"

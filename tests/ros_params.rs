@@ -17,7 +17,9 @@ mod ros_driver;
 
 use common::Proc;
 use rclpy_peer::{test_domain_id, RclpyPeer};
-use ros_driver::{driver_script_yaml, expect_log, get_variable, rosout_peer, stop, LOG_WARN};
+use ros_driver::{
+    driver_script_yaml, expect_log, get_variable, rosout_peer, stop, LOG_ERROR, LOG_WARN,
+};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -331,5 +333,123 @@ fn a_process_wide_namespace_remap_is_reported_instead_of_colliding_driver_nodes(
         .unwrap();
     let odom = peer.message(&topic, deadline, |_| true).unwrap();
     assert_eq!(odom["header"]["frame_id"], format!("{ns}/thymio_2/odom"));
+    stop(driver);
+}
+
+/// Issue 23: `axis_length` 1e9 (or 1e-9, 5e-324) was accepted at run time on both nodes
+/// (`successful: true`), and a 0.05 rad/s turn then drove the wheels at ±500. Physically
+/// meaningless values are refused on `/thymio_driver` and `/asebaros` with the name, the value
+/// and the allowed range, the value in effect stays, and the descriptors publish the ranges.
+#[test]
+fn physically_meaningless_values_are_refused_with_the_range() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let dir = tempfile::tempdir().unwrap();
+    let ns = format!("pr{}", std::process::id());
+    let yaml = format!("{}cmd_vel_timeout: 5.0\n", driver_script_yaml());
+    let params = "asebaros:\n  ros__parameters:\n    odom_max_rate: -1.0\n";
+    let driver = driver(dir.path(), &ns, &yaml, params, Remap::Process);
+    let mut peer = rosout_peer(deadline);
+    for node in [format!("/{ns}/thymio_driver"), format!("/{ns}/asebaros")] {
+        let before = get(&mut peer, &node, "axis_length", deadline);
+        assert_eq!(before["double_value"], 0.0935, "{node}: {before}");
+        for bad in [1e9, 1e-9, 5e-324] {
+            let r = set(
+                &mut peer,
+                &node,
+                "axis_length",
+                json!({"type": 3, "double_value": bad}),
+                deadline,
+            );
+            assert_eq!(r["successful"], false, "{node} axis_length {bad}: {r}");
+            let reason = r["reason"].as_str().unwrap();
+            assert!(
+                reason.contains("axis_length") && reason.contains("[0.05, 0.15] m"),
+                "{node}: {reason}"
+            );
+            assert_eq!(get(&mut peer, &node, "axis_length", deadline), before);
+        }
+        let r = set(
+            &mut peer,
+            &node,
+            "motor.left.parameters",
+            doubles(&[1.0, 0.0]),
+            deadline,
+        );
+        assert_eq!(r["successful"], false, "{node}: {r}");
+        assert!(r["reason"].as_str().unwrap().contains("q0 = 1"), "{r}");
+        let d = peer
+            .call(
+                &format!("{node}/describe_parameters"),
+                "rcl_interfaces/srv/DescribeParameters",
+                json!({"names": ["axis_length", "ground.threshold"]}),
+                deadline,
+            )
+            .unwrap();
+        let fp = &d["descriptors"][0]["floating_point_range"][0];
+        assert_eq!(
+            (fp["from_value"].as_f64(), fp["to_value"].as_f64()),
+            (Some(0.05), Some(0.15)),
+            "{d}"
+        );
+        let int = &d["descriptors"][1]["integer_range"][0];
+        assert_eq!(
+            (int["from_value"].as_i64(), int["to_value"].as_i64()),
+            (Some(0), Some(1023)),
+            "{d}"
+        );
+        // a value in range is still taken
+        let r = set(
+            &mut peer,
+            &node,
+            "axis_length",
+            json!({"type": 3, "double_value": 0.094}),
+            deadline,
+        );
+        assert_eq!(r["successful"], true, "{node}: {r}");
+    }
+    // a process-wide one: refused on the bridge with its range
+    let asebaros = format!("/{ns}/asebaros");
+    let r = set(
+        &mut peer,
+        &asebaros,
+        "obstacle_stop.max_age",
+        json!({"type": 3, "double_value": 1e300}),
+        deadline,
+    );
+    assert_eq!(r["successful"], false, "{r}");
+    assert!(
+        r["reason"].as_str().unwrap().contains("[0.001, 10] s"),
+        "{r}"
+    );
+    // an anonymous event of the wrong size (set_led_top takes 3 values): refused and said, as a
+    // named event would be (before, it went to the robot)
+    let d = peer
+        .call(
+            &format!("/{ns}/aseba/get_description"),
+            "asebaros_msgs/srv/GetDescription",
+            json!({}),
+            deadline,
+        )
+        .unwrap();
+    let events = d["description"]["events"].as_array().unwrap();
+    let id = events
+        .iter()
+        .position(|e| e == "set_led_top")
+        .unwrap_or_else(|| panic!("no set_led_top in {d}"));
+    peer.publish(
+        &format!("/{ns}/aseba/anonymous_events"),
+        "asebaros_msgs/msg/AnonymousEvent",
+        json!({"stamp": {"sec": 0, "nanosec": 0}, "source": 0, "type": id, "data": [1]}),
+        1,
+        deadline,
+    )
+    .unwrap();
+    expect_log(
+        &mut peer,
+        &ns,
+        LOG_ERROR,
+        "of size 3 in the script of node 1, got 1 values",
+        deadline,
+    );
     stop(driver);
 }

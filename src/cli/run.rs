@@ -103,6 +103,13 @@ pub fn main(args: Args) -> CliResult {
     } else {
         Some(dds_boundary()?)
     };
+    // Before the first thread too: every thread inherits the capabilities of its creator.
+    let shed = crate::privileges::shed((1..1024).contains(&config.bridge.port));
+    if shed.problems.is_empty() {
+        tracing::info!("{}", shed.describe());
+    } else {
+        tracing::warn!("{}", shed.describe());
+    }
     if let Err(e) = rt::signals::install_stop_handlers() {
         tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
     }
@@ -273,9 +280,19 @@ fn run_loop(
 ) {
     let until = duration.map(|d| Instant::now() + d);
     let mut was_connected = false;
+    let mut rt_set_up = false;
     while !should_stop(rt, until, config, &mut was_connected) {
         if !step(rt) {
             break;
+        }
+        if !rt_set_up && rt.engine.rt_setup().is_some() {
+            rt_set_up = true;
+            let problems = crate::privileges::after_rt_setup();
+            if problems.is_empty() {
+                tracing::info!("RT setup done: RLIMIT_RTPRIO lowered to 0, CAP_SYS_NICE dropped");
+            } else {
+                tracing::warn!("after the RT setup: {}", problems.join("; "));
+            }
         }
     }
 }

@@ -139,7 +139,8 @@ class Client:
         self.feedback.append(f)
 
     def bad_goals(self):
-        for fields in ({"motor_speeds": [0, 100]}, {"motor_speeds": [100, 600]}, {"motors": ["middle"]}):
+        for fields in ({"motor_speeds": [0, 100]}, {"motor_speeds": [100, 600]}, {"motors": ["middle"]},
+                       {"timeout": 1e300}, {"timeout": 1e-300}):
             g = CalibrateMotors.Goal()
             for k, v in fields.items():
                 setattr(g, k, v)

@@ -15,7 +15,7 @@ Scenarios:
   vars                get/set_variable through service proxies, and bad requests
   latency N           N cmd_vel -> odometry round trips (µs), for the benchmark
   thymio SECONDS      the rest of ROS-Thymio's interface: LEDs (Led, body ColorRGBA), comm/tx and an anonymous
-                      event ROS -> Aseba seen in the robot's variables; a refused Led; imu, temperature, the latched
+                      event ROS -> Aseba seen in the robot's variables, then one of the wrong size; a refused Led; imu, temperature, the latched
                       robot_description, obstacle_stop and /tf_static, and /diagnostics received
   persistent N        N get_variable calls over one persistent connection, an error on it, then one more call
   load_script FILE BROKEN
@@ -273,6 +273,8 @@ def thymio(seconds):
     out["leds_top_anonymous"] = until(
         "leds.top", [0, 32, 0],
         lambda: anonymous.publish(am.msg.AnonymousEvent(source=0, type=set_led_top, data=[0, 32, 0])))
+    # the wrong size (set_led_top takes 3 values): refused by the driver, which says so
+    anonymous.publish(am.msg.AnonymousEvent(source=0, type=set_led_top, data=[1]))
     while time.time() < deadline and len(got) < 6:
         time.sleep(0.05)
     imu, temp = got.get("/imu"), got.get("/temperature")

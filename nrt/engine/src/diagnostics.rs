@@ -16,6 +16,7 @@
 use crate::engine::Engine;
 use crate::network::{Node, NodeState};
 use msgs::handoff::{LatencySummary, NodeId, RtStats, SchedulerMode};
+use std::time::Instant;
 
 /// `DiagnosticStatus.level` OK.
 pub const OK: u8 = 0;
@@ -78,6 +79,7 @@ pub fn array_with(
     let mut status = vec![network(prefix, engine)];
     status.extend(nodes_with(prefix, engine, robot_values));
     status.push(rt_thread(prefix, engine.rt_stats(), engine.rt_exited()));
+    status.push(foreign(prefix, engine.foreign_commands(), Instant::now()));
     if let Some(sw) = engine.switch() {
         status.push(switch(prefix, &sw.report()));
     }
@@ -97,6 +99,38 @@ fn connected_targets(engine: &Engine) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// "Foreign commands": ERROR while another client of a robot's link commands the wheels of a
+/// robot this process drives (a second driver, `engine::Foreign`), OK otherwise.
+pub fn foreign(prefix: &str, f: &crate::engine::Foreign, now: Instant) -> DiagnosticStatus {
+    let active: Vec<_> = f.active(now).collect();
+    let values = active
+        .iter()
+        .map(|(node, c)| {
+            kv(
+                &format!("Node {node}"),
+                format!(
+                    "{} from source {} ({} since the conflict started)",
+                    c.what, c.source, c.count
+                ),
+            )
+        })
+        .collect();
+    DiagnosticStatus {
+        level: if active.is_empty() { OK } else { ERROR },
+        name: format!("{prefix}: Foreign commands"),
+        message: if active.is_empty() {
+            "No other client commands the driven robots".to_owned()
+        } else {
+            format!(
+                "Another client commands the wheels of node(s) {}: a second driver?",
+                ids(active.iter().map(|(n, _)| *n))
+            )
+        },
+        hardware_id: String::new(),
+        values,
+    }
 }
 
 /// "Aseba Network": OK once a target is connected, WARN while connecting.

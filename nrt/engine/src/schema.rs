@@ -207,5 +207,7 @@ pub fn is_live<T: Section>(name: &str) -> bool {
     })
 }
 
+pub mod ranges;
+
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 //! values in effect now (the defaults of every robot), served with the engine's verdict (see
 //! [`super::param_server`]).
 
-use super::param_server::{ParamServices, Shown};
+use super::param_server::{driver_ranges, ParamServices, Shown};
 use super::params;
 use super::report::Reporter;
 use nrt_engine::engine::Engine;
@@ -45,12 +45,16 @@ impl BridgeParams {
             tree.extend(engine.borrow().defaults_effective());
             params::flatten(&tree)
                 .into_iter()
-                .map(|(name, value)| Shown {
-                    description: params::description(live(&name)).to_owned(),
-                    read_only: !live(&name),
-                    range: None,
-                    name,
-                    value,
+                .map(|(name, value)| {
+                    let (range, int_range) = driver_ranges(&name, &value);
+                    Shown {
+                        description: params::description(live(&name)).to_owned(),
+                        read_only: !live(&name),
+                        range,
+                        int_range,
+                        name,
+                        value,
+                    }
                 })
                 .collect()
         };

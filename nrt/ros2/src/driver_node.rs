@@ -17,7 +17,7 @@
 //! of services per robot) and answers at once (see [`super::param_server`]).
 
 use super::controllers::Controllers;
-use super::param_server::{ParamServices, Shown};
+use super::param_server::{driver_ranges, ParamServices, Shown};
 use super::params::{self, description};
 use super::params_file;
 use super::report::Reporter;
@@ -255,10 +255,12 @@ fn shown(engine: &Engine, id: NodeId, unused: &[(String, ParameterValue)]) -> Ve
         .filter(|(name, _)| DriverParams::is_per_robot(name))
         .map(|(name, value)| {
             let live = schema::is_live::<DriverParams>(&name);
+            let (range, int_range) = driver_ranges(&name, &value);
             Shown {
                 description: description(live).to_owned(),
                 read_only: !live,
-                range: None,
+                range,
+                int_range,
                 name,
                 value,
             }
@@ -270,6 +272,7 @@ fn shown(engine: &Engine, id: NodeId, unused: &[(String, ParameterValue)]) -> Ve
         description: "ROS-Thymio's, not used by thymio-rt".into(),
         read_only: true,
         range: None,
+        int_range: None,
     }));
     out
 }
@@ -285,6 +288,7 @@ fn controller_params(controllers: &Controllers, robot: msgs::handoff::RobotId) -
             description: format!("{} [{}, {}] (applied live)", d.description, d.min, d.max),
             read_only: false,
             range: Some((d.min, d.max)),
+            int_range: None,
         })
         .collect()
 }

@@ -15,8 +15,8 @@
 use super::{drain, Srv};
 use nrt_engine::schema::aliases::{self, canonical_name};
 use r2r::rcl_interfaces::msg::{
-    FloatingPointRange, ListParametersResult, ParameterDescriptor, ParameterValue as ValueMsg,
-    SetParametersResult,
+    FloatingPointRange, IntegerRange, ListParametersResult, ParameterDescriptor,
+    ParameterValue as ValueMsg, SetParametersResult,
 };
 use r2r::rcl_interfaces::srv::{
     DescribeParameters, GetParameterTypes, GetParameters, ListParameters, SetParameters,
@@ -38,6 +38,8 @@ pub struct Shown {
     /// The accepted range of a floating-point parameter (`describe_parameters`'
     /// `floating_point_range`).
     pub range: Option<(f64, f64)>,
+    /// The accepted range of an integer parameter (`describe_parameters`' `integer_range`).
+    pub int_range: Option<(i64, i64)>,
 }
 
 /// The parameter services of one node.
@@ -150,6 +152,15 @@ impl ParamServices {
                                 from_value,
                                 to_value,
                                 step: 0.0,
+                            })
+                            .into_iter()
+                            .collect(),
+                        integer_range: s
+                            .int_range
+                            .map(|(from_value, to_value)| IntegerRange {
+                                from_value,
+                                to_value,
+                                step: 0,
                             })
                             .into_iter()
                             .collect(),
@@ -322,6 +333,20 @@ pub fn type_of(v: &ParameterValue) -> u8 {
     }
 }
 
+/// A descriptor's `floating_point_range` and `integer_range`.
+pub type Ranges = (Option<(f64, f64)>, Option<(i64, i64)>);
+
+/// The ranges a driver parameter's descriptor shows (`nrt_engine::schema::ranges`): a
+/// `floating_point_range` for a double, an `integer_range` for an integer.
+pub fn driver_ranges(name: &str, value: &ParameterValue) -> Ranges {
+    use nrt_engine::schema::ranges;
+    match value {
+        ParameterValue::Double(_) => (ranges::of_driver_param(name).map(|r| (r.min, r.max)), None),
+        ParameterValue::Integer(_) => (None, ranges::int_of_driver_param(name)),
+        _ => (None, None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,6 +359,7 @@ mod tests {
             description: "read at start".into(),
             read_only,
             range: None,
+            int_range: None,
         }
     }
 

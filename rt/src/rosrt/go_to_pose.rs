@@ -2,7 +2,8 @@
 //! (speed proportional to the distance, reduced by the heading error), then turn to the goal's
 //! heading; within both tolerances it stops, says so on `reached` and holds zero speed. A goal
 //! comes through the `goal` topic (`geometry_msgs/Pose2D`) or the `set_goal` service
-//! (`thymio_rt_msgs/SetPose2D`, which refuses a non-finite pose), in the odometry frame.
+//! (`thymio_rt_msgs/SetPose2D`, which refuses a non-finite pose or one beyond
+//! [`MAX_GOAL_DISTANCE`] / [`MAX_GOAL_HEADING`]; the topic ignores them), in the odometry frame.
 //!
 //! Hysteresis: once in position it only turns (a drift of less than twice the position
 //! tolerance does not send it driving again), so that it settles instead of hunting.
@@ -58,8 +59,27 @@ fn wrap(a: f64) -> f64 {
     }
 }
 
-fn finite(p: &Pose2) -> bool {
-    p.x.is_finite() && p.y.is_finite() && p.theta.is_finite()
+/// Farthest goal accepted from the robot's odometry pose (m): a Thymio drives 100 m in about
+/// ten minutes, and odometry over such a distance has drifted beyond any use; a goal 1e9 m away
+/// is a mistake (a unit error, a garbage field), refused.
+pub const MAX_GOAL_DISTANCE: f64 = 100.0;
+/// Largest goal heading accepted, in absolute value (rad): any heading is within ±π; a few
+/// turns of unwrapped angle are tolerated, not a value whose wrapping loses all precision.
+pub const MAX_GOAL_HEADING: f64 = 1000.0;
+
+/// Whether `goal` is a goal for a robot at `pose`: finite, within [`MAX_GOAL_DISTANCE`] of it
+/// and with a heading within ±[`MAX_GOAL_HEADING`]; else why not.
+fn check_goal(goal: &Pose2, pose: &Pose2) -> Result<(), &'static str> {
+    if !(goal.x.is_finite() && goal.y.is_finite() && goal.theta.is_finite()) {
+        return Err("the goal must be finite");
+    }
+    if (goal.x - pose.x).hypot(goal.y - pose.y) > MAX_GOAL_DISTANCE {
+        return Err("the goal is more than 100 m (MAX_GOAL_DISTANCE) from the robot");
+    }
+    if goal.theta.abs() > MAX_GOAL_HEADING {
+        return Err("the goal's heading is beyond ±1000 rad (MAX_GOAL_HEADING)");
+    }
+    Ok(())
 }
 
 impl GoToPose {
@@ -166,22 +186,22 @@ impl GoToPose {
 }
 
 impl Controller for GoToPose {
-    fn serve(&mut self, _robot: &RobotView, _owner: bool) {
+    fn serve(&mut self, robot: &RobotView, _owner: bool) {
         self.params.rt_refresh();
         if let Some(goal) = self.goal_topic.rt_read_new() {
-            if finite(&goal) {
+            if check_goal(&goal, &robot.pose).is_ok() {
                 self.take_goal(goal);
             }
         }
         let mut new = None;
-        self.set_goal.rt_serve(|goal| {
-            if finite(&goal) {
-                new = Some(goal);
-                Outcome::ok("goal taken")
-            } else {
-                Outcome::refused("the goal must be finite")
-            }
-        });
+        self.set_goal
+            .rt_serve(|goal| match check_goal(&goal, &robot.pose) {
+                Ok(()) => {
+                    new = Some(goal);
+                    Outcome::ok("goal taken")
+                }
+                Err(why) => Outcome::refused(why),
+            });
         if let Some(goal) = new {
             self.take_goal(goal);
         }
@@ -289,13 +309,28 @@ mod tests {
             x: 0.5,
             ..Pose2::default()
         };
-        client.nrt_call(RosValue::Pose2D(bad)).unwrap();
-        client.nrt_call(RosValue::Pose2D(good)).unwrap();
+        // absurdly far, or a heading whose wrapping means nothing (issue 23)
+        let far = Pose2 {
+            x: 1e9,
+            ..Pose2::default()
+        };
+        let spun = Pose2 {
+            theta: 1e300,
+            ..Pose2::default()
+        };
+        for goal in [bad, far, spun, good] {
+            client.nrt_call(RosValue::Pose2D(goal)).unwrap();
+        }
         c.serve(&view(Pose2::default()), false);
-        let a = client.nrt_poll_response().unwrap().1;
-        let b = client.nrt_poll_response().unwrap().1;
-        assert!(matches!(a, RosValue::Outcome(o) if !o.success));
-        assert!(matches!(b, RosValue::Outcome(o) if o.success));
+        let mut answers = Vec::new();
+        while let Some((_, a)) = client.nrt_poll_response() {
+            answers.push(a);
+        }
+        let refused = |a: &RosValue, why: &str| matches!(a, RosValue::Outcome(o) if !o.success && o.message.contains(why));
+        assert!(refused(&answers[0], "finite"), "{answers:?}");
+        assert!(refused(&answers[1], "100 m"), "{answers:?}");
+        assert!(refused(&answers[2], "1000 rad"), "{answers:?}");
+        assert!(matches!(&answers[3], RosValue::Outcome(o) if o.success));
         assert_eq!(c.goal(), Some(good));
         // Zero gains: it never gets there (the test above can fail).
         ports.params.nrt_set("k_linear", 0.0).unwrap();

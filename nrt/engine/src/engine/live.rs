@@ -156,14 +156,25 @@ mod tests {
             e.driver_params().clone(),
             e.live_params().nrt_calibration(robot),
         );
-        // usable by the types, not by the model
+        // usable by the types, not by the model: refused with the range
         let err = e
             .set_live_param("motor.left.parameters", yaml("[-1.0, 0.0]"))
             .unwrap_err();
         assert!(
-            matches!(&err, LiveError::Calibration { key, source: CalibrationError::Invalid(_) } if key == "motor.left.parameters"),
+            matches!(&err, LiveError::Schema(SchemaError::Invalid(Invalid { key, .. })) if key == "motor.left.parameters"),
             "{err:?}"
         );
+        assert!(
+            err.to_string()
+                .contains("q0 = -1 is outside the allowed range"),
+            "{err}"
+        );
+        // physically meaningless: a 1000 km axis, a 1 nm one (issue 23)
+        for bad in ["1e9", "1e-9", "5e-324"] {
+            let err = e.set_live_param("axis_length", yaml(bad)).unwrap_err();
+            assert!(err.to_string().contains("axis_length"), "{err}");
+            assert!(err.to_string().contains("[0.05, 0.15] m"), "{err}");
+        }
         // out of range
         let err = e
             .set_live_param("obstacle_stop.threshold", yaml("0"))

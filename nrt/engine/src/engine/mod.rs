@@ -3,8 +3,10 @@
 //! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
 //! blocks and never touches a link.
 
+mod anonymous;
 mod builtin;
 mod controllers;
+mod foreign;
 mod lifecycle;
 mod live;
 mod multi;
@@ -21,6 +23,7 @@ mod wait;
 
 pub use builtin::{builtin_names, builtin_script, is_builtin, BUILTIN_PREFIX, BUILTIN_SCRIPTS};
 pub use controllers::{ControllerPort, ControllerReport};
+pub use foreign::{Foreign, ForeignCommand, FOREIGN_HOLD};
 pub use live::LiveError;
 pub use multi::multi_variant_path;
 pub use raw_motor::{capped_message, wheels_to_twist, MOTOR_TARGETS};
@@ -80,6 +83,10 @@ pub struct Engine {
     last_stats: Option<RtStats>,
     stats: EngineStats,
     rt_exited: bool,
+    /// The RT thread's setup, once it reported it.
+    rt_setup: Option<msgs::handoff::SetupSummary>,
+    /// Wheel commands to driven robots from other clients of their links (a second driver).
+    foreign: foreign::Foreign,
     /// Raw motor commands of the generic interface (see `raw_motor`).
     raw: raw_motor::RawMotor,
     /// The NRT ends of the RT controllers, pumped by every poll.
@@ -163,6 +170,8 @@ impl Engine {
             last_stats: None,
             stats: EngineStats::default(),
             rt_exited: false,
+            rt_setup: None,
+            foreign: foreign::Foreign::default(),
             raw: Default::default(),
             controllers: Default::default(),
             robot_params: Default::default(),
@@ -260,7 +269,18 @@ impl Engine {
         self.stats
     }
 
-    /// Whether the RT thread has stopped.
+    /// Wheel commands to driven robots that another client of their link sent (a second
+    /// driver on the same robot).
+    pub fn foreign_commands(&self) -> &Foreign {
+        &self.foreign
+    }
+
+    /// The RT thread's setup (scheduler, memory lock), once it reported it.
+    pub fn rt_setup(&self) -> Option<msgs::handoff::SetupSummary> {
+        self.rt_setup
+    }
+
+    /// Whether the RT thread has exited (or its end of the rings is gone).
     pub fn rt_exited(&self) -> bool {
         self.rt_exited || self.ends.nrt_peer_gone()
     }

@@ -168,6 +168,7 @@ impl Engine {
     /// addresses (the one named by its first argument with `include_id_in_events`, else every
     /// such robot) and is not broadcast.
     pub fn emit_anonymous(&mut self, event: u16, args: &[i16]) -> Result<(), EngineError> {
+        self.check_anonymous(event, args)?;
         let mut targets = Vec::new();
         for slot in self.robots.iter() {
             let Some(n) = self.net.node(slot.node) else {

@@ -309,6 +309,7 @@ fn entry_of(c: &Calibration) -> RobotEntry {
 mod tests {
     use super::*;
     use crate::engine::tests::{driven_robot, engine};
+    use crate::thymio::calibration::AXIS_LENGTH;
 
     fn yaml(text: &str) -> Value {
         serde_yaml::from_str(text).unwrap()
@@ -344,6 +345,16 @@ mod tests {
             .unwrap();
         let cal = e.live_params().nrt_calibration(robot).unwrap();
         assert_eq!(cal.left.q0, 0.0004);
+        // a physically meaningless one is refused with the range, and changes nothing
+        let err = e
+            .set_robot_param(node, "axis_length", yaml("1e9"))
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`axis_length`: 1000000000 is outside the allowed range [0.05, 0.15] m"),
+            "{err}"
+        );
+        assert_eq!(e.robot_params(node).axis_length, AXIS_LENGTH);
         // a process-wide set reaches the robot's own parameters too
         e.set_live_param("ground.threshold", yaml("150")).unwrap();
         assert_eq!(e.robot_params(node).ground.threshold, 150);

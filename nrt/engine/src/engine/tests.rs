@@ -26,7 +26,7 @@ pub(super) fn engine(port: u16) -> (Engine, RtEnds) {
 }
 
 /// Frames the engine queued for the links: (target, type).
-fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
+pub(super) fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
     let mut out = Vec::new();
     let mut buf = [0u8; MAX_FRAME];
     while let Some(r) = rt.rt_pop_frame(&mut buf) {
@@ -37,7 +37,7 @@ fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
     out
 }
 
-fn up(e: &mut Engine, rt: &mut RtEnds) {
+pub(super) fn up(e: &mut Engine, rt: &mut RtEnds) {
     assert!(rt.rt_push_event(RtEvent::LinkUp {
         link: LinkId(0),
         target: 0,

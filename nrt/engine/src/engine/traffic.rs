@@ -29,6 +29,7 @@ impl Engine {
                     for w in s.warnings() {
                         tracing::warn!("{w}");
                     }
+                    self.rt_setup = Some(s);
                     self.events.push_back(EngineEvent::RtStarted(s));
                 }
                 RtEvent::LinkUp { link, target, kind } => {
@@ -91,6 +92,8 @@ impl Engine {
             switch,
             backlog,
             links,
+            robots,
+            foreign,
             ..
         } = self;
         ends.nrt_drain_frames(|rf| {
@@ -98,6 +101,7 @@ impl Engine {
                 return;
             };
             net.on_frame(Via::Link(rf.link), &frame, rf.t_ns, now);
+            foreign.check(robots, net, &frame, now);
             if let Some(s) = switch.as_mut() {
                 s.broadcast(rf.bytes, None);
             }

@@ -172,6 +172,29 @@ pub enum EngineError {
         /// Given.
         got: usize,
     },
+    /// An anonymous event whose size is not the one a loaded script declares for its id.
+    #[error("anonymous event {event} is \"{name}\" of size {expected} in the script of node {node}, got {got} values")]
+    AnonymousEventSize {
+        /// Event id.
+        event: u16,
+        /// Its name in the script.
+        name: String,
+        /// The node whose script declares it.
+        node: NodeId,
+        /// Declared size.
+        expected: usize,
+        /// Given.
+        got: usize,
+    },
+    /// An anonymous event no script of the network declares (every node runs a script
+    /// thymio-rt loaded).
+    #[error("anonymous event {event}: no script on the network declares it (they declare {declared} events)")]
+    AnonymousEventUnknown {
+        /// Event id.
+        event: u16,
+        /// The most events a loaded script declares.
+        declared: usize,
+    },
     /// The node is not driven by the RT thread.
     #[error("node {0} is not a robot driven by thymio-rt (no driver script loaded)")]
     NotARobot(NodeId),

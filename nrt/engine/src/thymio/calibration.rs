@@ -5,6 +5,7 @@
 //! defaults of what it does not mention (defect §6.2 #15).
 
 use super::PROXIMITY_NAMES;
+use crate::schema::ranges;
 use msgs::handoff::{NodeId, Quadratic, RobotCalibration};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -126,38 +127,24 @@ impl Calibration {
         self.validate()
     }
 
-    /// Checks that every value is usable (finite, positive where it must be).
+    /// Checks that every value is usable: in its physically meaningful range
+    /// ([`crate::schema::ranges`]); the error names the key, the value and the range.
     pub fn validate(&self) -> Result<(), CalibrationError> {
+        use super::params::{check_proximity, check_quadratic};
+        let invalid = |e: crate::schema::Invalid| CalibrationError::Invalid(e.to_string());
         for (side, m) in [("left", &self.left), ("right", &self.right)] {
-            let [q0, q1] = m.parameters;
-            if !q0.is_finite()
-                || !q1.is_finite()
-                || q0 <= 0.0
-                || q1 < 0.0
-                || !m.deadband.is_finite()
-            {
-                return Err(CalibrationError::Invalid(format!(
-                    "motor.{side}: parameters {:?} (need q0 > 0, q1 ≥ 0)",
-                    m.parameters
-                )));
-            }
+            check_quadratic(&format!("motor.{side}.parameters"), m.parameters).map_err(invalid)?;
+            ranges::MOTOR_DEADBAND
+                .check(&format!("motor.{side}.deadband"), m.deadband)
+                .map_err(invalid)?;
         }
-        for (i, p) in self.proximity.iter().enumerate() {
-            let [r_max, x0, c] = p.parameters;
-            if !(r_max > 0.0 && x0.is_finite() && c.is_finite() && x0 * x0 < c) {
-                return Err(CalibrationError::Invalid(format!(
-                    "proximity.{}: parameters {:?} (need r_max > 0 and x0² < c)",
-                    PROXIMITY_NAMES[i], p.parameters
-                )));
-            }
+        for (name, p) in PROXIMITY_NAMES.iter().zip(&self.proximity) {
+            check_proximity(&format!("proximity.{name}.parameters"), p.parameters)
+                .map_err(invalid)?;
         }
-        if !(self.axis_length > 0.0 && self.axis_length.is_finite()) {
-            return Err(CalibrationError::Invalid(format!(
-                "axis_length {}",
-                self.axis_length
-            )));
-        }
-        Ok(())
+        ranges::AXIS_LENGTH
+            .check("axis_length", self.axis_length)
+            .map_err(invalid)
     }
 }
 
@@ -332,6 +319,27 @@ mod tests {
             for_robot(&f, NodeId(5), false),
             Err(CalibrationError::Invalid(_))
         ));
+        // physically meaningless values, said with the range (issue 23)
+        for (entry, key) in [
+            ("axis_length: 1.0e9", "axis_length: 1000000000 is outside"),
+            ("axis_length: 1.0e-9", "axis_length: 0.000000001 is outside"),
+            (
+                "motor: {left: {q: [1.0, 0]}}",
+                "motor.left.parameters: q0 = 1 is outside",
+            ),
+            (
+                "motor: {right: {deadband: 400}}",
+                "motor.right.deadband: 400 is outside",
+            ),
+            (
+                "proximity: {center: {parameters: [4505, 0.0003, 50]}}",
+                "proximity.center.parameters: c = 50 is outside",
+            ),
+        ] {
+            let f = parse_file(&format!("5: {{{entry}}}")).unwrap();
+            let e = for_robot(&f, NodeId(5), false).unwrap_err();
+            assert!(e.to_string().contains(key), "{entry}: {e}");
+        }
         let f = parse_file("5: {proximity: {nose: {parameters: [1, 0, 1]}}}").unwrap();
         assert_eq!(
             for_robot(&f, NodeId(5), false),

@@ -4,9 +4,11 @@
 //!
 //! The entry is merged into what the file already holds (other robots, this robot's proximity
 //! and axis length, a wheel not calibrated now) and the result is checked with the reader
-//! before it replaces the file atomically (a temporary file in the same directory, synced,
-//! then renamed over it): a reader sees the old file or the new one, never a partial one. A
-//! file that does not parse is never overwritten.
+//! before it replaces the file atomically and durably (a temporary file in the same directory,
+//! synced, renamed over it, then the directory synced so that the rename survives a power
+//! loss): a reader sees the old file or the new one, never a partial one, and a failure of any
+//! step is an error before the result is claimed. A file that does not parse is never
+//! overwritten.
 
 use super::calibration::{for_robot, parse_file, CalibrationError};
 use msgs::handoff::NodeId;
@@ -67,6 +69,17 @@ pub enum WriteError {
         path: String,
         /// Cause.
         source: CalibrationError,
+    },
+    /// The file was renamed into place but its directory could not be synced: the new file may
+    /// not survive a power loss (reported, never claimed written).
+    #[error("calibration file {path}: renamed into place but its directory {dir} could not be synced (the write may not survive a power loss): {source}")]
+    SyncDir {
+        /// File.
+        path: String,
+        /// Its directory.
+        dir: String,
+        /// Cause.
+        source: std::io::Error,
     },
     /// Writing or renaming failed.
     #[error("cannot write calibration file {path}: {source}")]
@@ -157,16 +170,51 @@ pub fn write_motors(path: &Path, uid: u16, motors: &[MotorResult]) -> Result<(),
         name.unwrap_or_else(|| DEFAULT_NAME.into()),
         std::process::id()
     ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
+    replace_durably(&tmp, path, dir, text.as_bytes(), sync_dir).map_err(|e| match e {
+        Step::File(source) => write(source),
+        Step::Dir(source) => WriteError::SyncDir {
+            path: p.clone(),
+            dir: dir.display().to_string(),
+            source,
+        },
+    })
+}
+
+/// Which step of [`replace_durably`] failed.
+#[derive(Debug)]
+enum Step {
+    /// Writing, syncing or renaming the file.
+    File(std::io::Error),
+    /// Syncing the directory after the rename.
+    Dir(std::io::Error),
+}
+
+/// Writes `text` to `tmp`, syncs it, renames it over `path` and syncs `dir` (with `sync_dir`)
+/// so that the rename itself survives a power loss: until then the old file (or none) may come
+/// back after a crash although the calibration was reported written.
+fn replace_durably(
+    tmp: &Path,
+    path: &Path,
+    dir: &Path,
+    text: &[u8],
+    sync_dir: fn(&Path) -> std::io::Result<()>,
+) -> Result<(), Step> {
+    let file = (|| {
+        let mut f = std::fs::File::create(tmp)?;
+        f.write_all(text)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(tmp, path)
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if let Err(e) = file {
+        let _ = std::fs::remove_file(tmp);
+        return Err(Step::File(e));
     }
-    result.map_err(write)
+    sync_dir(dir).map_err(Step::Dir)
+}
+
+/// `fsync(2)` of directory `dir` (opened read-only, as POSIX allows for directories).
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
 }
 
 #[cfg(test)]
@@ -232,6 +280,28 @@ mod tests {
         let e = write_motors(&path, 5, &[bad]).unwrap_err();
         assert!(matches!(e, WriteError::Merged { .. }), "{e}");
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn the_directory_is_synced_after_the_rename_and_its_failure_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tmp, path) = (dir.path().join(".cal.tmp"), dir.path().join("cal.yaml"));
+        // the real directory sync works on the file's directory
+        replace_durably(&tmp, &path, dir.path(), b"1: {}\n", sync_dir).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "1: {}\n");
+        // a directory that cannot be synced: said, not claimed written
+        fn failing(_: &Path) -> std::io::Result<()> {
+            Err(std::io::Error::other("EIO"))
+        }
+        let r = replace_durably(&tmp, &path, dir.path(), b"2: {}\n", failing);
+        assert!(matches!(r, Err(Step::Dir(_))), "{r:?}");
+        assert!(sync_dir(&dir.path().join("missing")).is_err());
+        let e = WriteError::SyncDir {
+            path: "cal.yaml".into(),
+            dir: "d".into(),
+            source: std::io::Error::other("EIO"),
+        };
+        assert!(e.to_string().contains("power loss"), "{e}");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! at 500), some 3½ minutes in all.
 
 use super::calibration_fit::{fit_wheel, FitError, WheelFit};
+use crate::schema::ranges;
 use msgs::handoff::{CalCommand, CalFailure, CalReport, Wheel, WheelRun, MAX_SWEEP};
 
 /// The standard sweep (motor units).
@@ -55,8 +56,8 @@ pub enum GoalError {
     /// Too many samples.
     #[error("samples: {0} is more than {MAX_SAMPLES}")]
     Samples(u16),
-    /// A timeout that is not a duration.
-    #[error("timeout: {0} is not a positive number of seconds (0: the standard timeout)")]
+    /// A timeout that is not 0 (the standard) nor in [`ranges::CALIBRATION_TIMEOUT`].
+    #[error("timeout: {0} {rule}", rule = ranges::CALIBRATION_TIMEOUT.rule())]
     Timeout(f64),
 }
 
@@ -113,7 +114,7 @@ pub fn plan(goal: &Goal, q0: f64, axis_length: f64) -> Result<Plan, GoalError> {
     let timeout = if goal.timeout == 0.0 {
         let slowest = distinct[0] as f64;
         3.0 * std::f64::consts::TAU * axis_length / (q0 * slowest) + 5.0
-    } else if goal.timeout.is_finite() && goal.timeout > 0.0 {
+    } else if ranges::CALIBRATION_TIMEOUT.contains(goal.timeout) {
         goal.timeout
     } else {
         return Err(GoalError::Timeout(goal.timeout));
@@ -363,11 +364,26 @@ mod tests {
             ..Goal::default()
         };
         assert!(bad(twice).contains("motors"));
-        assert!(bad(Goal {
-            timeout: -1.0,
-            ..Goal::default()
-        })
-        .contains("timeout"));
+        for t in [-1.0, 1e300, 1e-300, f64::NAN, 0.5, 3601.0] {
+            let why = bad(Goal {
+                timeout: t,
+                ..Goal::default()
+            });
+            assert!(
+                why.contains("timeout") && why.contains("[1, 3600] s"),
+                "{t}: {why}"
+            );
+        }
+        let p = plan(
+            &Goal {
+                timeout: 3600.0,
+                ..Goal::default()
+            },
+            0.000332,
+            0.0935,
+        )
+        .unwrap();
+        assert_eq!(p.timeout_ns, 3_600_000_000_000);
         assert!(bad(Goal {
             motor_speeds: vec![100, 200],
             samples: 1,

@@ -5,7 +5,7 @@ use super::calibration::{
     Calibration, CalibrationError, CalibrationFile, MotorEntry, ProximityEntry, RobotEntry,
     AXIS_LENGTH,
 };
-use crate::schema::{Invalid, Section};
+use crate::schema::{ranges, Invalid, Section};
 use msgs::handoff::NodeId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,24 +99,16 @@ impl Default for ObstacleStopConfig {
 }
 
 impl ObstacleStopConfig {
-    /// Refuses a threshold outside 1–4500 and a non-positive or non-finite age; the error names
-    /// the key (relative to `obstacle_stop`).
+    /// Refuses a threshold outside 1–4500 and an age outside [`ranges::OBSTACLE_MAX_AGE`]; the
+    /// error names the key (relative to `obstacle_stop`).
     pub fn validate(&self) -> Result<(), Invalid> {
-        if !(1..=4500).contains(&self.threshold) {
-            return Err(Invalid::new(
-                "threshold",
-                self.threshold,
-                "is not in 1–4500",
-            ));
-        }
-        if !(self.max_age.is_finite() && self.max_age > 0.0) {
-            return Err(Invalid::new(
-                "max_age",
-                self.max_age,
-                "is not a positive number of seconds",
-            ));
-        }
-        Ok(())
+        ranges::check_int(
+            "threshold",
+            self.threshold.into(),
+            ranges::OBSTACLE_THRESHOLD,
+            "raw proximity readings, 2000 ≈ 10 cm",
+        )?;
+        ranges::OBSTACLE_MAX_AGE.check("max_age", self.max_age)
     }
 }
 
@@ -133,19 +125,66 @@ impl Section for DriverParams {
         "joint_state_rate",
     ];
 
+    /// Every numeric parameter in its physically meaningful range ([`ranges`]); the motor and
+    /// proximity entries as the calibration checks them.
     fn validate(&self) -> Result<(), Invalid> {
-        if !(self.joint_state_rate.is_finite() && (0.0..=10_000.0).contains(&self.joint_state_rate))
-        {
-            return Err(Invalid::new(
-                "joint_state_rate",
-                self.joint_state_rate,
-                "is not a rate in 0–10000 Hz",
-            ));
+        ranges::AXIS_LENGTH.check("axis_length", self.axis_length)?;
+        ranges::ODOM_MAX_RATE.check("odom_max_rate", self.odom_max_rate)?;
+        ranges::JOINT_STATE_RATE.check("joint_state_rate", self.joint_state_rate)?;
+        ranges::CMD_VEL_TIMEOUT.check("cmd_vel_timeout", self.cmd_vel_timeout)?;
+        ranges::LOST_ROBOT_TIMEOUT.check("lost_robot_timeout", self.lost_robot_timeout)?;
+        ranges::check_int(
+            "ground.threshold",
+            self.ground.threshold.into(),
+            ranges::GROUND_THRESHOLD,
+            "prox.ground.delta is a 10-bit reading",
+        )?;
+        for (side, m) in &self.motor {
+            check_motor(&format!("motor.{side}"), m)?;
+        }
+        for (name, p) in &self.proximity {
+            if let Some(params) = p.parameters {
+                check_proximity(&format!("proximity.{name}.parameters"), params)?;
+            }
         }
         self.obstacle_stop
             .validate()
             .map_err(|e| e.under("obstacle_stop"))
     }
+}
+
+/// Checks the values a motor entry sets (`key`: `motor.<side>`).
+pub fn check_motor(key: &str, m: &MotorEntry) -> Result<(), Invalid> {
+    for (name, q) in [("parameters", m.parameters), ("q", m.q)] {
+        if let Some(q) = q {
+            check_quadratic(&format!("{key}.{name}"), q)?;
+        }
+    }
+    if let Some(d) = m.deadband {
+        ranges::MOTOR_DEADBAND.check(&format!("{key}.deadband"), d)?;
+    }
+    Ok(())
+}
+
+/// Checks a motor model `[q0, q1]` (`key` names the list).
+pub fn check_quadratic(key: &str, [q0, q1]: [f64; 2]) -> Result<(), Invalid> {
+    ranges::MOTOR_Q0.check_element(key, "q0", q0)?;
+    ranges::MOTOR_Q1.check_element(key, "q1", q1)
+}
+
+/// Checks a proximity model `[r_max, x0, c]` (`key` names the list), `x0² < c` included.
+pub fn check_proximity(key: &str, [r_max, x0, c]: [f64; 3]) -> Result<(), Invalid> {
+    ranges::PROXIMITY_R_MAX.check_element(key, "r_max", r_max)?;
+    ranges::PROXIMITY_X0.check_element(key, "x0", x0)?;
+    ranges::PROXIMITY_C.check_element(key, "c", c)?;
+    if x0 * x0 >= c {
+        return Err(Invalid::new(
+            key,
+            format!("{:?}", [r_max, x0, c]),
+            "needs x0² < c",
+        ));
+    }
+    Ok(())
 }
 
 impl Default for DriverParams {

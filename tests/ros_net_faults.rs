@@ -4,7 +4,7 @@
 //! - a laptop streaming `cmd_vel` loses its link: the robot stops within `cmd_vel_timeout`; commands the laptop
 //!   published during the outage are not obeyed when the link returns (the driver's `cmd_vel` reader is best
 //!   effort: the laptop's reliable writer does not redeliver what it kept); the laptop, back, gets odometry and
-//!   drives again without any restart;
+//!   drives again without any restart; the same when the robot's host is the one that drops off the network;
 //! - the Aseba switch listens on the robot's loopback only: another host cannot connect; with `address: 0.0.0.0`
 //!   it can, and reads and writes the robot's variables.
 #![cfg(feature = "ros2")]
@@ -20,7 +20,7 @@ mod ros_driver;
 use common::netns::{unavailable, Lan, Multicast};
 use hosts::{
     domain, drive_until, driver_on, driver_with, moving, peer_on, read_until, sees, sockets_of,
-    DriverSpec,
+    speed_of, DriverSpec,
 };
 use ros_driver::stop;
 use std::process::Stdio;
@@ -114,6 +114,21 @@ fn a_laptop_that_loses_its_link_stops_the_robot_and_its_old_commands_are_not_obe
     remote.message(odom, deadline, |_| true).unwrap();
     drive_until(&mut remote, cmd_vel, 0.1, deadline, |p| {
         sees(p, odom, moving)
+    });
+
+    // now the robot's host drops off the network (the DDS peer of /net disappears for the laptop): the driver keeps
+    // serving its own host (odometry; the watchdog stopped the robot); back, the laptop gets odometry and drives
+    lan.set_link(robot, false).unwrap();
+    local.forget(odom);
+    local.message(odom, deadline, |m| !moving(m)).unwrap();
+    std::thread::sleep(OUTAGE);
+    local.forget(odom);
+    local.message(odom, deadline, |_| true).unwrap();
+    lan.set_link(robot, true).unwrap();
+    remote.forget(odom);
+    remote.message(odom, deadline, |_| true).unwrap();
+    drive_until(&mut remote, cmd_vel, -0.1, deadline, |p| {
+        sees(p, odom, |m| speed_of(m) < -0.05)
     });
     drop(remote);
     drop(local);

@@ -12,6 +12,9 @@ cd "$ROOT"
 "$ROOT/scripts/setup.sh" --no-peers
 # shellcheck source=scripts/ros2-env.sh
 source "$ROOT/scripts/ros2-env.sh"
+# Loopback-only DDS for what the benches start (ros2-env.sh keeps the user's setting; the harnesses also set it
+# and their own ROS_DOMAIN_ID on every ROS process they spawn).
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 # The features of scripts/run.sh, and ros1 for the ROS 1 row: cargo bench builds the package's binary into
 # target/release too, and a build without ros2 would replace the driver run.sh built with one that has no ROS 2
 # bridge.

@@ -6,7 +6,10 @@
 #    THYMIO_RT_ROS2_RPATH and THYMIO_RT_ROS2_PYLIB and give them a DT_RPATH and a forced libpython NEEDED entry;
 #  - LD_LIBRARY_PATH gets venv/lib (ROS libraries only) for one program: r2r's build script, which cargo links
 #    against the message libraries with no rpath and runs during the build;
-#  - DDS stays on loopback (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST); tests still pick their own ROS_DOMAIN_ID.
+#  - the user's ROS networking settings are left as they are (ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE,
+#    ROS_STATIC_PEERS, ROS_LOCALHOST_ONLY, ROS_MASTER_URI, ROS_IP, ROS_HOSTNAME): the driver started through
+#    scripts/run.sh is reachable as ROS's defaults say (other computers too); the tests and benches set loopback
+#    discovery and their own domain on what they start (tests/scripts_env.rs checks this script).
 # shellcheck shell=bash
 
 _thymio_rt_ros2_env() {
@@ -38,7 +41,6 @@ _thymio_rt_ros2_env() {
     export THYMIO_RT_ROS2_RPATH="$rpath" THYMIO_RT_ROS2_PYLIB="$py_libdir/libpython$py_ver.so"
     case ":${LD_LIBRARY_PATH:-}:" in *":$venv/lib:"*) ;;
         *) export LD_LIBRARY_PATH="$venv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
-    export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
     export VIRTUAL_ENV="$venv"
     case ":$PATH:" in *":$venv/bin:"*) ;; *) export PATH="$venv/bin:$PATH" ;; esac
 }

@@ -7,7 +7,7 @@
 
 use nrt_engine::engine::{is_builtin, BUILTIN_PREFIX};
 use nrt_engine::params::BridgeParams;
-use nrt_engine::schema::{self, Invalid, SchemaError, Section};
+use nrt_engine::schema::{self, aliases, Invalid, SchemaError, Section};
 use nrt_engine::thymio::params::DriverParams;
 use serde::{Deserialize, Serialize};
 use serde_yaml::{Mapping, Value};
@@ -435,18 +435,25 @@ impl Config {
         }
     }
 
-    /// This configuration with dotted-name overrides (ROS parameters) applied.
+    /// This configuration with dotted-name overrides (ROS parameters) applied. asebaros' and
+    /// ROS-Thymio's names are read as ours, or ignored when they mean nothing here, saying so
+    /// ([`aliases`]).
     pub fn with_overrides(&self, overrides: &[(String, Value)]) -> Result<Config, ConfigError> {
+        let (overrides, notes) = aliases::canonical_entries(overrides);
+        notes.iter().for_each(aliases::Note::log);
         let mut m = self.to_mapping();
         for (name, value) in overrides {
-            schema::insert(&mut m, name, value.clone())?;
+            schema::insert(&mut m, &name, value)?;
         }
         Self::from_mapping(m)
     }
 
     /// Reads the sections from the nested maps: the top-level keys of the bridge and driver
-    /// sections are their fields' (from the schema), `rt` and `sim` are sections of their own.
+    /// sections are their fields' (from the schema), `rt` and `sim` are sections of their own;
+    /// asebaros' and ROS-Thymio's names are read as ours first ([`aliases`]).
     fn from_mapping(m: Mapping) -> Result<Config, ConfigError> {
+        let (m, notes) = aliases::canonical_tree(m);
+        notes.iter().for_each(aliases::Note::log);
         let (mut bridge, mut driver) = (Mapping::new(), Mapping::new());
         let (mut rt, mut sim) = (Value::Null, Value::Null);
         let (mut control, mut ros1) = (Value::Null, Value::Null);
@@ -530,5 +537,7 @@ fn is_key_of<T: Section>(key: &str) -> bool {
     schema::keys::<T>().iter().any(|k| k == key)
 }
 
+#[cfg(test)]
+mod alias_tests;
 #[cfg(test)]
 mod tests;

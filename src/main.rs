@@ -1,4 +1,3 @@
-use clap::Parser;
 use std::process::ExitCode;
 use thymio_rt::cli::{dispatch, Cli};
 
@@ -10,19 +9,10 @@ use thymio_rt::cli::{dispatch, Cli};
 static ALLOC: rt::alloc::CountingAlloc = rt::alloc::CountingAlloc;
 
 fn main() -> ExitCode {
-    // Library backtraces only when asked for by name (panics keep RUST_BACKTRACE): roslibrust answers
-    // a failed ROS 1 service call with the error's Debug form, which under RUST_BACKTRACE=1 would
-    // carry anyhow's whole backtrace to the caller. Set before any other thread exists.
-    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
-        std::env::set_var("RUST_LIB_BACKTRACE", "0");
-    }
-    let cli = Cli::parse();
+    let cli = Cli::parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
     let filter = tracing_subscriber::EnvFilter::try_from_env("THYMIO_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(cli.command.default_log_level()));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    init_log(filter, cli.command.log_file());
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -30,4 +20,37 @@ fn main() -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// The log on standard error, and in `file` too (roslaunch's `__log:=`) when given; a file that cannot be
+/// opened is said on standard error and the log stays there.
+fn init_log(filter: tracing_subscriber::EnvFilter, file: Option<&std::path::Path>) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let opened = file.and_then(|path| {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| {
+                eprintln!(
+                    "thymio-rt: cannot open the log file {}: {e}",
+                    path.display()
+                )
+            })
+            .ok()
+    });
+    let to_file = opened.map(|f| {
+        tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(std::sync::Mutex::new(f))
+    });
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(to_file)
+        .init();
 }

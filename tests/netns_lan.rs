@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::netns::{unavailable, Lan, Multicast};
+use common::netns::{Lan, Multicast};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -40,8 +40,8 @@ fn reaches(lan: &Lan, i: usize, addr: &str) -> bool {
 
 #[test]
 fn hosts_reach_each_other_but_not_each_others_loopback() {
-    if let Some(why) = unavailable() {
-        skip!("{why}");
+    if !common::can_make_hosts() {
+        return; // recorded: the machine forbids namespaces, or `ip` is missing and the run opted out
     }
     let lan = Lan::new(2, Multicast::On).expect("make the LAN");
     let a = lan.host(0).addr.to_string();
@@ -57,8 +57,8 @@ fn hosts_reach_each_other_but_not_each_others_loopback() {
 
 #[test]
 fn a_host_without_its_cable_reaches_nobody() {
-    if let Some(why) = unavailable() {
-        skip!("{why}");
+    if !common::can_make_hosts() {
+        return; // recorded: the machine forbids namespaces, or `ip` is missing and the run opted out
     }
     let lan = Lan::new(2, Multicast::Off).expect("make the LAN");
     let a = lan.host(0).addr.to_string();
@@ -73,4 +73,70 @@ fn a_host_without_its_cable_reaches_nobody() {
         reaches(&lan, 1, &a),
         "host 1 did not reach host 0 once its link was back"
     );
+}
+
+/// Runs `hosts_reach_each_other_but_not_each_others_loopback` of this very binary again, bounded, with `CI=true`
+/// and without the opt-out: with every capability dropped (`setpriv`) when `no_caps`, else with `PATH` empty (no
+/// `ip`). Its exit status, output and skip record.
+fn rerun(no_caps: bool) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("skipped.tsv");
+    let mut c = std::process::Command::new("/usr/bin/timeout");
+    c.arg("60");
+    if no_caps {
+        c.args(["/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all"]);
+    } else {
+        c.env("PATH", dir.path());
+    }
+    c.arg(std::env::current_exe().unwrap())
+        .args([
+            "hosts_reach_each_other_but_not_each_others_loopback",
+            "--exact",
+        ])
+        .env(common::missing::RECORD, &record)
+        .env("CI", "true")
+        .env_remove(common::missing::OPT_OUT)
+        .stdin(Stdio::null());
+    let out = c.output().expect("run this test binary again");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        out.status.success(),
+        text,
+        std::fs::read_to_string(&record).unwrap_or_default(),
+    )
+}
+
+/// A machine that forbids network namespaces skips the multi-host tests, saying why and recording it as such
+/// (`machine-cannot`), even in CI: that is no missing peer. A missing `ip` is one: the test fails with the install
+/// step. Before, both were the same silent "ok".
+#[test]
+fn a_machine_without_namespaces_skips_and_a_missing_ip_fails() {
+    // an unprivileged test process cannot drop capabilities it does not have: its child is just as unprivileged
+    let (ok, out, record) = rerun(common::netns::unavailable().is_none());
+    assert!(ok, "{out}");
+    let test = "netns_lan::hosts_reach_each_other_but_not_each_others_loopback";
+    assert!(
+        out.contains(&format!(
+            "SKIPPED: {test}: network namespaces unavailable on this machine"
+        )),
+        "{out}"
+    );
+    assert!(
+        record.starts_with(&format!(
+            "machine-cannot\t{test}\tnetwork namespaces unavailable on this machine"
+        )) && record.lines().count() == 1,
+        "{record}"
+    );
+
+    let (ok, out, record) = rerun(false);
+    assert!(!ok, "passed without ip:\n{out}");
+    assert!(
+        out.contains("ip not found: run apt-get install iproute2"),
+        "{out}"
+    );
+    assert_eq!(record, "");
 }

@@ -8,7 +8,7 @@ mod common;
 mod peers;
 
 use common::{free_port, Proc};
-use peers::{driver, have_ros1, master_uri, rosmaster, PYTHON};
+use peers::{driver, master_uri, need_ros1, rosmaster, PYTHON};
 use std::process::Command;
 use std::time::Duration;
 
@@ -55,8 +55,8 @@ fn conflicts_level(port: u16) -> i64 {
 
 #[test]
 fn another_publisher_of_odom_is_said_loudly_and_in_diagnostics() {
-    if !have_ros1() {
-        panic!("Debian's rosmaster/rospy are not installed: run scripts/setup-ros1.sh");
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
     }
     let port = free_port();
     let _master = rosmaster(port);

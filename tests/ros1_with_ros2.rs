@@ -11,15 +11,14 @@ mod peers;
 mod rclpy_peer;
 
 use common::{free_port, Proc};
-use peers::{driver_command, have_ros1, rosmaster, rospy};
+use peers::{driver_command, need_ros1, rosmaster, rospy};
 use rclpy_peer::{test_domain_id, RclpyPeer};
 use std::time::{Duration, Instant};
 
 #[test]
 fn ros1_and_ros2_front_ends_run_side_by_side() {
-    if !have_ros1() {
-        eprintln!("skipped: Debian's rosmaster/rospy are not installed (scripts/setup-ros1.sh)");
-        return;
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
     }
     let deadline = Instant::now() + Duration::from_secs(150);
     let port = free_port();

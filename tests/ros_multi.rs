@@ -172,7 +172,7 @@ fn two_playground_robots_joined_by_asebaswitch_obey_their_own_commands() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let Some(_playground) = common::playground_network(dir.path(), port, 2) else {
-        skip!("asebaplayground is not installed (scripts/setup-aseba-peers.sh)");
+        return; // peer missing, run opted out: skip recorded
     };
     let ids = node_ids(port);
     assert_eq!(ids.len(), 2, "{ids:?}");

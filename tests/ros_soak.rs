@@ -39,7 +39,10 @@ fn soak_eight_robots_through_ros() {
     let root = common::root();
     let python = project_root().join(".venv-ros/bin/python");
     if !python.exists() {
-        skip!("the ROS 2 venv is missing: run scripts/setup-ros2.sh");
+        peer_missing!(
+            format!("the ROS 2 venv ({})", python.display()),
+            common::missing::ROS2_SETUP
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let arena = dir.path().join("arena.yaml");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{free_port, have, pyaseba_python, thymio_rt, Proc};
+use common::{free_port, missing, need_programs, pyaseba_python, thymio_rt, Proc};
 use std::process::Command;
 use std::time::Duration;
 
@@ -51,7 +51,7 @@ fn tool(args: &[&str]) -> (bool, String, String) {
 #[test]
 fn mobsya_client_loads_and_runs_a_program_on_the_sim() {
     let Some(python) = pyaseba_python() else {
-        skip!("pyaseba venv missing: run scripts/setup-aseba-peers.sh")
+        return; // peer missing, run opted out: skip recorded
     };
     let port = free_port();
     let _sim = sim(port, 1, &[]);
@@ -82,8 +82,8 @@ fn mobsya_client_loads_and_runs_a_program_on_the_sim() {
 
 #[test]
 fn community_massloader_uploads_to_a_protocol_5_sim() {
-    if !have("asebamassloader") {
-        skip!("asebamassloader missing: run scripts/setup-aseba-peers.sh");
+    if !need_programs(&["asebamassloader"], missing::ASEBA_SETUP) {
+        return; // peer missing, run opted out: skip recorded
     }
     let port = free_port();
     let _sim = sim(port, 1, &["--protocol", "5"]);
@@ -138,8 +138,8 @@ fn community_massloader_uploads_to_a_protocol_5_sim() {
 
 #[test]
 fn asebaswitch_joins_simulated_robots() {
-    if !have("asebaswitch") {
-        skip!("asebaswitch missing: run scripts/setup-aseba-peers.sh");
+    if !need_programs(&["asebaswitch"], missing::ASEBA_SETUP) {
+        return; // peer missing, run opted out: skip recorded
     }
     let sim_base = consecutive_free_ports(2);
     let _sim = sim(sim_base, 2, &[]);
@@ -265,4 +265,83 @@ fn sim_arena_file_and_seed_from_the_command_line() {
     let (ok, _, err) = tool(&["sim", "--seed", "minus-one", "--duration", "1"]);
     assert!(!ok);
     assert!(err.contains("--seed"), "{err}");
+}
+
+/// Runs `asebaswitch_joins_simulated_robots` of this very binary in a child process whose PATH holds no program
+/// (asebaswitch is missing), with the environment `env`; its exit status, output and skip record.
+fn run_without_asebaswitch(env: &[(&str, &str)]) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty-path");
+    std::fs::create_dir(&empty).unwrap();
+    let record = dir.path().join("skipped.tsv");
+    // bounded by timeout(1), named by its path: the child's PATH is empty
+    let mut c = Command::new("/usr/bin/timeout");
+    c.arg("60")
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "asebaswitch_joins_simulated_robots",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env("PATH", &empty)
+        .env(missing::RECORD, &record)
+        .env_remove(missing::OPT_OUT)
+        .env_remove("CI");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("run this test binary again");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let record = std::fs::read_to_string(&record).unwrap_or_default();
+    (out.status.success(), text, record)
+}
+
+/// A real-peer test whose peer is missing fails, naming the peer and its install step, on a bare `cargo test`;
+/// `THYMIO_SKIP_MISSING_PEERS=1` skips it, saying so and recording one line; `CI=true` refuses that opt-out, and a
+/// value it does not understand is refused too. Before, the test returned "ok" without a word in the summary.
+#[test]
+fn a_missing_peer_fails_the_test_unless_the_run_opts_out() {
+    let (ok, out, record) = run_without_asebaswitch(&[]);
+    assert!(!ok, "passed without asebaswitch:\n{out}");
+    assert!(
+        out.contains("asebaswitch not found: run scripts/setup-aseba-peers.sh")
+            && out.contains("THYMIO_SKIP_MISSING_PEERS=1"),
+        "{out}"
+    );
+    assert_eq!(record, "", "a failure is no skip");
+
+    let (ok, out, record) = run_without_asebaswitch(&[("THYMIO_SKIP_MISSING_PEERS", "1")]);
+    assert!(ok, "opted out, still failed:\n{out}");
+    let test = "sim_peers::asebaswitch_joins_simulated_robots";
+    assert!(
+        out.contains(&format!(
+            "SKIPPED: {test}: asebaswitch not found: run scripts/setup-aseba-peers.sh"
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        record,
+        format!("missing-peer\t{test}\tasebaswitch not found: run scripts/setup-aseba-peers.sh\n")
+    );
+
+    let (ok, out, record) =
+        run_without_asebaswitch(&[("THYMIO_SKIP_MISSING_PEERS", "1"), ("CI", "true")]);
+    assert!(!ok, "CI accepted the opt-out:\n{out}");
+    assert!(
+        out.contains("asebaswitch not found")
+            && out.contains("THYMIO_SKIP_MISSING_PEERS=1 is refused with CI=true"),
+        "{out}"
+    );
+    assert_eq!(record, "");
+
+    let (ok, out, _) = run_without_asebaswitch(&[("THYMIO_SKIP_MISSING_PEERS", "yes")]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("THYMIO_SKIP_MISSING_PEERS=\"yes\" is not understood"),
+        "{out}"
+    );
 }

@@ -290,7 +290,7 @@ fn e2e_notes() -> Vec<String> {
          thymio-rt (default) with the robot connected and no ROS client; the robot's script still sends its \
          events (100 Hz odometry, sensors)."
             .into(),
-        "ROS 1 row: the same driver with `--ros1 --no-ros` (roslibrust's TCPROS, no ROS 2), registered with \
+        "ROS 1 row: the same driver with `--ros1 --no-ros` (its own TCPROS, no ROS 2), registered with \
          Debian's rosmaster on loopback, the parameters above set on its parameter server \
          (`/asebaros/script/path`, …); client bench/latency/e2e_client_ros1.py (rospy, TCP_NODELAY asked on both \
          connections), the same cmd_vel pattern and stamps."

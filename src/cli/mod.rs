@@ -6,6 +6,7 @@ mod common;
 pub mod compile;
 pub mod emit;
 pub mod nodes;
+pub mod ros_args;
 pub mod run;
 pub mod sim;
 pub mod vars;
@@ -17,6 +18,45 @@ pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parses the process's command line (`args`, the program's name first). Every argument clap does not
+    /// understand is refused, naming it; `thymio-rt run`'s ROS 2 arguments (`--ros-args` segments, which rcl
+    /// reads from the process's command line itself) are kept apart first ([`ros_args::split_ros2`]).
+    pub fn parse_args(
+        args: impl IntoIterator<Item = std::ffi::OsString>,
+    ) -> Result<Cli, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut args: Vec<std::ffi::OsString> = args.into_iter().collect();
+        let is_run = args.get(1).is_some_and(|a| a == "run");
+        if !is_run {
+            return Cli::try_parse_from(args);
+        }
+        let rest = args.split_off(2);
+        let mut command = Cli::command();
+        let checked = ros_args::split_ros2(rest)
+            .map_err(|e| e.to_string())
+            .and_then(|s| ros_args::check_ros2(&s.ros).map(|()| s));
+        let split = match checked {
+            Ok(s) => s,
+            Err(e) => {
+                // built, so that the usage names the program
+                command.build();
+                let run = command
+                    .find_subcommand_mut("run")
+                    .expect("the run subcommand");
+                return Err(run.error(clap::error::ErrorKind::UnknownArgument, e));
+            }
+        };
+        args.extend(split.ours);
+        let matches = command.try_get_matches_from_mut(args)?;
+        let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+        if let Command::Run(run) = &mut cli.command {
+            run.ros_args = split.ros;
+        }
+        Ok(cli)
+    }
 }
 
 /// The subcommands.
@@ -81,9 +121,18 @@ impl Command {
     /// Default log level: the driver says what it does; the tools only report problems.
     pub fn default_log_level(&self) -> &'static str {
         match self {
-            // roslibrust (ROS 1) logs every TCPROS connection at info
-            Command::Run(_) | Command::Sim(_) => "info,roslibrust_ros1=warn",
+            Command::Run(_) | Command::Sim(_) => "info",
             _ => "error",
+        }
+    }
+}
+
+impl Command {
+    /// The file roslaunch's `__log:=` names for `thymio-rt run --ros1`: the log is written there too.
+    pub fn log_file(&self) -> Option<&std::path::Path> {
+        match self {
+            Command::Run(a) => a.log_file(),
+            _ => None,
         }
     }
 }

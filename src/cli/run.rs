@@ -2,6 +2,7 @@
 //! the embedded simulated Thymio when no target is given, and the ROS 2 bridge when built with
 //! the `ros2` feature.
 
+use super::ros_args::{parse_ros1_arg, Ros1Arg};
 use super::{CliError, CliResult};
 use crate::config::Config;
 use crate::runtime::{Runtime, Stopped};
@@ -41,9 +42,25 @@ pub struct Args {
     /// cmd_vel watchdog does not stop it (bring-up, fault tests).
     #[arg(long, value_name = "LINEAR,ANGULAR", value_parser = parse_twist, allow_hyphen_values = true)]
     cmd_vel: Option<(f64, f64)>,
-    /// ROS arguments, after `--ros-args` (read by the ROS client library).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    ros_args: Vec<String>,
+    /// ROS 1 arguments as roslaunch gives them to a node (with --ros1): __name:=NAME (node name),
+    /// __ns:=NAMESPACE, __log:=FILE (the log goes there too), _PARAM:=VALUE (a private parameter, over the
+    /// parameter server's). ROS 2 arguments go after --ros-args, e.g. `--ros-args -p cmd_vel_timeout:=1.0`.
+    #[arg(value_name = "ROS1_ARG", value_parser = parse_ros1_arg)]
+    ros1_args: Vec<Ros1Arg>,
+    /// The ROS 2 arguments (the `--ros-args` segments, which rcl reads from the process's command line itself):
+    /// set by [`super::Cli::parse_args`].
+    #[arg(skip)]
+    pub ros_args: Vec<String>,
+}
+
+impl Args {
+    /// The file roslaunch's `__log:=` names, if given.
+    pub fn log_file(&self) -> Option<&std::path::Path> {
+        self.ros1_args.iter().rev().find_map(|a| match a {
+            Ros1Arg::Log(p) => Some(p.as_path()),
+            _ => None,
+        })
+    }
 }
 
 fn parse_twist(s: &str) -> Result<(f64, f64), String> {
@@ -90,6 +107,20 @@ pub fn main(args: Args) -> CliResult {
         tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
     }
     let ros1 = args.ros1 || config.ros1.enabled;
+    if !ros1 && !args.ros1_args.is_empty() {
+        return Err(CliError {
+            message: format!(
+                "ROS 1 argument(s) {} need the ROS 1 front end (--ros1, or ros1.enabled in the configuration); \
+                 ROS 2 arguments go after --ros-args",
+                args.ros1_args
+                    .iter()
+                    .map(ros1_arg_text)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            code: 2,
+        });
+    }
     if ros1 && !cfg!(feature = "ros1") {
         return Err(CliError::new(
             "this build has no ROS 1 front end: build with --features ros1 (cargo build --release --features ros1)",
@@ -101,10 +132,17 @@ pub fn main(args: Args) -> CliResult {
         ));
     }
     let ros2 = !args.no_ros && cfg!(feature = "ros2");
+    if !ros2 && !args.ros_args.is_empty() {
+        tracing::warn!(
+            "ROS 2 arguments ignored (the ROS 2 bridge is off): {}",
+            args.ros_args.join(" ")
+        );
+    }
+    let r1 = &args.ros1_args;
     let (stopped, ros_hops) = if ros1 && ros2 {
-        run_both(config, duration)?
+        run_both(config, duration, r1)?
     } else if ros1 {
-        run_ros1(config, duration)?
+        run_ros1(config, duration, r1)?
     } else if args.no_ros || !cfg!(feature = "ros2") {
         if !args.no_ros {
             tracing::warn!("this build has no ROS 2 bridge (build with --features ros2)");
@@ -319,12 +357,13 @@ fn run_ros(
 fn run_ros1(
     config: Config,
     duration: Option<Duration>,
+    ros1_args: &[Ros1Arg],
 ) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
-    use nrt_ros1::{Ros1Node, Ros1Options};
-    let node =
-        Ros1Node::new(Ros1Options::from_env().map_err(CliError::new)?).map_err(CliError::new)?;
+    use nrt_ros1::Ros1Node;
+    let node = Ros1Node::new(ros1_options(ros1_args)?).map_err(CliError::new)?;
     let config = config
         .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
+        .and_then(|c| c.with_overrides(&ros1_params(ros1_args)))
         .map_err(CliError::new)?;
     tracing::info!(
         "starting on {} with the ROS 1 front end ({})",
@@ -348,6 +387,45 @@ fn run_ros1(
     Ok((rt.stop(), None))
 }
 
+/// The ROS 1 node's options: the environment's, then roslaunch's `__name:=` and `__ns:=`.
+#[cfg(feature = "ros1")]
+fn ros1_options(args: &[Ros1Arg]) -> Result<nrt_ros1::Ros1Options, CliError> {
+    let mut options = nrt_ros1::Ros1Options::from_env().map_err(CliError::new)?;
+    for a in args {
+        match a {
+            Ros1Arg::Name(n) => options.node_name = n.clone(),
+            Ros1Arg::Namespace(ns) => options.namespace = ns.clone(),
+            Ros1Arg::Log(_) | Ros1Arg::Param(..) => {}
+        }
+    }
+    Ok(options)
+}
+
+/// The private parameters given as `_NAME:=VALUE`, as configuration entries.
+#[cfg(feature = "ros1")]
+fn ros1_params(args: &[Ros1Arg]) -> Vec<(String, serde_yaml::Value)> {
+    args.iter()
+        .filter_map(|a| match a {
+            Ros1Arg::Param(n, v) => Some((n.clone(), v.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A ROS 1 argument as it was written.
+fn ros1_arg_text(a: &Ros1Arg) -> String {
+    match a {
+        Ros1Arg::Name(n) => format!("__name:={n}"),
+        Ros1Arg::Namespace(n) => format!("__ns:={n}"),
+        Ros1Arg::Log(p) => format!("__log:={}", p.display()),
+        Ros1Arg::Param(n, v) => format!(
+            "_{}:={}",
+            n.replace('.', "/"),
+            serde_yaml::to_string(v).unwrap_or_default().trim()
+        ),
+    }
+}
+
 #[cfg(feature = "ros1")]
 fn log_ros1(bridge: &nrt_ros1::Ros1Bridge) {
     let (published, registrations) = bridge.counters();
@@ -360,6 +438,7 @@ fn log_ros1(bridge: &nrt_ros1::Ros1Bridge) {
 fn run_ros1(
     config: Config,
     duration: Option<Duration>,
+    _ros1_args: &[Ros1Arg],
 ) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
     Ok((run_plain(&config, duration, None)?, None))
 }
@@ -370,15 +449,16 @@ fn run_ros1(
 fn run_both(
     config: Config,
     duration: Option<Duration>,
+    ros1_args: &[Ros1Arg],
 ) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
-    use nrt_ros1::{Ros1Node, Ros1Options};
+    use nrt_ros1::Ros1Node;
     use nrt_ros2::{RosNode, RosOptions};
-    let ros1 =
-        Ros1Node::new(Ros1Options::from_env().map_err(CliError::new)?).map_err(CliError::new)?;
+    let ros1 = Ros1Node::new(ros1_options(ros1_args)?).map_err(CliError::new)?;
     let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
-    // ROS 1's parameter server, then ROS 2's parameters
+    // ROS 1's parameter server and private arguments, then ROS 2's parameters
     let config = config
         .with_overrides(&ros1.parameter_overrides().map_err(CliError::new)?)
+        .and_then(|c| c.with_overrides(&ros1_params(ros1_args)))
         .map_err(CliError::new)?;
     let config = config
         .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
@@ -416,6 +496,7 @@ fn run_both(
 fn run_both(
     config: Config,
     duration: Option<Duration>,
+    _ros1_args: &[Ros1Arg],
 ) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
     Ok((run_plain(&config, duration, None)?, None))
 }

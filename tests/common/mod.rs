@@ -10,6 +10,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+pub mod missing;
 pub mod netns;
 mod runtime;
 #[allow(unused_imports)] // not every test runs the driver in process
@@ -21,15 +22,26 @@ pub fn root() -> PathBuf {
 }
 
 /// The thymio-rt binary under test: `THYMIO_RT_BIN` when set (scripts/test.sh points it at the
-/// release binary, the one users run), else the one cargo built for these tests.
+/// release binary, the one users run), else the one cargo built for these tests. Its ROS 2 side is
+/// confined to loopback on this test process's domain ([`test_domain_id`]) whatever the caller's
+/// environment says (scripts/ros2-env.sh keeps the user's settings); a test may set others after.
 pub fn thymio_rt() -> Command {
     let bin = std::env::var_os("THYMIO_RT_BIN")
         .filter(|b| !b.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_thymio-rt")));
     let mut c = Command::new(bin);
-    c.env_remove("THYMIO_LOG");
+    c.env_remove("THYMIO_LOG")
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("ROS_DOMAIN_ID", test_domain_id().to_string())
+        .env_remove("ROS_STATIC_PEERS")
+        .env_remove("ROS_LOCALHOST_ONLY");
     c
+}
+
+/// This test process's ROS 2 domain (the same as `tests/ros/rclpy_peer.rs`'s, which the peers use).
+pub fn test_domain_id() -> u32 {
+    100 + std::process::id() % 100
 }
 
 /// A TCP port free on 127.0.0.1 right now.
@@ -41,10 +53,30 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Python of the pyaseba venv, if installed (scripts/setup-aseba-peers.sh).
+/// Python of the pyaseba venv (scripts/setup-aseba-peers.sh). Missing, it fails the test
+/// ([`missing::peer_missing`]); `None` only when the run opted out (the skip is recorded: end the test).
 pub fn pyaseba_python() -> Option<PathBuf> {
     let p = root().join(".venv-aseba/bin/python");
-    p.exists().then_some(p)
+    if !p.exists() {
+        missing::peer_missing(
+            &format!("the pyaseba venv ({})", p.display()),
+            missing::ASEBA_SETUP,
+        );
+        return None;
+    }
+    Some(p)
+}
+
+/// Whether the programs are on the PATH; a missing one fails the test ([`missing::peer_missing`], naming it and
+/// `install`); `false` only when the run opted out (the skip is recorded: end the test).
+pub fn need_programs(programs: &[&str], install: &str) -> bool {
+    match missing::first_missing(programs) {
+        None => true,
+        Some(p) => {
+            missing::peer_missing(p, install);
+            false
+        }
+    }
 }
 
 /// Whether a program is on the PATH.
@@ -52,6 +84,22 @@ pub fn have(program: &str) -> bool {
     std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
         .unwrap_or(false)
+}
+
+/// Whether this machine can make test hosts (network namespaces, `netns`). Without `ip` the test fails like
+/// any missing peer ([`need_programs`]); a machine that forbids namespaces (no CAP_SYS_ADMIN / CAP_NET_ADMIN) is
+/// no missing peer: the skip is recorded as such ([`missing::machine_cannot`]). `false`: end the test.
+pub fn can_make_hosts() -> bool {
+    if !need_programs(&["ip"], "apt-get install iproute2") {
+        return false;
+    }
+    match netns::unavailable() {
+        None => true,
+        Some(why) => {
+            missing::machine_cannot(&why);
+            false
+        }
+    }
 }
 
 /// A child process, killed when dropped; its output lines are collected in the background.
@@ -178,7 +226,8 @@ impl Drop for Proc {
     }
 }
 
-/// Official-VM nodes of pyaseba on 127.0.0.1:`port` (ids 1..=n, type "pyaseba-test").
+/// Official-VM nodes of pyaseba on 127.0.0.1:`port` (ids 1..=n, type "pyaseba-test"); `None` as
+/// [`pyaseba_python`].
 pub fn pyaseba_nodes(port: u16, n: usize) -> Option<Proc> {
     let python = pyaseba_python()?;
     let mut c = Command::new(python);
@@ -216,7 +265,8 @@ impl std::ops::DerefMut for Playground {
 }
 
 /// Aseba Playground (headless) with `robots` Thymios (node ids 1, 2, …), reachable on ports
-/// `base_port + i`.
+/// `base_port + i`. Without Debian's aseba the test fails; `None` only when the run opted out (see
+/// [`need_programs`]).
 ///
 /// Each robot is served through an `asebaswitch`, as on a real Aseba network: the Playground
 /// of Debian's `aseba` package segfaults (in libstdc++) when clients disconnect from it
@@ -236,7 +286,7 @@ pub fn playground(dir: &Path, base_port: u16, robots: usize) -> Option<Playgroun
 
 /// Aseba Playground (headless) with `robots` Thymios joined into ONE Aseba network by one
 /// `asebaswitch` on `port` (as ROS-Thymio's documentation joins several networks): every
-/// robot sees every user event sent there.
+/// robot sees every user event sent there. `None` as [`playground`].
 pub fn playground_network(dir: &Path, port: u16, robots: usize) -> Option<Playground> {
     let (p, internal) = start_playground(dir, robots)?;
     let switch = switch_to(port, &internal, 0);
@@ -248,7 +298,7 @@ pub fn playground_network(dir: &Path, port: u16, robots: usize) -> Option<Playgr
 
 /// Starts the Playground with `robots` Thymios; the ports its robots listen on, once they do.
 fn start_playground(dir: &Path, robots: usize) -> Option<(Proc, Vec<u16>)> {
-    if !have("asebaplayground") || !have("asebaswitch") {
+    if !need_programs(&["asebaplayground", "asebaswitch"], missing::ASEBA_SETUP) {
         return None;
     }
     let internal: Vec<u16> = (0..robots).map(|_| free_port()).collect();
@@ -353,15 +403,6 @@ pub fn wait_listening(port: u16, timeout: Duration) {
         assert!(Instant::now() < deadline, "nothing listens on port {port}");
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// Skips a test with a printed reason (only for peers the setup scripts install).
-#[macro_export]
-macro_rules! skip {
-    ($($arg:tt)*) => {{
-        eprintln!("SKIPPED: {}", format!($($arg)*));
-        return;
-    }};
 }
 
 /// A TCP relay on 127.0.0.1 between a client and `upstream`, for fault injection: it can add
@@ -469,9 +510,9 @@ impl Drop for Relay {
 }
 
 /// A pseudo-terminal at `link` carrying the byte stream of `127.0.0.1:port` (socat), like a
-/// USB Thymio on a serial port.
+/// USB Thymio on a serial port. `None` as [`need_programs`] (socat).
 pub fn serial_bridge(link: &Path, port: u16) -> Option<Proc> {
-    if !have("socat") {
+    if !need_programs(&["socat"], missing::ASEBA_SETUP) {
         return None;
     }
     let mut c = Command::new("socat");

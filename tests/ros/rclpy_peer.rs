@@ -45,9 +45,18 @@ pub struct RclpyPeer {
 
 impl RclpyPeer {
     /// Starts `rclpy_peer.py ARGS` on DDS domain `domain_id`, confined to loopback.
+    ///
+    /// Without the ROS 2 venv the test fails, naming it and its install step. There is no opt-out here: the ROS 2
+    /// tests only build (feature `ros2`) against the toolchain that same venv holds.
     pub fn spawn(domain_id: u32, args: &[&str]) -> std::io::Result<Self> {
         let root = project_root();
-        let mut cmd = Command::new(root.join(".venv-ros/bin/python"));
+        let python = root.join(".venv-ros/bin/python");
+        assert!(
+            python.exists(),
+            "rclpy (the ROS 2 venv, {}) not found: run scripts/setup-ros2.sh",
+            python.display()
+        );
+        let mut cmd = Command::new(python);
         cmd.arg(root.join("tests/ros/rclpy_peer.py"))
             .args(args)
             .env("ROS_DOMAIN_ID", domain_id.to_string())

@@ -11,16 +11,38 @@ use std::time::{Duration, Instant};
 /// The system Python that has Debian's rospy.
 pub const PYTHON: &str = "/usr/bin/python3";
 
-/// Whether Debian's rosmaster and rospy are installed (scripts/setup-ros1.sh).
-pub fn have_ros1() -> bool {
-    std::path::Path::new("/usr/bin/rosmaster").exists()
-        && Command::new(PYTHON)
-            .args([
-                "-c",
-                "import rospy, genpy, nav_msgs.msg, tf2_msgs.msg, diagnostic_msgs.msg",
-            ])
-            .status()
-            .is_ok_and(|s| s.success())
+/// Whether Debian's rosmaster and rospy are installed (scripts/setup-ros1.sh). A missing one fails the test, naming
+/// it and the install step (`common::missing::peer_missing`); `false` only when the run opted out (the skip is
+/// recorded: end the test).
+pub fn need_ros1() -> bool {
+    const MODULES: &str = "rospy, genpy, nav_msgs.msg, tf2_msgs.msg, diagnostic_msgs.msg";
+    let missing = if !std::path::Path::new("/usr/bin/rosmaster").exists() {
+        Some("Debian's rosmaster (/usr/bin/rosmaster)".to_owned())
+    } else {
+        match Command::new(PYTHON)
+            .args(["-c", &format!("import {MODULES}")])
+            .output()
+        {
+            Ok(o) if o.status.success() => None,
+            Ok(o) => Some(format!(
+                "Debian's rospy for {PYTHON} ({}: {})",
+                MODULES,
+                String::from_utf8_lossy(&o.stderr)
+                    .trim()
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            )),
+            Err(e) => Some(format!("{PYTHON} ({e})")),
+        }
+    };
+    match missing {
+        None => true,
+        Some(peer) => {
+            common::missing::peer_missing(&peer, common::missing::ROS1_SETUP);
+            false
+        }
+    }
 }
 
 /// `ROS_MASTER_URI` of a master on `port`.
@@ -62,7 +84,7 @@ pub fn driver_command(port: u16) -> Command {
         .env("ROS_IP", "127.0.0.1")
         .env_remove("ROS_HOSTNAME")
         .env_remove("ROS_NAMESPACE")
-        // as in a Rust developer's shell: service errors (roslibrust sends their Debug form) must not carry it
+        // as in a Rust developer's shell: service errors must not carry a backtrace
         .env("RUST_BACKTRACE", "1")
         .env_remove("RUST_LIB_BACKTRACE");
     c

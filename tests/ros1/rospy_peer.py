@@ -17,6 +17,7 @@ Scenarios:
   thymio SECONDS      the rest of ROS-Thymio's interface: LEDs (Led, body ColorRGBA), comm/tx and an anonymous
                       event ROS -> Aseba seen in the robot's variables; a refused Led; imu, temperature, the latched
                       robot_description, obstacle_stop and /tf_static, and /diagnostics received
+  persistent N        N get_variable calls over one persistent connection, an error on it, then one more call
   load_script FILE BROKEN
                       aseba/load_script of FILE (constant GAIN=3, events ping/pong), an anonymous ping answered
                       on /aseba/events/pong; a missing file and BROKEN are service errors
@@ -80,12 +81,12 @@ def done(result):
     sys.exit(0)
 
 
-def graph():
+def graph(node="/asebaros"):
     import rosgraph
     master = rosgraph.Master("/rospy_peer")
-    uri = master.lookupNode("/asebaros")
+    uri = master.lookupNode(node)
     pubs, subs, srvs = master.getSystemState()
-    mine = lambda entries: sorted(n for n, nodes in entries if "/asebaros" in nodes)
+    mine = lambda entries: sorted(n for n, nodes in entries if node in nodes)
     done({"uri": uri, "publishes": mine(pubs), "subscribes": mine(subs), "services": mine(srvs)})
 
 
@@ -311,10 +312,24 @@ def load_script(path, broken):
     done(out)
 
 
+def persistent(n):
+    am = asebaros_msgs()
+    import rospy
+
+    rospy.init_node("rospy_peer", anonymous=True, disable_signals=True)
+    rospy.wait_for_service("/aseba/get_variable", timeout=10)
+    get = rospy.ServiceProxy("/aseba/get_variable", am.srv.GetVariable, persistent=True)
+    ids = [list(get("_id").data) for _ in range(n)]
+    err = error_of(lambda: get("no.such.variable"))
+    after = list(get("_id").data)
+    get.close()
+    done({"ids": ids, "error": err, "after_error": after})
+
+
 if __name__ == "__main__":
     scenario, args = sys.argv[1], sys.argv[2:]
     if scenario == "graph":
-        graph()
+        graph(*args)
     elif scenario == "drive":
         drive(float(args[0]), *args[1:])
     elif scenario == "params":
@@ -327,6 +342,8 @@ if __name__ == "__main__":
         latency(int(args[0]))
     elif scenario == "thymio":
         thymio(float(args[0]))
+    elif scenario == "persistent":
+        persistent(int(args[0]))
     elif scenario == "load_script":
         load_script(args[0], args[1])
     else:

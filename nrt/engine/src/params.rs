@@ -30,6 +30,12 @@ pub struct BridgeParams {
     pub set_id_variable: bool,
     /// Highest protocol version accepted (values below 5 mean 5).
     pub highest_acceptable_protocol_version: u16,
+    /// Prepend the target node id to ROS→Aseba events of the nodes no class decides it for (an older asebaros'
+    /// top-level name; `nodes.<class>.include_id_in_events` wins).
+    pub include_id_in_events: bool,
+    /// Largest number of bridged nodes over every type (≤ 0: unbounded; an older asebaros' top-level name); a
+    /// class's `nodes.<class>.maximal_number` bounds its type as well.
+    pub maximal_number_of_nodes: i32,
     /// Node classes (`nodes.<class>.*`).
     pub nodes: BTreeMap<String, NodeClass>,
     /// Default script (`script.*`).
@@ -49,6 +55,8 @@ impl Default for BridgeParams {
             reset_on_closing: false,
             set_id_variable: false,
             highest_acceptable_protocol_version: 100,
+            include_id_in_events: false,
+            maximal_number_of_nodes: -1,
             nodes: BTreeMap::new(),
             script: ScriptParams::default(),
             switch: SwitchParams::default(),

@@ -93,13 +93,31 @@ impl Default for NodesPolicy {
 impl NodesPolicy {
     /// Builds the policy from the `nodes.*` classes.
     pub fn new(classes: &BTreeMap<String, NodeClass>) -> Self {
+        Self::with_defaults(classes, false, -1)
+    }
+
+    /// Builds the policy from the bridge parameters: the `nodes.*` classes over the top-level
+    /// `include_id_in_events` and `maximal_number_of_nodes` (an older asebaros' names: what no class decides).
+    pub fn from_params(params: &crate::params::BridgeParams) -> Self {
+        Self::with_defaults(
+            &params.nodes,
+            params.include_id_in_events,
+            params.maximal_number_of_nodes,
+        )
+    }
+
+    fn with_defaults(
+        classes: &BTreeMap<String, NodeClass>,
+        include_id_in_events: bool,
+        maximal_number: i32,
+    ) -> Self {
         let mut p = NodesPolicy {
             accept: Attribute::new(true),
-            maximal_number: Attribute::new(-1),
+            maximal_number: Attribute::new(maximal_number),
             namespace: Attribute::new(String::new()),
             prefix: Attribute::new(String::new()),
             id_variable: Attribute::new(String::new()),
-            include_id_in_events: Attribute::new(false),
+            include_id_in_events: Attribute::new(include_id_in_events),
         };
         for c in classes.values() {
             let (n, id) = (c.name.as_str(), c.id);

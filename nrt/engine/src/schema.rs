@@ -10,6 +10,8 @@
 //! - which parameters apply at run time: [`Section::LIVE`], beside the struct ([`is_live`]);
 //! - what the types cannot say (ranges, relations): [`Section::validate`], run by [`parse`].
 
+pub mod aliases;
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_yaml::{Mapping, Value};

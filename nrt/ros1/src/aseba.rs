@@ -13,13 +13,13 @@
 
 use super::conv;
 use super::graph::{global, Graph, Inbox, Task};
+use super::net::{Publisher, ServiceServer};
 use super::ros1_msgs::asebaros_msgs as am;
 use super::thymio_inputs::RobotCommand;
 use super::Ros1Error;
 use msgs::handoff::NodeId;
 use nrt_engine::engine::{read_script_file, Engine, EngineEvent, ScriptFileError, ScriptSource};
 use nrt_engine::network::{NetworkEvent, RequestId};
-use roslibrust::ros1::{Publisher, ServiceServer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::{Duration, Instant};

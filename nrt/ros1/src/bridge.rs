@@ -5,6 +5,7 @@
 use super::aseba::{AsebaInterface, Call};
 use super::conv;
 use super::graph::{global, Graph};
+use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
 use super::rivals::RivalLookout;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
@@ -14,8 +15,6 @@ use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
-use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
-use roslibrust::ros1::Publisher;
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -45,7 +44,7 @@ impl Ros1Node {
 
     /// The parameters on the parameter server, as `(dotted name, value)` configuration entries: the node's private
     /// tree (`/<ns>/asebaros/…`), then ROS-Thymio's driver node's (`/<ns>/thymio_driver/…`), which wins; ROS-Thymio's
-    /// parameters without use here (`script`, `launch_model`) are left out.
+    /// parameters without use here (`script`, `launch_model`) are ignored by the configuration, saying so.
     pub fn parameter_overrides(&self) -> Result<Vec<(String, Value)>, Ros1Error> {
         let mut out = Vec::new();
         for tree in [
@@ -64,7 +63,6 @@ impl Ros1Node {
                 .map_err(|e| Ros1Error::Params(tree.clone(), e.into()))?;
             out.extend(flat);
         }
-        out.retain(|(name, _)| !ROS_THYMIO_UNUSED.contains(&name.as_str()));
         Ok(out)
     }
 
@@ -206,7 +204,7 @@ impl Ros1Bridge {
         self.publish(engine);
     }
 
-    /// Whether ROS 1 is still served (roslibrust's node, the odometry publisher and the master watcher run).
+    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
     pub fn ros_alive(&self) -> bool {
         self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
     }

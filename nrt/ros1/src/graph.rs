@@ -1,24 +1,21 @@
-//! Our node on the ROS 1 graph: roslibrust's node (its XML-RPC slave server, TCPROS publishers, subscribers and
-//! service servers, on a tokio runtime of its own: two worker threads) and the bookkeeping roslibrust lacks:
-//! every registration is recorded ([`Registry`]) so that [`super::watch`] can redo it with a restarted master.
+//! Our node on the ROS 1 graph: the transport of [`super::net`] (its XML-RPC slave server, TCPROS publishers,
+//! subscribers and service servers, on a tokio runtime of its own: two worker threads) and the bookkeeping of
+//! re-registration: every registration is recorded ([`Registry`]) so that [`super::watch`] can redo it with a
+//! restarted master.
 //!
 //! Threads: the runtime's workers read and write the sockets; the `cmd_vel` subscription tasks run there too and
 //! store the set-point straight into the RT thread's cell. Service callbacks run on tokio's blocking pool and
-//! hand their request to the NRT loop ([`Inbox`]). Publishing never waits: roslibrust queues the serialised
-//! message for its socket tasks. Registering takes master round trips: the NRT loop hands that work to a
+//! hand their request to the NRT loop ([`Inbox`]). Publishing never waits: the serialised message is queued for
+//! each subscriber's socket task. Registering takes master round trips: the NRT loop hands that work to a
 //! registrar thread ([`Graph::submit`]) and takes the result back when it is ready.
 
 use super::master::Client;
+use super::net::{Address, Limits, NetError, Node, Publisher, ServiceServer, Subscriber};
 use super::Ros1Error;
 use msgs::handoff::Doorbell;
-use roslibrust::ros1::{NodeHandle, Publisher, ServiceServer, Subscriber};
 use roslibrust::{RosMessageType, RosServiceType};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-/// Longest wait for one registration with the master.
-pub const REGISTER_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// One registration with the master, to redo after a master restart.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +108,7 @@ pub struct Graph {
     /// gone).
     jobs: Option<std::sync::mpsc::Sender<Job>>,
     rt: Arc<tokio::runtime::Runtime>,
-    nh: NodeHandle,
+    node: Node,
     /// The master, called as this node.
     pub master: Client,
     /// Our own slave API URI (`http://host:port`).
@@ -125,8 +122,8 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Starts the runtime and the node `name` (global) with the master at `master_uri`; requests are not rung
-    /// until [`Graph::set_bell`].
+    /// Starts the runtime and the node `name` (global) with the master at `master_uri`, listening at the address
+    /// of `ROS_IP` / `ROS_HOSTNAME` ([`Address::from_env`]); requests are not rung until [`Graph::set_bell`].
     pub fn start(master_uri: &str, name: &str) -> Result<Graph, Ros1Error> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -134,20 +131,22 @@ impl Graph {
             .enable_all()
             .build()
             .map_err(Ros1Error::Runtime)?;
-        let nh = rt
-            .block_on(async {
-                tokio::time::timeout(REGISTER_TIMEOUT, NodeHandle::new(master_uri, name)).await
-            })
-            .map_err(|_| Ros1Error::Timeout(format!("node {name} with the master {master_uri}")))?
-            .map_err(|e| Ros1Error::Node(name.to_owned(), e.into()))?;
-        let caller_api = rt
-            .block_on(nh.get_client_uri())
-            .map_err(|e| Ros1Error::Node(name.to_owned(), e.into()))?;
+        let node_err = |e: NetError| Ros1Error::Node(name.to_owned(), e.into());
+        let address = Address::from_env().map_err(|e| node_err(e.into()))?;
+        let node = Node::start(
+            rt.handle().clone(),
+            master_uri,
+            name,
+            address,
+            Limits::default(),
+        )
+        .map_err(node_err)?;
+        let caller_api = node.caller_api().to_owned();
         let mut graph = Graph {
             jobs: None,
             rt: Arc::new(rt),
-            nh,
-            master: Client::new(master_uri, name),
+            master: node.master().clone(),
+            node,
             caller_api,
             name: name.to_owned(),
             registry: Registry::default(),
@@ -179,15 +178,9 @@ impl Graph {
         self.bell = bell;
     }
 
-    fn wait<T, E: Into<anyhow::Error>>(
-        &self,
-        what: &str,
-        f: impl Future<Output = Result<T, E>>,
-    ) -> Result<T, Ros1Error> {
-        self.rt
-            .block_on(async { tokio::time::timeout(REGISTER_TIMEOUT, f).await })
-            .map_err(|_| Ros1Error::Timeout(what.to_owned()))?
-            .map_err(|e| Ros1Error::Register(what.to_owned(), e.into()))
+    /// Where the node listens and what it advertises.
+    pub fn address(&self) -> &Address {
+        self.node.address()
     }
 
     /// Advertises `topic` (global), latched or not.
@@ -197,7 +190,10 @@ impl Graph {
         queue: usize,
         latched: bool,
     ) -> Result<Publisher<T>, Ros1Error> {
-        let p = self.wait(topic, self.nh.advertise::<T>(topic, queue, latched))?;
+        let p = self
+            .node
+            .advertise::<T>(topic, queue, latched)
+            .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
         self.registry.add(Registration::Publisher {
             topic: topic.to_owned(),
             ty: T::DESCRIPTION.ros_type_name.to_owned(),
@@ -211,7 +207,10 @@ impl Graph {
         topic: &str,
         queue: usize,
     ) -> Result<Subscriber<T>, Ros1Error> {
-        let s = self.wait(topic, self.nh.subscribe::<T>(topic, queue))?;
+        let s = self
+            .node
+            .subscribe::<T>(topic, queue)
+            .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
         self.registry.add(Registration::Subscriber {
             topic: topic.to_owned(),
             ty: T::DESCRIPTION.ros_type_name.to_owned(),
@@ -225,25 +224,20 @@ impl Graph {
         name: &str,
         f: impl Fn(S::Request) -> Result<S::Response, anyhow::Error> + Send + Sync + 'static,
     ) -> Result<ServiceServer, Ros1Error> {
-        let server = self.wait(name, self.nh.advertise_service::<S, _>(name, f))?;
-        // roslibrust does not say where it serves: the master does
-        let uri = self
-            .master
-            .lookup_service(name)
+        let server = self
+            .node
+            .serve::<S>(name, f)
             .map_err(|e| Ros1Error::Register(name.to_owned(), e.into()))?;
         self.registry.add(Registration::Service {
             name: name.to_owned(),
-            uri,
+            uri: self.node.service_uri(),
         });
         Ok(server)
     }
 
     /// Queues `msg` on `p` (never waits for a subscriber).
     pub fn publish<T: RosMessageType>(&self, p: &Publisher<T>, msg: &T) -> Result<(), Ros1Error> {
-        // roslibrust's publish completes at once (it queues for the socket tasks)
-        self.rt
-            .block_on(p.publish(msg))
-            .map_err(|e| Ros1Error::Publish(Box::new(e)))
+        p.publish(msg).map_err(Ros1Error::Publish)
     }
 
     /// Subscribes `topic` (global) and hands what `convert` makes of each message to the NRT loop (`inbox`,
@@ -284,9 +278,9 @@ impl Graph {
         self.registry.remove(name);
     }
 
-    /// Whether roslibrust's node still runs.
+    /// Whether the node still runs (no peer asked it to shut down).
     pub fn is_ok(&self) -> bool {
-        self.nh.is_ok()
+        self.node.is_ok()
     }
 }
 

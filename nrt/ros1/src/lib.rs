@@ -1,18 +1,19 @@
 //! ROS 1 front end (feature `ros1`): asebaros' and ROS-Thymio's ROS 1 interface, natively on TCPROS and XML-RPC
-//! through roslibrust (no ROS install: the message types are generated at build time from the definitions in
-//! `msg/`, with their ROS 1 MD5 sums), registered with the master of `ROS_MASTER_URI`.
+//! through our own node transport ([`net`]; no ROS install: the message types are roslibrust's, generated at
+//! build time from the definitions in `msg/`, with their ROS 1 MD5 sums), registered with the master of
+//! `ROS_MASTER_URI`.
 //!
 //! Usage (the NRT thread of `thymio-rt run --ros1`):
-//! 1. [`Ros1Node::new`] registers the node `/asebaros` (in `ROS_NAMESPACE`), its address from `ROS_HOSTNAME` /
-//!    `ROS_IP` (roslibrust's rules);
+//! 1. [`Ros1Node::new`] makes the node `/asebaros` (in `ROS_NAMESPACE`), listening on and advertising the address
+//!    of `ROS_HOSTNAME` / `ROS_IP` ([`net::addr`]);
 //! 2. [`Ros1Node::parameter_overrides`] reads the parameter server (ROS-Thymio's ROS 1 names, at start only);
 //! 3. the engine is built from the merged configuration, and [`Ros1Node::start`] creates the interface
 //!    ([`aseba`], [`thymio`]) and the odometry publisher ([`odom_pub`]) and master watcher ([`watch`]) threads;
 //! 4. [`Ros1Bridge::step`] in a loop, or its parts beside the ROS 2 bridge.
 //!
 //! Hot paths as in ROS 2: `cmd_vel` goes to the RT set-point from the socket task that received it; odometry is
-//! published by a thread of its own on its own RT ring. roslibrust lacks the parameter server client and master
-//! re-registration: [`master`] and [`watch`] add them.
+//! published by a thread of its own on its own RT ring. [`master`] calls the master (registration, parameters)
+//! and [`watch`] registers everything again with a restarted master.
 #![cfg(feature = "ros1")]
 #![warn(missing_docs)]
 
@@ -21,7 +22,7 @@ mod bridge;
 pub mod conv;
 pub mod graph;
 pub mod master;
-pub mod nodelay;
+pub mod net;
 pub mod odom_pub;
 pub mod params;
 pub mod rivals;
@@ -106,15 +107,15 @@ pub enum Ros1Error {
     /// The master did not answer in time.
     #[error("no answer from the ROS master in time ({0})")]
     Timeout(String),
-    /// roslibrust could not create the node.
+    /// The node could not be made (address, listening sockets).
     #[error("cannot create the ROS 1 node {0}: {1}")]
     Node(String, #[source] anyhow::Error),
     /// A topic or service could not be registered.
     #[error("cannot register {0}: {1}")]
     Register(String, #[source] anyhow::Error),
-    /// A message could not be queued (roslibrust's error type is not exported: kept boxed).
+    /// A message could not be queued.
     #[error("cannot publish: {0}")]
-    Publish(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Publish(#[source] net::NetError),
     /// The parameter server could not be read.
     #[error("parameters {0}: {1}")]
     Params(String, #[source] anyhow::Error),

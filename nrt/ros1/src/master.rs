@@ -1,7 +1,9 @@
-//! The ROS master and node XML-RPC calls that roslibrust does not make (it has no parameter client and never
-//! re-registers): `getPid`, `getParam`, `register{Publisher,Subscriber,Service}`, `lookupService`, and
-//! `publisherUpdate` to a node (our own, so that roslibrust connects to publishers a re-registration found).
-//! Blocking calls over HTTP (ureq) with a short timeout; never called from the RT thread.
+//! The ROS master and node XML-RPC calls the node makes: `getPid`, `getParam`, `setParam`,
+//! `(un)register{Publisher,Subscriber,Service}`, `lookupService`, `requestTopic` to a publisher (through
+//! [`Client::call`]), and `publisherUpdate` to a node (our own, so that it connects to the publishers a
+//! re-registration found). Blocking calls over HTTP (ureq) with a short timeout; never called from the RT thread.
+//! An answer's nesting is checked by a streaming scan before it is decoded (a hostile master or publisher cannot
+//! overflow the caller's stack), and its size is bounded by ureq (10 MB).
 //!
 //! Every master call answers `[code, statusMessage, value]` (code 1 = success, ROS Master API).
 
@@ -10,6 +12,8 @@ use std::time::Duration;
 
 /// Longest wait for one XML-RPC call.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+/// Deepest nesting of an answer we decode.
+pub const MAX_DEPTH: usize = 64;
 
 /// A failed XML-RPC call.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +48,15 @@ pub enum MasterError {
         /// Cause.
         #[source]
         source: serde_xmlrpc::Error,
+    },
+    /// The answer nests deeper than we decode.
+    #[error("{method}: answer refused: {source}")]
+    Depth {
+        /// What.
+        method: String,
+        /// Cause.
+        #[source]
+        source: crate::net::xml::XmlError,
     },
     /// The answer is not `[code, message, value]`.
     #[error("{method}: unexpected answer {answer:?}")]
@@ -131,6 +144,12 @@ impl Client {
                 method: method.to_owned(),
                 source,
             })?;
+        crate::net::xml::check_depth(answer.as_bytes(), MAX_DEPTH).map_err(|source| {
+            MasterError::Depth {
+                method: method.to_owned(),
+                source,
+            }
+        })?;
         let value: Value = serde_xmlrpc::response_from_str(&answer).map_err(xml_err)?;
         unpack(method, value)
     }
@@ -198,6 +217,24 @@ impl Client {
             vec![s(service), s(service_api), s(caller_api)],
         )
         .map(drop)
+    }
+
+    /// Unregisters `caller_api` as a publisher of `topic`.
+    pub fn unregister_publisher(&self, topic: &str, caller_api: &str) -> Result<(), MasterError> {
+        self.call("unregisterPublisher", vec![s(topic), s(caller_api)])
+            .map(drop)
+    }
+
+    /// Unregisters `caller_api` as a subscriber of `topic`.
+    pub fn unregister_subscriber(&self, topic: &str, caller_api: &str) -> Result<(), MasterError> {
+        self.call("unregisterSubscriber", vec![s(topic), s(caller_api)])
+            .map(drop)
+    }
+
+    /// Unregisters service `service` served at `service_api`.
+    pub fn unregister_service(&self, service: &str, service_api: &str) -> Result<(), MasterError> {
+        self.call("unregisterService", vec![s(service), s(service_api)])
+            .map(drop)
     }
 
     /// Where service `service` is served (`rosrpc://host:port`).
@@ -283,6 +320,50 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A hostile endpoint (a publisher's slave API answering `requestTopic`, or a fake master) answering 5,000
+    /// nested arrays: refused by the depth scan before serde_xmlrpc's recursive decoder sees it.
+    #[test]
+    fn a_deeply_nested_answer_is_refused_before_decoding() {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (c, _) = l.accept().unwrap();
+            // the whole request first (its head, then Content-Length bytes)
+            let mut r = BufReader::new(c);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                r.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            r.read_exact(&mut body).unwrap();
+            let mut answer = String::from("<?xml version=\"1.0\"?><methodResponse><params><param>");
+            answer.push_str(&"<value><array><data>".repeat(5_000));
+            answer.push_str(&"</data></array></value>".repeat(5_000));
+            answer.push_str("</param></params></methodResponse>");
+            let head = format!(
+                "HTTP/1.0 200 OK\r\nContent-Type: text/xml\r\nContent-Length: {}\r\n\r\n",
+                answer.len()
+            );
+            let mut c = r.into_inner();
+            c.write_all(head.as_bytes()).unwrap();
+            c.write_all(answer.as_bytes()).unwrap();
+        });
+        let c = Client::new(&format!("http://127.0.0.1:{port}/"), "/t");
+        match c.call("requestTopic", vec![s("/odom")]) {
+            Err(MasterError::Depth { method, .. }) => assert_eq!(method, "requestTopic"),
+            other => panic!("{other:?}"),
+        }
+        server.join().unwrap();
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The ROS 1 odometry publisher thread: the RT thread pushes each odometry sample into a ring of its own (one of
 //! [`msgs::handoff::ChannelConfig::odometry_out_consumers`]; the ROS 2 front end has another) and rings this
 //! thread, which publishes `odom`, `/tf` (odom → base_link and the two wheels) and `joint_states` of that robot at
-//! once, then waits again. It never goes through the NRT loop; roslibrust queues the serialised messages for its
+//! once, then waits again. It never goes through the NRT loop; the serialised messages are queued for their
 //! socket tasks, so publishing never waits for a subscriber.
 //!
 //! The NRT loop adds and removes robots ([`OdomTargets`], a mutex held only to change an entry or to publish one
@@ -9,10 +9,10 @@
 
 use super::conv::{self, Frames};
 use super::graph::Graph;
+use super::net::Publisher;
 use super::ros1_msgs::{nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage};
 use msgs::handoff::{NodeId, NrtOdomOut, OdomSample, RobotId};
 use nrt_engine::thymio::calibration::Calibration;
-use roslibrust::ros1::Publisher;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -8,6 +8,7 @@
 
 use super::conv::{self, Frames};
 use super::graph::{global, Graph, Inbox, Task};
+use super::net::{Publisher, ServiceServer};
 use super::odom_pub::{OdomRobot, OdomTargets};
 use super::ros1_msgs::{geometry_msgs as gm, geometry_msgs::Twist, std_srvs, tf2_msgs};
 use super::thymio_inputs::{self, Inputs, RobotCommand, INPUT_NAMES};
@@ -21,7 +22,6 @@ use nrt_engine::thymio::actuators::{self, ScriptEvent};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::model;
-use roslibrust::ros1::{Publisher, ServiceServer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -31,7 +31,7 @@ const ROBOT_NAMES: [&str; 4] = ["cmd_vel", "odom", "joint_states", "is_ready"];
 
 /// Depth of the `cmd_vel` subscription (ROS-Thymio's rospy queue sizes are 1).
 const DEPTH: usize = 1;
-/// Queue of `odom` and `joint_states` toward each subscriber's socket: roslibrust drops what does not fit (a
+/// Queue of `odom` and `joint_states` toward each subscriber's socket: what does not fit is dropped (a
 /// queue of 1 lost about half the samples when the robot's odometry events came in bursts over TCP).
 const ODOM_QUEUE: usize = 100;
 

@@ -7,6 +7,7 @@
 
 use super::conv::{self, Frames};
 use super::graph::Graph;
+use super::net::Publisher;
 use super::ros1_msgs::{sensor_msgs as sm, std_msgs, thymio_msgs};
 use super::Ros1Error;
 use nrt_engine::thymio::calibration::Calibration;
@@ -14,7 +15,6 @@ use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::sensors::{self, GROUND_RANGE_MAX, GROUND_RANGE_MIN, SENSOR_FOV};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 use roslibrust::codegen::integral_types::Time;
-use roslibrust::ros1::Publisher;
 use roslibrust::RosMessageType;
 
 /// Queue of every sensor topic (ROS-Thymio's rospy queue sizes are 1).

@@ -1,14 +1,12 @@
-//! Surviving a master restart, which roslibrust does not (nor do roscpp and rospy): a thread asks the master for
+//! Surviving a master restart, which roscpp and rospy do not: a thread asks the master for
 //! its process id (`getPid`) every [`PERIOD`]; when the master was unreachable and comes back, or answers with
 //! another pid (a new master on the same URI knows nothing of us), it registers again every publisher, subscriber
 //! and service we have ([`super::graph::Registry`]), then tells our own node the publishers each subscription
-//! has now (`publisherUpdate` to our slave API, which makes roslibrust connect to them). The master calls our
-//! node for later publishers itself. The same thread sets TCP_NODELAY on our publishers' new connections
-//! ([`super::nodelay`]).
+//! has now (`publisherUpdate` to our slave API, which makes the node connect to them). The master calls our
+//! node for later publishers itself.
 
 use super::graph::{Registration, Registry};
 use super::master::{Client, MasterError};
-use super::nodelay::NoDelay;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -39,12 +37,10 @@ impl MasterWatch {
                 .name("nrt-ros1-master".into())
                 .spawn(move || {
                     let own = Client::new(&caller_api, master.caller_id());
-                    let mut nodelay = NoDelay::new(own.clone());
                     let mut known = master.get_pid().ok();
                     let mut pending = false;
                     while !stop.load(Ordering::Relaxed) {
                         std::thread::sleep(PERIOD);
-                        nodelay.sweep(&registry);
                         match master.get_pid() {
                             Ok(pid) => {
                                 if known != Some(pid) || pending {

@@ -21,7 +21,6 @@ use super::{diagnostics, names, params, params_file, RosError, RosOptions};
 use msgs::handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
-use nrt_engine::thymio::params::ROS_THYMIO_UNUSED;
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{Publisher, QosProfile};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,7 +59,7 @@ impl RosNode {
     /// The parameters given to the node, as `(dotted name, value)` configuration entries.
     /// Sections of the parameter files that name the node by its fully qualified name
     /// (`/ns/asebaros:`) or a wildcard are included (r2r leaves them out, see [`params_file`]);
-    /// ROS-Thymio's `script` and `launch_model` are left out (the driver nodes take them).
+    /// ROS-Thymio's `script` and `launch_model` are ignored by the configuration, saying so.
     pub fn parameter_overrides(&self) -> Result<Vec<(String, serde_yaml::Value)>, RosError> {
         let mut given = params::overrides(&self.node);
         let args: Vec<String> = std::env::args().collect();
@@ -70,11 +69,10 @@ impl RosNode {
             &self.options.node_name,
             &fqn,
         )?);
-        // ROS-Thymio's driver parameters without use here reach the bridge through `/**:`;
-        // the RT controllers' (`controllers.<name>.<param>`) are the robots' driver nodes'
-        given.retain(|(name, _)| {
-            !ROS_THYMIO_UNUSED.contains(&name.as_str()) && !name.starts_with("controllers.")
-        });
+        // the RT controllers' (`controllers.<name>.<param>`) are the robots' driver nodes';
+        // ROS-Thymio's driver parameters without use here (reaching the bridge through `/**:`)
+        // are left for the configuration, which ignores them saying why (`schema::aliases`)
+        given.retain(|(name, _)| !name.starts_with("controllers."));
         Ok(given)
     }
 

@@ -125,6 +125,8 @@ impl DriverNodes {
         }
         let robot = engine.robots().of_node(id).map(|s| s.robot);
         for (name, value) in given {
+            // asebaros' and ROS-Thymio's names as ours
+            let name = nrt_engine::schema::aliases::canonical_name(&name);
             if let (Some(robot), true) = (robot, name.starts_with("controllers.")) {
                 let v = params::from_yaml(&value).ok_or("unsupported value");
                 if let Err(e) = v

@@ -13,6 +13,7 @@
 //! effect from the engine at the time of the call, never a stored copy.
 
 use super::{drain, Srv};
+use nrt_engine::schema::aliases::{self, canonical_name};
 use r2r::rcl_interfaces::msg::{
     FloatingPointRange, ListParametersResult, ParameterDescriptor, ParameterValue as ValueMsg,
     SetParametersResult,
@@ -90,7 +91,12 @@ impl ParamServices {
             let mut results = Vec::new();
             for p in &req.message.parameters {
                 let value = from_msg(p.value.clone());
-                let r = check(&shown(), &p.name, &value).and_then(|()| set(&p.name, &value));
+                if let Some(ignored) = ignored(&p.name) {
+                    results.push(ignored);
+                    continue;
+                }
+                let name = canonical_name(&p.name);
+                let r = check(&shown(), &name, &value).and_then(|()| set(&name, &value));
                 results.push(result(r));
             }
             let _ = req.respond(SetParameters::Response { results });
@@ -100,7 +106,8 @@ impl ParamServices {
                 .message
                 .parameters
                 .iter()
-                .map(|p| (p.name.clone(), from_msg(p.value.clone())))
+                .filter(|p| ignored(&p.name).is_none())
+                .map(|p| (canonical_name(&p.name), from_msg(p.value.clone())))
                 .collect();
             let r = set_all(shown, set, &wanted);
             let _ = req.respond(SetParametersAtomically::Response { result: result(r) });
@@ -164,8 +171,21 @@ impl ParamServices {
     }
 }
 
+/// The parameter `name` names, under our name when it is asebaros' or ROS-Thymio's ([`aliases`]).
 fn find<'a>(shown: &'a [Shown], name: &str) -> Option<&'a Shown> {
+    let name = canonical_name(name);
     shown.iter().find(|s| s.name == name)
+}
+
+/// The answer to a set of a ROS-Thymio parameter that means nothing here: accepted and ignored, saying why.
+fn ignored(name: &str) -> Option<SetParametersResult> {
+    match aliases::resolve(name) {
+        aliases::Resolved::Ignored(why) => Some(SetParametersResult {
+            successful: true,
+            reason: format!("{name} is not used by thymio-rt: {why}; ignored"),
+        }),
+        _ => None,
+    }
 }
 
 /// Refuses an undeclared parameter, a read-only one and an undeclare (a value NOT_SET).

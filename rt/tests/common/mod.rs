@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../../../tests/common/missing.rs"]
+pub mod missing;
+
 /// Repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -95,11 +98,15 @@ impl Drop for Proc {
     }
 }
 
-/// Headless Aseba Playground with one Thymio listening on 127.0.0.1:`port` (None if the
-/// Debian `aseba` package is missing). The robot's name is unique: Playgrounds advertise their
-/// robots by name over zeroconf, and a name taken by another running Playground kills it.
+/// Headless Aseba Playground with one Thymio listening on 127.0.0.1:`port`. Without Debian's `aseba`
+/// (the Playground, and the switch and loader [`load_driver_script`] uses) the test fails, naming the missing
+/// program and its install step; `None` only when the run opted out (`missing::peer_missing`; the skip is
+/// recorded: end the test). The robot's name is unique: Playgrounds advertise their robots by name over zeroconf,
+/// and a name taken by another running Playground kills it.
 pub fn playground(dir: &Path, port: u16) -> Option<Proc> {
-    if !have("asebaplayground") {
+    let aseba = ["asebaplayground", "asebaswitch", "asebamassloader"];
+    if let Some(p) = missing::first_missing(&aseba) {
+        missing::peer_missing(p, missing::ASEBA_SETUP);
         return None;
     }
     let scene = format!(

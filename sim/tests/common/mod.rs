@@ -12,6 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+#[path = "../../../tests/common/missing.rs"]
+pub mod missing;
+
 /// Root of the repository.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -33,10 +36,16 @@ pub struct Official {
 }
 
 impl Official {
-    /// Starts the node and waits (≤ 30 s) until it listens; `None` without the venv.
+    /// Starts the node and waits (≤ 30 s) until it listens. Without the pyaseba venv the test fails, naming it and
+    /// its install step; `None` only when the run opted out (`missing::peer_missing`; the skip is recorded: end the
+    /// test).
     pub fn start() -> Option<Official> {
         let python = repo().join(".venv-aseba/bin/python");
         if !python.exists() {
+            missing::peer_missing(
+                &format!("the pyaseba venv ({})", python.display()),
+                missing::ASEBA_SETUP,
+            );
             return None;
         }
         let port = free_port();

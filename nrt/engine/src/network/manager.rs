@@ -51,7 +51,7 @@ impl NetworkManager {
             max_protocol_version: params.max_protocol_version(),
             ..ManagerConfig::default()
         };
-        Self::new(config, NodesPolicy::new(&params.nodes))
+        Self::new(config, NodesPolicy::from_params(params))
     }
 
     /// The timing in use.

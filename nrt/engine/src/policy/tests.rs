@@ -171,3 +171,23 @@ fn maximal_number_of_any_type_counts_every_type() {
         Err(Rejection::MaximalNumber)
     );
 }
+
+/// An older asebaros' top-level `include_id_in_events` and `maximal_number_of_nodes`: what no class decides.
+#[test]
+fn top_level_settings_are_what_no_class_decides() {
+    let p: BridgeParams = serde_yaml::from_str(
+        "include_id_in_events: true\nmaximal_number_of_nodes: 2\nnodes: {e: {name: e-puck0, include_id_in_events: false}}",
+    )
+    .unwrap();
+    let p = NodesPolicy::from_params(&p);
+    assert!(decide(&p, THYMIO, 1, &[]).unwrap().include_id_in_events);
+    assert!(!decide(&p, EPUCK, 2, &[]).unwrap().include_id_in_events);
+    assert!(decide(&p, THYMIO, 3, &[(1, THYMIO)]).is_ok());
+    assert_eq!(
+        decide(&p, EPUCK, 3, &[(1, THYMIO), (2, THYMIO)]),
+        Err(Rejection::MaximalNumber)
+    );
+    // without them: unbounded, no id
+    let p = NodesPolicy::from_params(&BridgeParams::default());
+    assert!(decide(&p, THYMIO, 9, &[(1, THYMIO), (2, EPUCK), (3, THYMIO)]).is_ok());
+}

@@ -1,0 +1,185 @@
+//! Every subcommand refuses the arguments it does not understand, naming them, with exit status 2 (issue 23): a
+//! mistyped option (`--duraton 1`, `--swich-port 0`) used to fall silently into `run`'s hidden list of ROS
+//! arguments, so the driver ran forever or opened the switch on 33333. ROS 2 arguments are taken only after
+//! `--ros-args`, as rcl reads them; a `--` ends our options and only ROS arguments may follow it.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+/// Runs `thymio-rt ARGS` to its end (killed, and the test failed, after 20 s) and returns its exit code and its
+/// whole output (standard error, then standard output).
+fn run(args: &[&str]) -> (Option<i32>, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut cmd = common::thymio_rt();
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("thymio-rt starts");
+    let readers: Vec<_> = [
+        Box::new(child.stderr.take().unwrap()) as Box<dyn Read + Send>,
+        Box::new(child.stdout.take().unwrap()),
+    ]
+    .into_iter()
+    .map(|mut r| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    })
+    .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("thymio-rt {args:?} did not end within 20 s (it took the mistake as a run)");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let out: Vec<String> = readers.into_iter().map(|t| t.join().unwrap()).collect();
+    (status.code(), out.join("\n"))
+}
+
+/// `thymio-rt ARGS` is refused with exit status 2 and a message naming `culprit`.
+fn refused(args: &[&str], culprit: &str) {
+    let (code, out) = run(args);
+    assert_eq!(code, Some(2), "thymio-rt {args:?} not refused:\n{out}");
+    assert!(
+        out.contains(&format!("'{culprit}'")) || out.contains(&format!("{culprit} ")),
+        "thymio-rt {args:?}: the error does not name {culprit}:\n{out}"
+    );
+    assert!(
+        out.contains("error:") || out.contains("thymio-rt:"),
+        "{out}"
+    );
+}
+
+/// `thymio-rt run` without ROS, switch or endless run: what the refusal tests add to their mistake, so that the
+/// old behaviour (taking it) shows as a run that ends with status 0 or never.
+const RUN: &[&str] = &["run", "--no-ros", "--switch-port", "0"];
+
+fn with(base: &[&'static str], more: &[&'static str]) -> Vec<&'static str> {
+    base.iter().chain(more).copied().collect()
+}
+
+#[test]
+fn run_refuses_a_mistyped_duration() {
+    refused(&with(RUN, &["--duraton", "1"]), "--duraton");
+}
+
+#[test]
+fn run_refuses_a_mistyped_switch_port() {
+    // --duration bounds the run the old code made of it (with the switch on 33333)
+    refused(
+        &["run", "--no-ros", "--duration", "1", "--swich-port", "0"],
+        "--swich-port",
+    );
+}
+
+#[test]
+fn run_refuses_stray_positionals_and_what_follows_its_double_dash() {
+    refused(&with(RUN, &["--duration", "1", "stray"]), "stray");
+    refused(
+        &with(RUN, &["--duration", "1", "--", "--duraton"]),
+        "--duraton",
+    );
+    refused(
+        &with(
+            RUN,
+            &[
+                "--duration",
+                "1",
+                "--",
+                "--ros-args",
+                "-p",
+                "a:=1",
+                "--",
+                "x",
+            ],
+        ),
+        "x",
+    );
+    // a ROS argument rcl does not know, or without its value (r2r would ignore it without a word)
+    refused(
+        &with(RUN, &["--duration", "1", "--ros-args", "--foo"]),
+        "--foo",
+    );
+    refused(&with(RUN, &["--duration", "1", "--ros-args", "-p"]), "-p");
+    // ROS 1 arguments need the ROS 1 front end; remapping it does not do
+    refused(&with(RUN, &["--duration", "1", "__name:=x"]), "__name:=x");
+    refused(
+        &with(RUN, &["--duration", "1", "--ros1", "cmd_vel:=/x"]),
+        "cmd_vel:=/x",
+    );
+}
+
+#[test]
+fn run_takes_ros_arguments_after_ros_args_and_after_double_dash() {
+    for tail in [
+        &["--ros-args", "-p", "x:=1"][..],
+        &["--", "--ros-args", "-p", "cmd_vel_timeout:=1.0"],
+        &[
+            "--ros-args",
+            "--params-file",
+            "f.yaml",
+            "--",
+            "--cmd-vel",
+            "0,0",
+        ],
+    ] {
+        let args = with(RUN, &["--duration", "0.3"])
+            .into_iter()
+            .chain(tail.iter().copied())
+            .collect::<Vec<_>>();
+        let (code, out) = run(&args);
+        assert_eq!(code, Some(0), "thymio-rt {args:?}:\n{out}");
+        // without the bridge they cannot apply: said, not silently dropped
+        assert!(out.contains("ROS 2 arguments ignored"), "{out}");
+    }
+}
+
+#[test]
+fn nodes_refuses_unknown_options_and_stray_positionals() {
+    refused(&["nodes", "-t", "sim", "--jsn"], "--jsn");
+    refused(&["nodes", "-t", "sim", "extra"], "extra");
+    refused(&["nodes", "-t", "sim", "--ros-args"], "--ros-args");
+}
+
+#[test]
+fn vars_refuses_unknown_options_and_stray_positionals() {
+    refused(
+        &["vars", "get", "-t", "sim", "--node", "1", "--nod", "x"],
+        "--nod",
+    );
+    refused(&["vars", "get", "-t", "sim", "--node", "1", "x", "y"], "y");
+    refused(
+        &["vars", "set", "-t", "sim", "--node", "1", "x", "1", "a"],
+        "a",
+    );
+    refused(&["vars", "gett"], "gett");
+}
+
+#[test]
+fn emit_refuses_unknown_options_and_stray_positionals() {
+    refused(&["emit", "-t", "sim", "--scrip", "a.aesl", "1"], "--scrip");
+    refused(&["emit", "-t", "sim", "1", "2", "two"], "two");
+}
+
+#[test]
+fn compile_refuses_unknown_options_and_stray_positionals() {
+    refused(&["compile", "--dumpp", "a.aesl"], "--dumpp");
+    refused(&["compile", "a.aesl", "b.aesl"], "b.aesl");
+}
+
+#[test]
+fn sim_refuses_unknown_options_and_stray_positionals() {
+    refused(&["sim", "--robot", "2", "--duration", "1"], "--robot");
+    refused(&["sim", "--duration", "1", "extra"], "extra");
+}

@@ -18,7 +18,7 @@ done
 
 command -v cargo >/dev/null || { log "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
 # serialport enumerates USB ports through libudev; the benchmark plots need fontconfig and a font
-apt_install pkg-config libudev-dev build-essential libfontconfig1-dev fonts-dejavu-core
+apt_install pkg-config libudev-dev build-essential libfontconfig1-dev fonts-dejavu-core iproute2
 [ $peers -eq 1 ] && "$ROOT/scripts/setup-aseba-peers.sh"
 [ $ros -eq 1 ] && "$ROOT/scripts/setup-ros2.sh"
 [ $ros -eq 1 ] && "$ROOT/scripts/setup-ros1.sh"

@@ -11,20 +11,18 @@ mod common;
 #[path = "ros1/peers.rs"]
 mod peers;
 
-use common::netns::{unavailable, Lan, Multicast};
+use common::netns::{Lan, Multicast};
 use common::{free_port, Proc};
-use peers::{driver, driver_command, have_ros1, rosmaster, rospy, PYTHON};
+use peers::{driver, driver_command, need_ros1, rosmaster, rospy, PYTHON};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Whether the test cannot run: its ROS 1 peers are missing and the run opted out (tests/common/missing.rs:
+/// otherwise a missing peer fails the test).
 fn skip() -> bool {
-    if have_ros1() {
-        return false;
-    }
-    eprintln!("skipped: Debian's rosmaster/rospy are not installed (scripts/setup-ros1.sh)");
-    true
+    !need_ros1()
 }
 
 /// Sends `request` to 127.0.0.1:`port` and returns all that comes back before the peer closes ("" if nothing).
@@ -383,15 +381,9 @@ fn reaches(lan: &Lan, i: usize, addr: &str, port: u16) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// [`skip`], or the machine cannot make test hosts (a recorded skip).
 fn netns_skip() -> bool {
-    if skip() {
-        return true;
-    }
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
-        return true;
-    }
-    false
+    skip() || !common::can_make_hosts()
 }
 
 /// `ROS_IP=127.0.0.1`: every socket of the driver listens on loopback, and from another host none is reached

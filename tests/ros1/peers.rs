@@ -1,6 +1,6 @@
 //! The ROS 1 peers of the tests and of the benchmark: Debian's rosmaster and a rospy client
 //! (tests/ros1/rospy_peer.py), and `thymio-rt run --ros1` on the embedded simulator, all on loopback with a
-//! master port of their own.
+//! master port of their own ([`rospy_in`] runs the rospy client on a test host of `tests/common/netns.rs`).
 #![allow(dead_code)]
 
 use super::common::{self, Proc};

@@ -11,6 +11,8 @@
 #![cfg(feature = "ros2")]
 
 mod common;
+#[path = "ros/hosts.rs"]
+mod hosts;
 #[path = "ros/rclpy_peer.rs"]
 mod rclpy_peer;
 #[path = "ros/driver.rs"]
@@ -18,165 +20,19 @@ mod ros_driver;
 
 use common::netns::{Lan, Multicast};
 use common::Proc;
-use rclpy_peer::{project_root, RclpyPeer};
-use ros_driver::{driver_script_yaml, stop};
+use hosts::{
+    domain, drive, drive_until, driver_on, driver_with, moving, peer_on, read_until, ros_env, sees,
+    sockets_of, speed_of, x_of, y_of, DriverSpec,
+};
+use rclpy_peer::project_root;
+use ros_driver::stop;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long the other host sends commands once it reaches the robot's host.
 const ATTACK: Duration = Duration::from_secs(3);
-
-/// The ROS and DDS networking variables a test process may have inherited: each process here gets only those its
-/// test names.
-const NET_VARS: [&str; 9] = [
-    "ROS_AUTOMATIC_DISCOVERY_RANGE",
-    "ROS_LOCALHOST_ONLY",
-    "ROS_STATIC_PEERS",
-    "ROS_DISCOVERY_SERVER",
-    "FASTRTPS_DEFAULT_PROFILES_FILE",
-    "FASTDDS_DEFAULT_PROFILES_FILE",
-    "SKIP_DEFAULT_XML_FILE",
-    "RMW_IMPLEMENTATION",
-    "CYCLONEDDS_URI",
-];
-
-/// The DDS domain of test `k` (0..3) of this process: away from the other ROS tests' 100..199.
-fn domain(k: u32) -> u32 {
-    201 + (std::process::id() % 10) * 3 + k
-}
-
-fn ros_env(cmd: &mut Command, domain: u32, env: &[(&str, String)]) {
-    for var in NET_VARS {
-        cmd.env_remove(var);
-    }
-    cmd.env("ROS_DOMAIN_ID", domain.to_string());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-}
-
-/// `thymio-rt run` on host `host` with the driver script on one simulated robot (in the middle of a 2 m arena,
-/// facing east), namespace `/<ns>`.
-fn driver_on(
-    lan: &Lan,
-    host: usize,
-    dir: &Path,
-    ns: &str,
-    domain: u32,
-    env: &[(&str, String)],
-) -> Proc {
-    let arena = dir.join(format!("{ns}-arena.yaml"));
-    std::fs::write(
-        &arena,
-        "width: 2.0\nheight: 2.0\nrobots:\n  - [1.0, 1.0, 0.0]\n",
-    )
-    .unwrap();
-    let config = dir.join(format!("{ns}.yaml"));
-    let yaml = format!(
-        "{}sim: {{arena: {}, robots: 1}}\n",
-        driver_script_yaml(),
-        arena.display()
-    );
-    std::fs::write(&config, yaml).unwrap();
-    let bin = common::thymio_rt();
-    let mut c = lan.command(host, bin.get_program());
-    c.arg("run")
-        .arg("-c")
-        .arg(&config)
-        .args(["--switch-port", "0", "--ros-args", "-r"])
-        .arg(format!("__ns:=/{ns}"))
-        .env_remove("THYMIO_LOG")
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("LD_PRELOAD");
-    ros_env(&mut c, domain, env);
-    Proc::spawn("thymio-rt run", c)
-}
-
-/// An rclpy peer in `serve` mode on host `host`, once ready.
-fn peer_on(
-    lan: &Lan,
-    host: usize,
-    domain: u32,
-    env: &[(&str, String)],
-    deadline: Instant,
-) -> RclpyPeer {
-    let root = project_root();
-    let mut c = lan.command(host, root.join(".venv-ros/bin/python"));
-    c.arg(root.join("tests/ros/rclpy_peer.py"))
-        .args(["serve", "--timeout", "150"]);
-    ros_env(&mut c, domain, env);
-    let mut peer = RclpyPeer::spawn_command(c).expect("start the rclpy peer");
-    peer.wait_for("ready", deadline).unwrap();
-    peer
-}
-
-fn x_of(odom: &Value) -> f64 {
-    odom["pose"]["pose"]["position"]["x"].as_f64().unwrap()
-}
-
-fn y_of(odom: &Value) -> f64 {
-    odom["pose"]["pose"]["position"]["y"].as_f64().unwrap()
-}
-
-fn moving(odom: &Value) -> bool {
-    odom["twist"]["twist"]["linear"]["x"]
-        .as_f64()
-        .unwrap()
-        .abs()
-        > 0.01
-}
-
-/// Publishes `{"linear": {"x": speed}}` on `topic` for `how_long`, at 10 Hz (as a teleoperation node does), the
-/// first once `subscribers` subscribers are matched.
-fn drive(
-    peer: &mut RclpyPeer,
-    topic: &str,
-    speed: f64,
-    subscribers: usize,
-    how_long: Duration,
-    deadline: Instant,
-) {
-    let msg = json!({"linear": {"x": speed}});
-    peer.publish(
-        topic,
-        "geometry_msgs/msg/Twist",
-        msg.clone(),
-        subscribers,
-        deadline,
-    )
-    .unwrap();
-    let t0 = Instant::now();
-    while t0.elapsed() < how_long {
-        std::thread::sleep(Duration::from_millis(100));
-        peer.publish(topic, "geometry_msgs/msg/Twist", msg.clone(), 0, deadline)
-            .unwrap();
-    }
-}
-
-/// Reads what the peer reported until `until` (nothing consumed: [`RclpyPeer::received`] sees it).
-fn read_until(peer: &mut RclpyPeer, until: Instant) {
-    peer.poll_map(until, |_| None::<Result<(), String>>)
-        .unwrap();
-}
-
-/// The local addresses of the UDP sockets of process `pid` on host `host`.
-fn udp_sockets_of(lan: &Lan, host: usize, pid: u32) -> Vec<String> {
-    let out = lan
-        .command(host, "ss")
-        .args(["-uanpH"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("ss");
-    let needle = format!("pid={pid},");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| l.contains(&needle))
-        .filter_map(|l| l.split_whitespace().nth(3).map(str::to_owned))
-        .collect()
-}
 
 #[test]
 fn a_localhost_driver_is_out_of_reach_of_another_host() {
@@ -243,7 +99,7 @@ fn a_localhost_driver_is_out_of_reach_of_another_host() {
     assert!(moved < 0.001, "the robot moved {moved} m");
 
     // every DDS socket of the driver (its one participant carries every node, the hidden hot node too) is on loopback
-    let sockets = udp_sockets_of(&lan, robot, driver.child.id());
+    let sockets = sockets_of(&lan, robot, driver.child.id(), "-uanpH");
     assert!(!sockets.is_empty(), "no UDP socket of the driver found");
     assert!(
         sockets.iter().all(|a| a.starts_with("127.0.0.1:")),
@@ -251,15 +107,9 @@ fn a_localhost_driver_is_out_of_reach_of_another_host() {
     );
 
     // the driver still obeys its own host
-    drive(
-        &mut local,
-        &t("cmd_vel"),
-        0.1,
-        1,
-        Duration::from_secs(1),
-        deadline,
-    );
-    local.message(&t("odom"), deadline, moving).unwrap();
+    drive_until(&mut local, &t("cmd_vel"), 0.1, deadline, |p| {
+        sees(p, &t("odom"), moving)
+    });
 
     // it said which boundary is in force, and removes its profile when it ends
     driver.drain();
@@ -319,18 +169,11 @@ fn a_laptop_drives_the_robot(multicast: Multicast, k: u32) {
         format!("{ns}/proximity_center_link")
     );
     let start = x_of(&peer.message(&t("odom"), deadline, |_| true).unwrap());
-    drive(
-        &mut peer,
-        &t("cmd_vel"),
-        0.1,
-        1,
-        Duration::from_secs(2),
-        deadline,
-    );
+    drive_until(&mut peer, &t("cmd_vel"), 0.1, deadline, |p| {
+        sees(p, &t("odom"), |m| speed_of(m) > 0.05)
+    });
     let moving = peer
-        .message(&t("odom"), deadline, |m| {
-            m["twist"]["twist"]["linear"]["x"].as_f64().unwrap() > 0.05
-        })
+        .message(&t("odom"), deadline, |m| speed_of(m) > 0.05)
         .unwrap();
     assert!(x_of(&moving) > start, "odom did not advance: {moving}");
     driver.drain();
@@ -354,4 +197,125 @@ fn a_laptop_with_ros_defaults_drives_the_robot() {
 #[test]
 fn without_multicast_static_peers_reach_the_robot() {
     a_laptop_drives_the_robot(Multicast::Off, 2);
+}
+
+/// The action and the communication switch from the laptop: a `calibrate_motors` goal sent from the other host
+/// runs (feedback arrives), the latched `controller_owner` says `calibrate_motors`, a `switch_controller` to
+/// `calibrate_motors` is refused and one to `ros` aborts the goal and gives the wheels back.
+#[test]
+fn the_action_and_the_switch_work_from_the_laptop() {
+    if !common::can_make_hosts() {
+        return;
+    }
+    let lan = Lan::new(2, Multicast::On).expect("make the LAN");
+    let dir = tempfile::tempdir().unwrap();
+    let (robot, laptop) = (0, 1);
+    let dom = domain(3);
+    let cal_file = dir.path().join("thymio_calibration.yaml");
+    std::fs::write(&cal_file, "").unwrap();
+    let arena = project_root().join("config/arena/calibration.yaml");
+    let yaml = format!("calibration_file: {}\n", cal_file.display());
+    let mut spec = DriverSpec::new("cal");
+    spec.arena = Some(&arena);
+    spec.yaml = &yaml;
+    let mut driver = driver_with(&lan, robot, dir.path(), &spec, dom, &[]);
+    let root = project_root();
+    let mut cmd = lan.command(laptop, root.join(".venv-ros/bin/python"));
+    cmd.arg(root.join("tests/ros/calibration_client.py"))
+        .args(["cal", "--timeout", "80", "--phases", "switched"])
+        .env("PYTHONUNBUFFERED", "1")
+        .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE");
+    ros_env(&mut cmd, dom, &[]);
+    let mut client = Proc::spawn("calibration client", cmd);
+    let last = client.wait_line(Duration::from_secs(100), |l| {
+        ["done", "error", "timeout"]
+            .iter()
+            .any(|e| l.contains(&format!("\"event\": \"{e}\"")))
+    });
+    driver.drain();
+    let all = client.seen.join("\n");
+    assert!(
+        last.contains("\"done\""),
+        "client: {last}\n{all}\ndriver:\n{}",
+        driver.seen.join("\n")
+    );
+    assert!(
+        all.contains("\"event\": \"feedback\""),
+        "no feedback: {all}"
+    );
+    let s: Value = client
+        .seen
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "switched")
+        .unwrap_or_else(|| panic!("no switched event: {all}"));
+    assert_eq!(s["refused_success"], false, "{s}");
+    assert_eq!(s["owner_during"], "calibrate_motors", "{s}");
+    assert_eq!(s["switch_success"], true, "{s}");
+    assert_eq!(s["status"], 6, "ABORTED: {s}");
+    assert_eq!(s["owner_after"], "ros", "{s}");
+    stop(driver);
+}
+
+/// A fleet: two robot hosts, each with its driver in a namespace of its own (`--ros-args -r __ns:=/robot_a`), and
+/// an operator host with ROS's defaults that sees both robots and drives each separately; neither driver reports
+/// a name conflict.
+#[test]
+fn an_operator_drives_each_robot_of_a_fleet_separately() {
+    if !common::can_make_hosts() {
+        return;
+    }
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let lan = Lan::new(3, Multicast::On).expect("make the LAN");
+    let dir = tempfile::tempdir().unwrap();
+    let dom = domain(4);
+    let names = ["robot_a", "robot_b"];
+    let mut drivers: Vec<Proc> = names
+        .iter()
+        .enumerate()
+        .map(|(host, ns)| driver_on(&lan, host, dir.path(), ns, dom, &[]))
+        .collect();
+    let operator = 2;
+    let mut peer = peer_on(&lan, operator, dom, &[], deadline);
+    let odom = |ns: &str| format!("/{ns}/odom");
+    for ns in names {
+        peer.subscribe(&odom(ns), "nav_msgs/msg/Odometry", "volatile", deadline)
+            .unwrap();
+        peer.message(&odom(ns), deadline, |_| true).unwrap();
+    }
+    // each robot in turn: it moves, the other does not
+    for (i, ns) in names.iter().enumerate() {
+        let other = names[1 - i];
+        let speed = if i == 0 { 0.1 } else { -0.1 };
+        // the other robot is still before the command
+        peer.forget(&odom(other));
+        peer.message(&odom(other), deadline, |m| !moving(m))
+            .unwrap();
+        // (what came before the stop, its deceleration, is not this command's doing)
+        peer.forget(&odom(other));
+        let start = x_of(&peer.message(&odom(other), deadline, |_| true).unwrap());
+        peer.forget(&odom(ns));
+        let topic = format!("/{ns}/cmd_vel");
+        drive_until(&mut peer, &topic, speed, deadline, |p| {
+            sees(p, &odom(ns), |m| speed_of(m) * speed.signum() > 0.05)
+        });
+        assert!(
+            !peer.received(&odom(other), moving),
+            "{other} moved under {ns}'s commands:\n{}",
+            peer.unconsumed()
+        );
+        peer.forget(&odom(other));
+        let end = x_of(&peer.message(&odom(other), deadline, |_| true).unwrap());
+        assert!((end - start).abs() < 0.001, "{other} moved {start} → {end}");
+    }
+    for d in &mut drivers {
+        d.drain();
+        assert!(
+            !d.seen.iter().any(|l| l.contains("another")),
+            "a driver reported a name conflict:\n{}",
+            d.seen.join("\n")
+        );
+    }
+    drop(peer);
+    drivers.into_iter().for_each(stop);
 }

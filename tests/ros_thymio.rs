@@ -539,13 +539,24 @@ fn obstacle_stop_reflex_holds_the_robot_at_a_wall() {
             .as_i64()
             .unwrap()
     };
-    // forward into the wall: held, and said so
-    send(&mut peer, 0.1);
-    peer.message(&t("obstacle_stop"), deadline, holding)
-        .unwrap_or_else(|e| {
+    // forward into the wall, streamed as a teleoperation node does (cmd_vel is best effort: what a new publisher
+    // sends before the driver has discovered it is lost): held, and said so
+    loop {
+        send(&mut peer, 0.1);
+        let held = peer
+            .poll_map(Instant::now() + Duration::from_millis(100), |r| {
+                (r["event"] == "message" && r["topic"] == t("obstacle_stop") && holding(&r["data"]))
+                    .then_some(Ok(()))
+            })
+            .unwrap();
+        if held.is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
             let prox = get_variable(&mut peer, ns, "prox.horizontal", deadline);
-            panic!("the reflex did not engage ({e}); prox.horizontal {prox}")
-        });
+            panic!("the reflex did not engage; prox.horizontal {prox}");
+        }
+    }
     // and /diagnostics tells: forward commands keep coming meanwhile (the reflex holds only
     // while one is active: the cmd_vel watchdog releases it 0.5 s after the last, and
     // /diagnostics is published every second)

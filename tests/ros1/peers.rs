@@ -1,6 +1,6 @@
 //! The ROS 1 peers of the tests and of the benchmark: Debian's rosmaster and a rospy client
 //! (tests/ros1/rospy_peer.py), and `thymio-rt run --ros1` on the embedded simulator, all on loopback with a
-//! master port of their own.
+//! master port of their own ([`rospy_in`] runs the rospy client on a test host of `tests/common/netns.rs`).
 #![allow(dead_code)]
 
 use super::common::{self, Proc};
@@ -96,18 +96,38 @@ fn script() -> PathBuf {
 
 /// Runs a scenario of the rospy peer against the master on `port` (bounded by `timeout`); its JSON result.
 pub fn rospy(port: u16, scenario: &[&str], timeout: Duration) -> serde_json::Value {
-    let mut c = Command::new("timeout");
-    c.arg(format!("{}", timeout.as_secs()))
+    rospy_in(
+        Command::new("timeout"),
+        &master_uri(port),
+        "127.0.0.1",
+        scenario,
+        timeout,
+    )
+}
+
+/// Runs a scenario of the rospy peer through `launcher` (`timeout`, or `ip netns exec NS timeout` for another
+/// host) with `ROS_MASTER_URI=master` and `ROS_IP=ros_ip`, bounded by `timeout`; its JSON result.
+pub fn rospy_in(
+    mut launcher: Command,
+    master: &str,
+    ros_ip: &str,
+    scenario: &[&str],
+    timeout: Duration,
+) -> serde_json::Value {
+    let home = std::env::temp_dir().join(format!(
+        "ros1-home-{}",
+        master.rsplit(':').next().unwrap_or_default()
+    ));
+    launcher
+        .arg(format!("{}", timeout.as_secs()))
         .arg(PYTHON)
         .arg(script())
         .args(scenario)
-        .env("ROS_MASTER_URI", master_uri(port))
-        .env("ROS_IP", "127.0.0.1")
-        .env(
-            "ROS_HOME",
-            std::env::temp_dir().join(format!("ros1-home-{port}")),
-        );
-    let out = c.output().expect("run the rospy peer");
+        .env("ROS_MASTER_URI", master)
+        .env("ROS_IP", ros_ip)
+        .env_remove("ROS_HOSTNAME")
+        .env("ROS_HOME", home);
+    let out = launcher.output().expect("run the rospy peer");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last = stdout.lines().last().unwrap_or_default();
     serde_json::from_str(last).unwrap_or_else(|e| {

@@ -16,8 +16,8 @@ use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::thymio_conv::{self as conv, Frames};
 use super::thymio_endpoints::{
-    cmd_vel_task, latched, plain_command, reliable, stamped_command, topic, CmdVelTarget, Inputs,
-    Outputs, DEPTH,
+    cmd_vel_task, latched, latest_command, plain_command, reliable, stamped_command, topic,
+    CmdVelTarget, Inputs, Outputs, DEPTH,
 };
 use msgs::handoff::{NodeId, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
@@ -209,7 +209,8 @@ impl ThymioInterface {
                 let sub = hot.subscribe::<TwistStamped>(&t("cmd_vel"), reliable(DEPTH))?;
                 cmd_vel_task(Box::new(sub), stamped_command, target)
             } else {
-                let sub = hot.subscribe::<Twist>(&t("cmd_vel"), reliable(DEPTH))?;
+                // no stamp: never redelivered late (see latest_command)
+                let sub = hot.subscribe::<Twist>(&t("cmd_vel"), latest_command())?;
                 cmd_vel_task(Box::new(sub), plain_command, target)
             }
         };

@@ -45,6 +45,15 @@ pub(crate) fn reliable(depth: usize) -> QosProfile {
     QosProfile::default().keep_last(depth).reliable()
 }
 
+/// The QoS of the plain `cmd_vel` subscription: best effort, volatile, the last command only. A `Twist` carries no
+/// stamp, so its age is unknown to the driver: a reliable reader would make a publisher's reliable writer resend,
+/// when a lost link comes back, the commands it kept during the outage, and the robot would obey them up to
+/// `cmd_vel_timeout` after they were meant. A best-effort reader matches every writer (reliable or not) and is
+/// never repaired: a command lost or late is gone, the next one of the stream (or the watchdog) takes over.
+pub(crate) fn latest_command() -> QosProfile {
+    QosProfile::default().keep_last(1).best_effort().volatile()
+}
+
 /// Publishers of one robot.
 pub(crate) struct Outputs {
     pub(crate) odom: Publisher<r2r::nav_msgs::msg::Odometry>,

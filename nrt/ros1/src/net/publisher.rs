@@ -122,15 +122,7 @@ pub(crate) async fn serve(
     own: &str,
     limits: &Limits,
 ) -> Result<(), WireError> {
-    let md5 = header.get("md5sum").unwrap_or("*");
-    if md5 != "*" && md5 != p.md5 {
-        let why = format!(
-            "{}: md5sum {md5} is not that of {} ({})",
-            p.topic, p.ty, p.md5
-        );
-        super::tcpros::refuse(&mut stream, &why, limits).await;
-        return Err(WireError::Refused(why));
-    }
+    super::tcpros::check_md5(&header, (&p.topic, p.ty, p.md5), &mut stream, limits).await?;
     let reply = encode(&[
         ("callerid", own),
         ("topic", &p.topic),

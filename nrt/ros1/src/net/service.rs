@@ -83,15 +83,7 @@ pub(crate) async fn serve(
     own: &str,
     limits: &Limits,
 ) -> Result<(), WireError> {
-    let md5 = header.get("md5sum").unwrap_or("*");
-    if md5 != "*" && md5 != e.md5 {
-        let why = format!(
-            "{}: md5sum {md5} is not that of {} ({})",
-            e.name, e.ty, e.md5
-        );
-        super::tcpros::refuse(&mut stream, &why, limits).await;
-        return Err(WireError::Refused(why));
-    }
+    super::tcpros::check_md5(&header, (&e.name, e.ty, e.md5), &mut stream, limits).await?;
     let reply = encode(&[
         ("callerid", own),
         ("type", e.ty),

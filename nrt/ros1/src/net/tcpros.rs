@@ -46,6 +46,23 @@ pub(crate) async fn refuse(stream: &mut TcpStream, why: &str, limits: &Limits) {
     .await;
 }
 
+/// Refuses (with an `error` header) a connection whose `md5sum` (`*` accepts any) is not `md5`, that of `ty`
+/// served as `name`.
+pub(crate) async fn check_md5(
+    header: &super::header::Header,
+    (name, ty, md5): (&str, &str, &str),
+    stream: &mut TcpStream,
+    limits: &Limits,
+) -> Result<(), WireError> {
+    let asked = header.get("md5sum").unwrap_or("*");
+    if asked == "*" || asked == md5 {
+        return Ok(());
+    }
+    let why = format!("{name}: md5sum {asked} is not that of {ty} ({md5})");
+    refuse(stream, &why, limits).await;
+    Err(WireError::Refused(why))
+}
+
 async fn connection(
     mut stream: TcpStream,
     node: Weak<Shared>,

@@ -5,3 +5,4 @@ pub mod config;
 pub mod embedded;
 pub mod privileges;
 pub mod runtime;
+pub mod thread_caps;

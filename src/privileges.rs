@@ -4,7 +4,8 @@
 //! resource limits, which are the process's (capabilities are per thread, and every thread
 //! created later inherits the creator's):
 //!
-//! 1. [`shed`], on the main thread before any other thread exists: raises `RLIMIT_RTPRIO` to 99
+//! 1. [`shed`], on the main thread before any thread of ours exists (threads the linked ROS 2 libraries start
+//!    before `main` are made to drop the same: [`crate::thread_caps`]): raises `RLIMIT_RTPRIO` to 99
 //!    (SCHED_FIFO at any priority without `CAP_SYS_NICE`; ROS parameters may still change
 //!    `rt.priority`) and `RLIMIT_MEMLOCK` to unlimited (`mlockall(MCL_FUTURE)` without
 //!    `CAP_IPC_LOCK`, and every later allocation stays lockable), then drops every capability
@@ -128,6 +129,11 @@ pub fn shed(low_port: bool) -> Shed {
         if let Err(e) = caps::set(None, set, &now) {
             out.problems.push(format!("{set:?}: {e}"));
         }
+    }
+    // threads that linked libraries started before main (the ROS 2 middleware's) drop the same
+    let mask = |set: &CapsHashSet| set.iter().fold(0u64, |m, c| m | c.bitmask());
+    if let Err(e) = crate::thread_caps::shed_other_threads(mask(&keep), mask(&kept(&inheritable))) {
+        out.problems.push(e);
     }
     out
 }

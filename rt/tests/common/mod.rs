@@ -166,7 +166,7 @@ pub fn load_driver_script(dir: &Path, port: u16, pg: &mut Proc) -> Proc {
     // The switch's first connection has been refused (seen once in CI) although the Playground listened and
     // stayed alive: a switch that ends that way is started again (3 tries), the Playground checked each time.
     let mut tries = 0;
-    let mut switch = loop {
+    let switch = loop {
         tries += 1;
         let mut c = Command::new("asebaswitch");
         c.arg("-p")

@@ -46,27 +46,17 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{engine, up, written};
+    use super::super::tests::{described_node, engine, up, written};
     use super::*;
     use crate::network::LoadedScript;
-    use crate::testutil::{description_frames, small_target};
-    use msgs::handoff::{LinkId, NodeId};
-    use msgs::wire::Message;
+    use msgs::handoff::NodeId;
     use std::time::Instant;
 
     #[test]
     fn anonymous_events_are_size_checked_against_the_loaded_scripts() {
         let (mut e, mut rt) = engine(0);
         up(&mut e, &mut rt);
-        rt.rt_push_frame(
-            LinkId(0),
-            1,
-            &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
-        );
-        for f in description_frames(&small_target(9), 3) {
-            rt.rt_push_frame(LinkId(0), 2, &f);
-        }
-        e.poll(Instant::now());
+        described_node(&mut e, &mut rt);
         written(&mut rt);
         // no script known: nothing to check against, it goes out
         e.emit_anonymous(0, &[1, 2, 3]).unwrap();

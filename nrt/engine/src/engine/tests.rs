@@ -37,6 +37,19 @@ pub(super) fn written(rt: &mut RtEnds) -> Vec<(LinkTarget, u16, Vec<u8>)> {
     out
 }
 
+/// Node 3 announces itself on link 0 and sends its description (a small Thymio-like target); the engine polls.
+pub(super) fn described_node(e: &mut Engine, rt: &mut RtEnds) {
+    rt.rt_push_frame(
+        LinkId(0),
+        1,
+        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+    );
+    for f in description_frames(&small_target(9), 3) {
+        rt.rt_push_frame(LinkId(0), 2, &f);
+    }
+    e.poll(Instant::now());
+}
+
 pub(super) fn up(e: &mut Engine, rt: &mut RtEnds) {
     assert!(rt.rt_push_event(RtEvent::LinkUp {
         link: LinkId(0),
@@ -85,15 +98,7 @@ fn discovery_runs_through_the_rings() {
 fn link_down_marks_nodes_lost() {
     let (mut e, mut rt) = engine(0);
     up(&mut e, &mut rt);
-    rt.rt_push_frame(
-        LinkId(0),
-        1,
-        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
-    );
-    for f in description_frames(&small_target(9), 3) {
-        rt.rt_push_frame(LinkId(0), 2, &f);
-    }
-    e.poll(Instant::now());
+    described_node(&mut e, &mut rt);
     link_down(&mut rt);
     e.poll(Instant::now());
     assert!(!e.connected());
@@ -165,15 +170,7 @@ fn switch_shares_the_link() {
 fn script_events_are_checked_and_prefixed() {
     let (mut e, mut rt) = engine(0);
     up(&mut e, &mut rt);
-    rt.rt_push_frame(
-        LinkId(0),
-        1,
-        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
-    );
-    for f in description_frames(&small_target(9), 3) {
-        rt.rt_push_frame(LinkId(0), 2, &f);
-    }
-    e.poll(Instant::now());
+    described_node(&mut e, &mut rt);
     written(&mut rt);
     assert_eq!(
         e.emit_script_event(NodeId(3), "ping", &[1]),
@@ -244,15 +241,7 @@ fn shutdown_asks_rt_to_stop() {
 /// Node 3 discovered on link 0 and running a driver script, driven as an RT robot.
 pub(super) fn driven_robot(e: &mut Engine, rt: &mut RtEnds) -> RobotId {
     up(e, rt);
-    rt.rt_push_frame(
-        LinkId(0),
-        1,
-        &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
-    );
-    for f in description_frames(&small_target(9), 3) {
-        rt.rt_push_frame(LinkId(0), 2, &f);
-    }
-    e.poll(Instant::now());
+    described_node(e, rt);
     let script = LoadedScript {
         events: vec![("odometry".into(), 3), ("set_speed".into(), 2)],
         bytecode: vec![1],

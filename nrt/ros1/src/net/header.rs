@@ -159,12 +159,7 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
 mod tests {
     use super::*;
 
-    fn block<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
+    use crate::net::block;
 
     #[test]
     fn a_header_round_trips() {

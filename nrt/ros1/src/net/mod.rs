@@ -375,6 +375,15 @@ impl Node {
     }
 }
 
+/// Runs `f` to completion on a current-thread runtime (the unit tests of the async parts).
+#[cfg(test)]
+pub(crate) fn block<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

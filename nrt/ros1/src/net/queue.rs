@@ -87,12 +87,7 @@ impl<T> Queue<T> {
 mod tests {
     use super::*;
 
-    fn block<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
+    use crate::net::block;
 
     #[test]
     fn a_full_queue_drops_its_oldest() {

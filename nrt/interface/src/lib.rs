@@ -1,0 +1,21 @@
+//! The ROS interface of thymio-rt described once, front-end-agnostic: asebaros' and thymio_driver's topics,
+//! services, actions and parameters and the control layer (communication switch, joint space, RT controllers'
+//! endpoints, calibration action), with their behaviour — validation and refusal reasons, error reporting, event
+//! routing, the state machines of held calls and goals with their timeouts — and the content of their messages as
+//! neutral types.
+//!
+//! A front end (ROS 2 through r2r in `nrt-ros2`, ROS 1 through our own transport in `nrt-ros1`) is a transport: it
+//! creates the endpoints this layer lists, maps the neutral types to its generated message types (one conversion per
+//! message type), hands what it receives to the layer and sends what the layer gives back. Nothing here knows a ROS
+//! client library.
+//!
+//! The pieces:
+//! - [`names`]: how the interface's names are made (robot namespaces, relative names);
+//! - [`reply`]: a held call (a service request or an action goal the front end answers later), whatever the
+//!   transport;
+//! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`).
+#![warn(missing_docs)]
+
+pub mod names;
+pub mod reply;
+pub mod report;

@@ -1,0 +1,121 @@
+//! The lines a ROS user reads: why a request was refused, a link lost, a script failed. Each goes once to the console
+//! (through `tracing`) and to every front end's `/rosout` ([`LogSink`]), so that ROS 1 and ROS 2 users read the same
+//! lines (the asebaros services have no error field: `/rosout` is how a client learns why).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+/// Severity of a line (the levels of `rcl_interfaces/msg/Log` and `rosgraph_msgs/Log`, mapped by each front end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Details.
+    Debug,
+    /// What happened.
+    Info,
+    /// Something refused or degraded.
+    Warn,
+    /// Something that does not work.
+    Error,
+}
+
+/// A front end's `/rosout`: publishes one line (never waits; a failed publish is not reported again).
+pub trait LogSink: Send + Sync {
+    /// Publishes `text` of `severity`, logged by `logger` (the node's logger name) at `stamp`.
+    fn log(&self, severity: Severity, logger: &str, text: &str, stamp: SystemTime);
+}
+
+/// Reports on behalf of the driver (cheap to clone; every clone reaches the sinks added to any of them).
+#[derive(Clone)]
+pub struct Reporter {
+    logger: Arc<str>,
+    sinks: Arc<Mutex<Vec<Arc<dyn LogSink>>>>,
+}
+
+impl Reporter {
+    /// A reporter for the logger `logger` (the bridge node's logger name), with no `/rosout` yet.
+    pub fn new(logger: &str) -> Reporter {
+        Reporter {
+            logger: logger.into(),
+            sinks: Arc::default(),
+        }
+    }
+
+    fn sinks(&self) -> MutexGuard<'_, Vec<Arc<dyn LogSink>>> {
+        // a sink that panicked left the list whole
+        self.sinks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a front end's `/rosout`.
+    pub fn add_sink(&self, sink: Arc<dyn LogSink>) {
+        self.sinks().push(sink);
+    }
+
+    /// The logger name.
+    pub fn logger(&self) -> &str {
+        &self.logger
+    }
+
+    /// Logs `text` with `severity` on the console and on every `/rosout`.
+    pub fn report(&self, severity: Severity, text: &str) {
+        match severity {
+            Severity::Debug => tracing::debug!("{}: {text}", self.logger),
+            Severity::Info => tracing::info!("{}: {text}", self.logger),
+            Severity::Warn => tracing::warn!("{}: {text}", self.logger),
+            Severity::Error => tracing::error!("{}: {text}", self.logger),
+        }
+        let stamp = SystemTime::now();
+        let sinks: Vec<_> = self.sinks().clone();
+        for s in sinks {
+            s.log(severity, &self.logger, text, stamp);
+        }
+    }
+
+    /// [`Self::report`] at error level.
+    pub fn error(&self, text: &str) {
+        self.report(Severity::Error, text);
+    }
+
+    /// [`Self::report`] at warning level.
+    pub fn warn(&self, text: &str) {
+        self.report(Severity::Warn, text);
+    }
+
+    /// [`Self::report`] at info level.
+    pub fn info(&self, text: &str) {
+        self.report(Severity::Info, text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Lines(Mutex<Vec<(Severity, String, String)>>);
+
+    impl LogSink for Lines {
+        fn log(&self, severity: Severity, logger: &str, text: &str, _: SystemTime) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((severity, logger.into(), text.into()));
+        }
+    }
+
+    #[test]
+    fn every_sink_gets_every_line_from_every_clone() {
+        let r = Reporter::new("asebaros");
+        let (a, b) = (Arc::new(Lines::default()), Arc::new(Lines::default()));
+        r.add_sink(a.clone());
+        let clone = r.clone();
+        clone.add_sink(b.clone());
+        clone.warn("lost target 0");
+        r.error("no script");
+        for s in [&a, &b] {
+            let lines = s.0.lock().unwrap();
+            assert_eq!(lines.len(), 2);
+            assert_eq!(lines[0], (Severity::Warn, "asebaros".into(), "lost target 0".into()));
+            assert_eq!(lines[1].0, Severity::Error);
+        }
+    }
+}

@@ -19,3 +19,6 @@
 pub mod names;
 pub mod reply;
 pub mod report;
+pub mod front_end;
+
+pub use front_end::{FrontEnd, Interface};

@@ -16,9 +16,9 @@
 //! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`).
 #![warn(missing_docs)]
 
+pub mod front_end;
 pub mod names;
 pub mod reply;
 pub mod report;
-pub mod front_end;
 
 pub use front_end::{FrontEnd, Interface};

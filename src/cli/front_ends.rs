@@ -122,6 +122,8 @@ impl Nodes {
     ) -> Result<Vec<Box<dyn FrontEnd>>, CliError> {
         let _ = &config;
         let mut out: Vec<Box<dyn FrontEnd>> = Vec::new();
+        // the ROS 2 bridge's calibration action takes its private ports first
+        #[cfg_attr(not(feature = "ros2"), allow(unused_mut))]
         let mut control = rt.take_control();
         #[cfg(feature = "ros2")]
         if let Some(node) = self.ros2 {

@@ -3,6 +3,7 @@
 //! beside the ROS 2 bridge.
 
 use super::aseba::{AsebaInterface, Call};
+use super::control::ControlInterface;
 use super::conv;
 use super::graph::{global, Graph};
 use super::net::Publisher;
@@ -75,6 +76,7 @@ impl Ros1Node {
         let base = self.options.namespace.clone();
         let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
         let thymio = ThymioInterface::new(&self.graph, &base, inbox)?;
+        let control = ControlInterface::new(&self.graph, &base);
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
             .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
@@ -97,6 +99,7 @@ impl Ros1Node {
             odom_pub,
             aseba,
             thymio,
+            control,
             calls,
             graph: self.graph,
         })
@@ -113,6 +116,8 @@ pub struct Ros1Bridge {
     odom_pub: OdomPublisher,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
+    /// The switches and the RT controllers' endpoints.
+    control: ControlInterface,
     calls: Receiver<Call>,
     graph: Graph,
     /// Prefix of the status names (the node's name, as diagnostic_updater).
@@ -128,7 +133,7 @@ impl FrontEnd for Ros1Bridge {
 
     /// Takes into use the interfaces registered since the last call, and serves the requests that came from
     /// ROS 1 (never waits).
-    fn serve(&mut self, engine: &mut Engine, _iface: &mut Interface, now: Instant) {
+    fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
         self.aseba.poll_built(engine);
         self.thymio.poll_built(engine);
         while let Ok(call) = self.calls.try_recv() {
@@ -142,22 +147,21 @@ impl FrontEnd for Ros1Bridge {
             }
         }
         self.thymio.tick(engine, now);
+        self.control.serve(engine, iface, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
-    fn on_engine_event(
-        &mut self,
-        engine: &mut Engine,
-        _iface: &mut Interface,
-        event: &EngineEvent,
-    ) {
+    fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
+        self.control.on_engine_event(engine, iface, event);
     }
 
-    /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
-    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
+    /// Publishes what changed (`aseba/nodes`, the robots' owners, the controllers' outputs), and `/diagnostics`
+    /// when due.
+    fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant) {
         self.aseba.publish_nodes(engine);
+        self.control.publish(iface);
         self.look_for_rivals();
         if self
             .last_diagnostics

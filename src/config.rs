@@ -211,7 +211,7 @@ impl Default for ControlParams {
 impl ControlParams {
     /// Every owner name: `ros`, `joint`, then the shipped controllers.
     pub fn owner_names() -> msgs::handoff::OwnerNames {
-        msgs::handoff::OwnerNames::new(rt::rosrt::SHIPPED.to_vec())
+        msgs::handoff::OwnerNames::new(rt::controllers::SHIPPED.to_vec())
     }
 }
 

@@ -2,12 +2,16 @@
 //! (tests/ros1/control_peer.py) against `thymio-rt run --ros1` on the embedded simulator: the same refusals and
 //! answers as on ROS 2 (tests/ros_control.rs, the texts are the layer's), the latched `controller_owner` read by a
 //! late subscriber, go_to_pose's `set_goal` service (thymio_rt_msgs/SetPose2D) and `goal` topic
-//! (geometry_msgs/Pose2D) driving the robot, its `reached` topic (std_msgs/Bool) saying so.
+//! (geometry_msgs/Pose2D) driving the robot, its `reached` topic (std_msgs/Bool) saying so. With ROS 2 on too,
+//! one switch for both: asked on either front end, confirmed on both `controller_owner` topics.
 #![cfg(feature = "ros1")]
 
 mod common;
 #[path = "ros1/peers.rs"]
 mod peers;
+#[cfg(feature = "ros2")]
+#[path = "ros/rclpy_peer.rs"]
+mod rclpy_peer;
 
 use common::free_port;
 use peers::{driver, need_ros1, rosmaster, rospy_script};
@@ -87,5 +91,59 @@ fn ros1_switch_and_controller_endpoints_through_rospy() {
     // back to ros
     assert_eq!(answer(&v, "ros"), (true, "ros owns the wheels".into()));
     assert_eq!(v["owner_after_ros"], "ros", "{v}");
+    drv.drain();
+}
+
+/// Both front ends at once serve one switch: a switch asked through ROS 1 shows on ROS 2's `controller_owner`, one
+/// asked through ROS 2 on ROS 1's.
+#[cfg(feature = "ros2")]
+#[test]
+fn one_switch_for_ros1_and_ros2() {
+    use common::Proc;
+    use rclpy_peer::{test_domain_id, RclpyPeer};
+    use std::time::Instant;
+
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
+    }
+    let deadline = Instant::now() + Duration::from_secs(150);
+    let port = free_port();
+    let _master = rosmaster(port);
+    let mut c = peers::driver_command(port);
+    c.env("ROS_DOMAIN_ID", test_domain_id().to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_PRELOAD");
+    let mut drv = Proc::spawn("thymio-rt --ros1 (and ROS 2)", c);
+    drv.wait_line(Duration::from_secs(60), |l| {
+        l.contains("ROS 2 and ROS 1 interfaces up")
+    });
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let owner = "/controller_owner";
+    peer.subscribe(owner, "std_msgs/msg/String", "transient_local", deadline)
+        .unwrap();
+    let v = rospy_script(
+        port,
+        "control_peer.py",
+        &["switch", "go_to_pose"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        answer(&v, "answer"),
+        (true, "go_to_pose owns the wheels".into())
+    );
+    peer.message(owner, deadline, |m| m["data"] == "go_to_pose")
+        .unwrap_or_else(|e| panic!("ROS 2's controller_owner did not follow ROS 1's switch: {e}"));
+    let r = peer
+        .call(
+            "/switch_controller",
+            "thymio_rt_msgs/srv/SwitchController",
+            json!({ "owner": "ros" }),
+            deadline,
+        )
+        .unwrap();
+    assert_eq!(r["success"], true, "{r}");
+    let v = rospy_script(port, "control_peer.py", &["owner"], Duration::from_secs(60));
+    assert_eq!(v["owner"], "ros", "ROS 1's controller_owner: {v}");
     drv.drain();
 }

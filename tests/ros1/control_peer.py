@@ -3,6 +3,8 @@
 the communication switch and the RT controllers' endpoints of the robot in the root namespace.
 
     control_peer.py control SECONDS
+    control_peer.py switch OWNER      switch_controller of OWNER: {"answer": [success, message]}
+    control_peer.py owner             what a late subscriber of the latched controller_owner reads: {"owner": ...}
 
 Prints one JSON object on its last line: the switch's answers (an unknown owner, calibrate_motors, go_to_pose,
 ros), what a late subscriber of the latched controller_owner reads after each accepted switch, go_to_pose's
@@ -79,9 +81,31 @@ def control(seconds):
     done(out)
 
 
+def switch_once(owner):
+    rt = generated("thymio_rt_msgs")
+    import rospy
+
+    rospy.init_node("control_peer", anonymous=True, disable_signals=True)
+    rospy.wait_for_service("/switch_controller", timeout=30)
+    r = rospy.ServiceProxy("/switch_controller", rt.srv.SwitchController)(owner)
+    done({"answer": [r.success, r.message]})
+
+
+def owner():
+    import rospy
+    from std_msgs.msg import String
+
+    rospy.init_node("control_peer", anonymous=True, disable_signals=True)
+    done({"owner": rospy.wait_for_message("/controller_owner", String, timeout=30).data})
+
+
 if __name__ == "__main__":
     scenario, args = sys.argv[1], sys.argv[2:]
     if scenario == "control":
         control(float(args[0]))
+    elif scenario == "switch":
+        switch_once(args[0])
+    elif scenario == "owner":
+        owner()
     else:
         sys.exit("unknown scenario " + scenario)

@@ -3,7 +3,6 @@
 //! ([`nrt_engine::diagnostics::STALE_CMD_VEL`] in `/diagnostics`), and the first of a run of them is reported
 //! ([`StaleFilter`]). The same rule on every front end.
 
-use crate::report::Reporter;
 use msgs::handoff::NodeId;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -36,8 +35,6 @@ pub fn stamp_age(stamp: Stamp, now: SystemTime) -> Duration {
 pub struct StaleFilter {
     /// Its node (for messages).
     pub id: NodeId,
-    /// The lines for ROS users.
-    pub reporter: Reporter,
     /// Stamped commands older than this are ignored (`cmd_vel_timeout`; `None`: no limit).
     pub max_age: Option<Duration>,
     /// Stamped commands ignored (shown in `/diagnostics`).
@@ -47,43 +44,36 @@ pub struct StaleFilter {
 
 impl StaleFilter {
     /// The filter of node `id`'s commands (`max_age`: `cmd_vel_timeout`), counting in `stale`.
-    pub fn new(
-        id: NodeId,
-        reporter: Reporter,
-        max_age: Option<Duration>,
-        stale: Arc<AtomicU64>,
-    ) -> StaleFilter {
+    pub fn new(id: NodeId, max_age: Option<Duration>, stale: Arc<AtomicU64>) -> StaleFilter {
         StaleFilter {
             id,
-            reporter,
             max_age,
             stale,
             ignoring: false,
         }
     }
 
-    /// Whether a command stamped `stamp` (`None`: a plain `Twist`) is to be applied at `now`; a stale one is
-    /// counted, and the first of a run reported.
-    pub fn fresh(&mut self, stamp: Option<Stamp>, now: SystemTime) -> bool {
+    /// `Ok` if a command stamped `stamp` (`None`: a plain `Twist`) is to be applied at `now`; a stale one is
+    /// counted, with the line to report for the first of a run (the front end reports it).
+    pub fn check(&mut self, stamp: Option<Stamp>, now: SystemTime) -> Result<(), Option<String>> {
         if let (Some(stamp), Some(max)) = (stamp, self.max_age) {
             let age = stamp_age(stamp, now);
             if age > max {
                 self.stale.fetch_add(1, Ordering::Relaxed);
-                if !self.ignoring {
-                    self.ignoring = true;
-                    self.reporter.warn(&format!(
+                if std::mem::replace(&mut self.ignoring, true) {
+                    return Err(None);
+                }
+                return Err(Some(format!(
                         "node {}: cmd_vel stamped {:.3} s ago ignored (older than cmd_vel_timeout, {} s); \
                          further ones counted in /diagnostics, not logged until a fresh one",
                         self.id,
                         age.as_secs_f64(),
-                        max.as_secs_f64()
-                    ));
-                }
-                return false;
+                    max.as_secs_f64()
+                )));
             }
         }
         self.ignoring = false;
-        true
+        Ok(())
     }
 }
 
@@ -112,21 +102,26 @@ mod tests {
     fn stale_commands_are_counted_and_a_plain_or_fresh_one_passes() {
         let now = UNIX_EPOCH + Duration::new(1_000, 0);
         let stale = Arc::new(AtomicU64::new(0));
-        let mut f = StaleFilter::new(
-            NodeId(1),
-            Reporter::new("asebaros"),
-            Some(Duration::from_millis(500)),
-            stale.clone(),
+        let mut f = StaleFilter::new(NodeId(1), Some(Duration::from_millis(500)), stale.clone());
+        let line = f
+            .check(Some(time(998, 0)), now)
+            .unwrap_err()
+            .expect("reported");
+        assert_eq!(
+            line,
+            "node 1: cmd_vel stamped 2.000 s ago ignored (older than cmd_vel_timeout, 0.5 s); further ones \
+             counted in /diagnostics, not logged until a fresh one"
         );
-        assert!(!f.fresh(Some(time(998, 0)), now));
-        assert!(!f.fresh(Some(time(999, 0)), now));
-        assert!(f.ignoring);
+        assert_eq!(f.check(Some(time(999, 0)), now), Err(None), "once per run");
         assert_eq!(stale.load(Ordering::Relaxed), 2);
-        assert!(f.fresh(Some(time(999, 800_000_000)), now));
-        assert!(!f.ignoring);
-        assert!(f.fresh(None, now), "a plain Twist has no age");
-        let mut unlimited = StaleFilter::new(NodeId(1), Reporter::new("x"), None, stale.clone());
-        assert!(unlimited.fresh(Some(time(1, 0)), now));
-        assert_eq!(stale.load(Ordering::Relaxed), 2);
+        assert_eq!(f.check(Some(time(999, 800_000_000)), now), Ok(()));
+        assert_eq!(f.check(None, now), Ok(()), "a plain Twist has no age");
+        assert!(
+            matches!(f.check(Some(time(1, 0)), now), Err(Some(_))),
+            "a fresh one ended the run"
+        );
+        let mut unlimited = StaleFilter::new(NodeId(1), None, stale.clone());
+        assert_eq!(unlimited.check(Some(time(1, 0)), now), Ok(()));
+        assert_eq!(stale.load(Ordering::Relaxed), 3);
     }
 }

@@ -12,7 +12,6 @@
 //!   (unknown names, lengths that differ, a non-finite velocity) is dropped, counted ([`BAD_JOINT`] in
 //!   `/diagnostics`) and logged once per run of bad messages. It drives the wheels only while `joint` owns them.
 
-use crate::report::Reporter;
 use msgs::handoff::{JointCommand, JointStateSample, NodeId, NrtLiveParams, OwnerNames, RobotId};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -150,8 +149,6 @@ pub struct JointCommandInput {
     pub id: NodeId,
     /// The wheel joints' names: `[[left bare, left prefixed], [right bare, right prefixed]]`.
     pub joints: [[String; 2]; 2],
-    /// The lines for ROS users.
-    pub reporter: Reporter,
     /// Commands dropped as bad input (shown in `/diagnostics`, [`BAD_JOINT`]).
     pub dropped: Arc<AtomicU64>,
     /// Whether the current run of bad commands was reported.
@@ -165,7 +162,6 @@ impl JointCommandInput {
         robot: RobotId,
         id: NodeId,
         joints: [[String; 2]; 2],
-        reporter: Reporter,
         dropped: Arc<AtomicU64>,
     ) -> JointCommandInput {
         JointCommandInput {
@@ -173,15 +169,14 @@ impl JointCommandInput {
             robot,
             id,
             joints,
-            reporter,
             dropped,
             warned: false,
         }
     }
 
     /// Hands the command of `name`s and `velocity`, taken at `taken_ns` (CLOCK_MONOTONIC), to the RT set-point; a
-    /// bad one is dropped and counted, and the first of a run is reported.
-    pub fn take(&mut self, name: &[String], velocity: &[f64], taken_ns: u64) {
+    /// bad one is dropped and counted; returns the line to report for the first of a run (the front end reports it).
+    pub fn take(&mut self, name: &[String], velocity: &[f64], taken_ns: u64) -> Option<String> {
         let r = command(name, velocity, &self.joints)
             .map_err(|e| e.to_string())
             .and_then(|c| {
@@ -190,13 +185,13 @@ impl JointCommandInput {
                     .map_err(|e| e.to_string())
             });
         match r {
-            Ok(()) => self.warned = false,
+            Ok(()) => {
+                self.warned = false;
+                None
+            }
             Err(e) => {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
-                if !self.warned {
-                    self.warned = true;
-                    self.reporter.warn(&dropped_line(self.id, &e));
-                }
+                (!std::mem::replace(&mut self.warned, true)).then(|| dropped_line(self.id, &e))
             }
         }
     }
@@ -356,22 +351,22 @@ mod tests {
     fn bad_commands_are_counted_and_reported_once_per_run() {
         let (_rt, params) = msgs::handoff::live_params(1);
         let dropped = Arc::new(AtomicU64::new(0));
-        let mut input = JointCommandInput::new(
-            params,
-            RobotId(0),
-            NodeId(3),
-            joints(),
-            Reporter::new("asebaros"),
-            dropped.clone(),
-        );
+        let mut input =
+            JointCommandInput::new(params, RobotId(0), NodeId(3), joints(), dropped.clone());
         let caster = ["caster".to_owned()];
-        input.take(&caster, &[1.0], 1);
-        assert!(input.warned);
-        input.take(&caster, &[1.0], 2);
+        let line = input.take(&caster, &[1.0], 1).expect("reported");
+        assert!(
+            line.starts_with("node 3: joint_command dropped: unknown joint \"caster\""),
+            "{line}"
+        );
+        assert_eq!(input.take(&caster, &[1.0], 2), None, "once per run");
         assert_eq!(dropped.load(Ordering::Relaxed), 2);
-        input.take(&[], &[0.5, 0.5], 3);
-        assert!(!input.warned, "a good one ends the run");
-        assert_eq!(dropped.load(Ordering::Relaxed), 2);
+        assert_eq!(input.take(&[], &[0.5, 0.5], 3), None);
+        assert!(
+            input.take(&caster, &[1.0], 4).is_some(),
+            "a good one ended the run"
+        );
+        assert_eq!(dropped.load(Ordering::Relaxed), 3);
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! `cmd_vel` still reaches the RT set-point through the hot node, stamped and timed; so do the
 //! extended joint states (publisher thread) and `joint_command` (hot node) of issue 17.
 
-use super::hop_times::NrtHopTimers;
+use nrt_interface::hop_times::NrtHopTimers;
 use super::hot::HotNode;
-use super::joints::{self, JointCommandTarget, JointTarget};
+use super::joints::{self, JointTarget};
+use nrt_interface::joints::JointCommandInput;
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig, OdomRobot, OdomTargets};
 use super::rclpy_peer::rerun_without_ld_library_path;
 use super::report::Reporter;
@@ -112,14 +113,14 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
         joints::subscribe(hot.shared().access().get(), "thymio_driver/joint_command").unwrap();
     hot.shared().add_task(joints::joint_command_task(
         joint_sub,
-        JointCommandTarget {
-            params: params.clone(),
-            robot: RobotId(0),
-            id: NodeId(1),
-            joints: [["l".into(), "ns/l".into()], ["r".into(), "ns/r".into()]],
-            reporter: reporter.clone(),
-            dropped: Arc::new(AtomicU64::new(0)),
-        },
+        JointCommandInput::new(
+            params.clone(),
+            RobotId(0),
+            NodeId(1),
+            [["l".into(), "ns/l".into()], ["r".into(), "ns/r".into()]],
+            reporter.clone(),
+            Arc::new(AtomicU64::new(0)),
+        ),
     ));
     let sub = hot
         .shared()

@@ -9,7 +9,7 @@
 
 use super::convert::Clocks;
 use super::drain;
-use super::hop_times::HopHistogram;
+use nrt_interface::hop_times::HopHistogram;
 use super::names::{check_namespace, NameError};
 use super::odom_pub::{OdomRobot, OdomTargets};
 use super::report::Reporter;

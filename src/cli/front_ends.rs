@@ -112,15 +112,15 @@ impl Nodes {
         "asebaros".into()
     }
 
-    /// Creates every front end's interface on the running engine; the RT controllers and the simulator's ground
-    /// truth are served by the ROS 2 bridge when it runs.
+    /// Creates every front end's interface on the running engine; the RT controllers are served by the ROS 2 bridge
+    /// when it runs; the simulator's ground truth by the layer, on every front end.
     pub fn start(
         self,
         config: &Config,
         rt: &mut Runtime,
         iface: &mut Interface,
     ) -> Result<Vec<Box<dyn FrontEnd>>, CliError> {
-        let _ = (&config, &iface);
+        let _ = &config;
         let mut out: Vec<Box<dyn FrontEnd>> = Vec::new();
         #[cfg(feature = "ros2")]
         if let Some(node) = self.ros2 {
@@ -133,17 +133,23 @@ impl Nodes {
                 bridge.start_calibration(&mut control);
                 bridge.serve_control(control, &rt.engine);
             }
-            if let Some(sim) = rt.sim() {
-                bridge
-                    .start_ground_truth(Box::new(sim.ground_truth()))
-                    .map_err(CliError::new)?;
-            }
             out.push(Box::new(bridge));
         }
         #[cfg(feature = "ros1")]
         if let Some(node) = self.ros1 {
             let bridge = node.start(&mut rt.engine).map_err(CliError::new)?;
             out.push(Box::new(bridge));
+        }
+        if let Some(sim) = rt.sim() {
+            let sinks: Vec<_> = out
+                .iter_mut()
+                .filter_map(|f| f.ground_truth_sink())
+                .collect();
+            if !sinks.is_empty() {
+                iface
+                    .start_ground_truth(Box::new(sim.ground_truth()), sinks)
+                    .map_err(CliError::new)?;
+            }
         }
         let names: Vec<&str> = out.iter().map(|f| f.name()).collect();
         match names.as_slice() {

@@ -17,6 +17,14 @@ pub struct Stamp {
     pub nanosec: u32,
 }
 
+/// The age beyond which a stamped command is ignored: `cmd_vel_timeout` (s); none when it is not positive (no
+/// watchdog, no limit).
+pub fn max_age(cmd_vel_timeout: f64) -> Option<Duration> {
+    (cmd_vel_timeout > 0.0)
+        .then(|| Duration::try_from_secs_f64(cmd_vel_timeout).ok())
+        .flatten()
+}
+
 /// How old `stamp` is at `now` (system time). A zero stamp, which many publishers leave unset, is "now" (as
 /// `diff_drive_controller` takes it); a stamp in the future has age zero.
 pub fn stamp_age(stamp: Stamp, now: SystemTime) -> Duration {
@@ -83,6 +91,14 @@ mod tests {
 
     fn time(sec: i64, nanosec: u32) -> Stamp {
         Stamp { sec, nanosec }
+    }
+
+    #[test]
+    fn the_limit_is_cmd_vel_timeout_when_positive() {
+        assert_eq!(max_age(0.5), Some(Duration::from_millis(500)));
+        assert_eq!(max_age(0.0), None);
+        assert_eq!(max_age(-1.0), None);
+        assert_eq!(max_age(f64::INFINITY), None);
     }
 
     #[test]

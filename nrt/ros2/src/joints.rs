@@ -4,6 +4,7 @@
 //! hands each message to the layer's [`JointCommandInput`] on the hot node's thread.
 
 use super::drain;
+use super::report::Reporter;
 use super::spinner::SpinTask;
 use super::thymio_endpoints::{reliable, DEPTH};
 use msgs::handoff::{monotonic_ns, NodeId, OwnerNames};
@@ -39,12 +40,19 @@ pub fn message(m: JointStateOut, stamp: r2r::builtin_interfaces::msg::Time) -> J
     out
 }
 
-/// The task handing each joint command of `sub` to `input` (run on the hot node's thread after each wait).
-pub fn joint_command_task(mut sub: CommandSub, mut input: JointCommandInput) -> SpinTask {
+/// The task handing each joint command of `sub` to `input` (run on the hot node's thread after each wait); what
+/// it refuses is reported with `reporter`.
+pub fn joint_command_task(
+    mut sub: CommandSub,
+    mut input: JointCommandInput,
+    reporter: Reporter,
+) -> SpinTask {
     Box::new(move || {
         let taken = monotonic_ns();
         for m in drain(&mut sub) {
-            input.take(&m.name, &m.velocity, taken);
+            if let Some(line) = input.take(&m.name, &m.velocity, taken) {
+                reporter.warn(&line);
+            }
         }
     })
 }

@@ -13,13 +13,13 @@
 //! while it publishes one sample. Content, frames, covariances, namespaces, `tf_prefix` and
 //! `odom_max_rate` are those the engine-loop path had ([`super::thymio_conv`]).
 
-use nrt_interface::hop_times::NrtHopTimers;
 use super::joints::{self, JointTarget};
 use super::report::Reporter;
 use super::thymio_conv::{self as conv, Frames};
 use msgs::handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::model;
+use nrt_interface::hop_times::NrtHopTimers;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::JointState;

@@ -9,6 +9,9 @@
 mod common;
 #[path = "ros1/peers.rs"]
 mod peers;
+#[cfg(feature = "ros2")]
+#[path = "ros/rclpy_peer.rs"]
+mod rclpy_peer;
 
 use common::free_port;
 use nrt_interface::joints::{dropped_line, JointCommandError};
@@ -19,11 +22,17 @@ use std::time::Duration;
 
 /// Runs `scenario` of tests/ros1/rospy_joints.py against the master on `port` (bounded by `seconds`); its result.
 fn rospy(port: u16, scenario: &str, seconds: u64) -> Value {
+    rospy_with(port, scenario, seconds, &[])
+}
+
+/// [`rospy`] with the scenario's arguments `args`.
+fn rospy_with(port: u16, scenario: &str, seconds: u64, args: &[&str]) -> Value {
     let out = Command::new("timeout")
         .arg(format!("{}", seconds + 15))
         .arg(PYTHON)
         .arg(common::root().join("tests/ros1/rospy_joints.py"))
         .args([scenario, &seconds.to_string()])
+        .args(args)
         .env("ROS_MASTER_URI", master_uri(port))
         .env("ROS_IP", "127.0.0.1")
         .env_remove("ROS_HOSTNAME")
@@ -147,6 +156,11 @@ fn ros1_joint_commands_move_the_robot_once_joint_owns_the_wheels() {
     let _drv = driver(port, &[]);
     let r = rospy(port, "joint_drive", 40);
     assert_eq!(r["switch"][0], true, "switch_controller: {r}");
+    assert_joint_drive(&r);
+}
+
+/// Joint commands moved the robot, and its joint states say `joint` owns the wheels.
+fn assert_joint_drive(r: &Value) {
     let (x0, x1) = (r["x0"].as_f64().unwrap(), r["x1"].as_f64().unwrap());
     assert!(
         x1 > x0 + 0.05,
@@ -158,4 +172,41 @@ fn ros1_joint_commands_move_the_robot_once_joint_owns_the_wheels() {
         (1.7..2.3).contains(&reference[0]) && (3.5..4.5).contains(&reference[1]),
         "velocity references {reference:?}: {r}"
     );
+}
+
+/// Both front ends (`--features ros1,ros2`): the wheels given to `joint` through ROS 2's `switch_controller`, rospy's
+/// joint commands on ROS 1 move the robot, and ROS 1's joint states name the owner.
+#[cfg(feature = "ros2")]
+#[test]
+fn ros1_joint_commands_move_the_robot_switched_through_ros2() {
+    use rclpy_peer::{test_domain_id, RclpyPeer};
+    use std::time::Instant;
+    if !need_ros1() {
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(150);
+    let port = free_port();
+    let _master = rosmaster(port);
+    let mut c = peers::driver_command(port);
+    c.env("ROS_DOMAIN_ID", test_domain_id().to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_PRELOAD");
+    let mut drv = common::Proc::spawn("thymio-rt --ros1 (and ROS 2)", c);
+    drv.wait_line(Duration::from_secs(60), |l| {
+        l.contains("ROS 2 and ROS 1 interfaces up")
+    });
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let s = peer
+        .call(
+            "/switch_controller",
+            "thymio_rt_msgs/srv/SwitchController",
+            serde_json::json!({ "owner": "joint" }),
+            deadline,
+        )
+        .unwrap();
+    assert_eq!(s["success"], true, "{s}");
+    let r = rospy_with(port, "joint_drive", 40, &["noswitch"]);
+    assert_joint_drive(&r);
+    drv.drain();
 }

@@ -10,9 +10,10 @@ within SECONDS. The robot's names are in the root namespace (the embedded simula
 
 Scenarios:
   joint_states   joint_states received while subscribed: their count, names and owner
-  joint_drive    switch_controller to "joint", joint commands (right 4, left 2 rad/s, named in that order) until
-                 the ground truth moved forward: the switch's answer, the true x before and after, the last joint
-                 state's owner and velocities
+  joint_drive [noswitch]
+                 switch_controller to "joint" (not with noswitch: the test switched through ROS 2), joint commands
+                 (right 4, left 2 rad/s, named in that order) until the ground truth moved forward: the switch's
+                 answer, the true x before and after, the last joint state's owner and velocity references
   bad_joint      a joint command naming caster_joint, sent until /diagnostics counts it: the count
   stamped        TwistStamped cmd_vel stamped now until odom moved forward, then ones stamped 10 s ago until
                  /diagnostics counts them: the distance and the count
@@ -27,7 +28,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OWN = os.path.join(ROOT, "msgs", "ros", "thymio_rt_msgs")
-STD = os.path.join(ROOT, "nrt", "ros1", "msg", "std_msgs", "msg")
+VENDORED = os.path.join(ROOT, "nrt", "ros1", "msg")
 
 
 def thymio_rt_msgs():
@@ -38,7 +39,9 @@ def thymio_rt_msgs():
 
     out = tempfile.mkdtemp(prefix="thymio_rt_msgs_py_")
     pkg = os.path.join(out, "thymio_rt_msgs")
-    search = {"thymio_rt_msgs": [os.path.join(OWN, "msg")], "std_msgs": [STD]}
+    search = {"thymio_rt_msgs": [os.path.join(OWN, "msg")]}
+    for dep in ("std_msgs", "geometry_msgs"):
+        search[dep] = [os.path.join(VENDORED, dep, "msg")]
     for kind, gen in (("msg", MsgGenerator()), ("srv", SrvGenerator())):
         src = os.path.join(OWN, kind)
         files = sorted(os.path.join(src, f) for f in os.listdir(src))
@@ -119,7 +122,19 @@ def joint_states(deadline):
           "position": list(m.position) if m else None})
 
 
-def joint_drive(deadline):
+def switch_to_joint(deadline, rt, out):
+    """Calls /switch_controller with owner joint; its answer in out["switch"]."""
+    import rospy
+    try:
+        rospy.wait_for_service("/switch_controller", timeout=max(1, deadline - time.time()))
+        switch = rospy.ServiceProxy("/switch_controller", rt.srv.SwitchController)
+        r = switch("joint")
+        out["switch"] = [r.success, r.message]
+    except Exception as e:  # no switch: say so, the test fails naming it
+        out["switch"] = [False, str(e)]
+
+
+def joint_drive(deadline, noswitch=None):
     rt = thymio_rt_msgs()
     import rospy
     from nav_msgs.msg import Odometry
@@ -128,13 +143,11 @@ def joint_drive(deadline):
     truth = Latest("/sim/ground_truth", Odometry)
     js = Latest("/thymio_driver/joint_states", rt.msg.JointState)
     out = {}
-    try:
-        rospy.wait_for_service("/switch_controller", timeout=max(1, deadline - time.time()))
-        switch = rospy.ServiceProxy("/switch_controller", rt.srv.SwitchController)
-        r = switch("joint")
-        out["switch"] = [r.success, r.message]
-    except Exception as e:  # no switch: say so, the test fails naming it
-        out["switch"] = [False, str(e)]
+    if noswitch == "noswitch":
+        out["switch"] = [True, "switched by the test"]
+    else:
+        switch_to_joint(deadline, rt, out)
+    if not out["switch"][0]:
         done(out)
     first = truth.fresh(deadline)
     out["x0"] = first.pose.pose.position.x if first else None
@@ -223,4 +236,4 @@ if __name__ == "__main__":
                  "stamped": stamped, "ground_truth": ground_truth, "hops": hops}
     if scenario not in scenarios:
         sys.exit("unknown scenario " + scenario)
-    scenarios[scenario](deadline)
+    scenarios[scenario](deadline, *sys.argv[3:])

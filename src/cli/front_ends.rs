@@ -137,7 +137,8 @@ impl Nodes {
         }
         #[cfg(feature = "ros1")]
         if let Some(node) = self.ros1 {
-            let bridge = node.start(&mut rt.engine).map_err(CliError::new)?;
+            let mut bridge = node.start(&mut rt.engine).map_err(CliError::new)?;
+            bridge.set_owner_names(crate::config::ControlParams::owner_names());
             out.push(Box::new(bridge));
         }
         if let Some(sim) = rt.sim() {

@@ -287,6 +287,11 @@ impl Ros1Bridge {
         }
     }
 
+    /// The owner names of the switch (`ros`, `joint`, the RT controllers), named in the joint states' `owner`.
+    pub fn set_owner_names(&mut self, names: msgs::handoff::OwnerNames) {
+        self.joints.set_owner_names(names);
+    }
+
     /// Odometry samples published so far, and times everything was registered again with a new master.
     pub fn counters(&self) -> (u64, u64) {
         (self.odom_pub.published(), self.watch.registrations())

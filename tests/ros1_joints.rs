@@ -161,7 +161,11 @@ fn ros1_joint_commands_move_the_robot_once_joint_owns_the_wheels() {
 
 /// Joint commands moved the robot, and its joint states say `joint` owns the wheels.
 fn assert_joint_drive(r: &Value) {
-    let (x0, x1) = (r["x0"].as_f64().unwrap(), r["x1"].as_f64().unwrap());
+    let x = |k: &str| {
+        r[k].as_f64()
+            .unwrap_or_else(|| panic!("no true pose {k} (sim/ground_truth): {r}"))
+    };
+    let (x0, x1) = (x("x0"), x("x1"));
     assert!(
         x1 > x0 + 0.05,
         "joint commands moved the robot {x0} → {x1}: {r}"

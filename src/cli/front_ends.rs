@@ -113,7 +113,8 @@ impl Nodes {
     }
 
     /// Creates every front end's interface on the running engine; the RT controllers are the layer's (`iface`),
-    /// served by every front end; the simulator's ground truth is served by the ROS 2 bridge when it runs.
+    /// served by every front end (the ROS 2 bridge's calibration action takes its private ports first); the
+    /// simulator's ground truth by the layer, on every front end.
     pub fn start(
         self,
         config: &Config,
@@ -134,11 +135,6 @@ impl Nodes {
                 // the calibration action takes its controller's private ports
                 bridge.start_calibration(control);
             }
-            if let Some(sim) = rt.sim() {
-                bridge
-                    .start_ground_truth(Box::new(sim.ground_truth()))
-                    .map_err(CliError::new)?;
-            }
             out.push(Box::new(bridge));
         }
         // the switch and the controllers' endpoints serve the rest, on every front end
@@ -147,8 +143,20 @@ impl Nodes {
         }
         #[cfg(feature = "ros1")]
         if let Some(node) = self.ros1 {
-            let bridge = node.start(&mut rt.engine).map_err(CliError::new)?;
+            let mut bridge = node.start(&mut rt.engine).map_err(CliError::new)?;
+            bridge.set_owner_names(crate::config::ControlParams::owner_names());
             out.push(Box::new(bridge));
+        }
+        if let Some(sim) = rt.sim() {
+            let sinks: Vec<_> = out
+                .iter_mut()
+                .filter_map(|f| f.ground_truth_sink())
+                .collect();
+            if !sinks.is_empty() {
+                iface
+                    .start_ground_truth(Box::new(sim.ground_truth()), sinks)
+                    .map_err(CliError::new)?;
+            }
         }
         let names: Vec<&str> = out.iter().map(|f| f.name()).collect();
         match names.as_slice() {

@@ -9,6 +9,8 @@
 //! RT outputs, and let every front end [`FrontEnd::publish`].
 
 use crate::controllers::Controllers;
+use crate::ground_truth::{GroundTruthSink, GroundTruthSource, GroundTruthThread};
+use crate::joints::JointRates;
 use crate::report::Reporter;
 use crate::switch::Switch;
 use msgs::handoff::{NrtControl, RosHops};
@@ -23,6 +25,10 @@ pub struct Interface {
     pub switch: Switch,
     /// The RT controllers' ports: endpoints and parameters.
     pub controllers: Controllers,
+    /// The joint states' rate asked of the RT thread (from every front end's subscribers).
+    pub joints: JointRates,
+    /// The simulator's ground-truth thread, when the process runs one ([`Interface::start_ground_truth`]).
+    ground_truth: Option<GroundTruthThread>,
 }
 
 impl Interface {
@@ -32,6 +38,8 @@ impl Interface {
             reporter,
             switch: Switch::default(),
             controllers: Controllers::default(),
+            joints: JointRates::default(),
+            ground_truth: None,
         }
     }
 
@@ -43,19 +51,47 @@ impl Interface {
         self.controllers = Controllers::new(control, engine.rt_bell());
     }
 
+    /// Publishes the simulator's true poses from `source` on every front end's `sinks` (`sim/ground_truth`, see
+    /// [`crate::ground_truth`]).
+    pub fn start_ground_truth(
+        &mut self,
+        source: Box<dyn GroundTruthSource>,
+        sinks: Vec<std::sync::Arc<dyn GroundTruthSink>>,
+    ) -> std::io::Result<()> {
+        self.ground_truth = Some(GroundTruthThread::start(
+            source,
+            sinks,
+            self.reporter.clone(),
+        )?);
+        Ok(())
+    }
+
     /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
-        let _ = engine;
         self.switch.on_engine_event(event);
         self.controllers.on_engine_event(event);
+        match event {
+            EngineEvent::RobotReady { node, robot } => self.joints.add(*node, *robot),
+            EngineEvent::RobotRemoved { node, .. } => {
+                self.joints.remove(*node, &engine.live_params())
+            }
+            _ => {}
+        }
     }
 
     /// Serves the layer's timers (held calls that timed out) and takes what the RT side produced for the front
     /// ends to publish in this iteration.
     pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
-        let _ = engine;
         self.switch.serve(now);
         self.controllers.serve(now);
+        if self.joints.due(now) {
+            let lines = self.joints.apply(now, &engine.live_params(), |id| {
+                engine.robot_params(id).joint_state_rate
+            });
+            for l in lines {
+                self.reporter.warn(&l);
+            }
+        }
     }
 
     /// Answers what waited for the front ends to publish, and forgets what was published in this iteration.
@@ -76,6 +112,11 @@ pub trait FrontEnd {
     fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent);
     /// Publishes what the layer and the engine have for it in this iteration (and its periodic topics when due).
     fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant);
+    /// Its `sim/ground_truth` publishers, if it publishes the simulator's ground truth (asked once, before the
+    /// robots are driven; see [`Interface::start_ground_truth`]).
+    fn ground_truth_sink(&mut self) -> Option<std::sync::Arc<dyn GroundTruthSink>> {
+        None
+    }
     /// Whether it still serves its clients (its I/O threads run); when one stops, the loop ends.
     fn alive(&self) -> bool;
     /// The hops it timed, for `--report`.

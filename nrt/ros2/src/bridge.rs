@@ -10,8 +10,7 @@ use super::calibration_action::CalibrationActions;
 use super::control::Control;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
-use super::ground_truth::{GroundTruthPublisher, GroundTruthSource, GroundTruthTargets};
-use super::hop_times::{self, NrtHopTimers};
+use super::ground_truth::GroundTruthTargets;
 use super::hot::HotNode;
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig};
 use super::report::Reporter;
@@ -21,6 +20,8 @@ use super::{diagnostics, names, params, params_file, RosError, RosOptions};
 use msgs::handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::ground_truth::GroundTruthSink;
+use nrt_interface::hop_times::{self, NrtHopTimers};
 use nrt_interface::{FrontEnd, Interface};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{Publisher, QosProfile};
@@ -169,8 +170,9 @@ pub struct RosBridge {
     drivers: DriverNodes,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
-    /// The simulator's ground truth, when the process runs one ([`RosBridge::start_ground_truth`]).
-    ground_truth: Option<(GroundTruthTargets, GroundTruthPublisher)>,
+    /// The robots' `sim/ground_truth` publishers, when the process runs a simulator
+    /// ([`FrontEnd::ground_truth_sink`]).
+    ground_truth: Option<GroundTruthTargets>,
     /// The robots' `calibrate_motors` actions ([`RosBridge::start_calibration`]).
     calibration: Option<CalibrationActions>,
     /// The switches, RT controllers' endpoints and joint space of the robots.
@@ -190,6 +192,10 @@ impl FrontEnd for RosBridge {
     /// Serves the parameter services (the bridge's and the driver nodes'), the asebaros and Thymio requests and the
     /// calibration goals (never waits).
     fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
+        if iface.joints.due(now) {
+            self.control
+                .report_subscribers(self.name(), &mut iface.joints);
+        }
         let shared = self.node.clone();
         let mut node = shared.access();
         self.params.serve(engine, &self.reporter);
@@ -215,7 +221,7 @@ impl FrontEnd for RosBridge {
     fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant) {
         let shared = self.node.clone();
         let mut node = shared.access();
-        self.control.publish(engine, iface, now);
+        self.control.publish(iface);
         self.aseba.publish_nodes(engine);
         if self.rivals.due(now) {
             self.look_for_rivals(node.get());
@@ -233,6 +239,14 @@ impl FrontEnd for RosBridge {
     /// more `cmd_vel` comes (the RT watchdog has stopped the robots) and no service answers.
     fn alive(&self) -> bool {
         self.spinner.is_running() && self.hot.is_running() && self.odom_pub.is_running()
+    }
+
+    /// Publishes `sim/ground_truth` of the driven robots from now on.
+    fn ground_truth_sink(&mut self) -> Option<std::sync::Arc<dyn GroundTruthSink>> {
+        let targets = self
+            .ground_truth
+            .get_or_insert_with(GroundTruthTargets::default);
+        Some(std::sync::Arc::new(targets.clone()))
     }
 
     /// The hops timed on the ROS side so far (for `--report`).
@@ -342,21 +356,8 @@ impl RosBridge {
         }
     }
 
-    /// Publishes the ground truth of the simulated robots from `source` (the embedded
-    /// simulator): `sim/ground_truth` in each driven robot's namespace, see [`super::ground_truth`].
-    pub fn start_ground_truth(
-        &mut self,
-        source: Box<dyn GroundTruthSource>,
-    ) -> Result<(), RosError> {
-        let targets = GroundTruthTargets::default();
-        let thread = GroundTruthPublisher::start(source, targets.clone(), self.reporter.clone())
-            .map_err(|e| RosError::Spawn(e.to_string()))?;
-        self.ground_truth = Some((targets, thread));
-        Ok(())
-    }
-
     fn ground_truth_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
-        let Some((targets, _)) = &self.ground_truth else {
+        let Some(targets) = &self.ground_truth else {
             return;
         };
         match event {

@@ -266,9 +266,9 @@ pub fn driver_table(
 
 /// Sets robot `id`'s parameter `name`: a controller's (`controllers.…`, a number) through `controllers`, else the
 /// engine's ([`Engine::set_robot_param`]), with its verdict.
-pub fn set_driver(
+pub fn set_driver<'c>(
     engine: &mut Engine,
-    controllers: Option<&mut dyn ControllerParams>,
+    controllers: Option<&mut (dyn ControllerParams + 'c)>,
     id: NodeId,
     name: &str,
     value: &Value,

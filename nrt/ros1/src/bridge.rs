@@ -7,6 +7,7 @@ use super::conv;
 use super::graph::{global, Graph};
 use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
+use super::reconfigure::Reconfigure;
 use super::rivals::RivalLookout;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::thymio::ThymioInterface;
@@ -74,6 +75,9 @@ impl Ros1Node {
         let base = self.options.namespace.clone();
         let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
         let thymio = ThymioInterface::new(&self.graph, &base, inbox)?;
+        let reporter = nrt_interface::report::Reporter::new(&self.options.node_name);
+        let mut reconfigure = Reconfigure::new(&self.graph, &base, reporter);
+        reconfigure.add_bridge(engine, &self.options.node_name);
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
             .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
@@ -96,6 +100,7 @@ impl Ros1Node {
             odom_pub,
             aseba,
             thymio,
+            reconfigure,
             calls,
             graph: self.graph,
         })
@@ -112,6 +117,8 @@ pub struct Ros1Bridge {
     odom_pub: OdomPublisher,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
+    /// The live parameters (dynamic_reconfigure).
+    reconfigure: Reconfigure,
     calls: Receiver<Call>,
     graph: Graph,
     /// Prefix of the status names (the node's name, as diagnostic_updater).
@@ -137,12 +144,14 @@ impl Ros1Bridge {
             }
         }
         self.thymio.tick(engine, Instant::now());
+        self.reconfigure.serve(engine, None, Instant::now());
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
+        self.reconfigure.on_engine_event(engine, None, event);
     }
 
     /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.

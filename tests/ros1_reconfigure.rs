@@ -27,7 +27,10 @@ fn reconfigure(port: u16, node: &str, changes: &[&str]) -> Value {
         .env("ROS_IP", "127.0.0.1")
         .env_remove("ROS_HOSTNAME")
         .env_remove("ROS_NAMESPACE")
-        .env("ROS_HOME", std::env::temp_dir().join(format!("ros1-home-{port}")))
+        .env(
+            "ROS_HOME",
+            std::env::temp_dir().join(format!("ros1-home-{port}")),
+        )
         .output()
         .expect("run the dynamic_reconfigure peer");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -57,20 +60,32 @@ fn dynamic_reconfigure_sets_live_parameters_and_refuses_out_of_range_values() {
     );
     let axis = &r["descriptions"]["axis_length"];
     assert_eq!(axis["type"], "double", "{r}");
-    assert_eq!((axis["min"].as_f64(), axis["max"].as_f64()), (Some(0.05), Some(0.15)), "{r}");
+    assert_eq!(
+        (axis["min"].as_f64(), axis["max"].as_f64()),
+        (Some(0.05), Some(0.15)),
+        "{r}"
+    );
     assert_eq!(r["initial"]["axis_length"], 0.0935, "{r}");
     let d = &r["descriptions"];
-    assert!(d.get("odom_frame").is_none(), "a start-only parameter is offered: {r}");
-    assert!(d.get("motor.left.parameters").is_none(), "a list is offered: {r}");
+    assert!(
+        d.get("odom_frame").is_none(),
+        "a start-only parameter is offered: {r}"
+    );
+    assert!(
+        d.get("motor.left.parameters").is_none(),
+        "a list is offered: {r}"
+    );
     let set = &r["sets"][0];
     assert_eq!(set["answer"]["axis_length"], 0.094, "{r}");
-    assert_eq!(set["update"]["axis_length"], 0.094, "no parameter_updates: {r}");
+    assert_eq!(
+        set["update"]["axis_length"], 0.094,
+        "no parameter_updates: {r}"
+    );
     let refused = &r["sets"][1];
     assert_eq!(refused["answer"]["axis_length"], 0.094, "{r}");
     assert_eq!(refused["update"]["axis_length"], 0.094, "{r}");
     drv.wait_line(Duration::from_secs(20), |l| {
-        l.contains("/thymio_driver: axis_length refused, unchanged")
-            && l.contains("[0.05, 0.15] m")
+        l.contains("/thymio_driver: axis_length refused, unchanged") && l.contains("[0.05, 0.15] m")
     });
     // the value in effect is the robot's, not the bridge's
     let again = reconfigure(port, "/thymio_driver", &[]);
@@ -82,10 +97,24 @@ fn dynamic_reconfigure_sets_live_parameters_and_refuses_out_of_range_values() {
         "/asebaros",
         &["obstacle_stop.enabled=False", "obstacle_stop.max_age=1e300"],
     );
-    assert_eq!(b["descriptions"]["obstacle_stop.enabled"]["type"], "bool", "{b}");
-    assert!(b["descriptions"].get("port").is_none(), "start-only port offered: {b}");
-    assert_eq!(b["sets"][0]["answer"]["obstacle_stop.enabled"], json!(false), "{b}");
-    assert_eq!(b["sets"][0]["update"]["obstacle_stop.enabled"], json!(false), "{b}");
+    assert_eq!(
+        b["descriptions"]["obstacle_stop.enabled"]["type"], "bool",
+        "{b}"
+    );
+    assert!(
+        b["descriptions"].get("port").is_none(),
+        "start-only port offered: {b}"
+    );
+    assert_eq!(
+        b["sets"][0]["answer"]["obstacle_stop.enabled"],
+        json!(false),
+        "{b}"
+    );
+    assert_eq!(
+        b["sets"][0]["update"]["obstacle_stop.enabled"],
+        json!(false),
+        "{b}"
+    );
     let age = b["initial"]["obstacle_stop.max_age"].clone();
     assert!(age.is_f64(), "{b}");
     assert_eq!(b["sets"][1]["answer"]["obstacle_stop.max_age"], age, "{b}");

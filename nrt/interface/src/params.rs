@@ -8,7 +8,6 @@
 //! `nrt_engine::schema::ranges`); this module names, describes and routes. The RT controllers' parameters
 //! (`controllers.<controller>.<param>`) are part of each driver node's table, reached through [`ControllerParams`].
 
-use crate::report::Reporter;
 use msgs::handoff::{NodeId, ParamDecl, RobotId};
 use nrt_engine::engine::Engine;
 use nrt_engine::schema::aliases::{self, canonical_name};
@@ -192,13 +191,9 @@ pub fn bridge_table(engine: &Engine, effective: &Mapping, live: fn(&str) -> bool
 }
 
 /// Sets `asebaros`' live parameter `name` (a driver parameter: calibration, `obstacle_stop.*`) for every robot,
-/// with the engine's verdict; an applied value is reported (and which robots keep their calibration file's).
-pub fn set_bridge(
-    engine: &mut Engine,
-    reporter: &Reporter,
-    name: &str,
-    value: &Value,
-) -> Result<(), String> {
+/// with the engine's verdict; `Ok`: the line to report (the robots updated, and which keep their calibration
+/// file's value).
+pub fn set_bridge(engine: &mut Engine, name: &str, value: &Value) -> Result<String, String> {
     let yaml = to_yaml(value).ok_or("unsupported value")?;
     let robots = engine
         .set_live_param(name, yaml)
@@ -209,15 +204,14 @@ pub fn set_bridge(
         .map(|n| n.0)
         .collect();
     let ids: Vec<u16> = robots.iter().map(|n| n.0).collect();
-    if kept.is_empty() {
-        reporter.info(&format!("{name} applied live to robots {ids:?}"));
+    Ok(if kept.is_empty() {
+        format!("{name} applied live to robots {ids:?}")
     } else {
-        reporter.info(&format!(
+        format!(
             "{name} applied live to robots {ids:?}; nodes {kept:?} keep the value of \
              their calibration file entry, which takes precedence"
-        ));
-    }
-    Ok(())
+        )
+    })
 }
 
 /// Robot `id`'s `thymio_driver` table: its own parameters with the values in effect (its calibration file entry's

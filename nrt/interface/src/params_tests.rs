@@ -45,10 +45,9 @@ fn the_bridge_table_shows_start_only_values_read_only_and_live_ones_with_their_r
 fn a_bridge_set_gets_the_engines_verdict_with_the_range_and_changes_nothing_when_refused() {
     let (mut e, _rt) = engine();
     let config = bridge_config();
-    let reporter = Reporter::new("asebaros");
     let e = RefCell::new(&mut e);
     let table = || bridge_table(&e.borrow(), &config, live);
-    let mut set = |n: &str, v: &Value| set_bridge(&mut e.borrow_mut(), &reporter, n, v);
+    let mut set = |n: &str, v: &Value| set_bridge(&mut e.borrow_mut(), n, v).map(drop);
     let before = find(&table(), "axis_length").unwrap().value.clone();
     let verdicts = set_each(
         &table,
@@ -75,6 +74,8 @@ fn a_bridge_set_gets_the_engines_verdict_with_the_range_and_changes_nothing_when
         &[("axis_length".into(), Value::Double(0.094))],
     );
     assert_eq!(ok, [Verdict::from(Ok(()))]);
+    let line = set_bridge(&mut e.borrow_mut(), "axis_length", &Value::Double(0.095)).unwrap();
+    assert_eq!(line, "axis_length applied live to robots []");
     assert_eq!(
         find(&table(), "axis_length").unwrap().value,
         Value::Double(0.094)

@@ -186,9 +186,8 @@ impl Reconfigure {
                 let r =
                     params::check(&table(engine, call.target, c), &name, &value).and_then(|()| {
                         match call.target {
-                            Target::Bridge => {
-                                params::set_bridge(engine, &self.reporter, &name, &value)
-                            }
+                            Target::Bridge => params::set_bridge(engine, &name, &value)
+                                .map(|line| self.reporter.info(&line)),
                             Target::Robot(id) => params::set_driver(
                                 engine,
                                 controllers.as_deref_mut(),

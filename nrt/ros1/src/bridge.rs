@@ -1,6 +1,6 @@
 //! The ROS 1 front end's NRT side: the node made before the engine (its parameters are part of the
-//! configuration), then the running bridge that the NRT loop drives, alone ([`Ros1Bridge::step`]) or beside the
-//! ROS 2 bridge ([`Ros1Bridge::serve`], [`Ros1Bridge::on_engine_event`], [`Ros1Bridge::publish`] around its step).
+//! configuration), then the running bridge, one of the NRT loop's front ends ([`nrt_interface::FrontEnd`]), alone or
+//! beside the ROS 2 bridge.
 
 use super::aseba::{AsebaInterface, Call};
 use super::conv;
@@ -16,6 +16,7 @@ use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::{FrontEnd, Interface};
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -75,8 +76,7 @@ impl Ros1Node {
         let base = self.options.namespace.clone();
         let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
         let thymio = ThymioInterface::new(&self.graph, &base, inbox)?;
-        let reporter = nrt_interface::report::Reporter::new(&self.options.node_name);
-        let mut reconfigure = Reconfigure::new(&self.graph, &base, reporter);
+        let mut reconfigure = Reconfigure::new(&self.graph, &base);
         reconfigure.add_bridge(engine, &self.options.node_name);
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
@@ -127,10 +127,14 @@ pub struct Ros1Bridge {
     last_diagnostics: Option<Instant>,
 }
 
-impl Ros1Bridge {
+impl FrontEnd for Ros1Bridge {
+    fn name(&self) -> &'static str {
+        "ROS 1"
+    }
+
     /// Takes into use the interfaces registered since the last call, and serves the requests that came from
     /// ROS 1 (never waits).
-    pub fn serve(&mut self, engine: &mut Engine) {
+    fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
         self.aseba.poll_built(engine);
         self.thymio.poll_built(engine);
         while let Ok(call) = self.calls.try_recv() {
@@ -143,22 +147,26 @@ impl Ros1Bridge {
                 call => self.aseba.serve(engine, call),
             }
         }
-        self.thymio.tick(engine, Instant::now());
-        self.reconfigure.serve(engine, None, Instant::now());
+        self.thymio.tick(engine, now);
+        self.reconfigure.serve(engine, None, &iface.reporter, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
-    pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
+    fn on_engine_event(
+        &mut self,
+        engine: &mut Engine,
+        _iface: &mut Interface,
+        event: &EngineEvent,
+    ) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
         self.reconfigure.on_engine_event(engine, None, event);
     }
 
     /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
-    pub fn publish(&mut self, engine: &Engine) {
+    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
         self.aseba.publish_nodes(engine);
         self.look_for_rivals();
-        let now = Instant::now();
         if self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)
@@ -173,6 +181,21 @@ impl Ros1Bridge {
         }
     }
 
+    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
+    fn alive(&self) -> bool {
+        self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
+    }
+
+    fn summary(&self) -> Option<String> {
+        let (published, registrations) = self.counters();
+        Some(format!(
+            "ROS 1: {published} odometry samples published, registered again with a new master {registrations} \
+             time(s)"
+        ))
+    }
+}
+
+impl Ros1Bridge {
     /// Another publisher of a robot's `odom`, or another node holding our name, is another driver on the same
     /// names: said loudly when it starts and ends, ERROR in `/diagnostics` meanwhile.
     fn look_for_rivals(&mut self) {
@@ -199,23 +222,6 @@ impl Ros1Bridge {
                 _ => tracing::info!("ROS 1: {}", c.message()),
             }
         }
-    }
-
-    /// One iteration of the loop when ROS 1 runs alone: waits for work at most as long as the engine allows
-    /// ([`Engine::longest_wait`] of `poll`), serves ROS 1, polls the engine, reacts to its events, publishes.
-    pub fn step(&mut self, engine: &mut Engine, poll: Duration) {
-        engine.doorbell().wait(engine.longest_wait(poll));
-        self.serve(engine);
-        engine.poll(Instant::now());
-        while let Some(event) = engine.next_event() {
-            self.on_engine_event(engine, &event);
-        }
-        self.publish(engine);
-    }
-
-    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
-    pub fn ros_alive(&self) -> bool {
-        self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
     }
 
     /// Odometry samples published so far, and times everything was registered again with a new master.

@@ -60,7 +60,6 @@ struct Server {
 pub struct Reconfigure {
     graph: Graph,
     base: String,
-    reporter: Reporter,
     calls: Receiver<SetCall>,
     calls_tx: Sender<SetCall>,
     built: Receiver<(Target, Server)>,
@@ -71,14 +70,13 @@ pub struct Reconfigure {
 }
 
 impl Reconfigure {
-    /// No server yet; `node_name` is the bridge's, under namespace `base`; refusals are said on `reporter`.
-    pub fn new(graph: &Graph, base: &str, reporter: Reporter) -> Reconfigure {
+    /// No server yet; the nodes are under namespace `base`.
+    pub fn new(graph: &Graph, base: &str) -> Reconfigure {
         let (calls_tx, calls) = channel();
         let (built_tx, built) = channel();
         Reconfigure {
             graph: graph.clone(),
             base: base.to_owned(),
-            reporter,
             calls,
             calls_tx,
             built,
@@ -157,10 +155,11 @@ impl Reconfigure {
 
     /// Takes the servers made into use, serves the `set_parameters` calls (never waits) and publishes
     /// `parameter_updates` when the values in effect changed.
-    pub fn serve(
+    pub fn serve<'c>(
         &mut self,
         engine: &mut Engine,
-        mut controllers: Option<&mut dyn ControllerParams>,
+        mut controllers: Option<&mut (dyn ControllerParams + 'c)>,
+        reporter: &Reporter,
         now: Instant,
     ) {
         while let Ok((target, s)) = self.built.try_recv() {
@@ -187,7 +186,7 @@ impl Reconfigure {
                     params::check(&table(engine, call.target, c), &name, &value).and_then(|()| {
                         match call.target {
                             Target::Bridge => params::set_bridge(engine, &name, &value)
-                                .map(|line| self.reporter.info(&line)),
+                                .map(|line| reporter.info(&line)),
                             Target::Robot(id) => params::set_driver(
                                 engine,
                                 controllers.as_deref_mut(),
@@ -198,8 +197,7 @@ impl Reconfigure {
                         }
                     });
                 if let Err(why) = r {
-                    self.reporter
-                        .warn(&format!("{node}: {name} refused, unchanged: {why}"));
+                    reporter.warn(&format!("{node}: {name} refused, unchanged: {why}"));
                 }
             }
             let _ =

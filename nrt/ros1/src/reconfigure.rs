@@ -153,8 +153,8 @@ impl Reconfigure {
         }
     }
 
-    /// Takes the servers made into use, serves the `set_parameters` calls (never waits) and publishes
-    /// `parameter_updates` when the values in effect changed.
+    /// Takes the servers made into use, serves the `set_parameters` calls (never waits; a refusal and an applied
+    /// bridge value are said on `reporter`) and publishes `parameter_updates` when the values in effect changed.
     pub fn serve<'c>(
         &mut self,
         engine: &mut Engine,

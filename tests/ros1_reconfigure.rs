@@ -95,7 +95,7 @@ fn dynamic_reconfigure_sets_live_parameters_and_refuses_out_of_range_values() {
     let b = reconfigure(
         port,
         "/asebaros",
-        &["obstacle_stop.enabled=False", "obstacle_stop.max_age=1e300"],
+        &["obstacle_stop.enabled=True", "obstacle_stop.max_age=1e300"],
     );
     assert_eq!(
         b["descriptions"]["obstacle_stop.enabled"]["type"], "bool",
@@ -107,14 +107,15 @@ fn dynamic_reconfigure_sets_live_parameters_and_refuses_out_of_range_values() {
     );
     assert_eq!(
         b["sets"][0]["answer"]["obstacle_stop.enabled"],
-        json!(false),
+        json!(true),
         "{b}"
     );
     assert_eq!(
         b["sets"][0]["update"]["obstacle_stop.enabled"],
-        json!(false),
+        json!(true),
         "{b}"
     );
+    assert_eq!(b["initial"]["obstacle_stop.enabled"], json!(false), "{b}");
     let age = b["initial"]["obstacle_stop.max_age"].clone();
     assert!(age.is_f64(), "{b}");
     assert_eq!(b["sets"][1]["answer"]["obstacle_stop.max_age"], age, "{b}");

@@ -154,8 +154,11 @@ pub fn flatten(config: &Mapping) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// A parameter's real range and integer range.
+pub type Ranges = (Option<(f64, f64)>, Option<(i64, i64)>);
+
 /// The ranges a driver parameter shows (`nrt_engine::schema::ranges`): real for a double, integer for an integer.
-pub fn driver_ranges(name: &str, value: &Value) -> (Option<(f64, f64)>, Option<(i64, i64)>) {
+pub fn driver_ranges(name: &str, value: &Value) -> Ranges {
     match value {
         Value::Double(_) => (ranges::of_driver_param(name).map(|r| (r.min, r.max)), None),
         Value::Integer(_) => (None, ranges::int_of_driver_param(name)),

@@ -26,7 +26,7 @@ use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::params::BridgeParams;
 use nrt_engine::schema;
 use nrt_engine::thymio::params::{DriverParams, ROS_THYMIO_UNUSED};
-use nrt_interface::params::{self as layer, ControllerParams, Value};
+use nrt_interface::params::{self as layer, ControllerParams, Value as LayerValue};
 use r2r::ParameterValue;
 use serde_yaml::Value;
 use std::collections::BTreeMap;
@@ -63,7 +63,7 @@ struct DriverNode {
     node: r2r::Node,
     services: ParamServices,
     /// ROS-Thymio's parameters without use here, as given (shown read-only).
-    unused: Vec<(String, Value)>,
+    unused: Vec<(String, LayerValue)>,
 }
 
 /// The `thymio_driver` nodes of the driven robots.
@@ -222,7 +222,7 @@ impl DriverNodes {
                 let c: &Controllers = &controllers.borrow();
                 layer::driver_table(&engine_ref.borrow(), *id, unused, Some(c))
             };
-            let mut set = |name: &str, value: &Value| {
+            let mut set = |name: &str, value: &LayerValue| {
                 let mut c = controllers.borrow_mut();
                 let c: &mut Controllers = &mut c;
                 layer::set_driver(&mut engine_ref.borrow_mut(), Some(c), *id, name, value)

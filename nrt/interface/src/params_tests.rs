@@ -74,12 +74,12 @@ fn a_bridge_set_gets_the_engines_verdict_with_the_range_and_changes_nothing_when
         &[("axis_length".into(), Value::Double(0.094))],
     );
     assert_eq!(ok, [Verdict::from(Ok(()))]);
-    let line = set_bridge(&mut e.borrow_mut(), "axis_length", &Value::Double(0.095)).unwrap();
-    assert_eq!(line, "axis_length applied live to robots []");
     assert_eq!(
         find(&table(), "axis_length").unwrap().value,
         Value::Double(0.094)
     );
+    let line = set_bridge(&mut e.borrow_mut(), "axis_length", &Value::Double(0.095)).unwrap();
+    assert_eq!(line, "axis_length applied live to robots []");
 }
 
 #[test]

@@ -26,7 +26,7 @@ use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::params::BridgeParams;
 use nrt_engine::schema;
 use nrt_engine::thymio::params::{DriverParams, ROS_THYMIO_UNUSED};
-use nrt_interface::params::{self as layer, ControllerParams, Value as LayerValue};
+use nrt_interface::params::{self as layer, Value as LayerValue};
 use r2r::ParameterValue;
 use serde_yaml::Value;
 use std::collections::BTreeMap;
@@ -229,25 +229,6 @@ impl DriverNodes {
             };
             d.services.serve(&shown, &mut set);
         }
-    }
-}
-
-/// The RT controllers' parameters through the layer's adapter (their ports are the ROS 2 bridge's).
-impl ControllerParams for Controllers {
-    fn params(
-        &self,
-        robot: msgs::handoff::RobotId,
-    ) -> Vec<(String, f64, msgs::handoff::ParamDecl)> {
-        Controllers::params(self, robot)
-    }
-
-    fn set_param(
-        &mut self,
-        robot: msgs::handoff::RobotId,
-        name: &str,
-        value: f64,
-    ) -> Result<(), String> {
-        Controllers::set_param(self, robot, name, value)
     }
 }
 

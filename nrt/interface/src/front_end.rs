@@ -8,8 +8,10 @@
 //! hand each engine event to the layer, then to every front end, let the layer [`Interface::serve`] its timers and
 //! RT outputs, and let every front end [`FrontEnd::publish`].
 
+use crate::controllers::Controllers;
 use crate::report::Reporter;
-use msgs::handoff::RosHops;
+use crate::switch::Switch;
+use msgs::handoff::{NrtControl, RosHops};
 use nrt_engine::engine::{Engine, EngineEvent};
 use std::time::{Duration, Instant};
 
@@ -17,27 +19,50 @@ use std::time::{Duration, Instant};
 pub struct Interface {
     /// The lines for ROS users (console and every front end's `/rosout`).
     pub reporter: Reporter,
+    /// The robots' communication switches (`switch_controller`, `controller_owner`).
+    pub switch: Switch,
+    /// The RT controllers' ports: endpoints and parameters.
+    pub controllers: Controllers,
 }
 
 impl Interface {
     /// The layer with nothing served yet.
     pub fn new(reporter: Reporter) -> Interface {
-        Interface { reporter }
+        Interface {
+            reporter,
+            switch: Switch::default(),
+            controllers: Controllers::default(),
+        }
+    }
+
+    /// Serves the RT controllers of `control` (their names in the switch, their endpoints and parameters) from now
+    /// on; call it before the robots are driven (`Runtime::take_control`, after the calibration action took its
+    /// private ports).
+    pub fn serve_control(&mut self, control: NrtControl, engine: &Engine) {
+        self.switch.set_names(control.names.clone());
+        self.controllers = Controllers::new(control, engine.rt_bell());
     }
 
     /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
-        let _ = (engine, event);
+        let _ = engine;
+        self.switch.on_engine_event(event);
+        self.controllers.on_engine_event(event);
     }
 
     /// Serves the layer's timers (held calls that timed out) and takes what the RT side produced for the front
     /// ends to publish in this iteration.
     pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
-        let _ = (engine, now);
+        let _ = engine;
+        self.switch.serve(now);
+        self.controllers.serve(now);
     }
 
-    /// Forgets what was published in this iteration.
-    pub fn end_step(&mut self) {}
+    /// Answers what waited for the front ends to publish, and forgets what was published in this iteration.
+    pub fn end_step(&mut self) {
+        self.switch.end_step();
+        self.controllers.end_step();
+    }
 }
 
 /// A ROS front end: a transport over the layer.

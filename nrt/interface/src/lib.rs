@@ -14,13 +14,17 @@
 //! - [`reply`]: a held call (a service request or an action goal the front end answers later), whatever the
 //!   transport;
 //! - [`params`]: the nodes' parameters (tables, verdicts of a set);
-//! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`).
+//! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`);
+//! - [`switch`]: each robot's communication switch (`switch_controller`, `controller_owner`);
+//! - [`controllers`]: the RT controllers' endpoints and parameters.
 #![warn(missing_docs)]
 
+pub mod controllers;
 pub mod front_end;
 pub mod names;
 pub mod params;
 pub mod reply;
 pub mod report;
+pub mod switch;
 
 pub use front_end::{FrontEnd, Interface};

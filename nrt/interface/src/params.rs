@@ -393,6 +393,17 @@ pub fn set_all(
     Ok(())
 }
 
+/// The RT controllers' ports of the layer, as the parameter tables reach them.
+impl ControllerParams for crate::controllers::Controllers {
+    fn params(&self, robot: RobotId) -> Vec<(String, f64, ParamDecl)> {
+        crate::controllers::Controllers::params(self, robot)
+    }
+
+    fn set_param(&mut self, robot: RobotId, name: &str, value: f64) -> Result<(), String> {
+        crate::controllers::Controllers::set_param(self, robot, name, value)
+    }
+}
+
 #[cfg(test)]
 #[path = "params_tests.rs"]
 mod tests;

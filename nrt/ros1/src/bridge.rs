@@ -3,6 +3,7 @@
 //! beside the ROS 2 bridge.
 
 use super::aseba::{AsebaInterface, Call};
+use super::control::ControlInterface;
 use super::conv;
 use super::graph::{global, Graph};
 use super::net::Publisher;
@@ -76,6 +77,7 @@ impl Ros1Node {
         let base = self.options.namespace.clone();
         let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
         let thymio = ThymioInterface::new(&self.graph, &base, inbox)?;
+        let control = ControlInterface::new(&self.graph, &base);
         let mut reconfigure = Reconfigure::new(&self.graph, &base);
         reconfigure.add_bridge(engine, &self.options.node_name);
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
@@ -100,6 +102,7 @@ impl Ros1Node {
             odom_pub,
             aseba,
             thymio,
+            control,
             reconfigure,
             calls,
             graph: self.graph,
@@ -117,6 +120,8 @@ pub struct Ros1Bridge {
     odom_pub: OdomPublisher,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
+    /// The switches and the RT controllers' endpoints.
+    control: ControlInterface,
     /// The live parameters (dynamic_reconfigure).
     reconfigure: Reconfigure,
     calls: Receiver<Call>,
@@ -148,24 +153,25 @@ impl FrontEnd for Ros1Bridge {
             }
         }
         self.thymio.tick(engine, now);
-        self.reconfigure.serve(engine, None, &iface.reporter, now);
+        self.control.serve(engine, iface, now);
+        self.reconfigure
+            .serve(engine, Some(&mut iface.controllers), &iface.reporter, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
-    fn on_engine_event(
-        &mut self,
-        engine: &mut Engine,
-        _iface: &mut Interface,
-        event: &EngineEvent,
-    ) {
+    fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
-        self.reconfigure.on_engine_event(engine, None, event);
+        self.control.on_engine_event(engine, iface, event);
+        self.reconfigure
+            .on_engine_event(engine, Some(&iface.controllers), event);
     }
 
-    /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
-    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
+    /// Publishes what changed (`aseba/nodes`, the robots' owners, the controllers' outputs), and `/diagnostics`
+    /// when due.
+    fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant) {
         self.aseba.publish_nodes(engine);
+        self.control.publish(iface);
         self.look_for_rivals();
         if self
             .last_diagnostics

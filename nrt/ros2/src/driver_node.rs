@@ -16,7 +16,6 @@
 //! without waiting at most every [`SERVE_PERIOD`] (an rcl wait with zero timeout on a handful
 //! of services per robot) and answers at once (see [`super::param_server`]).
 
-use super::controllers::Controllers;
 use super::param_server::{to_layer, ParamServices};
 use super::params;
 use super::params_file;
@@ -26,6 +25,7 @@ use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::params::BridgeParams;
 use nrt_engine::schema;
 use nrt_engine::thymio::params::{DriverParams, ROS_THYMIO_UNUSED};
+use nrt_interface::controllers::Controllers;
 use nrt_interface::params::{self as layer, Value as LayerValue};
 use r2r::ParameterValue;
 use serde_yaml::Value;

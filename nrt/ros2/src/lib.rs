@@ -30,7 +30,6 @@ mod bridge;
 pub mod bridge_params;
 pub mod calibration_action;
 pub mod control;
-mod controller_params;
 pub mod controllers;
 pub mod convert;
 pub mod dds_boundary;

@@ -2,7 +2,7 @@
 //! `thymio-rt run --ros1` on the embedded simulator: the robot's `/thymio_driver` and the bridge's `/asebaros`
 //! describe their live parameters with the ranges ROS 2 shows, a value in range takes effect (the answer and
 //! `parameter_updates`), a value outside it is refused (the configuration in effect is answered, the value
-//! unchanged) and the driver says why with ROS 2's text.
+//! unchanged) and the driver says why with ROS 2's text; an RT controller's parameter likewise.
 #![cfg(feature = "ros1")]
 
 mod common;
@@ -86,6 +86,22 @@ fn dynamic_reconfigure_sets_live_parameters_and_refuses_out_of_range_values() {
     assert_eq!(refused["update"]["axis_length"], 0.094, "{r}");
     drv.wait_line(Duration::from_secs(20), |l| {
         l.contains("/thymio_driver: axis_length refused, unchanged") && l.contains("[0.05, 0.15] m")
+    });
+    // an RT controller's parameter (the layer's controllers): refused outside its range, taken inside
+    let name = "controllers.go_to_pose.max_linear";
+    let c = reconfigure(
+        port,
+        "/thymio_driver",
+        &[&format!("{name}=1.0"), &format!("{name}=0.05")],
+    );
+    assert_eq!(c["descriptions"][name]["type"], "double", "{c}");
+    let before = c["initial"][name].clone();
+    assert!(before.is_f64() && before != json!(1.0), "{c}");
+    assert_eq!(c["sets"][0]["answer"][name], before, "{c}");
+    assert_eq!(c["sets"][1]["answer"][name], json!(0.05), "{c}");
+    assert_eq!(c["sets"][1]["update"][name], json!(0.05), "{c}");
+    drv.wait_line(Duration::from_secs(20), |l| {
+        l.contains(&format!("/thymio_driver: {name} refused, unchanged")) && l.contains("outside")
     });
     // the value in effect is the robot's, not the bridge's
     let again = reconfigure(port, "/thymio_driver", &[]);

@@ -112,8 +112,8 @@ impl Nodes {
         "asebaros".into()
     }
 
-    /// Creates every front end's interface on the running engine; the RT controllers are served by the ROS 2 bridge
-    /// when it runs; the simulator's ground truth by the layer, on every front end.
+    /// Creates every front end's interface on the running engine; the RT controllers are the layer's (`iface`),
+    /// served by every front end; the simulator's ground truth is the layer's too, published on every front end.
     pub fn start(
         self,
         config: &Config,
@@ -122,18 +122,23 @@ impl Nodes {
     ) -> Result<Vec<Box<dyn FrontEnd>>, CliError> {
         let _ = &config;
         let mut out: Vec<Box<dyn FrontEnd>> = Vec::new();
+        // the ROS 2 bridge's calibration action takes its private ports first
+        #[cfg_attr(not(feature = "ros2"), allow(unused_mut))]
+        let mut control = rt.take_control();
         #[cfg(feature = "ros2")]
         if let Some(node) = self.ros2 {
             let mut bridge = node
                 .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
                 .map_err(CliError::new)?;
-            if let Some(mut control) = rt.take_control() {
-                // the calibration action takes its controller's private ports, the switch and the
-                // controllers' endpoints serve the rest
-                bridge.start_calibration(&mut control);
-                bridge.serve_control(control, &rt.engine);
+            if let Some(control) = &mut control {
+                // the calibration action takes its controller's private ports
+                bridge.start_calibration(control);
             }
             out.push(Box::new(bridge));
+        }
+        // the switch and the controllers' endpoints serve the rest, on every front end
+        if let Some(control) = control {
+            iface.serve_control(control, &rt.engine);
         }
         #[cfg(feature = "ros1")]
         if let Some(node) = self.ros1 {

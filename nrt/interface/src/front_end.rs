@@ -8,10 +8,12 @@
 //! hand each engine event to the layer, then to every front end, let the layer [`Interface::serve`] its timers and
 //! RT outputs, and let every front end [`FrontEnd::publish`].
 
+use crate::controllers::Controllers;
 use crate::ground_truth::{GroundTruthSink, GroundTruthSource, GroundTruthThread};
 use crate::joints::JointRates;
 use crate::report::Reporter;
-use msgs::handoff::RosHops;
+use crate::switch::Switch;
+use msgs::handoff::{NrtControl, RosHops};
 use nrt_engine::engine::{Engine, EngineEvent};
 use std::time::{Duration, Instant};
 
@@ -23,6 +25,10 @@ pub struct Interface {
     pub joints: JointRates,
     /// The simulator's ground-truth thread, when the process runs one ([`Interface::start_ground_truth`]).
     ground_truth: Option<GroundTruthThread>,
+    /// The robots' communication switches (`switch_controller`, `controller_owner`).
+    pub switch: Switch,
+    /// The RT controllers' ports: endpoints and parameters.
+    pub controllers: Controllers,
 }
 
 impl Interface {
@@ -32,6 +38,8 @@ impl Interface {
             reporter,
             joints: JointRates::default(),
             ground_truth: None,
+            switch: Switch::default(),
+            controllers: Controllers::default(),
         }
     }
 
@@ -50,6 +58,14 @@ impl Interface {
         Ok(())
     }
 
+    /// Serves the RT controllers of `control` (their names in the switch, their endpoints and parameters) from now
+    /// on; call it before the robots are driven (`Runtime::take_control`, after the calibration action took its
+    /// private ports).
+    pub fn serve_control(&mut self, control: NrtControl, engine: &Engine) {
+        self.switch.set_names(control.names.clone());
+        self.controllers = Controllers::new(control, engine.rt_bell());
+    }
+
     /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
         match event {
@@ -59,6 +75,8 @@ impl Interface {
             }
             _ => {}
         }
+        self.switch.on_engine_event(event);
+        self.controllers.on_engine_event(event);
     }
 
     /// Serves the layer's timers (held calls that timed out) and takes what the RT side produced for the front
@@ -72,10 +90,15 @@ impl Interface {
                 self.reporter.warn(&l);
             }
         }
+        self.switch.serve(now);
+        self.controllers.serve(now);
     }
 
-    /// Forgets what was published in this iteration.
-    pub fn end_step(&mut self) {}
+    /// Answers what waited for the front ends to publish, and forgets what was published in this iteration.
+    pub fn end_step(&mut self) {
+        self.switch.end_step();
+        self.controllers.end_step();
+    }
 }
 
 /// A ROS front end: a transport over the layer.

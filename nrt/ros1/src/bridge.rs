@@ -3,12 +3,14 @@
 //! beside the ROS 2 bridge.
 
 use super::aseba::{AsebaInterface, Call};
+use super::control::ControlInterface;
 use super::conv;
 use super::graph::{global, Graph};
 use super::ground_truth::Ros1GroundTruth;
 use super::joints::Ros1Joints;
 use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
+use super::reconfigure::Reconfigure;
 use super::rivals::RivalLookout;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::thymio::ThymioInterface;
@@ -89,6 +91,9 @@ impl Ros1Node {
             timers.cmd_vel_to_set_point.clone(),
         )?;
         let joints = Ros1Joints::new(&self.graph, &base);
+        let control = ControlInterface::new(&self.graph, &base);
+        let mut reconfigure = Reconfigure::new(&self.graph, &base);
+        reconfigure.add_bridge(engine, &self.options.node_name);
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = OdomPublisher::start(
             out,
@@ -121,6 +126,8 @@ impl Ros1Node {
             ground_truth: None,
             timers,
             base,
+            control,
+            reconfigure,
             calls,
             graph: self.graph,
         })
@@ -145,6 +152,10 @@ pub struct Ros1Bridge {
     timers: NrtHopTimers,
     /// The node's namespace.
     base: String,
+    /// The switches and the RT controllers' endpoints.
+    control: ControlInterface,
+    /// The live parameters (dynamic_reconfigure).
+    reconfigure: Reconfigure,
     calls: Receiver<Call>,
     graph: Graph,
     /// Prefix of the status names (the node's name, as diagnostic_updater).
@@ -179,26 +190,29 @@ impl FrontEnd for Ros1Bridge {
             }
         }
         self.thymio.tick(engine, now);
+        self.control.serve(engine, iface, now);
+        self.reconfigure
+            .serve(engine, Some(&mut iface.controllers), &iface.reporter, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
-    fn on_engine_event(
-        &mut self,
-        engine: &mut Engine,
-        _iface: &mut Interface,
-        event: &EngineEvent,
-    ) {
+    fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
         self.joints.on_engine_event(engine, event);
         if let Some(g) = &self.ground_truth {
             g.on_engine_event(engine, event);
         }
+        self.control.on_engine_event(engine, iface, event);
+        self.reconfigure
+            .on_engine_event(engine, Some(&iface.controllers), event);
     }
 
-    /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
-    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
+    /// Publishes what changed (`aseba/nodes`, the robots' owners, the controllers' outputs), and `/diagnostics`
+    /// when due.
+    fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant) {
         self.aseba.publish_nodes(engine);
+        self.control.publish(iface);
         self.look_for_rivals();
         if self
             .last_diagnostics

@@ -116,7 +116,6 @@ impl RosNode {
         })
         .map_err(|e| RosError::Spawn(e.to_string()))?;
         let control = Control::new(
-            msgs::handoff::NrtControl::default(),
             engine,
             hot.shared().clone(),
             thymio.odom_targets(),
@@ -205,29 +204,24 @@ impl FrontEnd for RosBridge {
         if let Some(c) = &mut self.calibration {
             c.poll(engine);
         }
-        self.drivers
-            .serve(engine, &mut self.control.controllers, now);
+        self.drivers.serve(engine, &mut iface.controllers, now);
+        self.control.serve(engine, iface, now);
     }
 
-    fn on_engine_event(
-        &mut self,
-        engine: &mut Engine,
-        _iface: &mut Interface,
-        event: &EngineEvent,
-    ) {
+    fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
         let shared = self.node.clone();
         let mut node = shared.access();
         self.drivers
-            .on_engine_event(engine, &mut self.control.controllers, event, &self.reporter);
-        self.on_event(&mut node, engine, event);
+            .on_engine_event(engine, &mut iface.controllers, event, &self.reporter);
+        self.on_event(&mut node, engine, iface, event);
     }
 
     /// Publishes the switches' and controllers' outputs, `aseba/nodes`, the rivals' changes and `/diagnostics`
     /// when due.
-    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
+    fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant) {
         let shared = self.node.clone();
         let mut node = shared.access();
-        self.control.serve(now);
+        self.control.publish(iface);
         self.aseba.publish_nodes(engine);
         if self.rivals.due(now) {
             self.look_for_rivals(node.get());
@@ -237,7 +231,7 @@ impl FrontEnd for RosBridge {
             .is_none_or(|t| now.duration_since(t) >= self.options.diagnostics_period);
         if due {
             self.last_diagnostics = Some(now);
-            self.publish_diagnostics(engine);
+            self.publish_diagnostics(engine, iface);
         }
     }
 
@@ -262,7 +256,7 @@ impl FrontEnd for RosBridge {
 }
 
 impl RosBridge {
-    fn publish_diagnostics(&mut self, engine: &Engine) {
+    fn publish_diagnostics(&mut self, engine: &Engine, iface: &Interface) {
         let (thymio, control) = (&self.thymio, &self.control);
         let robot_values = |id: msgs::handoff::NodeId| {
             let mut values: Vec<_> = thymio
@@ -271,7 +265,7 @@ impl RosBridge {
                 .into_iter()
                 .collect();
             let robot = engine.robots().of_node(id).map(|s| s.robot);
-            values.extend(control.diagnostics(id, robot));
+            values.extend(control.diagnostics(&iface.switch, id, robot));
             values
         };
         let mut status = diagnostics::array_with(&self.options.node_name, engine, &robot_values);
@@ -312,7 +306,13 @@ impl RosBridge {
         }
     }
 
-    fn on_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
+    fn on_event(
+        &mut self,
+        node: &mut NodeAccess,
+        engine: &Engine,
+        iface: &Interface,
+        event: &EngineEvent,
+    ) {
         self.aseba
             .on_engine_event(node, engine, &mut self.clocks, event);
         self.thymio
@@ -325,7 +325,8 @@ impl RosBridge {
             EngineEvent::RobotReady { node: id, .. } => self.thymio.frames(*id),
             _ => None,
         };
-        self.control.on_engine_event(node, engine, event, frames);
+        self.control
+            .on_engine_event(node, engine, iface, event, frames);
         match event {
             EngineEvent::RtExited(reason) => self
                 .reporter
@@ -353,19 +354,6 @@ impl RosBridge {
             self.reporter
                 .warn("no calibrate_motors controller: the calibrate_motors action is off");
         }
-    }
-
-    /// Serves the RT controllers of `control` (their endpoints and parameters, their names in
-    /// the switch) from now on; call it before the robots are driven (right after
-    /// [`RosNode::start`]).
-    pub fn serve_control(&mut self, control: msgs::handoff::NrtControl, engine: &Engine) {
-        self.control = Control::new(
-            control,
-            engine,
-            self.hot.shared().clone(),
-            self.thymio.odom_targets(),
-            self.reporter.clone(),
-        );
     }
 
     fn ground_truth_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {

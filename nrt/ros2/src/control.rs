@@ -1,8 +1,9 @@
 //! Closed-loop control from ROS (issue 17), per driven robot: the communication switch
-//! ([`super::switch`]), the RT controllers' endpoints and parameters ([`super::controllers`])
-//! and the joint-space interface ([`super::joints`]). Made when a robot becomes driven (after its
-//! Thymio interface, whose frames it uses), removed with it; served by the NRT loop without
-//! waiting; the owner and the dropped counts go to `/diagnostics`.
+//! ([`super::switch`]), the RT controllers' endpoints ([`super::controllers`]) — their
+//! behaviour and state are the layer's ([`nrt_interface::switch`], [`nrt_interface::controllers`],
+//! in the [`Interface`]) — and the joint-space interface ([`super::joints`]). Made when a robot
+//! becomes driven (after its Thymio interface, whose frames it uses), removed with it; served by
+//! the NRT loop without waiting; the owner and the dropped counts go to `/diagnostics`.
 
 use super::controllers::Controllers;
 use super::diagnostics::{kv, KeyValue};
@@ -13,11 +14,13 @@ use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::switch::Switches;
 use super::thymio_conv::Frames;
 use super::thymio_endpoints::{reliable, topic, DEPTH};
-use msgs::handoff::{NodeId, NrtControl, NrtLiveParams, RobotId};
+use msgs::handoff::{NodeId, NrtLiveParams, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::joints::{
     JointCommandInput, JointRates, BAD_JOINT, JOINT_COMMAND, JOINT_STATES,
 };
+use nrt_interface::switch::Switch;
+use nrt_interface::Interface;
 use r2r::thymio_rt_msgs::msg::JointState;
 use r2r::Publisher;
 use std::collections::BTreeMap;
@@ -40,9 +43,9 @@ struct JointRobot {
 
 /// The control interface of every driven robot.
 pub struct Control {
-    /// The switches.
+    /// The switches' endpoints.
     pub switches: Switches,
-    /// The RT controllers' ports and endpoints.
+    /// The RT controllers' endpoints.
     pub controllers: Controllers,
     joints: BTreeMap<NodeId, JointRobot>,
     hot: Arc<SharedNode>,
@@ -52,21 +55,18 @@ pub struct Control {
 }
 
 impl Control {
-    /// Serves `control` (the RT controllers' names and ports) for the robots to come;
-    /// `joint_command` subscriptions go on `hot`, joint states to the odometry publisher
-    /// thread through `odom`.
+    /// Serves the robots to come; `joint_command` subscriptions go on `hot`, joint states to
+    /// the odometry publisher thread through `odom`.
     pub fn new(
-        control: NrtControl,
         engine: &Engine,
         hot: Arc<SharedNode>,
         odom: OdomTargets,
         reporter: Reporter,
     ) -> Control {
         let params = engine.live_params();
-        let switches = Switches::new(control.names.clone(), params.clone(), reporter.clone());
         Control {
-            switches,
-            controllers: Controllers::new(control, engine.rt_bell(), reporter.clone()),
+            switches: Switches::new(reporter.clone()),
+            controllers: Controllers::new(reporter.clone()),
             joints: BTreeMap::new(),
             hot,
             odom,
@@ -75,12 +75,13 @@ impl Control {
         }
     }
 
-    /// Adds a newly driven robot's interface (given its `frames`) and removes a robot's; the
-    /// owner reports of the RT thread go to the switches.
+    /// Adds a newly driven robot's interface (given its `frames`, with the layer's endpoints of
+    /// `iface`) and removes a robot's.
     pub fn on_engine_event(
         &mut self,
         node: &mut NodeAccess,
         engine: &Engine,
+        iface: &Interface,
         event: &EngineEvent,
         frames: Option<&Frames>,
     ) {
@@ -89,7 +90,7 @@ impl Control {
                 let Some(frames) = frames else {
                     return;
                 };
-                if let Err(e) = self.add(node.get(), engine, *id, *robot, frames) {
+                if let Err(e) = self.add(node.get(), engine, iface, *id, *robot, frames) {
                     self.reporter.error(&format!(
                         "Thymio node {id}: no switch_controller, controller endpoints or joint \
                          space: {e}"
@@ -97,11 +98,6 @@ impl Control {
                 }
             }
             EngineEvent::RobotRemoved { node: id, .. } => self.remove(node.get(), *id),
-            EngineEvent::Owner {
-                robot,
-                owner,
-                dropped,
-            } => self.switches.on_owner(*robot, *owner, *dropped),
             _ => {}
         }
     }
@@ -110,6 +106,7 @@ impl Control {
         &mut self,
         node: &mut r2r::Node,
         engine: &Engine,
+        iface: &Interface,
         id: NodeId,
         robot: RobotId,
         frames: &Frames,
@@ -119,8 +116,9 @@ impl Control {
             .node(id)
             .map(|n| n.namespace().trim_matches('/').to_owned())
             .unwrap_or_default();
-        self.switches.add(node, id, robot, &ns)?;
-        self.controllers.add(node, id, robot, &ns)?;
+        self.switches.add(node, id, &ns)?;
+        self.controllers
+            .add(node, id, &ns, &iface.controllers.endpoints(id))?;
         let params = engine.robot_params(id);
         let publisher: Publisher<JointState> =
             node.create_publisher(&topic(&ns, JOINT_STATES), reliable(DEPTH))?;
@@ -130,7 +128,7 @@ impl Control {
                 node: id,
                 publisher: publisher.clone(),
                 names: frames.joints.clone(),
-                owners: self.switches.names().clone(),
+                owners: iface.switch.names().clone(),
             },
         );
         let bad = Arc::new(AtomicU64::new(0));
@@ -177,10 +175,16 @@ impl Control {
         }
     }
 
-    /// Serves the switches and the controllers.
-    pub fn serve(&mut self, now: Instant) {
-        self.switches.serve(now);
-        self.controllers.serve(now);
+    /// Hands the switch calls and the controllers' messages and calls to the layer (never waits).
+    pub fn serve(&mut self, engine: &Engine, iface: &mut Interface, now: Instant) {
+        self.switches.serve(engine, &mut iface.switch, now);
+        self.controllers.serve(&mut iface.controllers, now);
+    }
+
+    /// Publishes the owners that changed and what the controllers published.
+    pub fn publish(&mut self, iface: &Interface) {
+        self.switches.publish(&iface.switch);
+        self.controllers.publish(&iface.controllers);
     }
 
     /// Reports the subscribers of each robot's joint states to the layer's rate rule.
@@ -194,12 +198,17 @@ impl Control {
         }
     }
 
-    /// What `/diagnostics` shows of robot `id`: owner, commands dropped.
-    pub fn diagnostics(&self, id: NodeId, robot: Option<RobotId>) -> Vec<KeyValue> {
+    /// What `/diagnostics` shows of robot `id`: owner (the layer's `switch`), commands dropped.
+    pub fn diagnostics(
+        &self,
+        switch: &Switch,
+        id: NodeId,
+        robot: Option<RobotId>,
+    ) -> Vec<KeyValue> {
         let mut out = Vec::new();
         if let Some(robot) = robot {
-            let r = self.switches.report(robot);
-            out.push(kv(OWNER, self.switches.name(r.owner)));
+            let r = switch.report(robot);
+            out.push(kv(OWNER, switch.name(r.owner)));
             out.push(kv(DROPPED, r.dropped));
         }
         if let Some(j) = self.joints.get(&id) {

@@ -77,7 +77,7 @@ fn expect_passed(mut scenario: Proc, driver: &mut Proc, transport: &str, group: 
     assert!(
         result["passed"] == true && status.success(),
         "{group} on {transport}: {}\n--- client ({status}):\n{}\n--- driver:\n{}",
-        result["failure"],
+        result["failure"].as_str().unwrap_or_default(),
         scenario.seen.join("\n"),
         driver.seen.join("\n")
     );

@@ -81,7 +81,7 @@ class Ros2Client(Client):
         self._executor.add_node(self.node)
         self._spinner = threading.Thread(target=self._executor.spin, daemon=True)
         self._spinner.start()
-        self._publishers, self._clients, self._subs = {}, {}, []
+        self._publishers, self._clients, self._subs, self._actions = {}, {}, [], []
         logger = f"{self.ns}.asebaros" if self.ns else "asebaros"
         self.log = Subscription("/rosout")
         self._rosout = self.node.create_subscription(
@@ -143,7 +143,7 @@ class Ros2Client(Client):
             self._wait_future(inner.cancel_goal_async(), timeout, f"the cancel response of {action}")
 
         handle.result, handle.cancel = result, cancel
-        handle._client = client  # kept alive with the handle
+        self._actions.append(client)
         return handle
 
     def set_parameter(self, node, name, value, timeout=10.0):
@@ -165,6 +165,8 @@ class Ros2Client(Client):
 
     def close(self):
         self._executor.shutdown(timeout_sec=2)
+        self._spinner.join(timeout=2)
+        for client in self._actions:
+            client.destroy()
         self.node.destroy_node()
         rclpy.try_shutdown()
-

@@ -49,9 +49,13 @@ def main():
             from ros1_client import Ros1Client as Transport
         client = Transport(args.ns)
         GROUPS[args.group](client, {"dir": args.dir})
+        if client.differences:
+            raise ScenarioFailure("the group ran to its end")
         result["passed"], status = True, 0
     except ScenarioFailure as e:
-        result["failure"], status = str(e), 1
+        found = client.differences if client is not None else []
+        items = found + ([] if found and str(e) == "the group ran to its end" else [str(e)])
+        result["failure"], status = "\n - ".join([f"{len(items)} difference(s):"] + items), 1
         traceback.print_exc()
     except Exception as e:  # the client broke: not a behaviour of the driver
         result["failure"] = f"client error: {e!r}"
@@ -65,8 +69,10 @@ def main():
             except Exception:
                 traceback.print_exc()
     print(json.dumps(result), flush=True)
-    return status
+    sys.stderr.flush()
+    # no interpreter teardown: the client libraries' C++ destructors have nothing left to do and may abort
+    os._exit(status)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

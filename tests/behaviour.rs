@@ -101,7 +101,12 @@ fn run_ros2(group: &str, arena: &str) {
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         // the wheels' bootstrapper must run in the child to set its library path
         .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE");
-    expect_passed(Proc::spawn("rclpy scenarios", c), &mut driver, "ros2", group);
+    expect_passed(
+        Proc::spawn("rclpy scenarios", c),
+        &mut driver,
+        "ros2",
+        group,
+    );
     ros_driver::stop(driver);
 }
 
@@ -122,14 +127,21 @@ fn run_ros1(group: &str, arena: &str) {
         .arg("--no-ros")
         .env("ROS_NAMESPACE", &ns);
     let mut driver = Proc::spawn("thymio-rt run --ros1", d);
-    driver.wait_line(Duration::from_secs(60), |l| l.contains("ROS 1 interface up"));
+    driver.wait_line(Duration::from_secs(60), |l| {
+        l.contains("ROS 1 interface up")
+    });
     let mut c = scenario_command(Path::new(peers::PYTHON), "ros1", group, &ns, dir.path());
     c.env("ROS_MASTER_URI", peers::master_uri(port))
         .env("ROS_IP", "127.0.0.1")
         .env_remove("ROS_HOSTNAME")
         .env_remove("ROS_NAMESPACE")
         .env("ROS_HOME", dir.path().join("ros_home"));
-    expect_passed(Proc::spawn("rospy scenarios", c), &mut driver, "ros1", group);
+    expect_passed(
+        Proc::spawn("rospy scenarios", c),
+        &mut driver,
+        "ros1",
+        group,
+    );
     driver.signal(nix::sys::signal::Signal::SIGINT);
     let status = driver.wait_exit(Duration::from_secs(15));
     assert!(

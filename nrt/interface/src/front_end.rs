@@ -8,6 +8,8 @@
 //! hand each engine event to the layer, then to every front end, let the layer [`Interface::serve`] its timers and
 //! RT outputs, and let every front end [`FrontEnd::publish`].
 
+use crate::ground_truth::{GroundTruthSink, GroundTruthSource, GroundTruthThread};
+use crate::joints::JointRates;
 use crate::report::Reporter;
 use msgs::handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
@@ -17,23 +19,59 @@ use std::time::{Duration, Instant};
 pub struct Interface {
     /// The lines for ROS users (console and every front end's `/rosout`).
     pub reporter: Reporter,
+    /// The joint states' rate asked of the RT thread (from every front end's subscribers).
+    pub joints: JointRates,
+    /// The simulator's ground-truth thread, when the process runs one ([`Interface::start_ground_truth`]).
+    ground_truth: Option<GroundTruthThread>,
 }
 
 impl Interface {
     /// The layer with nothing served yet.
     pub fn new(reporter: Reporter) -> Interface {
-        Interface { reporter }
+        Interface {
+            reporter,
+            joints: JointRates::default(),
+            ground_truth: None,
+        }
+    }
+
+    /// Publishes the simulator's true poses from `source` on every front end's `sinks` (`sim/ground_truth`, see
+    /// [`crate::ground_truth`]).
+    pub fn start_ground_truth(
+        &mut self,
+        source: Box<dyn GroundTruthSource>,
+        sinks: Vec<std::sync::Arc<dyn GroundTruthSink>>,
+    ) -> std::io::Result<()> {
+        self.ground_truth = Some(GroundTruthThread::start(
+            source,
+            sinks,
+            self.reporter.clone(),
+        )?);
+        Ok(())
     }
 
     /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
-        let _ = (engine, event);
+        match event {
+            EngineEvent::RobotReady { node, robot } => self.joints.add(*node, *robot),
+            EngineEvent::RobotRemoved { node, .. } => {
+                self.joints.remove(*node, &engine.live_params())
+            }
+            _ => {}
+        }
     }
 
     /// Serves the layer's timers (held calls that timed out) and takes what the RT side produced for the front
     /// ends to publish in this iteration.
     pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
-        let _ = (engine, now);
+        if self.joints.due(now) {
+            let lines = self.joints.apply(now, &engine.live_params(), |id| {
+                engine.robot_params(id).joint_state_rate
+            });
+            for l in lines {
+                self.reporter.warn(&l);
+            }
+        }
     }
 
     /// Forgets what was published in this iteration.
@@ -46,14 +84,24 @@ pub trait FrontEnd {
     fn name(&self) -> &'static str;
     /// Serves what its clients asked since the last iteration (never waits): into the layer or the engine.
     fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant);
-    /// Reacts to one engine event (after the layer did): makes and removes a robot's endpoints, publishes events.
-    fn on_engine_event(&mut self, engine: &Engine, iface: &mut Interface, event: &EngineEvent);
+    /// Reacts to one engine event (after the layer did): makes and removes a robot's endpoints (and its own
+    /// parameters in the engine), publishes events.
+    fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent);
     /// Publishes what the layer and the engine have for it in this iteration (and its periodic topics when due).
     fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant);
+    /// Its `sim/ground_truth` publishers, if it publishes the simulator's ground truth (asked once, before the
+    /// robots are driven; see [`Interface::start_ground_truth`]).
+    fn ground_truth_sink(&mut self) -> Option<std::sync::Arc<dyn GroundTruthSink>> {
+        None
+    }
     /// Whether it still serves its clients (its I/O threads run); when one stops, the loop ends.
     fn alive(&self) -> bool;
     /// The hops it timed, for `--report`.
     fn hop_times(&self) -> Option<RosHops> {
+        None
+    }
+    /// What it says of its run when the driver stops (counters), if anything.
+    fn summary(&self) -> Option<String> {
         None
     }
 }

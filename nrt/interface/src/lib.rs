@@ -13,12 +13,21 @@
 //! - [`names`]: how the interface's names are made (robot namespaces, relative names);
 //! - [`reply`]: a held call (a service request or an action goal the front end answers later), whatever the
 //!   transport;
-//! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`).
+//! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`);
+//! - [`joints`]: the joint space (joint command validation, extended joint states, the joint state rate rule);
+//! - [`ground_truth`]: the embedded simulator's true poses as odometry, published from one thread to every front
+//!   end;
+//! - [`hop_times`]: the hops the front ends time, and their `/diagnostics` status;
+//! - [`cmd_vel`]: the stale-stamp rule of a stamped `cmd_vel`.
 #![warn(missing_docs)]
 
+pub mod cmd_vel;
+pub mod front_end;
+pub mod ground_truth;
+pub mod hop_times;
+pub mod joints;
 pub mod names;
 pub mod reply;
 pub mod report;
-pub mod front_end;
 
 pub use front_end::{FrontEnd, Interface};

@@ -1,10 +1,12 @@
 //! The ROS 1 front end's NRT side: the node made before the engine (its parameters are part of the
-//! configuration), then the running bridge that the NRT loop drives, alone ([`Ros1Bridge::step`]) or beside the
-//! ROS 2 bridge ([`Ros1Bridge::serve`], [`Ros1Bridge::on_engine_event`], [`Ros1Bridge::publish`] around its step).
+//! configuration), then the running bridge, one of the NRT loop's front ends ([`nrt_interface::FrontEnd`]), alone or
+//! beside the ROS 2 bridge.
 
 use super::aseba::{AsebaInterface, Call};
 use super::conv;
 use super::graph::{global, Graph};
+use super::ground_truth::Ros1GroundTruth;
+use super::joints::Ros1Joints;
 use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
 use super::rivals::RivalLookout;
@@ -12,11 +14,17 @@ use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::thymio::ThymioInterface;
 use super::watch::MasterWatch;
 use super::{params, Ros1Error, Ros1Options};
+use msgs::handoff::{NodeId, RosHops};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::ground_truth::GroundTruthSink;
+use nrt_interface::hop_times::{self, NrtHopTimers};
+use nrt_interface::joints::BAD_JOINT;
+use nrt_interface::{FrontEnd, Interface};
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Period of `/diagnostics` (asebaros' ROS 1 node updates its diagnostics from its 1 s ping timer).
@@ -73,10 +81,23 @@ impl Ros1Node {
         let (inbox, calls) = channel();
         let base = self.options.namespace.clone();
         let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
-        let thymio = ThymioInterface::new(&self.graph, &base, inbox)?;
+        let timers = NrtHopTimers::default();
+        let thymio = ThymioInterface::new(
+            &self.graph,
+            &base,
+            inbox,
+            timers.cmd_vel_to_set_point.clone(),
+        )?;
+        let joints = Ros1Joints::new(&self.graph, &base);
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
-        let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
-            .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
+        let odom_pub = OdomPublisher::start(
+            out,
+            thymio.odom_targets(),
+            joints.targets(),
+            self.graph.clone(),
+            timers.clone(),
+        )
+        .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
         let diagnostics = self.graph.advertise("/diagnostics", 10, false)?;
         let watch = MasterWatch::start(
             self.graph.master.clone(),
@@ -96,6 +117,10 @@ impl Ros1Node {
             odom_pub,
             aseba,
             thymio,
+            joints,
+            ground_truth: None,
+            timers,
+            base,
             calls,
             graph: self.graph,
         })
@@ -112,6 +137,14 @@ pub struct Ros1Bridge {
     odom_pub: OdomPublisher,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
+    /// The robots' joint space.
+    joints: Ros1Joints,
+    /// The robots' `sim/ground_truth`, when the process runs a simulator ([`FrontEnd::ground_truth_sink`]).
+    ground_truth: Option<Ros1GroundTruth>,
+    /// The hops timed on this front end.
+    timers: NrtHopTimers,
+    /// The node's namespace.
+    base: String,
     calls: Receiver<Call>,
     graph: Graph,
     /// Prefix of the status names (the node's name, as diagnostic_updater).
@@ -120,12 +153,21 @@ pub struct Ros1Bridge {
     last_diagnostics: Option<Instant>,
 }
 
-impl Ros1Bridge {
+impl FrontEnd for Ros1Bridge {
+    fn name(&self) -> &'static str {
+        "ROS 1"
+    }
+
     /// Takes into use the interfaces registered since the last call, and serves the requests that came from
     /// ROS 1 (never waits).
-    pub fn serve(&mut self, engine: &mut Engine) {
+    fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
         self.aseba.poll_built(engine);
         self.thymio.poll_built(engine);
+        self.joints.poll_built(engine);
+        if iface.joints.due(now) {
+            self.joints
+                .report_subscribers(self.name(), &mut iface.joints);
+        }
         while let Ok(call) = self.calls.try_recv() {
             match call {
                 Call::Robot {
@@ -136,27 +178,51 @@ impl Ros1Bridge {
                 call => self.aseba.serve(engine, call),
             }
         }
-        self.thymio.tick(engine, Instant::now());
+        self.thymio.tick(engine, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
-    pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
+    fn on_engine_event(
+        &mut self,
+        engine: &mut Engine,
+        _iface: &mut Interface,
+        event: &EngineEvent,
+    ) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
+        self.joints.on_engine_event(engine, event);
+        if let Some(g) = &self.ground_truth {
+            g.on_engine_event(engine, event);
+        }
     }
 
     /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
-    pub fn publish(&mut self, engine: &Engine) {
+    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
         self.aseba.publish_nodes(engine);
         self.look_for_rivals();
-        let now = Instant::now();
         if self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)
         {
             self.last_diagnostics = Some(now);
-            let mut status = diagnostics::array(&self.prefix, engine);
+            let (thymio, joints) = (&self.thymio, &self.joints);
+            let robot_values = |id: NodeId| {
+                let mut values = Vec::new();
+                if let Some(n) = thymio.stale_cmd_vel(id) {
+                    values.push(diagnostics::kv(diagnostics::STALE_CMD_VEL, n));
+                }
+                if let Some(n) = joints.bad_commands(id) {
+                    values.push(diagnostics::kv(BAD_JOINT, n));
+                }
+                values
+            };
+            let mut status = diagnostics::array_with(&self.prefix, engine, &robot_values);
             status.push(self.rivals.status(&self.prefix));
+            status.push(hop_times::status(
+                &self.prefix,
+                engine.rt_stats(),
+                &self.timers.summaries(),
+            ));
             let array = conv::diagnostics(status, conv::now());
             if let Err(e) = self.graph.publish(&self.diagnostics, &array) {
                 tracing::warn!("ROS 1: cannot publish /diagnostics: {e}");
@@ -164,6 +230,35 @@ impl Ros1Bridge {
         }
     }
 
+    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
+    fn alive(&self) -> bool {
+        self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
+    }
+
+    /// Publishes `sim/ground_truth` of the driven robots from now on.
+    fn ground_truth_sink(&mut self) -> Option<Arc<dyn GroundTruthSink>> {
+        let (graph, base) = (&self.graph, &self.base);
+        let g = self
+            .ground_truth
+            .get_or_insert_with(|| Ros1GroundTruth::new(graph, base));
+        Some(Arc::new(g.clone()))
+    }
+
+    /// The hops timed on this front end so far (for `--report`).
+    fn hop_times(&self) -> Option<RosHops> {
+        Some(self.timers.summaries())
+    }
+
+    fn summary(&self) -> Option<String> {
+        let (published, registrations) = self.counters();
+        Some(format!(
+            "ROS 1: {published} odometry samples published, registered again with a new master {registrations} \
+             time(s)"
+        ))
+    }
+}
+
+impl Ros1Bridge {
     /// Another publisher of a robot's `odom`, or another node holding our name, is another driver on the same
     /// names: said loudly when it starts and ends, ERROR in `/diagnostics` meanwhile.
     fn look_for_rivals(&mut self) {
@@ -192,21 +287,9 @@ impl Ros1Bridge {
         }
     }
 
-    /// One iteration of the loop when ROS 1 runs alone: waits for work at most as long as the engine allows
-    /// ([`Engine::longest_wait`] of `poll`), serves ROS 1, polls the engine, reacts to its events, publishes.
-    pub fn step(&mut self, engine: &mut Engine, poll: Duration) {
-        engine.doorbell().wait(engine.longest_wait(poll));
-        self.serve(engine);
-        engine.poll(Instant::now());
-        while let Some(event) = engine.next_event() {
-            self.on_engine_event(engine, &event);
-        }
-        self.publish(engine);
-    }
-
-    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
-    pub fn ros_alive(&self) -> bool {
-        self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
+    /// The owner names of the switch (`ros`, `joint`, the RT controllers), named in the joint states' `owner`.
+    pub fn set_owner_names(&mut self, names: msgs::handoff::OwnerNames) {
+        self.joints.set_owner_names(names);
     }
 
     /// Odometry samples published so far, and times everything was registered again with a new master.

@@ -6,7 +6,7 @@
 
 use super::controllers::Controllers;
 use super::diagnostics::{kv, KeyValue};
-use super::joints::{self, JointCommandTarget, JointTarget};
+use super::joints::{self, JointTarget};
 use super::odom_pub::OdomTargets;
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
@@ -15,30 +15,25 @@ use super::thymio_conv::Frames;
 use super::thymio_endpoints::{reliable, topic, DEPTH};
 use msgs::handoff::{NodeId, NrtControl, NrtLiveParams, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_interface::joints::{
+    JointCommandInput, JointRates, BAD_JOINT, JOINT_COMMAND, JOINT_STATES,
+};
 use r2r::thymio_rt_msgs::msg::JointState;
 use r2r::Publisher;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// How often the joint states' subscribers are counted (the rate asked of the RT thread
-/// follows within this).
-pub const RATE_CHECK: Duration = Duration::from_millis(100);
+use std::time::Instant;
 
 /// `/diagnostics` key: the owner of the wheels.
 pub const OWNER: &str = "Owner";
 /// `/diagnostics` key: commands from non-owners dropped by the RT thread.
 pub const DROPPED: &str = "Non-owner commands dropped";
-/// `/diagnostics` key: bad joint commands dropped.
-pub const BAD_JOINT: &str = "Bad joint commands dropped";
 
 struct JointRobot {
     robot: RobotId,
     /// For the subscriber count (the odometry publisher thread publishes on a clone).
     publisher: Publisher<JointState>,
-    /// The rate asked of the RT thread now.
-    rate: f64,
     command: TaskId,
     bad: Arc<AtomicU64>,
 }
@@ -54,7 +49,6 @@ pub struct Control {
     odom: OdomTargets,
     params: NrtLiveParams,
     reporter: Reporter,
-    last_rate_check: Option<Instant>,
 }
 
 impl Control {
@@ -78,7 +72,6 @@ impl Control {
             odom,
             params,
             reporter,
-            last_rate_check: None,
         }
     }
 
@@ -130,7 +123,7 @@ impl Control {
         self.controllers.add(node, id, robot, &ns)?;
         let params = engine.robot_params(id);
         let publisher: Publisher<JointState> =
-            node.create_publisher(&topic(&ns, "thymio_driver/joint_states"), reliable(DEPTH))?;
+            node.create_publisher(&topic(&ns, JOINT_STATES), reliable(DEPTH))?;
         self.odom.insert_joints(
             robot,
             JointTarget {
@@ -143,21 +136,21 @@ impl Control {
         let bad = Arc::new(AtomicU64::new(0));
         let sub = {
             let mut hot = self.hot.access();
-            joints::subscribe(hot.get(), &topic(&ns, "thymio_driver/joint_command"))?
+            joints::subscribe(hot.get(), &topic(&ns, JOINT_COMMAND))?
         };
         let task = joints::joint_command_task(
             sub,
-            JointCommandTarget {
-                params: self.params.clone(),
+            JointCommandInput::new(
+                self.params.clone(),
                 robot,
                 id,
-                joints: [
+                [
                     [params.left_wheel_joint.clone(), frames.joints[0].clone()],
                     [params.right_wheel_joint.clone(), frames.joints[1].clone()],
                 ],
-                reporter: self.reporter.clone(),
-                dropped: bad.clone(),
-            },
+                bad.clone(),
+            ),
+            self.reporter.clone(),
         );
         let command = self.hot.add_task(task);
         self.joints.insert(
@@ -165,7 +158,6 @@ impl Control {
             JointRobot {
                 robot,
                 publisher,
-                rate: 0.0,
                 command,
                 bad,
             },
@@ -178,7 +170,6 @@ impl Control {
         self.controllers.remove(node, id);
         if let Some(j) = self.joints.remove(&id) {
             self.hot.remove_task(j.command);
-            let _ = self.params.nrt_set_joint_state_hz(j.robot, 0.0);
             if let Some(t) = self.odom.remove_joints(j.robot) {
                 node.destroy_publisher(t.publisher);
             }
@@ -186,36 +177,20 @@ impl Control {
         }
     }
 
-    /// Serves the switches and the controllers, and asks the RT thread for joint states at
-    /// `joint_state_rate` while someone subscribes to them (0 otherwise).
-    pub fn serve(&mut self, engine: &Engine, now: Instant) {
+    /// Serves the switches and the controllers.
+    pub fn serve(&mut self, now: Instant) {
         self.switches.serve(now);
         self.controllers.serve(now);
-        if self
-            .last_rate_check
-            .is_some_and(|t| now.duration_since(t) < RATE_CHECK)
-        {
-            return;
-        }
-        self.last_rate_check = Some(now);
-        for (id, j) in self.joints.iter_mut() {
-            let heard = j
+    }
+
+    /// Reports the subscribers of each robot's joint states to the layer's rate rule.
+    pub fn report_subscribers(&self, front_end: &'static str, rates: &mut JointRates) {
+        for (id, j) in &self.joints {
+            let n = j
                 .publisher
                 .get_inter_process_subscription_count()
-                .is_ok_and(|n| n > 0);
-            let rate = if heard {
-                engine.robot_params(*id).joint_state_rate
-            } else {
-                0.0
-            };
-            if rate != j.rate {
-                match self.params.nrt_set_joint_state_hz(j.robot, rate) {
-                    Ok(()) => j.rate = rate,
-                    Err(e) => self
-                        .reporter
-                        .warn(&format!("node {id}: joint_state_rate {rate}: {e}")),
-                }
-            }
+                .unwrap_or(0);
+            rates.report(front_end, *id, n);
         }
     }
 

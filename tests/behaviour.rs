@@ -184,7 +184,7 @@ group!(
 group!(
     joints,
     super::OPEN,
-    ros1_ignored = "needs issue 24 ROS 1 parity: joints"
+    ros1_ignored = "needs issue 24 ROS 1 parity: switch (the joint space is switched to `joint`)"
 );
 group!(
     controllers,

@@ -176,28 +176,12 @@ group!(drive, super::OPEN);
 group!(sensors, super::WALL_BEHIND);
 group!(variables, super::OPEN);
 group!(load_script, super::OPEN);
-group!(
-    switch,
-    super::OPEN,
-    ros1_ignored = "needs issue 24 ROS 1 parity: switch"
-);
-group!(
-    joints,
-    super::OPEN,
-    ros1_ignored = "needs issue 24 ROS 1 parity: switch (the joint space is switched to `joint`)"
-);
-group!(
-    controllers,
-    super::OPEN,
-    ros1_ignored = "needs issue 24 ROS 1 parity: controllers"
-);
+group!(switch, super::OPEN);
+group!(joints, super::OPEN);
+group!(controllers, super::OPEN);
 group!(
     calibration,
     super::CALIBRATION,
     ros1_ignored = "needs issue 24 ROS 1 parity: calibration"
 );
-group!(
-    parameters,
-    super::OPEN,
-    ros1_ignored = "needs issue 24 ROS 1 parity: parameters (dynamic_reconfigure)"
-);
+group!(parameters, super::OPEN);

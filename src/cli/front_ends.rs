@@ -113,8 +113,7 @@ impl Nodes {
     }
 
     /// Creates every front end's interface on the running engine; the RT controllers are the layer's (`iface`),
-    /// served by every front end (the ROS 2 bridge's calibration action takes its private ports first); the
-    /// simulator's ground truth by the layer, on every front end.
+    /// served by every front end; the simulator's ground truth is the layer's too, published on every front end.
     pub fn start(
         self,
         config: &Config,

@@ -21,14 +21,14 @@ use std::time::{Duration, Instant};
 pub struct Interface {
     /// The lines for ROS users (console and every front end's `/rosout`).
     pub reporter: Reporter,
-    /// The robots' communication switches (`switch_controller`, `controller_owner`).
-    pub switch: Switch,
-    /// The RT controllers' ports: endpoints and parameters.
-    pub controllers: Controllers,
     /// The joint states' rate asked of the RT thread (from every front end's subscribers).
     pub joints: JointRates,
     /// The simulator's ground-truth thread, when the process runs one ([`Interface::start_ground_truth`]).
     ground_truth: Option<GroundTruthThread>,
+    /// The robots' communication switches (`switch_controller`, `controller_owner`).
+    pub switch: Switch,
+    /// The RT controllers' ports: endpoints and parameters.
+    pub controllers: Controllers,
 }
 
 impl Interface {
@@ -36,19 +36,11 @@ impl Interface {
     pub fn new(reporter: Reporter) -> Interface {
         Interface {
             reporter,
-            switch: Switch::default(),
-            controllers: Controllers::default(),
             joints: JointRates::default(),
             ground_truth: None,
+            switch: Switch::default(),
+            controllers: Controllers::default(),
         }
-    }
-
-    /// Serves the RT controllers of `control` (their names in the switch, their endpoints and parameters) from now
-    /// on; call it before the robots are driven (`Runtime::take_control`, after the calibration action took its
-    /// private ports).
-    pub fn serve_control(&mut self, control: NrtControl, engine: &Engine) {
-        self.switch.set_names(control.names.clone());
-        self.controllers = Controllers::new(control, engine.rt_bell());
     }
 
     /// Publishes the simulator's true poses from `source` on every front end's `sinks` (`sim/ground_truth`, see
@@ -66,10 +58,16 @@ impl Interface {
         Ok(())
     }
 
+    /// Serves the RT controllers of `control` (their names in the switch, their endpoints and parameters) from now
+    /// on; call it before the robots are driven (`Runtime::take_control`, after the calibration action took its
+    /// private ports).
+    pub fn serve_control(&mut self, control: NrtControl, engine: &Engine) {
+        self.switch.set_names(control.names.clone());
+        self.controllers = Controllers::new(control, engine.rt_bell());
+    }
+
     /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
-        self.switch.on_engine_event(event);
-        self.controllers.on_engine_event(event);
         match event {
             EngineEvent::RobotReady { node, robot } => self.joints.add(*node, *robot),
             EngineEvent::RobotRemoved { node, .. } => {
@@ -77,13 +75,13 @@ impl Interface {
             }
             _ => {}
         }
+        self.switch.on_engine_event(event);
+        self.controllers.on_engine_event(event);
     }
 
     /// Serves the layer's timers (held calls that timed out) and takes what the RT side produced for the front
     /// ends to publish in this iteration.
     pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
-        self.switch.serve(now);
-        self.controllers.serve(now);
         if self.joints.due(now) {
             let lines = self.joints.apply(now, &engine.live_params(), |id| {
                 engine.robot_params(id).joint_state_rate
@@ -92,6 +90,8 @@ impl Interface {
                 self.reporter.warn(&l);
             }
         }
+        self.switch.serve(now);
+        self.controllers.serve(now);
     }
 
     /// Answers what waited for the front ends to publish, and forgets what was published in this iteration.

@@ -10,6 +10,7 @@ use super::ground_truth::Ros1GroundTruth;
 use super::joints::Ros1Joints;
 use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
+use super::reconfigure::Reconfigure;
 use super::rivals::RivalLookout;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::thymio::ThymioInterface;
@@ -91,6 +92,8 @@ impl Ros1Node {
         )?;
         let joints = Ros1Joints::new(&self.graph, &base);
         let control = ControlInterface::new(&self.graph, &base);
+        let mut reconfigure = Reconfigure::new(&self.graph, &base);
+        reconfigure.add_bridge(engine, &self.options.node_name);
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = OdomPublisher::start(
             out,
@@ -119,11 +122,12 @@ impl Ros1Node {
             odom_pub,
             aseba,
             thymio,
-            control,
             joints,
             ground_truth: None,
             timers,
             base,
+            control,
+            reconfigure,
             calls,
             graph: self.graph,
         })
@@ -140,8 +144,6 @@ pub struct Ros1Bridge {
     odom_pub: OdomPublisher,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
-    /// The switches and the RT controllers' endpoints.
-    control: ControlInterface,
     /// The robots' joint space.
     joints: Ros1Joints,
     /// The robots' `sim/ground_truth`, when the process runs a simulator ([`FrontEnd::ground_truth_sink`]).
@@ -150,6 +152,10 @@ pub struct Ros1Bridge {
     timers: NrtHopTimers,
     /// The node's namespace.
     base: String,
+    /// The switches and the RT controllers' endpoints.
+    control: ControlInterface,
+    /// The live parameters (dynamic_reconfigure).
+    reconfigure: Reconfigure,
     calls: Receiver<Call>,
     graph: Graph,
     /// Prefix of the status names (the node's name, as diagnostic_updater).
@@ -185,17 +191,21 @@ impl FrontEnd for Ros1Bridge {
         }
         self.thymio.tick(engine, now);
         self.control.serve(engine, iface, now);
+        self.reconfigure
+            .serve(engine, Some(&mut iface.controllers), &iface.reporter, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
     fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
-        self.control.on_engine_event(engine, iface, event);
         self.joints.on_engine_event(engine, event);
         if let Some(g) = &self.ground_truth {
             g.on_engine_event(engine, event);
         }
+        self.control.on_engine_event(engine, iface, event);
+        self.reconfigure
+            .on_engine_event(engine, Some(&iface.controllers), event);
     }
 
     /// Publishes what changed (`aseba/nodes`, the robots' owners, the controllers' outputs), and `/diagnostics`

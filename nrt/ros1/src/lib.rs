@@ -31,6 +31,7 @@ pub mod master;
 pub mod net;
 pub mod odom_pub;
 pub mod params;
+pub mod reconfigure;
 pub mod rivals;
 pub mod thymio;
 pub mod thymio_inputs;

@@ -181,7 +181,7 @@ impl Control {
         self.controllers.serve(&mut iface.controllers, now);
     }
 
-    /// Publishes the owners that changed and what the controllers published in this iteration.
+    /// Publishes the owners that changed and what the controllers published.
     pub fn publish(&mut self, iface: &Interface) {
         self.switches.publish(&iface.switch);
         self.controllers.publish(&iface.controllers);

@@ -8,6 +8,7 @@
 //! hand each engine event to the layer, then to every front end, let the layer [`Interface::serve`] its timers and
 //! RT outputs, and let every front end [`FrontEnd::publish`].
 
+use crate::calibration::Calibration;
 use crate::report::Reporter;
 use msgs::handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
@@ -17,23 +18,29 @@ use std::time::{Duration, Instant};
 pub struct Interface {
     /// The lines for ROS users (console and every front end's `/rosout`).
     pub reporter: Reporter,
+    /// The `calibrate_motors` goals of every front end.
+    pub calibration: Calibration,
 }
 
 impl Interface {
     /// The layer with nothing served yet.
     pub fn new(reporter: Reporter) -> Interface {
-        Interface { reporter }
+        Interface {
+            calibration: Calibration::new(reporter.clone()),
+            reporter,
+        }
     }
 
     /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
-        let _ = (engine, event);
+        let _ = engine;
+        self.calibration.on_engine_event(event);
     }
 
     /// Serves the layer's timers (held calls that timed out) and takes what the RT side produced for the front
     /// ends to publish in this iteration.
     pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
-        let _ = (engine, now);
+        self.calibration.serve(engine, now);
     }
 
     /// Forgets what was published in this iteration.

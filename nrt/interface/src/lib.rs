@@ -13,12 +13,14 @@
 //! - [`names`]: how the interface's names are made (robot namespaces, relative names);
 //! - [`reply`]: a held call (a service request or an action goal the front end answers later), whatever the
 //!   transport;
-//! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`).
+//! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`);
+//! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`).
 #![warn(missing_docs)]
 
+pub mod calibration;
+pub mod front_end;
 pub mod names;
 pub mod reply;
 pub mod report;
-pub mod front_end;
 
 pub use front_end::{FrontEnd, Interface};

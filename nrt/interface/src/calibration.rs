@@ -409,7 +409,7 @@ impl Calibration {
         let Some((why, results, restore)) = end else {
             return;
         };
-        let Some(mut a) = self.active.remove(&node) else {
+        let Some(a) = self.active.remove(&node) else {
             return;
         };
         if restore {

@@ -3,18 +3,22 @@
 //! ROS 2 bridge ([`Ros1Bridge::serve`], [`Ros1Bridge::on_engine_event`], [`Ros1Bridge::publish`] around its step).
 
 use super::aseba::{AsebaInterface, Call};
+use super::calibration::CalibrationActions;
 use super::conv;
 use super::graph::{global, Graph};
 use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
 use super::rivals::RivalLookout;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
+use super::rosout::Rosout;
 use super::thymio::ThymioInterface;
 use super::watch::MasterWatch;
 use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::calibration::Calibration;
+use nrt_interface::report::Reporter;
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -66,14 +70,25 @@ impl Ros1Node {
         Ok(out)
     }
 
+    /// [`Self::start_with`] a reporter of its own, named after the node.
+    pub fn start(self, engine: &mut Engine) -> Result<Ros1Bridge, Ros1Error> {
+        let reporter = Reporter::new(self.graph.name.trim_start_matches('/'));
+        self.start_with(engine, &reporter)
+    }
+
     /// Creates the ROS 1 interface on `engine` (taking one of its odometry rings) and starts the odometry
-    /// publisher and master watcher threads.
-    pub fn start(mut self, engine: &mut Engine) -> Result<Ros1Bridge, Ros1Error> {
+    /// publisher and master watcher threads; `reporter`'s lines go to `/rosout` too from now on.
+    pub fn start_with(
+        mut self,
+        engine: &mut Engine,
+        reporter: &Reporter,
+    ) -> Result<Ros1Bridge, Ros1Error> {
         self.graph.set_bell(engine.doorbell());
+        reporter.add_sink(Rosout::advertise(&self.graph)?);
         let (inbox, calls) = channel();
         let base = self.options.namespace.clone();
-        let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
-        let thymio = ThymioInterface::new(&self.graph, &base, inbox)?;
+        let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone(), reporter.clone())?;
+        let thymio = ThymioInterface::new(&self.graph, &base, inbox, reporter.clone())?;
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
             .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
@@ -86,7 +101,11 @@ impl Ros1Node {
         .map_err(|e| Ros1Error::Thread("master watcher", e))?;
         let lookout = RivalLookout::start(self.graph.master.clone(), self.graph.caller_api.clone())
             .map_err(|e| Ros1Error::Thread("rival lookout", e))?;
+        let calibration = CalibrationActions::new(&self.graph, &base, reporter.clone());
         Ok(Ros1Bridge {
+            cal: Calibration::new(reporter.clone()),
+            calibration,
+            reporter: reporter.clone(),
             lookout,
             rivals: RivalWatch::default(),
             prefix: self.options.node_name.clone(),
@@ -118,9 +137,21 @@ pub struct Ros1Bridge {
     prefix: String,
     diagnostics: Publisher<DiagnosticArray>,
     last_diagnostics: Option<Instant>,
+    /// The lines for ROS users (the console and every front end's `/rosout`).
+    reporter: Reporter,
+    /// The robots' `calibrate_motors` actionlib servers.
+    calibration: CalibrationActions,
+    /// The layer's calibration goals ([`Ros1Bridge::start_calibration`]).
+    cal: Calibration,
 }
 
 impl Ros1Bridge {
+    /// Serves the `calibrate_motors` action of every driven robot, taking the calibration controller's private
+    /// ports out of `control`.
+    pub fn start_calibration(&mut self, control: &mut msgs::handoff::NrtControl) {
+        self.cal.take(control);
+    }
+
     /// Takes into use the interfaces registered since the last call, and serves the requests that came from
     /// ROS 1 (never waits).
     pub fn serve(&mut self, engine: &mut Engine) {
@@ -136,13 +167,18 @@ impl Ros1Bridge {
                 call => self.aseba.serve(engine, call),
             }
         }
-        self.thymio.tick(engine, Instant::now());
+        let now = Instant::now();
+        self.thymio.tick(engine, now);
+        self.calibration.serve(engine, &mut self.cal, now);
+        self.cal.serve(engine, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
+        self.cal.on_engine_event(event);
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
+        self.calibration.on_engine_event(engine, &self.cal, event);
     }
 
     /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
@@ -150,6 +186,7 @@ impl Ros1Bridge {
         self.aseba.publish_nodes(engine);
         self.look_for_rivals();
         let now = Instant::now();
+        self.calibration.publish(now);
         if self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)
@@ -159,7 +196,8 @@ impl Ros1Bridge {
             status.push(self.rivals.status(&self.prefix));
             let array = conv::diagnostics(status, conv::now());
             if let Err(e) = self.graph.publish(&self.diagnostics, &array) {
-                tracing::warn!("ROS 1: cannot publish /diagnostics: {e}");
+                self.reporter
+                    .warn(&format!("ROS 1: cannot publish /diagnostics: {e}"));
             }
         }
     }
@@ -185,9 +223,9 @@ impl Ros1Bridge {
         for c in changes {
             match c {
                 Change::Started { .. } | Change::NameTaken { .. } => {
-                    tracing::error!("ROS 1: {}", c.message())
+                    self.reporter.error(&c.message())
                 }
-                _ => tracing::info!("ROS 1: {}", c.message()),
+                _ => self.reporter.info(&c.message()),
             }
         }
     }

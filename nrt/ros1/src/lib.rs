@@ -17,8 +17,11 @@
 #![cfg(feature = "ros1")]
 #![warn(missing_docs)]
 
+pub mod actionlib;
+pub mod actionlib_state;
 pub mod aseba;
 mod bridge;
+pub mod calibration;
 pub mod conv;
 pub mod graph;
 pub mod master;
@@ -26,6 +29,7 @@ pub mod net;
 pub mod odom_pub;
 pub mod params;
 pub mod rivals;
+pub mod rosout;
 pub mod thymio;
 pub mod thymio_inputs;
 pub mod thymio_outputs;

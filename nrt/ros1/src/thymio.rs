@@ -22,6 +22,7 @@ use nrt_engine::thymio::actuators::{self, ScriptEvent};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::model;
+use nrt_interface::report::Reporter;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -49,6 +50,8 @@ struct RobotPlan {
     urdf: Option<String>,
     /// Where the actuator topics hand their commands.
     inbox: Inbox,
+    /// The lines for ROS users.
+    reporter: Reporter,
 }
 
 /// A robot's interface made by the registrar thread.
@@ -60,7 +63,7 @@ struct Built {
 /// Registers a robot's interface (on the registrar thread).
 fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
     let t = |leaf: &str| global(&[&p.base, &p.namespace, leaf]);
-    let (id, robot, live) = (p.id, p.robot, p.live);
+    let (id, robot, live, reporter) = (p.id, p.robot, p.live, p.reporter.clone());
     let mut sub = g.subscribe::<Twist>(&t("cmd_vel"), DEPTH)?;
     let cmd_vel = g.spawn(async move {
         let mut refusing = false;
@@ -72,7 +75,7 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
                     angular: t.angular.z,
                 },
                 Err(e) => {
-                    tracing::warn!("ROS 1: node {id}: cmd_vel: {e}");
+                    reporter.warn(&format!("ROS 1: node {id}: cmd_vel: {e}"));
                     continue;
                 }
             };
@@ -80,9 +83,9 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
                 Ok(()) => refusing = false,
                 Err(e) if !refusing => {
                     refusing = true;
-                    tracing::error!(
-                        "ROS 1: node {id}: cmd_vel refused: {e} (further refusals not logged until a valid one)"
-                    );
+                    reporter.error(&format!(
+                        "node {id}: cmd_vel refused: {e} (further refusals not logged until a valid one)"
+                    ));
                 }
                 Err(_) => {}
             }
@@ -151,18 +154,26 @@ pub struct ThymioInterface {
     static_transforms: Vec<gm::TransformStamped>,
     /// Robots whose alarm sounds, and when it sounds next.
     alarms: BTreeMap<NodeId, Instant>,
+    /// The lines for ROS users (the console and every front end's `/rosout`).
+    reporter: Reporter,
 }
 
 impl ThymioInterface {
     /// No robot yet; `/tf` and `/tf_static` are advertised now; the actuator topics will hand their commands to
     /// `inbox`.
-    pub fn new(graph: &Graph, base: &str, inbox: Inbox) -> Result<ThymioInterface, Ros1Error> {
+    pub fn new(
+        graph: &Graph,
+        base: &str,
+        inbox: Inbox,
+        reporter: Reporter,
+    ) -> Result<ThymioInterface, Ros1Error> {
         let (built_tx, built) = channel();
         Ok(ThymioInterface {
             odom: OdomTargets::new(graph.advertise("/tf", 100, false)?),
             tf_static: graph.advertise("/tf_static", 1, true)?,
             static_transforms: Vec::new(),
             alarms: BTreeMap::new(),
+            reporter,
             inbox,
             graph: graph.clone(),
             base: base.to_owned(),
@@ -206,7 +217,9 @@ impl ThymioInterface {
             EngineEvent::ObstacleStop { node, engaged } => {
                 if let Some(r) = self.robots.get(node) {
                     if let Err(e) = r.out.publish_obstacle_stop(&self.graph, *engaged) {
-                        tracing::warn!("ROS 1: node {node}: cannot publish obstacle_stop: {e}");
+                        self.reporter.warn(&format!(
+                            "ROS 1: node {node}: cannot publish obstacle_stop: {e}"
+                        ));
                     }
                 }
             }
@@ -265,14 +278,15 @@ impl ThymioInterface {
             live: engine.live_params(),
             urdf,
             inbox: self.inbox.clone(),
+            reporter: self.reporter.clone(),
         };
-        let tx = self.built_tx.clone();
+        let (tx, reporter) = (self.built_tx.clone(), self.reporter.clone());
         self.graph.submit(move |g| match robot_interface(g, plan) {
             Ok(built) => {
                 let _ = tx.send(built);
                 g.bell.ring();
             }
-            Err(e) => tracing::error!("ROS 1: Thymio node {id}: no driver interface: {e}"),
+            Err(e) => reporter.error(&format!("Thymio node {id}: no driver interface: {e}")),
         });
     }
 
@@ -294,7 +308,8 @@ impl ThymioInterface {
                 self.replace_static_frames(id, &b.robot.frames.prefix, own);
             }
             self.robots.insert(id, b.robot);
-            tracing::info!("ROS 1: Thymio node {id}: driver interface ready");
+            self.reporter
+                .info(&format!("Thymio node {id}: driver interface ready"));
         }
     }
 
@@ -327,7 +342,8 @@ impl ThymioInterface {
             transforms: self.static_transforms.clone(),
         };
         if let Err(e) = self.graph.publish(&self.tf_static, &msg) {
-            tracing::warn!("ROS 1: node {id}: cannot publish /tf_static: {e}");
+            self.reporter
+                .warn(&format!("ROS 1: node {id}: cannot publish /tf_static: {e}"));
         }
     }
 
@@ -340,7 +356,8 @@ impl ThymioInterface {
             r.out
                 .publish_proximity(&self.graph, &s.values, &slot.calibration, stamp, &r.frames);
         if let Err(e) = result {
-            tracing::warn!("ROS 1: node {id}: cannot publish proximity: {e}");
+            self.reporter
+                .warn(&format!("ROS 1: node {id}: cannot publish proximity: {e}"));
         }
     }
 
@@ -356,10 +373,10 @@ impl ThymioInterface {
             return;
         }
         match command {
-            RobotCommand::Events(Ok(events)) => emit(engine, node, topic, &events),
-            RobotCommand::Events(Err(e)) => {
-                tracing::error!("ROS 1: node {node}: {topic}: command refused: {e}")
-            }
+            RobotCommand::Events(Ok(events)) => emit(engine, node, topic, &events, &self.reporter),
+            RobotCommand::Events(Err(e)) => self
+                .reporter
+                .error(&format!("node {node}: {topic}: command refused: {e}")),
             RobotCommand::Alarm(true) => {
                 self.alarms.entry(node).or_insert_with(Instant::now);
             }
@@ -376,8 +393,8 @@ impl ThymioInterface {
         for (node, due) in self.alarms.iter_mut().filter(|(_, due)| **due <= now) {
             *due += period;
             match actuators::play_system_sound(actuators::ALARM_SOUND) {
-                Ok(ev) => emit(engine, *node, "alarm", &[ev]),
-                Err(e) => tracing::error!("ROS 1: node {node}: alarm: {e}"),
+                Ok(ev) => emit(engine, *node, "alarm", &[ev], &self.reporter),
+                Err(e) => self.reporter.error(&format!("node {node}: alarm: {e}")),
             }
         }
     }
@@ -411,16 +428,23 @@ impl ThymioInterface {
             threshold,
         );
         if let Err(e) = result {
-            tracing::warn!("ROS 1: node {id}: cannot publish {name}: {e}");
+            self.reporter
+                .warn(&format!("ROS 1: node {id}: cannot publish {name}: {e}"));
         }
     }
 }
 
 /// Sends script events to robot `node`, logging those the engine refuses.
-fn emit(engine: &mut Engine, node: NodeId, topic: &str, events: &[ScriptEvent]) {
+fn emit(
+    engine: &mut Engine,
+    node: NodeId,
+    topic: &str,
+    events: &[ScriptEvent],
+    reporter: &Reporter,
+) {
     for ev in events {
         if let Err(e) = engine.emit_script_event(node, ev.name, &ev.args) {
-            tracing::error!("ROS 1: node {node}: {topic}: {}: {e}", ev.name);
+            reporter.error(&format!("node {node}: {topic}: {}: {e}", ev.name));
         }
     }
 }

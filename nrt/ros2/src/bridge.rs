@@ -91,7 +91,7 @@ impl RosNode {
             BridgeParams::new(&mut self.node, effective, live).map_err(RosError::Interface)?;
         let base = self.node.namespace().map_err(RosError::Init)?;
         let drivers = DriverNodes::new(self.ctx.clone(), &base);
-        let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
+        let reporter = super::report::node_reporter(&mut self.node).map_err(RosError::Interface)?;
         let reader = nrt_engine::engine::ScriptReader::start(engine.doorbell())
             .map_err(|e| RosError::Spawn(e.to_string()))?;
         let aseba = AsebaInterface::new(&mut self.node, reporter.clone(), reader)
@@ -138,7 +138,6 @@ impl RosNode {
             odom_pub,
             timers,
             wake,
-            reporter,
             node,
             options: self.options,
             params,
@@ -146,7 +145,9 @@ impl RosNode {
             aseba,
             thymio,
             ground_truth: None,
-            calibration: None,
+            calibration: CalibrationActions::new(reporter.clone()),
+            cal: nrt_interface::calibration::Calibration::new(reporter.clone()),
+            reporter,
             control,
             diagnostics,
             last_diagnostics: None,
@@ -179,8 +180,10 @@ pub struct RosBridge {
     thymio: ThymioInterface,
     /// The simulator's ground truth, when the process runs one ([`RosBridge::start_ground_truth`]).
     ground_truth: Option<(GroundTruthTargets, GroundTruthPublisher)>,
-    /// The robots' `calibrate_motors` actions ([`RosBridge::start_calibration`]).
-    calibration: Option<CalibrationActions>,
+    /// The robots' `calibrate_motors` actions.
+    calibration: CalibrationActions,
+    /// The layer's calibration goals ([`RosBridge::start_calibration`]).
+    cal: nrt_interface::calibration::Calibration,
     /// The switches, RT controllers' endpoints and joint space of the robots.
     control: Control,
     diagnostics: Publisher<DiagnosticArray>,
@@ -223,9 +226,8 @@ impl RosBridge {
             self.on_engine_event(&mut node, engine, &event);
             observe(engine, &event);
         }
-        if let Some(c) = &mut self.calibration {
-            c.poll(engine);
-        }
+        self.calibration.serve(engine, &mut self.cal, now);
+        self.cal.serve(engine, now);
         self.drivers
             .serve(engine, &mut self.control.controllers, now);
         self.control.serve(engine, now);
@@ -295,9 +297,9 @@ impl RosBridge {
         self.thymio
             .on_engine_event(node, engine, &mut self.clocks, event);
         self.ground_truth_event(node, engine, event);
-        if let Some(c) = &mut self.calibration {
-            c.on_engine_event(node.get(), engine, event);
-        }
+        self.cal.on_engine_event(event);
+        self.calibration
+            .on_engine_event(node.get(), engine, &self.cal, event);
         let frames = match event {
             EngineEvent::RobotReady { node: id, .. } => self.thymio.frames(*id),
             _ => None,
@@ -325,11 +327,7 @@ impl RosBridge {
     /// controller's private ports out of `control` (see [`super::calibration_action`]); the rest
     /// of `control` is left for the other controllers' endpoints.
     pub fn start_calibration(&mut self, control: &mut msgs::handoff::NrtControl) {
-        self.calibration = CalibrationActions::take(control, self.reporter.clone());
-        if self.calibration.is_none() {
-            self.reporter
-                .warn("no calibrate_motors controller: the calibrate_motors action is off");
-        }
+        self.cal.take(control);
     }
 
     /// Serves the RT controllers of `control` (their endpoints and parameters, their names in

@@ -403,7 +403,7 @@ mod tests {
             ports: vec![ports],
         };
         let mut node = r2r::Node::create(crate::smoke_tests::context(), "ctl_test", "").unwrap();
-        let reporter = Reporter::new(&mut node).unwrap();
+        let reporter = crate::report::node_reporter(&mut node).unwrap();
         (Controllers::new(control, bell, reporter), rt)
     }
 

@@ -45,7 +45,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     let deadline = Instant::now() + TEST_TIMEOUT;
     let ns = format!("hot_path_{}", std::process::id());
     let mut node = r2r::Node::create(context(), "hot_path_bridge", &ns).expect("bridge node");
-    let reporter = Reporter::new(&mut node).expect("reporter");
+    let reporter = super::report::node_reporter(&mut node).expect("reporter");
     let qos = reliable(10);
     let odom = node
         .create_publisher::<Odometry>("odom", qos.clone())

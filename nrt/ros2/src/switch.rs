@@ -171,7 +171,7 @@ impl Switches {
         for (id, r) in self.robots.iter_mut() {
             for call in drain(&mut r.service).collect::<Vec<_>>() {
                 let wanted = call.message.owner.clone();
-                if wanted == super::calibration_action::ACTION {
+                if wanted == nrt_interface::calibration::ACTION {
                     // its controller only works with a goal: owned through the action only
                     let msg = format!(
                         "{wanted} takes the wheels through its action (calibrate_motors) only"

@@ -230,3 +230,96 @@ impl CalibrationActions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roslibrust::RosMessageType;
+
+    /// genmsg's rules for the messages of an action (genaction: `<A>ActionGoal` is a Header, a GoalID and the goal;
+    /// `<A>ActionResult` / `<A>ActionFeedback` a Header, a GoalStatus and the result / feedback), their MD5 sums
+    /// computed by Debian's genmsg over Debian's Header, GoalID and GoalStatus (those of the actionlib peer).
+    const GENACTION: &str = r#"
+import json, sys
+import genmsg.msg_loader as ml, genmsg.gentools as gt
+from std_msgs.msg import Header
+from actionlib_msgs.msg import GoalID, GoalStatus
+ctx = ml.MsgContext.create_default()
+def add(name, text):
+    spec = ml.load_msg_from_string(ctx, text, name)
+    ctx.register(name, spec)
+    return gt.compute_md5(ctx, spec)
+for cls, name in [(Header, 'std_msgs/Header'), (GoalID, 'actionlib_msgs/GoalID'), (GoalStatus, 'actionlib_msgs/GoalStatus')]:
+    assert add(name, cls._full_text.split('\n=====')[0]) == cls._md5sum, name
+pkg, a = 'thymio_rt_msgs', 'CalibrateMotors'
+goal, result, feedback = [p for p in open(sys.argv[1]).read().split('\n---\n')]
+out = {}
+for part, text in [('Goal', goal), ('Result', result), ('Feedback', feedback)]:
+    out[a + part] = add(f'{pkg}/{a}{part}', text)
+out[a + 'ActionGoal'] = add(f'{pkg}/{a}ActionGoal', f'Header header\nactionlib_msgs/GoalID goal_id\n{a}Goal goal\n')
+for part in ['Result', 'Feedback']:
+    out[a + 'Action' + part] = add(f'{pkg}/{a}Action{part}', f'Header header\nactionlib_msgs/GoalStatus status\n{a}{part} {part.lower()}\n')
+out[a + 'Action'] = add(f'{pkg}/{a}Action', f'{a}ActionGoal action_goal\n{a}ActionResult action_result\n{a}ActionFeedback action_feedback\n')
+print(json.dumps(out))
+"#;
+
+    #[test]
+    fn the_action_md5_sums_follow_genmsg() {
+        let action = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../msgs/ros/thymio_rt_msgs/action/CalibrateMotors.action"
+        );
+        let out = std::process::Command::new("/usr/bin/python3")
+            .args(["-c", GENACTION, action])
+            .output()
+            .expect("/usr/bin/python3 (scripts/setup-ros1.sh installs Debian's genmsg and actionlib)");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "genmsg: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let md5 = |name: &str| {
+            let key = format!("\"{name}\": \"");
+            let at = stdout.find(&key).unwrap_or_else(|| panic!("{name} in {stdout}")) + key.len();
+            stdout[at..at + 32].to_owned()
+        };
+        assert_eq!(tm::CalibrateMotorsGoal::DESCRIPTION.md5sum, md5("CalibrateMotorsGoal"));
+        assert_eq!(tm::CalibrateMotorsResult::DESCRIPTION.md5sum, md5("CalibrateMotorsResult"));
+        assert_eq!(tm::CalibrateMotorsFeedback::DESCRIPTION.md5sum, md5("CalibrateMotorsFeedback"));
+        assert_eq!(
+            tm::CalibrateMotorsActionGoal::DESCRIPTION.md5sum,
+            md5("CalibrateMotorsActionGoal")
+        );
+        assert_eq!(
+            tm::CalibrateMotorsActionResult::DESCRIPTION.md5sum,
+            md5("CalibrateMotorsActionResult")
+        );
+        assert_eq!(
+            tm::CalibrateMotorsActionFeedback::DESCRIPTION.md5sum,
+            md5("CalibrateMotorsActionFeedback")
+        );
+        assert_eq!(tm::CalibrateMotorsAction::DESCRIPTION.md5sum, md5("CalibrateMotorsAction"));
+    }
+
+    #[test]
+    fn a_goal_message_is_the_layers_goal() {
+        let g = goal(tm::CalibrateMotorsGoal {
+            motor_speeds: vec![100, 200],
+            motors: vec!["left".into()],
+            samples: 3,
+            timeout: 9.5,
+            dry_run: true,
+        });
+        assert_eq!(
+            g,
+            Goal {
+                motor_speeds: vec![100, 200],
+                motors: vec!["left".into()],
+                samples: 3,
+                timeout: 9.5,
+                dry_run: true
+            }
+        );
+    }
+}

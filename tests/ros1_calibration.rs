@@ -111,7 +111,10 @@ fn actionlib_calibrates_cancels_and_reads_the_rejections_on_rosout() {
     driver.drain();
     let log = driver.seen.join("\n");
     let all = lines.join("\n");
-    assert!(last.contains("\"done\""), "client: {last}\n{all}\ndriver:\n{log}");
+    assert!(
+        last.contains("\"done\""),
+        "client: {last}\n{all}\ndriver:\n{log}"
+    );
 
     // bad goals are rejected, each with ROS 2's reason as its status text
     let bad = events(&lines, "bad_goal");

@@ -2,7 +2,7 @@
 //! state machine of every driven Thymio, shared by every front end (a field of [`crate::Interface`]). The front ends
 //! are transports: ROS 2 an r2r action server, ROS 1 an actionlib server; each hands the goals it receives to
 //! [`Calibration::check`] and [`Calibration::start`], its cancels to [`Calibration::cancel`], and gets feedback and
-//! the result back through the goal's [`GoalHandle`]. It drives `rt::rosrt::calibration` (the RT controller that
+//! the result back through the goal's [`GoalHandle`]. It drives `rt::controllers::calibration` (the RT controller that
 //! runs the wheels and times the line crossings, through its private port) with
 //! `nrt_engine::thymio::calibration_run` (the plan, the session and the fit).
 //!

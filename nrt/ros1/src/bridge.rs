@@ -1,6 +1,6 @@
 //! The ROS 1 front end's NRT side: the node made before the engine (its parameters are part of the
-//! configuration), then the running bridge that the NRT loop drives, alone ([`Ros1Bridge::step`]) or beside the
-//! ROS 2 bridge ([`Ros1Bridge::serve`], [`Ros1Bridge::on_engine_event`], [`Ros1Bridge::publish`] around its step).
+//! configuration), then the running bridge, one of the NRT loop's front ends ([`nrt_interface::FrontEnd`]), alone or
+//! beside the ROS 2 bridge.
 
 use super::aseba::{AsebaInterface, Call};
 use super::calibration::CalibrationActions;
@@ -17,8 +17,8 @@ use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
-use nrt_interface::calibration::Calibration;
 use nrt_interface::report::Reporter;
+use nrt_interface::{FrontEnd, Interface};
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -70,15 +70,9 @@ impl Ros1Node {
         Ok(out)
     }
 
-    /// [`Self::start_with`] a reporter of its own, named after the node.
-    pub fn start(self, engine: &mut Engine) -> Result<Ros1Bridge, Ros1Error> {
-        let reporter = Reporter::new(self.graph.name.trim_start_matches('/'));
-        self.start_with(engine, &reporter)
-    }
-
     /// Creates the ROS 1 interface on `engine` (taking one of its odometry rings) and starts the odometry
     /// publisher and master watcher threads; `reporter`'s lines go to `/rosout` too from now on.
-    pub fn start_with(
+    pub fn start(
         mut self,
         engine: &mut Engine,
         reporter: &Reporter,
@@ -103,7 +97,6 @@ impl Ros1Node {
             .map_err(|e| Ros1Error::Thread("rival lookout", e))?;
         let calibration = CalibrationActions::new(&self.graph, &base, reporter.clone());
         Ok(Ros1Bridge {
-            cal: Calibration::new(reporter.clone()),
             calibration,
             reporter: reporter.clone(),
             lookout,
@@ -141,20 +134,16 @@ pub struct Ros1Bridge {
     reporter: Reporter,
     /// The robots' `calibrate_motors` actionlib servers.
     calibration: CalibrationActions,
-    /// The layer's calibration goals ([`Ros1Bridge::start_calibration`]).
-    cal: Calibration,
 }
 
-impl Ros1Bridge {
-    /// Serves the `calibrate_motors` action of every driven robot, taking the calibration controller's private
-    /// ports out of `control`.
-    pub fn start_calibration(&mut self, control: &mut msgs::handoff::NrtControl) {
-        self.cal.take(control);
+impl FrontEnd for Ros1Bridge {
+    fn name(&self) -> &'static str {
+        "ROS 1"
     }
 
     /// Takes into use the interfaces registered since the last call, and serves the requests that came from
     /// ROS 1 (never waits).
-    pub fn serve(&mut self, engine: &mut Engine) {
+    fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
         self.aseba.poll_built(engine);
         self.thymio.poll_built(engine);
         while let Ok(call) = self.calls.try_recv() {
@@ -167,25 +156,22 @@ impl Ros1Bridge {
                 call => self.aseba.serve(engine, call),
             }
         }
-        let now = Instant::now();
         self.thymio.tick(engine, now);
-        self.calibration.serve(engine, &mut self.cal, now);
-        self.cal.serve(engine, now);
+        self.calibration.serve(engine, &mut iface.calibration, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
-    pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
-        self.cal.on_engine_event(event);
+    fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
-        self.calibration.on_engine_event(engine, &self.cal, event);
+        self.calibration
+            .on_engine_event(engine, &iface.calibration, event);
     }
 
     /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
-    pub fn publish(&mut self, engine: &Engine) {
+    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
         self.aseba.publish_nodes(engine);
         self.look_for_rivals();
-        let now = Instant::now();
         self.calibration.publish(now);
         if self
             .last_diagnostics
@@ -202,6 +188,21 @@ impl Ros1Bridge {
         }
     }
 
+    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
+    fn alive(&self) -> bool {
+        self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
+    }
+
+    fn summary(&self) -> Option<String> {
+        let (published, registrations) = self.counters();
+        Some(format!(
+            "ROS 1: {published} odometry samples published, registered again with a new master {registrations} \
+             time(s)"
+        ))
+    }
+}
+
+impl Ros1Bridge {
     /// Another publisher of a robot's `odom`, or another node holding our name, is another driver on the same
     /// names: said loudly when it starts and ends, ERROR in `/diagnostics` meanwhile.
     fn look_for_rivals(&mut self) {
@@ -228,23 +229,6 @@ impl Ros1Bridge {
                 _ => self.reporter.info(&c.message()),
             }
         }
-    }
-
-    /// One iteration of the loop when ROS 1 runs alone: waits for work at most as long as the engine allows
-    /// ([`Engine::longest_wait`] of `poll`), serves ROS 1, polls the engine, reacts to its events, publishes.
-    pub fn step(&mut self, engine: &mut Engine, poll: Duration) {
-        engine.doorbell().wait(engine.longest_wait(poll));
-        self.serve(engine);
-        engine.poll(Instant::now());
-        while let Some(event) = engine.next_event() {
-            self.on_engine_event(engine, &event);
-        }
-        self.publish(engine);
-    }
-
-    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
-    pub fn ros_alive(&self) -> bool {
-        self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
     }
 
     /// Odometry samples published so far, and times everything was registered again with a new master.

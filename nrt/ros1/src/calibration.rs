@@ -272,7 +272,9 @@ print(json.dumps(out))
         let out = std::process::Command::new("/usr/bin/python3")
             .args(["-c", GENACTION, action])
             .output()
-            .expect("/usr/bin/python3 (scripts/setup-ros1.sh installs Debian's genmsg and actionlib)");
+            .expect(
+                "/usr/bin/python3 (scripts/setup-ros1.sh installs Debian's genmsg and actionlib)",
+            );
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
@@ -281,12 +283,24 @@ print(json.dumps(out))
         );
         let md5 = |name: &str| {
             let key = format!("\"{name}\": \"");
-            let at = stdout.find(&key).unwrap_or_else(|| panic!("{name} in {stdout}")) + key.len();
+            let at = stdout
+                .find(&key)
+                .unwrap_or_else(|| panic!("{name} in {stdout}"))
+                + key.len();
             stdout[at..at + 32].to_owned()
         };
-        assert_eq!(tm::CalibrateMotorsGoal::DESCRIPTION.md5sum, md5("CalibrateMotorsGoal"));
-        assert_eq!(tm::CalibrateMotorsResult::DESCRIPTION.md5sum, md5("CalibrateMotorsResult"));
-        assert_eq!(tm::CalibrateMotorsFeedback::DESCRIPTION.md5sum, md5("CalibrateMotorsFeedback"));
+        assert_eq!(
+            tm::CalibrateMotorsGoal::DESCRIPTION.md5sum,
+            md5("CalibrateMotorsGoal")
+        );
+        assert_eq!(
+            tm::CalibrateMotorsResult::DESCRIPTION.md5sum,
+            md5("CalibrateMotorsResult")
+        );
+        assert_eq!(
+            tm::CalibrateMotorsFeedback::DESCRIPTION.md5sum,
+            md5("CalibrateMotorsFeedback")
+        );
         assert_eq!(
             tm::CalibrateMotorsActionGoal::DESCRIPTION.md5sum,
             md5("CalibrateMotorsActionGoal")
@@ -299,7 +313,10 @@ print(json.dumps(out))
             tm::CalibrateMotorsActionFeedback::DESCRIPTION.md5sum,
             md5("CalibrateMotorsActionFeedback")
         );
-        assert_eq!(tm::CalibrateMotorsAction::DESCRIPTION.md5sum, md5("CalibrateMotorsAction"));
+        assert_eq!(
+            tm::CalibrateMotorsAction::DESCRIPTION.md5sum,
+            md5("CalibrateMotorsAction")
+        );
     }
 
     #[test]

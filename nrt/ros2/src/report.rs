@@ -33,32 +33,38 @@ pub fn level(severity: Severity) -> u8 {
     }
 }
 
-/// A node's `/rosout` publisher, a sink of the layer's reporter (r2r's publisher is `Send`, not `Sync`: the lock
-/// is held for one publish).
-pub struct Rosout(Mutex<Publisher<Log>>);
+/// A node's `/rosout` publisher, a sink of the layer's reporter: its lines are named after the node's logger
+/// (`ns.asebaros`), as rcl names them (r2r's publisher is `Send`, not `Sync`: the lock is held for one publish).
+pub struct Rosout {
+    publisher: Mutex<Publisher<Log>>,
+    logger: String,
+}
 
 impl Rosout {
     /// `node`'s `/rosout` publisher.
     pub fn new(node: &mut r2r::Node) -> Result<Arc<Rosout>, r2r::Error> {
         let publisher = node.create_publisher(ROSOUT, rosout_qos())?;
-        Ok(Arc::new(Rosout(Mutex::new(publisher))))
+        Ok(Arc::new(Rosout {
+            publisher: Mutex::new(publisher),
+            logger: node.logger().to_owned(),
+        }))
     }
 }
 
 impl LogSink for Rosout {
-    fn log(&self, severity: Severity, logger: &str, text: &str, stamp: SystemTime) {
+    fn log(&self, severity: Severity, _logger: &str, text: &str, stamp: SystemTime) {
         let since_epoch = stamp.duration_since(UNIX_EPOCH).unwrap_or_default();
         let log = Log {
             stamp: super::convert::time(since_epoch),
             level: level(severity),
-            name: logger.to_owned(),
+            name: self.logger.clone(),
             msg: text.to_owned(),
             file: file!().to_owned(),
             function: String::new(),
             line: line!(),
         };
         // A failed publish is already on the console.
-        let publisher = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let publisher = self.publisher.lock().unwrap_or_else(|e| e.into_inner());
         let _ = publisher.publish(&log);
     }
 }

@@ -9,7 +9,6 @@ use super::hot::HotNode;
 use super::joints::{self, JointCommandTarget, JointTarget};
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig, OdomRobot, OdomTargets};
 use super::rclpy_peer::rerun_without_ld_library_path;
-use super::report::Reporter;
 use super::smoke_tests::context;
 use super::spinner::{SharedNode, Spinner};
 use super::thymio_conv::Frames;

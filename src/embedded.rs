@@ -99,19 +99,18 @@ impl SimGroundTruth {
     }
 }
 
-#[cfg(feature = "ros2")]
-impl nrt_ros2::ground_truth::GroundTruthSource for SimGroundTruth {
-    fn read(&mut self, out: &mut Vec<nrt_ros2::ground_truth::TruePose>) -> Option<u64> {
+impl nrt_interface::ground_truth::GroundTruthSource for SimGroundTruth {
+    fn read(&mut self, out: &mut Vec<nrt_interface::ground_truth::TruePose>) -> Option<u64> {
         let (t_ms, poses) = SimGroundTruth::read(self);
         out.clear();
-        out.extend(
-            poses.map(|(id, [x, y, theta])| nrt_ros2::ground_truth::TruePose {
+        out.extend(poses.map(
+            |(id, [x, y, theta])| nrt_interface::ground_truth::TruePose {
                 node: msgs::handoff::NodeId(id),
                 x,
                 y,
                 theta,
-            }),
-        );
+            },
+        ));
         Some(t_ms * 1_000_000)
     }
 }

@@ -112,8 +112,8 @@ impl Nodes {
         "asebaros".into()
     }
 
-    /// Creates every front end's interface on the running engine; the RT controllers and the simulator's ground
-    /// truth are served by the ROS 2 bridge when it runs.
+    /// Creates every front end's interface on the running engine; the RT controllers are the layer's (`iface`),
+    /// served by every front end; the simulator's ground truth is the layer's too, published on every front end.
     pub fn start(
         self,
         config: &Config,
@@ -123,18 +123,14 @@ impl Nodes {
         let _ = &config;
         let mut out: Vec<Box<dyn FrontEnd>> = Vec::new();
         // the calibration action is the layer's, whatever the front ends: it takes its controller's private ports
-        // once; the switch and the controllers' endpoints serve the rest
-        let mut control = if self.count() > 0 {
-            rt.take_control()
-        } else {
-            None
-        };
+        // once
+        let mut control = rt.take_control();
         if let Some(control) = control.as_mut() {
             iface.calibration.take(control);
         }
         #[cfg(feature = "ros2")]
         if let Some(node) = self.ros2 {
-            let mut bridge = node
+            let bridge = node
                 .start(
                     &config.to_mapping(),
                     Config::is_live,
@@ -142,22 +138,30 @@ impl Nodes {
                     &iface.reporter,
                 )
                 .map_err(CliError::new)?;
-            if let Some(control) = control.take() {
-                bridge.serve_control(control, &rt.engine);
-            }
-            if let Some(sim) = rt.sim() {
-                bridge
-                    .start_ground_truth(Box::new(sim.ground_truth()))
-                    .map_err(CliError::new)?;
-            }
             out.push(Box::new(bridge));
+        }
+        // the switch and the controllers' endpoints serve the rest, on every front end
+        if let Some(control) = control {
+            iface.serve_control(control, &rt.engine);
         }
         #[cfg(feature = "ros1")]
         if let Some(node) = self.ros1 {
-            let bridge = node
+            let mut bridge = node
                 .start(&mut rt.engine, &iface.reporter)
                 .map_err(CliError::new)?;
+            bridge.set_owner_names(crate::config::ControlParams::owner_names());
             out.push(Box::new(bridge));
+        }
+        if let Some(sim) = rt.sim() {
+            let sinks: Vec<_> = out
+                .iter_mut()
+                .filter_map(|f| f.ground_truth_sink())
+                .collect();
+            if !sinks.is_empty() {
+                iface
+                    .start_ground_truth(Box::new(sim.ground_truth()), sinks)
+                    .map_err(CliError::new)?;
+            }
         }
         let names: Vec<&str> = out.iter().map(|f| f.name()).collect();
         match names.as_slice() {

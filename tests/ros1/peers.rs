@@ -108,7 +108,37 @@ pub fn rospy(port: u16, scenario: &[&str], timeout: Duration) -> serde_json::Val
 /// Runs a scenario of the rospy peer through `launcher` (`timeout`, or `ip netns exec NS timeout` for another
 /// host) with `ROS_MASTER_URI=master` and `ROS_IP=ros_ip`, bounded by `timeout`; its JSON result.
 pub fn rospy_in(
+    launcher: Command,
+    master: &str,
+    ros_ip: &str,
+    scenario: &[&str],
+    timeout: Duration,
+) -> serde_json::Value {
+    script_in(launcher, &script(), master, ros_ip, scenario, timeout)
+}
+
+/// Runs a scenario of the rospy peer `name` of tests/ros1 (e.g. `control_peer.py`, which shares rospy_peer.py's
+/// helpers) against the master on `port` (bounded by `timeout`); its JSON result.
+pub fn rospy_script(
+    port: u16,
+    name: &str,
+    scenario: &[&str],
+    timeout: Duration,
+) -> serde_json::Value {
+    let path = common::root().join("tests/ros1").join(name);
+    script_in(
+        Command::new("timeout"),
+        &path,
+        &master_uri(port),
+        "127.0.0.1",
+        scenario,
+        timeout,
+    )
+}
+
+fn script_in(
     mut launcher: Command,
+    script: &std::path::Path,
     master: &str,
     ros_ip: &str,
     scenario: &[&str],
@@ -121,7 +151,7 @@ pub fn rospy_in(
     launcher
         .arg(format!("{}", timeout.as_secs()))
         .arg(PYTHON)
-        .arg(script())
+        .arg(script)
         .args(scenario)
         .env("ROS_MASTER_URI", master)
         .env("ROS_IP", ros_ip)

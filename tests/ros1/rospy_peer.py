@@ -32,18 +32,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MSG_DIR = os.path.join(ROOT, "nrt", "ros1", "msg")
 
 
+def package_dir(package):
+    """A package of nrt/ros1/msg, or thymio-rt's own of msgs/ros (thymio_rt_msgs, defined once for both ROS)."""
+    vendored = os.path.join(MSG_DIR, package)
+    return vendored if os.path.isdir(vendored) else os.path.join(ROOT, "msgs", "ros", package)
+
+
 def generated(package):
-    """Generates (genpy) and imports the Python classes of a package of nrt/ros1/msg."""
+    """Generates (genpy) and imports the Python classes of a package of nrt/ros1/msg (or thymio_rt_msgs)."""
     from genpy.generator import MsgGenerator, SrvGenerator
     from genpy import generate_initpy
     import importlib
 
     out = tempfile.mkdtemp(prefix=package + "_py_")
     pkg = os.path.join(out, package)
-    search = {package: [os.path.join(MSG_DIR, package, "msg")],
-              "std_msgs": [os.path.join(MSG_DIR, "std_msgs", "msg")]}
+    search = {p: [os.path.join(MSG_DIR, p, "msg")] for p in os.listdir(MSG_DIR)}
+    search[package] = [os.path.join(package_dir(package), "msg")]
     for kind, gen in (("msg", MsgGenerator()), ("srv", SrvGenerator())):
-        src = os.path.join(MSG_DIR, package, kind)
+        src = os.path.join(package_dir(package), kind)
         if not os.path.isdir(src):
             continue
         files = sorted(os.path.join(src, f) for f in os.listdir(src))

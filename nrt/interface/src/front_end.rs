@@ -9,8 +9,12 @@
 //! RT outputs, and let every front end [`FrontEnd::publish`].
 
 use crate::calibration::Calibration;
+use crate::controllers::Controllers;
+use crate::ground_truth::{GroundTruthSink, GroundTruthSource, GroundTruthThread};
+use crate::joints::JointRates;
 use crate::report::Reporter;
-use msgs::handoff::RosHops;
+use crate::switch::Switch;
+use msgs::handoff::{NrtControl, RosHops};
 use nrt_engine::engine::{Engine, EngineEvent};
 use std::time::{Duration, Instant};
 
@@ -20,6 +24,14 @@ pub struct Interface {
     pub reporter: Reporter,
     /// The `calibrate_motors` goals of every front end.
     pub calibration: Calibration,
+    /// The joint states' rate asked of the RT thread (from every front end's subscribers).
+    pub joints: JointRates,
+    /// The simulator's ground-truth thread, when the process runs one ([`Interface::start_ground_truth`]).
+    ground_truth: Option<GroundTruthThread>,
+    /// The robots' communication switches (`switch_controller`, `controller_owner`).
+    pub switch: Switch,
+    /// The RT controllers' ports: endpoints and parameters.
+    pub controllers: Controllers,
 }
 
 impl Interface {
@@ -28,23 +40,71 @@ impl Interface {
         Interface {
             calibration: Calibration::new(reporter.clone()),
             reporter,
+            joints: JointRates::default(),
+            ground_truth: None,
+            switch: Switch::default(),
+            controllers: Controllers::default(),
         }
+    }
+
+    /// Publishes the simulator's true poses from `source` on every front end's `sinks` (`sim/ground_truth`, see
+    /// [`crate::ground_truth`]).
+    pub fn start_ground_truth(
+        &mut self,
+        source: Box<dyn GroundTruthSource>,
+        sinks: Vec<std::sync::Arc<dyn GroundTruthSink>>,
+    ) -> std::io::Result<()> {
+        self.ground_truth = Some(GroundTruthThread::start(
+            source,
+            sinks,
+            self.reporter.clone(),
+        )?);
+        Ok(())
+    }
+
+    /// Serves the RT controllers of `control` (their names in the switch, their endpoints and parameters) from now
+    /// on; call it before the robots are driven (`Runtime::take_control`, after the calibration action took its
+    /// private ports).
+    pub fn serve_control(&mut self, control: NrtControl, engine: &Engine) {
+        self.switch.set_names(control.names.clone());
+        self.controllers = Controllers::new(control, engine.rt_bell());
     }
 
     /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
-        let _ = engine;
         self.calibration.on_engine_event(event);
+        match event {
+            EngineEvent::RobotReady { node, robot } => self.joints.add(*node, *robot),
+            EngineEvent::RobotRemoved { node, .. } => {
+                self.joints.remove(*node, &engine.live_params())
+            }
+            _ => {}
+        }
+        self.switch.on_engine_event(event);
+        self.controllers.on_engine_event(event);
     }
 
     /// Serves the layer's timers (held calls that timed out) and takes what the RT side produced for the front
     /// ends to publish in this iteration.
     pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
         self.calibration.serve(engine, now);
+        if self.joints.due(now) {
+            let lines = self.joints.apply(now, &engine.live_params(), |id| {
+                engine.robot_params(id).joint_state_rate
+            });
+            for l in lines {
+                self.reporter.warn(&l);
+            }
+        }
+        self.switch.serve(now);
+        self.controllers.serve(now);
     }
 
-    /// Forgets what was published in this iteration.
-    pub fn end_step(&mut self) {}
+    /// Answers what waited for the front ends to publish, and forgets what was published in this iteration.
+    pub fn end_step(&mut self) {
+        self.switch.end_step();
+        self.controllers.end_step();
+    }
 }
 
 /// A ROS front end: a transport over the layer.
@@ -58,6 +118,11 @@ pub trait FrontEnd {
     fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent);
     /// Publishes what the layer and the engine have for it in this iteration (and its periodic topics when due).
     fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant);
+    /// Its `sim/ground_truth` publishers, if it publishes the simulator's ground truth (asked once, before the
+    /// robots are driven; see [`Interface::start_ground_truth`]).
+    fn ground_truth_sink(&mut self) -> Option<std::sync::Arc<dyn GroundTruthSink>> {
+        None
+    }
     /// Whether it still serves its clients (its I/O threads run); when one stops, the loop ends.
     fn alive(&self) -> bool;
     /// The hops it timed, for `--report`.

@@ -13,14 +13,29 @@
 //! - [`names`]: how the interface's names are made (robot namespaces, relative names);
 //! - [`reply`]: a held call (a service request or an action goal the front end answers later), whatever the
 //!   transport;
+//! - [`joints`]: the joint space (joint command validation, extended joint states, the joint state rate rule);
+//! - [`ground_truth`]: the embedded simulator's true poses as odometry, published from one thread to every front
+//!   end;
+//! - [`hop_times`]: the hops the front ends time, and their `/diagnostics` status;
+//! - [`cmd_vel`]: the stale-stamp rule of a stamped `cmd_vel`;
+//! - [`params`]: the nodes' parameters (tables, verdicts of a set);
 //! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`);
+//! - [`switch`]: each robot's communication switch (`switch_controller`, `controller_owner`);
+//! - [`controllers`]: the RT controllers' endpoints and parameters;
 //! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`).
 #![warn(missing_docs)]
 
 pub mod calibration;
+pub mod cmd_vel;
+pub mod controllers;
 pub mod front_end;
+pub mod ground_truth;
+pub mod hop_times;
+pub mod joints;
 pub mod names;
+pub mod params;
 pub mod reply;
 pub mod report;
+pub mod switch;
 
 pub use front_end::{FrontEnd, Interface};

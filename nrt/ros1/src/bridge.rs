@@ -4,23 +4,32 @@
 
 use super::aseba::{AsebaInterface, Call};
 use super::calibration::CalibrationActions;
+use super::control::ControlInterface;
 use super::conv;
 use super::graph::{global, Graph};
+use super::ground_truth::Ros1GroundTruth;
+use super::joints::Ros1Joints;
 use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
+use super::reconfigure::Reconfigure;
 use super::rivals::RivalLookout;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::rosout::Rosout;
 use super::thymio::ThymioInterface;
 use super::watch::MasterWatch;
 use super::{params, Ros1Error, Ros1Options};
+use msgs::handoff::{NodeId, RosHops};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::ground_truth::GroundTruthSink;
+use nrt_interface::hop_times::{self, NrtHopTimers};
+use nrt_interface::joints::BAD_JOINT;
 use nrt_interface::report::Reporter;
 use nrt_interface::{FrontEnd, Interface};
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Period of `/diagnostics` (asebaros' ROS 1 node updates its diagnostics from its 1 s ping timer).
@@ -82,10 +91,27 @@ impl Ros1Node {
         let (inbox, calls) = channel();
         let base = self.options.namespace.clone();
         let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone(), reporter.clone())?;
-        let thymio = ThymioInterface::new(&self.graph, &base, inbox, reporter.clone())?;
+        let timers = NrtHopTimers::default();
+        let thymio = ThymioInterface::new(
+            &self.graph,
+            &base,
+            inbox,
+            timers.cmd_vel_to_set_point.clone(),
+            reporter.clone(),
+        )?;
+        let joints = Ros1Joints::new(&self.graph, &base);
+        let control = ControlInterface::new(&self.graph, &base);
+        let mut reconfigure = Reconfigure::new(&self.graph, &base);
+        reconfigure.add_bridge(engine, &self.options.node_name);
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
-        let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
-            .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
+        let odom_pub = OdomPublisher::start(
+            out,
+            thymio.odom_targets(),
+            joints.targets(),
+            self.graph.clone(),
+            timers.clone(),
+        )
+        .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
         let diagnostics = self.graph.advertise("/diagnostics", 10, false)?;
         let watch = MasterWatch::start(
             self.graph.master.clone(),
@@ -108,6 +134,12 @@ impl Ros1Node {
             odom_pub,
             aseba,
             thymio,
+            joints,
+            ground_truth: None,
+            timers,
+            base,
+            control,
+            reconfigure,
             calls,
             graph: self.graph,
         })
@@ -124,6 +156,18 @@ pub struct Ros1Bridge {
     odom_pub: OdomPublisher,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
+    /// The robots' joint space.
+    joints: Ros1Joints,
+    /// The robots' `sim/ground_truth`, when the process runs a simulator ([`FrontEnd::ground_truth_sink`]).
+    ground_truth: Option<Ros1GroundTruth>,
+    /// The hops timed on this front end.
+    timers: NrtHopTimers,
+    /// The node's namespace.
+    base: String,
+    /// The switches and the RT controllers' endpoints.
+    control: ControlInterface,
+    /// The live parameters (dynamic_reconfigure).
+    reconfigure: Reconfigure,
     calls: Receiver<Call>,
     graph: Graph,
     /// Prefix of the status names (the node's name, as diagnostic_updater).
@@ -146,6 +190,11 @@ impl FrontEnd for Ros1Bridge {
     fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
         self.aseba.poll_built(engine);
         self.thymio.poll_built(engine);
+        self.joints.poll_built(engine);
+        if iface.joints.due(now) {
+            self.joints
+                .report_subscribers(self.name(), &mut iface.joints);
+        }
         while let Ok(call) = self.calls.try_recv() {
             match call {
                 Call::Robot {
@@ -157,6 +206,9 @@ impl FrontEnd for Ros1Bridge {
             }
         }
         self.thymio.tick(engine, now);
+        self.control.serve(engine, iface, now);
+        self.reconfigure
+            .serve(engine, Some(&mut iface.controllers), &iface.reporter, now);
         self.calibration.serve(engine, &mut iface.calibration, now);
     }
 
@@ -164,13 +216,22 @@ impl FrontEnd for Ros1Bridge {
     fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
+        self.joints.on_engine_event(engine, event);
+        if let Some(g) = &self.ground_truth {
+            g.on_engine_event(engine, event);
+        }
+        self.control.on_engine_event(engine, iface, event);
+        self.reconfigure
+            .on_engine_event(engine, Some(&iface.controllers), event);
         self.calibration
             .on_engine_event(engine, &iface.calibration, event);
     }
 
-    /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
-    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
+    /// Publishes what changed (`aseba/nodes`, the robots' owners, the controllers' outputs), and `/diagnostics`
+    /// when due.
+    fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant) {
         self.aseba.publish_nodes(engine);
+        self.control.publish(iface);
         self.look_for_rivals();
         self.calibration.publish(now);
         if self
@@ -178,8 +239,24 @@ impl FrontEnd for Ros1Bridge {
             .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)
         {
             self.last_diagnostics = Some(now);
-            let mut status = diagnostics::array(&self.prefix, engine);
+            let (thymio, joints) = (&self.thymio, &self.joints);
+            let robot_values = |id: NodeId| {
+                let mut values = Vec::new();
+                if let Some(n) = thymio.stale_cmd_vel(id) {
+                    values.push(diagnostics::kv(diagnostics::STALE_CMD_VEL, n));
+                }
+                if let Some(n) = joints.bad_commands(id) {
+                    values.push(diagnostics::kv(BAD_JOINT, n));
+                }
+                values
+            };
+            let mut status = diagnostics::array_with(&self.prefix, engine, &robot_values);
             status.push(self.rivals.status(&self.prefix));
+            status.push(hop_times::status(
+                &self.prefix,
+                engine.rt_stats(),
+                &self.timers.summaries(),
+            ));
             let array = conv::diagnostics(status, conv::now());
             if let Err(e) = self.graph.publish(&self.diagnostics, &array) {
                 self.reporter
@@ -191,6 +268,20 @@ impl FrontEnd for Ros1Bridge {
     /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
     fn alive(&self) -> bool {
         self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
+    }
+
+    /// Publishes `sim/ground_truth` of the driven robots from now on.
+    fn ground_truth_sink(&mut self) -> Option<Arc<dyn GroundTruthSink>> {
+        let (graph, base) = (&self.graph, &self.base);
+        let g = self
+            .ground_truth
+            .get_or_insert_with(|| Ros1GroundTruth::new(graph, base));
+        Some(Arc::new(g.clone()))
+    }
+
+    /// The hops timed on this front end so far (for `--report`).
+    fn hop_times(&self) -> Option<RosHops> {
+        Some(self.timers.summaries())
     }
 
     fn summary(&self) -> Option<String> {
@@ -229,6 +320,11 @@ impl Ros1Bridge {
                 _ => self.reporter.info(&c.message()),
             }
         }
+    }
+
+    /// The owner names of the switch (`ros`, `joint`, the RT controllers), named in the joint states' `owner`.
+    pub fn set_owner_names(&mut self, names: msgs::handoff::OwnerNames) {
+        self.joints.set_owner_names(names);
     }
 
     /// Odometry samples published so far, and times everything was registered again with a new master.

@@ -8,7 +8,8 @@
 //!    of `ROS_HOSTNAME` / `ROS_IP` ([`net::addr`]);
 //! 2. [`Ros1Node::parameter_overrides`] reads the parameter server (ROS-Thymio's ROS 1 names, at start only);
 //! 3. the engine is built from the merged configuration, and [`Ros1Node::start`] creates the interface
-//!    ([`aseba`], [`thymio`]) and the odometry publisher ([`odom_pub`]) and master watcher ([`watch`]) threads;
+//!    ([`aseba`], [`thymio`], [`joints`], [`control`]; [`ground_truth`] when a simulator runs) and the odometry
+//!    publisher ([`odom_pub`]) and master watcher ([`watch`]) threads;
 //! 4. the NRT loop drives the running bridge as one of its front ends ([`nrt_interface::FrontEnd`]).
 //!
 //! Hot paths as in ROS 2: `cmd_vel` goes to the RT set-point from the socket task that received it; odometry is
@@ -22,12 +23,18 @@ pub mod actionlib_state;
 pub mod aseba;
 mod bridge;
 pub mod calibration;
+pub mod cmd_vel;
+pub mod control;
+pub mod controllers;
 pub mod conv;
 pub mod graph;
+pub mod ground_truth;
+pub mod joints;
 pub mod master;
 pub mod net;
 pub mod odom_pub;
 pub mod params;
+pub mod reconfigure;
 pub mod rivals;
 pub mod rosout;
 pub mod thymio;

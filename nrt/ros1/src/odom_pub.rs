@@ -1,7 +1,8 @@
 //! The ROS 1 odometry publisher thread: the RT thread pushes each odometry sample into a ring of its own (one of
 //! [`msgs::handoff::ChannelConfig::odometry_out_consumers`]; the ROS 2 front end has another) and rings this
 //! thread, which publishes `odom`, `/tf` (odom → base_link and the two wheels) and `joint_states` of that robot at
-//! once, then waits again. It never goes through the NRT loop; the serialised messages are queued for their
+//! once, then waits again; the extended joint states of the same ring go to `thymio_driver/joint_states`
+//! ([`super::joints`]). The hops handed → publish start and publish → returned are timed ([`NrtHopTimers`]). It never goes through the NRT loop; the serialised messages are queued for their
 //! socket tasks, so publishing never waits for a subscriber.
 //!
 //! The NRT loop adds and removes robots ([`OdomTargets`], a mutex held only to change an entry or to publish one
@@ -9,10 +10,12 @@
 
 use super::conv::{self, Frames};
 use super::graph::Graph;
+use super::joints::JointTargets;
 use super::net::Publisher;
 use super::ros1_msgs::{nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage};
-use msgs::handoff::{NodeId, NrtOdomOut, OdomSample, RobotId};
+use msgs::handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, RobotId};
 use nrt_engine::thymio::calibration::Calibration;
+use nrt_interface::hop_times::NrtHopTimers;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -81,11 +84,13 @@ pub struct OdomPublisher {
 }
 
 impl OdomPublisher {
-    /// Starts the thread on the ring `out`.
+    /// Starts the thread on the ring `out`: odometry of `targets`, joint states of `joints`, hops timed in `timers`.
     pub fn start(
         mut out: NrtOdomOut,
         targets: OdomTargets,
+        joints: JointTargets,
         graph: Graph,
+        timers: NrtHopTimers,
     ) -> std::io::Result<OdomPublisher> {
         let stop = Arc::new(AtomicBool::new(false));
         let published = Arc::new(AtomicU64::new(0));
@@ -97,12 +102,13 @@ impl OdomPublisher {
                     while !stop.load(Ordering::Relaxed) {
                         out.nrt_wait(WAIT);
                         while let Some(h) = out.nrt_pop() {
-                            if publish(&targets, &graph, &h.sample) {
+                            if publish(&targets, &graph, &h, &timers) {
                                 published.fetch_add(1, Ordering::Relaxed);
                             }
                         }
-                        // joint states of the controllers of issue 17 go to ROS 2 only (for now)
-                        while out.nrt_pop_joint().is_some() {}
+                        while let Some(j) = out.nrt_pop_joint() {
+                            joints.publish(&j);
+                        }
                     }
                 })?
         };
@@ -134,7 +140,8 @@ impl Drop for OdomPublisher {
 }
 
 /// Publishes one sample if its robot is a target and the rate limit lets it through.
-fn publish(targets: &OdomTargets, graph: &Graph, s: &OdomSample) -> bool {
+fn publish(targets: &OdomTargets, graph: &Graph, h: &OdomHandoff, timers: &NrtHopTimers) -> bool {
+    let s = &h.sample;
     let mut table = targets.lock();
     let Some(r) = table.get_mut(&s.robot).filter(|r| r.node == s.node) else {
         return false;
@@ -149,6 +156,10 @@ fn publish(targets: &OdomTargets, graph: &Graph, s: &OdomSample) -> bool {
         }
     }
     r.last = Some(now);
+    let start = monotonic_ns();
+    timers
+        .handed_to_publish
+        .record(start.saturating_sub(h.handed_ns));
     let stamp = conv::stamp(s.t_ns);
     let mut odom = conv::odometry(s, stamp.clone(), &r.frames, &r.calibration);
     odom.header.seq = r.seq;
@@ -162,6 +173,7 @@ fn publish(targets: &OdomTargets, graph: &Graph, s: &OdomSample) -> bool {
         graph.publish(&targets.tf, &tf),
         graph.publish(&r.joints, &joints),
     ];
+    timers.publish.record(monotonic_ns().saturating_sub(start));
     let node = r.node;
     drop(table);
     for e in results.into_iter().filter_map(Result::err) {

@@ -6,25 +6,30 @@
 //! LEDs, gestures, sounds, alarm, proximity communication, shutdown); the `is_ready` service (std_srvs/Empty);
 //! the robots' sensor frames on the latched `/tf_static`.
 
+use super::cmd_vel::{self, CmdVelTarget};
 use super::conv::{self, Frames};
 use super::graph::{global, Graph, Inbox, Task};
 use super::net::{Publisher, ServiceServer};
 use super::odom_pub::{OdomRobot, OdomTargets};
-use super::ros1_msgs::{geometry_msgs as gm, geometry_msgs::Twist, std_srvs, tf2_msgs};
+use super::ros1_msgs::{geometry_msgs as gm, std_srvs, tf2_msgs};
 use super::thymio_inputs::{self, Inputs, RobotCommand, INPUT_NAMES};
 use super::thymio_outputs::Outputs;
 use super::Ros1Error;
 use msgs::handoff::NrtLiveParams;
-use msgs::handoff::{monotonic_ns, NodeId, ProximitySample, RobotId, Twist2};
+use msgs::handoff::{NodeId, ProximitySample, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
 use nrt_engine::thymio::actuators::{self, ScriptEvent};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::model;
+use nrt_interface::cmd_vel::StaleFilter;
+use nrt_interface::hop_times::HopHistogram;
 use nrt_interface::report::Reporter;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A robot's names besides its sensor and actuator topics.
@@ -46,12 +51,16 @@ struct RobotPlan {
     calibration: Option<Calibration>,
     max_rate: f64,
     live: NrtLiveParams,
+    /// `cmd_vel_stamped`.
+    stamped: bool,
+    /// The stale-stamp rule of its `cmd_vel`.
+    filter: StaleFilter,
+    /// Times the hop `cmd_vel` taken → set-point stored.
+    timer: HopHistogram,
     /// The URDF to latch on `robot_description` (`publish_model`).
     urdf: Option<String>,
     /// Where the actuator topics hand their commands.
     inbox: Inbox,
-    /// The lines for ROS users.
-    reporter: Reporter,
 }
 
 /// A robot's interface made by the registrar thread.
@@ -63,34 +72,16 @@ struct Built {
 /// Registers a robot's interface (on the registrar thread).
 fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
     let t = |leaf: &str| global(&[&p.base, &p.namespace, leaf]);
-    let (id, robot, live, reporter) = (p.id, p.robot, p.live, p.reporter.clone());
-    let mut sub = g.subscribe::<Twist>(&t("cmd_vel"), DEPTH)?;
-    let cmd_vel = g.spawn(async move {
-        let mut refusing = false;
-        while let Some(m) = sub.next().await {
-            let taken = monotonic_ns();
-            let twist = match m {
-                Ok(t) => Twist2 {
-                    linear: t.linear.x,
-                    angular: t.angular.z,
-                },
-                Err(e) => {
-                    reporter.warn(&format!("ROS 1: node {id}: cmd_vel: {e}"));
-                    continue;
-                }
-            };
-            match live.nrt_set_cmd_vel_at(robot, twist, taken) {
-                Ok(()) => refusing = false,
-                Err(e) if !refusing => {
-                    refusing = true;
-                    reporter.error(&format!(
-                        "node {id}: cmd_vel refused: {e} (further refusals not logged until a valid one)"
-                    ));
-                }
-                Err(_) => {}
-            }
-        }
-    });
+    let (id, robot) = (p.id, p.robot);
+    let stale = p.filter.stale.clone();
+    let target = CmdVelTarget {
+        live: p.live,
+        robot,
+        id,
+        filter: p.filter,
+        timer: p.timer,
+    };
+    let cmd_vel = cmd_vel::subscribe(g, &t("cmd_vel"), DEPTH, p.stamped, target)?;
     let is_ready =
         g.serve::<std_srvs::Empty>(&t("is_ready"), |_| Ok(std_srvs::EmptyResponse {}))?;
     let out = Outputs::advertise(g, &t, p.urdf)?;
@@ -118,6 +109,7 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
             _inputs: inputs,
             _is_ready: is_ready,
             _cmd_vel: cmd_vel,
+            stale,
         },
         odom,
     })
@@ -135,6 +127,8 @@ struct Robot {
     _is_ready: ServiceServer,
     /// Aborted on drop: no more set-points from ROS 1.
     _cmd_vel: Task,
+    /// Stamped `cmd_vel` ignored as older than `cmd_vel_timeout`.
+    stale: Arc<AtomicU64>,
 }
 
 /// The robots' interfaces.
@@ -156,15 +150,19 @@ pub struct ThymioInterface {
     alarms: BTreeMap<NodeId, Instant>,
     /// The lines for ROS users (the console and every front end's `/rosout`).
     reporter: Reporter,
+    /// Times the hop `cmd_vel` taken → set-point stored.
+    cmd_vel_timer: HopHistogram,
 }
 
 impl ThymioInterface {
     /// No robot yet; `/tf` and `/tf_static` are advertised now; the actuator topics will hand their commands to
     /// `inbox`.
+    /// `cmd_vel_timer` times the hop `cmd_vel` taken → set-point stored.
     pub fn new(
         graph: &Graph,
         base: &str,
         inbox: Inbox,
+        cmd_vel_timer: HopHistogram,
         reporter: Reporter,
     ) -> Result<ThymioInterface, Ros1Error> {
         let (built_tx, built) = channel();
@@ -174,6 +172,7 @@ impl ThymioInterface {
             static_transforms: Vec::new(),
             alarms: BTreeMap::new(),
             reporter,
+            cmd_vel_timer,
             inbox,
             graph: graph.clone(),
             base: base.to_owned(),
@@ -190,6 +189,14 @@ impl ThymioInterface {
             .values()
             .map(|r| global(&[&self.base, &r.namespace, "odom"]))
             .collect()
+    }
+
+    /// How many stamped `cmd_vel` of robot `id` were ignored as older than `cmd_vel_timeout` (`None`: not a robot
+    /// of this interface).
+    pub fn stale_cmd_vel(&self, id: NodeId) -> Option<u64> {
+        self.robots
+            .get(&id)
+            .map(|r| r.stale.load(Ordering::Relaxed))
     }
 
     /// The robots whose odometry the publisher thread publishes.
@@ -244,18 +251,7 @@ impl ThymioInterface {
             return;
         }
         let params = engine.robot_params(id);
-        let namespace = engine
-            .network()
-            .node(id)
-            .map(|n| n.namespace().trim_matches('/').to_owned())
-            .unwrap_or_default();
-        let prefix = model::frame_prefix(&params.tf_prefix, &self.base, &namespace);
-        let frames = Frames::new(
-            &prefix,
-            &params.odom_frame,
-            &params.robot_frame,
-            [&params.left_wheel_joint, &params.right_wheel_joint],
-        );
+        let (namespace, frames) = robot_frames(engine, &self.base, id);
         let calibration = engine.robots().of_node(id).map(|s| s.calibration.clone());
         let urdf = params.publish_model.then(|| {
             let axis = calibration
@@ -276,9 +272,15 @@ impl ThymioInterface {
             calibration,
             max_rate: params.odom_max_rate,
             live: engine.live_params(),
+            stamped: params.cmd_vel_stamped,
+            filter: StaleFilter::new(
+                id,
+                nrt_interface::cmd_vel::max_age(params.cmd_vel_timeout),
+                Arc::new(AtomicU64::new(0)),
+            ),
+            timer: self.cmd_vel_timer.clone(),
             urdf,
             inbox: self.inbox.clone(),
-            reporter: self.reporter.clone(),
         };
         let (tx, reporter) = (self.built_tx.clone(), self.reporter.clone());
         self.graph.submit(move |g| match robot_interface(g, plan) {
@@ -432,6 +434,24 @@ impl ThymioInterface {
                 .warn(&format!("ROS 1: node {id}: cannot publish {name}: {e}"));
         }
     }
+}
+
+/// The namespace (relative to `base`) and the frames of robot `id`.
+pub fn robot_frames(engine: &Engine, base: &str, id: NodeId) -> (String, Frames) {
+    let params = engine.robot_params(id);
+    let namespace = engine
+        .network()
+        .node(id)
+        .map(|n| n.namespace().trim_matches('/').to_owned())
+        .unwrap_or_default();
+    let prefix = model::frame_prefix(&params.tf_prefix, base, &namespace);
+    let frames = Frames::new(
+        &prefix,
+        &params.odom_frame,
+        &params.robot_frame,
+        [&params.left_wheel_joint, &params.right_wheel_joint],
+    );
+    (namespace, frames)
 }
 
 /// Sends script events to robot `node`, logging those the engine refuses.

@@ -10,8 +10,7 @@ use super::calibration_action::CalibrationActions;
 use super::control::Control;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
-use super::ground_truth::{GroundTruthPublisher, GroundTruthSource, GroundTruthTargets};
-use super::hop_times::{self, NrtHopTimers};
+use super::ground_truth::GroundTruthTargets;
 use super::hot::HotNode;
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig};
 use super::report::Reporter;
@@ -21,6 +20,8 @@ use super::{diagnostics, names, params, params_file, RosError, RosOptions};
 use msgs::handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::ground_truth::GroundTruthSink;
+use nrt_interface::hop_times::{self, NrtHopTimers};
 use nrt_interface::{FrontEnd, Interface};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{Publisher, QosProfile};
@@ -118,7 +119,6 @@ impl RosNode {
         })
         .map_err(|e| RosError::Spawn(e.to_string()))?;
         let control = Control::new(
-            msgs::handoff::NrtControl::default(),
             engine,
             hot.shared().clone(),
             thymio.odom_targets(),
@@ -173,8 +173,9 @@ pub struct RosBridge {
     drivers: DriverNodes,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
-    /// The simulator's ground truth, when the process runs one ([`RosBridge::start_ground_truth`]).
-    ground_truth: Option<(GroundTruthTargets, GroundTruthPublisher)>,
+    /// The robots' `sim/ground_truth` publishers, when the process runs a simulator
+    /// ([`FrontEnd::ground_truth_sink`]).
+    ground_truth: Option<GroundTruthTargets>,
     /// The robots' `calibrate_motors` actions.
     calibration: CalibrationActions,
     /// The switches, RT controllers' endpoints and joint space of the robots.
@@ -194,32 +195,36 @@ impl FrontEnd for RosBridge {
     /// Serves the parameter services (the bridge's and the driver nodes'), the asebaros and Thymio requests and the
     /// calibration goals (never waits).
     fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
+        if iface.joints.due(now) {
+            self.control
+                .report_subscribers(self.name(), &mut iface.joints);
+        }
         let shared = self.node.clone();
         let mut node = shared.access();
         self.params.serve(engine, &self.reporter);
         self.aseba.poll_ros(&mut node, engine);
         self.thymio.poll_ros(engine);
         self.calibration.serve(engine, &mut iface.calibration, now);
-        self.drivers
-            .serve(engine, &mut self.control.controllers, now);
+        self.drivers.serve(engine, &mut iface.controllers, now);
+        self.control.serve(engine, iface, now);
     }
 
     fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
         let shared = self.node.clone();
         let mut node = shared.access();
         self.drivers
-            .on_engine_event(engine, &mut self.control.controllers, event, &self.reporter);
-        self.on_event(&mut node, engine, event);
+            .on_engine_event(engine, &mut iface.controllers, event, &self.reporter);
+        self.on_event(&mut node, engine, iface, event);
         self.calibration
             .on_engine_event(node.get(), engine, &iface.calibration, event);
     }
 
     /// Publishes the switches' and controllers' outputs, `aseba/nodes`, the rivals' changes and `/diagnostics`
     /// when due.
-    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
+    fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant) {
         let shared = self.node.clone();
         let mut node = shared.access();
-        self.control.serve(engine, now);
+        self.control.publish(iface);
         self.aseba.publish_nodes(engine);
         if self.rivals.due(now) {
             self.look_for_rivals(node.get());
@@ -229,7 +234,7 @@ impl FrontEnd for RosBridge {
             .is_none_or(|t| now.duration_since(t) >= self.options.diagnostics_period);
         if due {
             self.last_diagnostics = Some(now);
-            self.publish_diagnostics(engine);
+            self.publish_diagnostics(engine, iface);
         }
     }
 
@@ -239,6 +244,14 @@ impl FrontEnd for RosBridge {
         self.spinner.is_running() && self.hot.is_running() && self.odom_pub.is_running()
     }
 
+    /// Publishes `sim/ground_truth` of the driven robots from now on.
+    fn ground_truth_sink(&mut self) -> Option<std::sync::Arc<dyn GroundTruthSink>> {
+        let targets = self
+            .ground_truth
+            .get_or_insert_with(GroundTruthTargets::default);
+        Some(std::sync::Arc::new(targets.clone()))
+    }
+
     /// The hops timed on the ROS side so far (for `--report`).
     fn hop_times(&self) -> Option<RosHops> {
         Some(self.timers.summaries())
@@ -246,7 +259,7 @@ impl FrontEnd for RosBridge {
 }
 
 impl RosBridge {
-    fn publish_diagnostics(&mut self, engine: &Engine) {
+    fn publish_diagnostics(&mut self, engine: &Engine, iface: &Interface) {
         let (thymio, control) = (&self.thymio, &self.control);
         let robot_values = |id: msgs::handoff::NodeId| {
             let mut values: Vec<_> = thymio
@@ -255,7 +268,7 @@ impl RosBridge {
                 .into_iter()
                 .collect();
             let robot = engine.robots().of_node(id).map(|s| s.robot);
-            values.extend(control.diagnostics(id, robot));
+            values.extend(control.diagnostics(&iface.switch, id, robot));
             values
         };
         let mut status = diagnostics::array_with(&self.options.node_name, engine, &robot_values);
@@ -296,7 +309,13 @@ impl RosBridge {
         }
     }
 
-    fn on_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
+    fn on_event(
+        &mut self,
+        node: &mut NodeAccess,
+        engine: &Engine,
+        iface: &Interface,
+        event: &EngineEvent,
+    ) {
         self.aseba
             .on_engine_event(node, engine, &mut self.clocks, event);
         self.thymio
@@ -306,7 +325,8 @@ impl RosBridge {
             EngineEvent::RobotReady { node: id, .. } => self.thymio.frames(*id),
             _ => None,
         };
-        self.control.on_engine_event(node, engine, event, frames);
+        self.control
+            .on_engine_event(node, engine, iface, event, frames);
         match event {
             EngineEvent::RtExited(reason) => self
                 .reporter
@@ -325,34 +345,8 @@ impl RosBridge {
         }
     }
 
-    /// Serves the RT controllers of `control` (their endpoints and parameters, their names in
-    /// the switch) from now on; call it before the robots are driven (right after
-    /// [`RosNode::start`]).
-    pub fn serve_control(&mut self, control: msgs::handoff::NrtControl, engine: &Engine) {
-        self.control = Control::new(
-            control,
-            engine,
-            self.hot.shared().clone(),
-            self.thymio.odom_targets(),
-            self.reporter.clone(),
-        );
-    }
-
-    /// Publishes the ground truth of the simulated robots from `source` (the embedded
-    /// simulator): `sim/ground_truth` in each driven robot's namespace, see [`super::ground_truth`].
-    pub fn start_ground_truth(
-        &mut self,
-        source: Box<dyn GroundTruthSource>,
-    ) -> Result<(), RosError> {
-        let targets = GroundTruthTargets::default();
-        let thread = GroundTruthPublisher::start(source, targets.clone(), self.reporter.clone())
-            .map_err(|e| RosError::Spawn(e.to_string()))?;
-        self.ground_truth = Some((targets, thread));
-        Ok(())
-    }
-
     fn ground_truth_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
-        let Some((targets, _)) = &self.ground_truth else {
+        let Some(targets) = &self.ground_truth else {
             return;
         };
         match event {

@@ -2,11 +2,10 @@
 //! values in effect now (the defaults of every robot), served with the engine's verdict (see
 //! [`super::param_server`]).
 
-use super::param_server::{driver_ranges, ParamServices, Shown};
-use super::params;
+use super::param_server::ParamServices;
 use super::report::Reporter;
 use nrt_engine::engine::Engine;
-use r2r::ParameterValue;
+use nrt_interface::params::{self as layer, Value};
 use std::cell::RefCell;
 
 /// The parameter services of the bridge node.
@@ -40,45 +39,10 @@ impl BridgeParams {
     pub fn serve(&mut self, engine: &mut Engine, reporter: &Reporter) {
         let engine = RefCell::new(engine);
         let (effective, live) = (&self.effective, self.live);
-        let shown = || {
-            let mut tree = effective.clone();
-            tree.extend(engine.borrow().defaults_effective());
-            params::flatten(&tree)
-                .into_iter()
-                .map(|(name, value)| {
-                    let (range, int_range) = driver_ranges(&name, &value);
-                    Shown {
-                        description: params::description(live(&name)).to_owned(),
-                        read_only: !live(&name),
-                        range,
-                        int_range,
-                        name,
-                        value,
-                    }
-                })
-                .collect()
-        };
-        let mut set = |name: &str, value: &ParameterValue| {
-            let yaml = params::to_yaml(value).ok_or("unsupported value")?;
-            let robots = engine
-                .borrow_mut()
-                .set_live_param(name, yaml)
-                .map_err(|e| e.to_string())?;
-            let e = engine.borrow();
-            let kept: Vec<u16> = robots
-                .iter()
-                .filter(|n| e.fixed_by_file(**n, name))
-                .map(|n| n.0)
-                .collect();
-            let ids: Vec<u16> = robots.iter().map(|n| n.0).collect();
-            if kept.is_empty() {
-                reporter.info(&format!("{name} applied live to robots {ids:?}"));
-            } else {
-                reporter.info(&format!(
-                    "{name} applied live to robots {ids:?}; nodes {kept:?} keep the value of \
-                     their calibration file entry, which takes precedence"
-                ));
-            }
+        let shown = || layer::bridge_table(&engine.borrow(), effective, live);
+        let mut set = |name: &str, value: &Value| {
+            let line = layer::set_bridge(&mut engine.borrow_mut(), name, value)?;
+            reporter.info(&line);
             Ok(())
         };
         self.services.serve(&shown, &mut set);

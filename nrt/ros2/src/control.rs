@@ -1,93 +1,87 @@
 //! Closed-loop control from ROS (issue 17), per driven robot: the communication switch
-//! ([`super::switch`]), the RT controllers' endpoints and parameters ([`super::controllers`])
-//! and the joint-space interface ([`super::joints`]). Made when a robot becomes driven (after its
-//! Thymio interface, whose frames it uses), removed with it; served by the NRT loop without
-//! waiting; the owner and the dropped counts go to `/diagnostics`.
+//! ([`super::switch`]), the RT controllers' endpoints ([`super::controllers`]) — their
+//! behaviour and state are the layer's ([`nrt_interface::switch`], [`nrt_interface::controllers`],
+//! in the [`Interface`]) — and the joint-space interface ([`super::joints`]). Made when a robot
+//! becomes driven (after its Thymio interface, whose frames it uses), removed with it; served by
+//! the NRT loop without waiting; the owner and the dropped counts go to `/diagnostics`.
 
 use super::controllers::Controllers;
 use super::diagnostics::{kv, KeyValue};
-use super::joints::{self, JointCommandTarget, JointTarget};
+use super::joints::{self, JointTarget};
 use super::odom_pub::OdomTargets;
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::switch::Switches;
 use super::thymio_conv::Frames;
 use super::thymio_endpoints::{reliable, topic, DEPTH};
-use msgs::handoff::{NodeId, NrtControl, NrtLiveParams, RobotId};
+use msgs::handoff::{NodeId, NrtLiveParams, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_interface::joints::{
+    JointCommandInput, JointRates, BAD_JOINT, JOINT_COMMAND, JOINT_STATES,
+};
+use nrt_interface::switch::Switch;
+use nrt_interface::Interface;
 use r2r::thymio_rt_msgs::msg::JointState;
 use r2r::Publisher;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// How often the joint states' subscribers are counted (the rate asked of the RT thread
-/// follows within this).
-pub const RATE_CHECK: Duration = Duration::from_millis(100);
+use std::time::Instant;
 
 /// `/diagnostics` key: the owner of the wheels.
 pub const OWNER: &str = "Owner";
 /// `/diagnostics` key: commands from non-owners dropped by the RT thread.
 pub const DROPPED: &str = "Non-owner commands dropped";
-/// `/diagnostics` key: bad joint commands dropped.
-pub const BAD_JOINT: &str = "Bad joint commands dropped";
 
 struct JointRobot {
     robot: RobotId,
     /// For the subscriber count (the odometry publisher thread publishes on a clone).
     publisher: Publisher<JointState>,
-    /// The rate asked of the RT thread now.
-    rate: f64,
     command: TaskId,
     bad: Arc<AtomicU64>,
 }
 
 /// The control interface of every driven robot.
 pub struct Control {
-    /// The switches.
+    /// The switches' endpoints.
     pub switches: Switches,
-    /// The RT controllers' ports and endpoints.
+    /// The RT controllers' endpoints.
     pub controllers: Controllers,
     joints: BTreeMap<NodeId, JointRobot>,
     hot: Arc<SharedNode>,
     odom: OdomTargets,
     params: NrtLiveParams,
     reporter: Reporter,
-    last_rate_check: Option<Instant>,
 }
 
 impl Control {
-    /// Serves `control` (the RT controllers' names and ports) for the robots to come;
-    /// `joint_command` subscriptions go on `hot`, joint states to the odometry publisher
-    /// thread through `odom`.
+    /// Serves the robots to come; `joint_command` subscriptions go on `hot`, joint states to
+    /// the odometry publisher thread through `odom`.
     pub fn new(
-        control: NrtControl,
         engine: &Engine,
         hot: Arc<SharedNode>,
         odom: OdomTargets,
         reporter: Reporter,
     ) -> Control {
         let params = engine.live_params();
-        let switches = Switches::new(control.names.clone(), params.clone(), reporter.clone());
         Control {
-            switches,
-            controllers: Controllers::new(control, engine.rt_bell(), reporter.clone()),
+            switches: Switches::new(reporter.clone()),
+            controllers: Controllers::new(reporter.clone()),
             joints: BTreeMap::new(),
             hot,
             odom,
             params,
             reporter,
-            last_rate_check: None,
         }
     }
 
-    /// Adds a newly driven robot's interface (given its `frames`) and removes a robot's; the
-    /// owner reports of the RT thread go to the switches.
+    /// Adds a newly driven robot's interface (given its `frames`, with the layer's endpoints of
+    /// `iface`) and removes a robot's.
     pub fn on_engine_event(
         &mut self,
         node: &mut NodeAccess,
         engine: &Engine,
+        iface: &Interface,
         event: &EngineEvent,
         frames: Option<&Frames>,
     ) {
@@ -96,7 +90,7 @@ impl Control {
                 let Some(frames) = frames else {
                     return;
                 };
-                if let Err(e) = self.add(node.get(), engine, *id, *robot, frames) {
+                if let Err(e) = self.add(node.get(), engine, iface, *id, *robot, frames) {
                     self.reporter.error(&format!(
                         "Thymio node {id}: no switch_controller, controller endpoints or joint \
                          space: {e}"
@@ -104,11 +98,6 @@ impl Control {
                 }
             }
             EngineEvent::RobotRemoved { node: id, .. } => self.remove(node.get(), *id),
-            EngineEvent::Owner {
-                robot,
-                owner,
-                dropped,
-            } => self.switches.on_owner(*robot, *owner, *dropped),
             _ => {}
         }
     }
@@ -117,6 +106,7 @@ impl Control {
         &mut self,
         node: &mut r2r::Node,
         engine: &Engine,
+        iface: &Interface,
         id: NodeId,
         robot: RobotId,
         frames: &Frames,
@@ -126,38 +116,39 @@ impl Control {
             .node(id)
             .map(|n| n.namespace().trim_matches('/').to_owned())
             .unwrap_or_default();
-        self.switches.add(node, id, robot, &ns)?;
-        self.controllers.add(node, id, robot, &ns)?;
+        self.switches.add(node, id, &ns)?;
+        self.controllers
+            .add(node, id, &ns, &iface.controllers.endpoints(id))?;
         let params = engine.robot_params(id);
         let publisher: Publisher<JointState> =
-            node.create_publisher(&topic(&ns, "thymio_driver/joint_states"), reliable(DEPTH))?;
+            node.create_publisher(&topic(&ns, JOINT_STATES), reliable(DEPTH))?;
         self.odom.insert_joints(
             robot,
             JointTarget {
                 node: id,
                 publisher: publisher.clone(),
                 names: frames.joints.clone(),
-                owners: self.switches.names().clone(),
+                owners: iface.switch.names().clone(),
             },
         );
         let bad = Arc::new(AtomicU64::new(0));
         let sub = {
             let mut hot = self.hot.access();
-            joints::subscribe(hot.get(), &topic(&ns, "thymio_driver/joint_command"))?
+            joints::subscribe(hot.get(), &topic(&ns, JOINT_COMMAND))?
         };
         let task = joints::joint_command_task(
             sub,
-            JointCommandTarget {
-                params: self.params.clone(),
+            JointCommandInput::new(
+                self.params.clone(),
                 robot,
                 id,
-                joints: [
+                [
                     [params.left_wheel_joint.clone(), frames.joints[0].clone()],
                     [params.right_wheel_joint.clone(), frames.joints[1].clone()],
                 ],
-                reporter: self.reporter.clone(),
-                dropped: bad.clone(),
-            },
+                bad.clone(),
+            ),
+            self.reporter.clone(),
         );
         let command = self.hot.add_task(task);
         self.joints.insert(
@@ -165,7 +156,6 @@ impl Control {
             JointRobot {
                 robot,
                 publisher,
-                rate: 0.0,
                 command,
                 bad,
             },
@@ -178,7 +168,6 @@ impl Control {
         self.controllers.remove(node, id);
         if let Some(j) = self.joints.remove(&id) {
             self.hot.remove_task(j.command);
-            let _ = self.params.nrt_set_joint_state_hz(j.robot, 0.0);
             if let Some(t) = self.odom.remove_joints(j.robot) {
                 node.destroy_publisher(t.publisher);
             }
@@ -186,45 +175,40 @@ impl Control {
         }
     }
 
-    /// Serves the switches and the controllers, and asks the RT thread for joint states at
-    /// `joint_state_rate` while someone subscribes to them (0 otherwise).
-    pub fn serve(&mut self, engine: &Engine, now: Instant) {
-        self.switches.serve(now);
-        self.controllers.serve(now);
-        if self
-            .last_rate_check
-            .is_some_and(|t| now.duration_since(t) < RATE_CHECK)
-        {
-            return;
-        }
-        self.last_rate_check = Some(now);
-        for (id, j) in self.joints.iter_mut() {
-            let heard = j
+    /// Hands the switch calls and the controllers' messages and calls to the layer (never waits).
+    pub fn serve(&mut self, engine: &Engine, iface: &mut Interface, now: Instant) {
+        self.switches.serve(engine, &mut iface.switch, now);
+        self.controllers.serve(&mut iface.controllers, now);
+    }
+
+    /// Publishes the owners that changed and what the controllers published.
+    pub fn publish(&mut self, iface: &Interface) {
+        self.switches.publish(&iface.switch);
+        self.controllers.publish(&iface.controllers);
+    }
+
+    /// Reports the subscribers of each robot's joint states to the layer's rate rule.
+    pub fn report_subscribers(&self, front_end: &'static str, rates: &mut JointRates) {
+        for (id, j) in &self.joints {
+            let n = j
                 .publisher
                 .get_inter_process_subscription_count()
-                .is_ok_and(|n| n > 0);
-            let rate = if heard {
-                engine.robot_params(*id).joint_state_rate
-            } else {
-                0.0
-            };
-            if rate != j.rate {
-                match self.params.nrt_set_joint_state_hz(j.robot, rate) {
-                    Ok(()) => j.rate = rate,
-                    Err(e) => self
-                        .reporter
-                        .warn(&format!("node {id}: joint_state_rate {rate}: {e}")),
-                }
-            }
+                .unwrap_or(0);
+            rates.report(front_end, *id, n);
         }
     }
 
-    /// What `/diagnostics` shows of robot `id`: owner, commands dropped.
-    pub fn diagnostics(&self, id: NodeId, robot: Option<RobotId>) -> Vec<KeyValue> {
+    /// What `/diagnostics` shows of robot `id`: owner (the layer's `switch`), commands dropped.
+    pub fn diagnostics(
+        &self,
+        switch: &Switch,
+        id: NodeId,
+        robot: Option<RobotId>,
+    ) -> Vec<KeyValue> {
         let mut out = Vec::new();
         if let Some(robot) = robot {
-            let r = self.switches.report(robot);
-            out.push(kv(OWNER, self.switches.name(r.owner)));
+            let r = switch.report(robot);
+            out.push(kv(OWNER, switch.name(r.owner)));
             out.push(kv(DROPPED, r.dropped));
         }
         if let Some(j) = self.joints.get(&id) {

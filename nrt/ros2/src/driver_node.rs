@@ -16,9 +16,8 @@
 //! without waiting at most every [`SERVE_PERIOD`] (an rcl wait with zero timeout on a handful
 //! of services per robot) and answers at once (see [`super::param_server`]).
 
-use super::controllers::Controllers;
-use super::param_server::{driver_ranges, ParamServices, Shown};
-use super::params::{self, description};
+use super::param_server::{to_layer, ParamServices};
+use super::params;
 use super::params_file;
 use super::report::Reporter;
 use msgs::handoff::NodeId;
@@ -26,6 +25,8 @@ use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::params::BridgeParams;
 use nrt_engine::schema;
 use nrt_engine::thymio::params::{DriverParams, ROS_THYMIO_UNUSED};
+use nrt_interface::controllers::Controllers;
+use nrt_interface::params::{self as layer, Value as LayerValue};
 use r2r::ParameterValue;
 use serde_yaml::Value;
 use std::collections::BTreeMap;
@@ -62,7 +63,7 @@ struct DriverNode {
     node: r2r::Node,
     services: ParamServices,
     /// ROS-Thymio's parameters without use here, as given (shown read-only).
-    unused: Vec<(String, ParameterValue)>,
+    unused: Vec<(String, LayerValue)>,
 }
 
 /// The `thymio_driver` nodes of the driven robots.
@@ -141,7 +142,7 @@ impl DriverNodes {
             match classify(engine, &name, &value) {
                 Kind::Robot => mine.push((name, value)),
                 Kind::Unused => {
-                    if let Some(v) = params::from_yaml(&value) {
+                    if let Some(v) = layer::from_yaml(&value) {
                         unused.push((name.clone(), v));
                     }
                     reporter.info(&format!(
@@ -160,11 +161,6 @@ impl DriverNodes {
         }
         for e in engine.set_robot_params(id, &mine) {
             reporter.error(&format!("node {id}: parameter refused: {e}"));
-        }
-        for name in ROS_THYMIO_UNUSED {
-            if !unused.iter().any(|(n, _)| n == name) {
-                unused.push((name.to_owned(), ParameterValue::String(String::new())));
-            }
         }
         self.nodes.insert(
             id,
@@ -220,86 +216,25 @@ impl DriverNodes {
         for (id, d) in self.nodes.iter_mut() {
             d.node.spin_once(Duration::ZERO);
             let unused = &d.unused;
-            let robot = engine.robots().of_node(*id).map(|s| s.robot);
             let engine_ref = std::cell::RefCell::new(&mut *engine);
             let controllers = std::cell::RefCell::new(&mut *controllers);
             let shown = || {
-                let mut all = shown(&engine_ref.borrow(), *id, unused);
-                if let Some(robot) = robot {
-                    all.extend(controller_params(&controllers.borrow(), robot));
-                }
-                all
+                let c: &Controllers = &controllers.borrow();
+                layer::driver_table(&engine_ref.borrow(), *id, unused, Some(c))
             };
-            let mut set = |name: &str, value: &ParameterValue| {
-                if let (Some(robot), true) = (robot, name.starts_with("controllers.")) {
-                    let v = number(value)
-                        .ok_or_else(|| format!("{name} is a number (double), not {value:?}"))?;
-                    return controllers.borrow_mut().set_param(robot, name, v);
-                }
-                let yaml = params::to_yaml(value).ok_or("unsupported value")?;
-                engine_ref
-                    .borrow_mut()
-                    .set_robot_param(*id, name, yaml)
-                    .map_err(|e| e.to_string())
+            let mut set = |name: &str, value: &LayerValue| {
+                let mut c = controllers.borrow_mut();
+                let c: &mut Controllers = &mut c;
+                layer::set_driver(&mut engine_ref.borrow_mut(), Some(c), *id, name, value)
             };
             d.services.serve(&shown, &mut set);
         }
     }
 }
 
-/// Robot `id`'s parameters as its node shows them: its own with the values in effect (its
-/// calibration file entry's where it has one), then ROS-Thymio's unused ones (read-only).
-fn shown(engine: &Engine, id: NodeId, unused: &[(String, ParameterValue)]) -> Vec<Shown> {
-    let mut out: Vec<Shown> = params::flatten(&engine.robot_effective(id))
-        .into_iter()
-        .filter(|(name, _)| DriverParams::is_per_robot(name))
-        .map(|(name, value)| {
-            let live = schema::is_live::<DriverParams>(&name);
-            let (range, int_range) = driver_ranges(&name, &value);
-            Shown {
-                description: description(live).to_owned(),
-                read_only: !live,
-                range,
-                int_range,
-                name,
-                value,
-            }
-        })
-        .collect();
-    out.extend(unused.iter().map(|(name, value)| Shown {
-        name: name.clone(),
-        value: value.clone(),
-        description: "ROS-Thymio's, not used by thymio-rt".into(),
-        read_only: true,
-        range: None,
-        int_range: None,
-    }));
-    out
-}
-
-/// The RT controllers' parameters of robot slot `robot`, live, with their ranges.
-fn controller_params(controllers: &Controllers, robot: msgs::handoff::RobotId) -> Vec<Shown> {
-    controllers
-        .params(robot)
-        .into_iter()
-        .map(|(name, value, d)| Shown {
-            name,
-            value: ParameterValue::Double(value),
-            description: format!("{} [{}, {}] (applied live)", d.description, d.min, d.max),
-            read_only: false,
-            range: Some((d.min, d.max)),
-            int_range: None,
-        })
-        .collect()
-}
-
 /// A number given as a double or an integer.
 fn number(v: &ParameterValue) -> Option<f64> {
-    match v {
-        ParameterValue::Double(d) => Some(*d),
-        ParameterValue::Integer(i) => Some(*i as f64),
-        _ => None,
-    }
+    to_layer(v.clone()).number()
 }
 
 /// What a parameter given to a driver node is.

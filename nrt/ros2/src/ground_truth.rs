@@ -1,58 +1,14 @@
-//! Ground truth of a simulated robot, as Gazebo's `p3d` plugin gives it: `/<ns>/sim/ground_truth`
-//! (`nav_msgs/Odometry`, frame `world`, child frame the robot's base frame) at
-//! [`GROUND_TRUTH_HZ`], the robot's true pose in the simulated arena and its true velocity in its
-//! own frame, published only while someone subscribes (an idle driver does not touch the
-//! simulation for it; subscribers are looked for every [`IDLE_CHECK`] meanwhile).
-//!
-//! The source is a hook ([`GroundTruthSource`]) the process gives the bridge when it runs the
-//! embedded simulator (`src/embedded.rs`): the thread here calls it, never the RT thread, and it
-//! locks only the simulation (between two simulation steps) while it copies the poses. Velocities
-//! are the change of the true pose between two samples (over 1 / [`GROUND_TRUTH_HZ`]), expressed
-//! in the robot's frame (`linear.x` forward, `linear.y` left, `angular.z`).
+//! The simulator's ground truth on ROS 2 (described in [`nrt_interface::ground_truth`]): the robots'
+//! `sim/ground_truth` publishers (`nav_msgs/Odometry`), the sink the layer's ground-truth thread publishes to.
 
-use super::report::Reporter;
 use super::thymio_endpoints::{reliable, topic};
 use msgs::handoff::NodeId;
+use nrt_interface::ground_truth::{GroundTruth, GroundTruthSink, TOPIC, WORLD_FRAME};
 use r2r::nav_msgs::msg::Odometry;
 use r2r::Publisher;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-/// Rate of `sim/ground_truth` (Hz).
-pub const GROUND_TRUTH_HZ: f64 = 20.0;
-
-/// How often subscribers are looked for while there are none.
-pub const IDLE_CHECK: Duration = Duration::from_millis(250);
-
-/// The frame of the true poses.
-pub const WORLD_FRAME: &str = "world";
-
-/// The leaf name of the topic under the robot's namespace.
-pub const TOPIC: &str = "sim/ground_truth";
-
-/// One robot's true planar pose.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct TruePose {
-    /// The robot's Aseba node id.
-    pub node: NodeId,
-    /// Position (m) in the arena.
-    pub x: f64,
-    /// Position (m) in the arena.
-    pub y: f64,
-    /// Heading (rad).
-    pub theta: f64,
-}
-
-/// Where the true poses come from (the embedded simulator). Called from the ground-truth
-/// thread only, at most [`GROUND_TRUTH_HZ`] times a second and only while someone subscribes.
-pub trait GroundTruthSource: Send + 'static {
-    /// Replaces `out` with every simulated robot's true pose; returns the simulated time (ns)
-    /// they hold at, `None` if the simulation is gone.
-    fn read(&mut self, out: &mut Vec<TruePose>) -> Option<u64>;
-}
+use std::time::{SystemTime, UNIX_EPOCH};
 
 struct Target {
     publisher: Publisher<Odometry>,
@@ -98,191 +54,70 @@ impl GroundTruthTargets {
     }
 }
 
-/// The ground-truth thread; stopped and joined on drop.
-pub struct GroundTruthPublisher {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
+impl GroundTruthSink for GroundTruthTargets {
+    fn name(&self) -> &'static str {
+        "ROS 2"
+    }
 
-impl GroundTruthPublisher {
-    /// Starts publishing `targets` from `source`.
-    pub fn start(
-        source: Box<dyn GroundTruthSource>,
-        targets: GroundTruthTargets,
-        reporter: Reporter,
-    ) -> std::io::Result<GroundTruthPublisher> {
-        let mut clocks = super::convert::Clocks::new().map_err(std::io::Error::other)?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let stop = stop.clone();
-            std::thread::Builder::new()
-                .name("nrt-ground-truth".into())
-                .spawn(move || run(source, &targets, &reporter, &mut clocks, &stop))?
+    fn heard(&self, out: &mut Vec<NodeId>) {
+        out.extend(
+            self.lock()
+                .iter()
+                .filter(|(_, t)| {
+                    t.publisher
+                        .get_inter_process_subscription_count()
+                        .is_ok_and(|n| n > 0)
+                })
+                .map(|(n, _)| *n),
+        );
+    }
+
+    fn publish(&self, node: NodeId, m: &GroundTruth, stamp: SystemTime) -> Result<(), String> {
+        let table = self.lock();
+        let Some(t) = table.get(&node) else {
+            return Ok(());
         };
-        Ok(GroundTruthPublisher {
-            stop,
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for GroundTruthPublisher {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// The last true pose of a robot and its simulated time (ns).
-type Previous = BTreeMap<NodeId, (TruePose, u64)>;
-
-fn run(
-    mut source: Box<dyn GroundTruthSource>,
-    targets: &GroundTruthTargets,
-    reporter: &Reporter,
-    clocks: &mut super::convert::Clocks,
-    stop: &AtomicBool,
-) {
-    let period = Duration::from_secs_f64(1.0 / GROUND_TRUTH_HZ);
-    let mut poses = Vec::new();
-    let mut previous = Previous::new();
-    let mut next = Instant::now();
-    // While nobody listens, subscribers are looked for at IDLE_CHECK only (idle CPU).
-    let mut idle = true;
-    while !stop.load(Ordering::Relaxed) {
-        next += if idle { IDLE_CHECK } else { period };
-        let now = Instant::now();
-        if next > now {
-            std::thread::sleep(next - now);
-        } else {
-            next = now;
-        }
-        let table = targets.lock();
-        let heard: Vec<NodeId> = table
-            .iter()
-            .filter(|(_, t)| {
-                t.publisher
-                    .get_inter_process_subscription_count()
-                    .is_ok_and(|n| n > 0)
-            })
-            .map(|(n, _)| *n)
-            .collect();
-        idle = heard.is_empty();
-        if idle {
-            // Nobody listens: forget the poses, so that a new subscriber's first velocity is
-            // not computed over the whole silence.
-            previous.clear();
-            continue;
-        }
-        let Some(t_ns) = source.read(&mut poses) else {
-            return;
-        };
-        let stamp = clocks.now();
-        for p in poses.iter().filter(|p| heard.contains(&p.node)) {
-            let Some(target) = table.get(&p.node) else {
-                continue;
-            };
-            let twist = previous
-                .get(&p.node)
-                .and_then(|(before, t0)| body_twist(before, p, t_ns.saturating_sub(*t0)));
-            let msg = odometry(p, twist.unwrap_or_default(), &stamp, &target.child_frame);
-            if let Err(e) = target.publisher.publish(&msg) {
-                reporter.warn(&format!("node {}: cannot publish {TOPIC}: {e}", p.node));
-            }
-        }
-        previous.retain(|n, _| heard.contains(n));
-        for p in &poses {
-            previous.insert(p.node, (*p, t_ns));
-        }
-    }
-}
-
-/// The velocity (forward, left, turn rate) that took a robot from `a` to `b` in `dt_ns`, in
-/// its own frame at the middle of the move; `None` if no time passed.
-pub fn body_twist(a: &TruePose, b: &TruePose, dt_ns: u64) -> Option<[f64; 3]> {
-    if dt_ns == 0 {
-        return None;
-    }
-    let dt = dt_ns as f64 * 1e-9;
-    let dtheta = wrap(b.theta - a.theta);
-    let mid = a.theta + dtheta / 2.0;
-    let (dx, dy) = (b.x - a.x, b.y - a.y);
-    let (s, c) = mid.sin_cos();
-    Some([(c * dx + s * dy) / dt, (-s * dx + c * dy) / dt, dtheta / dt])
-}
-
-/// An angle in (−π, π].
-fn wrap(a: f64) -> f64 {
-    use std::f64::consts::PI;
-    let w = (a + PI).rem_euclid(2.0 * PI) - PI;
-    if w <= -PI {
-        w + 2.0 * PI
-    } else {
-        w
+        let stamp = super::convert::time(stamp.duration_since(UNIX_EPOCH).unwrap_or_default());
+        t.publisher
+            .publish(&odometry(m, &stamp, &t.child_frame))
+            .map_err(|e| e.to_string())
     }
 }
 
 /// The message of one robot's ground truth.
 pub fn odometry(
-    p: &TruePose,
-    twist: [f64; 3],
+    m: &GroundTruth,
     stamp: &r2r::builtin_interfaces::msg::Time,
     child_frame: &str,
 ) -> Odometry {
-    let mut m = Odometry::default();
-    m.header.stamp = stamp.clone();
-    m.header.frame_id = WORLD_FRAME.to_owned();
-    m.child_frame_id = child_frame.to_owned();
-    m.pose.pose.position.x = p.x;
-    m.pose.pose.position.y = p.y;
-    let (s, c) = (p.theta / 2.0).sin_cos();
-    m.pose.pose.orientation.z = s;
-    m.pose.pose.orientation.w = c;
-    m.twist.twist.linear.x = twist[0];
-    m.twist.twist.linear.y = twist[1];
-    m.twist.twist.angular.z = twist[2];
-    m
+    let mut o = Odometry::default();
+    o.header.stamp = stamp.clone();
+    o.header.frame_id = WORLD_FRAME.to_owned();
+    o.child_frame_id = child_frame.to_owned();
+    let p = &mut o.pose.pose;
+    [p.position.x, p.position.y, p.position.z] = m.position;
+    let q = &mut p.orientation;
+    [q.x, q.y, q.z, q.w] = m.orientation;
+    let t = &mut o.twist.twist;
+    [t.linear.x, t.linear.y, t.angular.z] = m.twist;
+    o
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pose(x: f64, y: f64, theta: f64) -> TruePose {
-        TruePose {
-            node: NodeId(1),
-            x,
-            y,
-            theta,
-        }
-    }
-
-    #[test]
-    fn velocities_are_in_the_robots_frame() {
-        // heading +y, moved 5 cm along +y in 50 ms: 1 m/s forward, nothing sideways
-        let t = body_twist(
-            &pose(0.0, 0.0, std::f64::consts::FRAC_PI_2),
-            &pose(0.0, 0.05, std::f64::consts::FRAC_PI_2),
-            50_000_000,
-        )
-        .unwrap();
-        assert!((t[0] - 1.0).abs() < 1e-9 && t[1].abs() < 1e-9 && t[2].abs() < 1e-9);
-        // turning through ±π: the short way round
-        let t = body_twist(&pose(0.0, 0.0, 3.1), &pose(0.0, 0.0, -3.1), 1_000_000_000).unwrap();
-        assert!((t[2] - (2.0 * std::f64::consts::PI - 6.2)).abs() < 1e-9);
-        assert_eq!(
-            body_twist(&pose(0.0, 0.0, 0.0), &pose(1.0, 0.0, 0.0), 0),
-            None
-        );
-    }
+    use nrt_interface::ground_truth::{ground_truth, TruePose};
 
     #[test]
     fn the_message_carries_the_true_pose_in_the_world_frame() {
+        let p = TruePose {
+            node: NodeId(1),
+            x: 0.5,
+            y: -0.25,
+            theta: std::f64::consts::PI,
+        };
         let m = odometry(
-            &pose(0.5, -0.25, std::f64::consts::PI),
-            [0.1, 0.0, 0.2],
+            &ground_truth(&p, [0.1, 0.0, 0.2]),
             &Default::default(),
             "thymio_1/base_link",
         );

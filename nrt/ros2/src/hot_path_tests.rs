@@ -4,9 +4,8 @@
 //! `cmd_vel` still reaches the RT set-point through the hot node, stamped and timed; so do the
 //! extended joint states (publisher thread) and `joint_command` (hot node) of issue 17.
 
-use super::hop_times::NrtHopTimers;
 use super::hot::HotNode;
-use super::joints::{self, JointCommandTarget, JointTarget};
+use super::joints::{self, JointTarget};
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig, OdomRobot, OdomTargets};
 use super::rclpy_peer::rerun_without_ld_library_path;
 use super::smoke_tests::context;
@@ -16,6 +15,8 @@ use super::thymio_endpoints::{cmd_vel_task, plain_command, reliable, CmdVelTarge
 use msgs::handoff::{live_params, monotonic_ns, odom_out, NodeId, OdomSample, RobotId, Twist2};
 use msgs::handoff::{JointStateSample, OwnerNames};
 use nrt_engine::thymio::calibration::Calibration;
+use nrt_interface::hop_times::NrtHopTimers;
+use nrt_interface::joints::JointCommandInput;
 use r2r::geometry_msgs::msg::Twist;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::JointState as JointCommandMsg;
@@ -111,14 +112,14 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
         joints::subscribe(hot.shared().access().get(), "thymio_driver/joint_command").unwrap();
     hot.shared().add_task(joints::joint_command_task(
         joint_sub,
-        JointCommandTarget {
-            params: params.clone(),
-            robot: RobotId(0),
-            id: NodeId(1),
-            joints: [["l".into(), "ns/l".into()], ["r".into(), "ns/r".into()]],
-            reporter: reporter.clone(),
-            dropped: Arc::new(AtomicU64::new(0)),
-        },
+        JointCommandInput::new(
+            params.clone(),
+            RobotId(0),
+            NodeId(1),
+            [["l".into(), "ns/l".into()], ["r".into(), "ns/r".into()]],
+            Arc::new(AtomicU64::new(0)),
+        ),
+        reporter.clone(),
     ));
     let sub = hot
         .shared()

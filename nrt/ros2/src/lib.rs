@@ -12,7 +12,7 @@
 //!
 //! Two threads skip the loop on the latency-critical paths: `cmd_vel` is taken by a hidden hot node spun by its own
 //! thread ([`hot`]) and goes straight to the RT set-point; odometry comes from the RT thread through a ring of its
-//! own to a publisher thread ([`odom_pub`]) that publishes it at once. Each hop is timed ([`hop_times`]) and shown in
+//! own to a publisher thread ([`odom_pub`]) that publishes it at once. Each hop is timed ([`nrt_interface::hop_times`]) and shown in
 //! `/diagnostics` and `--report`.
 //!
 //! The r2r node is spun on a thread of its own ([`spinner`]); the loop never blocks on anything but the engine's
@@ -36,7 +36,6 @@ pub mod dds_boundary;
 pub mod diagnostics;
 pub mod driver_node;
 pub mod ground_truth;
-pub mod hop_times;
 pub mod hot;
 pub mod joints;
 pub mod names;

@@ -13,13 +13,13 @@
 //! while it publishes one sample. Content, frames, covariances, namespaces, `tf_prefix` and
 //! `odom_max_rate` are those the engine-loop path had ([`super::thymio_conv`]).
 
-use super::hop_times::NrtHopTimers;
 use super::joints::{self, JointTarget};
 use super::report::Reporter;
 use super::thymio_conv::{self as conv, Frames};
 use msgs::handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::model;
+use nrt_interface::hop_times::NrtHopTimers;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::JointState;
@@ -299,7 +299,10 @@ fn publish_joints(
     let Some(t) = table.joints.get(&s.robot).filter(|t| t.node == s.node) else {
         return;
     };
-    let m = joints::message(s, clocks.stamp(s.t_ns), &t.names, &t.owners);
+    let m = joints::message(
+        nrt_interface::joints::joint_state(s, &t.names, &t.owners),
+        clocks.stamp(s.t_ns),
+    );
     if let Err(e) = t.publisher.publish(&m) {
         cfg.reporter.warn(&format!(
             "node {}: cannot publish joint_states: {e}",

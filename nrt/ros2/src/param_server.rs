@@ -11,9 +11,12 @@
 //! answered with its verdict (`successful: false` and the engine's reason when refused), start-only
 //! parameters are `read_only` in their descriptors and refused, and `get` reads the values in
 //! effect from the engine at the time of the call, never a stored copy.
+//!
+//! The tables, checks and verdicts are the layer's ([`nrt_interface::params`], shared with ROS 1's
+//! dynamic_reconfigure); this module is their ROS 2 transport.
 
 use super::{drain, Srv};
-use nrt_engine::schema::aliases::{self, canonical_name};
+use nrt_interface::params::{self as layer, Param, Value};
 use r2r::rcl_interfaces::msg::{
     FloatingPointRange, IntegerRange, ListParametersResult, ParameterDescriptor,
     ParameterValue as ValueMsg, SetParametersResult,
@@ -24,23 +27,8 @@ use r2r::rcl_interfaces::srv::{
 };
 use r2r::{ParameterValue, QosProfile};
 
-/// One parameter as the node shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Shown {
-    /// Dotted name.
-    pub name: String,
-    /// Value in effect.
-    pub value: ParameterValue,
-    /// `describe_parameters`' description.
-    pub description: String,
-    /// Applied at start only: refused at run time.
-    pub read_only: bool,
-    /// The accepted range of a floating-point parameter (`describe_parameters`'
-    /// `floating_point_range`).
-    pub range: Option<(f64, f64)>,
-    /// The accepted range of an integer parameter (`describe_parameters`' `integer_range`).
-    pub int_range: Option<(i64, i64)>,
-}
+/// One parameter as the node shows it (the layer's).
+pub type Shown = Param;
 
 /// The parameter services of one node.
 pub struct ParamServices {
@@ -87,31 +75,25 @@ impl ParamServices {
     pub fn serve(
         &mut self,
         shown: &dyn Fn() -> Vec<Shown>,
-        set: &mut dyn FnMut(&str, &ParameterValue) -> Result<(), String>,
+        set: &mut dyn FnMut(&str, &Value) -> Result<(), String>,
     ) {
+        let wanted = |ps: &[r2r::rcl_interfaces::msg::Parameter]| -> Vec<(String, Value)> {
+            ps.iter()
+                .map(|p| (p.name.clone(), to_layer(from_msg(p.value.clone()))))
+                .collect()
+        };
         for req in drain(&mut self.set).collect::<Vec<_>>() {
-            let mut results = Vec::new();
-            for p in &req.message.parameters {
-                let value = from_msg(p.value.clone());
-                if let Some(ignored) = ignored(&p.name) {
-                    results.push(ignored);
-                    continue;
-                }
-                let name = canonical_name(&p.name);
-                let r = check(&shown(), &name, &value).and_then(|()| set(&name, &value));
-                results.push(result(r));
-            }
+            let results = layer::set_each(shown, set, &wanted(&req.message.parameters))
+                .into_iter()
+                .map(|v| SetParametersResult {
+                    successful: v.successful,
+                    reason: v.reason,
+                })
+                .collect();
             let _ = req.respond(SetParameters::Response { results });
         }
         for req in drain(&mut self.set_atomically).collect::<Vec<_>>() {
-            let wanted: Vec<(String, ParameterValue)> = req
-                .message
-                .parameters
-                .iter()
-                .filter(|p| ignored(&p.name).is_none())
-                .map(|p| (canonical_name(&p.name), from_msg(p.value.clone())))
-                .collect();
-            let r = set_all(shown, set, &wanted);
+            let r = layer::set_all(shown, set, &wanted(&req.message.parameters));
             let _ = req.respond(SetParametersAtomically::Response { result: result(r) });
         }
         for req in drain(&mut self.get).collect::<Vec<_>>() {
@@ -120,7 +102,12 @@ impl ParamServices {
                 .message
                 .names
                 .iter()
-                .map(|n| to_msg(find(&now, n).map_or(ParameterValue::NotSet, |s| s.value.clone())))
+                .map(|n| {
+                    to_msg(
+                        layer::find(&now, n)
+                            .map_or(ParameterValue::NotSet, |s| from_layer(&s.value)),
+                    )
+                })
                 .collect();
             let _ = req.respond(GetParameters::Response { values });
         }
@@ -130,7 +117,7 @@ impl ParamServices {
                 .message
                 .names
                 .iter()
-                .map(|n| find(&now, n).map_or(0, |s| type_of(&s.value)))
+                .map(|n| layer::find(&now, n).map_or(0, |s| type_of(&from_layer(&s.value))))
                 .collect();
             let _ = req.respond(GetParameterTypes::Response { types });
         }
@@ -140,10 +127,10 @@ impl ParamServices {
                 .message
                 .names
                 .iter()
-                .map(|n| match find(&now, n) {
+                .map(|n| match layer::find(&now, n) {
                     Some(s) => ParameterDescriptor {
                         name: n.clone(),
-                        type_: type_of(&s.value),
+                        type_: type_of(&from_layer(&s.value)),
                         description: s.description.clone(),
                         read_only: s.read_only,
                         floating_point_range: s
@@ -180,61 +167,6 @@ impl ParamServices {
             let _ = req.respond(ListParameters::Response { result });
         }
     }
-}
-
-/// The parameter `name` names, under our name when it is asebaros' or ROS-Thymio's ([`aliases`]).
-fn find<'a>(shown: &'a [Shown], name: &str) -> Option<&'a Shown> {
-    let name = canonical_name(name);
-    shown.iter().find(|s| s.name == name)
-}
-
-/// The answer to a set of a ROS-Thymio parameter that means nothing here: accepted and ignored, saying why.
-fn ignored(name: &str) -> Option<SetParametersResult> {
-    match aliases::resolve(name) {
-        aliases::Resolved::Ignored(why) => Some(SetParametersResult {
-            successful: true,
-            reason: format!("{name} is not used by thymio-rt: {why}; ignored"),
-        }),
-        _ => None,
-    }
-}
-
-/// Refuses an undeclared parameter, a read-only one and an undeclare (a value NOT_SET).
-fn check(shown: &[Shown], name: &str, value: &ParameterValue) -> Result<(), String> {
-    let Some(s) = find(shown, name) else {
-        return Err(format!("parameter {name} is not declared on this node"));
-    };
-    if s.read_only {
-        return Err(format!("parameter {name} is read-only: {}", s.description));
-    }
-    if *value == ParameterValue::NotSet {
-        return Err(format!("parameter {name} cannot be undeclared"));
-    }
-    Ok(())
-}
-
-/// Sets all of `wanted` or none: on a refusal the ones already set are set back.
-fn set_all(
-    shown: &dyn Fn() -> Vec<Shown>,
-    set: &mut dyn FnMut(&str, &ParameterValue) -> Result<(), String>,
-    wanted: &[(String, ParameterValue)],
-) -> Result<(), String> {
-    let before = shown();
-    for (name, value) in wanted {
-        check(&before, name, value)?;
-    }
-    for (i, (name, value)) in wanted.iter().enumerate() {
-        if let Err(e) = set(name, value) {
-            for (done, _) in wanted[..i].iter().rev() {
-                if let Some(old) = find(&before, done) {
-                    // the old value was in effect: setting it back is accepted
-                    let _ = set(done, &old.value);
-                }
-            }
-            return Err(format!("{name}: {e} (none of the parameters was set)"));
-        }
-    }
-    Ok(())
 }
 
 fn result(r: Result<(), String>) -> SetParametersResult {
@@ -333,35 +265,41 @@ pub fn type_of(v: &ParameterValue) -> u8 {
     }
 }
 
-/// A descriptor's `floating_point_range` and `integer_range`.
-pub type Ranges = (Option<(f64, f64)>, Option<(i64, i64)>);
+/// A ROS 2 value as the layer's.
+pub fn to_layer(v: ParameterValue) -> Value {
+    match v {
+        ParameterValue::NotSet => Value::NotSet,
+        ParameterValue::Bool(b) => Value::Bool(b),
+        ParameterValue::Integer(i) => Value::Integer(i),
+        ParameterValue::Double(d) => Value::Double(d),
+        ParameterValue::String(s) => Value::String(s),
+        ParameterValue::ByteArray(v) => Value::ByteArray(v),
+        ParameterValue::BoolArray(v) => Value::BoolArray(v),
+        ParameterValue::IntegerArray(v) => Value::IntegerArray(v),
+        ParameterValue::DoubleArray(v) => Value::DoubleArray(v),
+        ParameterValue::StringArray(v) => Value::StringArray(v),
+    }
+}
 
-/// The ranges a driver parameter's descriptor shows (`nrt_engine::schema::ranges`): a
-/// `floating_point_range` for a double, an `integer_range` for an integer.
-pub fn driver_ranges(name: &str, value: &ParameterValue) -> Ranges {
-    use nrt_engine::schema::ranges;
-    match value {
-        ParameterValue::Double(_) => (ranges::of_driver_param(name).map(|r| (r.min, r.max)), None),
-        ParameterValue::Integer(_) => (None, ranges::int_of_driver_param(name)),
-        _ => (None, None),
+/// The layer's value as ROS 2's.
+pub fn from_layer(v: &Value) -> ParameterValue {
+    match v.clone() {
+        Value::NotSet => ParameterValue::NotSet,
+        Value::Bool(b) => ParameterValue::Bool(b),
+        Value::Integer(i) => ParameterValue::Integer(i),
+        Value::Double(d) => ParameterValue::Double(d),
+        Value::String(s) => ParameterValue::String(s),
+        Value::ByteArray(v) => ParameterValue::ByteArray(v),
+        Value::BoolArray(v) => ParameterValue::BoolArray(v),
+        Value::IntegerArray(v) => ParameterValue::IntegerArray(v),
+        Value::DoubleArray(v) => ParameterValue::DoubleArray(v),
+        Value::StringArray(v) => ParameterValue::StringArray(v),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::RefCell;
-
-    fn shown(name: &str, value: ParameterValue, read_only: bool) -> Shown {
-        Shown {
-            name: name.into(),
-            value,
-            description: "read at start".into(),
-            read_only,
-            range: None,
-            int_range: None,
-        }
-    }
 
     #[test]
     fn list_follows_rcl_prefixes_and_depth() {
@@ -386,43 +324,6 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_or_read_only_value_gets_a_reason_and_atomic_sets_roll_back() {
-        let values = RefCell::new(vec![
-            shown("a", ParameterValue::Integer(1), false),
-            shown("b", ParameterValue::Integer(2), false),
-            shown("c", ParameterValue::Integer(3), true),
-        ]);
-        let now = || values.borrow().clone();
-        let mut set = |name: &str, v: &ParameterValue| {
-            if *v == ParameterValue::Integer(-1) {
-                return Err("negative".to_owned());
-            }
-            let mut all = values.borrow_mut();
-            all.iter_mut().find(|s| s.name == name).unwrap().value = v.clone();
-            Ok(())
-        };
-        let err = check(&now(), "c", &ParameterValue::Integer(4)).unwrap_err();
-        assert!(
-            err.contains("read-only") && err.contains("read at start"),
-            "{err}"
-        );
-        assert!(check(&now(), "zz", &ParameterValue::Integer(4)).is_err());
-        let err = set_all(
-            &now,
-            &mut set,
-            &[
-                ("a".into(), ParameterValue::Integer(10)),
-                ("b".into(), ParameterValue::Integer(-1)),
-            ],
-        )
-        .unwrap_err();
-        assert!(err.contains("negative"), "{err}");
-        assert_eq!(now()[0].value, ParameterValue::Integer(1), "rolled back");
-        set_all(&now, &mut set, &[("a".into(), ParameterValue::Integer(10))]).unwrap();
-        assert_eq!(now()[0].value, ParameterValue::Integer(10));
-    }
-
-    #[test]
     fn values_round_trip_through_messages() {
         for v in [
             ParameterValue::NotSet,
@@ -437,6 +338,7 @@ mod tests {
             ParameterValue::StringArray(vec!["a".into()]),
         ] {
             assert_eq!(from_msg(to_msg(v.clone())), v);
+            assert_eq!(from_layer(&to_layer(v.clone())), v);
         }
     }
 }

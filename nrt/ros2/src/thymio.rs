@@ -9,7 +9,6 @@
 
 use super::convert::Clocks;
 use super::drain;
-use super::hop_times::HopHistogram;
 use super::names::{check_namespace, NameError};
 use super::odom_pub::{OdomRobot, OdomTargets};
 use super::report::Reporter;
@@ -26,6 +25,7 @@ use nrt_engine::thymio::actuators::{self, CommandError, Gesture, Preset, ScriptE
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::{model, sensors, GROUND_NAMES, PROXIMITY_NAMES};
+use nrt_interface::hop_times::HopHistogram;
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
 use r2r::std_msgs::msg::{Bool, Empty, Float32, Int8, String as RosString};
 use r2r::tf2_msgs::msg::TFMessage;
@@ -196,9 +196,7 @@ impl ThymioInterface {
             robot,
             id,
             reporter: self.reporter.clone(),
-            max_age: (params.cmd_vel_timeout > 0.0)
-                .then(|| Duration::try_from_secs_f64(params.cmd_vel_timeout).ok())
-                .flatten(),
+            max_age: nrt_interface::cmd_vel::max_age(params.cmd_vel_timeout),
             stale: stale_cmd_vel.clone(),
             timer: self.cmd_vel_timer.clone(),
         };

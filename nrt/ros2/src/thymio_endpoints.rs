@@ -6,21 +6,22 @@
 //! where the topic latches (`robot_description`, `obstacle_stop`). `sensor_data_qos` gives the sensor topics ROS 2's
 //! sensor-data profile (best effort, depth 5) instead.
 
-use super::hop_times::HopHistogram;
 use super::report::Reporter;
 use super::spinner::SpinTask;
 use super::{drain, Srv, Sub};
 use msgs::handoff::{monotonic_ns, NodeId, RobotId, Twist2};
 use nrt_engine::thymio::actuators::{BodyLed, Preset};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
+use nrt_interface::cmd_vel::{StaleFilter, Stamp};
+use nrt_interface::hop_times::HopHistogram;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
 use r2r::std_msgs::msg::{Bool, ColorRGBA, Empty, Float32, Int16, Int8, String as RosString};
 use r2r::thymio_msgs::msg::{Comm, Led, LedGesture, Sound, SystemSound};
 use r2r::{Publisher, QosProfile};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 pub(crate) fn latched() -> QosProfile {
     QosProfile::default()
@@ -169,17 +170,12 @@ pub(crate) fn stamped_command(t: &TwistStamped) -> Command {
     (plain_command(&t.twist).0, Some(t.header.stamp.clone()))
 }
 
-/// How old `stamp` is at `now` (system time, ROS time without `use_sim_time`). A zero stamp, which many publishers
-/// leave unset, is "now" (as `diff_drive_controller` takes it); a stamp in the future has age zero.
-pub(crate) fn stamp_age(stamp: &Time, now: SystemTime) -> Duration {
-    if stamp.sec == 0 && stamp.nanosec == 0 {
-        return Duration::ZERO;
+/// The layer's stamp of a ROS 2 `Time`.
+pub(crate) fn stamp(t: &Time) -> Stamp {
+    Stamp {
+        sec: i64::from(t.sec),
+        nanosec: t.nanosec,
     }
-    let Ok(sec) = u64::try_from(stamp.sec) else {
-        return Duration::MAX; // before 1970
-    };
-    let at = UNIX_EPOCH + Duration::new(sec, stamp.nanosec.min(999_999_999));
-    now.duration_since(at).unwrap_or(Duration::ZERO)
 }
 
 /// Where the `cmd_vel` task of one robot sends its commands, and what it counts.
@@ -205,7 +201,7 @@ pub(crate) struct CmdVelTarget {
 /// took the messages: each goes straight to the RT thread's set-point (a latest-value cell), stamped with the time
 /// the wait returned (the start of the cmd_vel → wire hop the RT thread times), which rings the RT thread. Its
 /// watchdog stops the robot when messages stop coming. A stamped message older than
-/// `cmd_vel_timeout` is ignored and counted; a refused message (NaN, infinite) leaves the last good set-point in
+/// `cmd_vel_timeout` is ignored and counted ([`StaleFilter`]); a refused message (NaN, infinite) leaves the last good set-point in
 /// force. A run of either is logged once.
 pub(crate) fn cmd_vel_task<T: 'static>(
     mut sub: Box<dyn futures::Stream<Item = T> + Unpin + Send>,
@@ -221,29 +217,22 @@ pub(crate) fn cmd_vel_task<T: 'static>(
         stale,
         timer,
     } = target;
-    let (mut refusing, mut ignoring) = (false, false);
+    let mut refusing = false;
+    let mut filter = StaleFilter::new(id, max_age, stale);
     Box::new(move || {
         // The messages pending now were taken from rcl by the wait that just returned.
         let taken = monotonic_ns();
         for m in drain(&mut sub) {
             let (twist, stamp) = read(&m);
-            if let (Some(stamp), Some(max)) = (stamp, max_age) {
-                let age = stamp_age(&stamp, SystemTime::now());
-                if age > max {
-                    stale.fetch_add(1, Ordering::Relaxed);
-                    if !ignoring {
-                        ignoring = true;
-                        reporter.warn(&format!(
-                            "node {id}: cmd_vel stamped {:.3} s ago ignored (older than cmd_vel_timeout, {} s); \
-                             further ones counted in /diagnostics, not logged until a fresh one",
-                            age.as_secs_f64(),
-                            max.as_secs_f64()
-                        ));
+            match filter.check(stamp.as_ref().map(self::stamp), SystemTime::now()) {
+                Ok(()) => {}
+                Err(line) => {
+                    if let Some(line) = line {
+                        reporter.warn(&line);
                     }
                     continue;
                 }
             }
-            ignoring = false;
             match params.nrt_set_cmd_vel_at(robot, twist, taken) {
                 Ok(()) => {
                     timer.record(monotonic_ns().saturating_sub(taken));
@@ -345,19 +334,6 @@ mod tests {
 
     fn time(sec: i32, nanosec: u32) -> Time {
         Time { sec, nanosec }
-    }
-
-    #[test]
-    fn stamp_age_against_the_system_clock() {
-        let now = UNIX_EPOCH + Duration::new(1_000, 500_000_000);
-        assert_eq!(stamp_age(&time(999, 0), now), Duration::from_millis(1500));
-        assert_eq!(stamp_age(&time(1_000, 500_000_000), now), Duration::ZERO);
-        // in the future: not old
-        assert_eq!(stamp_age(&time(2_000, 0), now), Duration::ZERO);
-        // unset: now
-        assert_eq!(stamp_age(&time(0, 0), now), Duration::ZERO);
-        // before 1970: as old as can be
-        assert_eq!(stamp_age(&time(-1, 0), now), Duration::MAX);
     }
 
     #[test]

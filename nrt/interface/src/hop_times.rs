@@ -1,15 +1,15 @@
-//! Per-hop timing on the ROS side, and every hop (the RT thread's and ours) as one
+//! Per-hop timing on the ROS side, and every hop (the RT thread's and the front end's) as one
 //! `/diagnostics` status, so that a user sees where time goes between the wire and ROS on their
-//! own machine.
+//! own machine. Each front end times its own hops ([`NrtHopTimers`]) and publishes its own status.
 //!
 //! The hops, in path order (CLOCK_MONOTONIC ns throughout, [`msgs::handoff::monotonic_ns`]):
 //!
 //! | hop | owner | from → to |
 //! |---|---|---|
 //! | wire → decoded | RT thread | bytes found readable → frame decoded and acted on |
-//! | odometry handed → publish start | publisher thread ([`super::odom_pub`]) | pushed by the RT thread → the publisher thread starts publishing it |
+//! | odometry handed → publish start | a front end's odometry publisher thread | pushed by the RT thread → the publisher thread starts publishing it |
 //! | publish | publisher thread | `odom` publish called → `odom`, `/tf` and `joint_states` publish returned |
-//! | cmd_vel taken → set-point stored | hot thread ([`super::hot`]) | `cmd_vel` taken from rcl → set-point stored (RT thread rung) |
+//! | cmd_vel taken → set-point stored | the thread that received it (ROS 2's hot node, ROS 1's socket task) | `cmd_vel` taken → set-point stored (RT thread rung) |
 //! | set-point → wire | RT thread | set-point stored → speed frame written to the link |
 //!
 //! plus the odometry samples dropped because the publisher thread was behind.
@@ -18,9 +18,9 @@
 //! and the NRT loop reads quantiles once per diagnostics period; the lock is held for a record
 //! or for four quantile look-ups, never across a wait.
 
-use super::diagnostics::{DiagnosticStatus, KeyValue};
 use hdrhistogram::Histogram;
 use msgs::handoff::{LatencySummary, RosHops, RtStats};
+use nrt_engine::diagnostics::{DiagnosticStatus, KeyValue, OK, WARN};
 use std::sync::{Arc, Mutex};
 
 /// Largest hop recorded as itself (60 s); longer ones are recorded as 60 s.
@@ -80,7 +80,7 @@ pub struct NrtHopTimers {
     pub handed_to_publish: HopHistogram,
     /// `odom` publish called → `odom`, `/tf` and `joint_states` returned.
     pub publish: HopHistogram,
-    /// `cmd_vel` taken from rcl → set-point stored (and the RT thread rung).
+    /// `cmd_vel` taken → set-point stored (and the RT thread rung).
     pub cmd_vel_to_set_point: HopHistogram,
 }
 
@@ -141,11 +141,7 @@ pub fn status(prefix: &str, rt: Option<&RtStats>, nrt: &RosHops) -> DiagnosticSt
         value: drops.to_string(),
     });
     DiagnosticStatus {
-        level: if drops > 0 {
-            super::diagnostics::WARN
-        } else {
-            super::diagnostics::OK
-        },
+        level: if drops > 0 { WARN } else { OK },
         name: format!("{prefix}: Hops"),
         message: if drops > 0 {
             format!("{drops} odometry samples dropped")

@@ -1,0 +1,439 @@
+//! ROS from RT, described once for every front end: the endpoints and parameters the RT controllers declared
+//! ([`msgs::handoff::NrtControl`]), served for each driven robot under its driver node's name:
+//! `/<ns>/thymio_driver/controllers/<controller>/<endpoint>` ([`Endpoint::leaf`]). Each front end maps the
+//! endpoint's [`RosKind`] to its ROS type (the table of [`msgs::handoff::endpoints`]: `Bool` → `std_msgs/Bool`,
+//! `Float64` → `std_msgs/Float64`, `Pose2D` → `geometry_msgs/Pose2D`, `Twist` → `geometry_msgs/Twist`; a service
+//! of `Empty` is a `std_srvs/Trigger`, of `Bool` a `std_srvs/SetBool`, of `Pose2D` a `thymio_rt_msgs/SetPose2D`,
+//! all answered with `(success, message)`).
+//!
+//! The layer owns the ports (one process, one set of RT rings, whatever the number of front ends):
+//! - what RT published is drained once per iteration ([`Controllers::serve`]) and kept until
+//!   [`Controllers::end_step`] so that every front end publishes it ([`Controllers::outputs`]);
+//! - a message a front end received goes to its cell ([`Controllers::receive`]; the RT thread is rung once per
+//!   iteration);
+//! - a service call is forwarded to the RT side and held ([`Controllers::call`]) until the RT side answers, or
+//!   refused after [`SERVICE_TIMEOUT`];
+//! - the parameters, `controllers.<controller>.<param>` of the robot's driver node, are listed
+//!   ([`Controllers::params`]), checked ([`Controllers::check_param`]) and applied ([`Controllers::set_param`])
+//!   here for every parameter front end (ROS 2's parameter services, ROS 1's dynamic_reconfigure).
+//!
+//! The ports belong to RT robot slots: a robot that goes gives its slot's ports back for the next robot in that
+//! slot.
+
+use crate::reply::Held;
+use crate::switch::{Answer, NO_LONGER_DRIVEN};
+use msgs::handoff::{
+    Doorbell, NodeId, NrtControl, NrtControllerPorts, NrtEndpoint, Outcome, ParamDecl, RequestId,
+    RobotId, RosKind, RosValue,
+};
+use nrt_engine::engine::EngineEvent;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Longest wait for an RT controller to answer a service call.
+pub const SERVICE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// An endpoint of a robot slot's controllers: the controller's rank and the endpoint's rank in its declarations
+/// (the same on every slot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EndpointId {
+    /// The controller's rank among the slot's.
+    pub controller: usize,
+    /// The endpoint's rank among the controller's.
+    pub endpoint: usize,
+}
+
+/// Which way an endpoint goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// RT publishes: the front end publishes [`Controllers::outputs`] on a topic.
+    Publisher,
+    /// The front end subscribes to a topic and hands each message to [`Controllers::receive`].
+    Subscriber,
+    /// The front end serves a service and hands each call to [`Controllers::call`].
+    Service,
+}
+
+/// One endpoint a front end makes for a driven robot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Where it is.
+    pub id: EndpointId,
+    /// The controller's name.
+    pub controller: &'static str,
+    /// The endpoint's name.
+    pub name: &'static str,
+    /// Which way it goes.
+    pub role: Role,
+    /// A topic's message kind, a service's request kind (its response is always `(success, message)`).
+    pub kind: RosKind,
+}
+
+impl Endpoint {
+    /// Its name relative to the robot's namespace: `thymio_driver/controllers/<controller>/<name>`.
+    pub fn leaf(&self) -> String {
+        format!(
+            "thymio_driver/controllers/{}/{}",
+            self.controller, self.name
+        )
+    }
+}
+
+/// A value an RT controller published in this iteration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Published {
+    /// The driven robot (its node).
+    pub node: NodeId,
+    /// The publisher endpoint.
+    pub endpoint: EndpointId,
+    /// What to publish (of the endpoint's kind).
+    pub value: RosValue,
+}
+
+/// Why a received message was not handed to RT.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReceiveError {
+    /// The robot is not driven (any more).
+    #[error("node {0} is not driven")]
+    NotDriven(NodeId),
+    /// No such subscriber endpoint.
+    #[error("node {0}: no controller subscription {1:?}")]
+    NoSuchEndpoint(NodeId, EndpointId),
+    /// A value of another kind than the endpoint's.
+    #[error("{0}: a {1:?} message where {2:?} is expected")]
+    WrongKind(String, RosKind, RosKind),
+    /// NaN or infinite.
+    #[error("{0}: not finite: {1:?}")]
+    NotFinite(String, RosValue),
+}
+
+struct PendingCall {
+    node: NodeId,
+    robot: RobotId,
+    endpoint: EndpointId,
+    request: RequestId,
+    call: Held<Answer>,
+    until: Instant,
+}
+
+/// Every controller port, and the driven robots (one per process, in [`crate::Interface`]).
+pub struct Controllers {
+    ports: BTreeMap<RobotId, Vec<NrtControllerPorts>>,
+    /// The driven robots: node → RT slot.
+    robots: BTreeMap<NodeId, RobotId>,
+    pending: Vec<PendingCall>,
+    outputs: Vec<Published>,
+    /// A value was stored for RT in this iteration (the RT thread is rung once, in [`Self::serve`]).
+    stored: bool,
+    rt_bell: Doorbell,
+}
+
+impl Default for Controllers {
+    /// No controller (the switch still serves `ros` and `joint`).
+    fn default() -> Controllers {
+        Controllers::new(NrtControl::default(), Doorbell::silent())
+    }
+}
+
+impl Controllers {
+    /// The ports of `control` (its owner names are the switch's); stored messages and parameters ring `rt_bell`
+    /// (`Engine::rt_bell`).
+    pub fn new(control: NrtControl, rt_bell: Doorbell) -> Controllers {
+        let mut ports: BTreeMap<RobotId, Vec<NrtControllerPorts>> = BTreeMap::new();
+        for p in control.ports {
+            ports.entry(p.robot).or_default().push(p);
+        }
+        Controllers {
+            ports,
+            robots: BTreeMap::new(),
+            pending: Vec::new(),
+            outputs: Vec::new(),
+            stored: false,
+            rt_bell,
+        }
+    }
+
+    /// The RT slot of driven robot `node`.
+    pub fn robot(&self, node: NodeId) -> Option<RobotId> {
+        self.robots.get(&node).copied()
+    }
+
+    /// The endpoints a front end makes for driven robot `node` (none when it is not driven).
+    pub fn endpoints(&self, node: NodeId) -> Vec<Endpoint> {
+        let mut out = Vec::new();
+        let slot = self.robot(node).and_then(|r| self.ports.get(&r));
+        for (ci, c) in slot.into_iter().flatten().enumerate() {
+            for (ei, e) in c.endpoints.iter().enumerate() {
+                let (role, kind) = match e {
+                    NrtEndpoint::Publisher { kind, .. } => (Role::Publisher, *kind),
+                    NrtEndpoint::Subscriber { kind, .. } => (Role::Subscriber, *kind),
+                    NrtEndpoint::Service { request, .. } => (Role::Service, *request),
+                };
+                out.push(Endpoint {
+                    id: EndpointId {
+                        controller: ci,
+                        endpoint: ei,
+                    },
+                    controller: c.controller,
+                    name: e.name(),
+                    role,
+                    kind,
+                });
+            }
+        }
+        out
+    }
+
+    fn port(&mut self, node: NodeId, id: EndpointId) -> Option<(&'static str, &mut NrtEndpoint)> {
+        let robot = self.robot(node)?;
+        let c = self.ports.get_mut(&robot)?.get_mut(id.controller)?;
+        let controller = c.controller;
+        Some((controller, c.endpoints.get_mut(id.endpoint)?))
+    }
+
+    /// A message a front end received on subscriber endpoint `id` of robot `node`: stored in its cell (the RT
+    /// controller reads the latest); `Err` (nothing stored): why not (not driven, not a subscriber of that kind,
+    /// not finite).
+    pub fn receive(
+        &mut self,
+        node: NodeId,
+        id: EndpointId,
+        value: RosValue,
+    ) -> Result<(), ReceiveError> {
+        if self.robot(node).is_none() {
+            return Err(ReceiveError::NotDriven(node));
+        }
+        let Some((controller, NrtEndpoint::Subscriber { name, kind, nrt })) = self.port(node, id)
+        else {
+            return Err(ReceiveError::NoSuchEndpoint(node, id));
+        };
+        let at = || format!("{controller}/{name}");
+        if value.kind() != *kind {
+            return Err(ReceiveError::WrongKind(at(), value.kind(), *kind));
+        }
+        if !finite(&value) {
+            return Err(ReceiveError::NotFinite(at(), value));
+        }
+        nrt.nrt_store(value);
+        self.stored = true;
+        Ok(())
+    }
+
+    /// A call a front end received on service endpoint `id` of robot `node`, answered through `call`: at once when
+    /// refused (not driven, a pose that is not finite, too many calls in flight), else when the RT controller
+    /// answers, or refused [`SERVICE_TIMEOUT`] after `now`.
+    pub fn call(
+        &mut self,
+        node: NodeId,
+        id: EndpointId,
+        request: RosValue,
+        call: Held<Answer>,
+        now: Instant,
+    ) {
+        let Some(robot) = self.robot(node) else {
+            return call.reply((false, NO_LONGER_DRIVEN.into()));
+        };
+        let Some((
+            controller,
+            NrtEndpoint::Service {
+                name,
+                request: kind,
+                nrt,
+            },
+        )) = self.port(node, id)
+        else {
+            return call.reply((false, format!("node {node}: no such controller service")));
+        };
+        if request.kind() != *kind {
+            return call.reply((
+                false,
+                format!("{controller}/{name} takes a {kind:?} request"),
+            ));
+        }
+        if !finite(&request) {
+            return call.reply((false, "the pose must be finite".into()));
+        }
+        match nrt.nrt_call(request) {
+            Ok(rid) => self.pending.push(PendingCall {
+                node,
+                robot,
+                endpoint: id,
+                request: rid,
+                call,
+                until: now + SERVICE_TIMEOUT,
+            }),
+            Err(e) => call.reply((false, format!("{controller}: {e}, try again"))),
+        }
+    }
+
+    /// Drains what the driven robots' controllers published (for [`Self::outputs`]), answers the calls they
+    /// answered or that timed out, and rings the RT thread when a message was stored. Never waits.
+    pub fn serve(&mut self, now: Instant) {
+        let Controllers {
+            ports,
+            robots,
+            pending,
+            outputs,
+            ..
+        } = self;
+        for (&node, robot) in robots.iter() {
+            let Some(slot) = ports.get_mut(robot) else {
+                continue;
+            };
+            for (ci, c) in slot.iter_mut().enumerate() {
+                for (ei, e) in c.endpoints.iter_mut().enumerate() {
+                    let endpoint = EndpointId {
+                        controller: ci,
+                        endpoint: ei,
+                    };
+                    match e {
+                        NrtEndpoint::Publisher { nrt, .. } => {
+                            nrt.nrt_drain(|value| {
+                                outputs.push(Published {
+                                    node,
+                                    endpoint,
+                                    value,
+                                })
+                            });
+                        }
+                        NrtEndpoint::Service { nrt, .. } => {
+                            while let Some((rid, answer)) = nrt.nrt_poll_response() {
+                                let Some(i) = pending.iter().position(|p| {
+                                    p.robot == *robot && p.endpoint == endpoint && p.request == rid
+                                }) else {
+                                    continue; // answered late: the call timed out
+                                };
+                                let p = pending.remove(i);
+                                p.call.reply(match answer {
+                                    RosValue::Outcome(Outcome { success, message }) => {
+                                        (success, message.to_owned())
+                                    }
+                                    other => (false, format!("unexpected answer {other:?}")),
+                                });
+                            }
+                        }
+                        NrtEndpoint::Subscriber { .. } => {}
+                    }
+                }
+            }
+        }
+        let (late, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|p| p.until <= now);
+        self.pending = waiting;
+        for p in late {
+            let controller = self
+                .ports
+                .get(&p.robot)
+                .and_then(|s| s.get(p.endpoint.controller))
+                .map_or("?", |c| c.controller);
+            p.call.reply((
+                false,
+                format!(
+                    "{controller} did not answer within {} ms (is the RT thread running?)",
+                    SERVICE_TIMEOUT.as_millis()
+                ),
+            ));
+        }
+        if std::mem::take(&mut self.stored) {
+            self.rt_bell.ring();
+        }
+    }
+
+    /// What the controllers published in this iteration, for every front end to publish.
+    pub fn outputs(&self) -> &[Published] {
+        &self.outputs
+    }
+
+    /// Forgets this iteration's outputs (every front end published them).
+    pub fn end_step(&mut self) {
+        self.outputs.clear();
+    }
+
+    /// Follows the driven robots; the held calls of a robot that goes are refused.
+    pub fn on_engine_event(&mut self, event: &EngineEvent) {
+        match event {
+            EngineEvent::RobotReady { node, robot } => {
+                self.robots.insert(*node, *robot);
+            }
+            EngineEvent::RobotRemoved { node, .. } => {
+                self.robots.remove(node);
+                let (gone, kept) = std::mem::take(&mut self.pending)
+                    .into_iter()
+                    .partition(|p| p.node == *node);
+                self.pending = kept;
+                for p in gone {
+                    p.call.reply((false, NO_LONGER_DRIVEN.into()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The controllers' parameters of robot slot `robot` (see [`Self::robot`] for a node's), as
+    /// `(controllers.<controller>.<name>, value in effect, declaration)`: the declaration has the range
+    /// (`min`..=`max`), the default and the description. All are doubles, applied live.
+    pub fn params(&self, robot: RobotId) -> Vec<(String, f64, ParamDecl)> {
+        let mut out = Vec::new();
+        for c in self.ports.get(&robot).into_iter().flatten() {
+            for d in c.params.decls() {
+                let v = c.params.get(d.name).unwrap_or(d.default);
+                out.push((format!("controllers.{}.{}", c.controller, d.name), v, *d));
+            }
+        }
+        out
+    }
+
+    fn find(
+        &mut self,
+        robot: RobotId,
+        name: &str,
+    ) -> Result<(&mut NrtControllerPorts, String), String> {
+        let rest = name
+            .strip_prefix("controllers.")
+            .ok_or_else(|| format!("{name} is not a controller parameter"))?;
+        let (controller, param) = rest
+            .split_once('.')
+            .ok_or_else(|| format!("{name}: expected controllers.<controller>.<parameter>"))?;
+        let c = self
+            .ports
+            .get_mut(&robot)
+            .and_then(|p| p.iter_mut().find(|c| c.controller == controller))
+            .ok_or_else(|| format!("{name}: no controller {controller} on this robot"))?;
+        Ok((c, param.to_owned()))
+    }
+
+    /// Checks `value` for `controllers.<controller>.<param>` of robot slot `robot` without applying it (for a front
+    /// end that applies several values all or none); `Err`: why it would be refused.
+    pub fn check_param(&mut self, robot: RobotId, name: &str, value: f64) -> Result<(), String> {
+        let (c, param) = self.find(robot, name)?;
+        c.params
+            .check(&param, value)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Sets `controllers.<controller>.<param>` of robot slot `robot` (applied at the controller's next cycle; the
+    /// RT thread is rung); `Err`: why not (nothing changed): not a controller parameter, no such controller or
+    /// parameter, not finite, out of its range.
+    pub fn set_param(&mut self, robot: RobotId, name: &str, value: f64) -> Result<(), String> {
+        let (c, param) = self.find(robot, name)?;
+        c.params.nrt_set(&param, value).map_err(|e| e.to_string())?;
+        self.rt_bell.ring();
+        Ok(())
+    }
+}
+
+/// Whether every number of `v` is finite.
+fn finite(v: &RosValue) -> bool {
+    match v {
+        RosValue::Float64(x) => x.is_finite(),
+        RosValue::Pose2D(p) => [p.x, p.y, p.theta].iter().all(|x| x.is_finite()),
+        RosValue::Twist(t) => t.linear.is_finite() && t.angular.is_finite(),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+#[path = "controllers_tests.rs"]
+mod tests;

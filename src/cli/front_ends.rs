@@ -122,18 +122,22 @@ impl Nodes {
     ) -> Result<Vec<Box<dyn FrontEnd>>, CliError> {
         let _ = &config;
         let mut out: Vec<Box<dyn FrontEnd>> = Vec::new();
-        // the ROS 2 bridge's calibration action takes its private ports first
-        #[cfg_attr(not(feature = "ros2"), allow(unused_mut))]
+        // the calibration action is the layer's, whatever the front ends: it takes its controller's private ports
+        // once
         let mut control = rt.take_control();
+        if let Some(control) = control.as_mut() {
+            iface.calibration.take(control);
+        }
         #[cfg(feature = "ros2")]
         if let Some(node) = self.ros2 {
-            let mut bridge = node
-                .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
+            let bridge = node
+                .start(
+                    &config.to_mapping(),
+                    Config::is_live,
+                    &mut rt.engine,
+                    &iface.reporter,
+                )
                 .map_err(CliError::new)?;
-            if let Some(control) = &mut control {
-                // the calibration action takes its controller's private ports
-                bridge.start_calibration(control);
-            }
             out.push(Box::new(bridge));
         }
         // the switch and the controllers' endpoints serve the rest, on every front end
@@ -142,7 +146,9 @@ impl Nodes {
         }
         #[cfg(feature = "ros1")]
         if let Some(node) = self.ros1 {
-            let mut bridge = node.start(&mut rt.engine).map_err(CliError::new)?;
+            let mut bridge = node
+                .start(&mut rt.engine, &iface.reporter)
+                .map_err(CliError::new)?;
             bridge.set_owner_names(crate::config::ControlParams::owner_names());
             out.push(Box::new(bridge));
         }

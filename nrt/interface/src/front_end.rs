@@ -8,6 +8,7 @@
 //! hand each engine event to the layer, then to every front end, let the layer [`Interface::serve`] its timers and
 //! RT outputs, and let every front end [`FrontEnd::publish`].
 
+use crate::calibration::Calibration;
 use crate::controllers::Controllers;
 use crate::ground_truth::{GroundTruthSink, GroundTruthSource, GroundTruthThread};
 use crate::joints::JointRates;
@@ -21,6 +22,8 @@ use std::time::{Duration, Instant};
 pub struct Interface {
     /// The lines for ROS users (console and every front end's `/rosout`).
     pub reporter: Reporter,
+    /// The `calibrate_motors` goals of every front end.
+    pub calibration: Calibration,
     /// The joint states' rate asked of the RT thread (from every front end's subscribers).
     pub joints: JointRates,
     /// The simulator's ground-truth thread, when the process runs one ([`Interface::start_ground_truth`]).
@@ -35,6 +38,7 @@ impl Interface {
     /// The layer with nothing served yet.
     pub fn new(reporter: Reporter) -> Interface {
         Interface {
+            calibration: Calibration::new(reporter.clone()),
             reporter,
             joints: JointRates::default(),
             ground_truth: None,
@@ -68,6 +72,7 @@ impl Interface {
 
     /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
+        self.calibration.on_engine_event(event);
         match event {
             EngineEvent::RobotReady { node, robot } => self.joints.add(*node, *robot),
             EngineEvent::RobotRemoved { node, .. } => {
@@ -82,6 +87,7 @@ impl Interface {
     /// Serves the layer's timers (held calls that timed out) and takes what the RT side produced for the front
     /// ends to publish in this iteration.
     pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
+        self.calibration.serve(engine, now);
         if self.joints.due(now) {
             let lines = self.joints.apply(now, &engine.live_params(), |id| {
                 engine.robot_params(id).joint_state_rate

@@ -21,9 +21,11 @@
 //! - [`params`]: the nodes' parameters (tables, verdicts of a set);
 //! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`);
 //! - [`switch`]: each robot's communication switch (`switch_controller`, `controller_owner`);
-//! - [`controllers`]: the RT controllers' endpoints and parameters.
+//! - [`controllers`]: the RT controllers' endpoints and parameters;
+//! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`).
 #![warn(missing_docs)]
 
+pub mod calibration;
 pub mod cmd_vel;
 pub mod controllers;
 pub mod front_end;

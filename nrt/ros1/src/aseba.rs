@@ -20,6 +20,7 @@ use super::Ros1Error;
 use msgs::handoff::NodeId;
 use nrt_engine::engine::{read_script_file, Engine, EngineEvent, ScriptFileError, ScriptSource};
 use nrt_engine::network::{NetworkEvent, RequestId};
+use nrt_interface::report::Reporter;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::{Duration, Instant};
@@ -159,11 +160,18 @@ pub struct AsebaInterface {
     built_tx: Sender<Built>,
     pending: Vec<PendingGet>,
     last_nodes: Option<am::NodeList>,
+    /// The lines for ROS users (the console and every front end's `/rosout`).
+    reporter: Reporter,
 }
 
 impl AsebaInterface {
     /// Creates the network-wide part under namespace `base`; requests go to `inbox`.
-    pub fn new(graph: &Graph, base: &str, inbox: Inbox) -> Result<AsebaInterface, Ros1Error> {
+    pub fn new(
+        graph: &Graph,
+        base: &str,
+        inbox: Inbox,
+        reporter: Reporter,
+    ) -> Result<AsebaInterface, Ros1Error> {
         let (i, bell) = (inbox.clone(), graph.bell.clone());
         let get_nodes = graph.serve::<am::GetNodeList>(
             &global(&[base, "aseba/get_nodes"]),
@@ -220,6 +228,7 @@ impl AsebaInterface {
             built_tx,
             pending: Vec::new(),
             last_nodes: None,
+            reporter,
         })
     }
 
@@ -263,12 +272,14 @@ impl AsebaInterface {
             }
             Call::Event { node, name, data } => {
                 if let Err(e) = engine.emit_script_event(node, &name, &data) {
-                    tracing::error!("ROS 1: event {name} to node {node}: {e}");
+                    self.reporter
+                        .error(&format!("event {name} to node {node}: {e}"));
                 }
             }
             Call::Anonymous { event, data } => {
                 if let Err(e) = engine.emit_anonymous(event, &data) {
-                    tracing::error!("ROS 1: anonymous event {event}: {e}");
+                    self.reporter
+                        .error(&format!("anonymous event {event}: {e}"));
                 }
             }
             Call::LoadScript {
@@ -276,9 +287,9 @@ impl AsebaInterface {
                 text,
                 reply,
             } => {
-                let r = load_script(engine, &request, text);
+                let r = load_script(engine, &request, text, &self.reporter);
                 if let Err(e) = &r {
-                    tracing::error!("ROS 1: {e}");
+                    self.reporter.error(e);
                 }
                 let _ = reply.try_send(r);
             }
@@ -345,7 +356,8 @@ impl AsebaInterface {
             return;
         }
         if let Err(e) = self.graph.publish(&self.nodes, &list) {
-            tracing::warn!("ROS 1: cannot publish aseba/nodes: {e}");
+            self.reporter
+                .warn(&format!("ROS 1: cannot publish aseba/nodes: {e}"));
         }
         self.last_nodes = Some(list);
     }
@@ -361,13 +373,14 @@ impl AsebaInterface {
             .map(|n| n.namespace().to_owned())
             .unwrap_or_default();
         let (base, inbox, tx) = (self.base.clone(), self.inbox.clone(), self.built_tx.clone());
+        let reporter = self.reporter.clone();
         self.graph.submit(
             move |g| match node_interface(g, &base, namespace, id, &inbox) {
                 Ok(iface) => {
                     let _ = tx.send(Built::Node(id, iface));
                     g.bell.ring();
                 }
-                Err(e) => tracing::error!("ROS 1: node {id}: no asebaros interface: {e}"),
+                Err(e) => reporter.error(&format!("ROS 1: node {id}: no asebaros interface: {e}")),
             },
         );
     }
@@ -396,13 +409,16 @@ impl AsebaInterface {
             }
             let topic = global(&[&self.base, &ni.namespace, "aseba/events", &name]);
             let (inbox, tx) = (self.inbox.clone(), self.built_tx.clone());
+            let reporter = self.reporter.clone();
             self.graph
                 .submit(move |g| match event_topic(g, &topic, id, &name, inbox) {
                     Ok((publisher, task)) => {
                         let _ = tx.send(Built::Event(id, name, publisher, task));
                         g.bell.ring();
                     }
-                    Err(e) => tracing::error!("ROS 1: node {id}: event topic {topic}: {e}"),
+                    Err(e) => {
+                        reporter.error(&format!("ROS 1: node {id}: event topic {topic}: {e}"))
+                    }
                 });
         }
     }
@@ -412,7 +428,9 @@ impl AsebaInterface {
             return;
         };
         if let Err(e) = self.graph.publish(&ni.description, &conv::description(n)) {
-            tracing::warn!("ROS 1: node {id}: cannot publish its description: {e}");
+            self.reporter.warn(&format!(
+                "ROS 1: node {id}: cannot publish its description: {e}"
+            ));
         }
     }
 
@@ -464,7 +482,9 @@ impl AsebaInterface {
             ),
         };
         if let Err(e) = result {
-            tracing::warn!("ROS 1: cannot publish event {id} of node {source}: {e}");
+            self.reporter.warn(&format!(
+                "ROS 1: cannot publish event {id} of node {source}: {e}"
+            ));
         }
     }
 }
@@ -475,6 +495,7 @@ fn load_script(
     engine: &mut Engine,
     req: &am::LoadScriptRequest,
     text: Result<String, ScriptFileError>,
+    reporter: &Reporter,
 ) -> Result<(), String> {
     let file = &req.file_name;
     let constants: BTreeMap<String, i16> = req
@@ -490,10 +511,10 @@ fn load_script(
             "load_script: {file} has code for none of the nodes"
         )),
         Ok(loaded) => {
-            tracing::info!(
-                "ROS 1: load_script: {file} loaded on nodes {:?}",
+            reporter.info(&format!(
+                "load_script: {file} loaded on nodes {:?}",
                 loaded.iter().map(|n| n.0).collect::<Vec<_>>()
-            );
+            ));
             Ok(())
         }
         Err(e) => Err(format!("load_script {file}: {e}")),

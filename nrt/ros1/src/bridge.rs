@@ -3,6 +3,7 @@
 //! beside the ROS 2 bridge.
 
 use super::aseba::{AsebaInterface, Call};
+use super::calibration::CalibrationActions;
 use super::control::ControlInterface;
 use super::conv;
 use super::graph::{global, Graph};
@@ -13,6 +14,7 @@ use super::odom_pub::OdomPublisher;
 use super::reconfigure::Reconfigure;
 use super::rivals::RivalLookout;
 use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
+use super::rosout::Rosout;
 use super::thymio::ThymioInterface;
 use super::watch::MasterWatch;
 use super::{params, Ros1Error, Ros1Options};
@@ -23,6 +25,7 @@ use nrt_engine::rivals::{Change, RivalWatch};
 use nrt_interface::ground_truth::GroundTruthSink;
 use nrt_interface::hop_times::{self, NrtHopTimers};
 use nrt_interface::joints::BAD_JOINT;
+use nrt_interface::report::Reporter;
 use nrt_interface::{FrontEnd, Interface};
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
@@ -77,18 +80,24 @@ impl Ros1Node {
     }
 
     /// Creates the ROS 1 interface on `engine` (taking one of its odometry rings) and starts the odometry
-    /// publisher and master watcher threads.
-    pub fn start(mut self, engine: &mut Engine) -> Result<Ros1Bridge, Ros1Error> {
+    /// publisher and master watcher threads; `reporter`'s lines go to `/rosout` too from now on.
+    pub fn start(
+        mut self,
+        engine: &mut Engine,
+        reporter: &Reporter,
+    ) -> Result<Ros1Bridge, Ros1Error> {
         self.graph.set_bell(engine.doorbell());
+        reporter.add_sink(Rosout::advertise(&self.graph)?);
         let (inbox, calls) = channel();
         let base = self.options.namespace.clone();
-        let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
+        let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone(), reporter.clone())?;
         let timers = NrtHopTimers::default();
         let thymio = ThymioInterface::new(
             &self.graph,
             &base,
             inbox,
             timers.cmd_vel_to_set_point.clone(),
+            reporter.clone(),
         )?;
         let joints = Ros1Joints::new(&self.graph, &base);
         let control = ControlInterface::new(&self.graph, &base);
@@ -112,7 +121,10 @@ impl Ros1Node {
         .map_err(|e| Ros1Error::Thread("master watcher", e))?;
         let lookout = RivalLookout::start(self.graph.master.clone(), self.graph.caller_api.clone())
             .map_err(|e| Ros1Error::Thread("rival lookout", e))?;
+        let calibration = CalibrationActions::new(&self.graph, &base, reporter.clone());
         Ok(Ros1Bridge {
+            calibration,
+            reporter: reporter.clone(),
             lookout,
             rivals: RivalWatch::default(),
             prefix: self.options.node_name.clone(),
@@ -162,6 +174,10 @@ pub struct Ros1Bridge {
     prefix: String,
     diagnostics: Publisher<DiagnosticArray>,
     last_diagnostics: Option<Instant>,
+    /// The lines for ROS users (the console and every front end's `/rosout`).
+    reporter: Reporter,
+    /// The robots' `calibrate_motors` actionlib servers.
+    calibration: CalibrationActions,
 }
 
 impl FrontEnd for Ros1Bridge {
@@ -193,6 +209,7 @@ impl FrontEnd for Ros1Bridge {
         self.control.serve(engine, iface, now);
         self.reconfigure
             .serve(engine, Some(&mut iface.controllers), &iface.reporter, now);
+        self.calibration.serve(engine, &mut iface.calibration, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
@@ -206,6 +223,8 @@ impl FrontEnd for Ros1Bridge {
         self.control.on_engine_event(engine, iface, event);
         self.reconfigure
             .on_engine_event(engine, Some(&iface.controllers), event);
+        self.calibration
+            .on_engine_event(engine, &iface.calibration, event);
     }
 
     /// Publishes what changed (`aseba/nodes`, the robots' owners, the controllers' outputs), and `/diagnostics`
@@ -214,6 +233,7 @@ impl FrontEnd for Ros1Bridge {
         self.aseba.publish_nodes(engine);
         self.control.publish(iface);
         self.look_for_rivals();
+        self.calibration.publish(now);
         if self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)
@@ -239,7 +259,8 @@ impl FrontEnd for Ros1Bridge {
             ));
             let array = conv::diagnostics(status, conv::now());
             if let Err(e) = self.graph.publish(&self.diagnostics, &array) {
-                tracing::warn!("ROS 1: cannot publish /diagnostics: {e}");
+                self.reporter
+                    .warn(&format!("ROS 1: cannot publish /diagnostics: {e}"));
             }
         }
     }
@@ -294,9 +315,9 @@ impl Ros1Bridge {
         for c in changes {
             match c {
                 Change::Started { .. } | Change::NameTaken { .. } => {
-                    tracing::error!("ROS 1: {}", c.message())
+                    self.reporter.error(&c.message())
                 }
-                _ => tracing::info!("ROS 1: {}", c.message()),
+                _ => self.reporter.info(&c.message()),
             }
         }
     }

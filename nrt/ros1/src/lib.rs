@@ -18,8 +18,11 @@
 #![cfg(feature = "ros1")]
 #![warn(missing_docs)]
 
+pub mod actionlib;
+pub mod actionlib_state;
 pub mod aseba;
 mod bridge;
+pub mod calibration;
 pub mod cmd_vel;
 pub mod control;
 pub mod controllers;
@@ -33,6 +36,7 @@ pub mod odom_pub;
 pub mod params;
 pub mod reconfigure;
 pub mod rivals;
+pub mod rosout;
 pub mod thymio;
 pub mod thymio_inputs;
 pub mod thymio_outputs;

@@ -25,6 +25,7 @@ use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::model;
 use nrt_interface::cmd_vel::StaleFilter;
 use nrt_interface::hop_times::HopHistogram;
+use nrt_interface::report::Reporter;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -147,6 +148,8 @@ pub struct ThymioInterface {
     static_transforms: Vec<gm::TransformStamped>,
     /// Robots whose alarm sounds, and when it sounds next.
     alarms: BTreeMap<NodeId, Instant>,
+    /// The lines for ROS users (the console and every front end's `/rosout`).
+    reporter: Reporter,
     /// Times the hop `cmd_vel` taken → set-point stored.
     cmd_vel_timer: HopHistogram,
 }
@@ -160,6 +163,7 @@ impl ThymioInterface {
         base: &str,
         inbox: Inbox,
         cmd_vel_timer: HopHistogram,
+        reporter: Reporter,
     ) -> Result<ThymioInterface, Ros1Error> {
         let (built_tx, built) = channel();
         Ok(ThymioInterface {
@@ -167,6 +171,7 @@ impl ThymioInterface {
             tf_static: graph.advertise("/tf_static", 1, true)?,
             static_transforms: Vec::new(),
             alarms: BTreeMap::new(),
+            reporter,
             cmd_vel_timer,
             inbox,
             graph: graph.clone(),
@@ -219,7 +224,9 @@ impl ThymioInterface {
             EngineEvent::ObstacleStop { node, engaged } => {
                 if let Some(r) = self.robots.get(node) {
                     if let Err(e) = r.out.publish_obstacle_stop(&self.graph, *engaged) {
-                        tracing::warn!("ROS 1: node {node}: cannot publish obstacle_stop: {e}");
+                        self.reporter.warn(&format!(
+                            "ROS 1: node {node}: cannot publish obstacle_stop: {e}"
+                        ));
                     }
                 }
             }
@@ -275,13 +282,13 @@ impl ThymioInterface {
             urdf,
             inbox: self.inbox.clone(),
         };
-        let tx = self.built_tx.clone();
+        let (tx, reporter) = (self.built_tx.clone(), self.reporter.clone());
         self.graph.submit(move |g| match robot_interface(g, plan) {
             Ok(built) => {
                 let _ = tx.send(built);
                 g.bell.ring();
             }
-            Err(e) => tracing::error!("ROS 1: Thymio node {id}: no driver interface: {e}"),
+            Err(e) => reporter.error(&format!("Thymio node {id}: no driver interface: {e}")),
         });
     }
 
@@ -303,7 +310,8 @@ impl ThymioInterface {
                 self.replace_static_frames(id, &b.robot.frames.prefix, own);
             }
             self.robots.insert(id, b.robot);
-            tracing::info!("ROS 1: Thymio node {id}: driver interface ready");
+            self.reporter
+                .info(&format!("Thymio node {id}: driver interface ready"));
         }
     }
 
@@ -336,7 +344,8 @@ impl ThymioInterface {
             transforms: self.static_transforms.clone(),
         };
         if let Err(e) = self.graph.publish(&self.tf_static, &msg) {
-            tracing::warn!("ROS 1: node {id}: cannot publish /tf_static: {e}");
+            self.reporter
+                .warn(&format!("ROS 1: node {id}: cannot publish /tf_static: {e}"));
         }
     }
 
@@ -349,7 +358,8 @@ impl ThymioInterface {
             r.out
                 .publish_proximity(&self.graph, &s.values, &slot.calibration, stamp, &r.frames);
         if let Err(e) = result {
-            tracing::warn!("ROS 1: node {id}: cannot publish proximity: {e}");
+            self.reporter
+                .warn(&format!("ROS 1: node {id}: cannot publish proximity: {e}"));
         }
     }
 
@@ -365,10 +375,10 @@ impl ThymioInterface {
             return;
         }
         match command {
-            RobotCommand::Events(Ok(events)) => emit(engine, node, topic, &events),
-            RobotCommand::Events(Err(e)) => {
-                tracing::error!("ROS 1: node {node}: {topic}: command refused: {e}")
-            }
+            RobotCommand::Events(Ok(events)) => emit(engine, node, topic, &events, &self.reporter),
+            RobotCommand::Events(Err(e)) => self
+                .reporter
+                .error(&format!("node {node}: {topic}: command refused: {e}")),
             RobotCommand::Alarm(true) => {
                 self.alarms.entry(node).or_insert_with(Instant::now);
             }
@@ -385,8 +395,8 @@ impl ThymioInterface {
         for (node, due) in self.alarms.iter_mut().filter(|(_, due)| **due <= now) {
             *due += period;
             match actuators::play_system_sound(actuators::ALARM_SOUND) {
-                Ok(ev) => emit(engine, *node, "alarm", &[ev]),
-                Err(e) => tracing::error!("ROS 1: node {node}: alarm: {e}"),
+                Ok(ev) => emit(engine, *node, "alarm", &[ev], &self.reporter),
+                Err(e) => self.reporter.error(&format!("node {node}: alarm: {e}")),
             }
         }
     }
@@ -420,7 +430,8 @@ impl ThymioInterface {
             threshold,
         );
         if let Err(e) = result {
-            tracing::warn!("ROS 1: node {id}: cannot publish {name}: {e}");
+            self.reporter
+                .warn(&format!("ROS 1: node {id}: cannot publish {name}: {e}"));
         }
     }
 }
@@ -444,10 +455,16 @@ pub fn robot_frames(engine: &Engine, base: &str, id: NodeId) -> (String, Frames)
 }
 
 /// Sends script events to robot `node`, logging those the engine refuses.
-fn emit(engine: &mut Engine, node: NodeId, topic: &str, events: &[ScriptEvent]) {
+fn emit(
+    engine: &mut Engine,
+    node: NodeId,
+    topic: &str,
+    events: &[ScriptEvent],
+    reporter: &Reporter,
+) {
     for ev in events {
         if let Err(e) = engine.emit_script_event(node, ev.name, &ev.args) {
-            tracing::error!("ROS 1: node {node}: {topic}: {}: {e}", ev.name);
+            reporter.error(&format!("node {node}: {topic}: {}: {e}", ev.name));
         }
     }
 }

@@ -77,19 +77,22 @@ impl RosNode {
     /// Serves the effective configuration `effective` (nested YAML maps, e.g. the serialized bridge and driver
     /// parameters) as the node's parameters, each described (`describe_parameters`) as applied at run time or read
     /// at start (read-only) as `live` (the configuration schema's) says, creates the ROS interface and returns the
-    /// running bridge.
+    /// running bridge; the layer's `reporter` gets the node's `/rosout` as one of its sinks.
     pub fn start(
         mut self,
         effective: &serde_yaml::Mapping,
         live: fn(&str) -> bool,
         engine: &mut Engine,
+        reporter: &Reporter,
     ) -> Result<RosBridge, RosError> {
         // served by the NRT loop with the engine's verdict (see `param_server`)
         let params =
             BridgeParams::new(&mut self.node, effective, live).map_err(RosError::Interface)?;
         let base = self.node.namespace().map_err(RosError::Init)?;
         let drivers = DriverNodes::new(self.ctx.clone(), &base);
-        let reporter = Reporter::new(&mut self.node).map_err(RosError::Interface)?;
+        let rosout = super::report::Rosout::new(&mut self.node).map_err(RosError::Interface)?;
+        reporter.add_sink(rosout);
+        let reporter = reporter.clone();
         let reader = nrt_engine::engine::ScriptReader::start(engine.doorbell())
             .map_err(|e| RosError::Spawn(e.to_string()))?;
         let aseba = AsebaInterface::new(&mut self.node, reporter.clone(), reader)
@@ -133,7 +136,6 @@ impl RosNode {
             hot,
             odom_pub,
             timers,
-            reporter,
             node,
             options: self.options,
             params,
@@ -141,7 +143,8 @@ impl RosNode {
             aseba,
             thymio,
             ground_truth: None,
-            calibration: None,
+            calibration: CalibrationActions::new(reporter.clone()),
+            reporter,
             control,
             diagnostics,
             last_diagnostics: None,
@@ -173,8 +176,8 @@ pub struct RosBridge {
     /// The robots' `sim/ground_truth` publishers, when the process runs a simulator
     /// ([`FrontEnd::ground_truth_sink`]).
     ground_truth: Option<GroundTruthTargets>,
-    /// The robots' `calibrate_motors` actions ([`RosBridge::start_calibration`]).
-    calibration: Option<CalibrationActions>,
+    /// The robots' `calibrate_motors` actions.
+    calibration: CalibrationActions,
     /// The switches, RT controllers' endpoints and joint space of the robots.
     control: Control,
     diagnostics: Publisher<DiagnosticArray>,
@@ -201,9 +204,7 @@ impl FrontEnd for RosBridge {
         self.params.serve(engine, &self.reporter);
         self.aseba.poll_ros(&mut node, engine);
         self.thymio.poll_ros(engine);
-        if let Some(c) = &mut self.calibration {
-            c.poll(engine);
-        }
+        self.calibration.serve(engine, &mut iface.calibration, now);
         self.drivers.serve(engine, &mut iface.controllers, now);
         self.control.serve(engine, iface, now);
     }
@@ -214,6 +215,8 @@ impl FrontEnd for RosBridge {
         self.drivers
             .on_engine_event(engine, &mut iface.controllers, event, &self.reporter);
         self.on_event(&mut node, engine, iface, event);
+        self.calibration
+            .on_engine_event(node.get(), engine, &iface.calibration, event);
     }
 
     /// Publishes the switches' and controllers' outputs, `aseba/nodes`, the rivals' changes and `/diagnostics`
@@ -318,9 +321,6 @@ impl RosBridge {
         self.thymio
             .on_engine_event(node, engine, &mut self.clocks, event);
         self.ground_truth_event(node, engine, event);
-        if let Some(c) = &mut self.calibration {
-            c.on_engine_event(node.get(), engine, event);
-        }
         let frames = match event {
             EngineEvent::RobotReady { node: id, .. } => self.thymio.frames(*id),
             _ => None,
@@ -342,17 +342,6 @@ impl RosBridge {
                 .reporter
                 .warn(&nrt_engine::engine::capped_message(*node, *wheels, *cap)),
             _ => {}
-        }
-    }
-
-    /// Serves the `calibrate_motors` action of every driven robot, taking the calibration
-    /// controller's private ports out of `control` (see [`super::calibration_action`]); the rest
-    /// of `control` is left for the other controllers' endpoints.
-    pub fn start_calibration(&mut self, control: &mut msgs::handoff::NrtControl) {
-        self.calibration = CalibrationActions::take(control, self.reporter.clone());
-        if self.calibration.is_none() {
-            self.reporter
-                .warn("no calibrate_motors controller: the calibrate_motors action is off");
         }
     }
 

@@ -114,7 +114,7 @@ impl DriverNodes {
                 actual,
             });
         }
-        let reporter = Reporter::new(&mut node)?;
+        let reporter = super::report::node_reporter(&mut node)?;
         let services = ParamServices::new(&mut node)?;
         let mut mine = Vec::new();
         let mut unused = Vec::new();

@@ -8,7 +8,6 @@ use super::hot::HotNode;
 use super::joints::{self, JointTarget};
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig, OdomRobot, OdomTargets};
 use super::rclpy_peer::rerun_without_ld_library_path;
-use super::report::Reporter;
 use super::smoke_tests::context;
 use super::spinner::{SharedNode, Spinner};
 use super::thymio_conv::Frames;
@@ -46,7 +45,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     let deadline = Instant::now() + TEST_TIMEOUT;
     let ns = format!("hot_path_{}", std::process::id());
     let mut node = r2r::Node::create(context(), "hot_path_bridge", &ns).expect("bridge node");
-    let reporter = Reporter::new(&mut node).expect("reporter");
+    let reporter = super::report::node_reporter(&mut node).expect("reporter");
     let qos = reliable(10);
     let odom = node
         .create_publisher::<Odometry>("odom", qos.clone())

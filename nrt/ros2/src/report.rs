@@ -1,11 +1,14 @@
-//! Reports for ROS users: the console (rcutils, like any ROS node) and `/rosout`.
+//! Reports for ROS users: the layer's [`Reporter`] (`nrt_interface::report`: the console once, through `tracing`,
+//! and every front end's `/rosout`), with ROS 2's `/rosout` as one of its sinks ([`Rosout`]).
 //!
 //! r2r 0.9.7 does not create the node's `/rosout` publisher (since Iron, rcl leaves that to the client library), so
 //! the bridge publishes `rcl_interfaces/msg/Log` itself, with the QoS rcl gives `/rosout`. This is how a ROS client
 //! learns why a request was refused: the asebaros services have no error field.
 
+pub use nrt_interface::report::{LogSink, Reporter, Severity};
 use r2r::rcl_interfaces::msg::Log;
-use r2r::{LogSeverity, Publisher, QosProfile};
+use r2r::{Publisher, QosProfile};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// `/rosout` (absolute).
@@ -21,73 +24,56 @@ pub fn rosout_qos() -> QosProfile {
 }
 
 /// `rcl_interfaces/msg/Log` level of a severity.
-pub fn level(severity: &LogSeverity) -> u8 {
+pub fn level(severity: Severity) -> u8 {
     match severity {
-        LogSeverity::Unset => 0,
-        LogSeverity::Debug => 10,
-        LogSeverity::Info => 20,
-        LogSeverity::Warn => 30,
-        LogSeverity::Error => 40,
-        LogSeverity::Fatal => 50,
+        Severity::Debug => 10,
+        Severity::Info => 20,
+        Severity::Warn => 30,
+        Severity::Error => 40,
     }
 }
 
-/// Reports on behalf of one node (cheap to clone).
-#[derive(Clone)]
-pub struct Reporter {
+/// A node's `/rosout` publisher, a sink of the layer's reporter: its lines are named after the node's logger
+/// (`ns.asebaros`), as rcl names them (r2r's publisher is `Send`, not `Sync`: the lock is held for one publish).
+pub struct Rosout {
+    publisher: Mutex<Publisher<Log>>,
     logger: String,
-    rosout: Publisher<Log>,
 }
 
-impl Reporter {
-    /// A reporter for `node`, with its `/rosout` publisher.
-    pub fn new(node: &mut r2r::Node) -> Result<Reporter, r2r::Error> {
-        Ok(Reporter {
+impl Rosout {
+    /// `node`'s `/rosout` publisher.
+    pub fn new(node: &mut r2r::Node) -> Result<Arc<Rosout>, r2r::Error> {
+        let publisher = node.create_publisher(ROSOUT, rosout_qos())?;
+        Ok(Arc::new(Rosout {
+            publisher: Mutex::new(publisher),
             logger: node.logger().to_owned(),
-            rosout: node.create_publisher(ROSOUT, rosout_qos())?,
-        })
+        }))
     }
+}
 
-    /// The node's logger name (`ns.name`).
-    pub fn logger(&self) -> &str {
-        &self.logger
-    }
-
-    /// Logs `text` with `severity` on the console and on `/rosout`.
-    pub fn report(&self, severity: LogSeverity, text: &str) {
-        // rcutils takes C strings
-        let text = text.replace('\0', "\u{fffd}");
-        let since_epoch = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
+impl LogSink for Rosout {
+    fn log(&self, severity: Severity, _logger: &str, text: &str, stamp: SystemTime) {
+        let since_epoch = stamp.duration_since(UNIX_EPOCH).unwrap_or_default();
         let log = Log {
             stamp: super::convert::time(since_epoch),
-            level: level(&severity),
+            level: level(severity),
             name: self.logger.clone(),
-            msg: text.clone(),
+            msg: text.to_owned(),
             file: file!().to_owned(),
             function: String::new(),
             line: line!(),
         };
-        r2r::log(&text, &self.logger, file!(), line!(), severity);
         // A failed publish is already on the console.
-        let _ = self.rosout.publish(&log);
+        let publisher = self.publisher.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = publisher.publish(&log);
     }
+}
 
-    /// [`Self::report`] at error level.
-    pub fn error(&self, text: &str) {
-        self.report(LogSeverity::Error, text);
-    }
-
-    /// [`Self::report`] at warning level.
-    pub fn warn(&self, text: &str) {
-        self.report(LogSeverity::Warn, text);
-    }
-
-    /// [`Self::report`] at info level.
-    pub fn info(&self, text: &str) {
-        self.report(LogSeverity::Info, text);
-    }
+/// A reporter of its own for `node` (its logger name), its lines on `node`'s `/rosout` (the robots' driver nodes).
+pub fn node_reporter(node: &mut r2r::Node) -> Result<Reporter, r2r::Error> {
+    let reporter = Reporter::new(node.logger());
+    reporter.add_sink(Rosout::new(node)?);
+    Ok(reporter)
 }
 
 #[cfg(test)]
@@ -96,10 +82,9 @@ mod tests {
 
     #[test]
     fn levels_are_those_of_rcl_interfaces_log() {
-        assert_eq!(level(&LogSeverity::Debug), 10);
-        assert_eq!(level(&LogSeverity::Info), 20);
-        assert_eq!(level(&LogSeverity::Warn), 30);
-        assert_eq!(level(&LogSeverity::Error), 40);
-        assert_eq!(level(&LogSeverity::Fatal), 50);
+        assert_eq!(level(Severity::Debug), 10);
+        assert_eq!(level(Severity::Info), 20);
+        assert_eq!(level(Severity::Warn), 30);
+        assert_eq!(level(Severity::Error), 40);
     }
 }

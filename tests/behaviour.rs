@@ -179,9 +179,5 @@ group!(load_script, super::OPEN);
 group!(switch, super::OPEN);
 group!(joints, super::OPEN);
 group!(controllers, super::OPEN);
-group!(
-    calibration,
-    super::CALIBRATION,
-    ros1_ignored = "needs issue 24 ROS 1 parity: calibration"
-);
+group!(calibration, super::CALIBRATION);
 group!(parameters, super::OPEN);

@@ -25,9 +25,14 @@ impl Interface {
         Interface { reporter }
     }
 
-    /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
+    /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports, scripts
+    /// that failed to load (reported once, for every front end).
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
-        let _ = (engine, event);
+        let _ = engine;
+        if let EngineEvent::ScriptFailed { node, error } = event {
+            self.reporter
+                .error(&crate::aseba::script_failed(*node, error));
+        }
     }
 
     /// Serves the layer's timers (held calls that timed out) and takes what the RT side produced for the front

@@ -13,12 +13,25 @@
 //! - [`names`]: how the interface's names are made (robot namespaces, relative names);
 //! - [`reply`]: a held call (a service request or an action goal the front end answers later), whatever the
 //!   transport;
-//! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`).
+//! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`);
+//! - asebaros: [`aseba`] (node list, descriptions, event routing), [`load_script`];
+//! - thymio_driver: [`frames`] (prefixes, URDF), [`odometry`] (`odom`, `/tf`, wheel `joint_states`, rate limit),
+//!   [`tf`] (the merged `/tf_static`), [`sensors`], [`actuators`], [`cmd_vel`] (the set-point and its refusals);
+//!   [`geometry`] (stamps, headers, transforms) is shared by their messages.
 #![warn(missing_docs)]
 
+pub mod actuators;
+pub mod aseba;
+pub mod cmd_vel;
+pub mod frames;
+pub mod front_end;
+pub mod geometry;
+pub mod load_script;
 pub mod names;
+pub mod odometry;
 pub mod reply;
 pub mod report;
-pub mod front_end;
+pub mod sensors;
+pub mod tf;
 
 pub use front_end::{FrontEnd, Interface};

@@ -114,7 +114,10 @@ mod tests {
         for s in [&a, &b] {
             let lines = s.0.lock().unwrap();
             assert_eq!(lines.len(), 2);
-            assert_eq!(lines[0], (Severity::Warn, "asebaros".into(), "lost target 0".into()));
+            assert_eq!(
+                lines[0],
+                (Severity::Warn, "asebaros".into(), "lost target 0".into())
+            );
             assert_eq!(lines[1].0, Severity::Error);
         }
     }

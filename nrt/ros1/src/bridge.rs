@@ -72,8 +72,10 @@ impl Ros1Node {
         self.graph.set_bell(engine.doorbell());
         let (inbox, calls) = channel();
         let base = self.options.namespace.clone();
-        let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
-        let thymio = ThymioInterface::new(&self.graph, &base, inbox)?;
+        // the layer's lines (console; `/rosout` once the front end has one)
+        let reporter = nrt_interface::report::Reporter::new(&self.options.node_name);
+        let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone(), reporter.clone())?;
+        let thymio = ThymioInterface::new(&self.graph, &base, inbox, reporter)?;
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = OdomPublisher::start(out, thymio.odom_targets(), self.graph.clone())
             .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;

@@ -9,18 +9,18 @@
 use super::hop_times::HopHistogram;
 use super::report::Reporter;
 use super::spinner::SpinTask;
+use super::thymio_conv::log_severity;
 use super::{drain, Srv, Sub};
-use msgs::handoff::{monotonic_ns, NodeId, RobotId, Twist2};
+use msgs::handoff::{monotonic_ns, Twist2};
 use nrt_engine::thymio::actuators::{BodyLed, Preset};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
+use nrt_interface::cmd_vel::{CmdVelGate, Verdict};
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
 use r2r::std_msgs::msg::{Bool, ColorRGBA, Empty, Float32, Int16, Int8, String as RosString};
 use r2r::thymio_msgs::msg::{Comm, Led, LedGesture, Sound, SystemSound};
 use r2r::{Publisher, QosProfile};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 pub(crate) fn latched() -> QosProfile {
     QosProfile::default()
@@ -169,94 +169,50 @@ pub(crate) fn stamped_command(t: &TwistStamped) -> Command {
     (plain_command(&t.twist).0, Some(t.header.stamp.clone()))
 }
 
-/// How old `stamp` is at `now` (system time, ROS time without `use_sim_time`). A zero stamp, which many publishers
-/// leave unset, is "now" (as `diff_drive_controller` takes it); a stamp in the future has age zero.
-pub(crate) fn stamp_age(stamp: &Time, now: SystemTime) -> Duration {
-    if stamp.sec == 0 && stamp.nanosec == 0 {
-        return Duration::ZERO;
-    }
-    let Ok(sec) = u64::try_from(stamp.sec) else {
-        return Duration::MAX; // before 1970
-    };
-    let at = UNIX_EPOCH + Duration::new(sec, stamp.nanosec.min(999_999_999));
-    now.duration_since(at).unwrap_or(Duration::ZERO)
+/// A ROS stamp as time since the epoch (`None` before 1970).
+pub(crate) fn since_epoch(stamp: &Time) -> Option<Duration> {
+    let sec = u64::try_from(stamp.sec).ok()?;
+    Some(Duration::new(sec, stamp.nanosec.min(999_999_999)))
 }
 
-/// Where the `cmd_vel` task of one robot sends its commands, and what it counts.
+/// Where the `cmd_vel` task of one robot sends its commands (the layer's gate), and what it times.
 pub(crate) struct CmdVelTarget {
-    /// The RT thread's set-points.
-    pub(crate) params: msgs::handoff::NrtLiveParams,
-    /// The RT robot.
-    pub(crate) robot: RobotId,
-    /// Its Aseba node (for messages).
-    pub(crate) id: NodeId,
+    /// The robot's set-point, with the latches of its reports and its stale count.
+    pub(crate) gate: CmdVelGate,
     /// `/rosout`.
     pub(crate) reporter: Reporter,
-    /// Stamped commands older than this are ignored (`cmd_vel_timeout`; `None`: no limit).
-    pub(crate) max_age: Option<Duration>,
-    /// Stamped commands ignored as older than `max_age` (shown in `/diagnostics`).
-    pub(crate) stale: Arc<AtomicU64>,
     /// Times the hop message taken → set-point stored.
     pub(crate) timer: HopHistogram,
 }
 
 /// The `cmd_vel` subscription (a `Twist` or, with `cmd_vel_stamped`, a `TwistStamped` one: `read` gives its
-/// command) of RT robot `target.robot`, served on the hot node's thread ([`super::hot`]) right after the wait that
-/// took the messages: each goes straight to the RT thread's set-point (a latest-value cell), stamped with the time
-/// the wait returned (the start of the cmd_vel → wire hop the RT thread times), which rings the RT thread. Its
-/// watchdog stops the robot when messages stop coming. A stamped message older than
-/// `cmd_vel_timeout` is ignored and counted; a refused message (NaN, infinite) leaves the last good set-point in
-/// force. A run of either is logged once.
+/// command) of one robot, served on the hot node's thread ([`super::hot`]) right after the wait that took the
+/// messages: each goes through the layer's gate ([`CmdVelGate`]: stale stamped commands ignored and counted,
+/// refused ones leaving the last good set-point in force, each run reported once) straight to the RT thread's
+/// set-point (a latest-value cell), stamped with the time the wait returned (the start of the cmd_vel → wire hop
+/// the RT thread times), which rings the RT thread. Its watchdog stops the robot when messages stop coming.
 pub(crate) fn cmd_vel_task<T: 'static>(
     mut sub: Box<dyn futures::Stream<Item = T> + Unpin + Send>,
     read: fn(&T) -> Command,
     target: CmdVelTarget,
 ) -> SpinTask {
     let CmdVelTarget {
-        params,
-        robot,
-        id,
+        mut gate,
         reporter,
-        max_age,
-        stale,
         timer,
     } = target;
-    let (mut refusing, mut ignoring) = (false, false);
     Box::new(move || {
         // The messages pending now were taken from rcl by the wait that just returned.
         let taken = monotonic_ns();
         for m in drain(&mut sub) {
             let (twist, stamp) = read(&m);
-            if let (Some(stamp), Some(max)) = (stamp, max_age) {
-                let age = stamp_age(&stamp, SystemTime::now());
-                if age > max {
-                    stale.fetch_add(1, Ordering::Relaxed);
-                    if !ignoring {
-                        ignoring = true;
-                        reporter.warn(&format!(
-                            "node {id}: cmd_vel stamped {:.3} s ago ignored (older than cmd_vel_timeout, {} s); \
-                             further ones counted in /diagnostics, not logged until a fresh one",
-                            age.as_secs_f64(),
-                            max.as_secs_f64()
-                        ));
-                    }
-                    continue;
+            let stamp = stamp.map(|s| since_epoch(&s));
+            match gate.nrt_take(twist, stamp, taken, nrt_interface::geometry::now()) {
+                Verdict::Stored => timer.record(monotonic_ns().saturating_sub(taken)),
+                Verdict::Dropped(Some((severity, text))) => {
+                    reporter.report(log_severity(severity), &text)
                 }
-            }
-            ignoring = false;
-            match params.nrt_set_cmd_vel_at(robot, twist, taken) {
-                Ok(()) => {
-                    timer.record(monotonic_ns().saturating_sub(taken));
-                    refusing = false;
-                }
-                Err(e) if !refusing => {
-                    refusing = true;
-                    reporter.error(&format!(
-                        "node {id}: cmd_vel refused: {e} (further refusals not logged until a \
-                         valid one)"
-                    ));
-                }
-                Err(_) => {}
+                Verdict::Dropped(None) => {}
             }
         }
     })
@@ -348,16 +304,15 @@ mod tests {
     }
 
     #[test]
-    fn stamp_age_against_the_system_clock() {
-        let now = UNIX_EPOCH + Duration::new(1_000, 500_000_000);
-        assert_eq!(stamp_age(&time(999, 0), now), Duration::from_millis(1500));
-        assert_eq!(stamp_age(&time(1_000, 500_000_000), now), Duration::ZERO);
-        // in the future: not old
-        assert_eq!(stamp_age(&time(2_000, 0), now), Duration::ZERO);
-        // unset: now
-        assert_eq!(stamp_age(&time(0, 0), now), Duration::ZERO);
-        // before 1970: as old as can be
-        assert_eq!(stamp_age(&time(-1, 0), now), Duration::MAX);
+    fn stamps_since_the_epoch() {
+        assert_eq!(since_epoch(&time(7, 8)), Some(Duration::new(7, 8)));
+        assert_eq!(since_epoch(&time(0, 0)), Some(Duration::ZERO));
+        // before 1970: none (as old as can be for the gate)
+        assert_eq!(since_epoch(&time(-1, 0)), None);
+        assert_eq!(
+            since_epoch(&time(1, 2_000_000_000)),
+            Some(Duration::new(1, 999_999_999))
+        );
     }
 
     #[test]

@@ -31,7 +31,11 @@ fn ros1_load_script_for_no_node_present_is_a_warning_not_a_failed_call() {
     let port = free_port();
     let _master = rosmaster(port);
     let mut drv = driver(port, &[]);
-    let v = rospy(port, &["load_script_nowhere", file], Duration::from_secs(60));
+    let v = rospy(
+        port,
+        &["load_script_nowhere", file],
+        Duration::from_secs(60),
+    );
     assert_eq!(v["error"], Value::Null, "the call failed: {v}");
     // ROS 2's text, from the driver's logger, as a warning
     let line = drv.wait_line(Duration::from_secs(10), |l| {

@@ -308,48 +308,58 @@ mod tests {
 
     #[test]
     fn odometry_and_tf_carry_the_neutral_content() {
-        use msgs::handoff::{OdomSample, Pose2, Twist2};
+        use msgs::handoff::OdomSample;
         use nrt_engine::thymio::calibration::Calibration;
         use nrt_interface::frames::Frames;
         use nrt_interface::odometry as odo;
-        let s = OdomSample {
-            pose: Pose2 {
-                x: 1.0,
-                y: -0.5,
-                theta: std::f64::consts::FRAC_PI_2,
-            },
-            twist: Twist2 {
-                linear: 0.1,
-                angular: 0.2,
-            },
-            ..OdomSample::default()
-        };
         let f = Frames::new("r1", "odom", "base_link", ["l", "r"]);
         let at = Duration::new(1_700_000_000, 5);
-        let n = odo::odometry(&s, at, &f, &Calibration::real());
+        let mut n = odo::odometry(&OdomSample::default(), at, &f, &Calibration::real());
+        (n.position, n.orientation) = ([1.0, -0.5, 0.25], [0.0, 0.0, 0.6, 0.8]);
+        (n.linear[0], n.angular[2]) = (0.1, 0.2);
         let o = odometry(&n);
         assert_eq!(
             (o.header.stamp.secs, o.header.stamp.nsecs),
             (1_700_000_000, 5)
         );
-        assert_eq!(o.header.frame_id, "r1/odom");
-        assert_eq!(o.child_frame_id, "r1/base_link");
-        assert_eq!(o.pose.pose.position.x, 1.0);
-        assert!((o.pose.pose.orientation.z - (0.5f64).sqrt()).abs() < 1e-12);
-        assert_eq!(o.pose.covariance, n.pose_covariance);
-        assert_eq!(o.twist.covariance, n.twist_covariance);
+        assert_eq!(
+            (o.header.frame_id.as_str(), o.child_frame_id.as_str()),
+            ("r1/odom", "r1/base_link")
+        );
+        let p = &o.pose.pose;
+        assert_eq!([p.position.x, p.position.y, p.position.z], n.position);
+        assert_eq!(
+            [
+                p.orientation.x,
+                p.orientation.y,
+                p.orientation.z,
+                p.orientation.w
+            ],
+            n.orientation
+        );
+        assert_eq!(
+            (o.pose.covariance, o.twist.covariance),
+            (n.pose_covariance, n.twist_covariance)
+        );
         assert_eq!(
             (o.twist.twist.linear.x, o.twist.twist.angular.z),
             (0.1, 0.2)
         );
-        let t: Vec<_> = odo::transforms(&s, at, &f, 0.0935)
-            .iter()
-            .map(transform)
-            .collect();
-        assert_eq!(t.len(), 3);
-        assert_eq!(t[0].transform.translation.y, -0.5);
-        assert_eq!(t[1].child_frame_id, f.wheels[0]);
-        assert_eq!(t[1].transform.rotation.w, 1.0);
+        let [l, _] = odo::wheel_transforms(&OdomSample::default(), at, &f, 0.0935);
+        let t = transform(&l);
+        assert_eq!(
+            (t.header.frame_id.as_str(), t.child_frame_id.as_str()),
+            ("r1/base_link", "r1/left_wheel_link")
+        );
+        assert_eq!(
+            [
+                t.transform.translation.x,
+                t.transform.translation.y,
+                t.transform.translation.z
+            ],
+            l.translation
+        );
+        assert_eq!(t.transform.rotation.w, l.rotation[3]);
         assert_eq!(time(Duration::from_secs(u64::MAX)).secs, i32::MAX);
     }
 

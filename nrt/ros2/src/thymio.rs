@@ -15,18 +15,17 @@ use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::thymio_conv::{self as conv, Frames};
 use super::thymio_endpoints::{
-    cmd_vel_task, latched, latest_command, plain_command, reliable, stamped_command, topic,
-    CmdVelTarget, Inputs, Outputs, DEPTH,
+    actuator_messages, cmd_vel_task, latched, latest_command, plain_command, reliable,
+    stamped_command, topic, CmdVelTarget, Inputs, Outputs, DEPTH,
 };
 use msgs::handoff::{NodeId, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
-use nrt_engine::thymio::actuators::{Gesture, Preset};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
-use nrt_interface::actuators::{self, Actuator, Alarm, RobotCommand};
+use nrt_interface::actuators::{self, Alarm, RobotCommand};
 use nrt_interface::cmd_vel::CmdVelGate;
-use nrt_interface::frames::{self as robot_frames};
+use nrt_interface::frames as robot_frames;
 use nrt_interface::geometry::{self, Stamp, Transform};
 use nrt_interface::sensors::{self, robot_event};
 use nrt_interface::tf::{self, StaticFrames};
@@ -470,78 +469,5 @@ impl ThymioInterface {
                 }
             }
         }
-    }
-}
-
-/// What a robot's actuator topics received since the last call, in the order of the topics
-/// (ROS-Thymio's), each with its topic's leaf.
-fn actuator_messages(i: &mut Inputs) -> Vec<(&'static str, Actuator)> {
-    let mut out = Vec::new();
-    for m in drain(&mut i.led) {
-        out.push((
-            "led",
-            Actuator::Led {
-                id: m.id,
-                values: m.values,
-            },
-        ));
-    }
-    out.extend(drain(&mut i.led_off).map(|_| ("led/off", Actuator::LedsOff)));
-    for (which, s) in i.body.iter_mut() {
-        for c in drain(s) {
-            out.push((body_topic(*which), Actuator::Body(*which, [c.r, c.g, c.b])));
-        }
-    }
-    for g in drain(&mut i.gesture) {
-        let gesture = Gesture {
-            gesture: g.gesture,
-            wave: g.wave,
-            leds: g.leds,
-            period: g.period,
-            length: g.length,
-            mirror: g.mirror,
-            mask: g.mask,
-        };
-        out.push(("led/gesture", Actuator::Gesture(gesture)));
-    }
-    out.extend(drain(&mut i.gesture_off).map(|_| ("led/gesture/off", Actuator::GestureOff)));
-    for (p, s) in i.presets.iter_mut() {
-        for period in drain(s) {
-            out.push((preset_topic(*p), Actuator::Preset(*p, period.data)));
-        }
-    }
-    out.extend(drain(&mut i.alive).map(|_| ("led/gesture/alive", Actuator::Alive)));
-    for s in drain(&mut i.sound_play) {
-        let d = f64::from(s.duration.sec) + f64::from(s.duration.nanosec) * 1e-9;
-        out.push(("sound/play", Actuator::Tone(s.frequency, d)));
-    }
-    for s in drain(&mut i.sound_system) {
-        out.push(("sound/play/system", Actuator::SystemSound(s.sound)));
-    }
-    out.extend(drain(&mut i.alarm).map(|a| ("alarm", Actuator::Alarm(a.data))));
-    for t in drain(&mut i.sound_threshold) {
-        out.push(("sound_threshold", Actuator::SoundThreshold(t.data)));
-    }
-    out.extend(drain(&mut i.comm_enable).map(|c| ("comm/enable", Actuator::CommEnable(c.data))));
-    out.extend(drain(&mut i.comm_tx).map(|c| ("comm/tx", Actuator::CommTx(c.data))));
-    out.extend(drain(&mut i.shutdown).map(|_| ("shutdown", Actuator::Shutdown)));
-    out
-}
-
-fn body_topic(which: nrt_engine::thymio::actuators::BodyLed) -> &'static str {
-    use nrt_engine::thymio::actuators::BodyLed;
-    match which {
-        BodyLed::Top => "led/body/top",
-        BodyLed::BottomLeft => "led/body/bottom_left",
-        BodyLed::BottomRight => "led/body/bottom_right",
-    }
-}
-
-fn preset_topic(p: Preset) -> &'static str {
-    match p {
-        Preset::Circle => "led/gesture/circle",
-        Preset::Blink => "led/gesture/blink",
-        Preset::Kit => "led/gesture/kit",
-        Preset::Alive => "led/gesture/alive",
     }
 }

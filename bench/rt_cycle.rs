@@ -10,9 +10,9 @@ use msgs::handoff::{
 };
 use msgs::wire::{Message, Words, MAX_FRAME};
 use rt::clock::monotonic_ns;
+use rt::controllers::RtControllers;
 use rt::handoff::{link_port, NrtLinkPort};
 use rt::link::{Link, PipeLink};
-use rt::rosrt::RtControllers;
 use rt::rtloop::{RtConfig, RtLoop};
 use rt::sched::RtSetup;
 use std::time::{Duration, Instant};

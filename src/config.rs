@@ -25,7 +25,7 @@ const ROS1: &str = "ros1";
 /// The real-time thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct RtParams {
+pub struct RtSection {
     /// Period [µs] of the loop's periodic duties (cmd_vel watchdog, speed refresh, statistics,
     /// link hand-over): their resolution, not a hop's latency (I/O and set-points wake the loop
     /// at once). The default, 10 000 (100 Hz), is a tenth of the finest of them (the 100 ms
@@ -52,7 +52,7 @@ pub struct RtParams {
     pub speed_refresh_ms: u64,
 }
 
-impl Default for RtParams {
+impl Default for RtSection {
     fn default() -> Self {
         Self {
             period_us: 10_000,
@@ -67,7 +67,7 @@ impl Default for RtParams {
 }
 
 /// `rt.*`, read at start.
-impl Section for RtParams {
+impl Section for RtSection {
     fn validate(&self) -> Result<(), Invalid> {
         if self.nrt_poll_us == 0 {
             return Err(Invalid::new(
@@ -211,7 +211,7 @@ impl Default for ControlParams {
 impl ControlParams {
     /// Every owner name: `ros`, `joint`, then the shipped controllers.
     pub fn owner_names() -> msgs::handoff::OwnerNames {
-        msgs::handoff::OwnerNames::new(rt::rosrt::SHIPPED.to_vec())
+        msgs::handoff::OwnerNames::new(rt::controllers::SHIPPED.to_vec())
     }
 }
 
@@ -261,7 +261,7 @@ pub struct Config {
     /// Thymio driver (ROS-Thymio names).
     pub driver: DriverParams,
     /// Real-time thread.
-    pub rt: RtParams,
+    pub rt: RtSection,
     /// Embedded simulator.
     pub sim: SimParams,
     /// Communication switch and RT controllers.
@@ -426,7 +426,7 @@ impl Config {
     pub fn is_live(name: &str) -> bool {
         let (first, rest) = name.split_once('.').unwrap_or((name, ""));
         match first {
-            RT => schema::is_live::<RtParams>(rest),
+            RT => schema::is_live::<RtSection>(rest),
             SIM => schema::is_live::<SimParams>(rest),
             CONTROL => schema::is_live::<ControlParams>(rest),
             ROS1 => schema::is_live::<Ros1Params>(rest),

@@ -10,11 +10,11 @@ use nrt_engine::engine::{
     ControllerPort, ControllerReport, Engine, EngineConfig, EngineError, EngineEvent,
 };
 use nrt_engine::thymio::params::DriverParams;
+use rt::controllers::{ObstacleStop, ObstacleStopParams, ReflexEvent};
 use rt::link::{SerialSelector, SerialSpec};
 use rt::nrt_connector::{
     spawn_connector, ConnectSpec, ConnectorConfig, ConnectorHandle, ConnectorStats,
 };
-use rt::rosrt::{ObstacleStop, ObstacleStopParams, ReflexEvent};
 use rt::rtloop::{RtConfig, RtExit, RtHandle};
 use rt::sched::RtSetup;
 use std::time::{Duration, Instant};
@@ -223,7 +223,7 @@ impl Runtime {
         // The RT controllers: one instance of each shipped one per robot slot; their RT halves
         // go to the RT thread, their NRT halves to the front end (`take_control`).
         let slots = nrt_ends.nrt_params().robots();
-        let (controllers, control) = rt::rosrt::Registry::shipped().instantiate(slots)?;
+        let (controllers, control) = rt::controllers::Registry::shipped().instantiate(slots)?;
         let owner = control
             .names
             .id(&config.control.default_owner)
@@ -246,7 +246,7 @@ impl Runtime {
         let current = reflex_params(&config.driver.obstacle_stop);
         let (events_rt, events) = publisher(64);
         let (params_rt, params) = latest(current);
-        let reflex: Box<dyn rt::rosrt::Filter> = Box::new(
+        let reflex: Box<dyn rt::controllers::Filter> = Box::new(
             ObstacleStop::new(current)
                 .with_live_params(params_rt)
                 .with_events(events_rt),

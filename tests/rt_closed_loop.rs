@@ -10,9 +10,9 @@ use msgs::handoff::{
     OwnerId, Pose2, RobotConfig, RobotId, RosValue, RtEvent, Twist2,
 };
 use msgs::wire::{Message, Words, MAX_FRAME};
+use rt::controllers::{ObstacleStop, ObstacleStopParams, Registry};
 use rt::handoff::{link_port, NrtLinkPort};
 use rt::link::PipeLink;
-use rt::rosrt::{ObstacleStop, ObstacleStopParams, Registry};
 use rt::rtloop::{RtConfig, RtLoop};
 use rt::sched::RtSetup;
 use sim::thymio::Arena;

@@ -10,7 +10,7 @@ use msgs::handoff::{
     ControllerInit, DeclareError, NrtEndpoint, OwnerId, ParamId, Pose2, RobotId, RosValue,
     RtParams, RtTopicPublisher, Twist2, WheelCommand,
 };
-use rt::rosrt::{Controller, Registry, RobotView, SHIPPED};
+use rt::controllers::{Controller, Registry, RobotView, SHIPPED};
 
 /// Drives `distance` metres straight ahead from where it started owning the wheels.
 struct DriveDistance {

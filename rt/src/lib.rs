@@ -5,6 +5,7 @@
 
 pub mod alloc;
 pub mod clock;
+pub mod controllers;
 pub mod handoff;
 pub mod hist;
 pub mod link;
@@ -13,7 +14,6 @@ pub mod nrt_connector;
 pub mod odometry;
 pub mod report;
 pub mod robot;
-pub mod rosrt;
 pub mod rtloop;
 pub mod sched;
 pub mod signals;

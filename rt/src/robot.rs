@@ -1,9 +1,9 @@
 //! Per-robot RT state: script events in (odometry, proximity, ground), set-point and watchdog,
 //! wheel targets out as ONE frame. No allocation.
 
+use crate::controllers::RobotView;
 use crate::mapping::map_command;
 use crate::odometry::{Integrator, OdomInput};
-use crate::rosrt::RobotView;
 use msgs::handoff::{
     LinkId, NodeId, OdomSample, OwnerId, Pose2, ProximitySample, RobotCalibration, RobotConfig,
     RobotId, RtLiveParams, SpeedOutput, Twist2, WheelCommand,

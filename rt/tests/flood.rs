@@ -143,7 +143,7 @@ fn a_flooding_link_cannot_spin_the_core_and_the_other_robot_is_served() {
         cfg,
         rt_ends,
         rt_port,
-        rt::rosrt::RtControllers::none(),
+        rt::controllers::RtControllers::none(),
         Vec::new(),
     )
     .unwrap();

@@ -67,7 +67,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
         cfg(),
         rt_ends,
         rt_port,
-        rt::rosrt::RtControllers::none(),
+        rt::controllers::RtControllers::none(),
         Vec::new(),
     )
     .unwrap();
@@ -154,7 +154,7 @@ fn tcp_peer_that_comes_back_is_reconnected() {
         cfg(),
         rt_ends,
         rt_port,
-        rt::rosrt::RtControllers::none(),
+        rt::controllers::RtControllers::none(),
         Vec::new(),
     )
     .unwrap();

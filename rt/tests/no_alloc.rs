@@ -20,9 +20,11 @@ use msgs::handoff::{monotonic_ns, JointCommand, NrtEndpoint, OwnerId, Pose2, Ros
 use msgs::handoff::{CalCommand, NrtCalibrationPort, Wheel, WheelRun};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
+use rt::controllers::{
+    Filter, ObstacleStop, ObstacleStopParams, Registry, RobotView, RtControllers,
+};
 use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
-use rt::rosrt::{Filter, ObstacleStop, ObstacleStopParams, Registry, RobotView, RtControllers};
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -104,7 +104,7 @@ fn drive(
         rt_config(),
         rt_ends,
         rt_port,
-        rt::rosrt::RtControllers::none(),
+        rt::controllers::RtControllers::none(),
         Vec::new(),
     )
     .unwrap();

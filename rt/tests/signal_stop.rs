@@ -60,7 +60,7 @@ fn sigterm_sends_zero_speed_then_stops() {
         cfg,
         rt_ends,
         rt_port,
-        rt::rosrt::RtControllers::none(),
+        rt::controllers::RtControllers::none(),
         Vec::new(),
     )
     .unwrap();

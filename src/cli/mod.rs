@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 mod common;
 pub mod compile;
 pub mod emit;
+mod front_ends;
 pub mod nodes;
 pub mod ros_args;
 pub mod run;

@@ -1,13 +1,15 @@
 //! `thymio-rt run`: the driver. The RT thread, the engine (network manager, switch, scripts),
-//! the embedded simulated Thymio when no target is given, and the ROS 2 bridge when built with
-//! the `ros2` feature.
+//! the embedded simulated Thymio when no target is given, and the front ends — the ROS 2 bridge when built with
+//! the `ros2` feature, the ROS 1 front end with `--ros1`, both, or the console — served by one NRT loop.
 
+use super::front_ends::{Nodes, Wanted};
 use super::ros_args::{parse_ros1_arg, Ros1Arg};
 use super::{CliError, CliResult};
 use crate::config::Config;
 use crate::runtime::{Runtime, Stopped};
-use msgs::handoff::NodeId;
-use nrt_engine::engine::EngineEvent;
+use nrt_interface::front_end;
+use nrt_interface::report::Reporter;
+use nrt_interface::Interface;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -145,24 +147,21 @@ pub fn main(args: Args) -> CliResult {
             args.ros_args.join(" ")
         );
     }
-    let r1 = &args.ros1_args;
-    let (stopped, ros_hops) = if ros1 && ros2 {
-        run_both(config, duration, r1)?
-    } else if ros1 {
-        run_ros1(config, duration, r1)?
-    } else if args.no_ros || !cfg!(feature = "ros2") {
-        if !args.no_ros {
-            tracing::warn!("this build has no ROS 2 bridge (build with --features ros2)");
-        }
-        (run_plain(&config, duration, args.cmd_vel)?, None)
-    } else {
-        if args.cmd_vel.is_some() {
-            return Err(CliError::new(
-                "--cmd-vel needs --no-ros (ROS drives the robots)",
-            ));
-        }
-        run_ros(config, duration)?
+    if args.cmd_vel.is_some() && ros2 {
+        return Err(CliError::new(
+            "--cmd-vel needs --no-ros (ROS drives the robots)",
+        ));
+    }
+    if !args.no_ros && !cfg!(feature = "ros2") && !ros1 {
+        tracing::warn!("this build has no ROS 2 bridge (build with --features ros2)");
+    }
+    let wanted = Wanted {
+        ros2,
+        ros1,
+        ros1_args: &args.ros1_args,
+        cmd_vel: args.cmd_vel,
     };
+    let (stopped, ros_hops) = run_served(config, duration, &wanted)?;
     finish(&stopped, ros_hops, args.report.as_deref())
 }
 
@@ -203,70 +202,44 @@ fn should_stop(
     false
 }
 
-fn log_event(e: &EngineEvent) {
-    match e {
-        EngineEvent::RtStarted(s) => tracing::info!(
-            "RT thread running: scheduler {:?}, cpu {:?}, memory lock {:?}, PREEMPT_RT kernel: {}",
-            s.mode(),
-            s.cpu,
-            s.memory_lock,
-            s.realtime_kernel
-        ),
-        EngineEvent::LinkUp { link, target, kind } => {
-            tracing::info!("connected: link {link} (target {target}, {kind:?})")
-        }
-        EngineEvent::LinkDown { link, target } => {
-            tracing::warn!("disconnected: link {link} (target {target})")
-        }
-        EngineEvent::RobotReady { node, robot } => {
-            tracing::info!("node {node} is robot {robot} (cmd_vel, odometry)")
-        }
-        EngineEvent::ScriptFailed { node, error } => {
-            tracing::error!("node {node}: script not loaded: {error}")
-        }
-        EngineEvent::RobotRemoved { node, robot } => {
-            tracing::warn!("node {node} is no longer driven (was robot {robot})")
-        }
-        EngineEvent::WatchdogStop { node } => {
-            tracing::info!("node {node}: no cmd_vel in time, stopped")
-        }
-        _ => {}
-    }
-}
-
-fn run_plain(
-    config: &Config,
+/// Runs the driver with the front ends `wanted` asks for (none: the console), one NRT loop over all of them
+/// ([`nrt_interface::front_end::step`]); the hops the ROS side timed come back with the RT thread's end.
+fn run_served(
+    config: Config,
     duration: Option<Duration>,
-    cmd_vel: Option<(f64, f64)>,
-) -> Result<Stopped, CliError> {
-    tracing::info!("starting on {}", describe(config));
-    let mut rt = Runtime::start(config).map_err(CliError::new)?;
+    wanted: &Wanted<'_>,
+) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
+    let (nodes, config) = Nodes::new(wanted, config)?;
+    tracing::info!("starting on {} {}", describe(&config), nodes.describe());
+    let mut rt = Runtime::start_with(&config, nodes.count().max(1)).map_err(CliError::new)?;
+    let mut iface = Interface::new(Reporter::new(&nodes.logger()));
+    let mut front_ends = nodes.start(&config, &mut rt, &mut iface)?;
     if let Some(s) = rt.engine.switch() {
         tracing::info!(
             "Aseba switch listening on {}",
             s.local_addr().map(|a| a.to_string()).unwrap_or_default()
         );
     }
-    let doorbell = rt.engine.doorbell();
-    run_loop(&mut rt, config, duration, |rt| {
-        for e in rt.poll() {
-            log_event(&e);
+    let spin = Duration::from_micros(config.rt.nrt_poll_us);
+    run_loop(&mut rt, &config, duration, |rt| {
+        if let Some(f) = front_ends.iter().find(|f| !f.alive()) {
+            tracing::error!(
+                "a thread of the {} front end stopped: it no longer serves its clients; stopping",
+                f.name()
+            );
+            return false;
         }
-        if let Some((linear, angular)) = cmd_vel {
-            let nodes: Vec<NodeId> = rt.engine.robots().iter().map(|s| s.node).collect();
-            for node in nodes {
-                if let Err(e) = rt.engine.set_cmd_vel(node, linear, angular) {
-                    tracing::warn!("--cmd-vel: node {node}: {e}");
-                }
-            }
-        }
-        doorbell.wait(
-            rt.engine
-                .longest_wait(Duration::from_micros(config.rt.nrt_poll_us)),
-        );
+        front_end::step(&mut rt.engine, &mut iface, &mut front_ends, spin);
         true
     });
-    Ok(rt.stop())
+    let hops = front_ends.iter().find_map(|f| f.hop_times());
+    for f in &front_ends {
+        if let Some(s) = f.summary() {
+            tracing::info!("{s}");
+        }
+    }
+    drop(front_ends);
+    Ok((rt.stop(), hops))
 }
 
 /// The run loop of `thymio-rt run`, with or without ROS: `step` (one engine poll, which pumps the RT controllers
@@ -309,126 +282,6 @@ fn dds_boundary() -> Result<nrt_ros2::dds_boundary::DdsBoundary, CliError> {
     Ok(boundary)
 }
 
-/// Runs with the ROS 2 bridge; the hops the ROS side timed come back with the RT thread's end.
-#[cfg(feature = "ros2")]
-fn run_ros(
-    config: Config,
-    duration: Option<Duration>,
-) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
-    use nrt_ros2::{RosNode, RosOptions};
-    let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
-    let config = config
-        .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
-        .map_err(CliError::new)?;
-    node.set_spin_period(Duration::from_micros(config.rt.nrt_poll_us))
-        .map_err(CliError::new)?;
-    tracing::info!("starting on {} with the ROS 2 bridge", describe(&config));
-    let mut rt = Runtime::start(&config).map_err(CliError::new)?;
-    let mut bridge = node
-        .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
-        .map_err(CliError::new)?;
-    if let Some(mut control) = rt.take_control() {
-        // the calibration action takes its controller's private ports, the switch and the
-        // controllers' endpoints serve the rest
-        bridge.start_calibration(&mut control);
-        bridge.serve_control(control, &rt.engine);
-    }
-    if let Some(sim) = rt.sim() {
-        bridge
-            .start_ground_truth(Box::new(sim.ground_truth()))
-            .map_err(CliError::new)?;
-    }
-    tracing::info!("ROS 2 interface up");
-    if let Some(s) = rt.engine.switch() {
-        tracing::info!(
-            "Aseba switch listening on {}",
-            s.local_addr().map(|a| a.to_string()).unwrap_or_default()
-        );
-    }
-    run_loop(&mut rt, &config, duration, |rt| {
-        if !bridge.ros_alive() {
-            tracing::error!(
-                "a ROS thread (spinner, cmd_vel hot node or odometry publisher) stopped: \
-                 ROS is no longer served; stopping"
-            );
-            return false;
-        }
-        bridge.step(&mut rt.engine);
-        true
-    });
-    let hops = bridge.hop_times();
-    drop(bridge);
-    Ok((rt.stop(), Some(hops)))
-}
-
-#[cfg(not(feature = "ros2"))]
-fn run_ros(
-    config: Config,
-    duration: Option<Duration>,
-) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
-    Ok((run_plain(&config, duration, None)?, None))
-}
-
-/// Runs with the ROS 1 front end only.
-#[cfg(feature = "ros1")]
-fn run_ros1(
-    config: Config,
-    duration: Option<Duration>,
-    ros1_args: &[Ros1Arg],
-) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
-    use nrt_ros1::Ros1Node;
-    let node = Ros1Node::new(ros1_options(ros1_args)?).map_err(CliError::new)?;
-    let config = config
-        .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
-        .and_then(|c| c.with_overrides(&ros1_params(ros1_args)))
-        .map_err(CliError::new)?;
-    tracing::info!(
-        "starting on {} with the ROS 1 front end ({})",
-        describe(&config),
-        node.name()
-    );
-    let mut rt = Runtime::start(&config).map_err(CliError::new)?;
-    let mut bridge = node.start(&mut rt.engine).map_err(CliError::new)?;
-    tracing::info!("ROS 1 interface up");
-    let poll = Duration::from_micros(config.rt.nrt_poll_us);
-    run_loop(&mut rt, &config, duration, |rt| {
-        if !bridge.ros_alive() {
-            tracing::error!("a ROS 1 thread stopped: ROS 1 is no longer served; stopping");
-            return false;
-        }
-        bridge.step(&mut rt.engine, poll);
-        true
-    });
-    log_ros1(&bridge);
-    drop(bridge);
-    Ok((rt.stop(), None))
-}
-
-/// The ROS 1 node's options: the environment's, then roslaunch's `__name:=` and `__ns:=`.
-#[cfg(feature = "ros1")]
-fn ros1_options(args: &[Ros1Arg]) -> Result<nrt_ros1::Ros1Options, CliError> {
-    let mut options = nrt_ros1::Ros1Options::from_env().map_err(CliError::new)?;
-    for a in args {
-        match a {
-            Ros1Arg::Name(n) => options.node_name = n.clone(),
-            Ros1Arg::Namespace(ns) => options.namespace = ns.clone(),
-            Ros1Arg::Log(_) | Ros1Arg::Param(..) => {}
-        }
-    }
-    Ok(options)
-}
-
-/// The private parameters given as `_NAME:=VALUE`, as configuration entries.
-#[cfg(feature = "ros1")]
-fn ros1_params(args: &[Ros1Arg]) -> Vec<(String, serde_yaml::Value)> {
-    args.iter()
-        .filter_map(|a| match a {
-            Ros1Arg::Param(n, v) => Some((n.clone(), v.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
 /// A ROS 1 argument as it was written.
 fn ros1_arg_text(a: &Ros1Arg) -> String {
     match a {
@@ -441,81 +294,6 @@ fn ros1_arg_text(a: &Ros1Arg) -> String {
             serde_yaml::to_string(v).unwrap_or_default().trim()
         ),
     }
-}
-
-#[cfg(feature = "ros1")]
-fn log_ros1(bridge: &nrt_ros1::Ros1Bridge) {
-    let (published, registrations) = bridge.counters();
-    tracing::info!(
-        "ROS 1: {published} odometry samples published, registered again with a new master {registrations} time(s)"
-    );
-}
-
-#[cfg(not(feature = "ros1"))]
-fn run_ros1(
-    config: Config,
-    duration: Option<Duration>,
-    _ros1_args: &[Ros1Arg],
-) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
-    Ok((run_plain(&config, duration, None)?, None))
-}
-
-/// Runs the ROS 2 bridge and the ROS 1 front end side by side: one NRT loop (the ROS 2 bridge's step hands every
-/// engine event to ROS 1 too), one odometry ring and publisher thread each.
-#[cfg(all(feature = "ros1", feature = "ros2"))]
-fn run_both(
-    config: Config,
-    duration: Option<Duration>,
-    ros1_args: &[Ros1Arg],
-) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
-    use nrt_ros1::Ros1Node;
-    use nrt_ros2::{RosNode, RosOptions};
-    let ros1 = Ros1Node::new(ros1_options(ros1_args)?).map_err(CliError::new)?;
-    let mut node = RosNode::new(RosOptions::default()).map_err(CliError::new)?;
-    // ROS 1's parameter server and private arguments, then ROS 2's parameters
-    let config = config
-        .with_overrides(&ros1.parameter_overrides().map_err(CliError::new)?)
-        .and_then(|c| c.with_overrides(&ros1_params(ros1_args)))
-        .map_err(CliError::new)?;
-    let config = config
-        .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
-        .map_err(CliError::new)?;
-    node.set_spin_period(Duration::from_micros(config.rt.nrt_poll_us))
-        .map_err(CliError::new)?;
-    tracing::info!(
-        "starting on {} with the ROS 2 bridge and the ROS 1 front end",
-        describe(&config)
-    );
-    let mut rt = Runtime::start_with(&config, 2).map_err(CliError::new)?;
-    let mut bridge = node
-        .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
-        .map_err(CliError::new)?;
-    let mut bridge1 = ros1.start(&mut rt.engine).map_err(CliError::new)?;
-    tracing::info!("ROS 2 and ROS 1 interfaces up");
-    run_loop(&mut rt, &config, duration, |rt| {
-        if !bridge.ros_alive() || !bridge1.ros_alive() {
-            tracing::error!("a ROS 2 or ROS 1 thread stopped: ROS is no longer served; stopping");
-            return false;
-        }
-        bridge.step_with(&mut rt.engine, &mut |e, ev| bridge1.on_engine_event(e, ev));
-        bridge1.serve(&mut rt.engine);
-        bridge1.publish(&rt.engine);
-        true
-    });
-    log_ros1(&bridge1);
-    let hops = bridge.hop_times();
-    drop(bridge1);
-    drop(bridge);
-    Ok((rt.stop(), Some(hops)))
-}
-
-#[cfg(not(all(feature = "ros1", feature = "ros2")))]
-fn run_both(
-    config: Config,
-    duration: Option<Duration>,
-    _ros1_args: &[Ros1Arg],
-) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
-    Ok((run_plain(&config, duration, None)?, None))
 }
 
 /// Says "robots were sent zero speed" only for what the robots confirmed (their motor targets

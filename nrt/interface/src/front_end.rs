@@ -51,14 +51,19 @@ pub trait FrontEnd {
     fn name(&self) -> &'static str;
     /// Serves what its clients asked since the last iteration (never waits): into the layer or the engine.
     fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant);
-    /// Reacts to one engine event (after the layer did): makes and removes a robot's endpoints, publishes events.
-    fn on_engine_event(&mut self, engine: &Engine, iface: &mut Interface, event: &EngineEvent);
+    /// Reacts to one engine event (after the layer did): makes and removes a robot's endpoints (and its own
+    /// parameters in the engine), publishes events.
+    fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent);
     /// Publishes what the layer and the engine have for it in this iteration (and its periodic topics when due).
     fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant);
     /// Whether it still serves its clients (its I/O threads run); when one stops, the loop ends.
     fn alive(&self) -> bool;
     /// The hops it timed, for `--report`.
     fn hop_times(&self) -> Option<RosHops> {
+        None
+    }
+    /// What it says of its run when the driver stops (counters), if anything.
+    fn summary(&self) -> Option<String> {
         None
     }
 }

@@ -358,10 +358,6 @@ impl AsebaInterface {
                 self.request_events(engine, *node);
                 self.publish_description(engine, *node);
             }
-            // the ROS 2 behaviour: said to ROS users (until the layer reports it for every front end)
-            EngineEvent::ScriptFailed { node, error } => {
-                self.reporter.error(&layer::script_failed(*node, error));
-            }
             _ => {}
         }
     }

@@ -1,6 +1,6 @@
 //! The ROS 1 front end's NRT side: the node made before the engine (its parameters are part of the
-//! configuration), then the running bridge that the NRT loop drives, alone ([`Ros1Bridge::step`]) or beside the
-//! ROS 2 bridge ([`Ros1Bridge::serve`], [`Ros1Bridge::on_engine_event`], [`Ros1Bridge::publish`] around its step).
+//! configuration), then the running bridge, one of the NRT loop's front ends ([`nrt_interface::FrontEnd`]), alone or
+//! beside the ROS 2 bridge.
 
 use super::aseba::{AsebaInterface, Call};
 use super::conv;
@@ -15,6 +15,8 @@ use super::{params, Ros1Error, Ros1Options};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::report::Reporter;
+use nrt_interface::{FrontEnd, Interface};
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -66,14 +68,16 @@ impl Ros1Node {
         Ok(out)
     }
 
-    /// Creates the ROS 1 interface on `engine` (taking one of its odometry rings) and starts the odometry
-    /// publisher and master watcher threads.
-    pub fn start(mut self, engine: &mut Engine) -> Result<Ros1Bridge, Ros1Error> {
+    /// Creates the ROS 1 interface on `engine` (taking one of its odometry rings), its lines for ROS users going to
+    /// `reporter` (the layer's), and starts the odometry publisher and master watcher threads.
+    pub fn start(
+        mut self,
+        engine: &mut Engine,
+        reporter: Reporter,
+    ) -> Result<Ros1Bridge, Ros1Error> {
         self.graph.set_bell(engine.doorbell());
         let (inbox, calls) = channel();
         let base = self.options.namespace.clone();
-        // the layer's lines (console; `/rosout` once the front end has one)
-        let reporter = nrt_interface::report::Reporter::new(&self.options.node_name);
         let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone(), reporter.clone())?;
         let thymio = ThymioInterface::new(&self.graph, &base, inbox, reporter)?;
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
@@ -122,10 +126,14 @@ pub struct Ros1Bridge {
     last_diagnostics: Option<Instant>,
 }
 
-impl Ros1Bridge {
+impl FrontEnd for Ros1Bridge {
+    fn name(&self) -> &'static str {
+        "ROS 1"
+    }
+
     /// Takes into use the interfaces registered since the last call, and serves the requests that came from
     /// ROS 1 (never waits).
-    pub fn serve(&mut self, engine: &mut Engine) {
+    fn serve(&mut self, engine: &mut Engine, _iface: &mut Interface, now: Instant) {
         self.aseba.poll_built(engine);
         self.thymio.poll_built(engine);
         while let Ok(call) = self.calls.try_recv() {
@@ -138,20 +146,24 @@ impl Ros1Bridge {
                 call => self.aseba.serve(engine, call),
             }
         }
-        self.thymio.tick(engine, Instant::now());
+        self.thymio.tick(engine, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
-    pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
+    fn on_engine_event(
+        &mut self,
+        engine: &mut Engine,
+        _iface: &mut Interface,
+        event: &EngineEvent,
+    ) {
         self.aseba.on_engine_event(engine, event);
         self.thymio.on_engine_event(engine, event);
     }
 
     /// Publishes what changed (`aseba/nodes`), and `/diagnostics` when due.
-    pub fn publish(&mut self, engine: &Engine) {
+    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
         self.aseba.publish_nodes(engine);
         self.look_for_rivals();
-        let now = Instant::now();
         if self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)
@@ -166,6 +178,21 @@ impl Ros1Bridge {
         }
     }
 
+    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
+    fn alive(&self) -> bool {
+        self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
+    }
+
+    fn summary(&self) -> Option<String> {
+        let (published, registrations) = self.counters();
+        Some(format!(
+            "ROS 1: {published} odometry samples published, registered again with a new master {registrations} \
+             time(s)"
+        ))
+    }
+}
+
+impl Ros1Bridge {
     /// Another publisher of a robot's `odom`, or another node holding our name, is another driver on the same
     /// names: said loudly when it starts and ends, ERROR in `/diagnostics` meanwhile.
     fn look_for_rivals(&mut self) {
@@ -192,23 +219,6 @@ impl Ros1Bridge {
                 _ => tracing::info!("ROS 1: {}", c.message()),
             }
         }
-    }
-
-    /// One iteration of the loop when ROS 1 runs alone: waits for work at most as long as the engine allows
-    /// ([`Engine::longest_wait`] of `poll`), serves ROS 1, polls the engine, reacts to its events, publishes.
-    pub fn step(&mut self, engine: &mut Engine, poll: Duration) {
-        engine.doorbell().wait(engine.longest_wait(poll));
-        self.serve(engine);
-        engine.poll(Instant::now());
-        while let Some(event) = engine.next_event() {
-            self.on_engine_event(engine, &event);
-        }
-        self.publish(engine);
-    }
-
-    /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).
-    pub fn ros_alive(&self) -> bool {
-        self.graph.is_ok() && self.odom_pub.is_running() && self.watch.is_running()
     }
 
     /// Odometry samples published so far, and times everything was registered again with a new master.

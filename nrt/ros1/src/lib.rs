@@ -9,7 +9,7 @@
 //! 2. [`Ros1Node::parameter_overrides`] reads the parameter server (ROS-Thymio's ROS 1 names, at start only);
 //! 3. the engine is built from the merged configuration, and [`Ros1Node::start`] creates the interface
 //!    ([`aseba`], [`thymio`]) and the odometry publisher ([`odom_pub`]) and master watcher ([`watch`]) threads;
-//! 4. [`Ros1Bridge::step`] in a loop, or its parts beside the ROS 2 bridge.
+//! 4. the NRT loop drives the running bridge as one of its front ends ([`nrt_interface::FrontEnd`]).
 //!
 //! Hot paths as in ROS 2: `cmd_vel` goes to the RT set-point from the socket task that received it; odometry is
 //! published by a thread of its own on its own RT ring. [`master`] calls the master (registration, parameters)

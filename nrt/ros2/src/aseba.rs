@@ -316,9 +316,6 @@ impl AsebaInterface {
                 self.refresh_events(node.get(), engine, *id);
                 self.publish_description(engine, *id);
             }
-            EngineEvent::ScriptFailed { node: id, error } => {
-                self.reporter.error(&layer::script_failed(*id, error));
-            }
             _ => {}
         }
     }

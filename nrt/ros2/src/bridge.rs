@@ -1,7 +1,7 @@
-//! The NRT loop of the ROS 2 bridge: one thread owns the engine and the ROS interface and never waits on anything
-//! but the engine's doorbell, rung by the RT thread and by the spinner (at most `spin_period`); each iteration
-//! serves what ROS asked, polls the engine (which talks to RT through the rings) and publishes what happened. The
-//! r2r node is spun by [`Spinner`]. `cmd_vel` and odometry do not pass through the loop: see [`super::hot`] and
+//! The ROS 2 front end of the NRT loop ([`nrt_interface::front_end`]): one thread owns the engine and the layer and
+//! never waits on anything but the engine's doorbell, rung by the RT thread and by the spinner; each iteration this
+//! front end serves what ROS asked, reacts to the engine's events and publishes what happened. The r2r node is spun
+//! by [`Spinner`]. `cmd_vel` and odometry do not pass through the loop: see [`super::hot`] and
 //! [`super::odom_pub`].
 
 use super::aseba::AsebaInterface;
@@ -21,13 +21,10 @@ use super::{diagnostics, names, params, params_file, RosError, RosOptions};
 use msgs::handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::{FrontEnd, Interface};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{Publisher, QosProfile};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// Longest wait for the RT thread to end after the shutdown request.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// The bridge node, created before the engine so that its ROS parameters can be part of the configuration.
 pub struct RosNode {
@@ -129,15 +126,13 @@ impl RosNode {
             .create_publisher(names::DIAGNOSTICS, QosProfile::default())
             .map_err(RosError::Interface)?;
         let node = SharedNode::new(self.node);
-        let wake = engine.doorbell();
-        let spinner = Spinner::start(node.clone(), wake.clone())
+        let spinner = Spinner::start(node.clone(), engine.doorbell())
             .map_err(|e| RosError::Spawn(e.to_string()))?;
         Ok(RosBridge {
             spinner,
             hot,
             odom_pub,
             timers,
-            wake,
             reporter,
             node,
             options: self.options,
@@ -166,8 +161,6 @@ pub struct RosBridge {
     odom_pub: OdomPublisher,
     /// The hops timed on the ROS side.
     timers: NrtHopTimers,
-    /// Rung by the RT thread (frames, events) and the spinner (ROS work).
-    wake: msgs::handoff::Doorbell,
     node: std::sync::Arc<SharedNode>,
     reporter: Reporter,
     options: RosOptions,
@@ -190,44 +183,44 @@ pub struct RosBridge {
     clocks: Clocks,
 }
 
-impl RosBridge {
-    /// One iteration: waits for ROS work at most as long as the engine allows
-    /// ([`Engine::longest_wait`] of `spin_period`), serves it, polls the engine, publishes.
-    pub fn step(&mut self, engine: &mut Engine) {
-        self.step_with(engine, &mut |_, _| {});
+impl FrontEnd for RosBridge {
+    fn name(&self) -> &'static str {
+        "ROS 2"
     }
 
-    /// As [`Self::step`], handing every engine event to `observe` too (another front end that runs beside this
-    /// one: the ROS 1 bridge).
-    pub fn step_with(
-        &mut self,
-        engine: &mut Engine,
-        observe: &mut dyn FnMut(&Engine, &EngineEvent),
-    ) {
-        self.wake
-            .wait(engine.longest_wait(self.options.spin_period));
+    /// Serves the parameter services (the bridge's and the driver nodes'), the asebaros and Thymio requests and the
+    /// calibration goals (never waits).
+    fn serve(&mut self, engine: &mut Engine, _iface: &mut Interface, now: Instant) {
         let shared = self.node.clone();
         let mut node = shared.access();
         self.params.serve(engine, &self.reporter);
         self.aseba.poll_ros(&mut node, engine);
         self.thymio.poll_ros(engine);
-        let now = Instant::now();
-        engine.poll(now);
-        while let Some(event) = engine.next_event() {
-            self.drivers.on_engine_event(
-                engine,
-                &mut self.control.controllers,
-                &event,
-                &self.reporter,
-            );
-            self.on_engine_event(&mut node, engine, &event);
-            observe(engine, &event);
-        }
         if let Some(c) = &mut self.calibration {
             c.poll(engine);
         }
         self.drivers
             .serve(engine, &mut self.control.controllers, now);
+    }
+
+    fn on_engine_event(
+        &mut self,
+        engine: &mut Engine,
+        _iface: &mut Interface,
+        event: &EngineEvent,
+    ) {
+        let shared = self.node.clone();
+        let mut node = shared.access();
+        self.drivers
+            .on_engine_event(engine, &mut self.control.controllers, event, &self.reporter);
+        self.on_event(&mut node, engine, event);
+    }
+
+    /// Publishes the switches' and controllers' outputs, `aseba/nodes`, the rivals' changes and `/diagnostics`
+    /// when due.
+    fn publish(&mut self, engine: &Engine, _iface: &Interface, now: Instant) {
+        let shared = self.node.clone();
+        let mut node = shared.access();
         self.control.serve(engine, now);
         self.aseba.publish_nodes(engine);
         if self.rivals.due(now) {
@@ -238,30 +231,46 @@ impl RosBridge {
             .is_none_or(|t| now.duration_since(t) >= self.options.diagnostics_period);
         if due {
             self.last_diagnostics = Some(now);
-            let (thymio, control) = (&self.thymio, &self.control);
-            let robot_values = |id: msgs::handoff::NodeId| {
-                let mut values: Vec<_> = thymio
-                    .stale_cmd_vel(id)
-                    .map(|n| diagnostics::kv(diagnostics::STALE_CMD_VEL, n))
-                    .into_iter()
-                    .collect();
-                let robot = engine.robots().of_node(id).map(|s| s.robot);
-                values.extend(control.diagnostics(id, robot));
-                values
-            };
-            let mut status =
-                diagnostics::array_with(&self.options.node_name, engine, &robot_values);
-            status.push(self.rivals.status(&self.options.node_name));
-            status.push(hop_times::status(
-                &self.options.node_name,
-                engine.rt_stats(),
-                &self.timers.summaries(),
-            ));
-            let array = diagnostics::to_ros(status, self.clocks.now());
-            if let Err(e) = self.diagnostics.publish(&array) {
-                self.reporter
-                    .warn(&format!("cannot publish /diagnostics: {e}"));
-            }
+            self.publish_diagnostics(engine);
+        }
+    }
+
+    /// Whether ROS input is still served (the spinner thread runs). When it is not, stop: no
+    /// more `cmd_vel` comes (the RT watchdog has stopped the robots) and no service answers.
+    fn alive(&self) -> bool {
+        self.spinner.is_running() && self.hot.is_running() && self.odom_pub.is_running()
+    }
+
+    /// The hops timed on the ROS side so far (for `--report`).
+    fn hop_times(&self) -> Option<RosHops> {
+        Some(self.timers.summaries())
+    }
+}
+
+impl RosBridge {
+    fn publish_diagnostics(&mut self, engine: &Engine) {
+        let (thymio, control) = (&self.thymio, &self.control);
+        let robot_values = |id: msgs::handoff::NodeId| {
+            let mut values: Vec<_> = thymio
+                .stale_cmd_vel(id)
+                .map(|n| diagnostics::kv(diagnostics::STALE_CMD_VEL, n))
+                .into_iter()
+                .collect();
+            let robot = engine.robots().of_node(id).map(|s| s.robot);
+            values.extend(control.diagnostics(id, robot));
+            values
+        };
+        let mut status = diagnostics::array_with(&self.options.node_name, engine, &robot_values);
+        status.push(self.rivals.status(&self.options.node_name));
+        status.push(hop_times::status(
+            &self.options.node_name,
+            engine.rt_stats(),
+            &self.timers.summaries(),
+        ));
+        let array = diagnostics::to_ros(status, self.clocks.now());
+        if let Err(e) = self.diagnostics.publish(&array) {
+            self.reporter
+                .warn(&format!("cannot publish /diagnostics: {e}"));
         }
     }
 
@@ -289,7 +298,7 @@ impl RosBridge {
         }
     }
 
-    fn on_engine_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
+    fn on_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
         self.aseba.on_engine_event(node, engine, event);
         self.thymio.on_engine_event(node, engine, event);
         self.ground_truth_event(node, engine, event);
@@ -378,30 +387,6 @@ impl RosBridge {
             EngineEvent::RobotRemoved { node: id, .. } => targets.remove(node.get(), *id),
             _ => {}
         }
-    }
-
-    /// Runs [`Self::step`] until `stop` is set (or the RT thread stopped), then shuts the engine down and keeps
-    /// serving until the RT thread has written its stop frames and ended (at most `SHUTDOWN_GRACE`).
-    pub fn run(&mut self, engine: &mut Engine, stop: &AtomicBool) {
-        while !stop.load(Ordering::Relaxed) && !engine.rt_exited() && self.ros_alive() {
-            self.step(engine);
-        }
-        engine.shutdown();
-        let deadline = Instant::now() + SHUTDOWN_GRACE;
-        while !engine.rt_exited() && Instant::now() < deadline {
-            self.step(engine);
-        }
-    }
-
-    /// Whether ROS input is still served (the spinner thread runs). When it is not, stop: no
-    /// more `cmd_vel` comes (the RT watchdog has stopped the robots) and no service answers.
-    pub fn ros_alive(&self) -> bool {
-        self.spinner.is_running() && self.hot.is_running() && self.odom_pub.is_running()
-    }
-
-    /// The hops timed on the ROS side so far (for `--report`).
-    pub fn hop_times(&self) -> RosHops {
-        self.timers.summaries()
     }
 
     /// The r2r node, shared with the spinner thread (to add interfaces of other layers).

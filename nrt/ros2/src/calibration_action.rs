@@ -1,6 +1,6 @@
 //! The motor calibration action, `/<ns>/calibrate_motors` (`thymio_rt_msgs/action/CalibrateMotors`,
 //! r2r's action server on the bridge node), one per driven Thymio: the ROS side of
-//! `rt::rosrt::calibration` (the RT controller that drives the wheels and times the line
+//! `rt::controllers::calibration` (the RT controller that drives the wheels and times the line
 //! crossings) and `nrt_engine::thymio::calibration_run` (the plan, the session and the fit).
 //!
 //! A goal is checked first: a bad one (a speed outside 1..500, fewer than two distinct speeds, an

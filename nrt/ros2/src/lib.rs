@@ -7,7 +7,8 @@
 //! 3. the engine is built from the merged configuration, and [`RosNode::start`] serves the effective
 //!    configuration as the node's parameters ([`bridge_params`]) and creates the ROS interface ([`aseba`],
 //!    [`thymio`], and a `thymio_driver` node per driven robot: [`driver_node`]);
-//! 4. [`RosBridge::run`] (or [`RosBridge::step`] in a loop of one's own) drives everything.
+//! 4. the NRT loop drives the running bridge as one of its front ends ([`nrt_interface::FrontEnd`], one
+//!    iteration: [`nrt_interface::front_end::step`]).
 //!
 //! Two threads skip the loop on the latency-critical paths: `cmd_vel` is taken by a hidden hot node spun by its own
 //! thread ([`hot`]) and goes straight to the RT set-point; odometry comes from the RT thread through a ring of its

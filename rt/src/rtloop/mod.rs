@@ -40,9 +40,9 @@ mod wait;
 
 use crate::alloc;
 use crate::clock::{monotonic_ns, sleep_until};
+use crate::controllers::{Filter, RtControllers};
 use crate::handoff::{LinkReturn, RtLinkPort};
 use crate::robot::Robot;
-use crate::rosrt::{Filter, RtControllers};
 use crate::sched::{self, RtSetup};
 use crate::signals;
 use msgs::handoff::{
@@ -203,7 +203,7 @@ impl RtHandle {
 }
 
 /// Builds the loop and runs it on a new thread named `thymio-rt` (`controllers`: from
-/// [`crate::rosrt::Registry::instantiate`]; `filters`: applied to every owner's command).
+/// [`crate::controllers::Registry::instantiate`]; `filters`: applied to every owner's command).
 pub fn spawn(
     cfg: RtConfig,
     ends: RtEnds,
@@ -235,7 +235,7 @@ fn ns(d: Duration) -> u64 {
 
 impl RtLoop {
     /// Preallocates everything (NRT side). `controllers`: every robot slot's controller
-    /// instances ([`crate::rosrt::Registry::instantiate`], or [`RtControllers::none`]);
+    /// instances ([`crate::controllers::Registry::instantiate`], or [`RtControllers::none`]);
     /// `filters`: applied to every owner's command, in order.
     pub fn new(
         cfg: RtConfig,

@@ -16,8 +16,8 @@
 //!   applies to the joint command stream.
 
 use super::RtLoop;
+use crate::controllers::RobotView;
 use crate::mapping::units_to_si;
-use crate::rosrt::RobotView;
 use msgs::handoff::{JointStateSample, OwnerId, RobotId, RtEvent, WheelCommand};
 
 /// One robot slot's owner state.

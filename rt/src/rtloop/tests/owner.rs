@@ -3,7 +3,7 @@
 //! started / stopped / served, the filter on every owner, extended joint states.
 
 use super::*;
-use crate::rosrt::{Controller, ObstacleStop, ObstacleStopParams, Registry, RobotView};
+use crate::controllers::{Controller, ObstacleStop, ObstacleStopParams, Registry, RobotView};
 use msgs::handoff::{JointCommand, JointStateSample, NodeId, OwnerId, RobotId, WheelCommand};
 use std::sync::atomic::AtomicU32;
 

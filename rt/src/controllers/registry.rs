@@ -201,7 +201,7 @@ mod tests {
         assert_eq!(
             bad.register(
                 "joint",
-                Box::new(|i| Ok(Box::new(crate::rosrt::GoToPose::new(i)?)))
+                Box::new(|i| Ok(Box::new(crate::controllers::GoToPose::new(i)?)))
             ),
             Err(RegistryError::Taken("joint"))
         );

@@ -1,0 +1,257 @@
+//! The front ends of `thymio-rt run`, made for one run wiring ([`nrt_interface::front_end`]): ROS 2, ROS 1, both,
+//! or none (the console: events logged, `--cmd-vel` applied). Their nodes are made before the engine, since their
+//! parameters are part of the configuration (ROS 1's parameter server and `_param:=` arguments, then ROS 2's
+//! parameters, which win).
+
+use super::ros_args::Ros1Arg;
+use super::CliError;
+use crate::config::Config;
+use crate::runtime::Runtime;
+use msgs::handoff::NodeId;
+use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_interface::{FrontEnd, Interface};
+use std::time::Instant;
+
+/// What the command line asks for.
+pub(super) struct Wanted<'a> {
+    /// The ROS 2 bridge.
+    pub ros2: bool,
+    /// The ROS 1 front end.
+    pub ros1: bool,
+    /// roslaunch's arguments (with `ros1`).
+    pub ros1_args: &'a [Ros1Arg],
+    /// A constant `cmd_vel` for every robot (without ROS).
+    pub cmd_vel: Option<(f64, f64)>,
+}
+
+/// The front ends' nodes, made before the engine.
+pub(super) struct Nodes {
+    #[cfg(feature = "ros2")]
+    ros2: Option<nrt_ros2::RosNode>,
+    #[cfg(feature = "ros1")]
+    ros1: Option<nrt_ros1::Ros1Node>,
+    cmd_vel: Option<(f64, f64)>,
+}
+
+impl Nodes {
+    /// Makes the nodes `wanted` asks for, and `config` with their parameters over it.
+    pub fn new(wanted: &Wanted<'_>, config: Config) -> Result<(Nodes, Config), CliError> {
+        #[cfg(feature = "ros1")]
+        let (ros1, config) = if wanted.ros1 {
+            let node =
+                nrt_ros1::Ros1Node::new(ros1_options(wanted.ros1_args)?).map_err(CliError::new)?;
+            let config = config
+                .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
+                .and_then(|c| c.with_overrides(&ros1_params(wanted.ros1_args)))
+                .map_err(CliError::new)?;
+            (Some(node), config)
+        } else {
+            (None, config)
+        };
+        #[cfg(feature = "ros2")]
+        let (ros2, config) = if wanted.ros2 {
+            let mut node =
+                nrt_ros2::RosNode::new(nrt_ros2::RosOptions::default()).map_err(CliError::new)?;
+            let config = config
+                .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
+                .map_err(CliError::new)?;
+            node.set_spin_period(std::time::Duration::from_micros(config.rt.nrt_poll_us))
+                .map_err(CliError::new)?;
+            (Some(node), config)
+        } else {
+            (None, config)
+        };
+        let nodes = Nodes {
+            #[cfg(feature = "ros2")]
+            ros2,
+            #[cfg(feature = "ros1")]
+            ros1,
+            cmd_vel: wanted.cmd_vel,
+        };
+        Ok((nodes, config))
+    }
+
+    /// How many ROS front ends (each takes an RT odometry ring).
+    pub fn count(&self) -> usize {
+        let mut n = 0;
+        #[cfg(feature = "ros2")]
+        {
+            n += usize::from(self.ros2.is_some());
+        }
+        #[cfg(feature = "ros1")]
+        {
+            n += usize::from(self.ros1.is_some());
+        }
+        n
+    }
+
+    /// "with the ROS 2 bridge", "with the ROS 1 front end (/asebaros)", both, or "without ROS".
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        #[cfg(feature = "ros2")]
+        if self.ros2.is_some() {
+            parts.push("the ROS 2 bridge".to_owned());
+        }
+        #[cfg(feature = "ros1")]
+        if let Some(n) = &self.ros1 {
+            parts.push(format!("the ROS 1 front end ({})", n.name()));
+        }
+        if parts.is_empty() {
+            "without ROS".into()
+        } else {
+            format!("with {}", parts.join(" and "))
+        }
+    }
+
+    /// The logger name of the lines for ROS users (the bridge node's name).
+    pub fn logger(&self) -> String {
+        #[cfg(feature = "ros1")]
+        if let Some(n) = &self.ros1 {
+            return n.name().trim_start_matches('/').replace('/', ".");
+        }
+        "asebaros".into()
+    }
+
+    /// Creates every front end's interface on the running engine; the RT controllers and the simulator's ground
+    /// truth are served by the ROS 2 bridge when it runs.
+    pub fn start(
+        self,
+        config: &Config,
+        rt: &mut Runtime,
+        iface: &mut Interface,
+    ) -> Result<Vec<Box<dyn FrontEnd>>, CliError> {
+        let _ = (&config, &iface);
+        let mut out: Vec<Box<dyn FrontEnd>> = Vec::new();
+        #[cfg(feature = "ros2")]
+        if let Some(node) = self.ros2 {
+            let mut bridge = node
+                .start(&config.to_mapping(), Config::is_live, &mut rt.engine)
+                .map_err(CliError::new)?;
+            if let Some(mut control) = rt.take_control() {
+                // the calibration action takes its controller's private ports, the switch and the
+                // controllers' endpoints serve the rest
+                bridge.start_calibration(&mut control);
+                bridge.serve_control(control, &rt.engine);
+            }
+            if let Some(sim) = rt.sim() {
+                bridge
+                    .start_ground_truth(Box::new(sim.ground_truth()))
+                    .map_err(CliError::new)?;
+            }
+            out.push(Box::new(bridge));
+        }
+        #[cfg(feature = "ros1")]
+        if let Some(node) = self.ros1 {
+            let bridge = node
+                .start(&mut rt.engine, iface.reporter.clone())
+                .map_err(CliError::new)?;
+            out.push(Box::new(bridge));
+        }
+        let names: Vec<&str> = out.iter().map(|f| f.name()).collect();
+        match names.as_slice() {
+            [] => {}
+            [one] => tracing::info!("{one} interface up"),
+            many => tracing::info!("{} interfaces up", many.join(" and ")),
+        }
+        if out.is_empty() {
+            out.push(Box::new(Console {
+                cmd_vel: self.cmd_vel,
+            }));
+        }
+        Ok(out)
+    }
+}
+
+/// The ROS 1 node's options: the environment's, then roslaunch's `__name:=` and `__ns:=`.
+#[cfg(feature = "ros1")]
+fn ros1_options(args: &[Ros1Arg]) -> Result<nrt_ros1::Ros1Options, CliError> {
+    let mut options = nrt_ros1::Ros1Options::from_env().map_err(CliError::new)?;
+    for a in args {
+        match a {
+            Ros1Arg::Name(n) => options.node_name = n.clone(),
+            Ros1Arg::Namespace(ns) => options.namespace = ns.clone(),
+            Ros1Arg::Log(_) | Ros1Arg::Param(..) => {}
+        }
+    }
+    Ok(options)
+}
+
+/// The private parameters given as `_NAME:=VALUE`, as configuration entries.
+#[cfg(feature = "ros1")]
+fn ros1_params(args: &[Ros1Arg]) -> Vec<(String, serde_yaml::Value)> {
+    args.iter()
+        .filter_map(|a| match a {
+            Ros1Arg::Param(n, v) => Some((n.clone(), v.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The front end of a run without ROS: the engine's events on the console, `--cmd-vel` for every robot.
+struct Console {
+    cmd_vel: Option<(f64, f64)>,
+}
+
+impl FrontEnd for Console {
+    fn name(&self) -> &'static str {
+        "console"
+    }
+
+    fn serve(&mut self, engine: &mut Engine, _iface: &mut Interface, _now: Instant) {
+        let Some((linear, angular)) = self.cmd_vel else {
+            return;
+        };
+        let nodes: Vec<NodeId> = engine.robots().iter().map(|s| s.node).collect();
+        for node in nodes {
+            if let Err(e) = engine.set_cmd_vel(node, linear, angular) {
+                tracing::warn!("--cmd-vel: node {node}: {e}");
+            }
+        }
+    }
+
+    fn on_engine_event(
+        &mut self,
+        _engine: &mut Engine,
+        _iface: &mut Interface,
+        event: &EngineEvent,
+    ) {
+        log_event(event);
+    }
+
+    fn publish(&mut self, _engine: &Engine, _iface: &Interface, _now: Instant) {}
+
+    fn alive(&self) -> bool {
+        true
+    }
+}
+
+fn log_event(e: &EngineEvent) {
+    match e {
+        EngineEvent::RtStarted(s) => tracing::info!(
+            "RT thread running: scheduler {:?}, cpu {:?}, memory lock {:?}, PREEMPT_RT kernel: {}",
+            s.mode(),
+            s.cpu,
+            s.memory_lock,
+            s.realtime_kernel
+        ),
+        EngineEvent::LinkUp { link, target, kind } => {
+            tracing::info!("connected: link {link} (target {target}, {kind:?})")
+        }
+        EngineEvent::LinkDown { link, target } => {
+            tracing::warn!("disconnected: link {link} (target {target})")
+        }
+        EngineEvent::RobotReady { node, robot } => {
+            tracing::info!("node {node} is robot {robot} (cmd_vel, odometry)")
+        }
+        EngineEvent::ScriptFailed { node, error } => {
+            tracing::error!("node {node}: script not loaded: {error}")
+        }
+        EngineEvent::RobotRemoved { node, robot } => {
+            tracing::warn!("node {node} is no longer driven (was robot {robot})")
+        }
+        EngineEvent::WatchdogStop { node } => {
+            tracing::info!("node {node}: no cmd_vel in time, stopped")
+        }
+        _ => {}
+    }
+}

@@ -87,7 +87,7 @@ impl Nodes {
 
     /// "with the ROS 2 bridge", "with the ROS 1 front end (/asebaros)", both, or "without ROS".
     pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
+        let mut parts: Vec<String> = Vec::new();
         #[cfg(feature = "ros2")]
         if self.ros2.is_some() {
             parts.push("the ROS 2 bridge".to_owned());

@@ -18,16 +18,27 @@
 //! - [`ground_truth`]: the embedded simulator's true poses as odometry, published from one thread to every front
 //!   end;
 //! - [`hop_times`]: the hops the front ends time, and their `/diagnostics` status;
-//! - [`cmd_vel`]: the stale-stamp rule of a stamped `cmd_vel`.
+//! - asebaros: [`aseba`] (node list, descriptions, event routing), [`load_script`];
+//! - thymio_driver: [`frames`] (prefixes, URDF), [`odometry`] (`odom`, `/tf`, wheel `joint_states`, rate limit),
+//!   [`tf`] (the merged `/tf_static`), [`sensors`], [`actuators`], [`cmd_vel`] (the set-point, its stale-stamp rule
+//!   and its refusals); [`geometry`] (stamps, headers, transforms) is shared by their messages.
 #![warn(missing_docs)]
 
+pub mod actuators;
+pub mod aseba;
 pub mod cmd_vel;
+pub mod frames;
 pub mod front_end;
+pub mod geometry;
 pub mod ground_truth;
 pub mod hop_times;
 pub mod joints;
+pub mod load_script;
 pub mod names;
+pub mod odometry;
 pub mod reply;
 pub mod report;
+pub mod sensors;
+pub mod tf;
 
 pub use front_end::{FrontEnd, Interface};

@@ -21,6 +21,7 @@ use nrt_engine::rivals::{Change, RivalWatch};
 use nrt_interface::ground_truth::GroundTruthSink;
 use nrt_interface::hop_times::{self, NrtHopTimers};
 use nrt_interface::joints::BAD_JOINT;
+use nrt_interface::report::Reporter;
 use nrt_interface::{FrontEnd, Interface};
 use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
@@ -74,18 +75,23 @@ impl Ros1Node {
         Ok(out)
     }
 
-    /// Creates the ROS 1 interface on `engine` (taking one of its odometry rings) and starts the odometry
-    /// publisher and master watcher threads.
-    pub fn start(mut self, engine: &mut Engine) -> Result<Ros1Bridge, Ros1Error> {
+    /// Creates the ROS 1 interface on `engine` (taking one of its odometry rings), its lines for ROS users going to
+    /// `reporter` (the layer's), and starts the odometry publisher and master watcher threads.
+    pub fn start(
+        mut self,
+        engine: &mut Engine,
+        reporter: Reporter,
+    ) -> Result<Ros1Bridge, Ros1Error> {
         self.graph.set_bell(engine.doorbell());
         let (inbox, calls) = channel();
         let base = self.options.namespace.clone();
-        let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone())?;
+        let aseba = AsebaInterface::new(&self.graph, &base, inbox.clone(), reporter.clone())?;
         let timers = NrtHopTimers::default();
         let thymio = ThymioInterface::new(
             &self.graph,
             &base,
             inbox,
+            reporter,
             timers.cmd_vel_to_set_point.clone(),
         )?;
         let joints = Ros1Joints::new(&self.graph, &base);

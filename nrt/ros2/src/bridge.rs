@@ -313,10 +313,8 @@ impl RosBridge {
     }
 
     fn on_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
-        self.aseba
-            .on_engine_event(node, engine, &mut self.clocks, event);
-        self.thymio
-            .on_engine_event(node, engine, &mut self.clocks, event);
+        self.aseba.on_engine_event(node, engine, event);
+        self.thymio.on_engine_event(node, engine, event);
         self.ground_truth_event(node, engine, event);
         if let Some(c) = &mut self.calibration {
             c.on_engine_event(node.get(), engine, event);

@@ -15,6 +15,13 @@ pub fn now() -> Stamp {
         .unwrap_or_default()
 }
 
+/// A message's stamp (ROS `time`: seconds and nanoseconds since the epoch) as a [`Stamp`]; `None` before 1970
+/// (a negative second); nanoseconds beyond a second are taken as the last nanosecond of that second.
+pub fn since_epoch(sec: i64, nanosec: u32) -> Option<Stamp> {
+    let sec = u64::try_from(sec).ok()?;
+    Some(Duration::new(sec, nanosec.min(999_999_999)))
+}
+
 /// The system time at which something happened at steady (CLOCK_MONOTONIC) time `stamp`, given both clocks read
 /// now: `system_now − (steady_now − stamp)`. A stamp from the future (clock reading order) counts as now.
 pub fn steady_to_system(stamp: Duration, steady_now: Duration, system_now: Duration) -> Duration {
@@ -80,6 +87,18 @@ pub struct Transform {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn message_stamps_since_the_epoch() {
+        assert_eq!(since_epoch(7, 8), Some(Duration::new(7, 8)));
+        assert_eq!(since_epoch(0, 0), Some(Duration::ZERO));
+        // before 1970: none (as old as can be for the cmd_vel gate)
+        assert_eq!(since_epoch(-1, 0), None);
+        assert_eq!(
+            since_epoch(1, 2_000_000_000),
+            Some(Duration::new(1, 999_999_999))
+        );
+    }
 
     #[test]
     fn steady_stamps_map_to_system_time() {

@@ -22,11 +22,10 @@ pub fn time(since_epoch: Duration) -> Time {
     }
 }
 
-/// ROS 1 `time` as a duration since the epoch; `None` before 1970 (a negative second).
+/// ROS 1 `time` as a duration since the epoch; `None` before 1970 (the layer's [`geometry::since_epoch`]; a
+/// negative nanosecond count is read as 0).
 pub fn since_epoch(t: &Time) -> Option<Duration> {
-    let secs = u64::try_from(t.secs).ok()?;
-    let nsecs = u32::try_from(t.nsecs).unwrap_or(0).min(999_999_999);
-    Some(Duration::new(secs, nsecs))
+    geometry::since_epoch(i64::from(t.secs), u32::try_from(t.nsecs).unwrap_or(0))
 }
 
 /// The system time now.

@@ -199,6 +199,8 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
     let switch_port = free_port();
     let mut rt =
         Runtime::start(&driver_config(tcp_target(relay.port), switch_port, BUDGET)).unwrap();
+    // odometry comes on the RT thread's odometry ring (a publisher thread's in the driver)
+    let mut odometry_out = rt.engine.take_odometry_out().unwrap();
     rt.poll_until(Duration::from_secs(15), |_, events| {
         events
             .iter()
@@ -258,14 +260,9 @@ fn a_switch_flood_is_held_to_the_link_budget_and_the_robot_is_still_driven() {
         } else {
             -0.1
         };
-        for e in drive(&mut rt, v) {
-            odometry += matches!(
-                e,
-                EngineEvent::Odometry {
-                    node: NodeId(1),
-                    ..
-                }
-            ) as u32;
+        drive(&mut rt, v);
+        while let Some(h) = odometry_out.nrt_pop() {
+            odometry += u32::from(h.sample.node == NodeId(1));
         }
         if v < 0.0 && !reversed {
             reversed = wait_robot_target(&mut direct, Duration::from_millis(50), |t| t < -100);

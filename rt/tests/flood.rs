@@ -116,6 +116,7 @@ fn a_flooding_link_cannot_spin_the_core_and_the_other_robot_is_served() {
         robots: 2,
         ..Default::default()
     });
+    let mut odometry_out = nrt.nrt_take_odometry_out().unwrap();
     let (rt_port, mut port) = link_port();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -185,14 +186,15 @@ fn a_flooding_link_cannot_spin_the_core_and_the_other_robot_is_served() {
     // Let the flood settle, then measure a window.
     let mut odometry = 0u64;
     let mut stats: Option<RtStats> = None;
-    let drain = |nrt: &mut NrtEnds, odometry: &mut u64, stats: &mut Option<RtStats>| {
+    let mut drain = |nrt: &mut NrtEnds, odometry: &mut u64, stats: &mut Option<RtStats>| {
         nrt.nrt_drain_frames(|_| ());
         while let Some(ev) = nrt.nrt_pop_event() {
-            match ev {
-                RtEvent::Odometry(s) if Some(s.link) == robot_link => *odometry += 1,
-                RtEvent::Stats(s) => *stats = Some(s),
-                _ => {}
+            if let RtEvent::Stats(s) = ev {
+                *stats = Some(s);
             }
+        }
+        while let Some(h) = odometry_out.nrt_pop() {
+            *odometry += u64::from(Some(h.sample.link) == robot_link);
         }
     };
     let settle = Instant::now() + Duration::from_millis(500);

@@ -59,6 +59,7 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
     let pty = nix::pty::openpty(None, None).unwrap();
     let path = nix::unistd::ttyname(&pty.slave).unwrap();
     let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
+    let mut odometry_out = nrt.nrt_take_odometry_out().unwrap();
     let (rt_port, port) = link_port();
     let spec = ConnectSpec::Serial(SerialSpec::device(&path));
     let connector = spawn_connector(fast(), vec![spec], vec![], port).unwrap();
@@ -87,10 +88,10 @@ fn serial_loss_marks_the_robot_stale_and_is_reported() {
         config: RobotConfig::script(NodeId(1), 2, 1, false),
     })
     .unwrap();
-    // The "robot" writes odometry on the pty master until a sample comes out.
+    // The "robot" writes odometry on the pty master until a sample comes out (on the odometry ring).
     let mut k = 0i16;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !log.iter().any(|e| matches!(e, RtEvent::Odometry(_))) {
+    while odometry_out.nrt_pop().is_none() {
         assert!(Instant::now() < deadline);
         k += 1;
         nix::unistd::write(&pty.master, &odometry(10 * k, 10 * k, 5 * k)).unwrap();

@@ -8,8 +8,8 @@ mod common;
 
 use common::{free_port, load_driver_script, playground, until, TempDir};
 use msgs::handoff::{
-    channels, ChannelConfig, ExitReason, LinkTarget, NodeId, NrtEnds, OdomSample, RobotConfig,
-    RobotId, RtCommand, RtEvent, Twist2,
+    channels, ChannelConfig, ExitReason, LinkTarget, NodeId, NrtEnds, NrtOdomOut, OdomSample,
+    RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
 };
 use msgs::wire::kind;
 use rt::handoff::link_port;
@@ -32,6 +32,8 @@ const LIMIT: Duration = Duration::from_secs(30);
 /// The NRT side of the test: collects events and frames.
 struct Nrt {
     ends: NrtEnds,
+    /// The odometry ring (a publisher thread's in the driver).
+    odometry_out: NrtOdomOut,
     events: Vec<RtEvent>,
     odometry: Vec<OdomSample>,
     node_present: Option<u16>,
@@ -58,11 +60,10 @@ impl Nrt {
             }
         });
         self.node_present = self.node_present.or(present);
-        while let Some(ev) = self.ends.nrt_pop_event() {
-            if let RtEvent::Odometry(s) = ev {
-                self.odometry.push(s);
-            }
-            self.events.push(ev);
+        self.events
+            .extend(std::iter::from_fn(|| self.ends.nrt_pop_event()));
+        while let Some(h) = self.odometry_out.nrt_pop() {
+            self.odometry.push(h.sample);
         }
     }
 
@@ -107,7 +108,9 @@ fn drive(
         Vec::new(),
     )
     .unwrap();
+    let mut nrt_ends = nrt_ends;
     let mut nrt = Nrt {
+        odometry_out: nrt_ends.nrt_take_odometry_out().unwrap(),
         ends: nrt_ends,
         events: Vec::new(),
         odometry: Vec::new(),

@@ -14,11 +14,14 @@ use std::time::Instant;
 
 /// What the command line asks for.
 pub(super) struct Wanted<'a> {
-    /// The ROS 2 bridge.
+    /// The ROS 2 bridge (never in a build without the feature `ros2`).
+    #[cfg_attr(not(feature = "ros2"), allow(dead_code))]
     pub ros2: bool,
-    /// The ROS 1 front end.
+    /// The ROS 1 front end (`run` refuses it in a build without the feature `ros1`).
+    #[cfg_attr(not(feature = "ros1"), allow(dead_code))]
     pub ros1: bool,
     /// roslaunch's arguments (with `ros1`).
+    #[cfg_attr(not(feature = "ros1"), allow(dead_code))]
     pub ros1_args: &'a [Ros1Arg],
     /// A constant `cmd_vel` for every robot (without ROS).
     pub cmd_vel: Option<(f64, f64)>,
@@ -73,29 +76,27 @@ impl Nodes {
 
     /// How many ROS front ends (each takes an RT odometry ring).
     pub fn count(&self) -> usize {
-        let mut n = 0;
-        #[cfg(feature = "ros2")]
-        {
-            n += usize::from(self.ros2.is_some());
-        }
-        #[cfg(feature = "ros1")]
-        {
-            n += usize::from(self.ros1.is_some());
-        }
-        n
+        self.parts().len()
+    }
+
+    /// The ROS front ends made, as `describe` names them.
+    fn parts(&self) -> Vec<String> {
+        Vec::<Option<String>>::from([
+            #[cfg(feature = "ros2")]
+            self.ros2.as_ref().map(|_| "the ROS 2 bridge".to_owned()),
+            #[cfg(feature = "ros1")]
+            self.ros1
+                .as_ref()
+                .map(|n| format!("the ROS 1 front end ({})", n.name())),
+        ])
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     /// "with the ROS 2 bridge", "with the ROS 1 front end (/asebaros)", both, or "without ROS".
     pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        #[cfg(feature = "ros2")]
-        if self.ros2.is_some() {
-            parts.push("the ROS 2 bridge".to_owned());
-        }
-        #[cfg(feature = "ros1")]
-        if let Some(n) = &self.ros1 {
-            parts.push(format!("the ROS 1 front end ({})", n.name()));
-        }
+        let parts = self.parts();
         if parts.is_empty() {
             "without ROS".into()
         } else {

@@ -21,6 +21,8 @@ Scenarios:
   load_script FILE BROKEN
                       aseba/load_script of FILE (constant GAIN=3, events ping/pong), an anonymous ping answered
                       on /aseba/events/pong; a missing file and BROKEN are service errors
+  load_script_nowhere FILE
+                      aseba/load_script of FILE, which has code for no node present: the call's error (null if none)
 """
 import json
 import os
@@ -320,6 +322,17 @@ def load_script(path, broken):
     done(out)
 
 
+def load_script_nowhere(path):
+    """aseba/load_script of a file with code for no node present: whether the call fails, and with what."""
+    am = asebaros_msgs()
+    import rospy
+
+    rospy.init_node("rospy_peer", anonymous=True, disable_signals=True)
+    rospy.wait_for_service("/aseba/load_script", timeout=10)
+    load = rospy.ServiceProxy("/aseba/load_script", am.srv.LoadScript)
+    done({"error": error_of(lambda: load(file_name=path))})
+
+
 def persistent(n):
     am = asebaros_msgs()
     import rospy
@@ -354,5 +367,7 @@ if __name__ == "__main__":
         persistent(int(args[0]))
     elif scenario == "load_script":
         load_script(args[0], args[1])
+    elif scenario == "load_script_nowhere":
+        load_script_nowhere(args[0])
     else:
         sys.exit("unknown scenario " + scenario)

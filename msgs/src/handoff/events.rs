@@ -3,7 +3,7 @@
 use super::control::OwnerId;
 use super::ids::{LinkId, RobotId};
 use super::stats::{RtStats, SetupSummary};
-use super::values::{LinkDownReason, LinkKind, OdomSample, Pose2, ProximitySample, RobotConfig};
+use super::values::{LinkDownReason, LinkKind, Pose2, ProximitySample, RobotConfig};
 /// Why the RT thread stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitReason {
@@ -42,8 +42,6 @@ pub enum RtEvent {
         /// Why.
         reason: LinkDownReason,
     },
-    /// New odometry of a robot.
-    Odometry(OdomSample),
     /// New proximity readings of a robot (NRT publishes them; it does not decode the event).
     Proximity(ProximitySample),
     /// The robot's link went down: its state is stale until its next odometry event.

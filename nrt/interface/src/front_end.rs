@@ -70,13 +70,18 @@ impl Interface {
         self.controllers = Controllers::new(control, engine.rt_bell());
     }
 
-    /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports.
+    /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports, scripts
+    /// that failed to load (reported once, for every front end).
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
         self.calibration.on_engine_event(event);
         match event {
             EngineEvent::RobotReady { node, robot } => self.joints.add(*node, *robot),
             EngineEvent::RobotRemoved { node, .. } => {
                 self.joints.remove(*node, &engine.live_params())
+            }
+            EngineEvent::ScriptFailed { node, error } => {
+                self.reporter
+                    .error(&crate::aseba::script_failed(*node, error));
             }
             _ => {}
         }

@@ -17,25 +17,36 @@
 //! - [`ground_truth`]: the embedded simulator's true poses as odometry, published from one thread to every front
 //!   end;
 //! - [`hop_times`]: the hops the front ends time, and their `/diagnostics` status;
-//! - [`cmd_vel`]: the stale-stamp rule of a stamped `cmd_vel`;
 //! - [`params`]: the nodes' parameters (tables, verdicts of a set);
 //! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`);
 //! - [`switch`]: each robot's communication switch (`switch_controller`, `controller_owner`);
 //! - [`controllers`]: the RT controllers' endpoints and parameters;
-//! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`).
+//! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`);
+//! - asebaros: [`aseba`] (node list, descriptions, event routing), [`load_script`];
+//! - thymio_driver: [`frames`] (prefixes, URDF), [`odometry`] (`odom`, `/tf`, wheel `joint_states`, rate limit),
+//!   [`tf`] (the merged `/tf_static`), [`sensors`], [`actuators`], [`cmd_vel`] (the set-point, its stale-stamp rule
+//!   and its refusals); [`geometry`] (stamps, headers, transforms) is shared by their messages.
 #![warn(missing_docs)]
 
+pub mod actuators;
+pub mod aseba;
 pub mod calibration;
 pub mod cmd_vel;
 pub mod controllers;
+pub mod frames;
 pub mod front_end;
+pub mod geometry;
 pub mod ground_truth;
 pub mod hop_times;
 pub mod joints;
+pub mod load_script;
 pub mod names;
+pub mod odometry;
 pub mod params;
 pub mod reply;
 pub mod report;
+pub mod sensors;
 pub mod switch;
+pub mod tf;
 
 pub use front_end::{FrontEnd, Interface};

@@ -9,21 +9,27 @@
 //!
 //! Unlike ROS 2, a ROS 1 service can fail: a bad request (unknown node or variable, wrong size, no answer from
 //! the node in time) is answered with an error that the caller sees (rospy raises `ServiceException` with our
-//! message), and so is a `load_script` that cannot read, compile or load its file.
+//! message), and so is a `load_script` that cannot read, compile or load its file. What the requests do, and the
+//! lines reported, are the layer's ([`nrt_interface::aseba`], [`nrt_interface::load_script`]), as on ROS 2.
 
 use super::conv;
-use super::graph::{global, Graph, Inbox, Task};
+use super::graph::{global, Graph, Task};
 use super::net::{Publisher, ServiceServer};
 use super::ros1_msgs::asebaros_msgs as am;
-use super::thymio_inputs::RobotCommand;
 use super::Ros1Error;
 use msgs::handoff::NodeId;
-use nrt_engine::engine::{read_script_file, Engine, EngineEvent, ScriptFileError, ScriptSource};
+use nrt_engine::engine::{read_script_file, Engine, EngineEvent, ScriptFileError};
 use nrt_engine::network::{NetworkEvent, RequestId};
+use nrt_interface::actuators::RobotCommand;
+use nrt_interface::aseba::{self as layer, Routed};
+use nrt_interface::load_script::{self, LoadScriptRequest};
 use nrt_interface::report::Reporter;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::{Duration, Instant};
+
+/// Requests that need the engine, handed from the service callbacks and subscription tasks to the NRT loop.
+pub type Inbox = Sender<Call>;
 
 /// Longest wait of a service call for the NRT loop (and the node, for `get_variable`).
 pub const SERVICE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -71,7 +77,7 @@ pub enum Call {
     /// `aseba/load_script`, its file read by the service callback.
     LoadScript {
         /// The request.
-        request: am::LoadScriptRequest,
+        request: LoadScriptRequest,
         /// The file's text, or why it could not be read.
         text: Result<String, ScriptFileError>,
         /// Where the answer goes.
@@ -144,6 +150,8 @@ struct PendingGet {
 
 /// asebaros' interface.
 pub struct AsebaInterface {
+    /// The lines for ROS users.
+    reporter: Reporter,
     graph: Graph,
     inbox: Inbox,
     base: String,
@@ -160,12 +168,11 @@ pub struct AsebaInterface {
     built_tx: Sender<Built>,
     pending: Vec<PendingGet>,
     last_nodes: Option<am::NodeList>,
-    /// The lines for ROS users (the console and every front end's `/rosout`).
-    reporter: Reporter,
 }
 
 impl AsebaInterface {
-    /// Creates the network-wide part under namespace `base`; requests go to `inbox`.
+    /// Creates the network-wide part under namespace `base`; requests go to `inbox`; what users should read goes to
+    /// `reporter`.
     pub fn new(
         graph: &Graph,
         base: &str,
@@ -189,6 +196,7 @@ impl AsebaInterface {
             move |request: am::LoadScriptRequest| {
                 // on tokio's blocking pool: the file is read here, not in the NRT loop
                 let text = read_script_file(&request.file_name);
+                let request = conv::load_script_request(request);
                 ask(&i, &bell, |reply| Call::LoadScript {
                     request,
                     text,
@@ -206,7 +214,7 @@ impl AsebaInterface {
             EVENT_DEPTH,
             inbox.clone(),
             |ev: am::AnonymousEvent| {
-                (ev.source == 0).then_some(Call::Anonymous {
+                layer::from_ros(ev.source).then_some(Call::Anonymous {
                     event: ev.r#type,
                     data: ev.data,
                 })
@@ -214,6 +222,7 @@ impl AsebaInterface {
         )?;
         let (built_tx, built) = channel();
         Ok(AsebaInterface {
+            reporter,
             nodes: graph.advertise(&global(&[base, "aseba/nodes"]), 1, true)?,
             anonymous,
             _anonymous_in: anonymous_in,
@@ -228,7 +237,6 @@ impl AsebaInterface {
             built_tx,
             pending: Vec::new(),
             last_nodes: None,
-            reporter,
         })
     }
 
@@ -236,13 +244,16 @@ impl AsebaInterface {
     pub fn serve(&mut self, engine: &mut Engine, call: Call) {
         match call {
             Call::GetNodes { ignored, reply } => {
-                let _ = reply.try_send(conv::node_list(engine.network(), ignored));
+                let _ = reply.try_send(conv::node_list(&layer::node_list(
+                    engine.network(),
+                    ignored,
+                )));
             }
             Call::GetDescription { node, reply } => {
                 let d = engine
                     .network()
                     .node(node)
-                    .map(conv::description)
+                    .map(|n| conv::description(&layer::description(n)))
                     .ok_or_else(|| format!("node {node} is not known"));
                 let _ = reply.try_send(d);
             }
@@ -287,11 +298,15 @@ impl AsebaInterface {
                 text,
                 reply,
             } => {
-                let r = load_script(engine, &request, text, &self.reporter);
-                if let Err(e) = &r {
-                    self.reporter.error(e);
-                }
-                let _ = reply.try_send(r);
+                // the ROS 2 behaviour: reported on the log; and a refused script fails the call
+                let outcome = load_script::load_script(engine, &request, text);
+                let text = outcome.text();
+                self.reporter.report(outcome.severity(), &text);
+                let _ = reply.try_send(if outcome.is_refused() {
+                    Err(text)
+                } else {
+                    Ok(())
+                });
             }
             // the bridge hands these to the Thymio interface
             Call::Robot { .. } => {}
@@ -351,7 +366,7 @@ impl AsebaInterface {
 
     /// Publishes `aseba/nodes` if the list changed.
     pub fn publish_nodes(&mut self, engine: &Engine) {
-        let list = conv::node_list(engine.network(), false);
+        let list = conv::node_list(&layer::node_list(engine.network(), false));
         if self.last_nodes.as_ref() == Some(&list) {
             return;
         }
@@ -427,10 +442,10 @@ impl AsebaInterface {
         let (Some(ni), Some(n)) = (self.per_node.get(&id), engine.network().node(id)) else {
             return;
         };
-        if let Err(e) = self.graph.publish(&ni.description, &conv::description(n)) {
-            self.reporter.warn(&format!(
-                "ROS 1: node {id}: cannot publish its description: {e}"
-            ));
+        let description = conv::description(&layer::description(n));
+        if let Err(e) = self.graph.publish(&ni.description, &description) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish its description: {e}"));
         }
     }
 
@@ -442,44 +457,22 @@ impl AsebaInterface {
         args: &[i16],
         stamp_ns: u64,
     ) {
-        let stamp = conv::stamp(stamp_ns);
-        let name = engine
-            .network()
-            .node(source)
-            .and_then(|n| n.script.as_ref())
-            .and_then(|s| s.events.get(id as usize))
-            .filter(|(_, size)| *size as usize == args.len())
-            .map(|(name, _)| name.clone());
-        let topic = match &name {
-            Some(name) => match self
-                .per_node
-                .get(&source)
-                .and_then(|ni| ni.events.get(name))
-            {
-                Some(t) => Some(t),
-                // its topic is being registered: nobody can have subscribed to it yet
-                None => return,
-            },
-            None => None,
-        };
-        let result = match topic {
-            Some((publisher, _)) => self.graph.publish(
-                publisher,
-                &am::Event {
-                    stamp,
-                    source: source.0,
-                    data: args.to_vec(),
-                },
-            ),
-            None => self.graph.publish(
-                &self.anonymous,
-                &am::AnonymousEvent {
-                    stamp,
-                    source: source.0,
-                    r#type: id,
-                    data: args.to_vec(),
-                },
-            ),
+        let stamp = nrt_interface::geometry::stamp(stamp_ns);
+        let result = match layer::route_event(engine.network(), source, id, args, stamp) {
+            Routed::Named(name, event) => {
+                match self
+                    .per_node
+                    .get(&source)
+                    .and_then(|ni| ni.events.get(name))
+                {
+                    Some((publisher, _)) => self.graph.publish(publisher, &conv::event(event)),
+                    // its topic is being registered: nobody can have subscribed to it yet
+                    None => return,
+                }
+            }
+            Routed::Anonymous(event) => {
+                self.graph.publish(&self.anonymous, &conv::anonymous(event))
+            }
         };
         if let Err(e) = result {
             self.reporter.warn(&format!(
@@ -489,46 +482,12 @@ impl AsebaInterface {
     }
 }
 
-/// Serves `aseba/load_script`: compiles the file's text with the request's constants and loads it on the nodes
-/// it names (every node when none), as asebaros does; an error says what failed.
-fn load_script(
-    engine: &mut Engine,
-    req: &am::LoadScriptRequest,
-    text: Result<String, ScriptFileError>,
-    reporter: &Reporter,
-) -> Result<(), String> {
-    let file = &req.file_name;
-    let constants: BTreeMap<String, i16> = req
-        .constants
-        .iter()
-        .map(|c| (c.name.clone(), c.value))
-        .collect();
-    let source =
-        ScriptSource::from_read(file, text, &constants).map_err(|e| format!("load_script: {e}"))?;
-    let nodes: Vec<NodeId> = req.node_ids.iter().copied().map(NodeId).collect();
-    match engine.load_script(source, &nodes, req.set_as_default) {
-        Ok(loaded) if loaded.is_empty() => Err(format!(
-            "load_script: {file} has code for none of the nodes"
-        )),
-        Ok(loaded) => {
-            reporter.info(&format!(
-                "load_script: {file} loaded on nodes {:?}",
-                loaded.iter().map(|n| n.0).collect::<Vec<_>>()
-            ));
-            Ok(())
-        }
-        Err(e) => Err(format!("load_script {file}: {e}")),
-    }
-}
-
 /// The global event names of the script loaded on node `id` (none without a script).
 fn script_events(engine: &Engine, id: NodeId) -> Vec<String> {
-    engine
-        .network()
-        .node(id)
-        .and_then(|n| n.script.as_ref())
-        .map(|s| s.events.iter().map(|(name, _)| name.clone()).collect())
-        .unwrap_or_default()
+    layer::script_events(engine.network(), id)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// Registers the interface of node `id` in `namespace` (on the registrar thread).
@@ -600,7 +559,7 @@ fn event_topic(
     let event = name.to_owned();
     // our own publications carry the node id: not echoed back
     let task = g.forward(topic, EVENT_DEPTH, inbox, move |ev: am::Event| {
-        (ev.source == 0).then(|| Call::Event {
+        layer::from_ros(ev.source).then(|| Call::Event {
             node: id,
             name: event.clone(),
             data: ev.data,

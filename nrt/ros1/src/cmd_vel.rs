@@ -1,39 +1,38 @@
 //! A robot's `cmd_vel` on ROS 1: `geometry_msgs/Twist`, or `geometry_msgs/TwistStamped` with the driver parameter
-//! `cmd_vel_stamped` (a stamp older than `cmd_vel_timeout` is ignored and counted: the layer's
-//! [`StaleFilter`]). Each message goes from the socket task that received it straight to the RT set-point (a
-//! latest-value cell that rings the RT thread), stamped with the time it was taken; the hop taken → set-point stored
-//! is timed ([`HopHistogram`]). A refused message (NaN, infinite) leaves the last good set-point in force; a run of
-//! refusals is logged once.
+//! `cmd_vel_stamped`. Each message goes from the socket task that received it straight to the RT set-point through
+//! the layer's [`CmdVelGate`] (a stamp older than `cmd_vel_timeout` is ignored and counted; a refused message —
+//! NaN, infinite — leaves the last good set-point in force; a run of either is reported once), stamped with the
+//! time it was taken; the hop taken → set-point stored is timed ([`HopHistogram`]).
 
+use super::conv;
 use super::graph::{Graph, Task};
 use super::net::Subscriber;
 use super::ros1_msgs::geometry_msgs::{Twist, TwistStamped};
 use super::Ros1Error;
-use msgs::handoff::{monotonic_ns, NodeId, NrtLiveParams, RobotId, Twist2};
-use nrt_interface::cmd_vel::{StaleFilter, Stamp};
+use msgs::handoff::{monotonic_ns, NodeId, Twist2};
+use nrt_interface::cmd_vel::{CmdVelGate, Verdict};
+use nrt_interface::geometry::{self, Stamp};
 use nrt_interface::hop_times::HopHistogram;
+use nrt_interface::report::Reporter;
 use roslibrust::RosMessageType;
-use std::time::SystemTime;
 
 /// Where one robot's `cmd_vel` goes.
 pub struct CmdVelTarget {
-    /// The RT thread's set-points.
-    pub live: NrtLiveParams,
-    /// The RT robot.
-    pub robot: RobotId,
     /// Its Aseba node (for messages).
     pub id: NodeId,
-    /// The stale-stamp rule (stamped commands only).
-    pub filter: StaleFilter,
+    /// The set-point, its stale-stamp rule and its report latches.
+    pub gate: CmdVelGate,
+    /// Where the gate's reports go.
+    pub reporter: Reporter,
     /// Times the hop taken → set-point stored.
     pub timer: HopHistogram,
 }
 
-/// One command as received: the twist, and the stamp of a `TwistStamped`.
-type Command = (Twist2, Option<Stamp>);
+/// One command as received: the twist, and the stamp of a `TwistStamped` (`Some(None)`: before 1970).
+type Command = (Twist2, Option<Option<Stamp>>);
 
 /// A `Twist` command.
-pub fn plain(t: &Twist) -> (Twist2, Option<Stamp>) {
+pub fn plain(t: &Twist) -> Command {
     (
         Twist2 {
             linear: t.linear.x,
@@ -44,15 +43,8 @@ pub fn plain(t: &Twist) -> (Twist2, Option<Stamp>) {
 }
 
 /// A `TwistStamped` command.
-pub fn stamped(t: &TwistStamped) -> (Twist2, Option<Stamp>) {
-    let s = &t.header.stamp;
-    (
-        plain(&t.twist).0,
-        Some(Stamp {
-            sec: i64::from(s.secs),
-            nanosec: u32::try_from(s.nsecs).unwrap_or(0),
-        }),
-    )
+pub fn stamped(t: &TwistStamped) -> Command {
+    (plain(&t.twist).0, Some(conv::since_epoch(&t.header.stamp)))
 }
 
 /// Subscribes `topic` (global; a `TwistStamped` one when `is_stamped`) with `queue` and hands each command to
@@ -79,7 +71,6 @@ async fn run<T: RosMessageType>(
     mut target: CmdVelTarget,
 ) {
     let id = target.id;
-    let mut refusing = false;
     while let Some(m) = sub.next().await {
         let taken = monotonic_ns();
         let (twist, stamp) = match m {
@@ -89,24 +80,10 @@ async fn run<T: RosMessageType>(
                 continue;
             }
         };
-        if let Err(line) = target.filter.check(stamp, SystemTime::now()) {
-            if let Some(line) = line {
-                tracing::warn!("ROS 1: {line}");
-            }
-            continue;
-        }
-        match target.live.nrt_set_cmd_vel_at(target.robot, twist, taken) {
-            Ok(()) => {
-                target.timer.record(monotonic_ns().saturating_sub(taken));
-                refusing = false;
-            }
-            Err(e) if !refusing => {
-                refusing = true;
-                tracing::error!(
-                    "ROS 1: node {id}: cmd_vel refused: {e} (further refusals not logged until a valid one)"
-                );
-            }
-            Err(_) => {}
+        match target.gate.nrt_take(twist, stamp, taken, geometry::now()) {
+            Verdict::Stored => target.timer.record(monotonic_ns().saturating_sub(taken)),
+            Verdict::Dropped(Some((severity, text))) => target.reporter.report(severity, &text),
+            Verdict::Dropped(None) => {}
         }
     }
 }
@@ -114,6 +91,7 @@ async fn run<T: RosMessageType>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     /// geometry_msgs/TwistStamped as Debian's ROS 1 package has it
     /// (/usr/lib/python3/dist-packages/geometry_msgs/msg/_TwistStamped.py `_md5sum`).
@@ -140,6 +118,8 @@ mod tests {
         s.header.stamp.nsecs = 8;
         let (twist, stamp) = stamped(&s);
         assert_eq!((twist.linear, twist.angular), (0.1, -0.5));
-        assert_eq!(stamp, Some(Stamp { sec: 7, nanosec: 8 }));
+        assert_eq!(stamp, Some(Some(Duration::new(7, 8))));
+        s.header.stamp.secs = -1;
+        assert_eq!(stamped(&s).1, Some(None), "before 1970");
     }
 }

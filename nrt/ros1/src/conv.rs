@@ -1,21 +1,18 @@
-//! Engine state and RT samples → ROS 1 messages (the same content as the ROS 2 front end: ros-aseba-interface.md
-//! §2.3, §3.3; REP-117 ranges), and the clocks that stamp them.
+//! The layer's neutral content (`nrt_interface`) → ROS 1 messages: one conversion per message type, and the
+//! clocks that stamp them.
 
 use crate::ros1_msgs::{
     asebaros_msgs as am, diagnostic_msgs as dm, geometry_msgs as gm, nav_msgs, sensor_msgs as sm,
     std_msgs,
 };
-use msgs::handoff::{monotonic_ns, OdomSample};
 use nrt_engine::diagnostics::DiagnosticStatus;
-use nrt_engine::network::{NetworkManager, Node, NodeState};
-use nrt_engine::thymio::calibration::{Calibration, WHEEL_RADIUS};
-use nrt_engine::thymio::model::{self, prefixed};
-use nrt_engine::thymio::sensors::{self, PROXIMITY_RANGE_MAX, PROXIMITY_RANGE_MIN, SENSOR_FOV};
+use nrt_interface::aseba::{AnonymousEvent, Event, NodeDescription, NodeInfo};
+use nrt_interface::geometry::{self, Header, Quaternion, Transform, Vector3};
+use nrt_interface::load_script::LoadScriptRequest;
+use nrt_interface::odometry::{Odometry, WheelJoints};
+use nrt_interface::sensors::{Imu, Joy, LaserScan, Range, Temperature};
 use roslibrust::codegen::integral_types::Time;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// `sensor_msgs/Range.INFRARED`.
-pub const INFRARED: u8 = 1;
+use std::time::Duration;
 
 /// A duration since the epoch as ROS 1 `time` (saturating).
 pub fn time(since_epoch: Duration) -> Time {
@@ -25,25 +22,20 @@ pub fn time(since_epoch: Duration) -> Time {
     }
 }
 
+/// ROS 1 `time` as a duration since the epoch; `None` before 1970 (the layer's [`geometry::since_epoch`]; a
+/// negative nanosecond count is read as 0).
+pub fn since_epoch(t: &Time) -> Option<Duration> {
+    geometry::since_epoch(i64::from(t.secs), u32::try_from(t.nsecs).unwrap_or(0))
+}
+
 /// The system time now.
 pub fn now() -> Time {
-    time(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default(),
-    )
+    time(geometry::now())
 }
 
 /// The system time of an RT receive stamp (CLOCK_MONOTONIC ns; 0 = unknown, taken as now).
 pub fn stamp(stamp_ns: u64) -> Time {
-    let system_now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    if stamp_ns == 0 {
-        return time(system_now);
-    }
-    let age = Duration::from_nanos(monotonic_ns().saturating_sub(stamp_ns));
-    time(system_now.saturating_sub(age))
+    time(geometry::stamp(stamp_ns))
 }
 
 /// A header.
@@ -55,280 +47,199 @@ pub fn header(stamp: Time, frame_id: String) -> std_msgs::Header {
     }
 }
 
-/// One node as `asebaros_msgs/Node`.
-pub fn node(n: &Node) -> am::Node {
-    am::Node {
-        id: n.id.0,
-        name: n.name().to_owned(),
-        name_space: n.namespace().to_owned(),
-        running: n.script.is_some(),
-        ignored: matches!(n.state, NodeState::Ignored(_)),
-        connected: n.connected,
+/// `std_msgs/Header`.
+pub fn to_header(h: &Header) -> std_msgs::Header {
+    header(time(h.stamp), h.frame_id.clone())
+}
+
+fn vector(v: Vector3) -> gm::Vector3 {
+    gm::Vector3 {
+        x: v[0],
+        y: v[1],
+        z: v[2],
     }
 }
 
-/// The bridged nodes (`aseba/nodes`), plus the ignored ones when `ignored` is set (`aseba/get_nodes`).
-pub fn node_list(net: &NetworkManager, ignored: bool) -> am::NodeList {
-    am::NodeList {
-        nodes: net
-            .nodes()
-            .filter(|n| n.is_bridged() || (ignored && matches!(n.state, NodeState::Ignored(_))))
-            .map(node)
-            .collect(),
-    }
-}
-
-/// `<ns>/aseba/description`: the node's variables, and the constants and events of the script loaded on it.
-pub fn description(n: &Node) -> am::NodeDescription {
-    let script = n.script.as_ref();
-    am::NodeDescription {
-        id: n.id.0,
-        name: n.name().to_owned(),
-        constants: script
-            .map(|s| {
-                s.constants
-                    .iter()
-                    .map(|(name, value)| am::Constant {
-                        name: name.clone(),
-                        value: *value,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        events: script
-            .map(|s| s.events.iter().map(|(name, _)| name.clone()).collect())
-            .unwrap_or_default(),
-        variables: n.variable_names(),
-    }
-}
-
-/// Frames of one robot (prefixed by its namespace or `tf_prefix`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frames {
-    /// The prefix.
-    pub prefix: String,
-    /// `odom`.
-    pub odom: String,
-    /// `base_link`.
-    pub base: String,
-    /// Wheel joints.
-    pub joints: [String; 2],
-    /// Wheel links (left, right).
-    pub wheels: [String; 2],
-}
-
-impl Frames {
-    /// The frames of a robot with `prefix`.
-    pub fn new(prefix: &str, odom: &str, base: &str, joints: [&str; 2]) -> Frames {
-        Frames {
-            prefix: prefix.trim_matches('/').to_owned(),
-            odom: prefixed(prefix, odom),
-            base: prefixed(prefix, base),
-            joints: joints.map(|j| prefixed(prefix, j)),
-            wheels: ["left", "right"].map(|side| prefixed(prefix, &model::wheel_link(side))),
-        }
-    }
-
-    /// A link of the robot model, prefixed.
-    pub fn link(&self, name: &str) -> String {
-        prefixed(&self.prefix, name)
-    }
-}
-
-fn yaw(theta: f64) -> gm::Quaternion {
-    let (s, c) = (theta / 2.0).sin_cos();
+fn quaternion(q: Quaternion) -> gm::Quaternion {
     gm::Quaternion {
-        x: 0.0,
-        y: 0.0,
-        z: s,
-        w: c,
+        x: q[0],
+        y: q[1],
+        z: q[2],
+        w: q[3],
     }
 }
 
-fn vector(x: f64, y: f64, z: f64) -> gm::Vector3 {
-    gm::Vector3 { x, y, z }
+/// `geometry_msgs/TransformStamped`.
+pub fn transform(t: &Transform) -> gm::TransformStamped {
+    gm::TransformStamped {
+        header: to_header(&t.header),
+        child_frame_id: t.child_frame_id.clone(),
+        transform: gm::Transform {
+            translation: vector(t.translation),
+            rotation: quaternion(t.rotation),
+        },
+    }
 }
 
-/// `odom`: pose and twist of the RT odometry; pose covariance unknown (−1), twist covariance from the wheels'
-/// dead band (as ROS-Thymio).
-pub fn odometry(s: &OdomSample, stamp: Time, f: &Frames, cal: &Calibration) -> nav_msgs::Odometry {
-    let b = (cal.left.parameters[0] * cal.left.deadband
-        + cal.right.parameters[0] * cal.right.deadband)
-        / 2.0;
-    let mut pose_cov = [0.0; 36];
-    pose_cov[0] = -1.0;
-    let mut twist_cov = [0.0; 36];
-    twist_cov[0] = 0.5 * b * b;
-    twist_cov[35] = 0.5 * b * b / (cal.axis_length * cal.axis_length);
+/// `nav_msgs/Odometry`.
+pub fn odometry(o: &Odometry) -> nav_msgs::Odometry {
     nav_msgs::Odometry {
-        header: header(stamp, f.odom.clone()),
-        child_frame_id: f.base.clone(),
+        header: to_header(&o.header),
+        child_frame_id: o.child_frame_id.clone(),
         pose: gm::PoseWithCovariance {
             pose: gm::Pose {
                 position: gm::Point {
-                    x: s.pose.x,
-                    y: s.pose.y,
-                    z: 0.0,
+                    x: o.position[0],
+                    y: o.position[1],
+                    z: o.position[2],
                 },
-                orientation: yaw(s.pose.theta),
+                orientation: quaternion(o.orientation),
             },
-            covariance: pose_cov,
+            covariance: o.pose_covariance,
         },
         twist: gm::TwistWithCovariance {
             twist: gm::Twist {
-                linear: vector(s.twist.linear, 0.0, 0.0),
-                angular: vector(0.0, 0.0, s.twist.angular),
+                linear: vector(o.linear),
+                angular: vector(o.angular),
             },
-            covariance: twist_cov,
+            covariance: o.twist_covariance,
         },
     }
 }
 
-/// `/tf`: odom → base_link, then base_link → the two wheel links (turned by the wheel angles).
-pub fn transforms(
-    s: &OdomSample,
-    stamp: Time,
-    f: &Frames,
-    axis_length: f64,
-) -> Vec<gm::TransformStamped> {
-    let base = gm::TransformStamped {
-        header: header(stamp.clone(), f.odom.clone()),
-        child_frame_id: f.base.clone(),
-        transform: gm::Transform {
-            translation: vector(s.pose.x, s.pose.y, 0.0),
-            rotation: yaw(s.pose.theta),
-        },
-    };
-    let wheels = [0, 1].map(|i| {
-        let sign = if i == 0 { 1.0 } else { -1.0 };
-        let q = model::quaternion([0.0, s.wheel_pos[i], 0.0]);
-        gm::TransformStamped {
-            header: header(stamp.clone(), f.base.clone()),
-            child_frame_id: f.wheels[i].clone(),
-            transform: gm::Transform {
-                translation: vector(0.0, sign * axis_length / 2.0, WHEEL_RADIUS),
-                rotation: gm::Quaternion {
-                    x: q[0],
-                    y: q[1],
-                    z: q[2],
-                    w: q[3],
-                },
-            },
-        }
-    });
-    std::iter::once(base).chain(wheels).collect()
-}
-
-/// `joint_states` of the wheels.
-pub fn joint_states(s: &OdomSample, stamp: Time, f: &Frames) -> sm::JointState {
+/// `sensor_msgs/JointState` of the wheels.
+pub fn joint_states(j: &WheelJoints) -> sm::JointState {
     sm::JointState {
-        header: header(stamp, String::new()),
-        name: f.joints.to_vec(),
-        position: s.wheel_pos.to_vec(),
-        velocity: s.wheel_vel.to_vec(),
+        header: to_header(&j.header),
+        name: j.name.clone(),
+        position: j.position.clone(),
+        velocity: j.velocity.clone(),
         effort: vec![],
     }
 }
 
-/// One horizontal proximity sensor (REP-117: +inf nothing seen, −inf saturated).
-pub fn proximity(
-    raw: i16,
-    cal: &Calibration,
-    index: usize,
-    stamp: Time,
-    frame: String,
-) -> sm::Range {
+/// `sensor_msgs/Range`.
+pub fn range(r: &Range) -> sm::Range {
     sm::Range {
-        header: header(stamp, frame),
-        radiation_type: INFRARED,
-        field_of_view: SENSOR_FOV,
-        min_range: PROXIMITY_RANGE_MIN,
-        max_range: PROXIMITY_RANGE_MAX,
-        range: sensors::proximity_range(raw, &cal.proximity[index]),
+        header: to_header(&r.header),
+        radiation_type: r.radiation_type,
+        field_of_view: r.field_of_view,
+        min_range: r.min_range,
+        max_range: r.max_range,
+        range: r.range,
     }
 }
 
-/// The 5 front sensors as a laser scan, right to left; empty sectors are +inf.
-pub fn laser(raw: &[i16; 7], cal: &Calibration, stamp: Time, frame: String) -> sm::LaserScan {
-    let ranges: [f32; 7] =
-        std::array::from_fn(|i| sensors::proximity_range(raw[i], &cal.proximity[i]));
+/// `sensor_msgs/LaserScan`.
+pub fn laser(l: &LaserScan) -> sm::LaserScan {
     sm::LaserScan {
-        header: header(stamp, frame),
-        angle_min: sensors::LASER_ANGLE_MIN,
-        angle_max: -sensors::LASER_ANGLE_MIN,
-        angle_increment: sensors::LASER_ANGLE_INCREMENT,
-        time_increment: 0.0,
-        scan_time: 0.1,
-        range_min: PROXIMITY_RANGE_MIN + sensors::LASER_SHIFT,
-        range_max: PROXIMITY_RANGE_MAX + sensors::LASER_SHIFT,
-        ranges: sensors::laser_ranges(&ranges).to_vec(),
-        intensities: (0..5).map(|k| f32::from(raw[4 - k])).collect(),
+        header: to_header(&l.header),
+        angle_min: l.angle_min,
+        angle_max: l.angle_max,
+        angle_increment: l.angle_increment,
+        time_increment: l.time_increment,
+        scan_time: l.scan_time,
+        range_min: l.range_min,
+        range_max: l.range_max,
+        ranges: l.ranges.clone(),
+        intensities: l.intensities.clone(),
     }
 }
 
-/// The static transforms of the sensor and body frames (`/tf_static`), as the ROS 2 front end publishes them.
-pub fn static_transforms(stamp: Time, f: &Frames) -> Vec<gm::TransformStamped> {
-    model::FIXED_FRAMES
-        .iter()
-        .map(|fr| {
-            let q = model::quaternion(fr.rpy);
-            gm::TransformStamped {
-                header: header(stamp.clone(), f.link(fr.parent)),
-                child_frame_id: f.link(fr.name),
-                transform: gm::Transform {
-                    translation: vector(fr.xyz[0], fr.xyz[1], fr.xyz[2]),
-                    rotation: gm::Quaternion {
-                        x: q[0],
-                        y: q[1],
-                        z: q[2],
-                        w: q[3],
-                    },
-                },
-            }
-        })
-        .collect()
-}
-
-/// `imu`: linear acceleration only (orientation and angular velocity unknown: covariance −1).
-pub fn imu(acc: [i16; 3], stamp: Time, frame: String) -> sm::Imu {
-    let a = sensors::imu_acceleration(acc);
-    let mut unknown = [0.0; 9];
-    unknown[0] = -1.0;
-    let mut acc_cov = [0.0; 9];
-    for i in [0, 4, 8] {
-        acc_cov[i] = 0.07;
-    }
+/// `sensor_msgs/Imu`.
+pub fn imu(i: &Imu) -> sm::Imu {
     sm::Imu {
-        header: header(stamp, frame),
-        orientation: gm::Quaternion {
-            x: 0.0,
-            y: 0.0,
-            z: 0.0,
-            w: 1.0,
-        },
-        orientation_covariance: unknown,
-        angular_velocity: vector(0.0, 0.0, 0.0),
-        angular_velocity_covariance: unknown,
-        linear_acceleration: vector(a[0], a[1], a[2]),
-        linear_acceleration_covariance: acc_cov,
+        header: to_header(&i.header),
+        orientation: quaternion([0.0, 0.0, 0.0, 1.0]),
+        orientation_covariance: i.orientation_covariance,
+        angular_velocity: vector([0.0; 3]),
+        angular_velocity_covariance: i.angular_velocity_covariance,
+        linear_acceleration: vector(i.linear_acceleration),
+        linear_acceleration_covariance: i.linear_acceleration_covariance,
     }
 }
 
-/// `temperature`.
-pub fn temperature(raw: i16, stamp: Time, frame: String) -> sm::Temperature {
+/// `sensor_msgs/Temperature`.
+pub fn temperature(t: &Temperature) -> sm::Temperature {
     sm::Temperature {
-        header: header(stamp, frame),
-        temperature: sensors::temperature_celsius(raw),
-        variance: 0.01,
+        header: to_header(&t.header),
+        temperature: t.temperature,
+        variance: t.variance,
     }
 }
 
-/// `buttons` (Joy).
-pub fn joy(values: [i16; 5], stamp: Time) -> sm::Joy {
+/// `sensor_msgs/Joy`.
+pub fn joy(j: &Joy) -> sm::Joy {
     sm::Joy {
-        header: header(stamp, String::new()),
+        header: to_header(&j.header),
         axes: vec![],
-        buttons: sensors::joy_buttons(values).to_vec(),
+        buttons: j.buttons.clone(),
+    }
+}
+
+/// `asebaros_msgs/Node`.
+pub fn node(n: &NodeInfo) -> am::Node {
+    am::Node {
+        id: n.id,
+        name: n.name.clone(),
+        name_space: n.name_space.clone(),
+        running: n.running,
+        ignored: n.ignored,
+        connected: n.connected,
+    }
+}
+
+/// `asebaros_msgs/NodeList`.
+pub fn node_list(nodes: &[NodeInfo]) -> am::NodeList {
+    am::NodeList {
+        nodes: nodes.iter().map(node).collect(),
+    }
+}
+
+/// `asebaros_msgs/NodeDescription`.
+pub fn description(d: &NodeDescription) -> am::NodeDescription {
+    am::NodeDescription {
+        id: d.id,
+        name: d.name.clone(),
+        constants: d
+            .constants
+            .iter()
+            .map(|(name, value)| am::Constant {
+                name: name.clone(),
+                value: *value,
+            })
+            .collect(),
+        events: d.events.clone(),
+        variables: d.variables.clone(),
+    }
+}
+
+/// `asebaros_msgs/Event`.
+pub fn event(e: Event) -> am::Event {
+    am::Event {
+        stamp: time(e.stamp),
+        source: e.source,
+        data: e.data,
+    }
+}
+
+/// `asebaros_msgs/AnonymousEvent`.
+pub fn anonymous(e: AnonymousEvent) -> am::AnonymousEvent {
+    am::AnonymousEvent {
+        stamp: time(e.stamp),
+        source: e.source,
+        r#type: e.kind,
+        data: e.data,
+    }
+}
+
+/// A `load_script` request, neutral.
+pub fn load_script_request(r: am::LoadScriptRequest) -> LoadScriptRequest {
+    LoadScriptRequest {
+        file_name: r.file_name,
+        constants: r.constants.into_iter().map(|c| (c.name, c.value)).collect(),
+        node_ids: r.node_ids,
+        set_as_default: r.set_as_default,
     }
 }
 
@@ -359,7 +270,7 @@ pub fn diagnostics(status: Vec<DiagnosticStatus>, stamp: Time) -> dm::Diagnostic
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{Pose2, Twist2};
+    use msgs::handoff::monotonic_ns;
     use roslibrust::RosMessageType;
 
     /// The MD5 sums ROS 1 peers check when they connect (those of Debian's ROS 1 packages and of asebaros'
@@ -402,30 +313,60 @@ mod tests {
     }
 
     #[test]
-    fn odometry_and_tf_carry_the_sample() {
-        let s = OdomSample {
-            pose: Pose2 {
-                x: 1.0,
-                y: -0.5,
-                theta: std::f64::consts::FRAC_PI_2,
-            },
-            twist: Twist2 {
-                linear: 0.1,
-                angular: 0.2,
-            },
-            ..OdomSample::default()
-        };
+    fn odometry_and_tf_carry_the_neutral_content() {
+        use msgs::handoff::OdomSample;
+        use nrt_engine::thymio::calibration::Calibration;
+        use nrt_interface::frames::Frames;
+        use nrt_interface::odometry as odo;
         let f = Frames::new("r1", "odom", "base_link", ["l", "r"]);
-        let o = odometry(&s, now(), &f, &Calibration::real());
-        assert_eq!(o.header.frame_id, "r1/odom");
-        assert_eq!(o.child_frame_id, "r1/base_link");
-        assert_eq!(o.pose.pose.position.x, 1.0);
-        assert!((o.pose.pose.orientation.z - (0.5f64).sqrt()).abs() < 1e-12);
-        assert_eq!(o.pose.covariance[0], -1.0);
-        let t = transforms(&s, now(), &f, 0.0935);
-        assert_eq!(t.len(), 3);
-        assert_eq!(t[0].transform.translation.y, -0.5);
-        assert_eq!(t[1].child_frame_id, f.wheels[0]);
+        let at = Duration::new(1_700_000_000, 5);
+        let mut n = odo::odometry(&OdomSample::default(), at, &f, &Calibration::real());
+        (n.position, n.orientation) = ([1.0, -0.5, 0.25], [0.0, 0.0, 0.6, 0.8]);
+        (n.linear[0], n.angular[2]) = (0.1, 0.2);
+        let o = odometry(&n);
+        assert_eq!(
+            (o.header.stamp.secs, o.header.stamp.nsecs),
+            (1_700_000_000, 5)
+        );
+        assert_eq!(
+            (o.header.frame_id.as_str(), o.child_frame_id.as_str()),
+            ("r1/odom", "r1/base_link")
+        );
+        let p = &o.pose.pose;
+        assert_eq!([p.position.x, p.position.y, p.position.z], n.position);
+        assert_eq!(
+            [
+                p.orientation.x,
+                p.orientation.y,
+                p.orientation.z,
+                p.orientation.w
+            ],
+            n.orientation
+        );
+        assert_eq!(
+            (o.pose.covariance, o.twist.covariance),
+            (n.pose_covariance, n.twist_covariance)
+        );
+        assert_eq!(
+            (o.twist.twist.linear.x, o.twist.twist.angular.z),
+            (0.1, 0.2)
+        );
+        let [l, _] = odo::wheel_transforms(&OdomSample::default(), at, &f, 0.0935);
+        let t = transform(&l);
+        assert_eq!(
+            (t.header.frame_id.as_str(), t.child_frame_id.as_str()),
+            ("r1/base_link", "r1/left_wheel_link")
+        );
+        assert_eq!(
+            [
+                t.transform.translation.x,
+                t.transform.translation.y,
+                t.transform.translation.z
+            ],
+            l.translation
+        );
+        assert_eq!(t.transform.rotation.w, l.rotation[3]);
+        assert_eq!(time(Duration::from_secs(u64::MAX)).secs, i32::MAX);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!
 //! Threads: the runtime's workers read and write the sockets; the `cmd_vel` subscription tasks run there too and
 //! store the set-point straight into the RT thread's cell. Service callbacks run on tokio's blocking pool and
-//! hand their request to the NRT loop ([`Inbox`]). Publishing never waits: the serialised message is queued for
+//! hand their request to the NRT loop (an inbox channel, [`Graph::forward`]). Publishing never waits: the serialised message is queued for
 //! each subscriber's socket task. Registering takes master round trips: the NRT loop hands that work to a
 //! registrar thread ([`Graph::submit`]) and takes the result back when it is ready.
 
@@ -242,12 +242,12 @@ impl Graph {
 
     /// Subscribes `topic` (global) and hands what `convert` makes of each message to the NRT loop (`inbox`,
     /// ringing its bell); `None` hands nothing. The task ends when the loop is gone, or when the handle is dropped.
-    pub fn forward<T: RosMessageType>(
+    pub fn forward<T: RosMessageType, C: Send + 'static>(
         &self,
         topic: &str,
         queue: usize,
-        inbox: Inbox,
-        convert: impl Fn(T) -> Option<super::aseba::Call> + Send + 'static,
+        inbox: std::sync::mpsc::Sender<C>,
+        convert: impl Fn(T) -> Option<C> + Send + 'static,
     ) -> Result<Task, Ros1Error> {
         let mut sub = self.subscribe::<T>(topic, queue)?;
         let (bell, topic) = (self.bell.clone(), topic.to_owned());
@@ -293,9 +293,6 @@ impl Drop for Task {
         self.0.abort();
     }
 }
-
-/// Requests that need the engine, handed from the service callbacks and subscription tasks to the NRT loop.
-pub type Inbox = std::sync::mpsc::Sender<super::aseba::Call>;
 
 #[cfg(test)]
 mod tests {

@@ -7,9 +7,9 @@ use super::conv;
 use super::graph::{global, Graph};
 use super::net::Publisher;
 use super::ros1_msgs::{geometry_msgs as gm, nav_msgs};
-use super::thymio::robot_frames;
 use msgs::handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_interface::frames::{self, Frames};
 use nrt_interface::ground_truth::{GroundTruth, GroundTruthSink, TOPIC, WORLD_FRAME};
 use roslibrust::codegen::integral_types::Time;
 use std::collections::BTreeMap;
@@ -89,7 +89,8 @@ impl Ros1GroundTruth {
     pub fn on_engine_event(&self, engine: &Engine, event: &EngineEvent) {
         match event {
             EngineEvent::RobotReady { node, .. } if engine.driver_params().enabled => {
-                let (namespace, frames) = robot_frames(engine, &self.base, *node);
+                let namespace = frames::robot_namespace(engine, *node);
+                let frames = Frames::of_robot(engine, *node, &self.base);
                 let topic = global(&[&self.base, &namespace, TOPIC]);
                 let (id, me) = (*node, self.clone());
                 self.graph

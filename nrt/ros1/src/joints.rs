@@ -14,10 +14,10 @@ use super::conv;
 use super::graph::{global, Graph, Task};
 use super::net::Publisher;
 use super::ros1_msgs::{sensor_msgs, thymio_rt_msgs};
-use super::thymio::robot_frames;
 use super::Ros1Error;
 use msgs::handoff::{monotonic_ns, JointStateSample, NodeId, OwnerNames, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_interface::frames::{self, Frames};
 use nrt_interface::joints::{
     joint_state, JointCommandInput, JointRates, JointStateOut, JOINT_COMMAND, JOINT_STATES,
 };
@@ -169,7 +169,8 @@ impl Ros1Joints {
             return;
         }
         let params = engine.robot_params(id);
-        let (namespace, frames) = robot_frames(engine, &self.base, id);
+        let namespace = frames::robot_namespace(engine, id);
+        let frames = Frames::of_robot(engine, id, &self.base);
         let mut input = JointCommandInput::new(
             engine.live_params(),
             robot,

@@ -8,14 +8,16 @@
 //! The NRT loop adds and removes robots ([`OdomTargets`], a mutex held only to change an entry or to publish one
 //! sample).
 
-use super::conv::{self, Frames};
+use super::conv;
 use super::graph::Graph;
 use super::joints::JointTargets;
 use super::net::Publisher;
 use super::ros1_msgs::{nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage};
 use msgs::handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, RobotId};
 use nrt_engine::thymio::calibration::Calibration;
+use nrt_interface::frames::Frames;
 use nrt_interface::hop_times::NrtHopTimers;
+use nrt_interface::{geometry, odometry};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -37,10 +39,8 @@ pub struct OdomRobot {
     pub frames: Frames,
     /// Its calibration (covariances, wheel positions).
     pub calibration: Calibration,
-    /// `odom_max_rate` [Hz]; ≤ 0: every sample.
-    pub max_rate: f64,
-    /// When a sample was last published.
-    pub last: Option<Instant>,
+    /// `odom_max_rate` [Hz].
+    pub rate: odometry::RateLimit,
     /// Sequence number of the next `odom` header (ROS 1 publishers count their messages).
     pub seq: u32,
 }
@@ -146,28 +146,22 @@ fn publish(targets: &OdomTargets, graph: &Graph, h: &OdomHandoff, timers: &NrtHo
     let Some(r) = table.get_mut(&s.robot).filter(|r| r.node == s.node) else {
         return false;
     };
-    let now = Instant::now();
-    let gap = (r.max_rate > 0.0)
-        .then(|| Duration::try_from_secs_f64(1.0 / r.max_rate).ok())
-        .flatten();
-    if let (Some(gap), Some(last)) = (gap, r.last) {
-        if now.duration_since(last) < gap {
-            return false;
-        }
+    if !r.rate.admit(Instant::now()) {
+        return false;
     }
-    r.last = Some(now);
     let start = monotonic_ns();
     timers
         .handed_to_publish
         .record(start.saturating_sub(h.handed_ns));
-    let stamp = conv::stamp(s.t_ns);
-    let mut odom = conv::odometry(s, stamp.clone(), &r.frames, &r.calibration);
+    let stamp = geometry::stamp(s.t_ns);
+    let mut odom = conv::odometry(&odometry::odometry(s, stamp, &r.frames, &r.calibration));
     odom.header.seq = r.seq;
     r.seq = r.seq.wrapping_add(1);
+    let transforms = odometry::transforms(s, stamp, &r.frames, r.calibration.axis_length);
     let tf = TFMessage {
-        transforms: conv::transforms(s, stamp.clone(), &r.frames, r.calibration.axis_length),
+        transforms: transforms.iter().map(conv::transform).collect(),
     };
-    let joints = conv::joint_states(s, stamp, &r.frames);
+    let joints = conv::joint_states(&odometry::joint_states(s, stamp, &r.frames));
     let results = [
         graph.publish(&r.odom, &odom),
         graph.publish(&targets.tf, &tf),

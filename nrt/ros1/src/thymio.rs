@@ -6,31 +6,35 @@
 //! LEDs, gestures, sounds, alarm, proximity communication, shutdown); the `is_ready` service (std_srvs/Empty);
 //! the robots' sensor frames on the latched `/tf_static`.
 
+use super::aseba::Inbox;
 use super::cmd_vel::{self, CmdVelTarget};
-use super::conv::{self, Frames};
-use super::graph::{global, Graph, Inbox, Task};
+use super::conv;
+use super::graph::{global, Graph, Task};
 use super::net::{Publisher, ServiceServer};
 use super::odom_pub::{OdomRobot, OdomTargets};
-use super::ros1_msgs::{geometry_msgs as gm, std_srvs, tf2_msgs};
-use super::thymio_inputs::{self, Inputs, RobotCommand, INPUT_NAMES};
+use super::ros1_msgs::{std_srvs, tf2_msgs};
+use super::thymio_inputs::{self, Inputs, INPUT_NAMES};
 use super::thymio_outputs::Outputs;
 use super::Ros1Error;
-use msgs::handoff::NrtLiveParams;
 use msgs::handoff::{NodeId, ProximitySample, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
-use nrt_engine::thymio::actuators::{self, ScriptEvent};
+use nrt_engine::thymio::actuators::ScriptEvent;
 use nrt_engine::thymio::calibration::Calibration;
-use nrt_engine::thymio::events::RobotEvent;
-use nrt_engine::thymio::model;
-use nrt_interface::cmd_vel::StaleFilter;
+use nrt_interface::actuators::{self, Alarm, RobotCommand};
+use nrt_interface::cmd_vel::CmdVelGate;
+use nrt_interface::frames::{self, Frames};
+use nrt_interface::geometry;
 use nrt_interface::hop_times::HopHistogram;
+use nrt_interface::odometry::RateLimit;
 use nrt_interface::report::Reporter;
+use nrt_interface::sensors;
+use nrt_interface::tf::{self, StaticFrames};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A robot's names besides its sensor and actuator topics.
 const ROBOT_NAMES: [&str; 4] = ["cmd_vel", "odom", "joint_states", "is_ready"];
@@ -50,11 +54,11 @@ struct RobotPlan {
     frames: Frames,
     calibration: Option<Calibration>,
     max_rate: f64,
-    live: NrtLiveParams,
     /// `cmd_vel_stamped`.
     stamped: bool,
-    /// The stale-stamp rule of its `cmd_vel`.
-    filter: StaleFilter,
+    /// Where its `cmd_vel` goes.
+    cmd_vel: CmdVelGate,
+    reporter: Reporter,
     /// Times the hop `cmd_vel` taken → set-point stored.
     timer: HopHistogram,
     /// The URDF to latch on `robot_description` (`publish_model`).
@@ -73,12 +77,11 @@ struct Built {
 fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
     let t = |leaf: &str| global(&[&p.base, &p.namespace, leaf]);
     let (id, robot) = (p.id, p.robot);
-    let stale = p.filter.stale.clone();
+    let stale = p.cmd_vel.stale_count();
     let target = CmdVelTarget {
-        live: p.live,
-        robot,
         id,
-        filter: p.filter,
+        gate: p.cmd_vel,
+        reporter: p.reporter,
         timer: p.timer,
     };
     let cmd_vel = cmd_vel::subscribe(g, &t("cmd_vel"), DEPTH, p.stamped, target)?;
@@ -93,8 +96,7 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
             joints: g.advertise(&t("joint_states"), ODOM_QUEUE, false)?,
             frames: p.frames.clone(),
             calibration,
-            max_rate: p.max_rate,
-            last: None,
+            rate: RateLimit::new(p.max_rate),
             seq: 0,
         }),
         None => None,
@@ -133,6 +135,8 @@ struct Robot {
 
 /// The robots' interfaces.
 pub struct ThymioInterface {
+    /// The lines for ROS users.
+    reporter: Reporter,
     graph: Graph,
     base: String,
     odom: OdomTargets,
@@ -145,18 +149,16 @@ pub struct ThymioInterface {
     inbox: Inbox,
     /// Latched `/tf_static`: one message with every robot's sensor frames (the last message wins).
     tf_static: Publisher<tf2_msgs::TFMessage>,
-    static_transforms: Vec<gm::TransformStamped>,
-    /// Robots whose alarm sounds, and when it sounds next.
-    alarms: BTreeMap<NodeId, Instant>,
-    /// The lines for ROS users (the console and every front end's `/rosout`).
-    reporter: Reporter,
+    static_frames: StaticFrames,
+    /// The robots' alarms.
+    alarms: BTreeMap<NodeId, Alarm>,
     /// Times the hop `cmd_vel` taken → set-point stored.
     cmd_vel_timer: HopHistogram,
 }
 
 impl ThymioInterface {
     /// No robot yet; `/tf` and `/tf_static` are advertised now; the actuator topics will hand their commands to
-    /// `inbox`.
+    /// `inbox`; what users should read goes to `reporter`.
     /// `cmd_vel_timer` times the hop `cmd_vel` taken → set-point stored.
     pub fn new(
         graph: &Graph,
@@ -167,11 +169,11 @@ impl ThymioInterface {
     ) -> Result<ThymioInterface, Ros1Error> {
         let (built_tx, built) = channel();
         Ok(ThymioInterface {
+            reporter,
             odom: OdomTargets::new(graph.advertise("/tf", 100, false)?),
             tf_static: graph.advertise("/tf_static", 1, true)?,
-            static_transforms: Vec::new(),
+            static_frames: StaticFrames::default(),
             alarms: BTreeMap::new(),
-            reporter,
             cmd_vel_timer,
             inbox,
             graph: graph.clone(),
@@ -251,18 +253,10 @@ impl ThymioInterface {
             return;
         }
         let params = engine.robot_params(id);
-        let (namespace, frames) = robot_frames(engine, &self.base, id);
+        let namespace = frames::robot_namespace(engine, id);
+        let frames = Frames::of_robot(engine, id, &self.base);
         let calibration = engine.robots().of_node(id).map(|s| s.calibration.clone());
-        let urdf = params.publish_model.then(|| {
-            let axis = calibration
-                .as_ref()
-                .map_or(params.axis_length, |c| c.axis_length);
-            model::urdf(
-                &frames.prefix,
-                axis,
-                [&params.left_wheel_joint, &params.right_wheel_joint],
-            )
-        });
+        let urdf = frames::robot_description(engine, id, &frames);
         let plan = RobotPlan {
             id,
             robot,
@@ -271,13 +265,9 @@ impl ThymioInterface {
             frames,
             calibration,
             max_rate: params.odom_max_rate,
-            live: engine.live_params(),
             stamped: params.cmd_vel_stamped,
-            filter: StaleFilter::new(
-                id,
-                nrt_interface::cmd_vel::max_age(params.cmd_vel_timeout),
-                Arc::new(AtomicU64::new(0)),
-            ),
+            cmd_vel: CmdVelGate::new(engine.live_params(), robot, id, params.cmd_vel_timeout),
+            reporter: self.reporter.clone(),
             timer: self.cmd_vel_timer.clone(),
             urdf,
             inbox: self.inbox.clone(),
@@ -306,7 +296,7 @@ impl ThymioInterface {
                 self.odom.insert(b.robot.robot, odom);
             }
             if engine.robot_params(id).publish_model {
-                let own = conv::static_transforms(conv::now(), &b.robot.frames);
+                let own = tf::static_transforms(geometry::now(), &b.robot.frames);
                 self.replace_static_frames(id, &b.robot.frames.prefix, own);
             }
             self.robots.insert(id, b.robot);
@@ -327,21 +317,14 @@ impl ThymioInterface {
         }
     }
 
-    /// Puts `own` in place of the frames under `prefix` (none are taken out for an empty prefix) in the one
-    /// `/tf_static` message that holds every robot's frames, and republishes it if it changed.
-    fn replace_static_frames(&mut self, id: NodeId, prefix: &str, own: Vec<gm::TransformStamped>) {
-        let before = self.static_transforms.len();
-        if !prefix.is_empty() {
-            let mine = format!("{prefix}/");
-            self.static_transforms
-                .retain(|t| !t.child_frame_id.starts_with(&mine));
-        }
-        if own.is_empty() && self.static_transforms.len() == before {
+    /// Puts `own` in place of the frames under `prefix` in the one `/tf_static` message that holds every robot's
+    /// frames, and republishes it if it changed.
+    fn replace_static_frames(&mut self, id: NodeId, prefix: &str, own: Vec<geometry::Transform>) {
+        let Some(all) = self.static_frames.replace(prefix, own) else {
             return;
-        }
-        self.static_transforms.extend(own);
+        };
         let msg = tf2_msgs::TFMessage {
-            transforms: self.static_transforms.clone(),
+            transforms: all.iter().map(conv::transform).collect(),
         };
         if let Err(e) = self.graph.publish(&self.tf_static, &msg) {
             self.reporter
@@ -353,7 +336,7 @@ impl ThymioInterface {
         let (Some(r), Some(slot)) = (self.robots.get(&id), engine.robots().of_node(id)) else {
             return;
         };
-        let stamp = conv::stamp(s.t_ns);
+        let stamp = geometry::stamp(s.t_ns);
         let result =
             r.out
                 .publish_proximity(&self.graph, &s.values, &slot.calibration, stamp, &r.frames);
@@ -363,7 +346,7 @@ impl ThymioInterface {
         }
     }
 
-    /// Sends what an actuator topic of robot `node` asked (refused messages are logged with their reason).
+    /// Sends what an actuator topic of robot `node` asked (refused messages are reported with their reason).
     pub fn serve_command(
         &mut self,
         engine: &mut Engine,
@@ -375,28 +358,22 @@ impl ThymioInterface {
             return;
         }
         match command {
-            RobotCommand::Events(Ok(events)) => emit(engine, node, topic, &events, &self.reporter),
-            RobotCommand::Events(Err(e)) => self
-                .reporter
-                .error(&format!("node {node}: {topic}: command refused: {e}")),
-            RobotCommand::Alarm(true) => {
-                self.alarms.entry(node).or_insert_with(Instant::now);
+            RobotCommand::Events(Ok(events)) => emit(engine, &self.reporter, node, topic, &events),
+            RobotCommand::Events(Err(e)) => {
+                self.reporter.error(&actuators::refused(node, topic, &e))
             }
-            RobotCommand::Alarm(false) => {
-                self.alarms.remove(&node);
-            }
+            RobotCommand::Alarm(on) => self.alarms.entry(node).or_default().set(on, Instant::now()),
         }
     }
 
     /// Sounds the alarms that are due (called at every iteration of the NRT loop, which wakes at least every
     /// 50 ms).
     pub fn tick(&mut self, engine: &mut Engine, now: Instant) {
-        let period = Duration::from_secs_f64(actuators::ALARM_PERIOD_S);
-        for (node, due) in self.alarms.iter_mut().filter(|(_, due)| **due <= now) {
-            *due += period;
-            match actuators::play_system_sound(actuators::ALARM_SOUND) {
-                Ok(ev) => emit(engine, *node, "alarm", &[ev], &self.reporter),
-                Err(e) => self.reporter.error(&format!("node {node}: alarm: {e}")),
+        for (node, alarm) in self.alarms.iter_mut() {
+            match alarm.due(now) {
+                Some(Ok(ev)) => emit(engine, &self.reporter, *node, "alarm", &[ev]),
+                Some(Err(e)) => self.reporter.error(&actuators::refused(*node, "alarm", &e)),
+                None => {}
             }
         }
     }
@@ -409,62 +386,35 @@ impl ThymioInterface {
         args: &[i16],
         stamp_ns: u64,
     ) {
-        let Some(name) = engine
-            .network()
-            .node(id)
-            .and_then(|n| n.script.as_ref())
-            .and_then(|s| s.events.get(event as usize))
-            .map(|(name, _)| name.as_str())
-        else {
-            return;
-        };
-        let (Ok(event), Some(r)) = (RobotEvent::decode(name, args), self.robots.get(&id)) else {
+        let (Some(decoded), Some(r)) = (
+            sensors::robot_event(engine, id, event, args),
+            self.robots.get(&id),
+        ) else {
             return;
         };
         let threshold = engine.robot_params(id).ground.threshold;
-        let result = r.out.publish_event(
-            &self.graph,
-            event,
-            conv::stamp(stamp_ns),
-            &r.frames,
-            threshold,
-        );
+        let stamp = geometry::stamp(stamp_ns);
+        let result = r
+            .out
+            .publish_event(&self.graph, decoded, stamp, &r.frames, threshold);
         if let Err(e) = result {
             self.reporter
-                .warn(&format!("ROS 1: node {id}: cannot publish {name}: {e}"));
+                .warn(&format!("node {id}: cannot publish event {event}: {e}"));
         }
     }
 }
 
-/// The namespace (relative to `base`) and the frames of robot `id`.
-pub fn robot_frames(engine: &Engine, base: &str, id: NodeId) -> (String, Frames) {
-    let params = engine.robot_params(id);
-    let namespace = engine
-        .network()
-        .node(id)
-        .map(|n| n.namespace().trim_matches('/').to_owned())
-        .unwrap_or_default();
-    let prefix = model::frame_prefix(&params.tf_prefix, base, &namespace);
-    let frames = Frames::new(
-        &prefix,
-        &params.odom_frame,
-        &params.robot_frame,
-        [&params.left_wheel_joint, &params.right_wheel_joint],
-    );
-    (namespace, frames)
-}
-
-/// Sends script events to robot `node`, logging those the engine refuses.
+/// Sends script events to robot `node`, reporting those the engine refuses.
 fn emit(
     engine: &mut Engine,
+    reporter: &Reporter,
     node: NodeId,
     topic: &str,
     events: &[ScriptEvent],
-    reporter: &Reporter,
 ) {
     for ev in events {
         if let Err(e) = engine.emit_script_event(node, ev.name, &ev.args) {
-            reporter.error(&format!("node {node}: {topic}: {}: {e}", ev.name));
+            reporter.error(&actuators::not_sent(node, topic, ev.name, e));
         }
     }
 }

@@ -5,16 +5,18 @@
 //! They are published from the NRT loop when the robot's script events arrive ([`Outputs::publish_event`]);
 //! proximity comes decoded from the RT thread. Queues as ROS-Thymio's rospy publishers (1).
 
-use super::conv::{self, Frames};
+use super::conv;
 use super::graph::Graph;
 use super::net::Publisher;
 use super::ros1_msgs::{sensor_msgs as sm, std_msgs, thymio_msgs};
 use super::Ros1Error;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
-use nrt_engine::thymio::sensors::{self, GROUND_RANGE_MAX, GROUND_RANGE_MIN, SENSOR_FOV};
+use nrt_engine::thymio::sensors as values;
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
-use roslibrust::codegen::integral_types::Time;
+use nrt_interface::frames::Frames;
+use nrt_interface::geometry::Stamp;
+use nrt_interface::sensors;
 use roslibrust::RosMessageType;
 
 /// Queue of every sensor topic (ROS-Thymio's rospy queue sizes are 1).
@@ -115,26 +117,26 @@ impl Outputs {
         g: &Graph,
         raw: &[i16; 7],
         cal: &Calibration,
-        stamp: Time,
+        stamp: Stamp,
         f: &Frames,
     ) -> Result<(), Ros1Error> {
         let mut result = Ok(());
         for (i, p) in self.proximity.iter().enumerate() {
-            let frame = f.link(&format!("proximity_{}_link", PROXIMITY_NAMES[i]));
-            let m = conv::proximity(raw[i], cal, i, stamp.clone(), frame);
+            let frame = f.link(&sensors::proximity_frame(i));
+            let m = conv::range(&sensors::proximity(raw[i], cal, i, stamp, frame));
             result = result.and(g.publish(p, &m));
         }
-        let scan = conv::laser(raw, cal, stamp, f.link("laser_link"));
+        let scan = conv::laser(&sensors::laser(raw, cal, stamp, f.link("laser_link")));
         result.and(g.publish(&self.laser, &scan))
     }
 
-    /// Publishes what a script event of the robot says (odometry and proximity are not published here: the RT
-    /// thread decodes them); `threshold` is the ground sensors' (`ground.threshold`).
+    /// Publishes what a script event of the robot says (decoded by [`sensors::robot_event`], which leaves out
+    /// what the RT thread decodes); `threshold` is the ground sensors' (`ground.threshold`).
     pub fn publish_event(
         &self,
         g: &Graph,
         event: RobotEvent,
-        stamp: Time,
+        stamp: Stamp,
         f: &Frames,
         threshold: i16,
     ) -> Result<(), Ros1Error> {
@@ -144,33 +146,25 @@ impl Outputs {
             RobotEvent::Ground(delta) => {
                 let mut result = Ok(());
                 for (i, p) in self.ground.iter().enumerate() {
-                    let m = sm::Range {
-                        header: conv::header(
-                            stamp.clone(),
-                            f.link(&format!("ground_{}_link", GROUND_NAMES[i])),
-                        ),
-                        radiation_type: conv::INFRARED,
-                        field_of_view: SENSOR_FOV,
-                        min_range: GROUND_RANGE_MIN,
-                        max_range: GROUND_RANGE_MAX,
-                        range: sensors::ground_range(delta[i], threshold),
-                    };
+                    let frame = f.link(&sensors::ground_frame(i));
+                    let m = conv::range(&sensors::ground(delta[i], threshold, stamp, frame));
                     result = result.and(g.publish(p, &m));
                 }
                 result
             }
-            RobotEvent::Accelerometer(acc) => {
-                g.publish(&self.imu, &conv::imu(acc, stamp, f.base.clone()))
-            }
+            RobotEvent::Accelerometer(acc) => g.publish(
+                &self.imu,
+                &conv::imu(&sensors::imu(acc, stamp, f.base.clone())),
+            ),
             RobotEvent::Tap => g.publish(&self.tap, &std_msgs::Empty {}),
             RobotEvent::Temperature(raw) => g.publish(
                 &self.temperature,
-                &conv::temperature(raw, stamp, f.base.clone()),
+                &conv::temperature(&sensors::temperature(raw, stamp, f.base.clone())),
             ),
             RobotEvent::Sound(intensity) => g.publish(
                 &self.sound,
                 &std_msgs::Float32 {
-                    data: sensors::sound_level(intensity),
+                    data: values::sound_level(intensity),
                 },
             ),
             RobotEvent::Remote { command, .. } => g.publish(
@@ -179,7 +173,7 @@ impl Outputs {
                     data: command as i8,
                 },
             ),
-            RobotEvent::Buttons(values) => g.publish(&self.buttons, &conv::joy(values, stamp)),
+            RobotEvent::Buttons(v) => g.publish(&self.buttons, &conv::joy(&sensors::joy(v, stamp))),
             RobotEvent::Button { index, pressed } => match self.button.get(index) {
                 Some(p) => g.publish(p, &std_msgs::Bool { data: pressed }),
                 None => Ok(()),

@@ -17,14 +17,16 @@
 //! of at most 1 MiB, opened without blocking) and answers when the script is loaded or refused, with the reason
 //! (not found, permission denied, not a regular file, too large) on the log: a path never blocks the loop.
 
-use super::convert::{self, Clocks};
+use super::convert;
 use super::names::{self, NameError};
 use super::report::Reporter;
 use super::spinner::NodeAccess;
 use super::{drain, Srv, Sub};
 use msgs::handoff::NodeId;
-use nrt_engine::engine::{Engine, EngineEvent, ReadTicket, ScriptReader, ScriptSource};
+use nrt_engine::engine::{Engine, EngineEvent, ReadTicket, ScriptReader};
 use nrt_engine::network::{NetworkEvent, RequestId};
+use nrt_interface::aseba::{self as layer, Routed};
+use nrt_interface::load_script::{self, LoadScriptOutcome};
 use r2r::asebaros_msgs::msg::{AnonymousEvent, Event, NodeDescription, NodeList};
 use r2r::asebaros_msgs::srv::{GetDescription, GetNodeList, GetVariable, LoadScript, SetVariable};
 use r2r::{ParameterValue, Publisher, QosProfile, ServiceRequest};
@@ -146,7 +148,8 @@ impl AsebaInterface {
     pub fn poll_ros(&mut self, node: &mut NodeAccess, engine: &mut Engine) {
         let calls: Vec<_> = drain(&mut self.get_nodes).collect();
         for call in calls {
-            let nodes = convert::node_list(engine.network(), call.message.ignored).nodes;
+            let nodes = layer::node_list(engine.network(), call.message.ignored);
+            let nodes = convert::node_list(&nodes).nodes;
             self.respond(call, GetNodeList::Response { nodes });
         }
         let calls: Vec<_> = drain(&mut self.load_script).collect();
@@ -154,10 +157,8 @@ impl AsebaInterface {
             match self.reader.submit(&call.message.file_name) {
                 Ok(ticket) => self.loads.push(PendingLoad { ticket, call }),
                 Err(e) => {
-                    self.reporter.error(&format!(
-                        "load_script: cannot read {}: {e}",
-                        call.message.file_name
-                    ));
+                    let outcome = LoadScriptOutcome::unreadable(&call.message.file_name, e);
+                    self.reporter.error(&outcome.text());
                     self.respond(call, LoadScript::Response {});
                 }
             }
@@ -171,7 +172,7 @@ impl AsebaInterface {
             self.respond(load.call, LoadScript::Response {});
         }
         for ev in drain(&mut self.anonymous_in).collect::<Vec<_>>() {
-            if ev.source != 0 {
+            if !layer::from_ros(ev.source) {
                 continue;
             }
             if let Err(e) = engine.emit_anonymous(ev.type_, &ev.data) {
@@ -195,7 +196,7 @@ impl AsebaInterface {
         let mut to_aseba = Vec::new();
         for topic in ni.events.iter_mut().flatten() {
             for ev in drain(&mut topic.subscription) {
-                if ev.source == 0 {
+                if layer::from_ros(ev.source) {
                     to_aseba.push((topic.name.clone(), ev.data));
                 }
             }
@@ -204,7 +205,7 @@ impl AsebaInterface {
             let description = engine
                 .network()
                 .node(id)
-                .map(convert::description)
+                .map(|n| convert::description(&layer::description(n)))
                 .unwrap_or_default();
             self.respond(call, GetDescription::Response { description });
         }
@@ -247,28 +248,14 @@ impl AsebaInterface {
         req: &LoadScript::Request,
         text: Result<String, nrt_engine::engine::ScriptFileError>,
     ) {
-        let constants: BTreeMap<String, i16> = req
-            .constants
-            .iter()
-            .map(|c| (c.name.clone(), c.value))
-            .collect();
-        let source = match ScriptSource::from_read(&req.file_name, text, &constants) {
-            Ok(s) => s,
-            Err(e) => return self.reporter.error(&format!("load_script: {e}")),
-        };
-        let nodes: Vec<NodeId> = req.node_ids.iter().copied().map(NodeId).collect();
-        match engine.load_script(source, &nodes, req.set_as_default) {
-            Ok(loaded) if loaded.is_empty() => self.reporter.warn(&format!(
-                "load_script: {} has code for none of the nodes",
-                req.file_name
-            )),
-            Ok(loaded) => self.reporter.info(&format!(
-                "load_script: {} loaded on nodes {:?}",
-                req.file_name,
-                loaded.iter().map(|n| n.0).collect::<Vec<_>>()
-            )),
-            Err(e) => return self.reporter.error(&format!("load_script: {e}")),
+        let request = convert::load_script_request(req);
+        let outcome = load_script::load_script(engine, &request, text);
+        self.reporter
+            .report(outcome.severity(), &outcome.text());
+        if outcome.is_refused() {
+            return;
         }
+        let constants = request.constants();
         if req.set_as_default {
             let mut params = node.get().params.lock().expect("r2r parameter map");
             params.retain(|name, _| !name.starts_with("script.constants."));
@@ -297,13 +284,7 @@ impl AsebaInterface {
     }
 
     /// Reacts to what happened in the engine.
-    pub fn on_engine_event(
-        &mut self,
-        node: &mut NodeAccess,
-        engine: &Engine,
-        clocks: &mut Clocks,
-        event: &EngineEvent,
-    ) {
+    pub fn on_engine_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
         if matches!(
             event,
             EngineEvent::Network(
@@ -326,16 +307,13 @@ impl AsebaInterface {
                 id,
                 args,
                 stamp_ns,
-            }) => self.event_from_aseba(clocks, *source, *id, args, *stamp_ns),
+            }) => self.event_from_aseba(engine, *source, *id, args, *stamp_ns),
             EngineEvent::Network(NetworkEvent::Variables { request, result }) => {
                 self.answer_get(*request, result);
             }
             EngineEvent::ScriptLoaded { node: id } => {
                 self.refresh_events(node.get(), engine, *id);
                 self.publish_description(engine, *id);
-            }
-            EngineEvent::ScriptFailed { node: id, error } => {
-                self.reporter.error(&format!("node {id}: {error}"));
             }
             _ => {}
         }
@@ -346,7 +324,7 @@ impl AsebaInterface {
         if !std::mem::take(&mut self.nodes_dirty) {
             return;
         }
-        let list = convert::node_list(engine.network(), false);
+        let list = convert::node_list(&layer::node_list(engine.network(), false));
         if self.last_nodes.as_ref() == Some(&list) {
             return;
         }
@@ -395,7 +373,10 @@ impl AsebaInterface {
         let (Some(ni), Some(n)) = (self.per_node.get(&id), engine.network().node(id)) else {
             return;
         };
-        if let Err(e) = ni.description.publish(&convert::description(n)) {
+        if let Err(e) = ni
+            .description
+            .publish(&convert::description(&layer::description(n)))
+        {
             self.reporter
                 .warn(&format!("cannot publish the description of node {id}: {e}"));
         }
@@ -446,48 +427,47 @@ impl AsebaInterface {
 
     fn event_from_aseba(
         &self,
-        clocks: &mut Clocks,
+        engine: &Engine,
         source: NodeId,
         id: u16,
         args: &[i16],
         stamp_ns: u64,
     ) {
-        let stamp = clocks.stamp(stamp_ns);
+        let stamp = nrt_interface::geometry::stamp(stamp_ns);
+        // the layer's route; a declared event whose name cannot be a ROS name has no topic: anonymous
         let topic = self
             .per_node
             .get(&source)
             .and_then(|ni| ni.events.get(usize::from(id)))
             .and_then(Option::as_ref);
-        match topic {
-            Some(t) if t.size == args.len() => {
+        let anonymous = match (
+            layer::route_event(engine.network(), source, id, args, stamp),
+            topic,
+        ) {
+            (Routed::Named(_, ev), Some(t)) => {
                 if !heard_by_others(&t.publisher) {
                     return;
                 }
-                let ev = Event {
-                    stamp,
-                    source: source.0,
-                    data: args.to_vec(),
-                };
-                if let Err(e) = t.publisher.publish(&ev) {
+                if let Err(e) = t.publisher.publish(&convert::event(ev)) {
                     self.reporter
                         .warn(&format!("cannot publish event {}: {e}", t.name));
                 }
+                return;
             }
-            _ => {
-                if !heard_by_others(&self.anonymous) {
-                    return;
-                }
-                let ev = AnonymousEvent {
-                    stamp,
-                    source: source.0,
-                    type_: id,
-                    data: args.to_vec(),
-                };
-                if let Err(e) = self.anonymous.publish(&ev) {
-                    self.reporter
-                        .warn(&format!("cannot publish an anonymous event: {e}"));
-                }
-            }
+            (Routed::Named(_, ev), None) => layer::AnonymousEvent {
+                stamp: ev.stamp,
+                source: ev.source,
+                kind: id,
+                data: ev.data,
+            },
+            (Routed::Anonymous(ev), _) => ev,
+        };
+        if !heard_by_others(&self.anonymous) {
+            return;
+        }
+        if let Err(e) = self.anonymous.publish(&convert::anonymous(anonymous)) {
+            self.reporter
+                .warn(&format!("cannot publish an anonymous event: {e}"));
         }
     }
 

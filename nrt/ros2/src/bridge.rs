@@ -316,10 +316,8 @@ impl RosBridge {
         iface: &Interface,
         event: &EngineEvent,
     ) {
-        self.aseba
-            .on_engine_event(node, engine, &mut self.clocks, event);
-        self.thymio
-            .on_engine_event(node, engine, &mut self.clocks, event);
+        self.aseba.on_engine_event(node, engine, event);
+        self.thymio.on_engine_event(node, engine, event);
         self.ground_truth_event(node, engine, event);
         let frames = match event {
             EngineEvent::RobotReady { node: id, .. } => self.thymio.frames(*id),

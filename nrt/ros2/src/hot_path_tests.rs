@@ -131,12 +131,8 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
         Box::new(sub),
         plain_command,
         CmdVelTarget {
-            params,
-            robot: RobotId(0),
-            id: NodeId(1),
+            gate: nrt_interface::cmd_vel::CmdVelGate::new(params, RobotId(0), NodeId(1), 0.0),
             reporter,
-            max_age: None,
-            stale: Arc::new(AtomicU64::new(0)),
             timer: timers.cmd_vel_to_set_point.clone(),
         },
     ));

@@ -10,8 +10,8 @@
 //! The NRT loop owns the robots' publishers (it creates and destroys them as robots come and go
 //! and holds the node for that) and shares what this thread needs through [`OdomTargets`]: a
 //! mutex the NRT side holds only to insert, remove or update an entry, and this thread only
-//! while it publishes one sample. Content, frames, covariances, namespaces, `tf_prefix` and
-//! `odom_max_rate` are those the engine-loop path had ([`super::thymio_conv`]).
+//! while it publishes one sample. Content, frames, covariances and the `odom_max_rate` limit are the
+//! layer's ([`nrt_interface::odometry`]), converted by [`super::thymio_conv`].
 
 use super::joints::{self, JointTarget};
 use super::report::Reporter;
@@ -20,6 +20,7 @@ use msgs::handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, R
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::model;
 use nrt_interface::hop_times::NrtHopTimers;
+use nrt_interface::odometry::{self as odo, RateLimit};
 use r2r::builtin_interfaces::msg::Time;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::JointState;
@@ -136,34 +137,37 @@ struct Natives {
     odom: WrappedNativeMsg<Odometry>,
     tf: WrappedNativeMsg<TFMessage>,
     joints: WrappedNativeMsg<JointState>,
-    last: Option<Instant>,
+    rate: RateLimit,
 }
 
 impl Natives {
-    /// Built from the messages the engine-loop path made for a robot with `frames` and
-    /// `calibration` (allocates: once per robot and per change of its entry).
-    fn new(frames: &Frames, calibration: &Calibration, generation: u64) -> Natives {
-        let (s, stamp) = (OdomSample::default(), Time::default());
-        let transforms = std::iter::once(conv::odom_transform(&s, &stamp, frames))
-            .chain(conv::wheel_transforms(
-                &s,
-                &stamp,
-                frames,
-                calibration.axis_length,
-            ))
+    /// Built from the layer's messages for a robot with `frames` and `calibration` (allocates:
+    /// once per robot and per change of its entry); at most `max_rate` samples per second.
+    fn new(frames: &Frames, calibration: &Calibration, generation: u64, max_rate: f64) -> Natives {
+        let (s, stamp) = (OdomSample::default(), Duration::ZERO);
+        let transforms = odo::transforms(&s, stamp, frames, calibration.axis_length)
+            .iter()
+            .map(conv::transform)
             .collect();
         Natives {
             generation,
-            odom: WrappedNativeMsg::from(&conv::odometry(&s, &stamp, frames, calibration)),
+            odom: WrappedNativeMsg::from(&conv::odometry(&odo::odometry(
+                &s,
+                stamp,
+                frames,
+                calibration,
+            ))),
             tf: WrappedNativeMsg::from(&TFMessage { transforms }),
-            joints: WrappedNativeMsg::from(&conv::joint_states(&s, &stamp, frames)),
-            last: None,
+            joints: WrappedNativeMsg::from(&conv::joint_states(&odo::joint_states(
+                &s, stamp, frames,
+            ))),
+            rate: RateLimit::new(max_rate),
         }
     }
 
-    /// Writes sample `s` stamped `stamp` into the three messages (what [`conv::odometry`],
-    /// [`conv::odom_transform`], [`conv::wheel_transforms`] and [`conv::joint_states`] would
-    /// make of it; the rest was set by [`Natives::new`]). Never allocates.
+    /// Writes sample `s` stamped `stamp` into the three messages (what the layer's
+    /// [`odo::odometry`], [`odo::transforms`] and [`odo::joint_states`] would make of it; the
+    /// rest was set by [`Natives::new`]). Never allocates.
     fn fill(&mut self, s: &OdomSample, stamp: &Time) {
         let (qz, qw) = {
             let (sin, cos) = (s.pose.theta / 2.0).sin_cos();
@@ -333,24 +337,18 @@ fn publish(
         .is_none_or(|n| n.generation != entry.generation)
     {
         let r = &entry.robot;
-        let mut fresh = Natives::new(&r.frames, &r.calibration, entry.generation);
-        fresh.last = natives.get(&s.robot).and_then(|n| n.last);
+        let mut fresh = Natives::new(&r.frames, &r.calibration, entry.generation, r.max_rate);
+        if let Some(old) = natives.get(&s.robot) {
+            fresh.rate = old.rate.clone();
+        }
         natives.insert(s.robot, fresh);
     }
     let Some(n) = natives.get_mut(&s.robot) else {
         return;
     };
-    let rate = entry.robot.max_rate;
-    let min_gap = (rate > 0.0)
-        .then(|| Duration::try_from_secs_f64(1.0 / rate).ok())
-        .flatten();
-    let now = Instant::now();
-    if let (Some(gap), Some(last)) = (min_gap, n.last) {
-        if now.duration_since(last) < gap {
-            return;
-        }
+    if !n.rate.admit(Instant::now()) {
+        return;
     }
-    n.last = Some(now);
     let stamp = clocks.stamp(s.t_ns);
     n.fill(s, &stamp);
     let start = monotonic_ns();
@@ -407,24 +405,23 @@ mod tests {
             axis_length: 0.1,
             ..Calibration::real()
         };
-        let mut n = Natives::new(&frames, &calibration, 1);
-        let stamp = Time {
-            sec: 1_700_000_000,
-            nanosec: 123_456_789,
-        };
+        let mut n = Natives::new(&frames, &calibration, 1, 0.0);
+        let at = Duration::new(1_700_000_000, 123_456_789);
+        let stamp = super::super::convert::time(at);
         for s in [sample(), OdomSample::default(), sample()] {
             n.fill(&s, &stamp);
             assert_eq!(
                 Odometry::from_native(&n.odom),
-                conv::odometry(&s, &stamp, &frames, &calibration)
+                conv::odometry(&odo::odometry(&s, at, &frames, &calibration))
             );
-            let transforms: Vec<_> = std::iter::once(conv::odom_transform(&s, &stamp, &frames))
-                .chain(conv::wheel_transforms(&s, &stamp, &frames, 0.1))
+            let transforms: Vec<_> = odo::transforms(&s, at, &frames, 0.1)
+                .iter()
+                .map(conv::transform)
                 .collect();
             assert_eq!(TFMessage::from_native(&n.tf), TFMessage { transforms });
             assert_eq!(
                 JointState::from_native(&n.joints),
-                conv::joint_states(&s, &stamp, &frames)
+                conv::joint_states(&odo::joint_states(&s, at, &frames))
             );
         }
     }

@@ -7,7 +7,6 @@
 //! [`super::hot`]; the RT watchdog stops a robot left without commands), the robot model
 //! (`robot_description`, `/tf_static`) and `is_ready`.
 
-use super::convert::Clocks;
 use super::drain;
 use super::names::{check_namespace, NameError};
 use super::odom_pub::{OdomRobot, OdomTargets};
@@ -15,17 +14,21 @@ use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::thymio_conv::{self as conv, Frames};
 use super::thymio_endpoints::{
-    cmd_vel_task, latched, latest_command, plain_command, reliable, stamped_command, topic,
-    CmdVelTarget, Inputs, Outputs, DEPTH,
+    actuator_messages, cmd_vel_task, latched, latest_command, plain_command, reliable,
+    stamped_command, topic, CmdVelTarget, Inputs, Outputs, DEPTH,
 };
 use msgs::handoff::{NodeId, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::network::NetworkEvent;
-use nrt_engine::thymio::actuators::{self, CommandError, Gesture, Preset, ScriptEvent};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
-use nrt_engine::thymio::{model, sensors, GROUND_NAMES, PROXIMITY_NAMES};
+use nrt_interface::actuators::{self, Alarm, RobotCommand};
+use nrt_interface::cmd_vel::CmdVelGate;
+use nrt_interface::frames as robot_frames;
+use nrt_interface::geometry::{self, Stamp, Transform};
 use nrt_interface::hop_times::HopHistogram;
+use nrt_interface::sensors::{self, robot_event};
+use nrt_interface::tf::{self, StaticFrames};
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
 use r2r::std_msgs::msg::{Bool, Empty, Float32, Int8, String as RosString};
 use r2r::tf2_msgs::msg::TFMessage;
@@ -34,7 +37,7 @@ use r2r::Publisher;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Whether anyone subscribes to the periodic sensor topic `p`. These topics are volatile (a subscriber not matched
 /// yet would not receive the sample either), so a sample nobody hears is neither converted nor published: the
@@ -58,8 +61,8 @@ struct RobotInterface {
     frames: Frames,
     out: Outputs,
     inp: Inputs,
-    /// Next alarm sound while the alarm is on.
-    alarm: Option<Instant>,
+    /// Its alarm.
+    alarm: Alarm,
     /// Its `odom`, fully qualified (another driver publishing it is a rival: [`nrt_engine::rivals`]).
     odom_topic: String,
 }
@@ -74,7 +77,7 @@ pub struct ThymioInterface {
     /// The robots the odometry publisher thread publishes (with `/tf`).
     odom: OdomTargets,
     tf_static: Publisher<TFMessage>,
-    static_transforms: Vec<r2r::geometry_msgs::msg::TransformStamped>,
+    static_frames: StaticFrames,
     robots: BTreeMap<NodeId, RobotInterface>,
 }
 
@@ -104,7 +107,7 @@ impl ThymioInterface {
             cmd_vel_timer,
             odom: OdomTargets::new(node.create_publisher("/tf", reliable(100))?),
             tf_static: node.create_publisher("/tf_static", latched())?,
-            static_transforms: Vec::new(),
+            static_frames: StaticFrames::default(),
             robots: BTreeMap::new(),
         })
     }
@@ -121,18 +124,12 @@ impl ThymioInterface {
 
     /// Reacts to the engine: new robots, proximity, script events (odometry is published by
     /// the odometry publisher thread, not here).
-    pub fn on_engine_event(
-        &mut self,
-        node: &mut NodeAccess,
-        engine: &Engine,
-        clocks: &mut Clocks,
-        event: &EngineEvent,
-    ) {
+    pub fn on_engine_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
         match event {
             EngineEvent::RobotReady { node: id, robot }
                 if engine.driver_params().enabled && !self.robots.contains_key(id) =>
             {
-                match self.add_robot(node, engine, *id, *robot, clocks) {
+                match self.add_robot(node, engine, *id, *robot) {
                     Ok(()) => self
                         .reporter
                         .info(&format!("Thymio node {id}: driver interface ready")),
@@ -146,7 +143,7 @@ impl ThymioInterface {
                 self.publish_obstacle_stop(*id, *engaged)
             }
             EngineEvent::Proximity { node: id, sample } => {
-                self.publish_proximity(engine, clocks, *id, sample)
+                self.publish_proximity(engine, *id, sample)
             }
             EngineEvent::Network(NetworkEvent::UserEvent {
                 source,
@@ -154,7 +151,7 @@ impl ThymioInterface {
                 args,
                 stamp_ns,
             }) if self.robots.contains_key(source) => {
-                self.on_script_event(engine, clocks, *source, *id, args, *stamp_ns);
+                self.on_script_event(engine, *source, *id, args, *stamp_ns);
             }
             _ => {}
         }
@@ -166,38 +163,22 @@ impl ThymioInterface {
         engine: &Engine,
         id: NodeId,
         robot: RobotId,
-        clocks: &mut Clocks,
     ) -> Result<(), ThymioError> {
         let node = access.get();
         // the robot's own parameters (its `thymio_driver` node's, see `driver_node`)
         let params = engine.robot_params(id);
-        let ns = engine
-            .network()
-            .node(id)
-            .map(|n| n.namespace().trim_matches('/').to_owned())
-            .unwrap_or_default();
+        let ns = robot_frames::robot_namespace(engine, id);
         check_namespace(&ns)?;
-        // the robot's full namespace (ROS node namespace, then the robot's own) unless
-        // `tf_prefix` is set: two drivers in two namespaces never share a frame
         let ros_ns = node.namespace().unwrap_or_default();
-        let prefix = model::frame_prefix(&params.tf_prefix, &ros_ns, &ns);
-        let frames = Frames::new(
-            &prefix,
-            &params.odom_frame,
-            &params.robot_frame,
-            [&params.left_wheel_joint, &params.right_wheel_joint],
-        );
+        let frames = Frames::of_robot(engine, id, &ros_ns);
         let t = |leaf: &str| topic(&ns, leaf);
         let odom_topic = format!("{}/{}", ros_ns.trim_end_matches('/'), t("odom"));
         let out = Outputs::create(node, &t, params.sensor_data_qos)?;
-        let stale_cmd_vel = Arc::new(AtomicU64::new(0));
+        let gate = CmdVelGate::new(engine.live_params(), robot, id, params.cmd_vel_timeout);
+        let stale_cmd_vel = gate.stale_count();
         let target = CmdVelTarget {
-            params: engine.live_params(),
-            robot,
-            id,
+            gate,
             reporter: self.reporter.clone(),
-            max_age: nrt_interface::cmd_vel::max_age(params.cmd_vel_timeout),
-            stale: stale_cmd_vel.clone(),
             timer: self.cmd_vel_timer.clone(),
         };
         let cmd_vel = {
@@ -213,22 +194,12 @@ impl ThymioInterface {
             }
         };
         let inp = Inputs::create(node, &t)?;
-        if params.publish_model {
-            let axis = engine
-                .robots()
-                .of_node(id)
-                .map_or(params.axis_length, |s| s.calibration.axis_length);
-            let urdf = model::urdf(
-                &frames.prefix,
-                axis,
-                [&params.left_wheel_joint, &params.right_wheel_joint],
-            );
+        if let Some(urdf) = robot_frames::robot_description(engine, id, &frames) {
             if let Err(e) = out.description.publish(&RosString { data: urdf }) {
                 self.reporter
                     .warn(&format!("node {id}: cannot publish robot_description: {e}"));
             }
-            let stamp = clocks.now();
-            let own = conv::static_transforms(&stamp, &frames);
+            let own = tf::static_transforms(geometry::now(), &frames);
             self.replace_static_frames(id, &frames.prefix, own);
         }
         let cmd_vel = self.hot.add_task(cmd_vel);
@@ -257,7 +228,7 @@ impl ThymioInterface {
                 frames,
                 out,
                 inp,
-                alarm: None,
+                alarm: Alarm::default(),
                 odom_topic,
             },
         );
@@ -314,27 +285,15 @@ impl ThymioInterface {
             .info(&format!("Thymio node {id}: driver interface removed"));
     }
 
-    /// Puts `own` in place of the frames under `prefix` (none are taken out for an empty
-    /// prefix) in the one `/tf_static` message that holds every robot's frames (latched topic,
-    /// last message wins), and republishes it if it changed.
-    fn replace_static_frames(
-        &mut self,
-        id: NodeId,
-        prefix: &str,
-        own: Vec<r2r::geometry_msgs::msg::TransformStamped>,
-    ) {
-        let before = self.static_transforms.len();
-        if !prefix.is_empty() {
-            let mine = format!("{prefix}/");
-            self.static_transforms
-                .retain(|t| !t.child_frame_id.starts_with(&mine));
-        }
-        if own.is_empty() && self.static_transforms.len() == before {
+    /// Puts `own` in place of the frames under `prefix` in the one `/tf_static` message that
+    /// holds every robot's frames (latched topic, last message wins), and republishes it if it
+    /// changed.
+    fn replace_static_frames(&mut self, id: NodeId, prefix: &str, own: Vec<Transform>) {
+        let Some(all) = self.static_frames.replace(prefix, own) else {
             return;
-        }
-        self.static_transforms.extend(own);
+        };
         let msg = TFMessage {
-            transforms: self.static_transforms.clone(),
+            transforms: all.iter().map(conv::transform).collect(),
         };
         if let Err(e) = self.tf_static.publish(&msg) {
             self.reporter
@@ -346,7 +305,6 @@ impl ThymioInterface {
     fn publish_proximity(
         &mut self,
         engine: &Engine,
-        clocks: &mut Clocks,
         id: NodeId,
         s: &msgs::handoff::ProximitySample,
     ) {
@@ -354,19 +312,17 @@ impl ThymioInterface {
             return;
         };
         let cal = &slot.calibration;
-        let stamp = clocks.stamp(s.t_ns);
+        let stamp = geometry::stamp(s.t_ns);
         let (f, o, raw) = (&r.frames, &r.out, &s.values);
         let mut result = Ok(());
         for (i, p) in o.proximity.iter().enumerate().filter(|(_, p)| heard(p)) {
-            let frame = f.link(&format!("proximity_{}_link", PROXIMITY_NAMES[i]));
-            result = result.and(p.publish(&conv::proximity(raw[i], cal, i, &stamp, frame)));
+            let frame = f.link(&sensors::proximity_frame(i));
+            let range = sensors::proximity(raw[i], cal, i, stamp, frame);
+            result = result.and(p.publish(&conv::range(&range)));
         }
         if heard(&o.laser) {
-            result =
-                result.and(
-                    o.laser
-                        .publish(&conv::laser(raw, cal, &stamp, f.link("laser_link"))),
-                );
+            let scan = sensors::laser(raw, cal, stamp, f.link("laser_link"));
+            result = result.and(o.laser.publish(&conv::laser(&scan)));
         }
         if let Err(e) = result {
             self.reporter
@@ -377,51 +333,31 @@ impl ThymioInterface {
     fn on_script_event(
         &mut self,
         engine: &Engine,
-        clocks: &mut Clocks,
         id: NodeId,
         event: u16,
         args: &[i16],
         stamp_ns: u64,
     ) {
-        let Some(n) = engine.network().node(id) else {
+        // the layer leaves out what the RT thread decodes (odometry, proximity) and what is not
+        // the robot's (set_speed echoes, unknown events)
+        let Some(decoded) = robot_event(engine, id, event, args) else {
             return;
-        };
-        let Some(script) = n.script.as_ref() else {
-            return;
-        };
-        let Some((name, _)) = script.events.get(event as usize) else {
-            return;
-        };
-        // Odometry and proximity come decoded from the RT thread (EngineEvent::Odometry and
-        // EngineEvent::Proximity): not decoded again here.
-        let Some(slot) = engine.robots().of_node(id) else {
-            return;
-        };
-        if slot.decoded_by_rt(event) {
-            return;
-        }
-        let decoded = match RobotEvent::decode(name, args) {
-            Ok(ev) => ev,
-            // events of the robot → ROS direction only; others (set_speed echoes, unknown) are not sensors
-            Err(_) => return,
         };
         let Some(r) = self.robots.get_mut(&id) else {
             return;
         };
-        let stamp = clocks.stamp(stamp_ns);
+        let stamp: Stamp = geometry::stamp(stamp_ns);
         let f = &r.frames;
         let o = &r.out;
         let res: Result<(), r2r::Error> = match decoded {
-            // decoded by the RT thread when it drives the robot, which it does for every robot
-            // of this interface
             RobotEvent::Odometry { .. } | RobotEvent::Proximity(_) => Ok(()),
             RobotEvent::Ground(delta) => {
                 let threshold = engine.robot_params(id).ground.threshold;
                 let mut result = Ok(());
                 for (i, g) in o.ground.iter().enumerate().filter(|(_, g)| heard(g)) {
-                    let frame = f.link(&format!("ground_{}_link", GROUND_NAMES[i]));
-                    result =
-                        result.and(g.publish(&conv::ground(delta[i], threshold, &stamp, frame)));
+                    let frame = f.link(&sensors::ground_frame(i));
+                    let range = sensors::ground(delta[i], threshold, stamp, frame);
+                    result = result.and(g.publish(&conv::range(&range)));
                 }
                 result
             }
@@ -429,20 +365,27 @@ impl ThymioInterface {
             RobotEvent::Accelerometer(_) if !heard(&o.imu) => Ok(()),
             RobotEvent::Temperature(_) if !heard(&o.temperature) => Ok(()),
             RobotEvent::Accelerometer(acc) => {
-                o.imu.publish(&conv::imu(acc, &stamp, f.base.clone()))
+                o.imu
+                    .publish(&conv::imu(&sensors::imu(acc, stamp, f.base.clone())))
             }
             RobotEvent::Tap => o.tap.publish(&Empty::default()),
             RobotEvent::Temperature(t) => {
                 o.temperature
-                    .publish(&conv::temperature(t, &stamp, f.base.clone()))
+                    .publish(&conv::temperature(&sensors::temperature(
+                        t,
+                        stamp,
+                        f.base.clone(),
+                    )))
             }
             RobotEvent::Sound(i) => o.sound.publish(&Float32 {
-                data: sensors::sound_level(i),
+                data: nrt_engine::thymio::sensors::sound_level(i),
             }),
             RobotEvent::Remote { command, .. } => o.remote.publish(&Int8 {
                 data: command as i8,
             }),
-            RobotEvent::Buttons(values) => o.buttons.publish(&conv::joy(values, &stamp)),
+            RobotEvent::Buttons(values) => {
+                o.buttons.publish(&conv::joy(&sensors::joy(values, stamp)))
+            }
             RobotEvent::Button { index, pressed } => {
                 o.button[index].publish(&Bool { data: pressed })
             }
@@ -458,7 +401,7 @@ impl ThymioInterface {
         };
         if let Err(e) = res {
             self.reporter
-                .warn(&format!("node {id}: cannot publish {name}: {e}"));
+                .warn(&format!("node {id}: cannot publish event {event}: {e}"));
         }
     }
 
@@ -491,88 +434,38 @@ impl ThymioInterface {
         }
         let ids: Vec<NodeId> = self.robots.keys().copied().collect();
         for id in ids {
-            let mut commands: Vec<Result<ScriptEvent, CommandError>> = Vec::new();
             let Some(r) = self.robots.get_mut(&id) else {
                 continue;
             };
-            let i = &mut r.inp;
-            for m in drain(&mut i.led) {
-                commands.push(actuators::led(m.id, &m.values));
-            }
-            for _ in drain(&mut i.led_off) {
-                commands.extend(actuators::leds_off().into_iter().map(Ok));
-            }
-            for (which, s) in i.body.iter_mut() {
-                for c in drain(s) {
-                    commands.push(actuators::body_led(*which, c.r, c.g, c.b));
-                }
-            }
-            for g in drain(&mut i.gesture) {
-                commands.push(actuators::gesture(&Gesture {
-                    gesture: g.gesture,
-                    wave: g.wave,
-                    leds: g.leds,
-                    period: g.period,
-                    length: g.length,
-                    mirror: g.mirror,
-                    mask: g.mask,
-                }));
-            }
-            for _ in drain(&mut i.gesture_off) {
-                commands.push(Ok(actuators::gesture_off()));
-            }
-            for (p, s) in i.presets.iter_mut() {
-                for period in drain(s) {
-                    commands.push(actuators::gesture_preset(*p, period.data));
-                }
-            }
-            for _ in drain(&mut i.alive) {
-                commands.push(actuators::gesture_preset(Preset::Alive, 3.0));
-            }
-            for s in drain(&mut i.sound_play) {
-                let d = f64::from(s.duration.sec) + f64::from(s.duration.nanosec) * 1e-9;
-                commands.push(actuators::play_tone(s.frequency, d));
-            }
-            for s in drain(&mut i.sound_system) {
-                commands.push(actuators::play_system_sound(s.sound));
-            }
-            for a in drain(&mut i.alarm) {
-                r.alarm = a.data.then_some(now);
-            }
-            for t in drain(&mut i.sound_threshold) {
-                commands.push(actuators::sound_threshold(t.data));
-            }
-            for c in drain(&mut i.comm_enable) {
-                commands.push(Ok(actuators::comm_enable(c.data)));
-            }
-            for c in drain(&mut i.comm_tx) {
-                commands.push(actuators::comm_tx(c.data));
-            }
-            for _ in drain(&mut i.shutdown) {
-                commands.push(Ok(actuators::shutdown()));
-            }
-            for call in drain(&mut i.is_ready).collect::<Vec<_>>() {
+            let messages = actuator_messages(&mut r.inp);
+            for call in drain(&mut r.inp.is_ready).collect::<Vec<_>>() {
                 if let Err(e) = call.respond(r2r::std_srvs::srv::Empty::Response {}) {
                     self.reporter
                         .warn(&format!("node {id}: cannot answer is_ready: {e}"));
                 }
             }
-            if let Some(due) = r.alarm.filter(|t| *t <= now) {
-                r.alarm = Some(due + Duration::from_secs_f64(actuators::ALARM_PERIOD_S));
-                commands.push(actuators::play_system_sound(actuators::ALARM_SOUND));
-            }
             let node = r.node;
-            for c in commands {
-                match c {
-                    Ok(ev) => {
-                        if let Err(e) = engine.emit_script_event(node, ev.name, &ev.args) {
-                            self.reporter
-                                .error(&format!("node {node}: {}: {e}", ev.name));
-                        }
+            let mut events = Vec::new();
+            for (topic, m) in messages {
+                match m.command() {
+                    RobotCommand::Events(Ok(evs)) => {
+                        events.extend(evs.into_iter().map(|e| (topic, e)))
                     }
-                    Err(e) => self
-                        .reporter
-                        .error(&format!("node {node}: command refused: {e}")),
+                    RobotCommand::Events(Err(e)) => {
+                        self.reporter.error(&actuators::refused(node, topic, &e))
+                    }
+                    RobotCommand::Alarm(on) => r.alarm.set(on, now),
+                }
+            }
+            match r.alarm.due(now) {
+                Some(Ok(ev)) => events.push(("alarm", ev)),
+                Some(Err(e)) => self.reporter.error(&actuators::refused(node, "alarm", &e)),
+                None => {}
+            }
+            for (topic, ev) in events {
+                if let Err(e) = engine.emit_script_event(node, ev.name, &ev.args) {
+                    self.reporter
+                        .error(&actuators::not_sent(node, topic, ev.name, e));
                 }
             }
         }

@@ -9,19 +9,19 @@
 use super::report::Reporter;
 use super::spinner::SpinTask;
 use super::{drain, Srv, Sub};
-use msgs::handoff::{monotonic_ns, NodeId, RobotId, Twist2};
-use nrt_engine::thymio::actuators::{BodyLed, Preset};
+use msgs::handoff::{monotonic_ns, Twist2};
+use nrt_engine::thymio::actuators::{BodyLed, Gesture, Preset};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
-use nrt_interface::cmd_vel::{StaleFilter, Stamp};
+use nrt_interface::actuators::Actuator;
+use nrt_interface::cmd_vel::{CmdVelGate, Verdict};
+use nrt_interface::geometry;
 use nrt_interface::hop_times::HopHistogram;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
 use r2r::std_msgs::msg::{Bool, ColorRGBA, Empty, Float32, Int16, Int8, String as RosString};
 use r2r::thymio_msgs::msg::{Comm, Led, LedGesture, Sound, SystemSound};
 use r2r::{Publisher, QosProfile};
-use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 pub(crate) fn latched() -> QosProfile {
     QosProfile::default()
@@ -170,82 +170,49 @@ pub(crate) fn stamped_command(t: &TwistStamped) -> Command {
     (plain_command(&t.twist).0, Some(t.header.stamp.clone()))
 }
 
-/// The layer's stamp of a ROS 2 `Time`.
-pub(crate) fn stamp(t: &Time) -> Stamp {
-    Stamp {
-        sec: i64::from(t.sec),
-        nanosec: t.nanosec,
-    }
+/// A ROS stamp as time since the epoch (`None` before 1970: the layer's [`geometry::since_epoch`]).
+pub(crate) fn since_epoch(stamp: &Time) -> Option<Duration> {
+    geometry::since_epoch(i64::from(stamp.sec), stamp.nanosec)
 }
 
-/// Where the `cmd_vel` task of one robot sends its commands, and what it counts.
+/// Where the `cmd_vel` task of one robot sends its commands (the layer's gate), and what it times.
 pub(crate) struct CmdVelTarget {
-    /// The RT thread's set-points.
-    pub(crate) params: msgs::handoff::NrtLiveParams,
-    /// The RT robot.
-    pub(crate) robot: RobotId,
-    /// Its Aseba node (for messages).
-    pub(crate) id: NodeId,
+    /// The robot's set-point, with the latches of its reports and its stale count.
+    pub(crate) gate: CmdVelGate,
     /// `/rosout`.
     pub(crate) reporter: Reporter,
-    /// Stamped commands older than this are ignored (`cmd_vel_timeout`; `None`: no limit).
-    pub(crate) max_age: Option<Duration>,
-    /// Stamped commands ignored as older than `max_age` (shown in `/diagnostics`).
-    pub(crate) stale: Arc<AtomicU64>,
     /// Times the hop message taken → set-point stored.
     pub(crate) timer: HopHistogram,
 }
 
 /// The `cmd_vel` subscription (a `Twist` or, with `cmd_vel_stamped`, a `TwistStamped` one: `read` gives its
-/// command) of RT robot `target.robot`, served on the hot node's thread ([`super::hot`]) right after the wait that
-/// took the messages: each goes straight to the RT thread's set-point (a latest-value cell), stamped with the time
-/// the wait returned (the start of the cmd_vel → wire hop the RT thread times), which rings the RT thread. Its
-/// watchdog stops the robot when messages stop coming. A stamped message older than
-/// `cmd_vel_timeout` is ignored and counted ([`StaleFilter`]); a refused message (NaN, infinite) leaves the last good set-point in
-/// force. A run of either is logged once.
+/// command) of one robot, served on the hot node's thread ([`super::hot`]) right after the wait that took the
+/// messages: each goes through the layer's gate ([`CmdVelGate`]: stale stamped commands ignored and counted,
+/// refused ones leaving the last good set-point in force, each run reported once) straight to the RT thread's
+/// set-point (a latest-value cell), stamped with the time the wait returned (the start of the cmd_vel → wire hop
+/// the RT thread times), which rings the RT thread. Its watchdog stops the robot when messages stop coming.
 pub(crate) fn cmd_vel_task<T: 'static>(
     mut sub: Box<dyn futures::Stream<Item = T> + Unpin + Send>,
     read: fn(&T) -> Command,
     target: CmdVelTarget,
 ) -> SpinTask {
     let CmdVelTarget {
-        params,
-        robot,
-        id,
+        mut gate,
         reporter,
-        max_age,
-        stale,
         timer,
     } = target;
-    let mut refusing = false;
-    let mut filter = StaleFilter::new(id, max_age, stale);
     Box::new(move || {
         // The messages pending now were taken from rcl by the wait that just returned.
         let taken = monotonic_ns();
         for m in drain(&mut sub) {
             let (twist, stamp) = read(&m);
-            match filter.check(stamp.as_ref().map(self::stamp), SystemTime::now()) {
-                Ok(()) => {}
-                Err(line) => {
-                    if let Some(line) = line {
-                        reporter.warn(&line);
-                    }
-                    continue;
+            let stamp = stamp.map(|s| since_epoch(&s));
+            match gate.nrt_take(twist, stamp, taken, geometry::now()) {
+                Verdict::Stored => timer.record(monotonic_ns().saturating_sub(taken)),
+                Verdict::Dropped(Some((severity, text))) => {
+                    reporter.report(severity, &text)
                 }
-            }
-            match params.nrt_set_cmd_vel_at(robot, twist, taken) {
-                Ok(()) => {
-                    timer.record(monotonic_ns().saturating_sub(taken));
-                    refusing = false;
-                }
-                Err(e) if !refusing => {
-                    refusing = true;
-                    reporter.error(&format!(
-                        "node {id}: cmd_vel refused: {e} (further refusals not logged until a \
-                         valid one)"
-                    ));
-                }
-                Err(_) => {}
+                Verdict::Dropped(None) => {}
             }
         }
     })
@@ -313,6 +280,78 @@ impl Inputs {
     }
 }
 
+/// What a robot's actuator topics received since the last call, in the order of the topics
+/// (ROS-Thymio's), each with its topic's leaf.
+pub(crate) fn actuator_messages(i: &mut Inputs) -> Vec<(&'static str, Actuator)> {
+    let mut out = Vec::new();
+    for m in drain(&mut i.led) {
+        out.push((
+            "led",
+            Actuator::Led {
+                id: m.id,
+                values: m.values,
+            },
+        ));
+    }
+    out.extend(drain(&mut i.led_off).map(|_| ("led/off", Actuator::LedsOff)));
+    for (which, s) in i.body.iter_mut() {
+        for c in drain(s) {
+            out.push((body_topic(*which), Actuator::Body(*which, [c.r, c.g, c.b])));
+        }
+    }
+    for g in drain(&mut i.gesture) {
+        let gesture = Gesture {
+            gesture: g.gesture,
+            wave: g.wave,
+            leds: g.leds,
+            period: g.period,
+            length: g.length,
+            mirror: g.mirror,
+            mask: g.mask,
+        };
+        out.push(("led/gesture", Actuator::Gesture(gesture)));
+    }
+    out.extend(drain(&mut i.gesture_off).map(|_| ("led/gesture/off", Actuator::GestureOff)));
+    for (p, s) in i.presets.iter_mut() {
+        for period in drain(s) {
+            out.push((preset_topic(*p), Actuator::Preset(*p, period.data)));
+        }
+    }
+    out.extend(drain(&mut i.alive).map(|_| ("led/gesture/alive", Actuator::Alive)));
+    for s in drain(&mut i.sound_play) {
+        let d = f64::from(s.duration.sec) + f64::from(s.duration.nanosec) * 1e-9;
+        out.push(("sound/play", Actuator::Tone(s.frequency, d)));
+    }
+    for s in drain(&mut i.sound_system) {
+        out.push(("sound/play/system", Actuator::SystemSound(s.sound)));
+    }
+    out.extend(drain(&mut i.alarm).map(|a| ("alarm", Actuator::Alarm(a.data))));
+    for t in drain(&mut i.sound_threshold) {
+        out.push(("sound_threshold", Actuator::SoundThreshold(t.data)));
+    }
+    out.extend(drain(&mut i.comm_enable).map(|c| ("comm/enable", Actuator::CommEnable(c.data))));
+    out.extend(drain(&mut i.comm_tx).map(|c| ("comm/tx", Actuator::CommTx(c.data))));
+    out.extend(drain(&mut i.shutdown).map(|_| ("shutdown", Actuator::Shutdown)));
+    out
+}
+
+fn body_topic(which: BodyLed) -> &'static str {
+    match which {
+        BodyLed::Top => "led/body/top",
+        BodyLed::BottomLeft => "led/body/bottom_left",
+        BodyLed::BottomRight => "led/body/bottom_right",
+    }
+}
+
+fn preset_topic(p: Preset) -> &'static str {
+    match p {
+        Preset::Circle => "led/gesture/circle",
+        Preset::Blink => "led/gesture/blink",
+        Preset::Kit => "led/gesture/kit",
+        Preset::Alive => "led/gesture/alive",
+    }
+}
+
 fn subscribe<T: r2r::WrappedTypesupport + 'static>(
     node: &mut r2r::Node,
     topic: &str,
@@ -334,6 +373,13 @@ mod tests {
 
     fn time(sec: i32, nanosec: u32) -> Time {
         Time { sec, nanosec }
+    }
+
+    #[test]
+    fn stamps_since_the_epoch() {
+        assert_eq!(since_epoch(&time(7, 8)), Some(Duration::new(7, 8)));
+        // before 1970: none (as old as can be for the gate)
+        assert_eq!(since_epoch(&time(-1, 0)), None);
     }
 
     #[test]

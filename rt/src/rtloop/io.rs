@@ -63,11 +63,8 @@ fn handle_frame_inner(
             ends.rt_params(),
         ) {
             stats.odometry_samples += 1;
-            // The publisher thread first (it publishes at once), then the NRT engine.
+            // To the front ends' publisher threads only (each on its own ring): the NRT engine has no use for it.
             ends.rt_publish_odometry(s, monotonic_ns());
-            if !ends.rt_push_event(RtEvent::Odometry(s)) {
-                stats.drops.events += 1;
-            }
         }
         if let Some(p) = r.take_proximity() {
             if !ends.rt_push_event(RtEvent::Proximity(p)) {

@@ -347,9 +347,10 @@ impl Engine {
         self.ends.nrt_params().clone()
     }
 
-    /// Takes the RT thread's odometry ring for a publisher thread of its own (once; `None`
-    /// after): from then on the RT thread hands every odometry sample to it at once, as well
-    /// as reporting it here ([`EngineEvent::Odometry`]).
+    /// Takes one of the RT thread's odometry rings for a front end's publisher thread (once
+    /// per ring, [`msgs::handoff::ChannelConfig::odometry_out_consumers`]; `None` after): from
+    /// then on the RT thread hands every odometry sample to it at once. Odometry reaches ROS
+    /// this way only: the engine does not see it.
     pub fn take_odometry_out(&mut self) -> Option<msgs::handoff::NrtOdomOut> {
         self.ends.nrt_take_odometry_out()
     }

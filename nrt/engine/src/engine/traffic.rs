@@ -50,12 +50,6 @@ impl Engine {
                     self.events
                         .push_back(EngineEvent::LinkDown { link, target });
                 }
-                RtEvent::Odometry(sample) => {
-                    if let Some(node) = self.robots.node_of(sample.robot) {
-                        self.events
-                            .push_back(EngineEvent::Odometry { node, sample });
-                    }
-                }
                 RtEvent::Proximity(sample) => {
                     if let Some(node) = self.robots.node_of(sample.robot) {
                         self.events

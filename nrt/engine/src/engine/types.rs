@@ -5,9 +5,7 @@ use crate::network::{NetError, NetworkEvent};
 use crate::params::BridgeParams;
 use crate::thymio::calibration;
 use crate::thymio::params::DriverParams;
-use msgs::handoff::{
-    LinkId, LinkKind, NodeId, OdomSample, ProximitySample, RobotId, RtStats, SetupSummary,
-};
+use msgs::handoff::{LinkId, LinkKind, NodeId, ProximitySample, RobotId, RtStats, SetupSummary};
 
 /// Configuration of the engine.
 #[derive(Debug, Clone, Default)]
@@ -78,13 +76,6 @@ pub enum EngineEvent {
         node: NodeId,
         /// What is wrong and what to do, naming the node and the missing events.
         message: String,
-    },
-    /// New odometry of a robot.
-    Odometry {
-        /// Node id.
-        node: NodeId,
-        /// The sample.
-        sample: OdomSample,
     },
     /// New proximity readings of a robot (decoded by the RT thread).
     Proximity {

@@ -1,0 +1,236 @@
+//! The odometry of a driven robot as ROS carries it: `odom` (nav_msgs/Odometry), `/tf` (odom → base_link and
+//! base_link → the two wheel links, turned by the wheel angles: what robot_state_publisher would publish) and the
+//! wheels' `joint_states`, from one RT sample; and the `odom_max_rate` limit of each front end's odometry
+//! publisher thread.
+
+use crate::frames::Frames;
+use crate::geometry::{yaw, Header, Quaternion, Stamp, Transform, Vector3};
+use msgs::handoff::OdomSample;
+use nrt_engine::thymio::calibration::{Calibration, WHEEL_RADIUS};
+use nrt_engine::thymio::model;
+use std::time::{Duration, Instant};
+
+/// `nav_msgs/Odometry`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Odometry {
+    /// Stamp and `odom` frame.
+    pub header: Header,
+    /// `base_link`.
+    pub child_frame_id: String,
+    /// Position [m].
+    pub position: Vector3,
+    /// Orientation.
+    pub orientation: Quaternion,
+    /// Pose covariance (row-major 6×6).
+    pub pose_covariance: [f64; 36],
+    /// Linear velocity [m/s].
+    pub linear: Vector3,
+    /// Angular velocity [rad/s].
+    pub angular: Vector3,
+    /// Twist covariance (row-major 6×6).
+    pub twist_covariance: [f64; 36],
+}
+
+/// `sensor_msgs/JointState` of the two wheels.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WheelJoints {
+    /// Stamp (no frame).
+    pub header: Header,
+    /// The wheel joints, prefixed.
+    pub name: Vec<String>,
+    /// Angles [rad].
+    pub position: Vec<f64>,
+    /// Velocities [rad/s].
+    pub velocity: Vec<f64>,
+}
+
+/// `odom`: pose and twist of the RT odometry; pose covariance unknown (−1), twist covariance from the wheels'
+/// dead band (as ROS-Thymio).
+pub fn odometry(s: &OdomSample, stamp: Stamp, f: &Frames, cal: &Calibration) -> Odometry {
+    let b = (cal.left.parameters[0] * cal.left.deadband
+        + cal.right.parameters[0] * cal.right.deadband)
+        / 2.0;
+    let mut pose_covariance = [0.0; 36];
+    pose_covariance[0] = -1.0;
+    let mut twist_covariance = [0.0; 36];
+    twist_covariance[0] = 0.5 * b * b;
+    twist_covariance[35] = 0.5 * b * b / (cal.axis_length * cal.axis_length);
+    Odometry {
+        header: Header::new(stamp, f.odom.clone()),
+        child_frame_id: f.base.clone(),
+        position: [s.pose.x, s.pose.y, 0.0],
+        orientation: yaw(s.pose.theta),
+        pose_covariance,
+        linear: [s.twist.linear, 0.0, 0.0],
+        angular: [0.0, 0.0, s.twist.angular],
+        twist_covariance,
+    }
+}
+
+/// `odom → base_link`.
+pub fn odom_transform(s: &OdomSample, stamp: Stamp, f: &Frames) -> Transform {
+    Transform {
+        header: Header::new(stamp, f.odom.clone()),
+        child_frame_id: f.base.clone(),
+        translation: [s.pose.x, s.pose.y, 0.0],
+        rotation: yaw(s.pose.theta),
+    }
+}
+
+/// `base_link → <side>_wheel_link` (left, right): the continuous wheel joints of the URDF, half the axis
+/// (`axis_length`) from the centre, turned by the wheel angles of `joint_states`.
+pub fn wheel_transforms(
+    s: &OdomSample,
+    stamp: Stamp,
+    f: &Frames,
+    axis_length: f64,
+) -> [Transform; 2] {
+    [0, 1].map(|i| {
+        let sign = if i == 0 { 1.0 } else { -1.0 };
+        Transform {
+            header: Header::new(stamp, f.base.clone()),
+            child_frame_id: f.wheels[i].clone(),
+            translation: [0.0, sign * axis_length / 2.0, WHEEL_RADIUS],
+            rotation: model::quaternion([0.0, s.wheel_pos[i], 0.0]),
+        }
+    })
+}
+
+/// What one sample puts on `/tf`: odom → base_link, then the two wheels.
+pub fn transforms(s: &OdomSample, stamp: Stamp, f: &Frames, axis_length: f64) -> Vec<Transform> {
+    std::iter::once(odom_transform(s, stamp, f))
+        .chain(wheel_transforms(s, stamp, f, axis_length))
+        .collect()
+}
+
+/// `joint_states` of the wheels.
+pub fn joint_states(s: &OdomSample, stamp: Stamp, f: &Frames) -> WheelJoints {
+    WheelJoints {
+        header: Header::new(stamp, ""),
+        name: f.joints.to_vec(),
+        position: s.wheel_pos.to_vec(),
+        velocity: s.wheel_vel.to_vec(),
+    }
+}
+
+/// `odom_max_rate` [Hz] of one robot's odometry: at most that many samples per second; ≤ 0 (or too small to make
+/// a gap): every sample.
+#[derive(Debug, Clone, Default)]
+pub struct RateLimit {
+    gap: Option<Duration>,
+    last: Option<Instant>,
+}
+
+impl RateLimit {
+    /// A limit of `max_rate` samples per second.
+    pub fn new(max_rate: f64) -> RateLimit {
+        RateLimit {
+            gap: (max_rate > 0.0)
+                .then(|| Duration::try_from_secs_f64(1.0 / max_rate).ok())
+                .flatten(),
+            last: None,
+        }
+    }
+
+    /// Whether a sample at `now` is published (it then counts as the last one).
+    pub fn admit(&mut self, now: Instant) -> bool {
+        if let (Some(gap), Some(last)) = (self.gap, self.last) {
+            if now.duration_since(last) < gap {
+                return false;
+            }
+        }
+        self.last = Some(now);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use msgs::handoff::{Pose2, Twist2};
+
+    fn sample() -> OdomSample {
+        OdomSample {
+            pose: Pose2 {
+                x: 1.0,
+                y: -0.5,
+                theta: std::f64::consts::FRAC_PI_2,
+            },
+            twist: Twist2 {
+                linear: 0.1,
+                angular: 0.2,
+            },
+            wheel_pos: [std::f64::consts::PI, -1.0],
+            wheel_vel: [0.3, 0.4],
+            ..OdomSample::default()
+        }
+    }
+
+    #[test]
+    fn odometry_and_tf_carry_the_sample() {
+        let s = sample();
+        let f = Frames::new("r1", "odom", "base_link", ["l", "r"]);
+        let cal = Calibration::real();
+        let o = odometry(&s, Stamp::from_secs(5), &f, &cal);
+        assert_eq!(o.header, Header::new(Stamp::from_secs(5), "r1/odom"));
+        assert_eq!(o.child_frame_id, "r1/base_link");
+        assert_eq!(o.position, [1.0, -0.5, 0.0]);
+        assert!((o.orientation[2] - 0.5f64.sqrt()).abs() < 1e-12);
+        assert_eq!(o.pose_covariance[0], -1.0);
+        assert_eq!((o.linear[0], o.angular[2]), (0.1, 0.2));
+        let b = (cal.left.parameters[0] * cal.left.deadband
+            + cal.right.parameters[0] * cal.right.deadband)
+            / 2.0;
+        assert_eq!(o.twist_covariance[0], 0.5 * b * b);
+        assert_eq!(
+            o.twist_covariance[35],
+            0.5 * b * b / (cal.axis_length * cal.axis_length)
+        );
+        let t = transforms(&s, Stamp::ZERO, &f, 0.0935);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t[0].translation[1], -0.5);
+        assert_eq!(t[0].header.frame_id, "r1/odom");
+        assert_eq!(t[1].child_frame_id, f.wheels[0]);
+        let j = joint_states(&s, Stamp::ZERO, &f);
+        assert_eq!(j.name, ["r1/l", "r1/r"]);
+        assert_eq!((j.position[1], j.velocity[0]), (-1.0, 0.3));
+    }
+
+    #[test]
+    fn wheel_links_hang_at_half_axis_and_turn_with_the_wheel_angle() {
+        let f = Frames::new(
+            "/t1/",
+            "odom",
+            "base_link",
+            ["left_wheel_joint", "right_wheel_joint"],
+        );
+        let [l, r] = wheel_transforms(&sample(), Stamp::ZERO, &f, 0.0935);
+        assert_eq!(l.header.frame_id, "t1/base_link");
+        assert_eq!(l.child_frame_id, "t1/left_wheel_link");
+        assert_eq!(r.child_frame_id, "t1/right_wheel_link");
+        assert!((l.translation[1] - 0.04675).abs() < 1e-12);
+        assert!((r.translation[1] + 0.04675).abs() < 1e-12);
+        assert_eq!(l.translation[2], WHEEL_RADIUS);
+        // half a turn about y; the right wheel −1 rad about y
+        assert!((l.rotation[1] - 1.0).abs() < 1e-12);
+        assert!((r.rotation[1] + 0.5f64.sin()).abs() < 1e-12);
+        assert_eq!((r.rotation[0], r.rotation[2]), (0.0, 0.0));
+    }
+
+    #[test]
+    fn the_rate_limit_lets_one_sample_through_per_gap() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut every = RateLimit::new(0.0);
+        assert!(every.admit(t0) && every.admit(t0));
+        let mut ten = RateLimit::new(10.0);
+        assert!(ten.admit(t0));
+        assert!(!ten.admit(t0 + ms(50)));
+        assert!(ten.admit(t0 + ms(100)));
+        assert!(!ten.admit(t0 + ms(150)));
+        assert!(ten.admit(t0 + ms(250)));
+        // too small a rate for a gap: every sample
+        let mut tiny = RateLimit::new(f64::MIN_POSITIVE);
+        assert!(tiny.admit(t0) && tiny.admit(t0));
+    }
+}

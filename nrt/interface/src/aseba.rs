@@ -160,6 +160,22 @@ pub fn from_ros(source: u16) -> bool {
     source == 0
 }
 
+/// The line reported when `get_variable` is refused at once (unknown node or variable): ROS 2 reports it (its
+/// service has no error field), ROS 1 reports it and fails the call with it.
+pub fn get_variable_refused(error: &dyn std::fmt::Display) -> String {
+    format!("get_variable: {error}")
+}
+
+/// The line reported when the node did not give `variable` (no answer in time, an error): after the call was held.
+pub fn get_variable_failed(variable: &str, node: NodeId, error: &dyn std::fmt::Display) -> String {
+    format!("get_variable {variable} of node {node}: {error}")
+}
+
+/// The line reported when `set_variable` is refused (unknown node or variable, wrong size).
+pub fn set_variable_refused(error: &dyn std::fmt::Display) -> String {
+    format!("set_variable: {error}")
+}
+
 /// The line reported when loading a script on node `node` failed (when it appeared or came back).
 pub fn script_failed(node: NodeId, error: &str) -> String {
     format!("node {node}: {error}")

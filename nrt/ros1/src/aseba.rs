@@ -145,6 +145,8 @@ enum Built {
 
 struct PendingGet {
     request: RequestId,
+    node: NodeId,
+    variable: String,
     reply: SyncSender<Result<Vec<i16>, String>>,
 }
 
@@ -265,9 +267,16 @@ impl AsebaInterface {
                 .network_mut()
                 .get_variable(node, &variable, Instant::now())
             {
-                Ok(request) => self.pending.push(PendingGet { request, reply }),
+                Ok(request) => self.pending.push(PendingGet {
+                    request,
+                    node,
+                    variable,
+                    reply,
+                }),
                 Err(e) => {
-                    let _ = reply.try_send(Err(format!("get_variable {variable}: {e}")));
+                    let text = layer::get_variable_refused(&e);
+                    self.reporter.error(&text);
+                    let _ = reply.try_send(Err(text));
                 }
             },
             Call::SetVariable {
@@ -276,9 +285,11 @@ impl AsebaInterface {
                 data,
                 reply,
             } => {
-                let r = engine
-                    .set_variable(node, &variable, &data)
-                    .map_err(|e| format!("set_variable {variable}: {e}"));
+                let r = engine.set_variable(node, &variable, &data).map_err(|e| {
+                    let text = layer::set_variable_refused(&e);
+                    self.reporter.error(&text);
+                    text
+                });
                 let _ = reply.try_send(r);
             }
             Call::Event { node, name, data } => {
@@ -353,7 +364,12 @@ impl AsebaInterface {
             EngineEvent::Network(NetworkEvent::Variables { request, result }) => {
                 if let Some(i) = self.pending.iter().position(|p| p.request == *request) {
                     let p = self.pending.swap_remove(i);
-                    let _ = p.reply.try_send(result.clone().map_err(|e| e.to_string()));
+                    let r = result.clone().map_err(|e| {
+                        let text = layer::get_variable_failed(&p.variable, p.node, &e);
+                        self.reporter.error(&text);
+                        text
+                    });
+                    let _ = p.reply.try_send(r);
                 }
             }
             EngineEvent::ScriptLoaded { node } => {

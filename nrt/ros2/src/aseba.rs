@@ -222,7 +222,7 @@ impl AsebaInterface {
                     call,
                 }),
                 Err(e) => {
-                    self.reporter.error(&format!("get_variable: {e}"));
+                    self.reporter.error(&layer::get_variable_refused(&e));
                     self.respond(call, GetVariable::Response { data: Vec::new() });
                 }
             }
@@ -230,7 +230,7 @@ impl AsebaInterface {
         for call in sets {
             let m = &call.message;
             if let Err(e) = engine.set_variable(id, &m.variable, &m.data) {
-                self.reporter.error(&format!("set_variable: {e}"));
+                self.reporter.error(&layer::set_variable_refused(&e));
             }
             self.respond(call, SetVariable::Response {});
         }
@@ -250,8 +250,7 @@ impl AsebaInterface {
     ) {
         let request = convert::load_script_request(req);
         let outcome = load_script::load_script(engine, &request, text);
-        self.reporter
-            .report(outcome.severity(), &outcome.text());
+        self.reporter.report(outcome.severity(), &outcome.text());
         if outcome.is_refused() {
             return;
         }
@@ -483,10 +482,8 @@ impl AsebaInterface {
         let data = match result {
             Ok(values) => values.clone(),
             Err(e) => {
-                self.reporter.error(&format!(
-                    "get_variable {} of node {}: {e}",
-                    p.variable, p.node
-                ));
+                self.reporter
+                    .error(&layer::get_variable_failed(&p.variable, p.node, &e));
                 Vec::new()
             }
         };

@@ -209,9 +209,7 @@ pub(crate) fn cmd_vel_task<T: 'static>(
             let stamp = stamp.map(|s| since_epoch(&s));
             match gate.nrt_take(twist, stamp, taken, geometry::now()) {
                 Verdict::Stored => timer.record(monotonic_ns().saturating_sub(taken)),
-                Verdict::Dropped(Some((severity, text))) => {
-                    reporter.report(severity, &text)
-                }
+                Verdict::Dropped(Some((severity, text))) => reporter.report(severity, &text),
                 Verdict::Dropped(None) => {}
             }
         }

@@ -20,8 +20,8 @@
 //! The ports belong to RT robot slots: a robot that goes gives its slot's ports back for the next robot in that
 //! slot.
 
+use crate::owner_switch::{Answer, NO_LONGER_DRIVEN};
 use crate::reply::Held;
-use crate::switch::{Answer, NO_LONGER_DRIVEN};
 use msgs::handoff::{
     Doorbell, NodeId, NrtControl, NrtControllerPorts, NrtEndpoint, Outcome, ParamDecl, RequestId,
     RobotId, RosKind, RosValue,

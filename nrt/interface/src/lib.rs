@@ -19,7 +19,7 @@
 //! - [`hop_times`]: the hops the front ends time, and their `/diagnostics` status;
 //! - [`params`]: the nodes' parameters (tables, verdicts of a set);
 //! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`);
-//! - [`switch`]: each robot's communication switch (`switch_controller`, `controller_owner`);
+//! - [`owner_switch`]: each robot's communication switch (`switch_controller`, `controller_owner`);
 //! - [`controllers`]: the RT controllers' endpoints and parameters;
 //! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`);
 //! - asebaros: [`aseba`] (node list, descriptions, event routing), [`load_script`];
@@ -42,11 +42,11 @@ pub mod joints;
 pub mod load_script;
 pub mod names;
 pub mod odometry;
+pub mod owner_switch;
 pub mod params;
 pub mod reply;
 pub mod report;
 pub mod sensors;
-pub mod switch;
 pub mod tf;
 
 pub use front_end::{FrontEnd, Interface};

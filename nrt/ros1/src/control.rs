@@ -1,5 +1,5 @@
 //! Closed-loop control from ROS 1, per driven robot (the behaviour and state are the layer's:
-//! [`nrt_interface::switch`], [`nrt_interface::controllers`]): the communication switch
+//! [`nrt_interface::owner_switch`], [`nrt_interface::controllers`]): the communication switch
 //! `/<ns>/switch_controller` (`thymio_rt_msgs/SwitchController`) with the latched `/<ns>/controller_owner`
 //! (`std_msgs/String`), and the RT controllers' endpoints `/<ns>/thymio_driver/controllers/<controller>/<endpoint>`
 //! ([`super::controllers`]). Their parameters are served by dynamic_reconfigure through the layer.
@@ -17,7 +17,7 @@ use super::Ros1Error;
 use msgs::handoff::{Doorbell, NodeId, RobotId, RosValue};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::controllers::{Endpoint, EndpointId};
-use nrt_interface::switch::{Answer, SWITCH_TIMEOUT};
+use nrt_interface::owner_switch::{Answer, SWITCH_TIMEOUT};
 use nrt_interface::Interface;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};

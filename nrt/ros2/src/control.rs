@@ -1,6 +1,6 @@
 //! Closed-loop control from ROS (issue 17), per driven robot: the communication switch
-//! ([`super::switch`]), the RT controllers' endpoints ([`super::controllers`]) — their
-//! behaviour and state are the layer's ([`nrt_interface::switch`], [`nrt_interface::controllers`],
+//! ([`super::owner_switch`]), the RT controllers' endpoints ([`super::controllers`]) — their
+//! behaviour and state are the layer's ([`nrt_interface::owner_switch`], [`nrt_interface::controllers`],
 //! in the [`Interface`]) — and the joint-space interface ([`super::joints`]). Made when a robot
 //! becomes driven (after its Thymio interface, whose frames it uses), removed with it; served by
 //! the NRT loop without waiting; the owner and the dropped counts go to `/diagnostics`.
@@ -9,9 +9,9 @@ use super::controllers::Controllers;
 use super::diagnostics::{kv, KeyValue};
 use super::joints::{self, JointTarget};
 use super::odom_pub::OdomTargets;
+use super::owner_switch::Switches;
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
-use super::switch::Switches;
 use super::thymio_conv::Frames;
 use super::thymio_endpoints::{reliable, topic, DEPTH};
 use msgs::handoff::{NodeId, NrtLiveParams, RobotId};
@@ -19,7 +19,7 @@ use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::joints::{
     JointCommandInput, JointRates, BAD_JOINT, JOINT_COMMAND, JOINT_STATES,
 };
-use nrt_interface::switch::Switch;
+use nrt_interface::owner_switch::Switch;
 use nrt_interface::Interface;
 use r2r::thymio_rt_msgs::msg::JointState;
 use r2r::Publisher;

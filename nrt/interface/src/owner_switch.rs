@@ -219,5 +219,5 @@ impl Switch {
 }
 
 #[cfg(test)]
-#[path = "switch_tests.rs"]
+#[path = "owner_switch_tests.rs"]
 mod tests;

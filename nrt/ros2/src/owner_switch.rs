@@ -1,5 +1,5 @@
 //! The communication switch of each robot on ROS 2 (the behaviour is the layer's,
-//! [`nrt_interface::switch`]): `/<ns>/switch_controller` (`thymio_rt_msgs/srv/SwitchController`)
+//! [`nrt_interface::owner_switch`]): `/<ns>/switch_controller` (`thymio_rt_msgs/srv/SwitchController`)
 //! and `/<ns>/controller_owner` (`std_msgs/String`, reliable + transient-local: a late subscriber
 //! gets the owner in effect). Each call is handed to the layer held (r2r answers a service request
 //! whenever it is given back), so neither the spinner nor the NRT loop waits for the RT thread.
@@ -9,8 +9,8 @@ use super::thymio_endpoints::{latched, topic};
 use super::{drain, Srv};
 use msgs::handoff::NodeId;
 use nrt_engine::engine::Engine;
+use nrt_interface::owner_switch::Switch;
 use nrt_interface::reply::held;
-use nrt_interface::switch::Switch;
 use r2r::std_msgs::msg::String as RosString;
 use r2r::thymio_rt_msgs::srv::SwitchController;
 use r2r::{Publisher, QosProfile};

@@ -69,39 +69,10 @@ pub fn flatten(config: &Mapping) -> Vec<(String, ParameterValue)> {
         .collect()
 }
 
-/// A YAML scalar or list as a ROS parameter value.
+/// A YAML scalar or list as a ROS parameter value (the layer's reading, [`nrt_interface::params::from_yaml`], in
+/// r2r's type).
 pub fn from_yaml(value: &Value) -> Option<ParameterValue> {
-    match value {
-        Value::Bool(b) => Some(ParameterValue::Bool(*b)),
-        Value::Number(n) => Some(match n.as_i64() {
-            Some(i) => ParameterValue::Integer(i),
-            None => ParameterValue::Double(n.as_f64()?),
-        }),
-        Value::String(s) => Some(ParameterValue::String(s.clone())),
-        Value::Sequence(items) => array(items),
-        Value::Tagged(t) => from_yaml(&t.value),
-        Value::Null | Value::Mapping(_) => None,
-    }
-}
-
-fn array(items: &[Value]) -> Option<ParameterValue> {
-    if items.is_empty() {
-        return Some(ParameterValue::StringArray(Vec::new()));
-    }
-    if let Some(v) = items.iter().map(Value::as_bool).collect::<Option<Vec<_>>>() {
-        return Some(ParameterValue::BoolArray(v));
-    }
-    if let Some(v) = items.iter().map(Value::as_i64).collect::<Option<Vec<_>>>() {
-        return Some(ParameterValue::IntegerArray(v));
-    }
-    if let Some(v) = items.iter().map(Value::as_f64).collect::<Option<Vec<_>>>() {
-        return Some(ParameterValue::DoubleArray(v));
-    }
-    items
-        .iter()
-        .map(|v| v.as_str().map(str::to_owned))
-        .collect::<Option<Vec<_>>>()
-        .map(ParameterValue::StringArray)
+    nrt_interface::params::from_yaml(value).map(|v| super::param_server::from_layer(&v))
 }
 
 #[cfg(test)]

@@ -121,6 +121,18 @@ pub trait FrontEnd {
     /// Reacts to one engine event (after the layer did): makes and removes a robot's endpoints (and its own
     /// parameters in the engine), publishes events.
     fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent);
+    /// Reacts to the events of one iteration in order (after the layer did); a front end whose reactions share a
+    /// costly resource (ROS 2: the node, shared with its spinner thread) takes it once for all of them.
+    fn on_engine_events(
+        &mut self,
+        engine: &mut Engine,
+        iface: &mut Interface,
+        events: &[EngineEvent],
+    ) {
+        for event in events {
+            self.on_engine_event(engine, iface, event);
+        }
+    }
     /// Publishes what the layer and the engine have for it in this iteration (and its periodic topics when due).
     fn publish(&mut self, engine: &Engine, iface: &Interface, now: Instant);
     /// Its `sim/ground_truth` publishers, if it publishes the simulator's ground truth (asked once, before the
@@ -154,11 +166,12 @@ pub fn step(
         f.serve(engine, iface, now);
     }
     engine.poll(now);
-    while let Some(event) = engine.next_event() {
-        iface.on_engine_event(engine, &event);
-        for f in front_ends.iter_mut() {
-            f.on_engine_event(engine, iface, &event);
-        }
+    let events: Vec<EngineEvent> = std::iter::from_fn(|| engine.next_event()).collect();
+    for event in &events {
+        iface.on_engine_event(engine, event);
+    }
+    for f in front_ends.iter_mut() {
+        f.on_engine_events(engine, iface, &events);
     }
     iface.serve(engine, now);
     for f in front_ends.iter_mut() {

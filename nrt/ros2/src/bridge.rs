@@ -210,13 +210,26 @@ impl FrontEnd for RosBridge {
     }
 
     fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
+        self.on_engine_events(engine, iface, std::slice::from_ref(event));
+    }
+
+    /// The node is taken once for all the events of an iteration: each taking waits for the spinner's current
+    /// wait to end (up to its timeout), so taking it per event stalled the loop behind busy sensor traffic.
+    fn on_engine_events(
+        &mut self,
+        engine: &mut Engine,
+        iface: &mut Interface,
+        events: &[EngineEvent],
+    ) {
         let shared = self.node.clone();
         let mut node = shared.access();
-        self.drivers
-            .on_engine_event(engine, &mut iface.controllers, event, &self.reporter);
-        self.on_event(&mut node, engine, iface, event);
-        self.calibration
-            .on_engine_event(node.get(), engine, &iface.calibration, event);
+        for event in events {
+            self.drivers
+                .on_engine_event(engine, &mut iface.controllers, event, &self.reporter);
+            self.on_event(&mut node, engine, iface, event);
+            self.calibration
+                .on_engine_event(node.get(), engine, &iface.calibration, event);
+        }
     }
 
     /// Publishes the switches' and controllers' outputs, `aseba/nodes`, the rivals' changes and `/diagnostics`

@@ -81,7 +81,10 @@ def joints(c, env):
     check_eq(m["owner"], "joint", "~/joint_states' owner under joint")
     ref = m["velocity_reference"]
     check(1.7 < ref[0] < 2.3 and 3.5 < ref[1] < 4.5, f"velocity references {ref} for left 2, right 4 rad/s")
-    check(x_of(odom.latest()) > x0 + 0.01, "joint commands moved the robot")
+    # the odometry follows (its own rate, its own subscription): keep commanding until it shows the motion
+    c.stream(c.private("joint_command"), "sensor_msgs/JointState", command,
+             lambda: odom.poll(lambda m: x_of(m) > x0 + 0.01), 10, "joint commands moving the robot in odom",
+             period=0.1)
     # no more commands: the watchdog stops the wheels and says so in the fault flags (4)
     stopped = js.wait(lambda m: abs(m["velocity"][0]) < 0.05 and abs(m["velocity"][1]) < 0.05, 5,
                       "the wheels stopped by the watchdog")

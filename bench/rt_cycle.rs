@@ -5,14 +5,12 @@
 #[path = "quick.rs"]
 mod quick;
 use criterion::{criterion_group, criterion_main, Criterion};
-use msgs::handoff::{
-    channels, ChannelConfig, NodeId, NrtEnds, RobotConfig, RobotId, RtCommand, Twist2,
-};
+use handoff::{channels, ChannelConfig, NodeId, NrtEnds, RobotConfig, RobotId, RtCommand, Twist2};
 use msgs::wire::{Message, Words, MAX_FRAME};
 use rt::clock::monotonic_ns;
 use rt::controllers::RtControllers;
-use rt::handoff::{link_port, NrtLinkPort};
 use rt::link::{Link, PipeLink};
+use rt::link_port::{link_port, NrtLinkPort};
 use rt::rtloop::{RtConfig, RtLoop};
 use rt::sched::RtSetup;
 use std::time::{Duration, Instant};

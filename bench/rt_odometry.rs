@@ -3,7 +3,7 @@
 #[path = "quick.rs"]
 mod quick;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use msgs::handoff::{Quadratic, RobotCalibration, Twist2};
+use handoff::{Quadratic, RobotCalibration, Twist2};
 use rt::mapping::map_twist;
 use rt::odometry::{arc_step, Integrator, OdomInput};
 

@@ -5,7 +5,7 @@
 #[path = "quick.rs"]
 mod quick;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use msgs::handoff::{
+use handoff::{
     channels, latest, live_params, service, ChannelConfig, LinkId, LinkTarget, RobotId, Twist2,
 };
 use msgs::wire::MAX_FRAME;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the tests of the RT/NRT handoff (msgs::handoff rings, latest values, live parameters; rt's ROS-from-RT
+# Runs the tests of the RT/NRT handoff (handoff rings, latest values, live parameters; rt's ROS-from-RT
 # primitives and the RT loop) under ThreadSanitizer. Needs a nightly toolchain with rust-src
 # (`rustup toolchain install nightly --component rust-src`): std is rebuilt instrumented.
 # Not part of scripts/test.sh, whose machines have the stable toolchain only.
@@ -16,4 +16,4 @@ export RUSTFLAGS="-Zsanitizer=thread" RUSTDOCFLAGS="-Zsanitizer=thread"
 export CARGO_TARGET_DIR="$ROOT/target/tsan"
 # A report makes the test process exit non-zero.
 export TSAN_OPTIONS="halt_on_error=1"
-exec cargo +nightly test -Zbuild-std --target "$target" -p msgs -p rt --lib "$@"
+exec cargo +nightly test -Zbuild-std --target "$target" -p handoff -p rt --lib "$@"

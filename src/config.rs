@@ -210,8 +210,8 @@ impl Default for ControlParams {
 
 impl ControlParams {
     /// Every owner name: `ros`, `joint`, then the shipped controllers.
-    pub fn owner_names() -> msgs::handoff::OwnerNames {
-        msgs::handoff::OwnerNames::new(rt::controllers::SHIPPED.to_vec())
+    pub fn owner_names() -> handoff::OwnerNames {
+        handoff::OwnerNames::new(rt::controllers::SHIPPED.to_vec())
     }
 }
 

@@ -4,9 +4,10 @@
 //! bus (like the wireless dongle network), with node ids 1, 2, …
 
 use crate::config::Config;
+use handoff::Doorbell;
 use rt::link::PipeLink;
 use sim::thymio::Arena;
-use sim::world::{HostLink, World, WorldConfig, WorldHandle};
+use sim::world::{HostEnds, World, WorldConfig, WorldHandle};
 use std::path::Path;
 
 /// Bytes each way of the in-process link.
@@ -15,7 +16,8 @@ const LINK_CAPACITY: usize = 1 << 16;
 /// A running embedded simulator.
 pub struct EmbeddedSim {
     world: WorldHandle,
-    ends: Option<HostLink>,
+    /// The host's ends of the link and the doorbell the simulation rings when it wrote to them.
+    ends: Option<(HostEnds, Doorbell)>,
 }
 
 impl std::fmt::Debug for EmbeddedSim {
@@ -31,7 +33,7 @@ impl EmbeddedSim {
     pub fn link(&mut self) -> Option<PipeLink> {
         self.ends
             .take()
-            .map(|h| PipeLink::with_doorbells(h.tx, h.rx, h.readable, None))
+            .map(|((tx, rx), readable)| PipeLink::with_doorbells(tx, rx, readable, None))
     }
 
     /// The simulation, for tests and tools (poses, LEDs, variables).
@@ -72,12 +74,18 @@ pub fn start_sim(config: &Config, robots: u16) -> Result<EmbeddedSim, String> {
         ..WorldConfig::default()
     };
     let mut world = World::new(&world_config);
-    let ends = world.attach_rung((0..world_config.robots).collect(), LINK_CAPACITY);
+    let readable = Doorbell::new();
+    let bell = readable.clone();
+    let ends = world.attach_rung(
+        (0..world_config.robots).collect(),
+        LINK_CAPACITY,
+        move || bell.ring(),
+    );
     Ok(EmbeddedSim {
         world: world
             .spawn()
             .map_err(|e| format!("cannot start the simulation thread: {e}"))?,
-        ends: Some(ends),
+        ends: Some((ends, readable)),
     })
 }
 
@@ -105,7 +113,7 @@ impl nrt_interface::ground_truth::GroundTruthSource for SimGroundTruth {
         out.clear();
         out.extend(poses.map(
             |(id, [x, y, theta])| nrt_interface::ground_truth::TruePose {
-                node: msgs::handoff::NodeId(id),
+                node: handoff::NodeId(id),
                 x,
                 y,
                 theta,

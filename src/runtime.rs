@@ -3,8 +3,8 @@
 //! engine (network manager, switch, scripts). The command-line tools and `run` drive it.
 
 use crate::config::Config;
-use msgs::handoff::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
-use msgs::handoff::{latest, publisher, NrtLatest, NrtPublisher};
+use handoff::{channels, ChannelConfig, ExitReason, OdomSample, RtStats};
+use handoff::{latest, publisher, NrtLatest, NrtPublisher};
 use msgs::target::Target;
 use nrt_engine::engine::{
     ControllerPort, ControllerReport, Engine, EngineConfig, EngineError, EngineEvent,
@@ -41,7 +41,7 @@ pub enum RuntimeError {
     Sim(String),
     /// A controller of the registry refused its declarations.
     #[error("RT controllers: {0}")]
-    Controllers(#[from] msgs::handoff::DeclareError),
+    Controllers(#[from] handoff::DeclareError),
     /// The initial owner could not be requested.
     #[error("control.default_owner: {0}")]
     Owner(String),
@@ -72,7 +72,7 @@ pub struct Runtime {
     connector: Option<ConnectorHandle>,
     sim: Option<crate::embedded::EmbeddedSim>,
     /// The NRT halves of the RT controllers, until a front end takes them.
-    control: Option<msgs::handoff::NrtControl>,
+    control: Option<handoff::NrtControl>,
     started: Instant,
 }
 
@@ -203,7 +203,7 @@ impl Runtime {
             odometry_out_consumers: odometry_consumers.max(1),
             ..ChannelConfig::default()
         });
-        let (rt_port, port) = rt::handoff::link_port();
+        let (rt_port, port) = rt::link_port::link_port();
         let mut pipes = Vec::new();
         let sim = if sim_robots > 0 {
             let mut handle =
@@ -230,12 +230,12 @@ impl Runtime {
             .ok_or_else(|| {
                 RuntimeError::Owner(format!("unknown owner {}", config.control.default_owner))
             })?;
-        if owner != msgs::handoff::OwnerId::ROS {
+        if owner != handoff::OwnerId::ROS {
             // Applied by the RT thread when each slot starts being driven.
             for r in 0..slots {
                 nrt_ends
                     .nrt_params()
-                    .nrt_request_owner(msgs::handoff::RobotId(r as u8), owner)
+                    .nrt_request_owner(handoff::RobotId(r as u8), owner)
                     .map_err(|e| RuntimeError::Owner(e.to_string()))?;
             }
         }
@@ -283,7 +283,7 @@ impl Runtime {
 
     /// The NRT halves of the RT controllers (owner names, every controller's ROS endpoints and
     /// parameters on every robot slot), for the front end that serves them; `None` once taken.
-    pub fn take_control(&mut self) -> Option<msgs::handoff::NrtControl> {
+    pub fn take_control(&mut self) -> Option<handoff::NrtControl> {
         self.control.take()
     }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use nrt_engine::network::NetworkEvent;
 use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use std::path::Path;
 use std::process::{Child, Stdio};

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nix::sys::signal::Signal;
 use nrt_engine::engine::EngineEvent;
 use nrt_engine::network::{Command as NetCommand, NetworkEvent};

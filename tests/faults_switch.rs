@@ -7,8 +7,8 @@
 mod common;
 
 use common::*;
+use handoff::NodeId;
 use msgs::description::thymio_ii_fw14;
-use msgs::handoff::NodeId;
 use msgs::wire::{kind, read_header, Message};
 use nrt_engine::engine::EngineEvent;
 use std::io::{ErrorKind, Read, Write};

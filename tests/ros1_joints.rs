@@ -95,7 +95,7 @@ fn ros1_joint_states_bad_joint_commands_ground_truth_and_hops() {
         "right_wheel_joint".into(),
     )
     .to_string();
-    let want = dropped_line(msgs::handoff::NodeId(1), &reason);
+    let want = dropped_line(handoff::NodeId(1), &reason);
     let want = want
         .split_once(": ")
         .map_or(want.as_str(), |(_, rest)| rest);

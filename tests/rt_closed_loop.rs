@@ -4,15 +4,15 @@
 //! in-process link; the world is stepped by hand (1 ms) and the loop cycled after each step,
 //! so a minute of robot time takes seconds. The judge is the simulator's true pose.
 
-use msgs::description::thymio_ii_fw14;
-use msgs::handoff::{
-    channels, ChannelConfig, JointCommand, LinkTarget, NodeId, NrtControl, NrtEndpoint, NrtEnds,
-    OwnerId, Pose2, RobotConfig, RobotId, RosValue, RtEvent, Twist2,
+use handoff::{
+    channels, ChannelConfig, Doorbell, JointCommand, LinkTarget, NodeId, NrtControl, NrtEndpoint,
+    NrtEnds, OwnerId, Pose2, RobotConfig, RobotId, RosValue, RtEvent, Twist2,
 };
+use msgs::description::thymio_ii_fw14;
 use msgs::wire::{Message, Words, MAX_FRAME};
 use rt::controllers::{ObstacleStop, ObstacleStopParams, Registry};
-use rt::handoff::{link_port, NrtLinkPort};
 use rt::link::PipeLink;
+use rt::link_port::{link_port, NrtLinkPort};
 use rt::rtloop::{RtConfig, RtLoop};
 use rt::sched::RtSetup;
 use sim::thymio::Arena;
@@ -52,7 +52,9 @@ impl Rig {
             realtime: false,
             ..WorldConfig::default()
         });
-        let host = world.attach_rung(vec![0], 1 << 16);
+        let readable = Doorbell::new();
+        let bell = readable.clone();
+        let (host_tx, host_rx) = world.attach_rung(vec![0], 1 << 16, move || bell.ring());
         let (rt_ends, nrt) = channels(&ChannelConfig {
             robots: 2,
             ..Default::default()
@@ -60,12 +62,7 @@ impl Rig {
         let (rt_port, mut port) = link_port();
         port.nrt_offer(
             0,
-            Box::new(PipeLink::with_doorbells(
-                host.tx,
-                host.rx,
-                host.readable,
-                None,
-            )),
+            Box::new(PipeLink::with_doorbells(host_tx, host_rx, readable, None)),
         )
         .unwrap();
         let (controllers, control) = Registry::shipped().instantiate(2).unwrap();
@@ -150,7 +147,7 @@ impl Rig {
         config.ground_event = event("ground");
         config.motor_targets = fw.variable("motor.left.target").map(|v| v.address);
         self.nrt
-            .nrt_push_command(msgs::handoff::RtCommand::ConfigureRobot {
+            .nrt_push_command(handoff::RtCommand::ConfigureRobot {
                 robot: RobotId(0),
                 config,
             })

@@ -6,7 +6,7 @@
 //!
 //! Run: `cargo run -p rt --example rt_controller`.
 
-use msgs::handoff::{
+use handoff::{
     ControllerInit, DeclareError, NrtEndpoint, OwnerId, ParamId, Pose2, RobotId, RosValue,
     RtParams, RtTopicPublisher, Twist2, WheelCommand,
 };

@@ -7,8 +7,8 @@ use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
 const NS_PER_S: u64 = 1_000_000_000;
 
 /// Now on CLOCK_MONOTONIC (ns). The same clock stamps received frames, odometry and the NRT
-/// side's set-points (one implementation: [`msgs::handoff::monotonic_ns`]).
-pub use msgs::handoff::monotonic_ns;
+/// side's set-points (one implementation: [`handoff::monotonic_ns`]).
+pub use handoff::monotonic_ns;
 
 /// `ns` on CLOCK_MONOTONIC as a `timespec` (for absolute deadlines).
 pub fn timespec_ns(ns: u64) -> TimeSpec {

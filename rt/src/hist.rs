@@ -1,7 +1,7 @@
 //! A preallocated log-linear histogram of nanosecond values: O(1) record, no allocation after
 //! construction, ≤ 1/32 (≈3 %) relative bucket width over the whole u64 range; exact below 64.
 
-use msgs::handoff::LatencySummary;
+use handoff::LatencySummary;
 
 /// Mantissa bits per power of two.
 const SUB_BITS: u32 = 5;

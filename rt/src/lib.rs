@@ -6,9 +6,9 @@
 pub mod alloc;
 pub mod clock;
 pub mod controllers;
-pub mod handoff;
 pub mod hist;
 pub mod link;
+pub mod link_port;
 pub mod mapping;
 pub mod nrt_connector;
 pub mod odometry;

@@ -1,7 +1,7 @@
 //! Velocity mapping (ros-aseba-interface.md §3.5): twist → wheel speeds → inverse quadratic
 //! calibration → curvature-preserving cap. Pure functions, no allocation.
 
-use msgs::handoff::{Quadratic, RobotCalibration, Twist2, WheelCommand};
+use handoff::{Quadratic, RobotCalibration, Twist2, WheelCommand};
 
 /// Wheel speeds beyond this (m/s) are scaled down together before the inverse calibration, so
 /// that absurd but finite set-points keep their ratio and never overflow (far above any cap).

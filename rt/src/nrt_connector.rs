@@ -6,9 +6,9 @@
 //! `retry_interval` (1 s, as asebaros). In-process pipes (the embedded simulator) are offered
 //! once and never reconnected.
 
-use crate::handoff::NrtLinkPort;
 use crate::link::{Link, PipeLink, SerialLink, SerialSpec, TcpLink};
-use msgs::handoff::LinkDownReason;
+use crate::link_port::NrtLinkPort;
+use handoff::LinkDownReason;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -103,7 +103,7 @@ const IDLE_WAIT: Duration = Duration::from_secs(60);
 #[derive(Debug)]
 pub struct ConnectorHandle {
     stop: Arc<AtomicBool>,
-    wake: msgs::handoff::Doorbell,
+    wake: handoff::Doorbell,
     counters: Arc<Counters>,
     thread: std::thread::JoinHandle<()>,
 }

@@ -3,7 +3,7 @@
 //! integration, twist over the on-robot time step, wheel joint angles and velocities.
 //! Pure functions plus a small integrator; no allocation.
 
-use msgs::handoff::{Pose2, Quadratic, RobotCalibration, Twist2};
+use handoff::{Pose2, Quadratic, RobotCalibration, Twist2};
 
 /// Difference of two integrated wheel counters across the 16-bit wrap:
 /// `d = now − prev`; `d > 2^15 ⇒ d −= 2^16`; `d < −2^15 ⇒ d += 2^16`.

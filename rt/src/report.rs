@@ -3,7 +3,7 @@
 //! bridge disabled.
 
 use crate::nrt_connector::ConnectorStats;
-use msgs::handoff::{LatencySummary, OdomSample, RingDrops, RosHops, RtStats, SchedulerMode};
+use handoff::{LatencySummary, OdomSample, RingDrops, RosHops, RtStats, SchedulerMode};
 use serde::Serialize;
 
 /// The whole report.
@@ -327,7 +327,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{LinkId, LinkTotals, NodeId, Pose2, RobotId, Twist2};
+    use handoff::{LinkId, LinkTotals, NodeId, Pose2, RobotId, Twist2};
 
     fn stats() -> RtStats {
         RtStats {

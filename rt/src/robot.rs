@@ -4,7 +4,7 @@
 use crate::controllers::RobotView;
 use crate::mapping::map_command;
 use crate::odometry::{Integrator, OdomInput};
-use msgs::handoff::{
+use handoff::{
     LinkId, NodeId, OdomSample, OwnerId, Pose2, ProximitySample, RobotCalibration, RobotConfig,
     RobotId, RtLiveParams, SpeedOutput, Twist2, WheelCommand,
 };

@@ -3,7 +3,7 @@
 //! that fails is recorded with its errno and the thread runs anyway (graceful degradation);
 //! the NRT side logs [`SetupSummary::warnings`] once.
 
-use msgs::handoff::{SetupStatus, SetupSummary};
+use handoff::{SetupStatus, SetupSummary};
 use nix::errno::Errno;
 use std::fs::File;
 use std::io::Write;
@@ -213,7 +213,7 @@ mod tests {
         assert!(guard.is_none());
         assert_eq!(s.affinity, SetupStatus::NotRequested);
         assert_eq!(s.scheduler, SetupStatus::NotRequested);
-        assert_eq!(s.mode(), msgs::handoff::SchedulerMode::Fallback);
+        assert_eq!(s.mode(), handoff::SchedulerMode::Fallback);
         assert!(s.warnings().is_empty());
     }
 

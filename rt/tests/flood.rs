@@ -10,14 +10,14 @@
 //! 1 ms period (this is an unoptimised build); the default 16 KiB costs ~15 % of a core in a
 //! release build.
 
-use msgs::handoff::{
+use handoff::{
     channels, ChannelConfig, NodeId, NrtEnds, RobotConfig, RobotId, RtCommand, RtEvent, RtStats,
     Twist2,
 };
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, MAX_FRAME};
-use rt::handoff::link_port;
 use rt::link::{Link, PipeLink, TcpLink};
+use rt::link_port::link_port;
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::io::Write;

@@ -1,13 +1,13 @@
 //! Link loss and reconnection through the whole RT side (connector + RT loop): a serial link
 //! on a pseudo-terminal whose far end goes away, and a TCP peer that closes and comes back.
 
-use msgs::handoff::{
+use handoff::{
     channels, ChannelConfig, LinkDownReason, LinkId, NodeId, NrtEnds, RobotConfig, RobotId,
     RtCommand, RtEvent,
 };
 use msgs::wire::{encode_user_event, MAX_FRAME};
-use rt::handoff::link_port;
 use rt::link::SerialSpec;
+use rt::link_port::link_port;
 use rt::nrt_connector::{spawn_connector, ConnectSpec, ConnectorConfig};
 use rt::report::Report;
 use rt::rtloop::{spawn, RtConfig};

@@ -11,20 +11,20 @@
 //! set-points arriving between deadlines, so that nearly all the work happens in I/O wake-ups
 //! (link readable, NRT wake fd rung, a held-back change's timer).
 
-use msgs::handoff::{
+use handoff::{
     channels, ChannelConfig, ExitReason, LinkId, LinkTarget, NodeId, RobotConfig, RobotId,
     RtCommand, RtEvent, Twist2, WheelCommand,
 };
-use msgs::handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
-use msgs::handoff::{monotonic_ns, JointCommand, NrtEndpoint, OwnerId, Pose2, RosValue};
-use msgs::handoff::{CalCommand, NrtCalibrationPort, Wheel, WheelRun};
+use handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
+use handoff::{monotonic_ns, JointCommand, NrtEndpoint, OwnerId, Pose2, RosValue};
+use handoff::{CalCommand, NrtCalibrationPort, Wheel, WheelRun};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::controllers::{
     Filter, ObstacleStop, ObstacleStopParams, Registry, RobotView, RtControllers,
 };
-use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
+use rt::link_port::link_port;
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -254,7 +254,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             // the next owner: ros, line follower, joint, go-to-pose, calibrate_motors, …
             switches += 1;
             if owners[switches % owners.len()] == OwnerId::controller(2) {
-                let mut speeds = [0i16; msgs::handoff::MAX_SWEEP];
+                let mut speeds = [0i16; handoff::MAX_SWEEP];
                 speeds[..2].copy_from_slice(&[200, 400]);
                 let run = WheelRun {
                     wheel: if switches % 2 == 0 {

@@ -7,13 +7,13 @@
 mod common;
 
 use common::{free_port, load_driver_script, playground, until, TempDir};
-use msgs::handoff::{
+use handoff::{
     channels, ChannelConfig, ExitReason, LinkTarget, NodeId, NrtEnds, NrtOdomOut, OdomSample,
     RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
 };
 use msgs::wire::kind;
-use rt::handoff::link_port;
 use rt::link::SerialSpec;
+use rt::link_port::link_port;
 use rt::nrt_connector::{spawn_connector, ConnectSpec, ConnectorConfig};
 use rt::report::Report;
 use rt::rtloop::{spawn, RtConfig};

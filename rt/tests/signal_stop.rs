@@ -2,12 +2,12 @@
 //! ends the loop's wait at once, even a long one on a thread the signal was not delivered to.
 //! (Its own test binary: the signal handlers are process-wide.)
 
-use msgs::handoff::{
+use handoff::{
     channels, ChannelConfig, ExitReason, NodeId, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
 };
 use msgs::reassembler::Reassembler;
-use rt::handoff::link_port;
 use rt::link::{Link, PipeLink};
+use rt::link_port::link_port;
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::time::{Duration, Instant};

@@ -6,7 +6,6 @@
 
 use crate::rx::{NodeRx, NodeRxStats};
 use crate::thymio::{self, Arena, Pose, Robot, Variant};
-use msgs::handoff::Doorbell;
 use msgs::wire::read_header;
 use rtrb::{Consumer, Producer, RingBuffer};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,18 +52,11 @@ impl Default for WorldConfig {
 /// Host side of an in-process link: what the host writes, what it reads.
 pub type HostEnds = (Producer<u8>, Consumer<u8>);
 
-/// Host side of an in-process link whose bytes for the host are announced: the world rings
-/// `readable` after every step that wrote bytes for the host, and when the link goes away, so
-/// that the host waits on its eventfd instead of polling `rx`.
-#[derive(Debug)]
-pub struct HostLink {
-    /// What the host writes.
-    pub tx: Producer<u8>,
-    /// What the host reads.
-    pub rx: Consumer<u8>,
-    /// Rung when `rx` got bytes (or the world ended).
-    pub readable: Doorbell,
-}
+/// What the world calls after a step that wrote bytes for a link's host, and when the link goes
+/// away (the world is dropped), so that the host can wait on its own wake-up (the driver's
+/// eventfd doorbell) instead of polling the ring. Called from the simulation's thread, at most
+/// once per link and step.
+pub type HostWake = Box<dyn Fn() + Send>;
 
 struct Link {
     robots: Vec<usize>,
@@ -74,8 +66,8 @@ struct Link {
     rx: NodeRx,
     /// Frames dropped because the host did not read fast enough.
     dropped: u64,
-    /// Rung after a step that wrote bytes for the host (a silent bell for [`HostEnds`]).
-    readable: Doorbell,
+    /// Called after a step that wrote bytes for the host (none for [`World::attach`]).
+    wake: Option<HostWake>,
     /// This step wrote bytes for the host.
     wrote: bool,
 }
@@ -83,7 +75,9 @@ struct Link {
 impl Drop for Link {
     fn drop(&mut self) {
         // the host must wake to see the end of the link
-        self.readable.ring();
+        if let Some(wake) = &self.wake {
+            wake();
+        }
     }
 }
 
@@ -132,17 +126,41 @@ impl World {
 
     /// Attaches a link to `robots` (indices); returns its host ends. `capacity` bytes each way.
     pub fn attach(&mut self, robots: Vec<usize>, capacity: usize) -> HostEnds {
-        self.attach_with(robots, capacity, Doorbell::silent())
+        self.attach_with(robots, capacity, None)
     }
 
-    /// As [`World::attach`], with a doorbell rung whenever the world wrote bytes for the host.
-    pub fn attach_rung(&mut self, robots: Vec<usize>, capacity: usize) -> HostLink {
-        let readable = Doorbell::new();
-        let (tx, rx) = self.attach_with(robots, capacity, readable.clone());
-        HostLink { tx, rx, readable }
+    /// As [`World::attach`], calling `wake` after every step that wrote bytes for the host and
+    /// when the link ends (see [`HostWake`]).
+    ///
+    /// ```
+    /// use sim::world::{World, WorldConfig};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// let mut world = World::new(&WorldConfig { realtime: false, ..WorldConfig::default() });
+    /// let rung = Arc::new(AtomicUsize::new(0));
+    /// let counter = rung.clone();
+    /// let (_tx, rx) = world.attach_rung(vec![0], 1 << 12, move || {
+    ///     counter.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// drop(world);
+    /// assert!(rx.is_abandoned() && rung.load(Ordering::Relaxed) == 1, "the end of the link wakes the host");
+    /// ```
+    pub fn attach_rung(
+        &mut self,
+        robots: Vec<usize>,
+        capacity: usize,
+        wake: impl Fn() + Send + 'static,
+    ) -> HostEnds {
+        self.attach_with(robots, capacity, Some(Box::new(wake)))
     }
 
-    fn attach_with(&mut self, robots: Vec<usize>, capacity: usize, bell: Doorbell) -> HostEnds {
+    fn attach_with(
+        &mut self,
+        robots: Vec<usize>,
+        capacity: usize,
+        wake: Option<HostWake>,
+    ) -> HostEnds {
         let (host_tx, from_host) = RingBuffer::new(capacity);
         let (to_host, host_rx) = RingBuffer::new(capacity);
         let robots = robots
@@ -155,7 +173,7 @@ impl World {
             to_host,
             rx: NodeRx::new(),
             dropped: 0,
-            readable: bell,
+            wake,
             wrote: false,
         });
         (host_tx, host_rx)
@@ -251,7 +269,9 @@ impl World {
         // one ring per link and step, after all its bytes are in
         for link in self.links.iter_mut().filter(|l| l.wrote) {
             link.wrote = false;
-            link.readable.ring();
+            if let Some(wake) = &link.wake {
+                wake();
+            }
         }
     }
 
@@ -325,9 +345,14 @@ impl WorldHandle {
         self.lock().attach(robots, capacity)
     }
 
-    /// Attaches a link to `robots` that rings its host when bytes arrive ([`World::attach_rung`]).
-    pub fn attach_rung(&self, robots: Vec<usize>, capacity: usize) -> HostLink {
-        self.lock().attach_rung(robots, capacity)
+    /// Attaches a link to `robots` that wakes its host when bytes arrive ([`World::attach_rung`]).
+    pub fn attach_rung(
+        &self,
+        robots: Vec<usize>,
+        capacity: usize,
+        wake: impl Fn() + Send + 'static,
+    ) -> HostEnds {
+        self.lock().attach_rung(robots, capacity, wake)
     }
 
     /// Number of robots.
@@ -515,23 +540,32 @@ mod tests {
             realtime: false,
             ..WorldConfig::default()
         });
-        let mut host = world.attach_rung(vec![0], 1 << 12);
+        let rings = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = rings.clone();
+        let (mut tx, rx) = world.attach_rung(vec![0], 1 << 12, move || {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        let rung =
+            |rings: &Arc<std::sync::atomic::AtomicUsize>| rings.swap(0, Ordering::Relaxed) > 0;
         world.run_for(5);
-        assert!(!host.readable.drain(), "nothing written, nothing rung");
+        assert!(!rung(&rings), "nothing written, nothing rung");
         for b in (Message::ListNodes { version: 9 }).to_frame(0).unwrap() {
-            host.tx.push(b).unwrap();
+            tx.push(b).unwrap();
         }
-        let mut rung = false;
+        let mut answered_with_ring = false;
         for _ in 0..50 {
             world.step();
-            rung |= host.readable.drain();
-            if !host.rx.is_empty() {
+            answered_with_ring |= rung(&rings);
+            if !rx.is_empty() {
                 break;
             }
         }
-        assert!(!host.rx.is_empty() && rung, "the answer came with a ring");
+        assert!(
+            !rx.is_empty() && answered_with_ring,
+            "the answer came with a ring"
+        );
         drop(world);
-        assert!(host.readable.drain() && host.rx.is_abandoned());
+        assert!(rung(&rings) && rx.is_abandoned());
     }
 
     #[test]

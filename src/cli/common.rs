@@ -4,7 +4,7 @@
 use super::CliError;
 use crate::config::Config;
 use crate::runtime::Runtime;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::EngineEvent;
 use nrt_engine::network::NetworkEvent;
 use std::time::Duration;

@@ -7,7 +7,7 @@ use super::ros_args::Ros1Arg;
 use super::CliError;
 use crate::config::Config;
 use crate::runtime::Runtime;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::{FrontEnd, Interface};
 use std::time::Instant;

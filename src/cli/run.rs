@@ -208,7 +208,7 @@ fn run_served(
     config: Config,
     duration: Option<Duration>,
     wanted: &Wanted<'_>,
-) -> Result<(Stopped, Option<msgs::handoff::RosHops>), CliError> {
+) -> Result<(Stopped, Option<handoff::RosHops>), CliError> {
     let (nodes, config) = Nodes::new(wanted, config)?;
     tracing::info!("starting on {} {}", describe(&config), nodes.describe());
     let mut rt = Runtime::start_with(&config, nodes.count().max(1)).map_err(CliError::new)?;
@@ -335,7 +335,7 @@ fn log_stops(stopped: &Stopped) {
 /// side timed, if it ran); the per-hop table goes to the log too.
 fn finish(
     stopped: &Stopped,
-    ros_hops: Option<msgs::handoff::RosHops>,
+    ros_hops: Option<handoff::RosHops>,
     report: Option<&std::path::Path>,
 ) -> CliResult {
     log_stops(stopped);

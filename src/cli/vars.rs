@@ -2,7 +2,7 @@
 
 use super::common::{read_variable, tool_runtime, wait_for_nodes, TargetArgs};
 use super::{print_out, CliError, CliResult};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 
 /// `vars` subcommands.
 #[derive(Debug, clap::Subcommand)]

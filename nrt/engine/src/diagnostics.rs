@@ -15,7 +15,7 @@
 
 use crate::engine::Engine;
 use crate::network::{Node, NodeState};
-use msgs::handoff::{LatencySummary, NodeId, RtStats, SchedulerMode};
+use handoff::{LatencySummary, NodeId, RtStats, SchedulerMode};
 use std::time::Instant;
 
 /// `DiagnosticStatus.level` OK.
@@ -393,7 +393,7 @@ pub fn switch(prefix: &str, r: &crate::switch::SwitchReport) -> DiagnosticStatus
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{LinkTotals, RingDrops};
+    use handoff::{LinkTotals, RingDrops};
 
     fn stats() -> RtStats {
         RtStats {

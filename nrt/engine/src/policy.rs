@@ -6,7 +6,7 @@
 //! built-in default.
 
 use crate::params::NodeClass;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use std::collections::BTreeMap;
 
 /// One attribute: value per (type name, id), -1 = any id.

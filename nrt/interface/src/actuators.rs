@@ -2,7 +2,7 @@
 //! of the robot: script events (validated by `nrt_engine::thymio::actuators`, so a bad message is refused with its
 //! reason) or the alarm, which sounds again every [`actuators::ALARM_PERIOD_S`] while it is on.
 
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::thymio::actuators::{self, BodyLed, CommandError, Gesture, Preset, ScriptEvent};
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! `source == 0` (the front end's own publications carry the node id and are not echoed back).
 
 use crate::geometry::Stamp;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::network::{NetworkManager, Node, NodeState};
 
 /// `asebaros_msgs/Node`.
@@ -184,8 +184,8 @@ pub fn script_failed(node: NodeId, error: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use handoff::LinkId;
     use msgs::description::NamedVariable;
-    use msgs::handoff::LinkId;
     use msgs::wire::{Frame, Message};
     use nrt_engine::network::{LoadedScript, ManagerConfig, Via};
     use nrt_engine::params::{BridgeParams, NodeClass};

@@ -17,7 +17,7 @@
 //! the wheels to that owner; a robot that goes away aborts it (`the robot went away`).
 
 use crate::report::Reporter;
-use msgs::handoff::{
+use handoff::{
     CalCommand, CalFailure, CalReport, NodeId, NrtCalibrationPort, NrtControl, OwnerId, RobotId,
     Wheel,
 };

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::report::{LogSink, Severity};
-use msgs::handoff::{calibration_port, RtCalibrationPort};
+use handoff::{calibration_port, RtCalibrationPort};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -200,7 +200,7 @@ fn bad_goals_are_rejected_with_their_reason_reported() {
 #[test]
 fn a_run_measures_both_wheels_writes_applies_and_gives_the_wheels_back() {
     let mut r = rig();
-    let owner = msgs::handoff::OwnerId::JOINT;
+    let owner = handoff::OwnerId::JOINT;
     r.cal.on_engine_event(&EngineEvent::Owner {
         robot: ROBOT,
         owner,

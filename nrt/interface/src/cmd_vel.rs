@@ -4,7 +4,7 @@
 //! back), until a good command ends it.
 
 use crate::geometry::Stamp;
-use msgs::handoff::{NodeId, NrtLiveParams, RobotId, Twist2};
+use handoff::{NodeId, NrtLiveParams, RobotId, Twist2};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -129,7 +129,7 @@ impl CmdVelGate {
 mod tests {
     use super::*;
     use crate::report::Severity;
-    use msgs::handoff::{live_params, RtLiveParams};
+    use handoff::{live_params, RtLiveParams};
 
     fn gate(timeout: f64) -> (CmdVelGate, RtLiveParams) {
         let (rt, nrt) = live_params(2);

@@ -1,7 +1,7 @@
 //! ROS from RT, described once for every front end: the endpoints and parameters the RT controllers declared
-//! ([`msgs::handoff::NrtControl`]), served for each driven robot under its driver node's name:
+//! ([`handoff::NrtControl`]), served for each driven robot under its driver node's name:
 //! `/<ns>/thymio_driver/controllers/<controller>/<endpoint>` ([`Endpoint::leaf`]). Each front end maps the
-//! endpoint's [`RosKind`] to its ROS type (the table of [`msgs::handoff::endpoints`]: `Bool` → `std_msgs/Bool`,
+//! endpoint's [`RosKind`] to its ROS type (the table of [`handoff::endpoints`]: `Bool` → `std_msgs/Bool`,
 //! `Float64` → `std_msgs/Float64`, `Pose2D` → `geometry_msgs/Pose2D`, `Twist` → `geometry_msgs/Twist`; a service
 //! of `Empty` is a `std_srvs/Trigger`, of `Bool` a `std_srvs/SetBool`, of `Pose2D` a `thymio_rt_msgs/SetPose2D`,
 //! all answered with `(success, message)`).
@@ -20,9 +20,9 @@
 //! The ports belong to RT robot slots: a robot that goes gives its slot's ports back for the next robot in that
 //! slot.
 
-use crate::owner_switch::{Answer, NO_LONGER_DRIVEN};
+use crate::held_calls::{Answer, HeldCalls, HeldForNode, NO_LONGER_DRIVEN};
 use crate::reply::Held;
-use msgs::handoff::{
+use handoff::{
     Doorbell, NodeId, NrtControl, NrtControllerPorts, NrtEndpoint, Outcome, ParamDecl, RequestId,
     RobotId, RosKind, RosValue,
 };
@@ -116,12 +116,20 @@ struct PendingCall {
     until: Instant,
 }
 
+impl HeldForNode for PendingCall {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+    fn into_call(self) -> Held<Answer> {
+        self.call
+    }
+}
+
 /// Every controller port, and the driven robots (one per process, in [`crate::Interface`]).
 pub struct Controllers {
     ports: BTreeMap<RobotId, Vec<NrtControllerPorts>>,
-    /// The driven robots: node → RT slot.
-    robots: BTreeMap<NodeId, RobotId>,
-    pending: Vec<PendingCall>,
+    /// The driven robots and the service calls forwarded to their controllers.
+    pending: HeldCalls<PendingCall>,
     outputs: Vec<Published>,
     /// A value was stored for RT in this iteration (the RT thread is rung once, in [`Self::serve`]).
     stored: bool,
@@ -145,8 +153,7 @@ impl Controllers {
         }
         Controllers {
             ports,
-            robots: BTreeMap::new(),
-            pending: Vec::new(),
+            pending: HeldCalls::default(),
             outputs: Vec::new(),
             stored: false,
             rt_bell,
@@ -155,7 +162,7 @@ impl Controllers {
 
     /// The RT slot of driven robot `node`.
     pub fn robot(&self, node: NodeId) -> Option<RobotId> {
-        self.robots.get(&node).copied()
+        self.pending.robot(node)
     }
 
     /// The endpoints a front end makes for driven robot `node` (none when it is not driven).
@@ -254,7 +261,7 @@ impl Controllers {
             return call.reply((false, "the pose must be finite".into()));
         }
         match nrt.nrt_call(request) {
-            Ok(rid) => self.pending.push(PendingCall {
+            Ok(rid) => self.pending.hold(PendingCall {
                 node,
                 robot,
                 endpoint: id,
@@ -271,11 +278,11 @@ impl Controllers {
     pub fn serve(&mut self, now: Instant) {
         let Controllers {
             ports,
-            robots,
             pending,
             outputs,
             ..
         } = self;
+        let (robots, pending) = pending.parts_mut();
         for (&node, robot) in robots.iter() {
             let Some(slot) = ports.get_mut(robot) else {
                 continue;
@@ -317,11 +324,7 @@ impl Controllers {
                 }
             }
         }
-        let (late, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
-            .into_iter()
-            .partition(|p| p.until <= now);
-        self.pending = waiting;
-        for p in late {
+        for p in self.pending.take(|p, _| p.until <= now) {
             let controller = self
                 .ports
                 .get(&p.robot)
@@ -352,22 +355,7 @@ impl Controllers {
 
     /// Follows the driven robots; the held calls of a robot that goes are refused.
     pub fn on_engine_event(&mut self, event: &EngineEvent) {
-        match event {
-            EngineEvent::RobotReady { node, robot } => {
-                self.robots.insert(*node, *robot);
-            }
-            EngineEvent::RobotRemoved { node, .. } => {
-                self.robots.remove(node);
-                let (gone, kept) = std::mem::take(&mut self.pending)
-                    .into_iter()
-                    .partition(|p| p.node == *node);
-                self.pending = kept;
-                for p in gone {
-                    p.call.reply((false, NO_LONGER_DRIVEN.into()));
-                }
-            }
-            _ => {}
-        }
+        self.pending.follow(event);
     }
 
     /// The controllers' parameters of robot slot `robot` (see [`Self::robot`] for a node's), as

@@ -1,6 +1,6 @@
 use super::*;
 use crate::reply::held;
-use msgs::handoff::{
+use handoff::{
     ControllerInit, OwnerNames, Pose2, RtParams, RtServiceEndpoint, RtTopicPublisher,
     RtTopicSubscriber,
 };

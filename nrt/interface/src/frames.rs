@@ -2,7 +2,7 @@
 //! `odom`, `base_link`, the wheel joints and links, and the URDF of `robot_description` written from its
 //! calibrated axis.
 
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::Engine;
 use nrt_engine::thymio::model::{self, prefixed};
 

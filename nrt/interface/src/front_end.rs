@@ -14,7 +14,7 @@ use crate::ground_truth::{GroundTruthSink, GroundTruthSource, GroundTruthThread}
 use crate::joints::JointRates;
 use crate::owner_switch::Switch;
 use crate::report::Reporter;
-use msgs::handoff::{NrtControl, RosHops};
+use handoff::{NrtControl, RosHops};
 use nrt_engine::engine::{Engine, EngineEvent};
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,8 @@ pub struct Interface {
     pub switch: Switch,
     /// The RT controllers' ports: endpoints and parameters.
     pub controllers: Controllers,
+    /// One iteration's engine events ([`step`]), kept to reuse its capacity.
+    events: Vec<EngineEvent>,
 }
 
 impl Interface {
@@ -44,6 +46,7 @@ impl Interface {
             ground_truth: None,
             switch: Switch::default(),
             controllers: Controllers::default(),
+            events: Vec::new(),
         }
     }
 
@@ -166,13 +169,17 @@ pub fn step(
         f.serve(engine, iface, now);
     }
     engine.poll(now);
-    let events: Vec<EngineEvent> = std::iter::from_fn(|| engine.next_event()).collect();
+    // the buffer is the layer's, reused from one iteration to the next (taken out while the layer is lent)
+    let mut events = std::mem::take(&mut iface.events);
+    events.clear();
+    events.extend(std::iter::from_fn(|| engine.next_event()));
     for event in &events {
         iface.on_engine_event(engine, event);
     }
     for f in front_ends.iter_mut() {
         f.on_engine_events(engine, iface, &events);
     }
+    iface.events = events;
     iface.serve(engine, now);
     for f in front_ends.iter_mut() {
         f.publish(engine, iface, now);

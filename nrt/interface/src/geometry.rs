@@ -2,7 +2,7 @@
 //! headers, vectors, quaternions and stamped transforms. Each front end maps them to its `std_msgs/Header`,
 //! `geometry_msgs/Vector3`, `Quaternion` and `TransformStamped` once.
 
-use msgs::handoff::monotonic_ns;
+use handoff::monotonic_ns;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A stamp: system time since the Unix epoch (ROS time without `use_sim_time`).

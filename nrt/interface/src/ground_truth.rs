@@ -11,7 +11,7 @@
 //! `linear.y` left, `angular.z`). Each front end is a [`GroundTruthSink`]: its publishers of the robots' topic.
 
 use crate::report::Reporter;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! `/diagnostics` status, so that a user sees where time goes between the wire and ROS on their
 //! own machine. Each front end times its own hops ([`NrtHopTimers`]) and publishes its own status.
 //!
-//! The hops, in path order (CLOCK_MONOTONIC ns throughout, [`msgs::handoff::monotonic_ns`]):
+//! The hops, in path order (CLOCK_MONOTONIC ns throughout, [`handoff::monotonic_ns`]):
 //!
 //! | hop | owner | from → to |
 //! |---|---|---|
@@ -18,8 +18,8 @@
 //! and the NRT loop reads quantiles once per diagnostics period; the lock is held for a record
 //! or for four quantile look-ups, never across a wait.
 
+use handoff::{LatencySummary, RosHops, RtStats};
 use hdrhistogram::Histogram;
-use msgs::handoff::{LatencySummary, RosHops, RtStats};
 use nrt_engine::diagnostics::{DiagnosticStatus, KeyValue, OK, WARN};
 use std::sync::{Arc, Mutex};
 
@@ -201,7 +201,7 @@ mod tests {
             watchdog_stops: 0,
             speed_frames: 0,
             odometry_samples: 0,
-            scheduler: msgs::handoff::SchedulerMode::Fallback,
+            scheduler: handoff::SchedulerMode::Fallback,
             hops: Default::default(),
         };
         rt.hops.wire_to_decoded = LatencySummary {

@@ -12,7 +12,7 @@
 //!   (unknown names, lengths that differ, a non-finite velocity) is dropped, counted ([`BAD_JOINT`] in
 //!   `/diagnostics`) and logged once per run of bad messages. It drives the wheels only while `joint` owns them.
 
-use msgs::handoff::{JointCommand, JointStateSample, NodeId, NrtLiveParams, OwnerNames, RobotId};
+use handoff::{JointCommand, JointStateSample, NodeId, NrtLiveParams, OwnerNames, RobotId};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn bad_commands_are_counted_and_reported_once_per_run() {
-        let (_rt, params) = msgs::handoff::live_params(1);
+        let (_rt, params) = handoff::live_params(1);
         let dropped = Arc::new(AtomicU64::new(0));
         let mut input =
             JointCommandInput::new(params, RobotId(0), NodeId(3), joints(), dropped.clone());
@@ -376,7 +376,7 @@ mod tests {
             velocity: [0.5, 0.25],
             velocity_reference: [0.5, 0.3],
             target: [100, 120],
-            owner: msgs::handoff::OwnerId::controller(1),
+            owner: handoff::OwnerId::controller(1),
             fault: JointStateSample::FAULT_WATCHDOG,
             ..Default::default()
         };
@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn the_rate_follows_the_subscribers_of_every_front_end() {
-        let (_rt, params) = msgs::handoff::live_params(1);
+        let (_rt, params) = handoff::live_params(1);
         let mut rates = JointRates::default();
         let t0 = Instant::now();
         rates.add(NodeId(3), RobotId(0));

@@ -4,7 +4,7 @@
 //! also fails the call when the script was refused (rospy's `ServiceException` carries the same text).
 
 use crate::report::Severity;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::{Engine, ScriptFileError, ScriptSource};
 use std::collections::BTreeMap;
 use std::fmt::Display;

@@ -5,7 +5,7 @@
 
 use crate::frames::Frames;
 use crate::geometry::{yaw, Header, Quaternion, Stamp, Transform, Vector3};
-use msgs::handoff::OdomSample;
+use handoff::OdomSample;
 use nrt_engine::thymio::calibration::{Calibration, WHEEL_RADIUS};
 use nrt_engine::thymio::model;
 use std::time::{Duration, Instant};
@@ -147,7 +147,7 @@ impl RateLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{Pose2, Twist2};
+    use handoff::{Pose2, Twist2};
 
     fn sample() -> OdomSample {
         OdomSample {

@@ -14,8 +14,11 @@
 //! A front end hands each call to [`Switch::request`] and publishes [`Switch::owner_name`] on its `controller_owner`
 //! whenever it differs from what it last published there.
 
+pub use crate::held_calls::{Answer, NO_LONGER_DRIVEN};
+use crate::held_calls::{HeldCalls, HeldForNode};
 use crate::reply::Held;
-use msgs::handoff::{NodeId, NrtLiveParams, OwnerId, OwnerNames, RobotId};
+use handoff::{NodeId, NrtLiveParams, OwnerId, OwnerNames, RobotId};
+use nrt_engine::diagnostics::{kv, KeyValue};
 use nrt_engine::engine::EngineEvent;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -23,14 +26,13 @@ use std::time::{Duration, Instant};
 /// Longest wait for the RT thread to confirm a switch.
 pub const SWITCH_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// `/diagnostics` key: the owner of the wheels.
+pub const OWNER: &str = "Owner";
+/// `/diagnostics` key: commands from non-owners dropped by the RT thread.
+pub const DROPPED: &str = "Non-owner commands dropped";
+
 /// The owner that takes the wheels through its action only (`calibrate_motors`), never through the switch.
 pub const ACTION_ONLY: &str = "calibrate_motors";
-
-/// Why a held call of a robot that went is refused.
-pub const NO_LONGER_DRIVEN: &str = "the robot is no longer driven";
-
-/// The answer of a switch call (and of an RT controller's service call): `(success, message)`.
-pub type Answer = (bool, String);
 
 /// What the RT thread last reported of one robot slot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,14 +50,22 @@ struct Pending {
     until: Instant,
 }
 
+impl HeldForNode for Pending {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+    fn into_call(self) -> Held<Answer> {
+        self.call
+    }
+}
+
 /// The switches of the driven robots (one per process, in [`crate::Interface`]).
 #[derive(Default)]
 pub struct Switch {
     names: OwnerNames,
-    /// The driven robots: node → RT slot.
-    robots: BTreeMap<NodeId, RobotId>,
     reports: BTreeMap<RobotId, OwnerReport>,
-    pending: Vec<Pending>,
+    /// The driven robots and the switch calls waiting for the RT thread.
+    pending: HeldCalls<Pending>,
     /// Confirmed calls, answered at the end of the iteration (once the new owner is published).
     confirmed: Vec<(Held<Answer>, String)>,
 }
@@ -91,9 +101,16 @@ impl Switch {
         self.reports.get(&robot).copied().unwrap_or_default()
     }
 
+    /// What `/diagnostics` shows of driven robot slot `robot` on every front end: its owner ([`OWNER`]) and the
+    /// commands from non-owners the RT thread dropped ([`DROPPED`]).
+    pub fn diagnostics(&self, robot: RobotId) -> [KeyValue; 2] {
+        let r = self.report(robot);
+        [kv(OWNER, self.name(r.owner)), kv(DROPPED, r.dropped)]
+    }
+
     /// The RT slot of driven robot `node`.
     pub fn robot(&self, node: NodeId) -> Option<RobotId> {
-        self.robots.get(&node).copied()
+        self.pending.robot(node)
     }
 
     /// What robot `node`'s `controller_owner` says now (`None`: not driven). A front end publishes it when it
@@ -137,7 +154,7 @@ impl Switch {
         if let Err(e) = params.nrt_request_owner(robot, wanted) {
             return call.reply((false, format!("node {node}: {e}")));
         }
-        self.pending.push(Pending {
+        self.pending.hold(Pending {
             node,
             call,
             wanted,
@@ -148,52 +165,33 @@ impl Switch {
     /// Follows the driven robots and the RT thread's owner reports (a confirmed call is answered at
     /// [`Self::end_step`]; the calls of a robot that goes are refused now).
     pub fn on_engine_event(&mut self, event: &EngineEvent) {
-        match event {
-            EngineEvent::RobotReady { node, robot } => {
-                self.robots.insert(*node, *robot);
-            }
-            EngineEvent::RobotRemoved { node, .. } => {
-                self.robots.remove(node);
-                let (gone, kept) = std::mem::take(&mut self.pending)
-                    .into_iter()
-                    .partition(|p| p.node == *node);
-                self.pending = kept;
-                for p in gone {
-                    p.call.reply((false, NO_LONGER_DRIVEN.into()));
-                }
-            }
-            EngineEvent::Owner {
-                robot,
-                owner,
-                dropped,
-            } => {
-                self.reports.insert(
-                    *robot,
-                    OwnerReport {
-                        owner: *owner,
-                        dropped: *dropped,
-                    },
-                );
-                let message = format!("{} owns the wheels", self.name(*owner));
-                let robots = &self.robots;
-                let (done, waiting) = std::mem::take(&mut self.pending)
-                    .into_iter()
-                    .partition(|p| p.wanted == *owner && robots.get(&p.node) == Some(robot));
-                self.pending = waiting;
-                self.confirmed
-                    .extend(done.into_iter().map(|p: Pending| (p.call, message.clone())));
-            }
-            _ => {}
-        }
+        self.pending.follow(event);
+        let EngineEvent::Owner {
+            robot,
+            owner,
+            dropped,
+        } = event
+        else {
+            return;
+        };
+        self.reports.insert(
+            *robot,
+            OwnerReport {
+                owner: *owner,
+                dropped: *dropped,
+            },
+        );
+        let message = format!("{} owns the wheels", self.name(*owner));
+        let done = self
+            .pending
+            .take(|p, robots| p.wanted == *owner && robots.get(&p.node) == Some(robot));
+        self.confirmed
+            .extend(done.into_iter().map(|p: Pending| (p.call, message.clone())));
     }
 
     /// Refuses the calls the RT thread did not confirm in time, saying which owner kept the wheels.
     pub fn serve(&mut self, now: Instant) {
-        let (late, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
-            .into_iter()
-            .partition(|p| p.until <= now);
-        self.pending = waiting;
-        for p in late {
+        for p in self.pending.take(|p, _| p.until <= now) {
             let kept = self
                 .robot(p.node)
                 .map_or(OwnerId::ROS, |r| self.report(r).owner);

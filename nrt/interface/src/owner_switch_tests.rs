@@ -1,6 +1,6 @@
 use super::*;
 use crate::reply::held;
-use msgs::handoff::{live_params, RtLiveParams};
+use handoff::{live_params, RtLiveParams};
 use std::sync::mpsc::{channel, Receiver};
 
 const NODE: NodeId = NodeId(1);

@@ -8,7 +8,7 @@
 //! `nrt_engine::schema::ranges`); this module names, describes and routes. The RT controllers' parameters
 //! (`controllers.<controller>.<param>`) are part of each driver node's table, reached through [`ControllerParams`].
 
-use msgs::handoff::{NodeId, ParamDecl, RobotId};
+use handoff::{NodeId, ParamDecl, RobotId};
 use nrt_engine::engine::Engine;
 use nrt_engine::schema::aliases::{self, canonical_name};
 use nrt_engine::schema::{self, ranges};

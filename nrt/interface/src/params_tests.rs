@@ -1,5 +1,5 @@
 use super::*;
-use msgs::handoff::{channels, ChannelConfig, RtEnds};
+use handoff::{channels, ChannelConfig, RtEnds};
 use nrt_engine::engine::EngineConfig;
 use nrt_engine::params::BridgeParams;
 use std::cell::RefCell;

@@ -4,7 +4,7 @@
 //! `buttons` (Joy) and `comm/rx` from the script's events.
 
 use crate::geometry::{Header, Stamp, Vector3};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::Engine;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;

@@ -17,7 +17,7 @@ use super::graph::{global, Graph, Task};
 use super::net::{Publisher, ServiceServer};
 use super::ros1_msgs::asebaros_msgs as am;
 use super::Ros1Error;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::{read_script_file, Engine, EngineEvent, ScriptFileError};
 use nrt_engine::network::{NetworkEvent, RequestId};
 use nrt_interface::actuators::RobotCommand;
@@ -114,7 +114,7 @@ pub enum Call {
 /// Hands a request to the NRT loop and waits for its answer (on tokio's blocking pool, never on the RT thread).
 pub fn ask<R>(
     inbox: &Inbox,
-    bell: &msgs::handoff::Doorbell,
+    bell: &handoff::Doorbell,
     make: impl FnOnce(SyncSender<R>) -> Call,
 ) -> Result<R, anyhow::Error> {
     let (tx, rx): (SyncSender<R>, Receiver<R>) = sync_channel(1);

@@ -18,7 +18,7 @@ use super::rosout::Rosout;
 use super::thymio::ThymioInterface;
 use super::watch::MasterWatch;
 use super::{params, Ros1Error, Ros1Options};
-use msgs::handoff::{NodeId, RosHops};
+use handoff::{NodeId, RosHops};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
@@ -242,6 +242,9 @@ impl FrontEnd for Ros1Bridge {
             let (thymio, joints) = (&self.thymio, &self.joints);
             let robot_values = |id: NodeId| {
                 let mut values = Vec::new();
+                if let Some(s) = engine.robots().of_node(id) {
+                    values.extend(iface.switch.diagnostics(s.robot));
+                }
                 if let Some(n) = thymio.stale_cmd_vel(id) {
                     values.push(diagnostics::kv(diagnostics::STALE_CMD_VEL, n));
                 }
@@ -323,7 +326,7 @@ impl Ros1Bridge {
     }
 
     /// The owner names of the switch (`ros`, `joint`, the RT controllers), named in the joint states' `owner`.
-    pub fn set_owner_names(&mut self, names: msgs::handoff::OwnerNames) {
+    pub fn set_owner_names(&mut self, names: handoff::OwnerNames) {
         self.joints.set_owner_names(names);
     }
 

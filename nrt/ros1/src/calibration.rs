@@ -9,7 +9,7 @@ use super::graph::{global, Graph};
 use super::ros1_msgs::actionlib_msgs::{GoalID, GoalStatus};
 use super::ros1_msgs::std_msgs::Header;
 use super::ros1_msgs::thymio_rt_msgs as tm;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::calibration::{
     CalResult, Calibration, End, Feedback, Goal, GoalHandle, GoalId, ACTION,
@@ -149,11 +149,7 @@ impl CalibrationActions {
                 if !self.building.insert(*node) {
                     return;
                 }
-                let ns = engine
-                    .network()
-                    .node(*node)
-                    .map(|n| n.namespace().trim_matches('/').to_owned())
-                    .unwrap_or_default();
+                let ns = nrt_interface::frames::robot_namespace(engine, *node);
                 let name = global(&[&self.base, &ns, ACTION]);
                 let (tx, id, reporter) = (self.built_tx.clone(), *node, self.reporter.clone());
                 self.graph.submit(
@@ -289,34 +285,38 @@ print(json.dumps(out))
                 + key.len();
             stdout[at..at + 32].to_owned()
         };
-        assert_eq!(
-            tm::CalibrateMotorsGoal::DESCRIPTION.md5sum,
-            md5("CalibrateMotorsGoal")
-        );
-        assert_eq!(
-            tm::CalibrateMotorsResult::DESCRIPTION.md5sum,
-            md5("CalibrateMotorsResult")
-        );
-        assert_eq!(
-            tm::CalibrateMotorsFeedback::DESCRIPTION.md5sum,
-            md5("CalibrateMotorsFeedback")
-        );
-        assert_eq!(
-            tm::CalibrateMotorsActionGoal::DESCRIPTION.md5sum,
-            md5("CalibrateMotorsActionGoal")
-        );
-        assert_eq!(
-            tm::CalibrateMotorsActionResult::DESCRIPTION.md5sum,
-            md5("CalibrateMotorsActionResult")
-        );
-        assert_eq!(
-            tm::CalibrateMotorsActionFeedback::DESCRIPTION.md5sum,
-            md5("CalibrateMotorsActionFeedback")
-        );
-        assert_eq!(
-            tm::CalibrateMotorsAction::DESCRIPTION.md5sum,
-            md5("CalibrateMotorsAction")
-        );
+        for (name, ours) in [
+            (
+                "CalibrateMotorsGoal",
+                tm::CalibrateMotorsGoal::DESCRIPTION.md5sum,
+            ),
+            (
+                "CalibrateMotorsResult",
+                tm::CalibrateMotorsResult::DESCRIPTION.md5sum,
+            ),
+            (
+                "CalibrateMotorsFeedback",
+                tm::CalibrateMotorsFeedback::DESCRIPTION.md5sum,
+            ),
+            (
+                "CalibrateMotorsActionGoal",
+                tm::CalibrateMotorsActionGoal::DESCRIPTION.md5sum,
+            ),
+            (
+                "CalibrateMotorsActionResult",
+                tm::CalibrateMotorsActionResult::DESCRIPTION.md5sum,
+            ),
+            (
+                "CalibrateMotorsActionFeedback",
+                tm::CalibrateMotorsActionFeedback::DESCRIPTION.md5sum,
+            ),
+            (
+                "CalibrateMotorsAction",
+                tm::CalibrateMotorsAction::DESCRIPTION.md5sum,
+            ),
+        ] {
+            assert_eq!(ours, md5(name), "{name}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::graph::{Graph, Task};
 use super::net::Subscriber;
 use super::ros1_msgs::geometry_msgs::{Twist, TwistStamped};
 use super::Ros1Error;
-use msgs::handoff::{monotonic_ns, NodeId, Twist2};
+use handoff::{monotonic_ns, NodeId, Twist2};
 use nrt_interface::cmd_vel::{CmdVelGate, Verdict};
 use nrt_interface::geometry::{self, Stamp};
 use nrt_interface::hop_times::HopHistogram;

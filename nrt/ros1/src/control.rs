@@ -14,7 +14,7 @@ use super::net::{Publisher, ServiceServer};
 use super::ros1_msgs::std_msgs;
 use super::ros1_msgs::thymio_rt_msgs::{SwitchController, SwitchControllerResponse};
 use super::Ros1Error;
-use msgs::handoff::{Doorbell, NodeId, RobotId, RosValue};
+use handoff::{Doorbell, NodeId, RobotId, RosValue};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::controllers::{Endpoint, EndpointId};
 use nrt_interface::owner_switch::{Answer, SWITCH_TIMEOUT};
@@ -203,11 +203,7 @@ impl ControlInterface {
             id,
             robot,
             base: self.base.clone(),
-            namespace: engine
-                .network()
-                .node(id)
-                .map(|n| n.namespace().trim_matches('/').to_owned())
-                .unwrap_or_default(),
+            namespace: nrt_interface::frames::robot_namespace(engine, id),
             endpoints: iface.controllers.endpoints(id),
             inbox: self.inbox.clone(),
         };

@@ -1,6 +1,6 @@
 //! The RT controllers' endpoints of one driven robot on ROS 1 (the behaviour is the layer's,
 //! [`nrt_interface::controllers`]): `/<ns>/thymio_driver/controllers/<controller>/<endpoint>` with the ROS 1 types
-//! of the table in [`msgs::handoff::endpoints`] (`Bool` → `std_msgs/Bool`, `Float64` → `std_msgs/Float64`,
+//! of the table in [`handoff::endpoints`] (`Bool` → `std_msgs/Bool`, `Float64` → `std_msgs/Float64`,
 //! `Pose2D` → `geometry_msgs/Pose2D`, `Twist` → `geometry_msgs/Twist`; a service of `Empty` is a
 //! `std_srvs/Trigger`, of `Bool` a `std_srvs/SetBool`, of `Pose2D` a `thymio_rt_msgs/SetPose2D`), and the one
 //! conversion of each between ROS 1 and the layer's values.
@@ -13,7 +13,7 @@ use super::ros1_msgs::std_msgs::{Bool, Float64};
 use super::ros1_msgs::std_srvs::{SetBool, SetBoolResponse, Trigger, TriggerResponse};
 use super::ros1_msgs::thymio_rt_msgs::{SetPose2D, SetPose2DResponse};
 use super::Ros1Error;
-use msgs::handoff::{NodeId, Pose2, RosKind, RosValue, Twist2};
+use handoff::{NodeId, Pose2, RosKind, RosValue, Twist2};
 use nrt_interface::controllers::{Endpoint, EndpointId, Published, Role, SERVICE_TIMEOUT};
 use roslibrust::RosMessageType;
 

@@ -270,7 +270,7 @@ pub fn diagnostics(status: Vec<DiagnosticStatus>, stamp: Time) -> dm::Diagnostic
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::monotonic_ns;
+    use handoff::monotonic_ns;
     use roslibrust::RosMessageType;
 
     /// The MD5 sums ROS 1 peers check when they connect (those of Debian's ROS 1 packages and of asebaros'
@@ -314,7 +314,7 @@ mod tests {
 
     #[test]
     fn odometry_and_tf_carry_the_neutral_content() {
-        use msgs::handoff::OdomSample;
+        use handoff::OdomSample;
         use nrt_engine::thymio::calibration::Calibration;
         use nrt_interface::frames::Frames;
         use nrt_interface::odometry as odo;

@@ -12,7 +12,7 @@
 use super::master::Client;
 use super::net::{Address, Limits, NetError, Node, Publisher, ServiceServer, Subscriber};
 use super::Ros1Error;
-use msgs::handoff::Doorbell;
+use handoff::Doorbell;
 use roslibrust::{RosMessageType, RosServiceType};
 use std::future::Future;
 use std::sync::{Arc, Mutex};

@@ -7,7 +7,7 @@ use super::conv;
 use super::graph::{global, Graph};
 use super::net::Publisher;
 use super::ros1_msgs::{geometry_msgs as gm, nav_msgs};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::frames::{self, Frames};
 use nrt_interface::ground_truth::{GroundTruth, GroundTruthSink, TOPIC, WORLD_FRAME};

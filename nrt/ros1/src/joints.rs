@@ -15,7 +15,7 @@ use super::graph::{global, Graph, Task};
 use super::net::Publisher;
 use super::ros1_msgs::{sensor_msgs, thymio_rt_msgs};
 use super::Ros1Error;
-use msgs::handoff::{monotonic_ns, JointStateSample, NodeId, OwnerNames, RobotId};
+use handoff::{monotonic_ns, JointStateSample, NodeId, OwnerNames, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::frames::{self, Frames};
 use nrt_interface::joints::{
@@ -297,7 +297,7 @@ mod tests {
             velocity_reference: [0.5, 0.3],
             target: [100, 120],
             pwm: Some([7, -7]),
-            owner: msgs::handoff::OwnerId::JOINT,
+            owner: handoff::OwnerId::JOINT,
             fault: JointStateSample::FAULT_REFLEX,
             ..Default::default()
         };

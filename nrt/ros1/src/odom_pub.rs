@@ -1,5 +1,5 @@
 //! The ROS 1 odometry publisher thread: the RT thread pushes each odometry sample into a ring of its own (one of
-//! [`msgs::handoff::ChannelConfig::odometry_out_consumers`]; the ROS 2 front end has another) and rings this
+//! [`handoff::ChannelConfig::odometry_out_consumers`]; the ROS 2 front end has another) and rings this
 //! thread, which publishes `odom`, `/tf` (odom → base_link and the two wheels) and `joint_states` of that robot at
 //! once, then waits again; the extended joint states of the same ring go to `thymio_driver/joint_states`
 //! ([`super::joints`]). The hops handed → publish start and publish → returned are timed ([`NrtHopTimers`]). It never goes through the NRT loop; the serialised messages are queued for their
@@ -13,7 +13,7 @@ use super::graph::Graph;
 use super::joints::JointTargets;
 use super::net::Publisher;
 use super::ros1_msgs::{nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage};
-use msgs::handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, RobotId};
+use handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, RobotId};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_interface::frames::Frames;
 use nrt_interface::hop_times::NrtHopTimers;

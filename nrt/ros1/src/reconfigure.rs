@@ -12,7 +12,7 @@ use super::graph::{global, Graph};
 use super::net::{Publisher, ServiceServer};
 use super::ros1_msgs::dynamic_reconfigure as dr;
 use super::Ros1Error;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::schema;
 use nrt_engine::thymio::params::DriverParams;
@@ -107,11 +107,7 @@ impl Reconfigure {
                 if self.servers.contains_key(&target) {
                     return;
                 }
-                let ns = engine
-                    .network()
-                    .node(*node)
-                    .map(|n| n.namespace().trim_matches('/').to_owned())
-                    .unwrap_or_default();
+                let ns = nrt_interface::frames::robot_namespace(engine, *node);
                 let name = global(&[&self.base, &ns, "thymio_driver"]);
                 let table = table(engine, target, controllers);
                 self.build(target, name, &table);

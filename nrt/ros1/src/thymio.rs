@@ -16,19 +16,19 @@ use super::ros1_msgs::{std_srvs, tf2_msgs};
 use super::thymio_inputs::{self, Inputs, INPUT_NAMES};
 use super::thymio_outputs::Outputs;
 use super::Ros1Error;
-use msgs::handoff::{NodeId, ProximitySample, RobotId};
+use handoff::{NodeId, ProximitySample, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
-use nrt_engine::network::NetworkEvent;
 use nrt_engine::thymio::actuators::ScriptEvent;
 use nrt_engine::thymio::calibration::Calibration;
+use nrt_engine::thymio::events::RobotEvent;
 use nrt_interface::actuators::{self, Alarm, RobotCommand};
 use nrt_interface::cmd_vel::CmdVelGate;
+use nrt_interface::driver_events::{self, DriverEvents};
 use nrt_interface::frames::{self, Frames};
-use nrt_interface::geometry;
+use nrt_interface::geometry::{self, Stamp};
 use nrt_interface::hop_times::HopHistogram;
 use nrt_interface::odometry::RateLimit;
 use nrt_interface::report::Reporter;
-use nrt_interface::sensors;
 use nrt_interface::tf::{self, StaticFrames};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -206,49 +206,14 @@ impl ThymioInterface {
         self.odom.clone()
     }
 
-    /// Reacts to the engine: robots coming and going, proximity, ground events.
+    /// Reacts to the engine as the layer routes it (`nrt_interface::driver_events`): robots coming and going,
+    /// proximity, script events.
     pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
-        match event {
-            EngineEvent::RobotReady { node, robot }
-                if engine.driver_params().enabled && !self.robots.contains_key(node) =>
-            {
-                self.add_robot(engine, *node, *robot)
-            }
-            EngineEvent::RobotRemoved { node, .. } => {
-                // dropping its publishers, service and tasks unregisters them
-                if let Some(r) = self.robots.remove(node) {
-                    self.odom.remove(r.robot);
-                    self.alarms.remove(node);
-                    self.forget(&r.namespace);
-                    self.replace_static_frames(*node, &r.frames.prefix, Vec::new());
-                }
-            }
-            EngineEvent::ObstacleStop { node, engaged } => {
-                if let Some(r) = self.robots.get(node) {
-                    if let Err(e) = r.out.publish_obstacle_stop(&self.graph, *engaged) {
-                        self.reporter.warn(&format!(
-                            "ROS 1: node {node}: cannot publish obstacle_stop: {e}"
-                        ));
-                    }
-                }
-            }
-            EngineEvent::Proximity { node, sample } => {
-                self.publish_proximity(engine, *node, sample)
-            }
-            EngineEvent::Network(NetworkEvent::UserEvent {
-                source,
-                id,
-                args,
-                stamp_ns,
-            }) if self.robots.contains_key(source) => {
-                self.on_script_event(engine, *source, *id, args, *stamp_ns)
-            }
-            _ => {}
-        }
+        driver_events::on_engine_event(self, engine, event);
     }
 
     /// Has the registrar thread make the interface of robot `robot` (node `id`).
-    fn add_robot(&mut self, engine: &Engine, id: NodeId, robot: RobotId) {
+    fn build_robot(&mut self, engine: &Engine, id: NodeId, robot: RobotId) {
         if !self.building.insert(id) {
             return;
         }
@@ -378,22 +343,18 @@ impl ThymioInterface {
         }
     }
 
-    fn on_script_event(
+    fn publish_robot_event(
         &self,
         engine: &Engine,
         id: NodeId,
         event: u16,
-        args: &[i16],
-        stamp_ns: u64,
+        decoded: RobotEvent,
+        stamp: Stamp,
     ) {
-        let (Some(decoded), Some(r)) = (
-            sensors::robot_event(engine, id, event, args),
-            self.robots.get(&id),
-        ) else {
+        let Some(r) = self.robots.get(&id) else {
             return;
         };
         let threshold = engine.robot_params(id).ground.threshold;
-        let stamp = geometry::stamp(stamp_ns);
         let result = r
             .out
             .publish_event(&self.graph, decoded, stamp, &r.frames, threshold);
@@ -401,6 +362,52 @@ impl ThymioInterface {
             self.reporter
                 .warn(&format!("node {id}: cannot publish event {event}: {e}"));
         }
+    }
+}
+
+impl DriverEvents for ThymioInterface {
+    fn has_robot(&self, id: NodeId) -> bool {
+        self.robots.contains_key(&id)
+    }
+
+    /// Has the registrar thread make the interface (reported when it is built).
+    fn add_robot(&mut self, engine: &Engine, id: NodeId, robot: RobotId) {
+        self.build_robot(engine, id, robot)
+    }
+
+    fn remove_robot(&mut self, id: NodeId) {
+        // dropping its publishers, service and tasks unregisters them
+        if let Some(r) = self.robots.remove(&id) {
+            self.odom.remove(r.robot);
+            self.alarms.remove(&id);
+            self.forget(&r.namespace);
+            self.replace_static_frames(id, &r.frames.prefix, Vec::new());
+        }
+    }
+
+    fn obstacle_stop(&mut self, id: NodeId, engaged: bool) {
+        if let Some(r) = self.robots.get(&id) {
+            if let Err(e) = r.out.publish_obstacle_stop(&self.graph, engaged) {
+                self.reporter.warn(&format!(
+                    "ROS 1: node {id}: cannot publish obstacle_stop: {e}"
+                ));
+            }
+        }
+    }
+
+    fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &ProximitySample) {
+        self.publish_proximity(engine, id, sample)
+    }
+
+    fn robot_event(
+        &mut self,
+        engine: &Engine,
+        id: NodeId,
+        event: u16,
+        decoded: RobotEvent,
+        stamp: Stamp,
+    ) {
+        self.publish_robot_event(engine, id, event, decoded, stamp)
     }
 }
 

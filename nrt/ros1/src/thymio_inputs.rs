@@ -12,7 +12,7 @@ use super::aseba::{Call, Inbox};
 use super::graph::{Graph, Task};
 use super::ros1_msgs::{std_msgs, thymio_msgs};
 use super::Ros1Error;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::thymio::actuators::{BodyLed, Gesture, Preset};
 use nrt_interface::actuators::Actuator;
 use roslibrust::RosMessageType;

@@ -22,7 +22,7 @@ use super::names::{self, NameError};
 use super::report::Reporter;
 use super::spinner::NodeAccess;
 use super::{drain, Srv, Sub};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent, ReadTicket, ScriptReader};
 use nrt_engine::network::{NetworkEvent, RequestId};
 use nrt_interface::aseba::{self as layer, Routed};

@@ -17,7 +17,7 @@ use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
 use super::{diagnostics, names, params, params_file, RosError, RosOptions};
-use msgs::handoff::RosHops;
+use handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
 use nrt_interface::ground_truth::GroundTruthSink;
@@ -274,7 +274,7 @@ impl FrontEnd for RosBridge {
 impl RosBridge {
     fn publish_diagnostics(&mut self, engine: &Engine, iface: &Interface) {
         let (thymio, control) = (&self.thymio, &self.control);
-        let robot_values = |id: msgs::handoff::NodeId| {
+        let robot_values = |id: handoff::NodeId| {
             let mut values: Vec<_> = thymio
                 .stale_cmd_vel(id)
                 .map(|n| diagnostics::kv(diagnostics::STALE_CMD_VEL, n))
@@ -365,11 +365,7 @@ impl RosBridge {
                 let Some(frame) = self.thymio.frames(*id).map(|f| f.base.as_str()) else {
                     return;
                 };
-                let ns = engine
-                    .network()
-                    .node(*id)
-                    .map(|n| n.namespace().trim_matches('/').to_owned())
-                    .unwrap_or_default();
+                let ns = nrt_interface::frames::robot_namespace(engine, *id);
                 if let Err(e) = targets.add(node.get(), *id, &ns, frame) {
                     self.reporter
                         .warn(&format!("node {id}: no sim/ground_truth: {e}"));

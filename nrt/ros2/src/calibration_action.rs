@@ -7,7 +7,7 @@
 use super::report::Reporter;
 use super::thymio_endpoints::topic;
 use futures::{FutureExt, Stream, StreamExt};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::calibration::{
     CalResult, Calibration, End, Feedback, Goal, GoalHandle, GoalId, ACTION,
@@ -53,11 +53,7 @@ impl CalibrationActions {
         if !cal.serves(*robot) || self.servers.contains_key(node) {
             return;
         }
-        let ns = engine
-            .network()
-            .node(*node)
-            .map(|n| n.namespace().trim_matches('/').to_owned())
-            .unwrap_or_default();
+        let ns = nrt_interface::frames::robot_namespace(engine, *node);
         match ros.create_action_server::<CalibrateMotors::Action>(&topic(&ns, ACTION)) {
             Ok(goals) => {
                 self.servers.insert(*node, Box::new(goals));

@@ -14,7 +14,7 @@ use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::thymio_conv::Frames;
 use super::thymio_endpoints::{reliable, topic, DEPTH};
-use msgs::handoff::{NodeId, NrtLiveParams, RobotId};
+use handoff::{NodeId, NrtLiveParams, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::joints::{
     JointCommandInput, JointRates, BAD_JOINT, JOINT_COMMAND, JOINT_STATES,
@@ -27,11 +27,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// `/diagnostics` key: the owner of the wheels.
-pub const OWNER: &str = "Owner";
-/// `/diagnostics` key: commands from non-owners dropped by the RT thread.
-pub const DROPPED: &str = "Non-owner commands dropped";
 
 struct JointRobot {
     robot: RobotId,
@@ -111,11 +106,7 @@ impl Control {
         robot: RobotId,
         frames: &Frames,
     ) -> Result<(), r2r::Error> {
-        let ns = engine
-            .network()
-            .node(id)
-            .map(|n| n.namespace().trim_matches('/').to_owned())
-            .unwrap_or_default();
+        let ns = nrt_interface::frames::robot_namespace(engine, id);
         self.switches.add(node, id, &ns)?;
         self.controllers
             .add(node, id, &ns, &iface.controllers.endpoints(id))?;
@@ -207,9 +198,7 @@ impl Control {
     ) -> Vec<KeyValue> {
         let mut out = Vec::new();
         if let Some(robot) = robot {
-            let r = switch.report(robot);
-            out.push(kv(OWNER, switch.name(r.owner)));
-            out.push(kv(DROPPED, r.dropped));
+            out.extend(switch.diagnostics(robot));
         }
         if let Some(j) = self.joints.get(&id) {
             out.push(kv(BAD_JOINT, j.bad.load(Ordering::Relaxed)));

@@ -1,7 +1,7 @@
 //! ROS from RT on ROS 2: the RT controllers' endpoints (the behaviour is the layer's,
 //! [`nrt_interface::controllers`]) made for each driven robot under its driver node's name,
 //! `/<ns>/thymio_driver/controllers/<controller>/<endpoint>`, with the ROS 2 types of the table in
-//! [`msgs::handoff::endpoints`] (`Bool` → `std_msgs/Bool`, `Float64` → `std_msgs/Float64`,
+//! [`handoff::endpoints`] (`Bool` → `std_msgs/Bool`, `Float64` → `std_msgs/Float64`,
 //! `Pose2D` → `geometry_msgs/Pose2D`, `Twist` → `geometry_msgs/Twist`; a service of `Empty` is a
 //! `std_srvs/Trigger`, of `Bool` a `std_srvs/SetBool`, of `Pose2D` a
 //! `thymio_rt_msgs/SetPose2D`). Their parameters are `controllers.<controller>.<param>` on the
@@ -15,7 +15,7 @@
 use super::report::Reporter;
 use super::thymio_endpoints::{reliable, topic};
 use super::{drain, Srv, Sub};
-use msgs::handoff::{NodeId, Pose2, RosKind, RosValue, Twist2};
+use handoff::{NodeId, Pose2, RosKind, RosValue, Twist2};
 use nrt_interface::controllers::{Controllers as Layer, Endpoint, EndpointId, Role};
 use nrt_interface::reply::held;
 use r2r::geometry_msgs::msg::{Pose2D, Twist};

@@ -20,7 +20,7 @@ use super::param_server::{to_layer, ParamServices};
 use super::params;
 use super::params_file;
 use super::report::Reporter;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::params::BridgeParams;
 use nrt_engine::schema;
@@ -98,11 +98,7 @@ impl DriverNodes {
         if self.nodes.contains_key(&id) {
             return Ok(());
         }
-        let ns = engine
-            .network()
-            .node(id)
-            .map(|n| n.namespace().trim_matches('/').to_owned())
-            .unwrap_or_default();
+        let ns = nrt_interface::frames::robot_namespace(engine, id);
         let full = join(&self.base, &ns);
         let mut node = r2r::Node::create(self.ctx.clone(), NODE_NAME, &full)?;
         let actual = node.namespace()?;
@@ -294,7 +290,7 @@ fn join(base: &str, ns: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{channels, ChannelConfig};
+    use handoff::{channels, ChannelConfig};
     use nrt_engine::engine::EngineConfig;
 
     #[test]

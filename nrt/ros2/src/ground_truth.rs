@@ -2,7 +2,7 @@
 //! `sim/ground_truth` publishers (`nav_msgs/Odometry`), the sink the layer's ground-truth thread publishes to.
 
 use super::thymio_endpoints::{reliable, topic};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_interface::ground_truth::{GroundTruth, GroundTruthSink, TOPIC, WORLD_FRAME};
 use r2r::nav_msgs::msg::Odometry;
 use r2r::Publisher;

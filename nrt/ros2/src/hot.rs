@@ -15,7 +15,7 @@
 
 use super::spinner::{SharedNode, Spinner};
 use super::RosError;
-use msgs::handoff::Doorbell;
+use handoff::Doorbell;
 use std::sync::Arc;
 
 /// The name of the hot node of a bridge node named `node_name`.

@@ -12,8 +12,8 @@ use super::smoke_tests::context;
 use super::spinner::{SharedNode, Spinner};
 use super::thymio_conv::Frames;
 use super::thymio_endpoints::{cmd_vel_task, plain_command, reliable, CmdVelTarget};
-use msgs::handoff::{live_params, monotonic_ns, odom_out, NodeId, OdomSample, RobotId, Twist2};
-use msgs::handoff::{JointStateSample, OwnerNames};
+use handoff::{live_params, monotonic_ns, odom_out, NodeId, OdomSample, RobotId, Twist2};
+use handoff::{JointStateSample, OwnerNames};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_interface::hop_times::NrtHopTimers;
 use nrt_interface::joints::JointCommandInput;
@@ -56,7 +56,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
         .create_publisher::<ExtJointState>("thymio_driver/joint_states", qos.clone())
         .unwrap();
     let bridge = SharedNode::new(node);
-    let spinner = Spinner::start(bridge.clone(), msgs::handoff::Doorbell::new()).unwrap();
+    let spinner = Spinner::start(bridge.clone(), handoff::Doorbell::new()).unwrap();
     // The ROS client's side: another node, spun here.
     let mut client = r2r::Node::create(context(), "hot_path_client", &ns).expect("client");
     let mut odom_sub = client.subscribe::<Odometry>("odom", qos.clone()).unwrap();
@@ -170,7 +170,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     }
     assert!(received.iter().all(|f| *f == format!("{ns}/odom")));
     // (timed once the publish calls returned: maybe just after the client got the message)
-    let timed = |n: u64, what: fn(&msgs::handoff::RosHops) -> u64| loop {
+    let timed = |n: u64, what: fn(&handoff::RosHops) -> u64| loop {
         let hops = timers.summaries();
         if what(&hops) >= n {
             return hops;
@@ -217,7 +217,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
         robot: RobotId(0),
         node: NodeId(1),
         t_ns: monotonic_ns(),
-        owner: msgs::handoff::OwnerId::controller(0),
+        owner: handoff::OwnerId::controller(0),
         ..JointStateSample::default()
     };
     let owner = loop {

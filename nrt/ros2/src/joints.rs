@@ -7,7 +7,7 @@ use super::drain;
 use super::report::Reporter;
 use super::spinner::SpinTask;
 use super::thymio_endpoints::{reliable, DEPTH};
-use msgs::handoff::{monotonic_ns, NodeId, OwnerNames};
+use handoff::{monotonic_ns, NodeId, OwnerNames};
 use nrt_interface::joints::{JointCommandInput, JointStateOut};
 use r2r::sensor_msgs::msg::JointState as Command;
 use r2r::thymio_rt_msgs::msg::JointState;
@@ -68,7 +68,7 @@ pub fn subscribe(hot: &mut r2r::Node, name: &str) -> Result<CommandSub, r2r::Err
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::JointStateSample;
+    use handoff::JointStateSample;
 
     #[test]
     fn the_message_carries_the_layers_content() {
@@ -78,7 +78,7 @@ mod tests {
             velocity_reference: [0.5, 0.3],
             target: [100, 120],
             pwm: Some([7, -7]),
-            owner: msgs::handoff::OwnerId::JOINT,
+            owner: handoff::OwnerId::JOINT,
             fault: JointStateSample::FAULT_WATCHDOG,
             ..Default::default()
         };

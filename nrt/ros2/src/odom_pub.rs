@@ -1,5 +1,5 @@
 //! The odometry publisher thread, the XBotCore way: the RT thread pushes each odometry sample
-//! into a ring of its own and rings this thread's doorbell ([`msgs::handoff::NrtOdomOut`]); the
+//! into a ring of its own and rings this thread's doorbell ([`handoff::NrtOdomOut`]); the
 //! thread wakes, publishes `odom`, then `/tf` (odom → base and the two wheel links), then
 //! `joint_states` of that robot at once, and waits again. It never goes through the NRT engine
 //! loop, never waits for the r2r spinner or the node (publishing needs neither), and reuses one
@@ -16,7 +16,7 @@
 use super::joints::{self, JointTarget};
 use super::report::Reporter;
 use super::thymio_conv::{self as conv, Frames};
-use msgs::handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId};
+use handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::model;
 use nrt_interface::hop_times::NrtHopTimers;
@@ -297,7 +297,7 @@ fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &
 fn publish_joints(
     cfg: &OdomPublisherConfig,
     clocks: &mut super::convert::Clocks,
-    s: &msgs::handoff::JointStateSample,
+    s: &handoff::JointStateSample,
 ) {
     let table = cfg.targets.lock();
     let Some(t) = table.joints.get(&s.robot).filter(|t| t.node == s.node) else {
@@ -374,7 +374,7 @@ fn publish(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{Pose2, Twist2};
+    use handoff::{Pose2, Twist2};
     use r2r::WrappedTypesupport;
 
     fn sample() -> OdomSample {

@@ -7,7 +7,7 @@
 use super::report::Reporter;
 use super::thymio_endpoints::{latched, topic};
 use super::{drain, Srv};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_engine::engine::Engine;
 use nrt_interface::owner_switch::Switch;
 use nrt_interface::reply::held;

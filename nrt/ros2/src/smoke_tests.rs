@@ -201,7 +201,7 @@ fn spinner_wakes_the_loop_and_lets_topics_be_created() {
     let qos = QosProfile::default().keep_last(10).reliable();
     let mut sub = node.subscribe::<Int32>(&topic, qos.clone()).expect("sub");
     let shared = SharedNode::new(node);
-    let wake = msgs::handoff::Doorbell::new();
+    let wake = handoff::Doorbell::new();
     let spinner = Spinner::start(shared.clone(), wake.clone()).expect("spinner");
 
     // Topics created while the spinner runs, one lock each.
@@ -312,7 +312,7 @@ fn an_idle_spinner_rings_no_one_until_ros_has_work() {
     let mut sub = node.subscribe::<Int32>(&topic, qos.clone()).expect("sub");
     let publisher = node.create_publisher::<Int32>(&topic, qos).expect("pub");
     let shared = SharedNode::new(node);
-    let wake = msgs::handoff::Doorbell::new();
+    let wake = handoff::Doorbell::new();
     let spinner = Spinner::start(shared.clone(), wake.clone()).expect("spinner");
     // Whatever the start brought (matching of our own endpoints) is over within a few waits.
     while wake.wait(2 * SPIN_TIMEOUT) {

@@ -20,7 +20,7 @@
 //! thread after every wait (the Thymio driver's `cmd_vel` goes straight to the RT thread's
 //! set-point atomics this way).
 
-use msgs::handoff::Doorbell;
+use handoff::Doorbell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;

@@ -17,17 +17,17 @@ use super::thymio_endpoints::{
     actuator_messages, cmd_vel_task, latched, latest_command, plain_command, reliable,
     stamped_command, topic, CmdVelTarget, Inputs, Outputs, DEPTH,
 };
-use msgs::handoff::{NodeId, RobotId};
+use handoff::{NodeId, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
-use nrt_engine::network::NetworkEvent;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_interface::actuators::{self, Alarm, RobotCommand};
 use nrt_interface::cmd_vel::CmdVelGate;
+use nrt_interface::driver_events::{self, DriverEvents};
 use nrt_interface::frames as robot_frames;
 use nrt_interface::geometry::{self, Stamp, Transform};
 use nrt_interface::hop_times::HopHistogram;
-use nrt_interface::sensors::{self, robot_event};
+use nrt_interface::sensors;
 use nrt_interface::tf::{self, StaticFrames};
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
 use r2r::std_msgs::msg::{Bool, Empty, Float32, Int8, String as RosString};
@@ -122,39 +122,10 @@ impl ThymioInterface {
         self.odom.clone()
     }
 
-    /// Reacts to the engine: new robots, proximity, script events (odometry is published by
-    /// the odometry publisher thread, not here).
+    /// Reacts to the engine as the layer routes it (`nrt_interface::driver_events`): new robots, proximity,
+    /// script events (odometry is published by the odometry publisher thread, not here).
     pub fn on_engine_event(&mut self, node: &mut NodeAccess, engine: &Engine, event: &EngineEvent) {
-        match event {
-            EngineEvent::RobotReady { node: id, robot }
-                if engine.driver_params().enabled && !self.robots.contains_key(id) =>
-            {
-                match self.add_robot(node, engine, *id, *robot) {
-                    Ok(()) => self
-                        .reporter
-                        .info(&format!("Thymio node {id}: driver interface ready")),
-                    Err(e) => self
-                        .reporter
-                        .error(&format!("Thymio node {id}: no driver interface: {e}")),
-                }
-            }
-            EngineEvent::RobotRemoved { node: id, .. } => self.remove_robot(node, *id),
-            EngineEvent::ObstacleStop { node: id, engaged } => {
-                self.publish_obstacle_stop(*id, *engaged)
-            }
-            EngineEvent::Proximity { node: id, sample } => {
-                self.publish_proximity(engine, *id, sample)
-            }
-            EngineEvent::Network(NetworkEvent::UserEvent {
-                source,
-                id,
-                args,
-                stamp_ns,
-            }) if self.robots.contains_key(source) => {
-                self.on_script_event(engine, *source, *id, args, *stamp_ns);
-            }
-            _ => {}
-        }
+        driver_events::on_engine_event(&mut WithNode { thymio: self, node }, engine, event);
     }
 
     fn add_robot(
@@ -302,12 +273,7 @@ impl ThymioInterface {
     }
 
     /// Proximity readings (10 Hz) to the sensor topics that have a subscriber.
-    fn publish_proximity(
-        &mut self,
-        engine: &Engine,
-        id: NodeId,
-        s: &msgs::handoff::ProximitySample,
-    ) {
+    fn publish_proximity(&mut self, engine: &Engine, id: NodeId, s: &handoff::ProximitySample) {
         let (Some(r), Some(slot)) = (self.robots.get(&id), engine.robots().of_node(id)) else {
             return;
         };
@@ -330,23 +296,17 @@ impl ThymioInterface {
         }
     }
 
-    fn on_script_event(
+    fn publish_robot_event(
         &mut self,
         engine: &Engine,
         id: NodeId,
         event: u16,
-        args: &[i16],
-        stamp_ns: u64,
+        decoded: RobotEvent,
+        stamp: Stamp,
     ) {
-        // the layer leaves out what the RT thread decodes (odometry, proximity) and what is not
-        // the robot's (set_speed echoes, unknown events)
-        let Some(decoded) = robot_event(engine, id, event, args) else {
-            return;
-        };
         let Some(r) = self.robots.get_mut(&id) else {
             return;
         };
-        let stamp: Stamp = geometry::stamp(stamp_ns);
         let f = &r.frames;
         let o = &r.out;
         let res: Result<(), r2r::Error> = match decoded {
@@ -469,5 +429,54 @@ impl ThymioInterface {
                 }
             }
         }
+    }
+}
+
+/// The driver interface with the node it makes its endpoints on, as the layer drives it.
+struct WithNode<'a, 'n> {
+    thymio: &'a mut ThymioInterface,
+    node: &'a mut NodeAccess<'n>,
+}
+
+impl DriverEvents for WithNode<'_, '_> {
+    fn has_robot(&self, id: NodeId) -> bool {
+        self.thymio.robots.contains_key(&id)
+    }
+
+    fn add_robot(&mut self, engine: &Engine, id: NodeId, robot: RobotId) {
+        match self.thymio.add_robot(self.node, engine, id, robot) {
+            Ok(()) => self
+                .thymio
+                .reporter
+                .info(&format!("Thymio node {id}: driver interface ready")),
+            Err(e) => self
+                .thymio
+                .reporter
+                .error(&format!("Thymio node {id}: no driver interface: {e}")),
+        }
+    }
+
+    fn remove_robot(&mut self, id: NodeId) {
+        self.thymio.remove_robot(self.node, id)
+    }
+
+    fn obstacle_stop(&mut self, id: NodeId, engaged: bool) {
+        self.thymio.publish_obstacle_stop(id, engaged)
+    }
+
+    fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &handoff::ProximitySample) {
+        self.thymio.publish_proximity(engine, id, sample)
+    }
+
+    fn robot_event(
+        &mut self,
+        engine: &Engine,
+        id: NodeId,
+        event: u16,
+        decoded: RobotEvent,
+        stamp: Stamp,
+    ) {
+        self.thymio
+            .publish_robot_event(engine, id, event, decoded, stamp)
     }
 }

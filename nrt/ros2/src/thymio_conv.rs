@@ -150,7 +150,7 @@ pub fn joy(j: &Joy) -> sm::Joy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::OdomSample;
+    use handoff::OdomSample;
     use nrt_engine::thymio::calibration::Calibration;
     use nrt_interface::odometry as odo;
     use std::time::Duration;

@@ -9,7 +9,7 @@
 use super::report::Reporter;
 use super::spinner::SpinTask;
 use super::{drain, Srv, Sub};
-use msgs::handoff::{monotonic_ns, Twist2};
+use handoff::{monotonic_ns, Twist2};
 use nrt_engine::thymio::actuators::{BodyLed, Gesture, Preset};
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 use nrt_interface::actuators::Actuator;

@@ -1,7 +1,7 @@
 //! The `calibrate_motors` controller: the RT half of the motor calibration action. It owns the
 //! wheels only while the action runs (the action server requests it as the robot's owner, then
 //! gives the wheels back), takes [`WheelRun`]s through its private port and reports what it
-//! measures as [`CalReport`]s (see `msgs::handoff::calibration`).
+//! measures as [`CalReport`]s (see `handoff::calibration`).
 //!
 //! A wheel run, as ROS-Thymio's calibration tool does it, with the other wheel stopped (the
 //! robot pivots about it, over a straight dark line on a bright floor):
@@ -24,7 +24,7 @@
 use super::calibration_timing::LineTimer;
 use super::{Controller, RobotView};
 use crate::mapping::si_to_units;
-use msgs::handoff::{
+use handoff::{
     CalCommand, CalFailure, CalReport, ControllerInit, DeclareError, RtCalibrationPort, Wheel,
     WheelCommand, WheelRun,
 };
@@ -99,9 +99,9 @@ impl CalibrateMotors {
     }
 
     /// The registry factory: the NRT half of the port goes to the front end as the private
-    /// port (a [`msgs::handoff::NrtCalibrationPort`]).
+    /// port (a [`handoff::NrtCalibrationPort`]).
     pub fn factory(init: &mut ControllerInit) -> Result<Box<dyn Controller>, DeclareError> {
-        let (rt, nrt) = msgs::handoff::calibration_port();
+        let (rt, nrt) = handoff::calibration_port();
         init.private_port(Box::new(nrt));
         Ok(Box::new(CalibrateMotors::new(rt)))
     }

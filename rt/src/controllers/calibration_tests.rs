@@ -3,7 +3,7 @@
 //! little noise), odometry at 20 Hz, the RT cycle at 100 Hz.
 
 use super::*;
-use msgs::handoff::{
+use handoff::{
     calibration_port, NodeId, NrtCalibrationPort, OwnerId, Pose2, RobotCalibration, RobotId,
     Twist2, MAX_SWEEP,
 };

@@ -2,7 +2,7 @@
 //! robot's wheels at a time, XBotCore's communication switch) and filters ([`Filter`], applied
 //! to whatever the owner commands, e.g. the obstacle-stop reflex).
 
-use msgs::handoff::{NodeId, OwnerId, Pose2, RobotCalibration, RobotId, Twist2, WheelCommand};
+use handoff::{NodeId, OwnerId, Pose2, RobotCalibration, RobotId, Twist2, WheelCommand};
 
 /// What a controller sees of one robot (a copy, built every cycle; `Default` for tests).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -13,7 +13,7 @@
 //! below, applied live.
 
 use super::{Controller, RobotView};
-use msgs::handoff::{
+use handoff::{
     ControllerInit, DeclareError, Outcome, ParamId, Pose2, RtParams, RtServiceEndpoint,
     RtTopicPublisher, RtTopicSubscriber, Twist2, WheelCommand,
 };
@@ -224,7 +224,7 @@ impl Controller for GoToPose {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{NodeId, NrtEndpoint, OwnerId, RobotCalibration, RobotId, RosValue};
+    use handoff::{NodeId, NrtEndpoint, OwnerId, RobotCalibration, RobotId, RosValue};
 
     fn view(pose: Pose2) -> RobotView {
         RobotView {

@@ -14,7 +14,7 @@
 //! change); parameters below, applied live.
 
 use super::{Controller, RobotView};
-use msgs::handoff::{
+use handoff::{
     ControllerInit, DeclareError, ParamId, RtParams, RtTopicPublisher, Twist2, WheelCommand,
 };
 
@@ -217,7 +217,7 @@ impl Controller for LineFollower {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{NodeId, NrtEndpoint, OwnerId, Pose2, RobotCalibration, RobotId, RosValue};
+    use handoff::{NodeId, NrtEndpoint, OwnerId, Pose2, RobotCalibration, RobotId, RosValue};
 
     fn view(ground: [i16; 2], t: u64, now: u64) -> RobotView {
         RobotView {

@@ -1,5 +1,5 @@
 //! "ROS from the RT layer" (the XBotCore pattern, ROS-free here): code that runs inside the RT
-//! cycle and talks to the NRT side only through the handoff primitives of `msgs::handoff`
+//! cycle and talks to the NRT side only through the handoff primitives of `handoff`
 //! (`publisher`, `latest`, `service`, the typed endpoints of `ControllerInit`), whose RT halves
 //! never block or allocate.
 //!

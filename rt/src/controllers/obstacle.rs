@@ -5,7 +5,7 @@
 //! lose their common (forward) part and keep their difference (the turn).
 
 use super::{Filter, RobotView};
-use msgs::handoff::{RobotId, RtLatest, RtPublisher, WheelCommand, MAX_ROBOTS};
+use handoff::{RobotId, RtLatest, RtPublisher, WheelCommand, MAX_ROBOTS};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -136,8 +136,8 @@ impl Filter for ObstacleStop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::{latest, publisher};
-    use msgs::handoff::{NodeId, Pose2, Twist2};
+    use handoff::{latest, publisher};
+    use handoff::{NodeId, Pose2, Twist2};
 
     fn twist(linear: f64, angular: f64) -> WheelCommand {
         WheelCommand::Twist(Twist2 { linear, angular })
@@ -160,8 +160,8 @@ mod tests {
             wheel_vel: [0.0; 2],
             ground: [0; 2],
             ground_t_ns: None,
-            owner: msgs::handoff::OwnerId::ROS,
-            calibration: msgs::handoff::RobotCalibration::default(),
+            owner: handoff::OwnerId::ROS,
+            calibration: handoff::RobotCalibration::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! ([`NrtControl`]), which serve them under `~/controllers/<name>/…` of the robot.
 
 use super::Controller;
-use msgs::handoff::{
+use handoff::{
     ControllerInit, DeclareError, NrtControl, OwnerNames, RobotId, MAX_CONTROLLERS, MAX_ROBOTS,
 };
 
@@ -173,7 +173,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::OwnerId;
+    use handoff::OwnerId;
 
     #[test]
     fn the_shipped_registry_names_its_controllers_and_declares_their_ports() {
@@ -191,7 +191,7 @@ mod tests {
         let private = cal
             .private
             .as_ref()
-            .map(|p| p.0.is::<msgs::handoff::NrtCalibrationPort>());
+            .map(|p| p.0.is::<handoff::NrtCalibrationPort>());
         assert_eq!(private, Some(true));
         let gtp = &nrt.ports[1];
         let names: Vec<_> = gtp.endpoints.iter().map(|e| e.name()).collect();

@@ -15,7 +15,7 @@ pub use serial::{
 pub use tcp::TcpLink;
 pub use txbuf::TxBuffer;
 
-use msgs::handoff::{LinkDownReason, LinkKind};
+use handoff::{LinkDownReason, LinkKind};
 use std::io;
 use std::os::fd::BorrowedFd;
 

@@ -3,7 +3,7 @@
 //! push, so that the RT thread waits on it as on a socket instead of polling the ring.
 
 use super::{Link, LinkError};
-use msgs::handoff::{prefault_ring, Doorbell, LinkKind};
+use handoff::{prefault_ring, Doorbell, LinkKind};
 use rtrb::{Consumer, Producer, RingBuffer};
 use std::os::fd::BorrowedFd;
 
@@ -31,7 +31,7 @@ impl PipeLink {
     }
 
     /// Wraps the rings of a peer that rings `readable` after each push into `rx` and when it
-    /// drops its end (e.g. the simulator's `sim::world::HostLink`); writes ring `peer` if given.
+    /// drops its end (e.g. the simulator's link made by `sim::world::World::attach_rung`); writes ring `peer` if given.
     /// The RT thread then waits on `readable`'s fd.
     pub fn with_doorbells(
         tx: Producer<u8>,

@@ -8,7 +8,7 @@
 //! so that received bytes are pushed to the reader at once rather than batched.
 
 use super::{Link, LinkError};
-use msgs::handoff::LinkKind;
+use handoff::LinkKind;
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::sys::termios::{tcgetattr, tcsetattr, SetArg, SpecialCharacterIndices};

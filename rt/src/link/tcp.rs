@@ -2,7 +2,7 @@
 //! TCP_NODELAY.
 
 use super::{map_io, Link, LinkError};
-use msgs::handoff::LinkKind;
+use handoff::LinkKind;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsFd, BorrowedFd};

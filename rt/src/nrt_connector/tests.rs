@@ -1,7 +1,7 @@
 use super::*;
-use crate::handoff::{link_port, LinkOffer, LinkReturn, RtLinkPort};
+use crate::link_port::{link_port, LinkOffer, LinkReturn, RtLinkPort};
 use crate::testutil::{pty_pair, until};
-use msgs::handoff::LinkDownReason;
+use handoff::LinkDownReason;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
@@ -99,7 +99,7 @@ fn serial_targets_open_through_a_pty() {
     .unwrap();
     let mut offer = next_offer(&mut rt);
     drop(pty.slave);
-    assert_eq!(offer.link.kind(), msgs::handoff::LinkKind::Serial);
+    assert_eq!(offer.link.kind(), handoff::LinkKind::Serial);
     nix::unistd::write(&pty.master, b"abc").unwrap();
     let mut buf = [0u8; 8];
     let n = until(Duration::from_secs(10), || {

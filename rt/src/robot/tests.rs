@@ -1,5 +1,5 @@
 use super::*;
-use msgs::handoff::{NrtLiveParams, Quadratic};
+use handoff::{NrtLiveParams, Quadratic};
 
 const ODO: u16 = 2;
 const SET_SPEED: u16 = 1;
@@ -13,7 +13,7 @@ struct Params {
 }
 
 fn robot() -> (Robot, Params) {
-    let (rt, nrt) = msgs::handoff::live_params(4);
+    let (rt, nrt) = handoff::live_params(4);
     nrt.nrt_set_calibration(
         RobotId(1),
         RobotCalibration {

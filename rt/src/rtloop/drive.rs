@@ -5,7 +5,7 @@
 use super::slots::QueueError;
 use super::{ns, RtLoop};
 use crate::clock::monotonic_ns;
-use msgs::handoff::LinkId;
+use handoff::LinkId;
 
 impl RtLoop {
     /// Queues `frame[..n]` on `link` (or on every live link); true if at least one took it.

@@ -6,10 +6,10 @@
 
 use super::{ns, RtExit, RtLoop};
 use crate::clock::{monotonic_ns, sleep_until};
-use crate::handoff::LinkReturn;
+use crate::link_port::LinkReturn;
 use crate::robot::Robot;
 use crate::signals;
-use msgs::handoff::{ExitReason, LinkDownReason, NodeId, RobotId, RtEvent, RtStats, SetupSummary};
+use handoff::{ExitReason, LinkDownReason, NodeId, RobotId, RtEvent, RtStats, SetupSummary};
 
 /// Interval between two read-backs of a robot's motor targets while the exit waits.
 const READBACK_INTERVAL_NS: u64 = 20_000_000;

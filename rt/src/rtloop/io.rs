@@ -4,9 +4,9 @@
 use super::slots::QueueError;
 use super::{RtLoop, Stats, MAX_INPUTS_PER_CYCLE};
 use crate::clock::monotonic_ns;
-use crate::handoff::LinkReturn;
+use crate::link_port::LinkReturn;
 use crate::robot::Robot;
-use msgs::handoff::{LinkDownReason, LinkId, LinkTarget, RobotId, RtCommand, RtEnds, RtEvent};
+use handoff::{LinkDownReason, LinkId, LinkTarget, RobotId, RtCommand, RtEnds, RtEvent};
 use msgs::wire::{kind, Frame, Words};
 
 /// Acts on one received frame of `link`, read at the wake-up `wire_ns` and decoded at `t_ns`:

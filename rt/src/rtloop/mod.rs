@@ -41,11 +41,11 @@ mod wait;
 use crate::alloc;
 use crate::clock::{monotonic_ns, sleep_until};
 use crate::controllers::{Filter, RtControllers};
-use crate::handoff::{LinkReturn, RtLinkPort};
+use crate::link_port::{LinkReturn, RtLinkPort};
 use crate::robot::Robot;
 use crate::sched::{self, RtSetup};
 use crate::signals;
-use msgs::handoff::{
+use handoff::{
     Doorbell, ExitReason, OdomSample, RobotId, RtEnds, RtEvent, RtStats, SetupSummary, MAX_LINKS,
 };
 use msgs::wire::MAX_FRAME;

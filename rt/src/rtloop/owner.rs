@@ -18,7 +18,7 @@
 use super::RtLoop;
 use crate::controllers::RobotView;
 use crate::mapping::units_to_si;
-use msgs::handoff::{JointStateSample, OwnerId, RobotId, RtEvent, WheelCommand};
+use handoff::{JointStateSample, OwnerId, RobotId, RtEvent, WheelCommand};
 
 /// One robot slot's owner state.
 #[derive(Debug, Clone, Copy, Default)]

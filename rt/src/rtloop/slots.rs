@@ -9,7 +9,7 @@
 use crate::clock::monotonic_ns;
 use crate::hist::Histogram;
 use crate::link::{Link, LinkError, TxBuffer};
-use msgs::handoff::{LinkDownReason, LinkId, LinkKind, LinkTotals};
+use handoff::{LinkDownReason, LinkId, LinkKind, LinkTotals};
 use msgs::reassembler::Reassembler;
 use msgs::wire::Frame;
 

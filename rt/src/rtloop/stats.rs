@@ -2,7 +2,7 @@
 
 use crate::alloc;
 use crate::hist::Histogram;
-use msgs::handoff::{LinkTotals, RingDrops, RtHops, RtStats, SchedulerMode};
+use handoff::{LinkTotals, RingDrops, RtHops, RtStats, SchedulerMode};
 use nix::sys::resource::{getrusage, UsageWho};
 
 /// Minor and major page faults of the calling thread.

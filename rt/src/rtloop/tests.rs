@@ -1,7 +1,7 @@
 use super::*;
-use crate::handoff::{link_port, NrtLinkPort};
 use crate::link::{Link, PipeLink};
-use msgs::handoff::{
+use crate::link_port::{link_port, NrtLinkPort};
+use handoff::{
     channels, ChannelConfig, LinkDownReason, LinkId, LinkTarget, NodeId, NrtEnds, Pose2,
     RobotConfig, RobotId, RtCommand, Twist2,
 };
@@ -286,7 +286,7 @@ fn run_stops_on_request_and_sends_zero_speed_first() {
     assert_eq!(exit.reason, ExitReason::Requested);
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![0, 0])]);
     assert!(exit.stats.cycles > 0);
-    assert_eq!(exit.stats.scheduler, msgs::handoff::SchedulerMode::Fallback);
+    assert_eq!(exit.stats.scheduler, handoff::SchedulerMode::Fallback);
     let ev = events(&mut nrt);
     assert!(matches!(ev.first(), Some(RtEvent::Started(_))));
     assert_eq!(

@@ -10,7 +10,7 @@
 //! deadline and every link is polled each period, as before I/O wake-ups existed.
 
 use crate::clock::{sleep_until, timespec_ns};
-use msgs::handoff::MAX_LINKS;
+use handoff::MAX_LINKS;
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
@@ -202,7 +202,7 @@ mod tests {
     use super::*;
     use crate::clock::monotonic_ns;
     use crate::link::{Link, PipeLink};
-    use msgs::handoff::Doorbell;
+    use handoff::Doorbell;
 
     const MS: u64 = 1_000_000;
 

@@ -49,7 +49,7 @@ mod tests {
     use super::super::tests::{described_node, engine, up, written};
     use super::*;
     use crate::network::LoadedScript;
-    use msgs::handoff::NodeId;
+    use handoff::NodeId;
     use std::time::Instant;
 
     #[test]

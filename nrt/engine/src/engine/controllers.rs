@@ -7,7 +7,7 @@
 //! [`Engine::attach_controller`](super::Engine::attach_controller).
 
 use crate::thymio::params::DriverParams;
-use msgs::handoff::RobotId;
+use handoff::RobotId;
 
 /// What a controller reports to the engine (which turns it into [`EngineEvent`](super::EngineEvent)s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

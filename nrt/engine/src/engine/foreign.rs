@@ -19,7 +19,7 @@
 use super::raw_motor::MOTOR_TARGETS;
 use super::Robots;
 use crate::network::NetworkManager;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use msgs::wire::{Frame, Message};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -147,7 +147,7 @@ mod tests {
     use super::super::tests::{driven_robot, engine};
     use super::*;
     use crate::diagnostics::{foreign as status, ERROR, OK};
-    use msgs::handoff::LinkId;
+    use handoff::LinkId;
     use msgs::wire::Words;
 
     #[test]

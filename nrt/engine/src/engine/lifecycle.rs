@@ -3,8 +3,8 @@
 
 use super::{Engine, EngineError, EngineEvent, ScriptSource};
 use crate::network::{LoadedScript, NetError, NetworkEvent, Via};
-use msgs::handoff::{LinkId, NodeId};
-use msgs::handoff::{RobotConfig, RtCommand};
+use handoff::{LinkId, NodeId};
+use handoff::{RobotConfig, RtCommand};
 use std::time::{Duration, Instant};
 
 /// Delay between accepting a node and configuring it (asebaros waits 200 ms).

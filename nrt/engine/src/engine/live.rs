@@ -6,7 +6,7 @@ use super::{Engine, EngineError};
 use crate::schema::{self, SchemaError};
 use crate::thymio::calibration::CalibrationError;
 use crate::thymio::params::DriverParams;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 
 /// Why a parameter change was not applied; names the parameter and keeps the cause.
 #[derive(Debug, thiserror::Error)]

@@ -1,5 +1,5 @@
 //! The NRT engine: the network manager, the Aseba switch, script loading and the robot slots,
-//! glued to the RT thread through the rings of `msgs::handoff`. The ROS 2 bridge and the command
+//! glued to the RT thread through the rings of `handoff`. The ROS 2 bridge and the command
 //! line tools drive it with [`Engine::poll`] and react to its [`EngineEvent`]s; it never
 //! blocks and never touches a link.
 
@@ -40,7 +40,7 @@ use crate::params::BridgeParams;
 use crate::switch::{LinkBudget, Switch, SwitchLimits};
 use crate::thymio::calibration::{self, CalibrationFile};
 use crate::thymio::params::DriverParams;
-use msgs::handoff::{LinkId, LinkTarget, NodeId, NrtEnds, RobotId, RtCommand, RtStats, Twist2};
+use handoff::{LinkId, LinkTarget, NodeId, NrtEnds, RobotId, RtCommand, RtStats, Twist2};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
@@ -84,7 +84,7 @@ pub struct Engine {
     stats: EngineStats,
     rt_exited: bool,
     /// The RT thread's setup, once it reported it.
-    rt_setup: Option<msgs::handoff::SetupSummary>,
+    rt_setup: Option<handoff::SetupSummary>,
     /// Wheel commands to driven robots from other clients of their links (a second driver).
     foreign: foreign::Foreign,
     /// Raw motor commands of the generic interface (see `raw_motor`).
@@ -213,14 +213,14 @@ impl Engine {
 
     /// The doorbell the RT thread rings when it has pushed frames or events: wait on it (with the
     /// poll period as timeout) instead of sleeping between two [`Self::poll`]s.
-    pub fn doorbell(&self) -> msgs::handoff::Doorbell {
+    pub fn doorbell(&self) -> handoff::Doorbell {
         self.ends.nrt_doorbell().clone()
     }
 
     /// The doorbell that wakes the RT thread: ring it after a change the RT thread should see
     /// at once that does not ring it by itself (an RT controller's subscriber cell or
     /// parameters, written by a front end).
-    pub fn rt_bell(&self) -> msgs::handoff::Doorbell {
+    pub fn rt_bell(&self) -> handoff::Doorbell {
         self.ends.nrt_rt_bell().clone()
     }
 
@@ -276,7 +276,7 @@ impl Engine {
     }
 
     /// The RT thread's setup (scheduler, memory lock), once it reported it.
-    pub fn rt_setup(&self) -> Option<msgs::handoff::SetupSummary> {
+    pub fn rt_setup(&self) -> Option<handoff::SetupSummary> {
         self.rt_setup
     }
 
@@ -343,15 +343,15 @@ impl Engine {
 
     /// The NRT half of the RT thread's live parameters (set-points, calibration); its
     /// writes never make the RT reader wait.
-    pub fn live_params(&self) -> msgs::handoff::NrtLiveParams {
+    pub fn live_params(&self) -> handoff::NrtLiveParams {
         self.ends.nrt_params().clone()
     }
 
     /// Takes one of the RT thread's odometry rings for a front end's publisher thread (once
-    /// per ring, [`msgs::handoff::ChannelConfig::odometry_out_consumers`]; `None` after): from
+    /// per ring, [`handoff::ChannelConfig::odometry_out_consumers`]; `None` after): from
     /// then on the RT thread hands every odometry sample to it at once. Odometry reaches ROS
     /// this way only: the engine does not see it.
-    pub fn take_odometry_out(&mut self) -> Option<msgs::handoff::NrtOdomOut> {
+    pub fn take_odometry_out(&mut self) -> Option<handoff::NrtOdomOut> {
         self.ends.nrt_take_odometry_out()
     }
 

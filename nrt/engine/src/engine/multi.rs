@@ -16,7 +16,7 @@
 
 use super::{Engine, ScriptSource};
 use crate::network::{Node, Via};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use std::time::Instant;
 
 /// The Aseba node type whose driver script has an id-addressed variant.
@@ -151,7 +151,7 @@ mod tests {
     use super::super::tests::engine;
     use super::*;
     use crate::testutil::{description_frames, small_target};
-    use msgs::handoff::{LinkId, LinkKind, RtCommand, RtEnds, RtEvent, SpeedOutput};
+    use handoff::{LinkId, LinkKind, RtCommand, RtEnds, RtEvent, SpeedOutput};
     use msgs::wire::{Frame, Message, MAX_FRAME};
     use std::time::Duration;
 

@@ -15,7 +15,7 @@
 
 use super::{Engine, EngineError, EngineEvent};
 use crate::network::NetError;
-use msgs::handoff::{NodeId, Quadratic, RobotCalibration, Twist2};
+use handoff::{NodeId, Quadratic, RobotCalibration, Twist2};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -212,7 +212,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use msgs::handoff::RobotCalibration;
+    use handoff::RobotCalibration;
 
     fn map(t: Twist2, cal: &RobotCalibration) -> [i16; 2] {
         // the RT thread's mapping, re-stated: wheel speeds, inverse model, round, cap

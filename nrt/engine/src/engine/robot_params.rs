@@ -20,7 +20,7 @@ use crate::thymio::calibration::{
 };
 use crate::thymio::params::DriverParams;
 use crate::thymio::PROXIMITY_NAMES;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use serde_yaml::{Mapping, Value};
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! calibration the RT side reads (live atomics).
 
 use crate::thymio::calibration::Calibration;
-use msgs::handoff::{LinkId, NodeId, RobotId, MAX_ROBOTS};
+use handoff::{LinkId, NodeId, RobotId, MAX_ROBOTS};
 use std::collections::BTreeMap;
 
 /// One robot driven by the RT thread.

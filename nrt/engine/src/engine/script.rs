@@ -3,7 +3,7 @@
 
 use super::script_file::{read_script_file, ScriptFileError};
 use crate::network::{LoadedScript, Node};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use nrt_compiler as compiler;
 use std::collections::BTreeMap;
 

@@ -9,7 +9,7 @@
 
 use super::script_file::{read_script_file, ScriptFileError};
 use crossbeam::channel::{self, Receiver, Sender, TryRecvError, TrySendError};
-use msgs::handoff::Doorbell;
+use handoff::Doorbell;
 
 /// Reads submitted and not yet picked up, beyond which [`ScriptReader::submit`] refuses.
 pub const MAX_QUEUED: usize = 8;

@@ -2,7 +2,7 @@
 use super::*;
 use crate::network::{LoadedScript, NetworkEvent};
 use crate::testutil::{description_frames, small_target};
-use msgs::handoff::{channels, ChannelConfig, LinkKind, NodeId, RtEnds, RtEvent};
+use handoff::{channels, ChannelConfig, LinkKind, NodeId, RtEnds, RtEvent};
 use msgs::wire::{kind, Frame, Message, Words, MAX_FRAME};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -221,13 +221,13 @@ fn script_events_are_checked_and_prefixed() {
 fn rt_events_are_reported() {
     let (mut e, mut rt) = engine(0);
     rt.rt_push_event(RtEvent::Exiting {
-        reason: msgs::handoff::ExitReason::Signal,
+        reason: handoff::ExitReason::Signal,
     });
     e.poll(Instant::now());
     assert!(e.rt_exited());
     assert_eq!(
         e.next_event(),
-        Some(EngineEvent::RtExited(msgs::handoff::ExitReason::Signal))
+        Some(EngineEvent::RtExited(handoff::ExitReason::Signal))
     );
 }
 
@@ -290,7 +290,7 @@ fn rt_decoded_proximity_reaches_nrt_typed_and_is_marked_rt_owned() {
     let slot = e.robots().of_node(NodeId(3)).unwrap();
     // the script of driven_robot has odometry (id 0) but no proximity event
     assert!(slot.decoded_by_rt(0) && !slot.decoded_by_rt(1));
-    let sample = msgs::handoff::ProximitySample {
+    let sample = handoff::ProximitySample {
         robot,
         node: NodeId(3),
         link: LinkId(0),
@@ -309,7 +309,7 @@ fn link_down(rt: &mut RtEnds) {
     assert!(rt.rt_push_event(RtEvent::LinkDown {
         link: LinkId(0),
         target: 0,
-        reason: msgs::handoff::LinkDownReason::Eof,
+        reason: handoff::LinkDownReason::Eof,
     }));
 }
 

@@ -4,7 +4,7 @@
 use super::{vm_halt, Engine, EngineEvent, LinkInfo};
 use crate::network::{Dest, Via};
 use crate::switch::LinkBudget;
-use msgs::handoff::{LinkKind, LinkTarget, NodeId, RtEvent};
+use handoff::{LinkKind, LinkTarget, NodeId, RtEvent};
 use msgs::wire::Frame;
 use std::time::Instant;
 
@@ -189,7 +189,7 @@ impl Engine {
                 Ok(()) => {
                     self.backlog.pop_front();
                 }
-                Err(msgs::handoff::SendError::Full) => break,
+                Err(handoff::SendError::Full) => break,
                 Err(e) => {
                     tracing::error!("dropping an invalid frame for the link: {e}");
                     self.backlog.pop_front();

@@ -5,7 +5,7 @@ use crate::network::{NetError, NetworkEvent};
 use crate::params::BridgeParams;
 use crate::thymio::calibration;
 use crate::thymio::params::DriverParams;
-use msgs::handoff::{LinkId, LinkKind, NodeId, ProximitySample, RobotId, RtStats, SetupSummary};
+use handoff::{LinkId, LinkKind, NodeId, ProximitySample, RobotId, RtStats, SetupSummary};
 
 /// Configuration of the engine.
 #[derive(Debug, Clone, Default)]
@@ -24,13 +24,13 @@ pub enum EngineEvent {
     /// The RT thread started, with what it obtained.
     RtStarted(SetupSummary),
     /// The RT thread stopped.
-    RtExited(msgs::handoff::ExitReason),
+    RtExited(handoff::ExitReason),
     /// The owner of a robot's wheels in effect (the RT thread's report).
     Owner {
         /// RT robot id.
         robot: RobotId,
         /// Owner in effect.
-        owner: msgs::handoff::OwnerId,
+        owner: handoff::OwnerId,
         /// Commands from non-owners dropped so far.
         dropped: u32,
     },
@@ -196,7 +196,7 @@ pub enum EngineError {
         what: String,
         /// Why.
         #[source]
-        source: msgs::handoff::ParamError,
+        source: handoff::ParamError,
     },
     /// Every RT robot slot is taken.
     #[error("every RT robot slot is taken")]
@@ -207,7 +207,7 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    pub(super) fn param(what: &str, source: msgs::handoff::ParamError) -> Self {
+    pub(super) fn param(what: &str, source: handoff::ParamError) -> Self {
         EngineError::Param {
             what: what.to_owned(),
             source,

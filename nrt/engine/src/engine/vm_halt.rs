@@ -6,7 +6,7 @@
 //! execution state (periodic GET_EXECUTION_STATE, and at once after a switch client's STOP/PAUSE).
 
 use super::Engine;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use msgs::wire::Frame;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

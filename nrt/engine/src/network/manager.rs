@@ -10,7 +10,7 @@ use super::types::{Command, Dest, ManagerConfig, NetError, NetworkEvent, Outgoin
 use super::HOST_PROTOCOL_VERSION;
 use crate::params::BridgeParams;
 use crate::policy::NodesPolicy;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use msgs::wire::{Frame, Message, Words, BYTECODE_CHUNK_WORDS, HOST_SOURCE, MAX_PAYLOAD_WORDS};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;

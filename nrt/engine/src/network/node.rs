@@ -1,9 +1,9 @@
 //! What the network manager knows about one Aseba node.
 
 use crate::policy::{NodeSettings, Rejection};
+use handoff::{LinkId, NodeId};
 use msgs::description::DescriptionAssembler;
 use msgs::description::{NamedVariable, TargetDescription};
-use msgs::handoff::{LinkId, NodeId};
 use std::time::Instant;
 
 /// Where the network manager hears a node and reaches it: one of the RT thread's links, or the

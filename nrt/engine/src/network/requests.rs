@@ -1,7 +1,7 @@
 //! Pending GET_VARIABLES requests, completed from one or several VARIABLES replies (the
 //! Thymio answers in chunks of at most 47 words, each with its own start).
 
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use std::time::Instant;
 
 /// Identifies a request of the network manager.

@@ -1,8 +1,8 @@
 use super::*;
 use crate::params::BridgeParams;
 use crate::testutil::{description_frames, small_target};
+use handoff::{LinkId, NodeId};
 use msgs::description::TargetDescription;
-use msgs::handoff::{LinkId, NodeId};
 use msgs::wire::{kind, Frame, Message, Words};
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 
 use super::node::{IgnoreReason, Via};
 use super::requests::RequestId;
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use msgs::wire::MAX_PAYLOAD_WORDS;
 use std::time::Duration;
 

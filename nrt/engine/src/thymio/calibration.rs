@@ -6,7 +6,7 @@
 
 use super::PROXIMITY_NAMES;
 use crate::schema::ranges;
-use msgs::handoff::{NodeId, Quadratic, RobotCalibration};
+use handoff::{NodeId, Quadratic, RobotCalibration};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

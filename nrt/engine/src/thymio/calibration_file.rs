@@ -11,7 +11,7 @@
 //! overwritten.
 
 use super::calibration::{for_robot, parse_file, CalibrationError};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use serde_yaml::{Mapping, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 
 use super::calibration_fit::{fit_wheel, FitError, WheelFit};
 use crate::schema::ranges;
-use msgs::handoff::{CalCommand, CalFailure, CalReport, Wheel, WheelRun, MAX_SWEEP};
+use handoff::{CalCommand, CalFailure, CalReport, Wheel, WheelRun, MAX_SWEEP};
 
 /// The standard sweep (motor units).
 pub const STANDARD_SPEEDS: [i16; 6] = [100, 150, 200, 300, 400, 500];

@@ -6,7 +6,7 @@ use super::calibration::{
     AXIS_LENGTH,
 };
 use crate::schema::{ranges, Invalid, Section};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::controllers::{Controller, ObstacleStop, ObstacleStopParams, Registry, RobotView};
-use msgs::handoff::{JointCommand, JointStateSample, NodeId, OwnerId, RobotId, WheelCommand};
+use handoff::{JointCommand, JointStateSample, NodeId, OwnerId, RobotId, WheelCommand};
 use std::sync::atomic::AtomicU32;
 
 const PROX: u16 = 3;

@@ -2,7 +2,7 @@
 //! their read-back, the refresh until a stop is confirmed, and the link-back stop.
 
 use super::*;
-use msgs::handoff::{NodeId, RobotId};
+use handoff::{NodeId, RobotId};
 
 const TARGETS: u16 = 140;
 

@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::testutil::until;
-use msgs::handoff::{NodeId, NrtOdomOut, RobotId};
+use handoff::{NodeId, NrtOdomOut, RobotId};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 

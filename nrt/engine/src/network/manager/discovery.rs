@@ -5,7 +5,7 @@ use super::NetworkManager;
 use crate::network::node::{IgnoreReason, Node, NodeState, Via};
 use crate::network::types::{Dest, NetError, NetworkEvent};
 use crate::network::{HOST_PROTOCOL_VERSION, MIN_TARGET_PROTOCOL_VERSION};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use msgs::wire::Message;
 use std::time::Instant;
 

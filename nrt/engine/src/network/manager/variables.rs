@@ -5,7 +5,7 @@ use super::NetworkManager;
 use crate::network::node::Node;
 use crate::network::requests::{PendingGet, RequestId};
 use crate::network::types::{Dest, NetError, NetworkEvent};
-use msgs::handoff::NodeId;
+use handoff::NodeId;
 use msgs::wire::{Message, Words, MAX_PAYLOAD_WORDS};
 use std::time::Instant;
 

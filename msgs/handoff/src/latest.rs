@@ -62,7 +62,7 @@ impl<T> std::fmt::Debug for NrtLatest<T> {
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::latest;
+/// use handoff::latest;
 ///
 /// let (mut rt, mut nrt) = latest(0.5f64);
 /// assert_eq!(rt.rt_read(), (0.5, false)); // the initial value, not new

@@ -8,7 +8,7 @@
 //! publisher and service ring pairs, and the doorbell.
 //!
 //! **Halves.** Every constructor that makes both halves of something returns `(rt, nrt)`:
-//! [`channels`], [`latest`], [`live_params`], [`publisher`], [`service`] (and `rt::handoff::
+//! [`channels`], [`latest`], [`live_params`], [`publisher`], [`service`] (and `rt::link_port::
 //! link_port`). Every method says which side may call it, as realtime_tools' `readFromRT` /
 //! `writeFromNonRT` do: `rt_*` on the RT half (never blocks, never allocates), `nrt_*` on the
 //! NRT half. Each constructor's documentation has an example.
@@ -27,6 +27,9 @@
 //! | [`RtLiveParams`] / [`NrtLiveParams`] ([`latest`] cells) | cmd_vel set-points, calibration, limits, watchdog | latest value wins |
 //!
 //! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
+// Unsafe code only in `latest` (the triple buffer), each use with its SAFETY line.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 mod calibration;
 mod control;

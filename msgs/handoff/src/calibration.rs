@@ -243,7 +243,7 @@ impl NrtCalibrationPort {
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::{calibration_port, CalCommand, CalReport, Wheel};
+/// use handoff::{calibration_port, CalCommand, CalReport, Wheel};
 ///
 /// let (mut rt, mut nrt) = calibration_port();
 /// nrt.nrt_send(CalCommand::Abort).unwrap();

@@ -2,7 +2,7 @@
 //! (which polls them but never drops one: dead links go back through [`LinkReturn`]).
 
 use crate::link::Link;
-use msgs::handoff::{Doorbell, LinkDownReason, MAX_LINKS};
+use handoff::{Doorbell, LinkDownReason, MAX_LINKS};
 use rtrb::{Consumer, Producer, RingBuffer};
 
 /// An open link offered to the RT thread.
@@ -56,8 +56,8 @@ impl Link for NoLink {
     fn write(&mut self, _: &[u8]) -> Result<usize, crate::link::LinkError> {
         Err(crate::link::LinkError::Eof)
     }
-    fn kind(&self) -> msgs::handoff::LinkKind {
-        msgs::handoff::LinkKind::Other
+    fn kind(&self) -> handoff::LinkKind {
+        handoff::LinkKind::Other
     }
 }
 
@@ -84,8 +84,8 @@ pub struct RtLinkPort {
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::LinkDownReason;
-/// use rt::handoff::{link_port, LinkReturn};
+/// use handoff::LinkDownReason;
+/// use rt::link_port::{link_port, LinkReturn};
 /// use rt::link::PipeLink;
 ///
 /// let (mut rt, mut nrt) = link_port();

@@ -21,7 +21,7 @@ pub struct NrtPublisher<T> {
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::publisher;
+/// use handoff::publisher;
 ///
 /// let (mut rt, mut nrt) = publisher::<u32>(2);
 /// assert!(rt.rt_publish(1));

@@ -20,7 +20,7 @@
 //! # Example
 //!
 //! ```
-//! use msgs::handoff::{ControllerInit, NrtEndpoint, Pose2, RobotId};
+//! use handoff::{ControllerInit, NrtEndpoint, Pose2, RobotId};
 //!
 //! let mut init = ControllerInit::new(RobotId(0), "go_to_pose");
 //! let mut goal = init.subscriber::<Pose2>("goal", Pose2::default()).unwrap();
@@ -30,7 +30,7 @@
 //!
 //! // NRT (front end): a ROS message arrived on ~/controllers/go_to_pose/goal.
 //! let NrtEndpoint::Subscriber { nrt: cell, .. } = &mut nrt.endpoints[0] else { panic!() };
-//! cell.nrt_store(msgs::handoff::RosValue::Pose2D(Pose2 { x: 1.0, y: 0.0, theta: 0.0 }));
+//! cell.nrt_store(handoff::RosValue::Pose2D(Pose2 { x: 1.0, y: 0.0, theta: 0.0 }));
 //! nrt.params.nrt_set("speed", 0.15).unwrap();
 //!
 //! // RT cycle.

@@ -89,7 +89,7 @@ struct NrtRobotParams {
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::{live_params, RobotId, Twist2};
+/// use handoff::{live_params, RobotId, Twist2};
 ///
 /// let (mut rt, nrt) = live_params(2);
 /// let go = Twist2 { linear: 0.1, angular: 0.0 };

@@ -7,7 +7,7 @@ use super::ids::{LinkId, LinkTarget, RobotId, MAX_ROBOTS};
 use super::odom_out::{odom_out, NrtOdomOut, RtOdomOut};
 use super::params::{live_params, NrtLiveParams, RtLiveParams};
 use super::values::{OdomSample, ParamError, Twist2};
-use crate::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
+use msgs::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
 use rtrb::{Consumer, Producer, RingBuffer};
 use std::os::fd::BorrowedFd;
 
@@ -62,7 +62,7 @@ pub fn prefault_ring<T: Copy>(p: &mut Producer<T>, c: &mut Consumer<T>, filler: 
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::{channels, ChannelConfig, LinkId, LinkTarget, RobotId, RtCommand, RtEvent};
+/// use handoff::{channels, ChannelConfig, LinkId, LinkTarget, RobotId, RtCommand, RtEvent};
 /// use msgs::wire::{encode_user_event, HOST_SOURCE, MAX_FRAME};
 ///
 /// let (mut rt, mut nrt) = channels(&ChannelConfig::default());
@@ -444,7 +444,7 @@ impl NrtEnds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{encode_user_event, HOST_SOURCE};
+    use msgs::wire::{encode_user_event, HOST_SOURCE};
 
     fn event(id: u16, args: &[i16]) -> Vec<u8> {
         let mut out = [0u8; MAX_FRAME];

@@ -33,7 +33,7 @@ pub struct NrtServiceClient<Req, Resp> {
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::service;
+/// use handoff::service;
 ///
 /// let (mut rt, mut nrt) = service::<i16, i32>(4);
 /// let id = nrt.nrt_call(21).unwrap();

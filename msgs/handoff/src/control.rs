@@ -21,7 +21,7 @@ pub const MAX_CONTROLLERS: usize = 16;
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::OwnerId;
+/// use handoff::OwnerId;
 ///
 /// assert_eq!(OwnerId::default(), OwnerId::ROS);
 /// assert_eq!(OwnerId::controller(3).controller_index(), Some(3));
@@ -111,7 +111,7 @@ impl JointStateSample {
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::{OwnerId, OwnerNames};
+/// use handoff::{OwnerId, OwnerNames};
 ///
 /// let names = OwnerNames::new(vec!["line_follower", "go_to_pose"]);
 /// assert_eq!(names.id("go_to_pose"), Some(OwnerId::controller(1)));

@@ -49,7 +49,7 @@ pub struct NrtOdomOut {
 /// # Example
 ///
 /// ```
-/// use msgs::handoff::{odom_out, OdomSample};
+/// use handoff::{odom_out, OdomSample};
 /// use std::time::Duration;
 ///
 /// let (mut rt, mut nrt) = odom_out(4);

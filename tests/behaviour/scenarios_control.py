@@ -1,7 +1,7 @@
 """Behaviour scenarios of control from ROS: the communication switch, the joint space, the RT controllers'
 endpoints, the calibration action and live parameters (README "RT controllers and the communication switch",
 "Motor calibration"). Texts are the ROS 2 code's (nrt/ros2/src/switch.rs, calibration_action.rs; the engine's
-calibration_run.rs; msgs::handoff::endpoints).
+calibration_run.rs; handoff::endpoints).
 """
 
 import math
@@ -26,9 +26,19 @@ def expect_switch(c, owner):
     check_eq(why, f"{owner} owns the wheels", "switch_controller's answer")
 
 
+def diagnostics_value(message, key):
+    """The value of `key` in a /diagnostics array (the robot's status), or None."""
+    for status in message["status"]:
+        for pair in status["values"]:
+            if pair["key"] == key:
+                return pair["value"]
+    return None
+
+
 def switch(c, env):
     """Refusals (unknown owner, calibrate_motors), success, the latched controller_owner, cmd_vel dropped while
-    another owner has the wheels and driving again under `ros`."""
+    another owner has the wheels (and counted in /diagnostics) and driving again under `ros`."""
+    diagnostics = c.subscribe("/diagnostics", "diagnostic_msgs/DiagnosticArray")
     odom = c.subscribe(c.name("odom"), ODOM)
     odom.wait(timeout=30, what="the first odometry")
     ok, why = switch_to(c, "wheels_please")
@@ -50,6 +60,10 @@ def switch(c, env):
         time.sleep(0.05)
     x1 = x_of(odom.latest())
     check(abs(x1 - x0) < 0.005, f"cmd_vel moved the robot while go_to_pose owned the wheels: {x0} -> {x1}")
+    # /diagnostics says who owns the wheels and counts the commands it dropped
+    diagnostics.wait(lambda m: diagnostics_value(m, "Owner") == "go_to_pose"
+                     and int(diagnostics_value(m, "Non-owner commands dropped") or 0) > 0, 10,
+                     "/diagnostics: owner go_to_pose, cmd_vel commands dropped")
     expect_switch(c, "ros")
     owner.wait(lambda m: m["data"] == "ros", 10, "controller_owner back to ros")
     c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}},

@@ -197,11 +197,13 @@ class Client:
         self.wait("the sweep", lambda: any(f.phase == "sweep" for f in self.feedback), 30)
         self.spin(1.0)
         moving = self.fresh_truth().twist.twist.angular.z
-        t0 = time.monotonic()
+        t0 = time.time()
         cf = h.cancel_goal_async()
         self.wait("the robot to stop", lambda: abs(self.truth.twist.twist.angular.z) < 0.02
                   and abs(self.truth.twist.twist.linear.x) < 2e-3, 5)
-        stop_s = time.monotonic() - t0
+        # the first stopped sample's stamp (the driver's system clock) against the system clock at the cancel
+        stamp = self.truth.header.stamp
+        stop_s = stamp.sec + stamp.nanosec * 1e-9 - t0
         self.wait("the cancel response", cf.done, 10)
         res = h.get_result_async()
         self.wait("the cancelled result", res.done, 10)

@@ -140,9 +140,13 @@ fn calibration_straightens_a_miscalibrated_robot() {
         r["left_q0"].as_f64().unwrap(),
         r["right_q0"].as_f64().unwrap(),
     );
+    // Each wheel within 3 % of its true speed (the wheels are 6 % and 4 % off the configured q0: an uncalibrated
+    // left wheel fails this, and the straightness check below fails an uncalibrated robot). The line entries are
+    // timed from the samples' arrival, 10 Hz: on a loaded 2-core machine with a debug build a few of them arrive
+    // late, which makes a wheel up to about 2 % slow over the two revolutions of each speed.
     for (q0, gain) in [(lq0, GAINS[0]), (rq0, GAINS[1])] {
         assert!(
-            (q0 / (gain * UNIT_SPEED) - 1.0).abs() < 0.02,
+            (q0 / (gain * UNIT_SPEED) - 1.0).abs() < 0.03,
             "q0 {q0} vs true {}: {all}",
             gain * UNIT_SPEED
         );

@@ -301,6 +301,12 @@ impl World {
     }
 }
 
+/// How far behind real time the simulation may fall and still catch up (the steps run back to back until it is
+/// on time again). A loaded machine delays the thread by tens of milliseconds now and then; time lost for good
+/// there would make the robots slower than their models in wall-clock time, which any timing measurement (the
+/// motor calibration, speed checks) would see. Beyond it (a suspended process) the simulation resumes from now.
+const MAX_CATCH_UP: Duration = Duration::from_secs(1);
+
 fn run(world: Arc<Mutex<World>>, stop: Arc<AtomicBool>, realtime: bool) {
     let tick = Duration::from_millis(1);
     let mut next = Instant::now();
@@ -313,8 +319,8 @@ fn run(world: Arc<Mutex<World>>, stop: Arc<AtomicBool>, realtime: bool) {
             let now = Instant::now();
             if next > now {
                 std::thread::sleep(next - now);
-            } else if now - next > Duration::from_millis(100) {
-                // far behind (suspended, overloaded): do not try to catch up
+            } else if now - next > MAX_CATCH_UP {
+                // far behind (suspended): do not try to catch up
                 next = now;
             }
         } else {

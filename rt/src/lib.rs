@@ -10,6 +10,7 @@ pub mod hist;
 pub mod link;
 pub mod link_port;
 pub mod mapping;
+pub mod motion_limits;
 pub mod nrt_connector;
 pub mod odometry;
 pub mod report;

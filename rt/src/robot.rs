@@ -3,6 +3,7 @@
 
 use crate::controllers::RobotView;
 use crate::mapping::map_command;
+use crate::motion_limits::{rt_limit_command, RtLimiter};
 use crate::odometry::{Integrator, OdomInput};
 use handoff::{
     LinkId, NodeId, OdomSample, OwnerId, Pose2, ProximitySample, RobotCalibration, RobotConfig,
@@ -50,7 +51,18 @@ pub struct Robot {
     zero_unconfirmed: bool,
     /// Zero-speed refreshes still due for a robot whose targets cannot be read back.
     zero_refreshes: u8,
+    /// The motion limits' state (`crate::motion_limits`).
+    limiter: RtLimiter,
+    /// When the limiter last ran (RT ns; 0: never).
+    limited_ns: u64,
+    /// The twist commanded after the motion limits (zero while stopped).
+    commanded: Twist2,
 }
+
+/// Longest `dt` the motion limits are given (s): a longer gap since the previous cycle (the
+/// robot's first cycle, a stalled loop) counts as this much, so that a pause never lets a
+/// command jump past its acceleration limits.
+pub const MAX_LIMIT_DT_S: f64 = 0.1;
 
 /// Zero-speed refreshes sent to a robot whose motor targets cannot be read back (no
 /// `motor_targets` address): the stop is repeated this many times instead of confirmed.
@@ -82,6 +94,9 @@ impl Robot {
             stale: false,
             zero_unconfirmed: false,
             zero_refreshes: 0,
+            limiter: RtLimiter::new(),
+            limited_ns: 0,
+            commanded: Twist2::default(),
         }
     }
 
@@ -134,6 +149,8 @@ impl Robot {
         // set-point arrives.
         self.set_point = Twist2::default();
         self.pending = true;
+        // The robot's own watchdog stopped it: the limits start again from rest.
+        self.stop_limiter();
         true
     }
 
@@ -305,6 +322,7 @@ impl Robot {
             self.set_point = Twist2::default();
             self.tripped = true;
             self.pending = true;
+            self.stop_limiter();
             return CmdUpdate::WatchdogStop;
         }
         CmdUpdate::None
@@ -373,6 +391,44 @@ impl Robot {
         self.set_point
     }
 
+    /// The owner's command after the filters (`filtered`; `owned` before them) through the
+    /// robot's motion limits from the live parameters, with the time since the previous call
+    /// (at most [`MAX_LIMIT_DT_S`]) as `dt` (see [`rt_limit_command`]: stops and a filter's
+    /// changes are never slowed). Keeps the twist commanded ([`Robot::commanded`]).
+    pub fn limit(
+        &mut self,
+        params: &mut RtLiveParams,
+        owned: WheelCommand,
+        filtered: WheelCommand,
+        now_ns: u64,
+    ) -> WheelCommand {
+        let limits = params.rt_motion_limits(self.id).unwrap_or_default();
+        let dt = if self.limited_ns == 0 {
+            0.0
+        } else {
+            (now_ns.saturating_sub(self.limited_ns) as f64 * 1e-9).min(MAX_LIMIT_DT_S)
+        };
+        self.limited_ns = now_ns;
+        let (cmd, twist) =
+            rt_limit_command(&mut self.limiter, owned, filtered, dt, &limits, &self.cal);
+        self.commanded = twist;
+        cmd
+    }
+
+    /// Sets the motion limits' state to rest at once: a stop that must not be slowed
+    /// (watchdog, exit, owner change, link loss).
+    pub fn stop_limiter(&mut self) {
+        self.limiter.rt_reset(Twist2::default());
+        self.commanded = Twist2::default();
+    }
+
+    /// The twist commanded after the filters and the motion limits, before the wheel mapping
+    /// (zero while stopped): what `~/cmd_vel_out` publishes, handed out with each odometry
+    /// sample ([`handoff::OdomHandoff::commanded`]).
+    pub fn commanded(&self) -> Twist2 {
+        self.commanded
+    }
+
     /// Wheel targets for `cmd` with the current calibration and limits.
     pub fn targets(&mut self, params: &mut RtLiveParams, cmd: WheelCommand) -> [i16; 2] {
         self.refresh_calibration(params);
@@ -434,6 +490,7 @@ impl Robot {
     /// new stop, confirmed afresh.
     pub fn request_stop(&mut self) {
         self.pending = true;
+        self.stop_limiter();
     }
 
     /// Records that `targets` were queued.

@@ -24,7 +24,7 @@
 //! | NRT → RT byte ring | frames to write to one link or to all links | FIFO, `Err(Full)` when full |
 //! | RT → NRT [`RtEvent`] ring | link up/down, odometry, proximity, watchdog stops, stats | FIFO, drop + count when full |
 //! | NRT → RT [`RtCommand`] ring | robot mapping, odometry reset, link close, shutdown | FIFO, `Err(Full)` when full |
-//! | [`RtLiveParams`] / [`NrtLiveParams`] ([`latest`] cells) | cmd_vel set-points, calibration, limits, watchdog | latest value wins |
+//! | [`RtLiveParams`] / [`NrtLiveParams`] ([`latest`] cells) | cmd_vel set-points, calibration, limits, motion limits, watchdog | latest value wins |
 //!
 //! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
 // Unsafe code only in `latest` (the triple buffer), each use with its SAFETY line.
@@ -38,6 +38,7 @@ mod endpoints;
 mod events;
 mod ids;
 mod latest;
+mod motion_limits;
 mod odom_out;
 mod params;
 mod publisher;
@@ -62,6 +63,7 @@ pub use endpoints::{
 pub use events::{ExitReason, RtCommand, RtEvent};
 pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
 pub use latest::{latest, NrtLatest, RtLatest};
+pub use motion_limits::{Axis, AxisLimits, MotionLimits};
 pub use odom_out::{odom_out, NrtOdomOut, OdomHandoff, RtOdomOut};
 pub use params::{live_params, monotonic_ns, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
 pub use publisher::{publisher, NrtPublisher, RtPublisher};

@@ -9,7 +9,7 @@
 use super::control::JointStateSample;
 use super::doorbell::Doorbell;
 use super::publisher::{publisher, NrtPublisher, RtPublisher};
-use super::values::OdomSample;
+use super::values::{OdomSample, Twist2};
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -23,6 +23,11 @@ pub struct OdomHandoff {
     /// When the RT thread pushed it (CLOCK_MONOTONIC ns): the start of the hand-off → publish
     /// hop.
     pub handed_ns: u64,
+    /// The twist the RT loop commanded the robot when it handed the sample over: its owner's
+    /// command after the filters and the motion limits, before the wheel mapping (zero while
+    /// stopped) — diff_drive_controller's `~/cmd_vel_out` (the limited velocity) for a front
+    /// end to publish.
+    pub commanded: Twist2,
 }
 
 /// RT half: pushes without blocking and rings the publisher's doorbell.
@@ -49,13 +54,13 @@ pub struct NrtOdomOut {
 /// # Example
 ///
 /// ```
-/// use handoff::{odom_out, OdomSample};
+/// use handoff::{odom_out, OdomSample, Twist2};
 /// use std::time::Duration;
 ///
 /// let (mut rt, mut nrt) = odom_out(4);
-/// assert!(!rt.rt_publish(OdomSample::default(), 1)); // nobody publishes yet
+/// assert!(!rt.rt_publish(OdomSample::default(), Twist2::default(), 1)); // nobody publishes yet
 /// nrt.nrt_activate();
-/// assert!(rt.rt_publish(OdomSample::default(), 2));
+/// assert!(rt.rt_publish(OdomSample::default(), Twist2::default(), 2));
 /// assert!(nrt.nrt_wait(Duration::from_secs(5)));
 /// assert_eq!(nrt.nrt_pop().map(|h| h.handed_ns), Some(2));
 /// ```
@@ -81,13 +86,17 @@ pub fn odom_out(capacity: usize) -> (RtOdomOut, NrtOdomOut) {
 }
 
 impl RtOdomOut {
-    /// Queues a sample handed over at `handed_ns` and rings the publisher; false if nobody
-    /// publishes or the queue is full (then dropped and counted).
-    pub fn rt_publish(&mut self, sample: OdomSample, handed_ns: u64) -> bool {
+    /// Queues a sample handed over at `handed_ns`, with the twist commanded then, and rings the
+    /// publisher; false if nobody publishes or the queue is full (then dropped and counted).
+    pub fn rt_publish(&mut self, sample: OdomSample, commanded: Twist2, handed_ns: u64) -> bool {
         if !self.taken.load(Ordering::Acquire) || self.queue.rt_peer_gone() {
             return false;
         }
-        let ok = self.queue.rt_publish(OdomHandoff { sample, handed_ns });
+        let ok = self.queue.rt_publish(OdomHandoff {
+            sample,
+            handed_ns,
+            commanded,
+        });
         self.bell.ring();
         ok
     }
@@ -163,11 +172,11 @@ mod tests {
             seq,
             ..OdomSample::default()
         };
-        assert!(!rt.rt_publish(s(0), 0));
+        assert!(!rt.rt_publish(s(0), Twist2::default(), 0));
         nrt.nrt_activate();
-        assert!(rt.rt_publish(s(1), 10));
-        assert!(rt.rt_publish(s(2), 20));
-        assert!(!rt.rt_publish(s(3), 30)); // full
+        assert!(rt.rt_publish(s(1), Twist2::default(), 10));
+        assert!(rt.rt_publish(s(2), Twist2::default(), 20));
+        assert!(!rt.rt_publish(s(3), Twist2::default(), 30)); // full
         assert_eq!(rt.rt_dropped(), 1);
         assert!(nrt.nrt_drain_bell());
         assert_eq!(
@@ -175,6 +184,12 @@ mod tests {
             Some((1, 10))
         );
         assert_eq!(nrt.nrt_pop().map(|h| h.sample.seq), Some(2));
+        let go = Twist2 {
+            linear: 0.1,
+            angular: -0.2,
+        };
+        assert!(rt.rt_publish(s(5), go, 50));
+        assert_eq!(nrt.nrt_pop().map(|h| h.commanded), Some(go));
         assert_eq!(nrt.nrt_pop(), None);
         assert!(rt.rt_publish_joint(JointStateSample {
             t_ns: 7,
@@ -187,7 +202,7 @@ mod tests {
             "joint states do not enter the odometry queue"
         );
         drop(nrt);
-        assert!(!rt.rt_publish(s(4), 40));
+        assert!(!rt.rt_publish(s(4), Twist2::default(), 40));
         assert_eq!(rt.rt_dropped(), 1, "a gone publisher is not a drop");
     }
 }

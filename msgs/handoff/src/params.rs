@@ -1,5 +1,5 @@
 //! Live parameters: what the NRT side changes at run time (cmd_vel set-points, calibration and
-//! limits, the cmd_vel watchdog) and the RT thread reads every cycle, one [`latest`] cell each.
+//! limits, motion limits, the cmd_vel watchdog) and the RT thread reads every cycle, one [`latest`] cell each.
 //!
 //! [`live_params`] makes the two halves. The RT half ([`RtLiveParams`]) reads wait-free and
 //! never allocates; the NRT half ([`NrtLiveParams`]) validates, is `Clone` (the engine and the
@@ -14,6 +14,7 @@ use super::control::{JointCommand, OwnerId};
 use super::doorbell::Doorbell;
 use super::ids::{RobotId, MAX_ROBOTS};
 use super::latest::{latest, NrtLatest, RtLatest};
+use super::motion_limits::MotionLimits;
 use super::values::{ParamError, RobotCalibration, Twist2};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -35,6 +36,7 @@ struct RtRobotParams {
     joint: RtLatest<JointSetPoint>,
     owner: RtLatest<OwnerId>,
     joint_state_hz: RtLatest<f64>,
+    motion_limits: RtLatest<MotionLimits>,
 }
 
 /// A joint command with the time NRT received it.
@@ -81,6 +83,7 @@ struct NrtRobotParams {
     joint: NrtLatest<JointSetPoint>,
     owner: NrtLatest<OwnerId>,
     joint_state_hz: NrtLatest<f64>,
+    motion_limits: NrtLatest<MotionLimits>,
 }
 
 /// Live parameters for `robots` robot slots (at most [`MAX_ROBOTS`]), with default calibration,
@@ -109,12 +112,14 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
         let (joint_rt, joint_nrt) = latest(JointSetPoint::default());
         let (owner_rt, owner_nrt) = latest(OwnerId::ROS);
         let (js_rt, js_nrt) = latest(0.0);
+        let (ml_rt, ml_nrt) = latest(MotionLimits::default());
         rt_robots.push(RtRobotParams {
             calibration: cal_rt,
             cmd_vel: cmd_rt,
             joint: joint_rt,
             owner: owner_rt,
             joint_state_hz: js_rt,
+            motion_limits: ml_rt,
         });
         nrt_robots.push(NrtRobotParams {
             calibration: cal_nrt,
@@ -122,6 +127,7 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
             joint: joint_nrt,
             owner: owner_nrt,
             joint_state_hz: js_nrt,
+            motion_limits: ml_nrt,
         });
     }
     let wake = Doorbell::new();
@@ -195,6 +201,12 @@ impl RtLiveParams {
         self.robots
             .get_mut(robot.index())
             .map_or(0.0, |r| r.joint_state_hz.rt_read().0)
+    }
+
+    /// `robot`'s motion limits (all off until NRT sets them; `None` if no such robot).
+    pub fn rt_motion_limits(&mut self, robot: RobotId) -> Option<MotionLimits> {
+        let r = self.robots.get_mut(robot.index())?;
+        Some(r.motion_limits.rt_read().0)
     }
 
     /// The doorbell every NRT write to the RT thread rings (set-points here, frames and commands
@@ -331,6 +343,26 @@ impl NrtLiveParams {
         Ok(())
     }
 
+    /// Sets `robot`'s motion limits (validated: the error names the refused field, and the
+    /// limits in effect stay); the RT thread applies them from its next cycle.
+    pub fn nrt_set_motion_limits(
+        &self,
+        robot: RobotId,
+        limits: MotionLimits,
+    ) -> Result<(), ParamError> {
+        limits.validate()?;
+        let i = self.check(robot)?;
+        self.with(|p| p.robots[i].motion_limits.nrt_store(limits));
+        self.wake.ring();
+        Ok(())
+    }
+
+    /// `robot`'s motion limits as last set; `None` if no such robot.
+    pub fn nrt_motion_limits(&self, robot: RobotId) -> Option<MotionLimits> {
+        let i = self.check(robot).ok()?;
+        Some(self.with(|p| p.robots[i].motion_limits.nrt_last()))
+    }
+
     /// Sets the rate (Hz, 0 = off) of `robot`'s extended joint states from the RT thread.
     pub fn nrt_set_joint_state_hz(&self, robot: RobotId, hz: f64) -> Result<(), ParamError> {
         if !hz.is_finite() {
@@ -425,6 +457,40 @@ mod tests {
         assert!(p.nrt_set_watchdog(-1.0).is_err());
         p.nrt_set_watchdog(0.25).unwrap();
         assert_eq!((p.nrt_watchdog(), rt.rt_watchdog()), (0.25, 0.25));
+    }
+
+    #[test]
+    fn motion_limits_are_validated_and_reach_rt() {
+        use crate::motion_limits::AxisLimits;
+        let (mut rt, p) = live_params(2);
+        assert!(rt.rt_motion_limits(RobotId(1)).unwrap().is_off());
+        let mut l = MotionLimits::default();
+        l.angular.max_acceleration = 2.0;
+        p.nrt_set_motion_limits(RobotId(1), l).unwrap();
+        assert_eq!(rt.rt_motion_limits(RobotId(1)), Some(l));
+        assert_eq!(p.nrt_motion_limits(RobotId(1)), Some(l));
+        let bad = MotionLimits {
+            linear: AxisLimits {
+                max_deceleration: -1.0,
+                ..AxisLimits::OFF
+            },
+            ..l
+        };
+        assert_eq!(
+            p.nrt_set_motion_limits(RobotId(1), bad),
+            Err(ParamError::OutOfRange {
+                name: "linear.max_deceleration",
+                value: -1.0
+            })
+        );
+        // The refused set loses nothing: the limits in effect stay.
+        assert_eq!(rt.rt_motion_limits(RobotId(1)), Some(l));
+        assert_eq!(
+            p.nrt_set_motion_limits(RobotId(2), l),
+            Err(ParamError::NoSuchRobot(RobotId(2)))
+        );
+        assert!(rt.rt_motion_limits(RobotId(0)).unwrap().is_off());
+        assert_eq!(rt.rt_motion_limits(RobotId(2)), None);
     }
 
     #[test]

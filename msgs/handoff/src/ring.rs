@@ -234,13 +234,19 @@ impl RtEnds {
         }
     }
 
-    /// Hands an odometry sample to the publisher thread (if one took
-    /// [`NrtEnds::nrt_take_odometry_out`]) and rings it; false if nobody publishes or its ring
-    /// is full.
-    pub fn rt_publish_odometry(&mut self, sample: OdomSample, handed_ns: u64) -> bool {
+    /// Hands an odometry sample, with the twist the RT loop commands its robot after the motion
+    /// limits ([`OdomHandoff::commanded`](super::OdomHandoff::commanded)), to the publisher
+    /// thread (if one took [`NrtEnds::nrt_take_odometry_out`]) and rings it; false if nobody
+    /// publishes or its ring is full.
+    pub fn rt_publish_odometry(
+        &mut self,
+        sample: OdomSample,
+        commanded: Twist2,
+        handed_ns: u64,
+    ) -> bool {
         let mut any = false;
         for o in self.odom_out.iter_mut() {
-            any |= o.rt_publish(sample, handed_ns);
+            any |= o.rt_publish(sample, commanded, handed_ns);
         }
         any
     }

@@ -52,6 +52,8 @@ impl RtLoop {
                 f.update(&view, &mut cmd);
             }
             self.owners[i].filtered = cmd != owned;
+            // The motion limits: after the filters, before the wheel mapping.
+            let cmd = self.robots[i].limit(self.ends.rt_params(), owned, cmd, now);
             let targets = self.robots[i].targets(self.ends.rt_params(), cmd);
             match self.robots[i].send_due(targets, now, min_gap, refresh) {
                 Some(t) if t <= now => {

@@ -64,7 +64,7 @@ fn handle_frame_inner(
         ) {
             stats.odometry_samples += 1;
             // To the front ends' publisher threads only (each on its own ring): the NRT engine has no use for it.
-            ends.rt_publish_odometry(s, monotonic_ns());
+            ends.rt_publish_odometry(s, r.commanded(), monotonic_ns());
         }
         if let Some(p) = r.take_proximity() {
             if !ends.rt_push_event(RtEvent::Proximity(p)) {

@@ -67,6 +67,8 @@ impl RtLoop {
             st.joint_tripped = false;
             st.joint_ns = now;
             self.robots[i].clear_set_point();
+            // The old owner's motion stops at once; the new one's starts from rest.
+            self.robots[i].stop_limiter();
         }
         self.report_owner(i);
     }
@@ -158,6 +160,7 @@ impl RtLoop {
             watchdog = true;
         }
         if watchdog {
+            self.robots[i].stop_limiter();
             self.stats.watchdog_stops += 1;
             self.push_event(RtEvent::WatchdogStop { robot: id });
         }

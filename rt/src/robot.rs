@@ -53,8 +53,8 @@ pub struct Robot {
     zero_refreshes: u8,
     /// The motion limits' state (`crate::motion_limits`).
     limiter: RtLimiter,
-    /// When the limiter last ran (RT ns; 0: never).
-    limited_ns: u64,
+    /// When the limiter last ran (RT ns; `None`: never).
+    limited_ns: Option<u64>,
     /// The twist commanded after the motion limits (zero while stopped).
     commanded: Twist2,
 }
@@ -95,7 +95,7 @@ impl Robot {
             zero_unconfirmed: false,
             zero_refreshes: 0,
             limiter: RtLimiter::new(),
-            limited_ns: 0,
+            limited_ns: None,
             commanded: Twist2::default(),
         }
     }
@@ -403,12 +403,11 @@ impl Robot {
         now_ns: u64,
     ) -> WheelCommand {
         let limits = params.rt_motion_limits(self.id).unwrap_or_default();
-        let dt = if self.limited_ns == 0 {
-            0.0
-        } else {
-            (now_ns.saturating_sub(self.limited_ns) as f64 * 1e-9).min(MAX_LIMIT_DT_S)
-        };
-        self.limited_ns = now_ns;
+        // The first run has no interval: dt 0 keeps the state (at rest).
+        let dt = self.limited_ns.map_or(0.0, |t| {
+            (now_ns.saturating_sub(t) as f64 * 1e-9).min(MAX_LIMIT_DT_S)
+        });
+        self.limited_ns = Some(now_ns);
         let (cmd, twist) =
             rt_limit_command(&mut self.limiter, owned, filtered, dt, &limits, &self.cal);
         self.commanded = twist;

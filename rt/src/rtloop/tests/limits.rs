@@ -1,0 +1,110 @@
+//! The motion limits in the loop: a set-point ramps at the configured acceleration, a zero
+//! set-point decelerates, the watchdog's stop is not slowed, and the limited twist rides with
+//! the odometry hand-off.
+
+use super::*;
+use handoff::{AxisLimits, MotionLimits};
+
+fn limits(acc: f64, dec: f64) -> MotionLimits {
+    MotionLimits {
+        linear: AxisLimits {
+            max_acceleration: acc,
+            max_deceleration: dec,
+            ..AxisLimits::OFF
+        },
+        angular: AxisLimits::OFF,
+    }
+}
+
+fn go(nrt: &mut NrtEnds, linear: f64) {
+    let t = Twist2 {
+        linear,
+        angular: 0.0,
+    };
+    nrt.nrt_set_cmd_vel(RobotId(0), t).unwrap();
+}
+
+/// The targets of the set_speed frames the robot received.
+fn speeds(peer: &mut PipeLink) -> Vec<Vec<i16>> {
+    received(peer)
+        .into_iter()
+        .filter(|(k, _)| *k == SET_SPEED)
+        .map(|(_, a)| a)
+        .collect()
+}
+
+#[test]
+fn a_set_point_ramps_at_the_acceleration_and_a_zero_one_decelerates() {
+    let (mut rt, mut nrt, mut port) = build();
+    let mut out = nrt.nrt_take_odometry_out().unwrap();
+    let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
+    configure(&mut nrt, &mut rt, 0);
+    nrt.nrt_params()
+        .nrt_set_motion_limits(RobotId(0), limits(1.0, 2.0))
+        .unwrap();
+    go(&mut nrt, 0.1);
+    // 1 m/s² over 10 ms cycles: +0.01 m/s a cycle (293 units = 0.1 m/s).
+    let mut sent = Vec::new();
+    for k in 1..=12 {
+        rt.cycle(k * 10 * MS);
+        sent.extend(speeds(&mut peer));
+    }
+    let left: Vec<i16> = sent.iter().map(|s| s[0]).collect();
+    // One frame a cycle, each 0.01 m/s (29.3 units, rounded) above the last, then the set-point.
+    assert_eq!(left.len(), 10, "{left:?}");
+    for (k, u) in left.iter().enumerate() {
+        assert!(
+            (*u as f64 - 29.3 * (k + 1) as f64).abs() <= 0.5 + 1e-6,
+            "{left:?}"
+        );
+    }
+    assert_eq!(sent.last(), Some(&vec![293, 293]));
+    // The limited twist is handed out with the odometry.
+    // (The first odometry event initialises the integrator; the second makes a sample.)
+    let mut bytes = event(NODE, ODOMETRY, &[0, 0, 0]);
+    bytes.extend(event(NODE, ODOMETRY, &[29, 29, 1]));
+    peer.write(&bytes).unwrap();
+    rt.cycle(130 * MS);
+    let h = out.nrt_pop().unwrap();
+    assert!(
+        (h.commanded.linear - 0.1).abs() < 1e-12,
+        "{:?}",
+        h.commanded
+    );
+    // A zero set-point from the user decelerates at 2 m/s²: −0.02 m/s a cycle.
+    go(&mut nrt, 0.0);
+    let mut sent = Vec::new();
+    for k in 14..=20 {
+        rt.cycle(k * 10 * MS);
+        sent.extend(speeds(&mut peer));
+    }
+    let left: Vec<i16> = sent.iter().map(|s| s[0]).collect();
+    assert_eq!(left, [234, 176, 117, 59, 0]);
+}
+
+#[test]
+fn the_watchdog_stop_is_not_slowed() {
+    let (mut rt, mut nrt, mut port) = build();
+    let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
+    configure(&mut nrt, &mut rt, 0);
+    // Slow deceleration: a slowed stop would take 10 s.
+    nrt.nrt_params()
+        .nrt_set_motion_limits(RobotId(0), limits(f64::NAN, 0.01))
+        .unwrap();
+    go(&mut nrt, 0.1);
+    rt.cycle(10 * MS);
+    assert_eq!(speeds(&mut peer), [vec![293, 293]]);
+    // The watchdog (0.5 s) expires: zero at once.
+    rt.cycle(520 * MS);
+    assert_eq!(speeds(&mut peer), [vec![0, 0]]);
+    // The next set-point starts from rest (no acceleration limit: at once).
+    go(&mut nrt, 0.04);
+    rt.cycle(530 * MS);
+    assert_eq!(speeds(&mut peer), [vec![117, 117]]);
+    // An owner change stops at once as well.
+    nrt.nrt_params()
+        .nrt_request_owner(RobotId(0), handoff::OwnerId::JOINT)
+        .unwrap();
+    rt.cycle(540 * MS);
+    assert_eq!(speeds(&mut peer), [vec![0, 0]]);
+}

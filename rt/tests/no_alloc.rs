@@ -7,6 +7,9 @@
 //! out. After warm-up: 0 allocations and 0 page faults on the RT thread (counting global
 //! allocator; getrusage(RUSAGE_THREAD)).
 //!
+//! Motion limits are on throughout (every kind on both axes, changed while the loop runs), so
+//! the speed limiter runs on every owner's command in the counted section.
+//!
 //! The same in the waiting loop: a 20 ms period with the robot writing every millisecond and
 //! set-points arriving between deadlines, so that nearly all the work happens in I/O wake-ups
 //! (link readable, NRT wake fd rung, a held-back change's timer).
@@ -17,7 +20,7 @@ use handoff::{
 };
 use handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
 use handoff::{monotonic_ns, JointCommand, NrtEndpoint, OwnerId, Pose2, RosValue};
-use handoff::{CalCommand, NrtCalibrationPort, Wheel, WheelRun};
+use handoff::{AxisLimits, CalCommand, MotionLimits, NrtCalibrationPort, Wheel, WheelRun};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::controllers::{
@@ -42,6 +45,27 @@ const GROUND: u16 = 10;
 /// `motor.left.target` of the robot: stops are written there directly and read back.
 const MOTOR_TARGETS: u16 = 140;
 const CYCLES: u64 = 1_000_000;
+/// `max_velocity` of the linear axis in every set of motion limits the tests use (m/s).
+const MAX_LINEAR: f64 = 0.1;
+
+/// Motion limits with every kind on, on both axes; `k` varies the rates (the loop reads new
+/// ones while it runs).
+fn limits_on(k: u64) -> MotionLimits {
+    let f = 1.0 + (k % 3) as f64;
+    let axis = |v: f64| AxisLimits {
+        max_velocity: v,
+        min_velocity: -v / 2.0,
+        max_acceleration: 0.5 * f,
+        max_deceleration: 1.0 * f,
+        max_acceleration_reverse: 0.25 * f,
+        max_deceleration_reverse: 0.75 * f,
+        max_jerk: 20.0 * f,
+    };
+    MotionLimits {
+        linear: axis(MAX_LINEAR),
+        angular: axis(2.0),
+    }
+}
 
 /// A controller that answers pose queries and publishes a heartbeat from inside the cycle.
 struct PoseServer {
@@ -180,6 +204,12 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let mut cal_reports = 0u64;
     let params = nrt.nrt_params().clone();
     params.nrt_set_joint_state_hz(RobotId(0), 2000.0).unwrap();
+    params
+        .nrt_set_motion_limits(RobotId(0), limits_on(0))
+        .unwrap();
+    // The fastest forward twist commanded, and whether a ramp between rest and the set-points
+    // was seen (the limiter really limited).
+    let (mut fastest, mut ramped) = (0.0f64, false);
 
     let (reflex_pub, mut reflex_nrt) = publisher(64);
     let (params_rt, mut params_nrt) = latest(ObstacleStopParams::default());
@@ -238,8 +268,10 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         while joint_states.nrt_pop_joint().is_some() {
             joints += 1;
         }
-        while joint_states.nrt_pop().is_some() {
+        while let Some(h) = joint_states.nrt_pop() {
             odometry += 1;
+            fastest = fastest.max(h.commanded.linear);
+            ramped |= h.commanded.linear > 0.0 && h.commanded.linear < 0.07;
         }
         for port in control.ports.iter_mut().filter(|p| p.robot == RobotId(0)) {
             for e in port.endpoints.iter_mut() {
@@ -346,6 +378,9 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                 threshold: 2000 + (k % 1000) as i16,
                 ..Default::default()
             });
+            params
+                .nrt_set_motion_limits(RobotId(0), limits_on(k / 500))
+                .unwrap();
         }
         std::thread::sleep(Duration::from_micros(50));
     }
@@ -381,6 +416,10 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         direct > 0,
         "stops were written to the motor targets directly"
     );
+    assert!(
+        ramped && fastest > 0.0 && fastest <= MAX_LINEAR + 1e-9,
+        "the motion limits held every owner's command (fastest {fastest} m/s, ramp seen: {ramped})"
+    );
     assert_eq!(exit.stops.len(), 1);
     assert_eq!(
         exit.stops[0].confirmed,
@@ -398,6 +437,9 @@ fn io_wake_ups_without_allocation_or_page_fault() {
         ..Default::default()
     });
     let mut odometry_out = nrt.nrt_take_odometry_out().unwrap();
+    nrt.nrt_params()
+        .nrt_set_motion_limits(RobotId(0), limits_on(1))
+        .unwrap();
     let (rt_port, mut port) = link_port();
     let (ours, theirs) = PipeLink::pair(1 << 16);
     port.nrt_offer(0, Box::new(ours)).unwrap();

@@ -162,7 +162,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
                 t_ns: monotonic_ns(),
                 ..OdomSample::default()
             };
-            assert!(rt_out.rt_publish(s, monotonic_ns()));
+            assert!(rt_out.rt_publish(s, Twist2::default(), monotonic_ns()));
             next += 1;
         }
         client.spin_once(Duration::from_millis(20));

@@ -108,3 +108,50 @@ fn the_watchdog_stop_is_not_slowed() {
     rt.cycle(540 * MS);
     assert_eq!(speeds(&mut peer), [vec![0, 0]]);
 }
+
+#[test]
+fn an_obstacle_stop_is_not_slowed_and_the_ramp_resumes_from_rest() {
+    use crate::controllers::{ObstacleStop, ObstacleStopParams};
+    const PROX: u16 = 3;
+    let (rt_ends, mut nrt) = channels(&ChannelConfig {
+        robots: 1,
+        ..Default::default()
+    });
+    let (rt_port, mut port) = link_port();
+    let reflex = Box::new(ObstacleStop::new(ObstacleStopParams::default()));
+    let mut rt = RtLoop::new(
+        test_config(),
+        rt_ends,
+        rt_port,
+        RtControllers::none(),
+        vec![reflex],
+    );
+    let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
+    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
+    config.proximity_event = Some(PROX);
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config,
+    })
+    .unwrap();
+    rt.cycle(0);
+    // Slow deceleration (a slowed stop would take 10 s), no acceleration limit.
+    nrt.nrt_params()
+        .nrt_set_motion_limits(RobotId(0), limits(f64::NAN, 0.01))
+        .unwrap();
+    go(&mut nrt, 0.1);
+    rt.cycle(10 * MS);
+    assert_eq!(speeds(&mut peer), [vec![293, 293]]);
+    // Something close in front: the reflex stops the robot at once.
+    peer.write(&event(NODE, PROX, &[0, 0, 4000, 0, 0, 0, 0]))
+        .unwrap();
+    rt.cycle(20 * MS);
+    assert_eq!(speeds(&mut peer), [vec![0, 0]]);
+    // Now with an acceleration limit: once the way is clear, the robot starts from rest.
+    nrt.nrt_params()
+        .nrt_set_motion_limits(RobotId(0), limits(1.0, 0.01))
+        .unwrap();
+    peer.write(&event(NODE, PROX, &[0; 7])).unwrap();
+    rt.cycle(30 * MS);
+    assert_eq!(speeds(&mut peer), [vec![29, 29]]);
+}

@@ -59,9 +59,9 @@ pub struct Robot {
     commanded: Twist2,
 }
 
-/// Longest `dt` the motion limits are given (s): a longer gap since the previous cycle (the
-/// robot's first cycle, a stalled loop) counts as this much, so that a pause never lets a
-/// command jump past its acceleration limits.
+/// Longest `dt` the motion limits are given (s): a longer gap since the previous cycle (a
+/// stalled loop) counts as this much, so that a pause never lets a command jump past its
+/// acceleration limits. The robot's first cycle has `dt` 0 (its state stays at rest).
 pub const MAX_LIMIT_DT_S: f64 = 0.1;
 
 /// Zero-speed refreshes sent to a robot whose motor targets cannot be read back (no

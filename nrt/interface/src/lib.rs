@@ -48,6 +48,7 @@ pub mod owner_switch;
 pub mod params;
 pub mod reply;
 pub mod report;
+pub mod sensor_topics;
 pub mod sensors;
 pub mod tf;
 

@@ -2,8 +2,10 @@
 //! (Range ×7 and the laser scan), ground, IMU, tap, temperature, microphone, RC5 remote, buttons (Joy and one
 //! Bool per button), proximity communication, and the latched `robot_description` and `obstacle_stop`.
 //!
-//! They are published from the NRT loop when the robot's script events arrive ([`Outputs::publish_event`]);
-//! proximity comes decoded from the RT thread. Queues as ROS-Thymio's rospy publishers (1).
+//! The sensor topics are the layer's catalogue (`nrt_interface::sensor_topics`): one publisher per entry, typed by
+//! its kind, and one conversion per kind here. They are published from the NRT loop when the robot's script events
+//! arrive ([`Outputs::publish_event`]); proximity comes decoded from the RT thread. Queues as ROS-Thymio's rospy
+//! publishers (1).
 
 use super::conv;
 use super::graph::Graph;
@@ -12,43 +14,94 @@ use super::ros1_msgs::{sensor_msgs as sm, std_msgs, thymio_msgs};
 use super::Ros1Error;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
-use nrt_engine::thymio::sensors as values;
-use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 use nrt_interface::frames::Frames;
 use nrt_interface::geometry::Stamp;
-use nrt_interface::sensors;
-use roslibrust::RosMessageType;
+use nrt_interface::sensor_topics::{self as catalogue, Kind, SensorMessage, SensorTopic};
+use std::collections::BTreeMap;
 
 /// Queue of every sensor topic (ROS-Thymio's rospy queue sizes are 1).
 const DEPTH: usize = 1;
 
-/// The leaves of [`Outputs`] besides `proximity/<name>`, `ground/<name>` and `buttons/<name>`.
-pub const OUTPUT_NAMES: [&str; 10] = [
-    "proximity/laser",
-    "imu",
-    "tap",
-    "temperature",
-    "sound",
-    "remote",
-    "buttons",
-    "comm/rx",
-    "obstacle_stop",
-    "robot_description",
-];
+/// The leaves of [`Outputs`] besides the sensor topics of the catalogue.
+pub const STATE_NAMES: [&str; 2] = ["obstacle_stop", "robot_description"];
+
+/// The publisher of one sensor topic, typed by the catalogue's kind.
+enum SensorPublisher {
+    Range(Publisher<sm::Range>),
+    LaserScan(Publisher<sm::LaserScan>),
+    Imu(Publisher<sm::Imu>),
+    Empty(Publisher<std_msgs::Empty>),
+    Temperature(Publisher<sm::Temperature>),
+    Float32(Publisher<std_msgs::Float32>),
+    Int8(Publisher<std_msgs::Int8>),
+    Joy(Publisher<sm::Joy>),
+    Bool(Publisher<std_msgs::Bool>),
+    Comm(Publisher<thymio_msgs::Comm>),
+}
+
+impl SensorPublisher {
+    fn advertise(g: &Graph, topic: &str, kind: Kind) -> Result<SensorPublisher, Ros1Error> {
+        Ok(match kind {
+            Kind::Range => SensorPublisher::Range(g.advertise(topic, DEPTH, false)?),
+            Kind::LaserScan => SensorPublisher::LaserScan(g.advertise(topic, DEPTH, false)?),
+            Kind::Imu => SensorPublisher::Imu(g.advertise(topic, DEPTH, false)?),
+            Kind::Empty => SensorPublisher::Empty(g.advertise(topic, DEPTH, false)?),
+            Kind::Temperature => SensorPublisher::Temperature(g.advertise(topic, DEPTH, false)?),
+            Kind::Float32 => SensorPublisher::Float32(g.advertise(topic, DEPTH, false)?),
+            Kind::Int8 => SensorPublisher::Int8(g.advertise(topic, DEPTH, false)?),
+            Kind::Joy => SensorPublisher::Joy(g.advertise(topic, DEPTH, false)?),
+            Kind::Bool => SensorPublisher::Bool(g.advertise(topic, DEPTH, false)?),
+            Kind::Comm => SensorPublisher::Comm(g.advertise(topic, DEPTH, false)?),
+        })
+    }
+
+    /// Publishes `m`, converted once per kind (the catalogue gives each topic messages of its kind only).
+    fn publish(&self, g: &Graph, m: SensorMessage) -> Result<(), Ros1Error> {
+        match (self, m) {
+            (SensorPublisher::Range(p), SensorMessage::Range(r)) => g.publish(p, &conv::range(&r)),
+            (SensorPublisher::LaserScan(p), SensorMessage::LaserScan(l)) => {
+                g.publish(p, &conv::laser(&l))
+            }
+            (SensorPublisher::Imu(p), SensorMessage::Imu(i)) => g.publish(p, &conv::imu(&i)),
+            (SensorPublisher::Empty(p), SensorMessage::Empty) => g.publish(p, &std_msgs::Empty {}),
+            (SensorPublisher::Temperature(p), SensorMessage::Temperature(t)) => {
+                g.publish(p, &conv::temperature(&t))
+            }
+            (SensorPublisher::Float32(p), SensorMessage::Float32(data)) => {
+                g.publish(p, &std_msgs::Float32 { data })
+            }
+            (SensorPublisher::Int8(p), SensorMessage::Int8(data)) => {
+                g.publish(p, &std_msgs::Int8 { data })
+            }
+            (SensorPublisher::Joy(p), SensorMessage::Joy(j)) => g.publish(p, &conv::joy(&j)),
+            (SensorPublisher::Bool(p), SensorMessage::Bool(data)) => {
+                g.publish(p, &std_msgs::Bool { data })
+            }
+            (
+                SensorPublisher::Comm(p),
+                SensorMessage::Comm {
+                    value,
+                    payloads,
+                    intensities,
+                },
+            ) => g.publish(
+                p,
+                &thymio_msgs::Comm {
+                    value,
+                    payloads,
+                    intensities,
+                },
+            ),
+            // the catalogue's unit tests pin every message to its topic's kind
+            _ => Ok(()),
+        }
+    }
+}
 
 /// The publishers of one robot (dropping them unadvertises the topics).
 pub struct Outputs {
-    proximity: Vec<Publisher<sm::Range>>,
-    laser: Publisher<sm::LaserScan>,
-    ground: Vec<Publisher<sm::Range>>,
-    imu: Publisher<sm::Imu>,
-    tap: Publisher<std_msgs::Empty>,
-    temperature: Publisher<sm::Temperature>,
-    sound: Publisher<std_msgs::Float32>,
-    remote: Publisher<std_msgs::Int8>,
-    buttons: Publisher<sm::Joy>,
-    button: Vec<Publisher<std_msgs::Bool>>,
-    comm_rx: Publisher<thymio_msgs::Comm>,
+    /// One per topic of the catalogue (`nrt_interface::sensor_topics`).
+    sensors: BTreeMap<SensorTopic, SensorPublisher>,
     /// Latched: whether the RT obstacle-stop reflex holds the robot.
     obstacle_stop: Publisher<std_msgs::Bool>,
     /// Latched: the URDF, when the driver publishes the model.
@@ -64,29 +117,11 @@ impl Outputs {
         t: &dyn Fn(&str) -> String,
         urdf: Option<String>,
     ) -> Result<Outputs, Ros1Error> {
-        fn many<T: RosMessageType>(
-            g: &Graph,
-            t: &dyn Fn(&str) -> String,
-            group: &str,
-            names: &[&str],
-        ) -> Result<Vec<Publisher<T>>, Ros1Error> {
-            names
-                .iter()
-                .map(|n| g.advertise(&t(&format!("{group}/{n}")), DEPTH, false))
-                .collect()
-        }
+        let sensors = SensorTopic::all()
+            .map(|s| Ok((s, SensorPublisher::advertise(g, &t(&s.leaf()), s.kind())?)))
+            .collect::<Result<_, Ros1Error>>()?;
         let out = Outputs {
-            proximity: many(g, t, "proximity", &PROXIMITY_NAMES)?,
-            laser: g.advertise(&t("proximity/laser"), DEPTH, false)?,
-            ground: many(g, t, "ground", &GROUND_NAMES)?,
-            imu: g.advertise(&t("imu"), DEPTH, false)?,
-            tap: g.advertise(&t("tap"), DEPTH, false)?,
-            temperature: g.advertise(&t("temperature"), DEPTH, false)?,
-            sound: g.advertise(&t("sound"), DEPTH, false)?,
-            remote: g.advertise(&t("remote"), DEPTH, false)?,
-            buttons: g.advertise(&t("buttons"), DEPTH, false)?,
-            button: many(g, t, "buttons", &BUTTON_NAMES)?,
-            comm_rx: g.advertise(&t("comm/rx"), DEPTH, false)?,
+            sensors,
             obstacle_stop: g.advertise(&t("obstacle_stop"), 1, true)?,
             _description: g.advertise(&t("robot_description"), 1, true)?,
         };
@@ -99,19 +134,28 @@ impl Outputs {
 
     /// The global names of every topic of a robot whose leaves `t` names (to forget them).
     pub fn names(t: &dyn Fn(&str) -> String) -> Vec<String> {
-        let group = |g: &str, names: &[&str]| -> Vec<String> {
-            names.iter().map(|n| t(&format!("{g}/{n}"))).collect()
-        };
-        OUTPUT_NAMES
-            .iter()
-            .map(|l| t(l))
-            .chain(group("proximity", &PROXIMITY_NAMES))
-            .chain(group("ground", &GROUND_NAMES))
-            .chain(group("buttons", &BUTTON_NAMES))
+        SensorTopic::all()
+            .map(|s| t(&s.leaf()))
+            .chain(STATE_NAMES.iter().map(|l| t(l)))
             .collect()
     }
 
-    /// Publishes a proximity reading (the 7 raw values) as the 7 ranges and the laser scan.
+    fn publish(
+        &self,
+        g: &Graph,
+        topic: SensorTopic,
+        m: SensorMessage,
+        result: &mut Result<(), Ros1Error>,
+    ) {
+        if let Some(p) = self.sensors.get(&topic) {
+            let r = p.publish(g, m);
+            if result.is_ok() {
+                *result = r;
+            }
+        }
+    }
+
+    /// Publishes a proximity reading (the 7 raw values) as the catalogue says (7 ranges and the laser scan).
     pub fn publish_proximity(
         &self,
         g: &Graph,
@@ -121,17 +165,20 @@ impl Outputs {
         f: &Frames,
     ) -> Result<(), Ros1Error> {
         let mut result = Ok(());
-        for (i, p) in self.proximity.iter().enumerate() {
-            let frame = f.link(&sensors::proximity_frame(i));
-            let m = conv::range(&sensors::proximity(raw[i], cal, i, stamp, frame));
-            result = result.and(g.publish(p, &m));
-        }
-        let scan = conv::laser(&sensors::laser(raw, cal, stamp, f.link("laser_link")));
-        result.and(g.publish(&self.laser, &scan))
+        catalogue::proximity_messages(
+            raw,
+            cal,
+            stamp,
+            f,
+            |_| true,
+            |t, m| self.publish(g, t, m, &mut result),
+        );
+        result
     }
 
-    /// Publishes what a script event of the robot says (decoded by [`sensors::robot_event`], which leaves out
-    /// what the RT thread decodes); `threshold` is the ground sensors' (`ground.threshold`).
+    /// Publishes what a script event of the robot says (decoded by `sensors::robot_event`, which leaves out what
+    /// the RT thread decodes; the messages are the catalogue's); `threshold` is the ground sensors'
+    /// (`ground.threshold`).
     pub fn publish_event(
         &self,
         g: &Graph,
@@ -140,57 +187,16 @@ impl Outputs {
         f: &Frames,
         threshold: i16,
     ) -> Result<(), Ros1Error> {
-        match event {
-            RobotEvent::Odometry { .. } | RobotEvent::Proximity(_) => Ok(()),
-            RobotEvent::GroundReflected(_) | RobotEvent::GroundAmbient(_) => Ok(()),
-            RobotEvent::Ground(delta) => {
-                let mut result = Ok(());
-                for (i, p) in self.ground.iter().enumerate() {
-                    let frame = f.link(&sensors::ground_frame(i));
-                    let m = conv::range(&sensors::ground(delta[i], threshold, stamp, frame));
-                    result = result.and(g.publish(p, &m));
-                }
-                result
-            }
-            RobotEvent::Accelerometer(acc) => g.publish(
-                &self.imu,
-                &conv::imu(&sensors::imu(acc, stamp, f.base.clone())),
-            ),
-            RobotEvent::Tap => g.publish(&self.tap, &std_msgs::Empty {}),
-            RobotEvent::Temperature(raw) => g.publish(
-                &self.temperature,
-                &conv::temperature(&sensors::temperature(raw, stamp, f.base.clone())),
-            ),
-            RobotEvent::Sound(intensity) => g.publish(
-                &self.sound,
-                &std_msgs::Float32 {
-                    data: values::sound_level(intensity),
-                },
-            ),
-            RobotEvent::Remote { command, .. } => g.publish(
-                &self.remote,
-                &std_msgs::Int8 {
-                    data: command as i8,
-                },
-            ),
-            RobotEvent::Buttons(v) => g.publish(&self.buttons, &conv::joy(&sensors::joy(v, stamp))),
-            RobotEvent::Button { index, pressed } => match self.button.get(index) {
-                Some(p) => g.publish(p, &std_msgs::Bool { data: pressed }),
-                None => Ok(()),
-            },
-            RobotEvent::Comm {
-                value,
-                payloads,
-                intensities,
-            } => g.publish(
-                &self.comm_rx,
-                &thymio_msgs::Comm {
-                    value,
-                    payloads,
-                    intensities,
-                },
-            ),
-        }
+        let mut result = Ok(());
+        catalogue::event_messages(
+            event,
+            threshold,
+            stamp,
+            f,
+            |_| true,
+            |t, m| self.publish(g, t, m, &mut result),
+        );
+        result
     }
 
     /// Publishes (latched) whether the obstacle-stop reflex holds the robot.

@@ -45,6 +45,7 @@ pub mod param_server;
 pub mod params;
 pub mod params_file;
 pub mod report;
+mod sensor_publishers;
 pub mod spinner;
 pub mod thymio;
 pub mod thymio_conv;

@@ -11,6 +11,7 @@ use super::drain;
 use super::names::{check_namespace, NameError};
 use super::odom_pub::{OdomRobot, OdomTargets};
 use super::report::Reporter;
+use super::sensor_publishers::SensorPublishers;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::thymio_conv::{self as conv, Frames};
 use super::thymio_endpoints::{
@@ -27,25 +28,16 @@ use nrt_interface::driver_events::{self, DriverEvents};
 use nrt_interface::frames as robot_frames;
 use nrt_interface::geometry::{self, Stamp, Transform};
 use nrt_interface::hop_times::HopHistogram;
-use nrt_interface::sensors;
+use nrt_interface::sensor_topics::{self, SensorMessage, SensorTopic};
 use nrt_interface::tf::{self, StaticFrames};
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
-use r2r::std_msgs::msg::{Bool, Empty, Float32, Int8, String as RosString};
+use r2r::std_msgs::msg::{Bool, String as RosString};
 use r2r::tf2_msgs::msg::TFMessage;
-use r2r::thymio_msgs::msg::Comm;
 use r2r::Publisher;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Whether anyone subscribes to the periodic sensor topic `p`. These topics are volatile (a subscriber not matched
-/// yet would not receive the sample either), so a sample nobody hears is neither converted nor published: the
-/// robot streams them whether or not anyone listens. Publishes if the count cannot be read.
-fn heard<T: r2r::WrappedTypesupport + 'static>(p: &Publisher<T>) -> bool {
-    p.get_inter_process_subscription_count()
-        .map_or(true, |n| n > 0)
-}
 
 /// The interface of one robot.
 struct RobotInterface {
@@ -272,24 +264,22 @@ impl ThymioInterface {
         }
     }
 
-    /// Proximity readings (10 Hz) to the sensor topics that have a subscriber.
+    /// Proximity readings (10 Hz) to the sensor topics that have a subscriber (the layer's catalogue).
     fn publish_proximity(&mut self, engine: &Engine, id: NodeId, s: &handoff::ProximitySample) {
         let (Some(r), Some(slot)) = (self.robots.get(&id), engine.robots().of_node(id)) else {
             return;
         };
-        let cal = &slot.calibration;
         let stamp = geometry::stamp(s.t_ns);
-        let (f, o, raw) = (&r.frames, &r.out, &s.values);
+        let sensors = &r.out.sensors;
         let mut result = Ok(());
-        for (i, p) in o.proximity.iter().enumerate().filter(|(_, p)| heard(p)) {
-            let frame = f.link(&sensors::proximity_frame(i));
-            let range = sensors::proximity(raw[i], cal, i, stamp, frame);
-            result = result.and(p.publish(&conv::range(&range)));
-        }
-        if heard(&o.laser) {
-            let scan = sensors::laser(raw, cal, stamp, f.link("laser_link"));
-            result = result.and(o.laser.publish(&conv::laser(&scan)));
-        }
+        sensor_topics::proximity_messages(
+            &s.values,
+            &slot.calibration,
+            stamp,
+            &r.frames,
+            |t| sensors.get(&t).is_some_and(|p| p.heard(t)),
+            |t, m| publish_sensor(sensors, t, m, &mut result),
+        );
         if let Err(e) = result {
             self.reporter
                 .warn(&format!("node {id}: cannot publish proximity: {e}"));
@@ -304,62 +294,21 @@ impl ThymioInterface {
         decoded: RobotEvent,
         stamp: Stamp,
     ) {
-        let Some(r) = self.robots.get_mut(&id) else {
+        let Some(r) = self.robots.get(&id) else {
             return;
         };
-        let f = &r.frames;
-        let o = &r.out;
-        let res: Result<(), r2r::Error> = match decoded {
-            RobotEvent::Odometry { .. } | RobotEvent::Proximity(_) => Ok(()),
-            RobotEvent::Ground(delta) => {
-                let threshold = engine.robot_params(id).ground.threshold;
-                let mut result = Ok(());
-                for (i, g) in o.ground.iter().enumerate().filter(|(_, g)| heard(g)) {
-                    let frame = f.link(&sensors::ground_frame(i));
-                    let range = sensors::ground(delta[i], threshold, stamp, frame);
-                    result = result.and(g.publish(&conv::range(&range)));
-                }
-                result
-            }
-            RobotEvent::GroundReflected(_) | RobotEvent::GroundAmbient(_) => Ok(()),
-            RobotEvent::Accelerometer(_) if !heard(&o.imu) => Ok(()),
-            RobotEvent::Temperature(_) if !heard(&o.temperature) => Ok(()),
-            RobotEvent::Accelerometer(acc) => {
-                o.imu
-                    .publish(&conv::imu(&sensors::imu(acc, stamp, f.base.clone())))
-            }
-            RobotEvent::Tap => o.tap.publish(&Empty::default()),
-            RobotEvent::Temperature(t) => {
-                o.temperature
-                    .publish(&conv::temperature(&sensors::temperature(
-                        t,
-                        stamp,
-                        f.base.clone(),
-                    )))
-            }
-            RobotEvent::Sound(i) => o.sound.publish(&Float32 {
-                data: nrt_engine::thymio::sensors::sound_level(i),
-            }),
-            RobotEvent::Remote { command, .. } => o.remote.publish(&Int8 {
-                data: command as i8,
-            }),
-            RobotEvent::Buttons(values) => {
-                o.buttons.publish(&conv::joy(&sensors::joy(values, stamp)))
-            }
-            RobotEvent::Button { index, pressed } => {
-                o.button[index].publish(&Bool { data: pressed })
-            }
-            RobotEvent::Comm {
-                value,
-                payloads,
-                intensities,
-            } => o.comm_rx.publish(&Comm {
-                value,
-                payloads: payloads.to_vec(),
-                intensities: intensities.to_vec(),
-            }),
-        };
-        if let Err(e) = res {
+        let threshold = engine.robot_params(id).ground.threshold;
+        let sensors = &r.out.sensors;
+        let mut result = Ok(());
+        sensor_topics::event_messages(
+            decoded,
+            threshold,
+            stamp,
+            &r.frames,
+            |t| sensors.get(&t).is_some_and(|p| p.heard(t)),
+            |t, m| publish_sensor(sensors, t, m, &mut result),
+        );
+        if let Err(e) = result {
             self.reporter
                 .warn(&format!("node {id}: cannot publish event {event}: {e}"));
         }
@@ -428,6 +377,21 @@ impl ThymioInterface {
                         .error(&actuators::not_sent(node, topic, ev.name, e));
                 }
             }
+        }
+    }
+}
+
+/// Publishes `m` on sensor topic `topic`, keeping the first error in `result`.
+fn publish_sensor(
+    sensors: &SensorPublishers,
+    topic: SensorTopic,
+    m: SensorMessage,
+    result: &mut Result<(), r2r::Error>,
+) {
+    if let Some(p) = sensors.get(&topic) {
+        let r = p.publish(m);
+        if result.is_ok() {
+            *result = r;
         }
     }
 }

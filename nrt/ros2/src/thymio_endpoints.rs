@@ -7,19 +7,19 @@
 //! sensor-data profile (best effort, depth 5) instead.
 
 use super::report::Reporter;
+use super::sensor_publishers::{self, SensorPublishers};
 use super::spinner::SpinTask;
 use super::{drain, Srv, Sub};
 use handoff::{monotonic_ns, Twist2};
 use nrt_engine::thymio::actuators::{BodyLed, Gesture, Preset};
-use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 use nrt_interface::actuators::Actuator;
 use nrt_interface::cmd_vel::{CmdVelGate, Verdict};
 use nrt_interface::geometry;
 use nrt_interface::hop_times::HopHistogram;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
-use r2r::std_msgs::msg::{Bool, ColorRGBA, Empty, Float32, Int16, Int8, String as RosString};
-use r2r::thymio_msgs::msg::{Comm, Led, LedGesture, Sound, SystemSound};
+use r2r::std_msgs::msg::{Bool, ColorRGBA, Empty, Float32, Int16, String as RosString};
+use r2r::thymio_msgs::msg::{Led, LedGesture, Sound, SystemSound};
 use r2r::{Publisher, QosProfile};
 use std::time::Duration;
 
@@ -59,17 +59,8 @@ pub(crate) fn latest_command() -> QosProfile {
 pub(crate) struct Outputs {
     pub(crate) odom: Publisher<r2r::nav_msgs::msg::Odometry>,
     pub(crate) joints: Publisher<r2r::sensor_msgs::msg::JointState>,
-    pub(crate) proximity: Vec<Publisher<r2r::sensor_msgs::msg::Range>>,
-    pub(crate) laser: Publisher<r2r::sensor_msgs::msg::LaserScan>,
-    pub(crate) ground: Vec<Publisher<r2r::sensor_msgs::msg::Range>>,
-    pub(crate) imu: Publisher<r2r::sensor_msgs::msg::Imu>,
-    pub(crate) tap: Publisher<Empty>,
-    pub(crate) temperature: Publisher<r2r::sensor_msgs::msg::Temperature>,
-    pub(crate) sound: Publisher<Float32>,
-    pub(crate) remote: Publisher<Int8>,
-    pub(crate) buttons: Publisher<r2r::sensor_msgs::msg::Joy>,
-    pub(crate) button: Vec<Publisher<Bool>>,
-    pub(crate) comm_rx: Publisher<Comm>,
+    /// The sensor topics: one per entry of the layer's catalogue.
+    pub(crate) sensors: SensorPublishers,
     pub(crate) description: Publisher<RosString>,
     /// Whether the RT obstacle-stop reflex holds the robot (latched).
     pub(crate) obstacle_stop: Publisher<Bool>,
@@ -83,30 +74,10 @@ impl Outputs {
         t: &dyn Fn(&str) -> String,
         sensor_data: bool,
     ) -> Result<Outputs, r2r::Error> {
-        let sensor_qos = || sensor_qos(sensor_data);
         Ok(Outputs {
             odom: node.create_publisher(&t("odom"), reliable(DEPTH))?,
             joints: node.create_publisher(&t("joint_states"), reliable(DEPTH))?,
-            proximity: PROXIMITY_NAMES
-                .iter()
-                .map(|n| node.create_publisher(&t(&format!("proximity/{n}")), sensor_qos()))
-                .collect::<Result<_, _>>()?,
-            laser: node.create_publisher(&t("proximity/laser"), sensor_qos())?,
-            ground: GROUND_NAMES
-                .iter()
-                .map(|n| node.create_publisher(&t(&format!("ground/{n}")), sensor_qos()))
-                .collect::<Result<_, _>>()?,
-            imu: node.create_publisher(&t("imu"), sensor_qos())?,
-            tap: node.create_publisher(&t("tap"), reliable(DEPTH))?,
-            temperature: node.create_publisher(&t("temperature"), sensor_qos())?,
-            sound: node.create_publisher(&t("sound"), reliable(DEPTH))?,
-            remote: node.create_publisher(&t("remote"), reliable(DEPTH))?,
-            buttons: node.create_publisher(&t("buttons"), reliable(DEPTH))?,
-            button: BUTTON_NAMES
-                .iter()
-                .map(|n| node.create_publisher(&t(&format!("buttons/{n}")), reliable(DEPTH)))
-                .collect::<Result<_, _>>()?,
-            comm_rx: node.create_publisher(&t("comm/rx"), reliable(DEPTH))?,
+            sensors: sensor_publishers::create(node, t, sensor_data)?,
             obstacle_stop: node.create_publisher(&t("obstacle_stop"), latched())?,
             description: node.create_publisher(&t("robot_description"), latched())?,
         })
@@ -117,35 +88,13 @@ impl Outputs {
         let Outputs {
             odom,
             joints,
-            proximity,
-            laser,
-            ground,
-            imu,
-            tap,
-            temperature,
-            sound,
-            remote,
-            buttons,
-            button,
-            comm_rx,
+            sensors,
             description,
             obstacle_stop,
         } = self;
         node.destroy_publisher(odom);
         node.destroy_publisher(joints);
-        proximity
-            .into_iter()
-            .chain(ground)
-            .for_each(|p| node.destroy_publisher(p));
-        node.destroy_publisher(laser);
-        node.destroy_publisher(imu);
-        node.destroy_publisher(tap);
-        node.destroy_publisher(temperature);
-        node.destroy_publisher(sound);
-        node.destroy_publisher(remote);
-        node.destroy_publisher(buttons);
-        button.into_iter().for_each(|p| node.destroy_publisher(p));
-        node.destroy_publisher(comm_rx);
+        sensor_publishers::destroy(sensors, node);
         node.destroy_publisher(description);
         node.destroy_publisher(obstacle_stop);
     }

@@ -175,8 +175,9 @@ pub fn command_twist(cmd: WheelCommand, cal: &RobotCalibration) -> Option<Twist2
 /// - A command the limits leave as it is passes unchanged (bit for bit, its kind kept); a
 ///   limited one becomes a [`WheelCommand::Twist`] (from a twist) or
 ///   [`WheelCommand::WheelSpeeds`] (from wheel speeds or raw targets).
-/// - All limits off: the command passes, the state follows it (limits turned on later start
-///   from the command in effect).
+/// - All limits off, or raw motor targets ([`WheelCommand::Targets`]: the motor calibration
+///   measures the motors' own response): the command passes, the state follows it (limits
+///   start from the command in effect).
 pub fn rt_limit_command(
     limiter: &mut RtLimiter,
     owned: WheelCommand,
@@ -193,7 +194,9 @@ pub fn rt_limit_command(
         limiter.rt_reset(Twist2::default());
         return (WheelCommand::Stop, Twist2::default());
     }
-    if limits.is_off() {
+    // raw motor targets (the motor calibration's runs: it measures the motors' own response, in motor units)
+    // and all limits off pass as they are; the state follows them, so limits start from the command in effect
+    if limits.is_off() || matches!(filtered, WheelCommand::Targets(_)) {
         limiter.rt_reset(want);
         return (filtered, want);
     }

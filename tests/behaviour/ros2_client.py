@@ -10,6 +10,7 @@ import importlib
 import os
 import sys
 import threading
+import time
 
 import rclpy
 from rclpy.action import ActionClient
@@ -160,8 +161,19 @@ class Ros2Client(Client):
         if not cli.wait_for_service(timeout_sec=timeout):
             raise ScenarioFailure(f"service {key[0]}: not served within {timeout} s")
         req = cli.srv_type.Request(names=[name])
-        values = self._wait_future(cli.call_async(req), timeout, f"the answer of {key[0]}").values
-        return _from_parameter_value(values[0]) if values else None
+        # get_parameters is idempotent: asked again every 5 s, since a DDS service whose server has not matched
+        # this client's response reader yet (wait_for_service only sees the request side) drops the answer
+        deadline = time.monotonic() + timeout
+        while True:
+            future = cli.call_async(req)
+            try:
+                values = self._wait_future(future, min(5.0, max(0.1, deadline - time.monotonic())),
+                                           f"the answer of {key[0]}").values
+                return _from_parameter_value(values[0]) if values else None
+            except ScenarioFailure:
+                cli.remove_pending_request(future)
+                if time.monotonic() >= deadline:
+                    raise ScenarioFailure(f"the answer of {key[0]}: not within {timeout} s") from None
 
     def close(self):
         self._executor.shutdown(timeout_sec=2)

@@ -181,3 +181,4 @@ group!(joints, super::OPEN);
 group!(controllers, super::OPEN);
 group!(calibration, super::CALIBRATION);
 group!(parameters, super::OPEN);
+group!(motion_limits, super::OPEN);

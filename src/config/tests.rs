@@ -319,7 +319,22 @@ fn live_flags_come_from_the_schema() {
             "ground.threshold",
             "obstacle_stop.enabled",
             "obstacle_stop.threshold",
-            "obstacle_stop.max_age"
+            "obstacle_stop.max_age",
+            "linear.x.max_velocity",
+            "linear.x.min_velocity",
+            "linear.x.max_acceleration",
+            "linear.x.max_deceleration",
+            "linear.x.max_acceleration_reverse",
+            "linear.x.max_deceleration_reverse",
+            "linear.x.max_jerk",
+            "angular.z.max_velocity",
+            "angular.z.min_velocity",
+            "angular.z.max_acceleration",
+            "angular.z.max_deceleration",
+            "angular.z.max_acceleration_reverse",
+            "angular.z.max_deceleration_reverse",
+            "angular.z.max_jerk",
+            "publish_limited_velocity"
         ]
     );
     for name in [
@@ -363,6 +378,45 @@ fn a_refused_value_keeps_its_cause() {
         matches!(&e, ConfigError::Schema(SchemaError::Invalid(i)) if i.key == "switch.client_queue" && i.value == "3"),
         "{e:?}"
     );
+}
+
+#[test]
+fn a_bad_motion_limit_is_a_start_error_naming_its_key() {
+    let c = Config::from_yaml(
+        "linear: {x: {max_acceleration: 0.2, max_velocity: .nan}}\nangular: {z: {max_jerk: 4}}\npublish_limited_velocity: true",
+    )
+    .unwrap();
+    let limits = c.driver.motion_limits();
+    assert_eq!(limits.linear.max_acceleration, 0.2);
+    assert_eq!(limits.angular.max_jerk, 4.0);
+    assert!(limits.linear.max_velocity.is_nan() && limits.angular.max_velocity.is_nan());
+    assert!(c.driver.publish_limited_velocity);
+    for (yaml, key, value) in [
+        (
+            "linear: {x: {max_acceleration: -0.5}}",
+            "linear.x.max_acceleration",
+            "-0.5",
+        ),
+        (
+            "linear: {x: {min_velocity: 0.1}}",
+            "linear.x.min_velocity",
+            "0.1",
+        ),
+        (
+            "angular: {z: {max_deceleration_reverse: -1}}",
+            "angular.z.max_deceleration_reverse",
+            "-1",
+        ),
+    ] {
+        let e = Config::from_yaml(yaml).unwrap_err();
+        assert!(
+            matches!(&e, ConfigError::Schema(SchemaError::Invalid(i)) if i.key == key && i.value == value),
+            "{yaml}: {e:?}"
+        );
+        assert!(e.to_string().contains(key), "{e}");
+    }
+    let e = Config::from_yaml("linear: {x: {max_accel: 1.0}}").unwrap_err();
+    assert!(e.to_string().contains("max_accel"), "{e}");
 }
 
 #[test]

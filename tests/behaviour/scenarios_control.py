@@ -8,7 +8,7 @@ import math
 import time
 
 from client import check, check_eq
-from scenarios_io import ODOM, TWIST, speed_of, x_of
+from scenarios_io import ODOM, TWIST, speed_of, stamp, x_of
 
 SWITCH = "thymio_rt_msgs/SwitchController"
 OWNERS = "ros, joint, line_follower, go_to_pose"
@@ -183,5 +183,90 @@ def parameters(c, env):
     expect_switch(c, "ros")
 
 
+def _drain(sub, into):
+    """Appends every message received on `sub` so far to `into`; `into`."""
+    while True:
+        m = sub.poll()
+        if m is None:
+            return into
+        into.append(m)
+
+
+def _crossing(messages, value, level):
+    """The stamp of the first message whose `value` reaches `level`, or None."""
+    return next((stamp(m) for m in messages if value(m) >= level), None)
+
+
+def motion_limits(c, env):
+    """Motion limits set live (README "Motion limits"): with linear.x.max_acceleration 0.2 m/s², a cmd_vel step
+    0 -> 0.15 m/s ramps on ~/cmd_vel_out (publish_limited_velocity, set live) at that rate, and the wheels follow
+    (odometry); a refused limit keeps the one in effect; the cmd_vel watchdog's stop is not slowed by a small
+    max_deceleration; publish_limited_velocity false stops ~/cmd_vel_out."""
+    node, accel, decel, top = c.private(), 0.2, 0.05, 0.15
+    out = c.subscribe(c.private("cmd_vel_out"), "geometry_msgs/TwistStamped")
+    odom = c.subscribe(c.name("odom"), ODOM)
+    first = odom.wait(timeout=30, what="the first odometry")
+    check_eq(c.get_parameter(node, "publish_limited_velocity", timeout=30), False, "publish_limited_velocity at start")
+    for name, value in [("linear.x.max_acceleration", accel), ("linear.x.max_deceleration", decel),
+                        ("publish_limited_velocity", True)]:
+        applied, reason, in_effect = c.set_parameter(node, name, value)
+        check(applied, f"{name} = {value} refused: {reason}")
+        check_eq(in_effect, value, f"{name} in effect")
+    name = "linear.x.max_acceleration"
+    applied, reason, in_effect = c.set_parameter(node, name, -1.0)
+    check(not applied, f"{name} = -1.0 applied")
+    check_eq(in_effect, accel, f"{name} after the refused set")
+    if c.transport == "ros2":
+        check(name in reason and "≥ 0" in reason, f"the refusal's reason: {reason!r}")
+    # at rest, ~/cmd_vel_out says so (published with every odometry sample)
+    rest = out.wait(timeout=10, what="~/cmd_vel_out at rest")
+    check_eq(rest["header"]["frame_id"], c.frame("base_link"), "cmd_vel_out's frame")
+    check(abs(rest["twist"]["linear"]["x"]) < 1e-9, f"at rest: {rest['twist']}")
+    out.forget()
+    odom.forget()
+    seen, speeds = [], []
+    linear = lambda m: m["twist"]["linear"]["x"]  # noqa: E731
+
+    def at_top():
+        _drain(odom, speeds)
+        _drain(out, seen)
+        return bool(seen and speeds and linear(seen[-1]) > top - 1e-6 and speed_of(speeds[-1]) > top - 0.03)
+
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": top}}, at_top, 10,
+             f"cmd_vel_out and odometry at {top} m/s")
+    last_command = time.monotonic()
+    # the limited twist ramps at max_acceleration (a step would have no message between 10 % and 90 %)
+    lo, hi = _crossing(seen, linear, 0.1 * top), _crossing(seen, linear, 0.9 * top)
+    ramp = [m for m in seen if 0.1 * top <= linear(m) <= 0.9 * top]
+    check(len(ramp) >= 3, f"cmd_vel_out stepped: {[round(linear(m), 3) for m in seen]}")
+    slope = 0.8 * top / (hi - lo) if hi > lo else math.inf
+    check(0.6 * accel < slope < 1.5 * accel, f"cmd_vel_out's slope {slope:.3f} m/s² (max_acceleration {accel})")
+    check(all(linear(m) <= top + 1e-6 for m in seen), "cmd_vel_out above the command")
+    # the wheels follow: the odometry's speed ramps too
+    lo, hi = _crossing(speeds, speed_of, 0.25 * top), _crossing(speeds, speed_of, 0.75 * top)
+    check(lo is not None and hi is not None, "odometry's speed never ramped")
+    slope = 0.5 * top / (hi - lo) if hi > lo else math.inf
+    check(slope < 2.5 * accel, f"odometry's slope {slope:.3f} m/s² (max_acceleration {accel}): not limited")
+    # no more commands: the watchdog (cmd_vel_timeout 0.5 s) stops the robot at once, not at max_deceleration
+    # (which would take top / decel = 3 s)
+    stopped = out.wait(lambda m: abs(linear(m)) < 1e-9, 5, "cmd_vel_out at 0 after the watchdog")
+    after = time.monotonic() - last_command
+    check(after < 1.5, f"cmd_vel_out at 0 {after:.2f} s after the last cmd_vel: the stop was slowed")
+    still = odom.wait(lambda m: abs(speed_of(m)) < 1e-3, 5, "odometry at rest after the watchdog")
+    after = time.monotonic() - last_command
+    check(after < 2.0, f"odometry at rest {after:.2f} s after the last cmd_vel: the stop was slowed")
+    check(stamp(still) - stamp(stopped) < 1.0, "odometry stopped long after cmd_vel_out")
+    # publish_limited_velocity false: no more ~/cmd_vel_out (live)
+    applied, reason, _ = c.set_parameter(node, "publish_limited_velocity", False)
+    check(applied, f"publish_limited_velocity = false refused: {reason}")
+    t0 = stamp(odom.latest())
+    odom.wait(lambda m: stamp(m) > t0 + 0.3, 5, "odometry 0.3 s later")
+    out.forget()
+    t1 = stamp(odom.latest())
+    odom.wait(lambda m: stamp(m) > t1 + 0.5, 5, "odometry 0.5 s later")
+    check(out.poll() is None, "cmd_vel_out still published with publish_limited_velocity false")
+    check(abs(speed_of(first)) < 1e-3, f"at rest before any command: {first['twist']}")
+
+
 GROUPS = {"switch": switch, "joints": joints, "controllers": controllers, "calibration": calibration,
-          "parameters": parameters}
+          "parameters": parameters, "motion_limits": motion_limits}

@@ -5,7 +5,8 @@
 
 use crate::frames::Frames;
 use crate::geometry::{yaw, Header, Quaternion, Stamp, Transform, Vector3};
-use handoff::OdomSample;
+use handoff::{NodeId, OdomSample, Twist2};
+use nrt_engine::engine::Engine;
 use nrt_engine::thymio::calibration::{Calibration, WHEEL_RADIUS};
 use nrt_engine::thymio::model;
 use std::time::{Duration, Instant};
@@ -113,6 +114,39 @@ pub fn joint_states(s: &OdomSample, stamp: Stamp, f: &Frames) -> WheelJoints {
     }
 }
 
+/// The driver node's `~/cmd_vel_out` (diff_drive_controller's name), under the robot's namespace.
+pub const CMD_VEL_OUT: &str = "thymio_driver/cmd_vel_out";
+
+/// `geometry_msgs/TwistStamped`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TwistStamped {
+    /// Stamp and the robot's base frame.
+    pub header: Header,
+    /// Linear velocity [m/s].
+    pub linear: Vector3,
+    /// Angular velocity [rad/s].
+    pub angular: Vector3,
+}
+
+/// `~/cmd_vel_out`: the twist the RT loop commanded (`OdomHandoff::commanded`: its owner's command after the
+/// filters and the motion limits), stamped `stamp` (the hand-off's time) in the robot's base frame. Published by
+/// each front end's odometry publisher thread while the robot's `publish_limited_velocity` is true
+/// ([`publishes_limited_velocity`]).
+pub fn cmd_vel_out(commanded: &Twist2, stamp: Stamp, f: &Frames) -> TwistStamped {
+    TwistStamped {
+        header: Header::new(stamp, f.base.clone()),
+        linear: [commanded.linear, 0.0, 0.0],
+        angular: [0.0, 0.0, commanded.angular],
+    }
+}
+
+/// Whether robot `id`'s `~/cmd_vel_out` is published now (its `publish_limited_velocity`, live): each front end's
+/// NRT side hands this to its odometry publisher thread, which publishes or not (the publisher exists while the
+/// robot is driven: the gate is live, the topic is not re-created).
+pub fn publishes_limited_velocity(engine: &Engine, id: NodeId) -> bool {
+    engine.robot_params(id).publish_limited_velocity
+}
+
 /// `odom_max_rate` [Hz] of one robot's odometry: at most that many samples per second; ≤ 0 (or too small to make
 /// a gap): every sample.
 #[derive(Debug, Clone, Default)]
@@ -147,6 +181,21 @@ impl RateLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cmd_vel_out_is_the_commanded_twist_in_the_base_frame() {
+        let f = Frames::new("t1", "odom", "base_link", ["l", "r"]);
+        let m = cmd_vel_out(
+            &Twist2 {
+                linear: 0.12,
+                angular: -0.5,
+            },
+            Duration::new(5, 7),
+            &f,
+        );
+        assert_eq!(m.header, Header::new(Duration::new(5, 7), f.base.clone()));
+        assert_eq!((m.linear, m.angular), ([0.12, 0.0, 0.0], [0.0, 0.0, -0.5]));
+    }
     use handoff::{Pose2, Twist2};
 
     fn sample() -> OdomSample {

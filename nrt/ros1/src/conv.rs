@@ -9,7 +9,7 @@ use nrt_engine::diagnostics::DiagnosticStatus;
 use nrt_interface::aseba::{AnonymousEvent, Event, NodeDescription, NodeInfo};
 use nrt_interface::geometry::{self, Header, Quaternion, Transform, Vector3};
 use nrt_interface::load_script::LoadScriptRequest;
-use nrt_interface::odometry::{Odometry, WheelJoints};
+use nrt_interface::odometry::{Odometry, TwistStamped, WheelJoints};
 use nrt_interface::sensors::{Imu, Joy, LaserScan, Range, Temperature};
 use roslibrust::codegen::integral_types::Time;
 use std::time::Duration;
@@ -103,6 +103,17 @@ pub fn odometry(o: &Odometry) -> nav_msgs::Odometry {
                 angular: vector(o.angular),
             },
             covariance: o.twist_covariance,
+        },
+    }
+}
+
+/// `geometry_msgs/TwistStamped` (`~/cmd_vel_out`).
+pub fn twist_stamped(t: &TwistStamped) -> gm::TwistStamped {
+    gm::TwistStamped {
+        header: to_header(&t.header),
+        twist: gm::Twist {
+            linear: vector(t.linear),
+            angular: vector(t.angular),
         },
     }
 }

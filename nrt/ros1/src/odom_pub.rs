@@ -5,6 +5,9 @@
 //! ([`super::joints`]). The hops handed → publish start and publish → returned are timed ([`NrtHopTimers`]). It never goes through the NRT loop; the serialised messages are queued for their
 //! socket tasks, so publishing never waits for a subscriber.
 //!
+//! Each hand-off's limited twist (`OdomHandoff::commanded`) goes to the robot's `thymio_driver/cmd_vel_out` while
+//! its `publish_limited_velocity` is true (a flag the NRT loop sets live).
+//!
 //! The NRT loop adds and removes robots ([`OdomTargets`], a mutex held only to change an entry or to publish one
 //! sample).
 
@@ -12,7 +15,9 @@ use super::conv;
 use super::graph::Graph;
 use super::joints::JointTargets;
 use super::net::Publisher;
-use super::ros1_msgs::{nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage};
+use super::ros1_msgs::{
+    geometry_msgs::TwistStamped, nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage,
+};
 use handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, RobotId};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_interface::frames::Frames;
@@ -43,6 +48,12 @@ pub struct OdomRobot {
     pub rate: odometry::RateLimit,
     /// Sequence number of the next `odom` header (ROS 1 publishers count their messages).
     pub seq: u32,
+    /// `~/cmd_vel_out` (the limited twist of every hand-off, whatever `odom_max_rate`).
+    pub cmd_vel_out: Publisher<TwistStamped>,
+    /// Whether `~/cmd_vel_out` is published (its `publish_limited_velocity`, set live by the NRT loop).
+    pub limited_velocity: Arc<AtomicBool>,
+    /// Sequence number of the next `~/cmd_vel_out` header.
+    pub cmd_vel_out_seq: u32,
 }
 
 /// The robots whose odometry is published, shared by the NRT loop and the thread.
@@ -146,6 +157,15 @@ fn publish(targets: &OdomTargets, graph: &Graph, h: &OdomHandoff, timers: &NrtHo
     let Some(r) = table.get_mut(&s.robot).filter(|r| r.node == s.node) else {
         return false;
     };
+    if r.limited_velocity.load(Ordering::Relaxed) {
+        let stamp = geometry::stamp(h.handed_ns);
+        let mut m = conv::twist_stamped(&odometry::cmd_vel_out(&h.commanded, stamp, &r.frames));
+        m.header.seq = r.cmd_vel_out_seq;
+        r.cmd_vel_out_seq = r.cmd_vel_out_seq.wrapping_add(1);
+        if let Err(e) = graph.publish(&r.cmd_vel_out, &m) {
+            tracing::warn!("ROS 1: node {}: cannot publish cmd_vel_out: {e}", r.node);
+        }
+    }
     if !r.rate.admit(Instant::now()) {
         return false;
     }

@@ -215,7 +215,7 @@ impl Reconfigure {
     fn publish_updates(&mut self, engine: &Engine, controllers: Option<&dyn ControllerParams>) {
         for (target, s) in self.servers.iter_mut() {
             let now = config(&table(engine, *target, controllers));
-            if s.last.as_ref() == Some(&now) {
+            if s.last.as_ref().is_some_and(|last| same(last, &now)) {
                 continue;
             }
             if let Err(e) = self.graph.publish(&s.updates, &now) {
@@ -280,6 +280,15 @@ fn server(
         _service: service,
         last: Some(first.clone()),
     })
+}
+
+/// Whether two configurations hold the same values: two NaN doubles (a limit off) are the same.
+fn same(a: &dr::Config, b: &dr::Config) -> bool {
+    let doubles = a.doubles.len() == b.doubles.len()
+        && a.doubles.iter().zip(&b.doubles).all(|(x, y)| {
+            x.name == y.name && (x.value == y.value || (x.value.is_nan() && y.value.is_nan()))
+        });
+    doubles && a.bools == b.bools && a.ints == b.ints && a.strs == b.strs && a.groups == b.groups
 }
 
 /// Whether dynamic_reconfigure offers `p`: live, of a type it carries.

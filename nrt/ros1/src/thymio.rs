@@ -27,17 +27,17 @@ use nrt_interface::driver_events::{self, DriverEvents};
 use nrt_interface::frames::{self, Frames};
 use nrt_interface::geometry::{self, Stamp};
 use nrt_interface::hop_times::HopHistogram;
-use nrt_interface::odometry::RateLimit;
+use nrt_interface::odometry::{self, RateLimit, CMD_VEL_OUT};
 use nrt_interface::report::Reporter;
 use nrt_interface::tf::{self, StaticFrames};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::time::Instant;
 
 /// A robot's names besides its sensor and actuator topics.
-const ROBOT_NAMES: [&str; 4] = ["cmd_vel", "odom", "joint_states", "is_ready"];
+const ROBOT_NAMES: [&str; 5] = ["cmd_vel", "odom", "joint_states", "is_ready", CMD_VEL_OUT];
 
 /// Depth of the `cmd_vel` subscription (ROS-Thymio's rospy queue sizes are 1).
 const DEPTH: usize = 1;
@@ -65,6 +65,8 @@ struct RobotPlan {
     urdf: Option<String>,
     /// Where the actuator topics hand their commands.
     inbox: Inbox,
+    /// Whether its `~/cmd_vel_out` is published (`publish_limited_velocity`, live).
+    limited_velocity: Arc<AtomicBool>,
 }
 
 /// A robot's interface made by the registrar thread.
@@ -98,6 +100,9 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
             calibration,
             rate: RateLimit::new(p.max_rate),
             seq: 0,
+            cmd_vel_out: g.advertise(&t(CMD_VEL_OUT), ODOM_QUEUE, false)?,
+            limited_velocity: p.limited_velocity.clone(),
+            cmd_vel_out_seq: 0,
         }),
         None => None,
     };
@@ -112,6 +117,7 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
             _is_ready: is_ready,
             _cmd_vel: cmd_vel,
             stale,
+            limited_velocity: p.limited_velocity,
         },
         odom,
     })
@@ -131,6 +137,9 @@ struct Robot {
     _cmd_vel: Task,
     /// Stamped `cmd_vel` ignored as older than `cmd_vel_timeout`.
     stale: Arc<AtomicU64>,
+    /// Whether the odometry publisher thread publishes its `~/cmd_vel_out` (followed live by
+    /// [`ThymioInterface::poll_built`]).
+    limited_velocity: Arc<AtomicBool>,
 }
 
 /// The robots' interfaces.
@@ -236,6 +245,9 @@ impl ThymioInterface {
             timer: self.cmd_vel_timer.clone(),
             urdf,
             inbox: self.inbox.clone(),
+            limited_velocity: Arc::new(AtomicBool::new(odometry::publishes_limited_velocity(
+                engine, id,
+            ))),
         };
         let (tx, reporter) = (self.built_tx.clone(), self.reporter.clone());
         self.graph.submit(move |g| match robot_interface(g, plan) {
@@ -247,8 +259,15 @@ impl ThymioInterface {
         });
     }
 
-    /// Takes the robot interfaces the registrar thread made into use (if their robot is still there).
+    /// Takes the robot interfaces the registrar thread made into use (if their robot is still there), and follows
+    /// each robot's `publish_limited_velocity` live.
     pub fn poll_built(&mut self, engine: &Engine) {
+        for r in self.robots.values() {
+            r.limited_velocity.store(
+                odometry::publishes_limited_velocity(engine, r.node),
+                Ordering::Relaxed,
+            );
+        }
         while let Ok(b) = self.built.try_recv() {
             let id = b.robot.node;
             self.building.remove(&id);

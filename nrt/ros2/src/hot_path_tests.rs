@@ -55,6 +55,12 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     let ext = node
         .create_publisher::<ExtJointState>("thymio_driver/joint_states", qos.clone())
         .unwrap();
+    let cmd_vel_out = node
+        .create_publisher::<r2r::geometry_msgs::msg::TwistStamped>(
+            "thymio_driver/cmd_vel_out",
+            qos.clone(),
+        )
+        .unwrap();
     let bridge = SharedNode::new(node);
     let spinner = Spinner::start(bridge.clone(), handoff::Doorbell::new()).unwrap();
     // The ROS client's side: another node, spun here.
@@ -83,6 +89,8 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
             frames: Frames::new(&ns, "odom", "base_link", ["l", "r"]),
             calibration: Calibration::simulation(),
             max_rate: -1.0,
+            cmd_vel_out,
+            limited_velocity: Default::default(),
         },
     );
     let ext_probe = ext.clone();

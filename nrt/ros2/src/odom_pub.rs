@@ -16,12 +16,13 @@
 use super::joints::{self, JointTarget};
 use super::report::Reporter;
 use super::thymio_conv::{self as conv, Frames};
-use handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId};
+use handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId, Twist2};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::model;
 use nrt_interface::hop_times::NrtHopTimers;
 use nrt_interface::odometry::{self as odo, RateLimit};
 use r2r::builtin_interfaces::msg::Time;
+use r2r::geometry_msgs::msg::TwistStamped;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::JointState;
 use r2r::tf2_msgs::msg::TFMessage;
@@ -50,6 +51,11 @@ pub struct OdomRobot {
     /// Its `odom_max_rate` [Hz] (its `thymio_driver` node's, start-only): at most this many
     /// samples per second; ≤ 0: all.
     pub max_rate: f64,
+    /// `~/cmd_vel_out` (the limited twist of every hand-off, whatever `odom_max_rate`).
+    pub cmd_vel_out: Publisher<TwistStamped>,
+    /// Whether `~/cmd_vel_out` is published (its `publish_limited_velocity`, set live by the NRT
+    /// loop).
+    pub limited_velocity: Arc<AtomicBool>,
 }
 
 struct Entry {
@@ -131,12 +137,13 @@ impl OdomTargets {
     }
 }
 
-/// The three messages of one robot, kept in rcl's native form and refilled per sample.
+/// The messages of one robot, kept in rcl's native form and refilled per sample.
 struct Natives {
     generation: u64,
     odom: WrappedNativeMsg<Odometry>,
     tf: WrappedNativeMsg<TFMessage>,
     joints: WrappedNativeMsg<JointState>,
+    cmd_vel_out: WrappedNativeMsg<TwistStamped>,
     rate: RateLimit,
 }
 
@@ -161,8 +168,23 @@ impl Natives {
             joints: WrappedNativeMsg::from(&conv::joint_states(&odo::joint_states(
                 &s, stamp, frames,
             ))),
+            cmd_vel_out: WrappedNativeMsg::from(&conv::twist_stamped(&odo::cmd_vel_out(
+                &Twist2::default(),
+                stamp,
+                frames,
+            ))),
             rate: RateLimit::new(max_rate),
         }
+    }
+
+    /// Writes the commanded twist `t` stamped `stamp` into `~/cmd_vel_out` (what the layer's
+    /// [`odo::cmd_vel_out`] would make of it). Never allocates.
+    fn fill_cmd_vel_out(&mut self, t: &Twist2, stamp: &Time) {
+        let m = &mut *self.cmd_vel_out;
+        m.header.stamp.sec = stamp.sec;
+        m.header.stamp.nanosec = stamp.nanosec;
+        m.twist.linear.x = t.linear;
+        m.twist.angular.z = t.angular;
     }
 
     /// Writes sample `s` stamped `stamp` into the three messages (what the layer's
@@ -346,6 +368,14 @@ fn publish(
     let Some(n) = natives.get_mut(&s.robot) else {
         return;
     };
+    let r = &entry.robot;
+    if r.limited_velocity.load(Ordering::Relaxed) {
+        n.fill_cmd_vel_out(&h.commanded, &clocks.stamp(h.handed_ns));
+        if let Err(e) = r.cmd_vel_out.publish_native(&mut n.cmd_vel_out) {
+            cfg.reporter
+                .warn(&format!("node {}: cannot publish cmd_vel_out: {e}", s.node));
+        }
+    }
     if !n.rate.admit(Instant::now()) {
         return;
     }
@@ -355,7 +385,6 @@ fn publish(
     cfg.timers
         .handed_to_publish
         .record(start.saturating_sub(h.handed_ns));
-    let r = &entry.robot;
     let results = [
         r.odom.publish_native(&mut n.odom),
         cfg.targets.tf.publish_native(&mut n.tf),
@@ -422,6 +451,11 @@ mod tests {
             assert_eq!(
                 JointState::from_native(&n.joints),
                 conv::joint_states(&odo::joint_states(&s, at, &frames))
+            );
+            n.fill_cmd_vel_out(&s.twist, &stamp);
+            assert_eq!(
+                TwistStamped::from_native(&n.cmd_vel_out),
+                conv::twist_stamped(&odo::cmd_vel_out(&s.twist, at, &frames))
             );
         }
     }

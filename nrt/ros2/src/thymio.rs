@@ -28,6 +28,7 @@ use nrt_interface::driver_events::{self, DriverEvents};
 use nrt_interface::frames as robot_frames;
 use nrt_interface::geometry::{self, Stamp, Transform};
 use nrt_interface::hop_times::HopHistogram;
+use nrt_interface::odometry;
 use nrt_interface::sensor_topics::{self, SensorMessage, SensorTopic};
 use nrt_interface::tf::{self, StaticFrames};
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
@@ -35,7 +36,7 @@ use r2r::std_msgs::msg::{Bool, String as RosString};
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::Publisher;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -57,6 +58,25 @@ struct RobotInterface {
     alarm: Alarm,
     /// Its `odom`, fully qualified (another driver publishing it is a rival: [`nrt_engine::rivals`]).
     odom_topic: String,
+    /// Whether the odometry publisher thread publishes its `~/cmd_vel_out` (its
+    /// `publish_limited_velocity`, followed live by [`ThymioInterface::poll_ros`]).
+    limited_velocity: Arc<AtomicBool>,
+}
+
+impl RobotInterface {
+    /// What the odometry publisher thread needs of this robot.
+    fn odom_robot(&self, calibration: &Calibration, max_rate: f64) -> OdomRobot {
+        OdomRobot {
+            node: self.node,
+            odom: self.out.odom.clone(),
+            joints: self.out.joints.clone(),
+            frames: self.frames.clone(),
+            calibration: calibration.clone(),
+            max_rate,
+            cmd_vel_out: self.out.cmd_vel_out.clone(),
+            limited_velocity: self.limited_velocity.clone(),
+        }
+    }
 }
 
 /// The Thymio driver interface of the bridge node.
@@ -167,34 +187,25 @@ impl ThymioInterface {
         }
         let cmd_vel = self.hot.add_task(cmd_vel);
         let calibration = engine.robots().of_node(id).map(|s| s.calibration.clone());
-        if let Some(calibration) = &calibration {
-            self.odom.insert(
-                robot,
-                OdomRobot {
-                    node: id,
-                    odom: out.odom.clone(),
-                    joints: out.joints.clone(),
-                    frames: frames.clone(),
-                    calibration: calibration.clone(),
-                    max_rate: params.odom_max_rate,
-                },
-            );
+        let limited = odometry::publishes_limited_velocity(engine, id);
+        let r = RobotInterface {
+            node: id,
+            robot,
+            cmd_vel,
+            calibration,
+            stale_cmd_vel,
+            frames,
+            out,
+            inp,
+            alarm: Alarm::default(),
+            odom_topic,
+            limited_velocity: Arc::new(AtomicBool::new(limited)),
+        };
+        if let Some(calibration) = &r.calibration {
+            self.odom
+                .insert(robot, r.odom_robot(calibration, params.odom_max_rate));
         }
-        self.robots.insert(
-            id,
-            RobotInterface {
-                node: id,
-                robot,
-                cmd_vel,
-                calibration,
-                stale_cmd_vel,
-                frames,
-                out,
-                inp,
-                alarm: Alarm::default(),
-                odom_topic,
-            },
-        );
+        self.robots.insert(id, r);
         // Latched: a late subscriber learns whether the reflex holds the robot.
         self.publish_obstacle_stop(id, false);
         Ok(())
@@ -319,6 +330,10 @@ impl ThymioInterface {
     pub fn poll_ros(&mut self, engine: &mut Engine) {
         let now = Instant::now();
         for r in self.robots.values_mut() {
+            r.limited_velocity.store(
+                odometry::publishes_limited_velocity(engine, r.node),
+                Ordering::Relaxed,
+            );
             let Some(slot) = engine.robots().of_node(r.node) else {
                 continue;
             };
@@ -328,17 +343,9 @@ impl ThymioInterface {
             if r.calibration.replace(slot.calibration.clone()).is_some() {
                 self.odom.set_calibration(r.robot, &slot.calibration);
             } else {
-                self.odom.insert(
-                    r.robot,
-                    OdomRobot {
-                        node: r.node,
-                        odom: r.out.odom.clone(),
-                        joints: r.out.joints.clone(),
-                        frames: r.frames.clone(),
-                        calibration: slot.calibration.clone(),
-                        max_rate: engine.robot_params(r.node).odom_max_rate,
-                    },
-                );
+                let max_rate = engine.robot_params(r.node).odom_max_rate;
+                self.odom
+                    .insert(r.robot, r.odom_robot(&slot.calibration, max_rate));
             }
         }
         let ids: Vec<NodeId> = self.robots.keys().copied().collect();

@@ -4,7 +4,7 @@
 
 use super::convert::time;
 use nrt_interface::geometry::{Header, Quaternion, Transform, Vector3};
-use nrt_interface::odometry::{Odometry, WheelJoints};
+use nrt_interface::odometry::{Odometry, TwistStamped, WheelJoints};
 use nrt_interface::sensors::{Imu, Joy, LaserScan, Range, Temperature};
 use r2r::geometry_msgs::msg as gm;
 use r2r::nav_msgs::msg as nav;
@@ -72,6 +72,17 @@ pub fn odometry(o: &Odometry) -> nav::Odometry {
                 angular: vector(o.angular),
             },
             covariance: o.twist_covariance.to_vec(),
+        },
+    }
+}
+
+/// `geometry_msgs/TwistStamped` (`~/cmd_vel_out`).
+pub fn twist_stamped(t: &TwistStamped) -> gm::TwistStamped {
+    gm::TwistStamped {
+        header: header(&t.header),
+        twist: gm::Twist {
+            linear: vector(t.linear),
+            angular: vector(t.angular),
         },
     }
 }

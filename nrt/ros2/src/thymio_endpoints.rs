@@ -16,6 +16,7 @@ use nrt_interface::actuators::Actuator;
 use nrt_interface::cmd_vel::{CmdVelGate, Verdict};
 use nrt_interface::geometry;
 use nrt_interface::hop_times::HopHistogram;
+use nrt_interface::odometry::CMD_VEL_OUT;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
 use r2r::std_msgs::msg::{Bool, ColorRGBA, Empty, Float32, Int16, String as RosString};
@@ -64,6 +65,9 @@ pub(crate) struct Outputs {
     pub(crate) description: Publisher<RosString>,
     /// Whether the RT obstacle-stop reflex holds the robot (latched).
     pub(crate) obstacle_stop: Publisher<Bool>,
+    /// The limited twist (`~/cmd_vel_out`), published by the odometry publisher thread while the robot's
+    /// `publish_limited_velocity` is true.
+    pub(crate) cmd_vel_out: Publisher<TwistStamped>,
 }
 
 impl Outputs {
@@ -80,6 +84,7 @@ impl Outputs {
             sensors: sensor_publishers::create(node, t, sensor_data)?,
             obstacle_stop: node.create_publisher(&t("obstacle_stop"), latched())?,
             description: node.create_publisher(&t("robot_description"), latched())?,
+            cmd_vel_out: node.create_publisher(&t(CMD_VEL_OUT), reliable(DEPTH))?,
         })
     }
 
@@ -91,12 +96,14 @@ impl Outputs {
             sensors,
             description,
             obstacle_stop,
+            cmd_vel_out,
         } = self;
         node.destroy_publisher(odom);
         node.destroy_publisher(joints);
         sensor_publishers::destroy(sensors, node);
         node.destroy_publisher(description);
         node.destroy_publisher(obstacle_stop);
+        node.destroy_publisher(cmd_vel_out);
     }
 }
 

@@ -270,6 +270,10 @@ impl Engine {
             .nrt_params()
             .nrt_set_calibration(robot, cal.to_rt())
             .map_err(|source| EngineError::param(&format!("calibration of node {id}"), source))?;
+        self.ends
+            .nrt_params()
+            .nrt_set_motion_limits(robot, self.robot_params(id).motion_limits())
+            .map_err(|source| EngineError::param(&format!("motion limits of node {id}"), source))?;
         let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
         self.robots
             .set_rt_events(id, [config.odometry_event, config.proximity_event]);

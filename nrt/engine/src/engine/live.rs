@@ -89,6 +89,7 @@ impl Engine {
         self.replace_robot_params(own);
         for (id, c) in cals {
             self.set_calibration(id, c)
+                .and_then(|()| self.set_motion_limits(id))
                 .map_err(|source| LiveError::Engine {
                     key: name.to_owned(),
                     source,

@@ -13,7 +13,7 @@
 //! `obstacle_stop.*`) stay on the bridge.
 
 use super::live::LiveError;
-use super::Engine;
+use super::{Engine, EngineError};
 use crate::schema::{self, SchemaError};
 use crate::thymio::calibration::{
     self, Calibration, CalibrationError, CalibrationFile, MotorEntry, ProximityEntry, RobotEntry,
@@ -163,7 +163,16 @@ impl Engine {
                     key: key.to_owned(),
                     source,
                 })?;
-        if self.robots.of_node(node).is_some() {
+        if let Some(slot) = self.robots.of_node(node) {
+            // limits first: they are checked again (by the RT side's rule), and a refusal
+            // changes nothing
+            self.ends
+                .nrt_params()
+                .nrt_set_motion_limits(slot.robot, params.motion_limits())
+                .map_err(|source| LiveError::Engine {
+                    key: key.to_owned(),
+                    source: EngineError::param("motion limits", source),
+                })?;
             self.set_calibration(node, c)
                 .map_err(|source| LiveError::Engine {
                     key: key.to_owned(),
@@ -172,6 +181,19 @@ impl Engine {
         }
         self.robot_params.by_node.insert(node, (params, file));
         Ok(())
+    }
+
+    /// Hands robot `node`'s motion limits (its parameters' `linear.x.*`, `angular.z.*`) to the
+    /// RT limiter, if the robot is driven.
+    pub(super) fn set_motion_limits(&mut self, node: NodeId) -> Result<(), EngineError> {
+        let Some(robot) = self.robots.of_node(node).map(|s| s.robot) else {
+            return Ok(());
+        };
+        let limits = self.robot_params(node).motion_limits();
+        self.ends
+            .nrt_params()
+            .nrt_set_motion_limits(robot, limits)
+            .map_err(|source| EngineError::param("motion limits", source))
     }
 
     /// Robot `node`'s calibration under `params`, and the calibration file `params` name when
@@ -422,6 +444,37 @@ mod tests {
         let cal = e.live_params().nrt_calibration(robot).unwrap();
         assert_eq!((cal.left.q0, cal.right.q0), (0.0005, 0.0007));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn motion_limits_reach_the_rt_limiter_live_and_a_bad_one_changes_nothing() {
+        let (mut e, mut rt) = engine(0);
+        let robot = driven_robot(&mut e, &mut rt);
+        let node = e.robots().iter().next().unwrap().node;
+        let limits = |e: &Engine| e.live_params().nrt_motion_limits(robot).unwrap();
+        assert!(limits(&e).is_off());
+        e.set_robot_param(node, "linear.x.max_acceleration", yaml("0.2"))
+            .unwrap();
+        e.set_robot_param(node, "angular.z.max_velocity", yaml("1.5"))
+            .unwrap();
+        assert_eq!(limits(&e).linear.max_acceleration, 0.2);
+        assert_eq!(limits(&e).angular.max_velocity, 1.5);
+        let err = e
+            .set_robot_param(node, "linear.x.min_velocity", yaml("0.1"))
+            .unwrap_err();
+        assert!(err.to_string().contains("linear.x.min_velocity"), "{err}");
+        assert!(limits(&e).linear.min_velocity.is_nan());
+        // NaN turns a limit off again
+        e.set_robot_param(node, "linear.x.max_acceleration", yaml(".nan"))
+            .unwrap();
+        assert!(limits(&e).linear.max_acceleration.is_nan());
+        e.set_robot_param(node, "publish_limited_velocity", yaml("true"))
+            .unwrap();
+        assert!(e.robot_params(node).publish_limited_velocity);
+        // the bridge's (process-wide) set reaches the driven robots too
+        e.set_live_param("linear.x.max_velocity", yaml("0.1"))
+            .unwrap();
+        assert_eq!(limits(&e).linear.max_velocity, 0.1);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod calibration_fit;
 pub mod calibration_run;
 pub mod events;
 pub mod model;
+pub mod motion_limits;
 pub mod params;
 pub mod sensors;
 

@@ -5,6 +5,7 @@ use super::calibration::{
     Calibration, CalibrationError, CalibrationFile, MotorEntry, ProximityEntry, RobotEntry,
     AXIS_LENGTH,
 };
+use super::motion_limits::{self, AngularLimits, LinearLimits};
 use crate::schema::{ranges, Invalid, Section};
 use handoff::NodeId;
 use serde::{Deserialize, Serialize};
@@ -72,6 +73,14 @@ pub struct DriverParams {
     /// (by Studio's "stop" or any switch client): a stopped VM ignores `set_speed` and stops
     /// odometry. Reported once per halt either way.
     pub restart_stopped_vm: bool,
+    /// Motion limits of the forward speed (`linear.x.*`, diff_drive_controller's names; NaN =
+    /// off), applied live by the RT limiter to every owner's command (stops are never slowed).
+    pub linear: LinearLimits,
+    /// Motion limits of the yaw rate (`angular.z.*`), as `linear`.
+    pub angular: AngularLimits,
+    /// Publish the limited twist the RT loop commanded on the driver node's `~/cmd_vel_out`
+    /// (`geometry_msgs/TwistStamped`), as diff_drive_controller's parameter of that name.
+    pub publish_limited_velocity: bool,
 }
 
 /// `obstacle_stop.*`: a reflex in the RT cycle that holds forward motion while a front proximity
@@ -123,6 +132,9 @@ impl Section for DriverParams {
         "ground",
         "obstacle_stop",
         "joint_state_rate",
+        "linear",
+        "angular",
+        "publish_limited_velocity",
     ];
 
     /// Every numeric parameter in its physically meaningful range ([`ranges`]); the motor and
@@ -149,7 +161,8 @@ impl Section for DriverParams {
         }
         self.obstacle_stop
             .validate()
-            .map_err(|e| e.under("obstacle_stop"))
+            .map_err(|e| e.under("obstacle_stop"))?;
+        motion_limits::validate(&self.linear, &self.angular)
     }
 }
 
@@ -211,6 +224,9 @@ impl Default for DriverParams {
             publish_model: true,
             obstacle_stop: ObstacleStopConfig::default(),
             restart_stopped_vm: true,
+            linear: LinearLimits::default(),
+            angular: AngularLimits::default(),
+            publish_limited_velocity: false,
         }
     }
 }
@@ -253,6 +269,11 @@ impl DriverParams {
             && crate::schema::keys::<DriverParams>()
                 .iter()
                 .any(|k| k == first)
+    }
+
+    /// The motion limits these parameters give the RT limiter.
+    pub fn motion_limits(&self) -> handoff::MotionLimits {
+        motion_limits::to_rt(&self.linear, &self.angular)
     }
 
     /// The calibration entry these parameters describe (applied after the defaults, before

@@ -67,6 +67,10 @@ fn dynamic_reconfigure_sets_live_parameters_and_refuses_out_of_range_values() {
     );
     assert_eq!(r["initial"]["axis_length"], 0.0935, "{r}");
     let d = &r["descriptions"];
+    // the motion limits (off: NaN, null in the peer's JSON) and publish_limited_velocity are offered live
+    assert_eq!(d["linear.x.max_acceleration"]["type"], "double", "{r}");
+    assert_eq!(r["initial"]["angular.z.max_jerk"], Value::Null, "{r}");
+    assert_eq!(d["publish_limited_velocity"]["type"], "bool", "{r}");
     assert!(
         d.get("odom_frame").is_none(),
         "a start-only parameter is offered: {r}"

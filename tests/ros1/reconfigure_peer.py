@@ -19,6 +19,17 @@ import rospy
 from dynamic_reconfigure.client import Client
 
 
+
+def _no_nan(value):
+    """`value` with NaN floats (a motion limit off) as null: JSON has no NaN."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_no_nan(v) for v in value]
+    return value
+
 def plain(config):
     return {k: v for k, v in config.items() if k != "groups"}
 
@@ -65,7 +76,7 @@ def main():
                     break
                 cv.wait(deadline - time.time())
         out["sets"].append({"name": name, "value": value, "answer": answer, "update": update})
-    print(json.dumps(out))
+    print(json.dumps(_no_nan(out)))
     sys.stdout.flush()
     rospy.signal_shutdown("done")
 

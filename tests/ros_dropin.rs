@@ -233,7 +233,13 @@ fn every_thymio_topic_reaches_a_default_qos_subscriber() {
     let cwd = tempfile::tempdir().unwrap();
     let d = domain(2);
     let port = common::free_port();
-    let driver = driver(cwd.path(), d, &["--switch-port", &port.to_string()], &[]);
+    // `~/cmd_vel_out` publishes only with publish_limited_velocity (off by default): on, so that it is checked too
+    let driver = driver(
+        cwd.path(),
+        d,
+        &["--switch-port", &port.to_string()],
+        &["publish_limited_velocity:=true"],
+    );
     let mut peer = RclpyPeer::serve(d, deadline).unwrap();
     peer.call("/is_ready", "std_srvs/srv/Empty", json!({}), deadline)
         .unwrap();

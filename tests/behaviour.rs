@@ -31,9 +31,23 @@ const WALL_BEHIND: &str = "width: 2.0\nheight: 2.0\nrobots:\n  - [1.88, 1.0, 3.1
 /// The calibration arena (a line under the wheel axle).
 const CALIBRATION: &str = "config/arena/calibration.yaml";
 
+/// The odometry group's parameters (diff_drive_controller's names; tests/behaviour/scenarios_control.py checks them).
+const ODOMETRY: &str = "odom_frame_id: odom_rt\nbase_frame_id: base_rt\n\
+    pose_covariance_diagonal: [0.001, 0.002, 1000000.0, 1000000.0, 1000000.0, 0.03]\n\
+    twist_covariance_diagonal: [0.004, 0.005, 1000000.0, 1000000.0, 1000000.0, 0.06]\n";
+
+/// The parameters a group adds to the configuration.
+fn group_params(group: &str) -> &'static str {
+    match group {
+        "odometry" => ODOMETRY,
+        _ => "",
+    }
+}
+
 /// The driver's configuration, the same for both transports: the driver script, an unprivileged RT thread (these
-/// are functional tests) and the simulator's arena (`arena`: YAML text, or a path under the repository).
-fn config(dir: &Path, arena: &str) -> std::path::PathBuf {
+/// are functional tests), the simulator's arena (`arena`: YAML text, or a path under the repository) and the
+/// group's own parameters.
+fn config(dir: &Path, arena: &str, group: &str) -> std::path::PathBuf {
     let arena_file = if arena.ends_with(".yaml") {
         common::root().join(arena)
     } else {
@@ -42,11 +56,12 @@ fn config(dir: &Path, arena: &str) -> std::path::PathBuf {
         f
     };
     let yaml = format!(
-        "script: {{path: {}}}\nrt: {{priority: 0, lock_memory: false}}\nsim: {{arena: {}}}\n",
+        "script: {{path: {}}}\nrt: {{priority: 0, lock_memory: false}}\nsim: {{arena: {}}}\n{}",
         common::root()
             .join("config/aseba/thymio_ros.aesl")
             .display(),
-        arena_file.display()
+        arena_file.display(),
+        group_params(group)
     );
     let path = dir.join("config.yaml");
     std::fs::write(&path, yaml).unwrap();
@@ -94,7 +109,7 @@ fn run_ros2(group: &str, arena: &str) {
     );
     let dir = tempfile::tempdir().unwrap();
     let ns = format!("{group}_r2");
-    let yaml = std::fs::read_to_string(config(dir.path(), arena)).unwrap();
+    let yaml = std::fs::read_to_string(config(dir.path(), arena, group)).unwrap();
     let mut driver = ros_driver::ros_driver(dir.path(), &ns, &yaml, &["--switch-port", "0"], &[]);
     let mut c = scenario_command(&python, "ros2", group, &ns, dir.path());
     c.env("ROS_DOMAIN_ID", rclpy_peer::test_domain_id().to_string())
@@ -123,7 +138,7 @@ fn run_ros1(group: &str, arena: &str) {
     let _master = peers::rosmaster(port);
     let mut d = peers::driver_command(port);
     d.arg("-c")
-        .arg(config(dir.path(), arena))
+        .arg(config(dir.path(), arena, group))
         .arg("--no-ros")
         .env("ROS_NAMESPACE", &ns);
     let mut driver = Proc::spawn("thymio-rt run --ros1", d);
@@ -182,3 +197,4 @@ group!(controllers, super::OPEN);
 group!(calibration, super::CALIBRATION);
 group!(parameters, super::OPEN);
 group!(motion_limits, super::OPEN);
+group!(odometry, super::OPEN);

@@ -63,7 +63,7 @@ fn roslaunch_arguments_and_asebaros_parameter_names() {
     // the foreign names were read as ours or ignored, saying so, in roslaunch's log file too
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     for needle in [
-        "reload_script_on_reconnect (asebaros'/ROS-Thymio's name) is read as script.reload_on_reconnect",
+        "reload_script_on_reconnect (asebaros', ROS-Thymio's or diff_drive_controller's name) is read as script.reload_on_reconnect",
         "launch_model (ROS-Thymio's) is not used",
     ] {
         assert!(text.contains(needle), "{needle} not in {}:\n{text}", log.display());

@@ -64,11 +64,14 @@ def _parameter_value(value):
         return {"type": 2, "integer_value": value}
     if isinstance(value, float):
         return {"type": 3, "double_value": value}
+    if isinstance(value, list) and all(isinstance(v, float) for v in value):
+        return {"type": 8, "double_array_value": value}
     return {"type": 4, "string_value": str(value)}
 
 
 def _from_parameter_value(v):
-    return {1: v.bool_value, 2: v.integer_value, 3: v.double_value, 4: v.string_value}.get(v.type)
+    return {1: v.bool_value, 2: v.integer_value, 3: v.double_value, 4: v.string_value,
+            8: list(v.double_array_value), 9: list(v.string_array_value)}.get(v.type)
 
 
 class Ros2Client(Client):

@@ -269,5 +269,90 @@ def motion_limits(c, env):
     check(abs(speed_of(first)) < 1e-3, f"at rest before any command: {first['twist']}")
 
 
+# the odometry group's configuration (tests/behaviour.rs gives it to both transports): diff_drive_controller's names
+POSE_DIAGONAL = [0.001, 0.002, 1000000.0, 1000000.0, 1000000.0, 0.03]
+TWIST_DIAGONAL = [0.004, 0.005, 1000000.0, 1000000.0, 1000000.0, 0.06]
+
+
+def _yaw(odom):
+    q = odom["pose"]["pose"]["orientation"]
+    return 2.0 * math.atan2(q["z"], q["w"])
+
+
+def _diagonal(covariance):
+    return [covariance[i * 7] for i in range(6)]
+
+
+def _odom_tf(c, message):
+    return [t for t in message["transforms"]
+            if t["header"]["frame_id"] == c.frame("odom_rt") and t["child_frame_id"] == c.frame("base_rt")]
+
+
+def odometry(c, env):
+    """Odometry parameters as diff_drive_controller names them (README "Odometry for Nav2"): odom_frame_id and
+    base_frame_id (aliases of odom_frame and robot_frame), the covariance diagonals from the configuration (and live
+    on ROS 2), ~/set_odometry resetting the pose (z, roll, pitch refused), enable_odom_tf removing odom -> base from
+    /tf (live) while the wheels' transforms stay."""
+    node = c.private()
+    odom = c.subscribe(c.name("odom"), ODOM)
+    tf = c.subscribe("/tf", "tf2_msgs/TFMessage")
+    first = odom.wait(timeout=30, what="the first odometry")
+    check_eq(first["header"]["frame_id"], c.frame("odom_rt"), "odom's frame (odom_frame_id)")
+    check_eq(first["child_frame_id"], c.frame("base_rt"), "odom's child frame (base_frame_id)")
+    pose_cov, twist_cov = first["pose"]["covariance"], first["twist"]["covariance"]
+    check_eq(_diagonal(pose_cov), POSE_DIAGONAL, "odom's pose covariance diagonal")
+    check_eq(_diagonal(twist_cov), TWIST_DIAGONAL, "odom's twist covariance diagonal")
+    check(sum(1 for v in pose_cov if v != 0.0) == 6, f"pose covariance off its diagonal: {list(pose_cov)}")
+    # set_odometry: the pose jumps to the one asked (the robot is at rest)
+    service, kind = c.private("set_odometry"), "thymio_rt_msgs/SetOdometry"
+    r = c.call(service, kind, {"x": 1.5, "y": -0.25, "yaw": 0.5})
+    check(r.ok and r.response["success"], f"set_odometry refused: {r}")
+    odom.forget()
+    reset = odom.wait(lambda m: abs(x_of(m) - 1.5) < 1e-3, 5, "odometry at x = 1.5 after set_odometry")
+    check(abs(reset["pose"]["pose"]["position"]["y"] + 0.25) < 1e-3, f"y after set_odometry: {reset['pose']}")
+    check(abs(_yaw(reset) - 0.5) < 1e-3, f"yaw after set_odometry: {_yaw(reset)}")
+    # the odometry integrates on from the new pose: driving moves it along yaw 0.5
+    moved = c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}},
+                     lambda: odom.poll(lambda m: math.hypot(x_of(m) - 1.5, m["pose"]["pose"]["position"]["y"] + 0.25)
+                                       > 0.03), 10, "odometry 3 cm from the reset pose")
+    heading = math.atan2(moved["pose"]["pose"]["position"]["y"] + 0.25, x_of(moved) - 1.5)
+    check(abs(heading - 0.5) < 0.1, f"moved from the reset pose along {heading:.3f} rad, not its yaw 0.5")
+    odom.wait(lambda m: abs(speed_of(m)) < 1e-3, 5, "the cmd_vel watchdog's stop")
+    # refusals: planar odometry only; nothing changes
+    at_rest = odom.latest()
+    r = c.call(service, kind, {"x": 0.0, "pitch": 0.2})
+    check(r.ok and not r.response["success"] and "pitch" in r.response["message"],
+          f"set_odometry with pitch 0.2: {r}")
+    odom.forget()
+    later = odom.wait(lambda m: stamp(m) > stamp(at_rest) + 0.3, 5, "odometry 0.3 s after the refused reset")
+    check(abs(x_of(later) - x_of(at_rest)) < 1e-3, f"a refused reset moved the pose: {x_of(at_rest)} -> {x_of(later)}")
+    # enable_odom_tf (live): off, odom -> base leaves /tf and the wheels' transforms stay
+    tf.wait(lambda m: _odom_tf(c, m), 5, "odom_rt -> base_rt on /tf")
+    applied, reason, in_effect = c.set_parameter(node, "enable_odom_tf", False)
+    check(applied and in_effect is False, f"enable_odom_tf = false: {applied} {reason} {in_effect}")
+    # a message published before the change may still arrive: wait for the odometry to go 0.3 s on first
+    t0 = stamp(odom.latest())
+    odom.wait(lambda m: stamp(m) > t0 + 0.3, 5, "odometry 0.3 s later")
+    tf.forget()
+    t1 = stamp(odom.latest())
+    odom.wait(lambda m: stamp(m) > t1 + 0.5, 5, "odometry 0.5 s later")
+    seen = _drain(tf, [])
+    wheels = [t for m in seen for t in m["transforms"] if t["header"]["frame_id"] == c.frame("base_rt")]
+    check(wheels, "no wheel transforms on /tf with enable_odom_tf false")
+    check(not any(_odom_tf(c, m) for m in seen), "odom_rt -> base_rt still on /tf with enable_odom_tf false")
+    applied, reason, _ = c.set_parameter(node, "enable_odom_tf", True)
+    check(applied, f"enable_odom_tf = true refused: {reason}")
+    tf.wait(lambda m: _odom_tf(c, m), 5, "odom_rt -> base_rt back on /tf")
+    if c.transport == "ros2":
+        # the diagonals are live (ROS 1's dynamic_reconfigure has no list type: set at start there)
+        diagonal = [0.5, 0.5, 0.5, 0.5, 0.5, 0.25]
+        applied, reason, in_effect = c.set_parameter(node, "pose_covariance_diagonal", diagonal)
+        check(applied and in_effect == diagonal, f"pose_covariance_diagonal set live: {applied} {reason} {in_effect}")
+        odom.wait(lambda m: _diagonal(m["pose"]["covariance"]) == diagonal, 5, "the new pose covariance on odom")
+        applied, reason, in_effect = c.set_parameter(node, "pose_covariance_diagonal", [0.1, 0.1])
+        check(not applied and "6 variances" in reason, f"a diagonal of 2 values: {applied} {reason!r}")
+        check_eq(in_effect, diagonal, "pose_covariance_diagonal after the refused set")
+
+
 GROUPS = {"switch": switch, "joints": joints, "controllers": controllers, "calibration": calibration,
-          "parameters": parameters, "motion_limits": motion_limits}
+          "parameters": parameters, "motion_limits": motion_limits, "odometry": odometry}

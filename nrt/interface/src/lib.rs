@@ -23,7 +23,8 @@
 //! - [`controllers`]: the RT controllers' endpoints and parameters;
 //! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`);
 //! - asebaros: [`aseba`] (node list, descriptions, event routing), [`load_script`];
-//! - thymio_driver: [`frames`] (prefixes, URDF), [`odometry`] (`odom`, `/tf`, wheel `joint_states`, rate limit),
+//! - thymio_driver: [`frames`] (prefixes, URDF), [`odometry`] (`odom` with its covariances, `/tf`, wheel
+//!   `joint_states`, rate limit), [`set_odometry`] (the pose reset),
 //!   [`tf`] (the merged `/tf_static`), [`sensors`], [`actuators`], [`cmd_vel`] (the set-point, its stale-stamp rule
 //!   and its refusals); [`geometry`] (stamps, headers, transforms) is shared by their messages.
 #![warn(missing_docs)]
@@ -50,6 +51,7 @@ pub mod reply;
 pub mod report;
 pub mod sensor_topics;
 pub mod sensors;
+pub mod set_odometry;
 pub mod tf;
 
 pub use front_end::{FrontEnd, Interface};

@@ -9,6 +9,8 @@ use handoff::{NodeId, OdomSample, Twist2};
 use nrt_engine::engine::Engine;
 use nrt_engine::thymio::calibration::{Calibration, WHEEL_RADIUS};
 use nrt_engine::thymio::model;
+use nrt_engine::thymio::odometry_params;
+use nrt_engine::thymio::params::DriverParams;
 use std::time::{Duration, Instant};
 
 /// `nav_msgs/Odometry`.
@@ -45,26 +47,99 @@ pub struct WheelJoints {
     pub velocity: Vec<f64>,
 }
 
-/// `odom`: pose and twist of the RT odometry; pose covariance unknown (−1), twist covariance from the wheels'
-/// dead band (as ROS-Thymio).
-pub fn odometry(s: &OdomSample, stamp: Stamp, f: &Frames, cal: &Calibration) -> Odometry {
+/// What one robot's odometry messages are made with, from its calibration and its driver parameters (live): the
+/// covariances of `odom` (`pose_covariance_diagonal`, `twist_covariance_diagonal`; unset, ROS-Thymio's: pose
+/// unknown, `covariance[0] = -1`, twist from the wheels' dead band), whether `odom → base_link` goes on `/tf`
+/// (`enable_odom_tf`), and the wheels' axis. Each front end's NRT side hands a changed one to its odometry
+/// publisher thread ([`OdomSettings::of`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OdomSettings {
+    /// The robot's calibration (axis length; dead band of the default twist covariance).
+    pub calibration: Calibration,
+    /// `odom`'s pose covariance (row-major 6×6).
+    pub pose_covariance: [f64; 36],
+    /// `odom`'s twist covariance (row-major 6×6).
+    pub twist_covariance: [f64; 36],
+    /// `odom → base_link` on `/tf`.
+    pub odom_tf: bool,
+}
+
+impl OdomSettings {
+    /// From a calibration and driver parameters (diagonals already checked by the engine).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nrt_engine::thymio::calibration::Calibration;
+    /// use nrt_engine::thymio::params::DriverParams;
+    /// use nrt_interface::odometry::OdomSettings;
+    ///
+    /// let ros_thymio = OdomSettings::new(&Calibration::real(), &DriverParams::default());
+    /// assert_eq!(ros_thymio.pose_covariance[0], -1.0);
+    /// let params = DriverParams {
+    ///     pose_covariance_diagonal: vec![0.001, 0.001, 1e6, 1e6, 1e6, 0.03],
+    ///     enable_odom_tf: false,
+    ///     ..Default::default()
+    /// };
+    /// let nav2 = OdomSettings::new(&Calibration::real(), &params);
+    /// assert_eq!((nav2.pose_covariance[0], nav2.pose_covariance[35]), (0.001, 0.03));
+    /// assert!(!nav2.odom_tf);
+    /// ```
+    pub fn new(cal: &Calibration, params: &DriverParams) -> OdomSettings {
+        let pose_covariance = odometry_params::diagonal(&params.pose_covariance_diagonal)
+            .map_or_else(ros_thymio_pose_covariance, odometry_params::covariance);
+        let twist_covariance = odometry_params::diagonal(&params.twist_covariance_diagonal)
+            .map_or_else(
+                || ros_thymio_twist_covariance(cal),
+                odometry_params::covariance,
+            );
+        OdomSettings {
+            calibration: cal.clone(),
+            pose_covariance,
+            twist_covariance,
+            odom_tf: params.enable_odom_tf,
+        }
+    }
+
+    /// Driven robot `id`'s settings now (`None`: not a driven robot).
+    pub fn of(engine: &Engine, id: NodeId) -> Option<OdomSettings> {
+        let slot = engine.robots().of_node(id)?;
+        Some(OdomSettings::new(
+            &slot.calibration,
+            engine.robot_params(id),
+        ))
+    }
+}
+
+/// ROS-Thymio's pose covariance: unknown (`covariance[0] = -1`).
+fn ros_thymio_pose_covariance() -> [f64; 36] {
+    let mut c = [0.0; 36];
+    c[0] = -1.0;
+    c
+}
+
+/// ROS-Thymio's twist covariance, from the wheels' dead band `b` (m/s): `0.5·b²` on x, `0.5·b²/L²` on yaw.
+fn ros_thymio_twist_covariance(cal: &Calibration) -> [f64; 36] {
     let b = (cal.left.parameters[0] * cal.left.deadband
         + cal.right.parameters[0] * cal.right.deadband)
         / 2.0;
-    let mut pose_covariance = [0.0; 36];
-    pose_covariance[0] = -1.0;
-    let mut twist_covariance = [0.0; 36];
-    twist_covariance[0] = 0.5 * b * b;
-    twist_covariance[35] = 0.5 * b * b / (cal.axis_length * cal.axis_length);
+    let mut c = [0.0; 36];
+    c[0] = 0.5 * b * b;
+    c[35] = 0.5 * b * b / (cal.axis_length * cal.axis_length);
+    c
+}
+
+/// `odom`: pose and twist of the RT odometry, with the robot's covariances.
+pub fn odometry(s: &OdomSample, stamp: Stamp, f: &Frames, settings: &OdomSettings) -> Odometry {
     Odometry {
         header: Header::new(stamp, f.odom.clone()),
         child_frame_id: f.base.clone(),
         position: [s.pose.x, s.pose.y, 0.0],
         orientation: yaw(s.pose.theta),
-        pose_covariance,
+        pose_covariance: settings.pose_covariance,
         linear: [s.twist.linear, 0.0, 0.0],
         angular: [0.0, 0.0, s.twist.angular],
-        twist_covariance,
+        twist_covariance: settings.twist_covariance,
     }
 }
 
@@ -97,10 +172,23 @@ pub fn wheel_transforms(
     })
 }
 
-/// What one sample puts on `/tf`: odom → base_link, then the two wheels.
-pub fn transforms(s: &OdomSample, stamp: Stamp, f: &Frames, axis_length: f64) -> Vec<Transform> {
-    std::iter::once(odom_transform(s, stamp, f))
-        .chain(wheel_transforms(s, stamp, f, axis_length))
+/// What one sample puts on `/tf`: odom → base_link (unless `enable_odom_tf` is off), then the two wheels.
+pub fn transforms(
+    s: &OdomSample,
+    stamp: Stamp,
+    f: &Frames,
+    settings: &OdomSettings,
+) -> Vec<Transform> {
+    settings
+        .odom_tf
+        .then(|| odom_transform(s, stamp, f))
+        .into_iter()
+        .chain(wheel_transforms(
+            s,
+            stamp,
+            f,
+            settings.calibration.axis_length,
+        ))
         .collect()
 }
 
@@ -216,11 +304,46 @@ mod tests {
     }
 
     #[test]
+    fn covariances_and_odom_tf_follow_the_parameters() {
+        let (s, f, cal) = (
+            sample(),
+            Frames::new("r1", "odom", "base_link", ["l", "r"]),
+            Calibration::real(),
+        );
+        let params = DriverParams {
+            pose_covariance_diagonal: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            twist_covariance_diagonal: vec![0.5; 6],
+            enable_odom_tf: false,
+            ..Default::default()
+        };
+        let settings = OdomSettings::new(&cal, &params);
+        let o = odometry(&s, Stamp::ZERO, &f, &settings);
+        for i in 0..6 {
+            assert_eq!(o.pose_covariance[i * 7], (i + 1) as f64);
+            assert_eq!(o.twist_covariance[i * 7], 0.5);
+        }
+        assert_eq!(o.pose_covariance.iter().filter(|v| **v != 0.0).count(), 6);
+        // no odom -> base_link: the wheels only, hanging from base_link
+        let t = transforms(&s, Stamp::ZERO, &f, &settings);
+        assert_eq!(t.len(), 2);
+        assert!(t.iter().all(|t| t.header.frame_id == "r1/base_link"));
+        // one diagonal set, the other ROS-Thymio's
+        let params = DriverParams {
+            twist_covariance_diagonal: vec![0.5; 6],
+            ..Default::default()
+        };
+        let o = odometry(&s, Stamp::ZERO, &f, &OdomSettings::new(&cal, &params));
+        assert_eq!(o.pose_covariance[0], -1.0);
+        assert_eq!(o.twist_covariance[35], 0.5);
+    }
+
+    #[test]
     fn odometry_and_tf_carry_the_sample() {
         let s = sample();
         let f = Frames::new("r1", "odom", "base_link", ["l", "r"]);
         let cal = Calibration::real();
-        let o = odometry(&s, Stamp::from_secs(5), &f, &cal);
+        let settings = OdomSettings::new(&cal, &DriverParams::default());
+        let o = odometry(&s, Stamp::from_secs(5), &f, &settings);
         assert_eq!(o.header, Header::new(Stamp::from_secs(5), "r1/odom"));
         assert_eq!(o.child_frame_id, "r1/base_link");
         assert_eq!(o.position, [1.0, -0.5, 0.0]);
@@ -235,7 +358,7 @@ mod tests {
             o.twist_covariance[35],
             0.5 * b * b / (cal.axis_length * cal.axis_length)
         );
-        let t = transforms(&s, Stamp::ZERO, &f, 0.0935);
+        let t = transforms(&s, Stamp::ZERO, &f, &settings);
         assert_eq!(t.len(), 3);
         assert_eq!(t[0].translation[1], -0.5);
         assert_eq!(t[0].header.frame_id, "r1/odom");

@@ -1,7 +1,8 @@
 //! Closed-loop control from ROS 1, per driven robot (the behaviour and state are the layer's:
 //! [`nrt_interface::owner_switch`], [`nrt_interface::controllers`]): the communication switch
 //! `/<ns>/switch_controller` (`thymio_rt_msgs/SwitchController`) with the latched `/<ns>/controller_owner`
-//! (`std_msgs/String`), and the RT controllers' endpoints `/<ns>/thymio_driver/controllers/<controller>/<endpoint>`
+//! (`std_msgs/String`), the odometry reset `/<ns>/thymio_driver/set_odometry` ([`nrt_interface::set_odometry`]),
+//! and the RT controllers' endpoints `/<ns>/thymio_driver/controllers/<controller>/<endpoint>`
 //! ([`super::controllers`]). Their parameters are served by dynamic_reconfigure through the layer.
 //!
 //! Registered on the registrar thread when a robot becomes driven (dropped, hence unregistered, when it goes).
@@ -12,12 +13,15 @@ use super::controllers::{self, ControllerEndpoints};
 use super::graph::{global, Graph};
 use super::net::{Publisher, ServiceServer};
 use super::ros1_msgs::std_msgs;
-use super::ros1_msgs::thymio_rt_msgs::{SwitchController, SwitchControllerResponse};
+use super::ros1_msgs::thymio_rt_msgs::{
+    SetOdometry, SetOdometryResponse, SwitchController, SwitchControllerResponse,
+};
 use super::Ros1Error;
 use handoff::{Doorbell, NodeId, RobotId, RosValue};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::controllers::{Endpoint, EndpointId};
 use nrt_interface::owner_switch::{Answer, SWITCH_TIMEOUT};
+use nrt_interface::set_odometry::{set_odometry, SetOdometryRequest, SET_ODOMETRY};
 use nrt_interface::Interface;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -36,6 +40,15 @@ pub enum ControlCall {
         node: NodeId,
         /// The owner asked for.
         owner: String,
+        /// Where the answer goes.
+        reply: SyncSender<Answer>,
+    },
+    /// `thymio_driver/set_odometry` of robot `node`.
+    SetOdometry {
+        /// The robot.
+        node: NodeId,
+        /// The new pose.
+        request: SetOdometryRequest,
         /// Where the answer goes.
         reply: SyncSender<Answer>,
     },
@@ -112,6 +125,7 @@ struct Robot {
     /// What `controller_owner` last said.
     published: Option<String>,
     _switch: ServiceServer,
+    _set_odometry: ServiceServer,
     controllers: ControllerEndpoints,
 }
 
@@ -127,9 +141,30 @@ fn robot_interface(g: &Graph, p: Plan) -> Result<(NodeId, Robot), Ros1Error> {
         })?;
         Ok(SwitchControllerResponse { success, message })
     })?;
+    let inbox = p.inbox.clone();
+    let set_odometry = g.serve::<SetOdometry>(&t(SET_ODOMETRY), move |req| {
+        let request = SetOdometryRequest {
+            x: req.x,
+            y: req.y,
+            z: req.z,
+            roll: req.roll,
+            pitch: req.pitch,
+            yaw: req.yaw,
+        };
+        let (success, message) = inbox.ask(Duration::ZERO, |reply| ControlCall::SetOdometry {
+            node: id,
+            request,
+            reply,
+        })?;
+        Ok(SetOdometryResponse { success, message })
+    })?;
     let owner = g.advertise(&t("controller_owner"), 1, true)?;
     let controllers = controllers::register(g, &t, id, &p.endpoints, &p.inbox)?;
-    let mut names = vec![t("switch_controller"), t("controller_owner")];
+    let mut names = vec![
+        t("switch_controller"),
+        t("controller_owner"),
+        t(SET_ODOMETRY),
+    ];
     names.extend(p.endpoints.iter().map(|e| t(&e.leaf())));
     Ok((
         id,
@@ -139,6 +174,7 @@ fn robot_interface(g: &Graph, p: Plan) -> Result<(NodeId, Robot), Ros1Error> {
             owner,
             published: None,
             _switch: switch,
+            _set_odometry: set_odometry,
             controllers,
         },
     ))
@@ -227,7 +263,7 @@ impl ControlInterface {
 
     /// Takes the interfaces the registrar thread made into use (if their robot is still there), and hands the
     /// calls and messages that came from ROS 1 to the layer (never waits).
-    pub fn serve(&mut self, engine: &Engine, iface: &mut Interface, now: Instant) {
+    pub fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
         while let Ok((id, r)) = self.built.try_recv() {
             self.building.remove(&id);
             if engine.robots().of_node(id).map(|s| s.robot) != Some(r.robot) {
@@ -244,6 +280,14 @@ impl ControlInterface {
                     iface
                         .switch
                         .request(params, node, &owner, Box::new(reply), now);
+                }
+                ControlCall::SetOdometry {
+                    node,
+                    request,
+                    reply,
+                } => {
+                    // a handler that gave up is not an error of the driver
+                    let _ = reply.send(set_odometry(engine, node, &request, &iface.reporter));
                 }
                 ControlCall::Message {
                     node,

@@ -331,7 +331,8 @@ mod tests {
         use nrt_interface::odometry as odo;
         let f = Frames::new("r1", "odom", "base_link", ["l", "r"]);
         let at = Duration::new(1_700_000_000, 5);
-        let mut n = odo::odometry(&OdomSample::default(), at, &f, &Calibration::real());
+        let settings = odo::OdomSettings::new(&Calibration::real(), &Default::default());
+        let mut n = odo::odometry(&OdomSample::default(), at, &f, &settings);
         (n.position, n.orientation) = ([1.0, -0.5, 0.25], [0.0, 0.0, 0.6, 0.8]);
         (n.linear[0], n.angular[2]) = (0.1, 0.2);
         let o = odometry(&n);

@@ -19,9 +19,9 @@ use super::ros1_msgs::{
     geometry_msgs::TwistStamped, nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage,
 };
 use handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, RobotId};
-use nrt_engine::thymio::calibration::Calibration;
 use nrt_interface::frames::Frames;
 use nrt_interface::hop_times::NrtHopTimers;
+use nrt_interface::odometry::OdomSettings;
 use nrt_interface::{geometry, odometry};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -42,8 +42,8 @@ pub struct OdomRobot {
     pub joints: Publisher<JointState>,
     /// Its frames.
     pub frames: Frames,
-    /// Its calibration (covariances, wheel positions).
-    pub calibration: Calibration,
+    /// How its messages are made (covariances, `enable_odom_tf`, axis); updated live.
+    pub settings: OdomSettings,
     /// `odom_max_rate` [Hz].
     pub rate: odometry::RateLimit,
     /// Sequence number of the next `odom` header (ROS 1 publishers count their messages).
@@ -84,6 +84,13 @@ impl OdomTargets {
     /// Stops publishing the odometry of `robot`.
     pub fn remove(&self, robot: RobotId) {
         self.lock().remove(&robot);
+    }
+
+    /// Applies new odometry settings of `robot` (calibration, covariances, `enable_odom_tf`).
+    pub fn set_settings(&self, robot: RobotId, settings: &OdomSettings) {
+        if let Some(r) = self.lock().get_mut(&robot) {
+            r.settings = settings.clone();
+        }
     }
 }
 
@@ -174,10 +181,10 @@ fn publish(targets: &OdomTargets, graph: &Graph, h: &OdomHandoff, timers: &NrtHo
         .handed_to_publish
         .record(start.saturating_sub(h.handed_ns));
     let stamp = geometry::stamp(s.t_ns);
-    let mut odom = conv::odometry(&odometry::odometry(s, stamp, &r.frames, &r.calibration));
+    let mut odom = conv::odometry(&odometry::odometry(s, stamp, &r.frames, &r.settings));
     odom.header.seq = r.seq;
     r.seq = r.seq.wrapping_add(1);
-    let transforms = odometry::transforms(s, stamp, &r.frames, r.calibration.axis_length);
+    let transforms = odometry::transforms(s, stamp, &r.frames, &r.settings);
     let tf = TFMessage {
         transforms: transforms.iter().map(conv::transform).collect(),
     };

@@ -19,7 +19,6 @@ use super::Ros1Error;
 use handoff::{NodeId, ProximitySample, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::thymio::actuators::ScriptEvent;
-use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_interface::actuators::{self, Alarm, RobotCommand};
 use nrt_interface::cmd_vel::CmdVelGate;
@@ -27,7 +26,7 @@ use nrt_interface::driver_events::{self, DriverEvents};
 use nrt_interface::frames::{self, Frames};
 use nrt_interface::geometry::{self, Stamp};
 use nrt_interface::hop_times::HopHistogram;
-use nrt_interface::odometry::{self, RateLimit, CMD_VEL_OUT};
+use nrt_interface::odometry::{self, OdomSettings, RateLimit, CMD_VEL_OUT};
 use nrt_interface::report::Reporter;
 use nrt_interface::tf::{self, StaticFrames};
 use std::collections::{BTreeMap, BTreeSet};
@@ -52,7 +51,7 @@ struct RobotPlan {
     base: String,
     namespace: String,
     frames: Frames,
-    calibration: Option<Calibration>,
+    settings: Option<OdomSettings>,
     max_rate: f64,
     /// `cmd_vel_stamped`.
     stamped: bool,
@@ -91,13 +90,13 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
         g.serve::<std_srvs::Empty>(&t("is_ready"), |_| Ok(std_srvs::EmptyResponse {}))?;
     let out = Outputs::advertise(g, &t, p.urdf)?;
     let inputs = thymio_inputs::subscribe(g, &t, id, &p.inbox)?;
-    let odom = match p.calibration {
-        Some(calibration) => Some(OdomRobot {
+    let odom = match &p.settings {
+        Some(settings) => Some(OdomRobot {
             node: id,
             odom: g.advertise(&t("odom"), ODOM_QUEUE, false)?,
             joints: g.advertise(&t("joint_states"), ODOM_QUEUE, false)?,
             frames: p.frames.clone(),
-            calibration,
+            settings: settings.clone(),
             rate: RateLimit::new(p.max_rate),
             seq: 0,
             cmd_vel_out: g.advertise(&t(CMD_VEL_OUT), ODOM_QUEUE, false)?,
@@ -118,6 +117,7 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
             _cmd_vel: cmd_vel,
             stale,
             limited_velocity: p.limited_velocity,
+            settings: p.settings,
         },
         odom,
     })
@@ -140,6 +140,8 @@ struct Robot {
     /// Whether the odometry publisher thread publishes its `~/cmd_vel_out` (followed live by
     /// [`ThymioInterface::poll_built`]).
     limited_velocity: Arc<AtomicBool>,
+    /// The odometry settings its odometry publisher has (to pass on live changes).
+    settings: Option<OdomSettings>,
 }
 
 /// The robots' interfaces.
@@ -229,7 +231,7 @@ impl ThymioInterface {
         let params = engine.robot_params(id);
         let namespace = frames::robot_namespace(engine, id);
         let frames = Frames::of_robot(engine, id, &self.base);
-        let calibration = engine.robots().of_node(id).map(|s| s.calibration.clone());
+        let settings = OdomSettings::of(engine, id);
         let urdf = frames::robot_description(engine, id, &frames);
         let plan = RobotPlan {
             id,
@@ -237,7 +239,7 @@ impl ThymioInterface {
             base: self.base.clone(),
             namespace,
             frames,
-            calibration,
+            settings,
             max_rate: params.odom_max_rate,
             stamped: params.cmd_vel_stamped,
             cmd_vel: CmdVelGate::new(engine.live_params(), robot, id, params.cmd_vel_timeout),
@@ -260,13 +262,21 @@ impl ThymioInterface {
     }
 
     /// Takes the robot interfaces the registrar thread made into use (if their robot is still there), and follows
-    /// each robot's `publish_limited_velocity` live.
+    /// each robot's `publish_limited_velocity` and odometry settings (calibration, covariances, `enable_odom_tf`)
+    /// live.
     pub fn poll_built(&mut self, engine: &Engine) {
-        for r in self.robots.values() {
+        for r in self.robots.values_mut() {
             r.limited_velocity.store(
                 odometry::publishes_limited_velocity(engine, r.node),
                 Ordering::Relaxed,
             );
+            let settings = OdomSettings::of(engine, r.node);
+            if settings.is_some() && r.settings != settings {
+                if let Some(s) = &settings {
+                    self.odom.set_settings(r.robot, s);
+                }
+                r.settings = settings;
+            }
         }
         while let Ok(b) = self.built.try_recv() {
             let id = b.robot.node;

@@ -1,5 +1,6 @@
 //! Closed-loop control from ROS (issue 17), per driven robot: the communication switch
-//! ([`super::owner_switch`]), the RT controllers' endpoints ([`super::controllers`]) — their
+//! ([`super::owner_switch`]), the odometry reset ([`super::set_odometry`]), the RT controllers' endpoints
+//! ([`super::controllers`]) — their
 //! behaviour and state are the layer's ([`nrt_interface::owner_switch`], [`nrt_interface::controllers`],
 //! in the [`Interface`]) — and the joint-space interface ([`super::joints`]). Made when a robot
 //! becomes driven (after its Thymio interface, whose frames it uses), removed with it; served by
@@ -11,6 +12,7 @@ use super::joints::{self, JointTarget};
 use super::odom_pub::OdomTargets;
 use super::owner_switch::Switches;
 use super::report::Reporter;
+use super::set_odometry::OdometryResets;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::thymio_conv::Frames;
 use super::thymio_endpoints::{reliable, topic, DEPTH};
@@ -42,6 +44,8 @@ pub struct Control {
     pub switches: Switches,
     /// The RT controllers' endpoints.
     pub controllers: Controllers,
+    /// The odometry resets (`~/set_odometry`).
+    pub resets: OdometryResets,
     joints: BTreeMap<NodeId, JointRobot>,
     hot: Arc<SharedNode>,
     odom: OdomTargets,
@@ -62,6 +66,7 @@ impl Control {
         Control {
             switches: Switches::new(reporter.clone()),
             controllers: Controllers::new(reporter.clone()),
+            resets: OdometryResets::new(reporter.clone()),
             joints: BTreeMap::new(),
             hot,
             odom,
@@ -108,6 +113,7 @@ impl Control {
     ) -> Result<(), r2r::Error> {
         let ns = nrt_interface::frames::robot_namespace(engine, id);
         self.switches.add(node, id, &ns)?;
+        self.resets.add(node, id, &ns)?;
         self.controllers
             .add(node, id, &ns, &iface.controllers.endpoints(id))?;
         let params = engine.robot_params(id);
@@ -156,6 +162,7 @@ impl Control {
 
     fn remove(&mut self, node: &mut r2r::Node, id: NodeId) {
         self.switches.remove(node, id);
+        self.resets.remove(id);
         self.controllers.remove(node, id);
         if let Some(j) = self.joints.remove(&id) {
             self.hot.remove_task(j.command);
@@ -166,9 +173,11 @@ impl Control {
         }
     }
 
-    /// Hands the switch calls and the controllers' messages and calls to the layer (never waits).
-    pub fn serve(&mut self, engine: &Engine, iface: &mut Interface, now: Instant) {
+    /// Hands the switch calls, the odometry resets and the controllers' messages and calls to the layer (never
+    /// waits).
+    pub fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
         self.switches.serve(engine, &mut iface.switch, now);
+        self.resets.serve(engine);
         self.controllers.serve(&mut iface.controllers, now);
     }
 

@@ -17,6 +17,7 @@ use handoff::{JointStateSample, OwnerNames};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_interface::hop_times::NrtHopTimers;
 use nrt_interface::joints::JointCommandInput;
+use nrt_interface::odometry::OdomSettings;
 use r2r::geometry_msgs::msg::Twist;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::JointState as JointCommandMsg;
@@ -87,7 +88,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
             odom,
             joints,
             frames: Frames::new(&ns, "odom", "base_link", ["l", "r"]),
-            calibration: Calibration::simulation(),
+            settings: OdomSettings::new(&Calibration::simulation(), &Default::default()),
             max_rate: -1.0,
             cmd_vel_out,
             limited_velocity: Default::default(),

@@ -17,10 +17,9 @@ use super::joints::{self, JointTarget};
 use super::report::Reporter;
 use super::thymio_conv::{self as conv, Frames};
 use handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId, Twist2};
-use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::model;
 use nrt_interface::hop_times::NrtHopTimers;
-use nrt_interface::odometry::{self as odo, RateLimit};
+use nrt_interface::odometry::{self as odo, OdomSettings, RateLimit};
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::TwistStamped;
 use r2r::nav_msgs::msg::Odometry;
@@ -46,8 +45,8 @@ pub struct OdomRobot {
     pub joints: Publisher<JointState>,
     /// Its frames.
     pub frames: Frames,
-    /// Its calibration (twist covariance, wheel positions); updated live.
-    pub calibration: Calibration,
+    /// How its messages are made (covariances, `enable_odom_tf`, axis); updated live.
+    pub settings: OdomSettings,
     /// Its `odom_max_rate` [Hz] (its `thymio_driver` node's, start-only): at most this many
     /// samples per second; ≤ 0: all.
     pub max_rate: f64,
@@ -123,13 +122,13 @@ impl OdomTargets {
         self.lock().joints.remove(&robot)
     }
 
-    /// Applies a new calibration of `robot` (no-op when unchanged).
-    pub fn set_calibration(&self, robot: RobotId, calibration: &Calibration) {
+    /// Applies new odometry settings of `robot` (calibration, covariances, `enable_odom_tf`; no-op when unchanged).
+    pub fn set_settings(&self, robot: RobotId, settings: &OdomSettings) {
         let mut t = self.lock();
         let next = t.generations + 1;
         if let Some(e) = t.robots.get_mut(&robot) {
-            if e.robot.calibration != *calibration {
-                e.robot.calibration = calibration.clone();
+            if e.robot.settings != *settings {
+                e.robot.settings = settings.clone();
                 e.generation = next;
                 t.generations = next;
             }
@@ -145,24 +144,23 @@ struct Natives {
     joints: WrappedNativeMsg<JointState>,
     cmd_vel_out: WrappedNativeMsg<TwistStamped>,
     rate: RateLimit,
+    /// `tf` starts with odom → base_link (`enable_odom_tf`).
+    odom_tf: bool,
 }
 
 impl Natives {
-    /// Built from the layer's messages for a robot with `frames` and `calibration` (allocates:
+    /// Built from the layer's messages for a robot with `frames` and `settings` (allocates:
     /// once per robot and per change of its entry); at most `max_rate` samples per second.
-    fn new(frames: &Frames, calibration: &Calibration, generation: u64, max_rate: f64) -> Natives {
+    fn new(frames: &Frames, settings: &OdomSettings, generation: u64, max_rate: f64) -> Natives {
         let (s, stamp) = (OdomSample::default(), Duration::ZERO);
-        let transforms = odo::transforms(&s, stamp, frames, calibration.axis_length)
+        let transforms = odo::transforms(&s, stamp, frames, settings)
             .iter()
             .map(conv::transform)
             .collect();
         Natives {
             generation,
             odom: WrappedNativeMsg::from(&conv::odometry(&odo::odometry(
-                &s,
-                stamp,
-                frames,
-                calibration,
+                &s, stamp, frames, settings,
             ))),
             tf: WrappedNativeMsg::from(&TFMessage { transforms }),
             joints: WrappedNativeMsg::from(&conv::joint_states(&odo::joint_states(
@@ -174,6 +172,7 @@ impl Natives {
                 frames,
             ))),
             rate: RateLimit::new(max_rate),
+            odom_tf: settings.odom_tf,
         }
     }
 
@@ -218,13 +217,18 @@ impl Natives {
             t.header.stamp.sec = stamp.sec;
             t.header.stamp.nanosec = stamp.nanosec;
         }
-        if let Some(t) = tfs.first_mut() {
-            t.transform.translation.x = s.pose.x;
-            t.transform.translation.y = s.pose.y;
-            t.transform.rotation.z = qz;
-            t.transform.rotation.w = qw;
-        }
-        for (i, t) in tfs.iter_mut().skip(1).take(2).enumerate() {
+        let wheels = if self.odom_tf {
+            if let Some(t) = tfs.first_mut() {
+                t.transform.translation.x = s.pose.x;
+                t.transform.translation.y = s.pose.y;
+                t.transform.rotation.z = qz;
+                t.transform.rotation.w = qw;
+            }
+            1
+        } else {
+            0
+        };
+        for (i, t) in tfs.iter_mut().skip(wheels).take(2).enumerate() {
             let q = model::quaternion([0.0, s.wheel_pos[i], 0.0]);
             t.transform.rotation.x = q[0];
             t.transform.rotation.y = q[1];
@@ -359,7 +363,7 @@ fn publish(
         .is_none_or(|n| n.generation != entry.generation)
     {
         let r = &entry.robot;
-        let mut fresh = Natives::new(&r.frames, &r.calibration, entry.generation, r.max_rate);
+        let mut fresh = Natives::new(&r.frames, &r.settings, entry.generation, r.max_rate);
         if let Some(old) = natives.get(&s.robot) {
             fresh.rate = old.rate.clone();
         }
@@ -404,6 +408,8 @@ fn publish(
 mod tests {
     use super::*;
     use handoff::{Pose2, Twist2};
+    use nrt_engine::thymio::calibration::Calibration;
+    use nrt_engine::thymio::params::DriverParams;
     use r2r::WrappedTypesupport;
 
     fn sample() -> OdomSample {
@@ -426,7 +432,8 @@ mod tests {
         }
     }
 
-    /// The reused native messages carry exactly what the engine-loop path published.
+    /// The reused native messages carry exactly what the engine-loop path published, with and without
+    /// `odom → base_link` on `/tf` and with covariances from the parameters.
     #[test]
     fn refilled_natives_equal_the_converted_messages() {
         let frames = Frames::new("robot_a", "odom", "base_link", ["left", "right"]);
@@ -434,29 +441,38 @@ mod tests {
             axis_length: 0.1,
             ..Calibration::real()
         };
-        let mut n = Natives::new(&frames, &calibration, 1, 0.0);
-        let at = Duration::new(1_700_000_000, 123_456_789);
-        let stamp = super::super::convert::time(at);
-        for s in [sample(), OdomSample::default(), sample()] {
-            n.fill(&s, &stamp);
-            assert_eq!(
-                Odometry::from_native(&n.odom),
-                conv::odometry(&odo::odometry(&s, at, &frames, &calibration))
-            );
-            let transforms: Vec<_> = odo::transforms(&s, at, &frames, 0.1)
-                .iter()
-                .map(conv::transform)
-                .collect();
-            assert_eq!(TFMessage::from_native(&n.tf), TFMessage { transforms });
-            assert_eq!(
-                JointState::from_native(&n.joints),
-                conv::joint_states(&odo::joint_states(&s, at, &frames))
-            );
-            n.fill_cmd_vel_out(&s.twist, &stamp);
-            assert_eq!(
-                TwistStamped::from_native(&n.cmd_vel_out),
-                conv::twist_stamped(&odo::cmd_vel_out(&s.twist, at, &frames))
-            );
+        let nav2 = DriverParams {
+            pose_covariance_diagonal: vec![0.001, 0.002, 1e6, 1e6, 1e6, 0.03],
+            enable_odom_tf: false,
+            ..DriverParams::default()
+        };
+        for params in [DriverParams::default(), nav2] {
+            let settings = OdomSettings::new(&calibration, &params);
+            let mut n = Natives::new(&frames, &settings, 1, 0.0);
+            let at = Duration::new(1_700_000_000, 123_456_789);
+            let stamp = super::super::convert::time(at);
+            for s in [sample(), OdomSample::default(), sample()] {
+                n.fill(&s, &stamp);
+                assert_eq!(
+                    Odometry::from_native(&n.odom),
+                    conv::odometry(&odo::odometry(&s, at, &frames, &settings))
+                );
+                let transforms: Vec<_> = odo::transforms(&s, at, &frames, &settings)
+                    .iter()
+                    .map(conv::transform)
+                    .collect();
+                assert_eq!(transforms.len(), if params.enable_odom_tf { 3 } else { 2 });
+                assert_eq!(TFMessage::from_native(&n.tf), TFMessage { transforms });
+                assert_eq!(
+                    JointState::from_native(&n.joints),
+                    conv::joint_states(&odo::joint_states(&s, at, &frames))
+                );
+                n.fill_cmd_vel_out(&s.twist, &stamp);
+                assert_eq!(
+                    TwistStamped::from_native(&n.cmd_vel_out),
+                    conv::twist_stamped(&odo::cmd_vel_out(&s.twist, at, &frames))
+                );
+            }
         }
     }
 }

@@ -20,7 +20,6 @@ use super::thymio_endpoints::{
 };
 use handoff::{NodeId, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
-use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_interface::actuators::{self, Alarm, RobotCommand};
 use nrt_interface::cmd_vel::CmdVelGate;
@@ -28,7 +27,7 @@ use nrt_interface::driver_events::{self, DriverEvents};
 use nrt_interface::frames as robot_frames;
 use nrt_interface::geometry::{self, Stamp, Transform};
 use nrt_interface::hop_times::HopHistogram;
-use nrt_interface::odometry;
+use nrt_interface::odometry::{self, OdomSettings};
 use nrt_interface::sensor_topics::{self, SensorMessage, SensorTopic};
 use nrt_interface::tf::{self, StaticFrames};
 use r2r::geometry_msgs::msg::{Twist, TwistStamped};
@@ -47,8 +46,8 @@ struct RobotInterface {
     robot: RobotId,
     /// Its `cmd_vel` subscription (on the hot node), drained on the hot node's thread.
     cmd_vel: TaskId,
-    /// The calibration the odometry publisher has (to pass on live changes).
-    calibration: Option<Calibration>,
+    /// The odometry settings the odometry publisher has (to pass on live changes).
+    settings: Option<OdomSettings>,
     /// Stamped `cmd_vel` ignored as older than `cmd_vel_timeout`.
     stale_cmd_vel: Arc<AtomicU64>,
     frames: Frames,
@@ -65,13 +64,13 @@ struct RobotInterface {
 
 impl RobotInterface {
     /// What the odometry publisher thread needs of this robot.
-    fn odom_robot(&self, calibration: &Calibration, max_rate: f64) -> OdomRobot {
+    fn odom_robot(&self, settings: &OdomSettings, max_rate: f64) -> OdomRobot {
         OdomRobot {
             node: self.node,
             odom: self.out.odom.clone(),
             joints: self.out.joints.clone(),
             frames: self.frames.clone(),
-            calibration: calibration.clone(),
+            settings: settings.clone(),
             max_rate,
             cmd_vel_out: self.out.cmd_vel_out.clone(),
             limited_velocity: self.limited_velocity.clone(),
@@ -186,13 +185,13 @@ impl ThymioInterface {
             self.replace_static_frames(id, &frames.prefix, own);
         }
         let cmd_vel = self.hot.add_task(cmd_vel);
-        let calibration = engine.robots().of_node(id).map(|s| s.calibration.clone());
+        let settings = OdomSettings::of(engine, id);
         let limited = odometry::publishes_limited_velocity(engine, id);
         let r = RobotInterface {
             node: id,
             robot,
             cmd_vel,
-            calibration,
+            settings,
             stale_cmd_vel,
             frames,
             out,
@@ -201,9 +200,9 @@ impl ThymioInterface {
             odom_topic,
             limited_velocity: Arc::new(AtomicBool::new(limited)),
         };
-        if let Some(calibration) = &r.calibration {
+        if let Some(settings) = &r.settings {
             self.odom
-                .insert(robot, r.odom_robot(calibration, params.odom_max_rate));
+                .insert(robot, r.odom_robot(settings, params.odom_max_rate));
         }
         self.robots.insert(id, r);
         // Latched: a late subscriber learns whether the reflex holds the robot.
@@ -325,7 +324,7 @@ impl ThymioInterface {
         }
     }
 
-    /// Serves the robots' subscriptions and services, and passes calibrations changed live on
+    /// Serves the robots' subscriptions and services, and passes odometry settings changed live on
     /// to the odometry publisher.
     pub fn poll_ros(&mut self, engine: &mut Engine) {
         let now = Instant::now();
@@ -334,18 +333,17 @@ impl ThymioInterface {
                 odometry::publishes_limited_velocity(engine, r.node),
                 Ordering::Relaxed,
             );
-            let Some(slot) = engine.robots().of_node(r.node) else {
+            let Some(settings) = OdomSettings::of(engine, r.node) else {
                 continue;
             };
-            if r.calibration.as_ref() == Some(&slot.calibration) {
+            if r.settings.as_ref() == Some(&settings) {
                 continue;
             }
-            if r.calibration.replace(slot.calibration.clone()).is_some() {
-                self.odom.set_calibration(r.robot, &slot.calibration);
+            if r.settings.replace(settings.clone()).is_some() {
+                self.odom.set_settings(r.robot, &settings);
             } else {
                 let max_rate = engine.robot_params(r.node).odom_max_rate;
-                self.odom
-                    .insert(r.robot, r.odom_robot(&slot.calibration, max_rate));
+                self.odom.insert(r.robot, r.odom_robot(&settings, max_rate));
             }
         }
         let ids: Vec<NodeId> = self.robots.keys().copied().collect();

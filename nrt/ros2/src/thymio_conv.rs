@@ -174,7 +174,8 @@ mod tests {
             ..OdomSample::default()
         };
         let at = Duration::new(1_700_000_000, 5);
-        let n = odo::odometry(&s, at, &f, &Calibration::real());
+        let settings = odo::OdomSettings::new(&Calibration::real(), &Default::default());
+        let n = odo::odometry(&s, at, &f, &settings);
         let o = odometry(&n);
         assert_eq!(
             (o.header.stamp.sec, o.header.stamp.nanosec),

@@ -375,6 +375,32 @@ impl Engine {
         Ok(())
     }
 
+    /// Sets a driven robot's odometry pose (`set_odometry`, diff_drive_controller's service): the RT thread restarts
+    /// its integration from `pose` at its next cycle boundary (the wheel angles and the speed are kept). A pose
+    /// that is not finite is refused.
+    pub fn reset_odometry(
+        &mut self,
+        node: NodeId,
+        pose: handoff::Pose2,
+    ) -> Result<(), EngineError> {
+        for (name, v) in [("x", pose.x), ("y", pose.y), ("yaw", pose.theta)] {
+            if !v.is_finite() {
+                return Err(EngineError::param(
+                    "set_odometry",
+                    handoff::ParamError::NotFinite(name),
+                ));
+            }
+        }
+        let robot = self
+            .robots
+            .of_node(node)
+            .ok_or(EngineError::NotARobot(node))?
+            .robot;
+        self.ends
+            .nrt_push_command(RtCommand::ResetOdometry { robot, pose })
+            .map_err(|_| EngineError::RingFull)
+    }
+
     /// Sends a named event of the node's script to the network (with the node id first when
     /// the node's settings say `include_id_in_events`); the size must be the declared one.
     /// `set_speed` to a node the RT thread drives becomes its set-point instead (capped and

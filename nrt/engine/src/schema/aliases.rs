@@ -27,6 +27,9 @@ pub const FOREIGN: &[(&str, Foreign)] = &[
     ),
     // an older asebaros ROS 2 version and some documentation examples: `type` is the node type
     ("nodes.*.type", Foreign::Alias("nodes.*.name")),
+    // diff_drive_controller's names of ROS-Thymio's frame parameters (a Nav2 parameter file written for it)
+    ("odom_frame_id", Foreign::Alias("odom_frame")),
+    ("base_frame_id", Foreign::Alias("robot_frame")),
     // ROS-Thymio's driver parameters that thymio-rt has no use for
     (
         "launch_model",
@@ -120,7 +123,7 @@ impl Note {
     pub fn log(&self) {
         match self {
             Note::Renamed { from, to } => {
-                tracing::info!("parameter {from} (asebaros'/ROS-Thymio's name) is read as {to}")
+                tracing::info!("parameter {from} (asebaros', ROS-Thymio's or diff_drive_controller's name) is read as {to}")
             }
             Note::Ignored { name, why } => {
                 tracing::info!(
@@ -277,6 +280,8 @@ mod tests {
             }
         );
         assert!(matches!(resolve("launch_model"), Resolved::Ignored(_)));
+        assert_eq!(canonical_name("odom_frame_id"), "odom_frame");
+        assert_eq!(canonical_name("base_frame_id"), "robot_frame");
         // only the names of the table: ours and unknown ones go to the schema as they are
         for n in [
             "script.path",

@@ -11,6 +11,7 @@ pub mod calibration_run;
 pub mod events;
 pub mod model;
 pub mod motion_limits;
+pub mod odometry_params;
 pub mod params;
 pub mod sensors;
 

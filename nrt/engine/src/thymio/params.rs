@@ -6,6 +6,7 @@ use super::calibration::{
     AXIS_LENGTH,
 };
 use super::motion_limits::{self, AngularLimits, LinearLimits};
+use super::odometry_params;
 use crate::schema::{ranges, Invalid, Section};
 use handoff::NodeId;
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,15 @@ pub struct DriverParams {
     /// Publish the limited twist the RT loop commanded on the driver node's `~/cmd_vel_out`
     /// (`geometry_msgs/TwistStamped`), as diff_drive_controller's parameter of that name.
     pub publish_limited_velocity: bool,
+    /// The variances on the diagonal of `odom`'s pose covariance (x, y, z, roll, pitch, yaw; diff_drive_controller's
+    /// name); empty (the default): ROS-Thymio's (`covariance[0] = -1`, unknown).
+    pub pose_covariance_diagonal: Vec<f64>,
+    /// The variances on the diagonal of `odom`'s twist covariance; empty (the default): ROS-Thymio's, from the
+    /// wheels' dead band.
+    pub twist_covariance_diagonal: Vec<f64>,
+    /// Publish `odom → base_link` on `/tf` (diff_drive_controller's name; off when another node, e.g. a
+    /// robot_localization EKF, publishes it). The wheels' transforms are published either way.
+    pub enable_odom_tf: bool,
 }
 
 /// `obstacle_stop.*`: a reflex in the RT cycle that holds forward motion while a front proximity
@@ -135,6 +145,9 @@ impl Section for DriverParams {
         "linear",
         "angular",
         "publish_limited_velocity",
+        "pose_covariance_diagonal",
+        "twist_covariance_diagonal",
+        "enable_odom_tf",
     ];
 
     /// Every numeric parameter in its physically meaningful range ([`ranges`]); the motor and
@@ -162,6 +175,12 @@ impl Section for DriverParams {
         self.obstacle_stop
             .validate()
             .map_err(|e| e.under("obstacle_stop"))?;
+        for (key, d) in [
+            ("pose_covariance_diagonal", &self.pose_covariance_diagonal),
+            ("twist_covariance_diagonal", &self.twist_covariance_diagonal),
+        ] {
+            odometry_params::check_diagonal(key, d)?;
+        }
         motion_limits::validate(&self.linear, &self.angular)
     }
 }
@@ -227,6 +246,9 @@ impl Default for DriverParams {
             linear: LinearLimits::default(),
             angular: AngularLimits::default(),
             publish_limited_velocity: false,
+            pose_covariance_diagonal: Vec::new(),
+            twist_covariance_diagonal: Vec::new(),
+            enable_odom_tf: true,
         }
     }
 }

@@ -10,8 +10,8 @@ use nrt_engine::params::BridgeParams;
 use nrt_engine::schema::{self, aliases, Invalid, SchemaError, Section};
 use nrt_engine::thymio::params::DriverParams;
 use serde::{Deserialize, Serialize};
-use serde_yaml::{Mapping, Value};
 use std::path::Path;
+use yaml_serde::{Mapping, Value};
 
 /// The section `rt`.
 const RT: &str = "rt";
@@ -288,7 +288,7 @@ pub enum ConfigError {
         file: String,
         /// Cause.
         #[source]
-        source: serde_yaml::Error,
+        source: yaml_serde::Error,
     },
     /// YAML, but not a map at the top.
     #[error("configuration {file}{}must be a map of parameters", if file.is_empty() { "" } else { ": " })]
@@ -370,7 +370,7 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        let value: Value = serde_yaml::from_str(text).map_err(|source| ConfigError::Syntax {
+        let value: Value = yaml_serde::from_str(text).map_err(|source| ConfigError::Syntax {
             file: file.to_owned(),
             source,
         })?;

@@ -154,7 +154,7 @@ fn calibration_straightens_a_miscalibrated_robot() {
     // the file: the robot's (node 1) entry, as ROS-Thymio's driver reads it
     assert_eq!(r["calibration_file"], cal_file.display().to_string());
     let text = std::fs::read_to_string(&cal_file).unwrap();
-    let file: Value = serde_yaml::from_str(&text).unwrap();
+    let file: Value = yaml_serde::from_str(&text).unwrap();
     let left = &file["1"]["motor"]["left"]["parameters"];
     assert_eq!(left[0].as_f64(), Some(lq0), "{text}");
 

@@ -195,7 +195,7 @@ fn ros1_options(args: &[Ros1Arg]) -> Result<nrt_ros1::Ros1Options, CliError> {
 
 /// The private parameters given as `_NAME:=VALUE`, as configuration entries.
 #[cfg(feature = "ros1")]
-fn ros1_params(args: &[Ros1Arg]) -> Vec<(String, serde_yaml::Value)> {
+fn ros1_params(args: &[Ros1Arg]) -> Vec<(String, yaml_serde::Value)> {
     args.iter()
         .filter_map(|a| match a {
             Ros1Arg::Param(n, v) => Some((n.clone(), v.clone())),

@@ -136,7 +136,7 @@ pub enum Ros1Arg {
     Log(PathBuf),
     /// `_NAME:=VALUE`: a private parameter (`~NAME`), as a configuration entry (`/` nests as `.`); it wins over
     /// the parameter server's.
-    Param(String, serde_yaml::Value),
+    Param(String, yaml_serde::Value),
 }
 
 /// Whether `s` is a ROS 1 name (possibly nested with `/`): letters, digits and `_`, not starting with a digit.
@@ -176,8 +176,8 @@ pub fn parse_ros1_arg(arg: &str) -> Result<Ros1Arg, String> {
         )),
         _ if name.starts_with('_') && is_ros1_name(&name[1..]) => {
             // as rospy reads it: YAML, a plain string when it is not
-            let v = serde_yaml::from_str(value)
-                .unwrap_or_else(|_| serde_yaml::Value::String(value.into()));
+            let v = yaml_serde::from_str(value)
+                .unwrap_or_else(|_| yaml_serde::Value::String(value.into()));
             Ok(Ros1Arg::Param(name[1..].replace('/', "."), v))
         }
         _ if is_ros1_name(name.trim_start_matches(['/', '~'])) => Err(format!(
@@ -286,14 +286,14 @@ mod tests {
             parse_ros1_arg("_port:=44444"),
             Ok(Ros1Arg::Param(
                 "port".into(),
-                serde_yaml::Value::from(44444)
+                yaml_serde::Value::from(44444)
             ))
         );
         assert_eq!(
             parse_ros1_arg("_nodes/thymio/prefix:=thymio_"),
             Ok(Ros1Arg::Param(
                 "nodes.thymio.prefix".into(),
-                serde_yaml::Value::from("thymio_")
+                yaml_serde::Value::from("thymio_")
             ))
         );
     }

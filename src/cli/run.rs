@@ -291,7 +291,7 @@ fn ros1_arg_text(a: &Ros1Arg) -> String {
         Ros1Arg::Param(n, v) => format!(
             "_{}:={}",
             n.replace('.', "/"),
-            serde_yaml::to_string(v).unwrap_or_default().trim()
+            yaml_serde::to_string(v).unwrap_or_default().trim()
         ),
     }
 }

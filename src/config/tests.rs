@@ -257,7 +257,7 @@ fn switch_limits_default_to_the_protocol_and_are_checked() {
 /// The shipped file, as written (not parsed into the schema).
 fn shipped_tree() -> Mapping {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/thymio-rt.yaml");
-    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    yaml_serde::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
@@ -361,7 +361,7 @@ fn a_refused_value_keeps_its_cause() {
     let e = Config::from_yaml("rt: {period_us: soon}").unwrap_err();
     assert!(e.to_string().contains("rt.period_us"), "{e}");
     let cause = e.source().expect("a cause");
-    assert!(cause.is::<serde_yaml::Error>(), "{cause:?}");
+    assert!(cause.is::<yaml_serde::Error>(), "{cause:?}");
     let e = Config::from_yaml("targets: ['tcp:host=a;port=99999']").unwrap_err();
     assert!(
         e.source()
@@ -370,7 +370,7 @@ fn a_refused_value_keeps_its_cause() {
     );
     let e = Config::from_yaml("axis_length: [1").unwrap_err();
     assert!(
-        e.source().is_some_and(|c| c.is::<serde_yaml::Error>()),
+        e.source().is_some_and(|c| c.is::<yaml_serde::Error>()),
         "{e:?}"
     );
     let e = Config::from_yaml("switch: {client_queue: 3}").unwrap_err();

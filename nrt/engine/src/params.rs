@@ -199,7 +199,7 @@ script:
   path: /tmp/x.aesl
   constants: {MOTOR_PERIOD: 5}
 "#;
-        let p: BridgeParams = serde_yaml::from_str(yaml).unwrap();
+        let p: BridgeParams = yaml_serde::from_str(yaml).unwrap();
         assert_eq!(p.port, 44444);
         assert!(p.loop_back);
         assert_eq!(p.nodes["thymio"].id, -1);
@@ -207,21 +207,21 @@ script:
         assert_eq!(p.nodes["other"].accept, Some(false));
         assert_eq!(p.script.constants["MOTOR_PERIOD"], 5);
         assert_eq!(p.address, "127.0.0.1");
-        let back: BridgeParams = serde_yaml::from_str(&serde_yaml::to_string(&p).unwrap()).unwrap();
+        let back: BridgeParams = yaml_serde::from_str(&yaml_serde::to_string(&p).unwrap()).unwrap();
         assert_eq!(back, p);
     }
 
     #[test]
     fn unknown_key_is_an_error_naming_it() {
-        let err = serde_yaml::from_str::<BridgeParams>("portt: 3")
+        let err = yaml_serde::from_str::<BridgeParams>("portt: 3")
             .unwrap_err()
             .to_string();
         assert!(err.contains("portt"), "{err}");
-        let err = serde_yaml::from_str::<BridgeParams>("nodes: {a: {acept: true}}")
+        let err = yaml_serde::from_str::<BridgeParams>("nodes: {a: {acept: true}}")
             .unwrap_err()
             .to_string();
         assert!(err.contains("acept"), "{err}");
-        let err = serde_yaml::from_str::<BridgeParams>("port: many")
+        let err = yaml_serde::from_str::<BridgeParams>("port: many")
             .unwrap_err()
             .to_string();
         assert!(err.contains("port"), "{err}");

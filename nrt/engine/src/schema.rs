@@ -14,7 +14,7 @@ pub mod aliases;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_yaml::{Mapping, Value};
+use yaml_serde::{Mapping, Value};
 
 /// A section of parameters (see the module documentation).
 pub trait Section: Serialize + DeserializeOwned + Default {
@@ -72,14 +72,14 @@ pub enum SchemaError {
         key: String,
         /// Serde's error.
         #[source]
-        source: serde_yaml::Error,
+        source: yaml_serde::Error,
     },
     /// A section that is not a map.
     #[error("configuration: {source}")]
     Section {
         /// Serde's error.
         #[source]
-        source: serde_yaml::Error,
+        source: yaml_serde::Error,
     },
     /// A value refused by a section's validation.
     #[error("configuration key `{}`: {} {}", .0.key, .0.value, .0.rule)]
@@ -97,7 +97,7 @@ pub fn join(prefix: &str, key: &str) -> String {
 
 /// `value` as a tree of nested maps (the YAML file's shape).
 pub fn tree<T: Serialize>(value: &T) -> Result<Mapping, SchemaError> {
-    match serde_yaml::to_value(value) {
+    match yaml_serde::to_value(value) {
         Ok(Value::Mapping(m)) => Ok(m),
         Ok(other) => Err(SchemaError::Section {
             source: serde::de::Error::custom(format!("not a map of parameters: {other:?}")),

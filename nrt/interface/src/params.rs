@@ -13,7 +13,7 @@ use nrt_engine::engine::Engine;
 use nrt_engine::schema::aliases::{self, canonical_name};
 use nrt_engine::schema::{self, ranges};
 use nrt_engine::thymio::params::{DriverParams, ROS_THYMIO_UNUSED};
-use serde_yaml::{Mapping, Number, Value as Yaml};
+use yaml_serde::{Mapping, Number, Value as Yaml};
 
 /// Description of a parameter applied at run time.
 pub const LIVE: &str = "applied at run time";

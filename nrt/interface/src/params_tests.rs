@@ -17,7 +17,7 @@ fn engine() -> (Engine, RtEnds) {
 }
 
 fn bridge_config() -> Mapping {
-    serde_yaml::from_str("port: 33333\ntargets: []\n").unwrap()
+    yaml_serde::from_str("port: 33333\ntargets: []\n").unwrap()
 }
 
 fn live(name: &str) -> bool {

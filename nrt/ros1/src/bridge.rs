@@ -27,10 +27,10 @@ use nrt_interface::hop_times::{self, NrtHopTimers};
 use nrt_interface::joints::BAD_JOINT;
 use nrt_interface::report::Reporter;
 use nrt_interface::{FrontEnd, Interface};
-use serde_yaml::Value;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use yaml_serde::Value;
 
 /// Period of `/diagnostics` (asebaros' ROS 1 node updates its diagnostics from its 1 s ping timer).
 pub const DIAGNOSTICS_PERIOD: Duration = Duration::from_secs(1);

@@ -6,7 +6,7 @@
 //! `.`: `~nodes/thymio/prefix` is the configuration key `nodes.thymio.prefix`.
 
 use serde_xmlrpc::Value as Xml;
-use serde_yaml::{Number, Value};
+use yaml_serde::{Number, Value};
 
 /// Errors of a parameter tree.
 #[derive(Debug, thiserror::Error)]
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn yaml_round_trips_through_xmlrpc() {
-        let v: Value = serde_yaml::from_str("{a: 1, b: [x, y], c: {d: 0.5, e: true}}").unwrap();
+        let v: Value = yaml_serde::from_str("{a: 1, b: [x, y], c: {d: 0.5, e: true}}").unwrap();
         let x = from_yaml(&v).unwrap();
         assert_eq!(to_yaml("", &x).unwrap(), v);
     }

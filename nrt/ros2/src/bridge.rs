@@ -58,7 +58,7 @@ impl RosNode {
     /// Sections of the parameter files that name the node by its fully qualified name
     /// (`/ns/asebaros:`) or a wildcard are included (r2r leaves them out, see [`params_file`]);
     /// ROS-Thymio's `script` and `launch_model` are ignored by the configuration, saying so.
-    pub fn parameter_overrides(&self) -> Result<Vec<(String, serde_yaml::Value)>, RosError> {
+    pub fn parameter_overrides(&self) -> Result<Vec<(String, yaml_serde::Value)>, RosError> {
         let mut given = params::overrides(&self.node);
         let args: Vec<String> = std::env::args().collect();
         let fqn = self.node.fully_qualified_name().map_err(RosError::Init)?;
@@ -80,7 +80,7 @@ impl RosNode {
     /// running bridge; the layer's `reporter` gets the node's `/rosout` as one of its sinks.
     pub fn start(
         mut self,
-        effective: &serde_yaml::Mapping,
+        effective: &yaml_serde::Mapping,
         live: fn(&str) -> bool,
         engine: &mut Engine,
         reporter: &Reporter,

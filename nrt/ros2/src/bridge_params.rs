@@ -12,7 +12,7 @@ use std::cell::RefCell;
 pub struct BridgeParams {
     services: ParamServices,
     /// The configuration in effect at start (the driver's part is read from the engine).
-    effective: serde_yaml::Mapping,
+    effective: yaml_serde::Mapping,
     /// Whether a dotted parameter applies at run time (the configuration schema's).
     live: fn(&str) -> bool,
 }
@@ -21,7 +21,7 @@ impl BridgeParams {
     /// The services of `node`, showing `effective` (nested maps) with the driver's values.
     pub fn new(
         node: &mut r2r::Node,
-        effective: &serde_yaml::Mapping,
+        effective: &yaml_serde::Mapping,
         live: fn(&str) -> bool,
     ) -> Result<BridgeParams, r2r::Error> {
         Ok(BridgeParams {

@@ -28,9 +28,9 @@ use nrt_engine::thymio::params::{DriverParams, ROS_THYMIO_UNUSED};
 use nrt_interface::controllers::Controllers;
 use nrt_interface::params::{self as layer, Value as LayerValue};
 use r2r::ParameterValue;
-use serde_yaml::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use yaml_serde::Value;
 
 /// The node name, ROS-Thymio's.
 pub const NODE_NAME: &str = "thymio_driver";
@@ -254,7 +254,7 @@ fn classify(engine: &Engine, name: &str, value: &Value) -> Kind {
         return Kind::Unused;
     }
     let first = name.split('.').next().unwrap_or(name);
-    let current = |tree: serde_yaml::Mapping| {
+    let current = |tree: yaml_serde::Mapping| {
         schema::leaves(&tree)
             .into_iter()
             .find(|(n, _)| n == name)
@@ -304,7 +304,7 @@ mod tests {
             driver: DriverParams::default(),
         };
         let engine = Engine::new(config, nrt).unwrap();
-        let v = |t: &str| serde_yaml::from_str::<Value>(t).unwrap();
+        let v = |t: &str| yaml_serde::from_str::<Value>(t).unwrap();
         assert!(matches!(
             classify(&engine, "axis_length", &v("0.1")),
             Kind::Robot

@@ -7,7 +7,7 @@
 
 use nrt_engine::schema;
 use r2r::ParameterValue;
-use serde_yaml::{Mapping, Number, Value};
+use yaml_serde::{Mapping, Number, Value};
 
 /// Description of a parameter applied at run time (`ros2 param describe`).
 pub const LIVE: &str = "applied at run time";
@@ -81,7 +81,7 @@ mod tests {
     use nrt_engine::params::BridgeParams;
 
     fn yaml(text: &str) -> Mapping {
-        serde_yaml::from_str(text).unwrap()
+        yaml_serde::from_str(text).unwrap()
     }
 
     #[test]
@@ -147,12 +147,12 @@ mod tests {
     }
 
     fn yaml_value(text: &str) -> Value {
-        serde_yaml::from_str(text).unwrap()
+        yaml_serde::from_str(text).unwrap()
     }
 
     #[test]
     fn the_bridge_defaults_flatten_to_the_asebaros_names() {
-        let Value::Mapping(m) = serde_yaml::to_value(BridgeParams::default()).unwrap() else {
+        let Value::Mapping(m) = yaml_serde::to_value(BridgeParams::default()).unwrap() else {
             panic!("not a map");
         };
         let flat = flatten(&m);

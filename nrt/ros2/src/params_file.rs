@@ -10,7 +10,7 @@
 //! `/<ns>/thymio_driver:` sections applies to that robot only, as it does with rclcpp.
 
 use nrt_engine::schema;
-use serde_yaml::{Mapping, Value};
+use yaml_serde::{Mapping, Value};
 
 /// Why a parameter file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +31,7 @@ pub enum ParamsFileError {
         path: String,
         /// Why.
         #[source]
-        source: serde_yaml::Error,
+        source: yaml_serde::Error,
     },
 }
 
@@ -58,7 +58,7 @@ pub fn params_files(args: &[String]) -> Vec<String> {
 
 /// The sections of the YAML parameter file `text`, in file order.
 pub fn sections(text: &str, path: &str) -> Result<Vec<Section>, ParamsFileError> {
-    let root: Value = serde_yaml::from_str(text).map_err(|source| ParamsFileError::Syntax {
+    let root: Value = yaml_serde::from_str(text).map_err(|source| ParamsFileError::Syntax {
         path: path.to_owned(),
         source,
     })?;

@@ -156,7 +156,7 @@ impl Arena {
 
     /// Parses arena YAML.
     pub fn parse(text: &str) -> Result<Arena, String> {
-        let a: Arena = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+        let a: Arena = yaml_serde::from_str(text).map_err(|e| e.to_string())?;
         if !(a.width > 0.0 && a.height > 0.0 && a.width.is_finite() && a.height.is_finite()) {
             return Err(format!(
                 "width and height must be positive, got {} × {}",

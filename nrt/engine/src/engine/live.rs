@@ -59,7 +59,7 @@ impl Engine {
     pub fn set_live_param(
         &mut self,
         name: &str,
-        value: serde_yaml::Value,
+        value: yaml_serde::Value,
     ) -> Result<Vec<NodeId>, LiveError> {
         if !schema::is_live::<DriverParams>(name) {
             return Err(LiveError::StartOnly(name.to_owned()));
@@ -106,8 +106,8 @@ mod tests {
     use crate::schema::Invalid;
     use std::error::Error as _;
 
-    fn yaml(text: &str) -> serde_yaml::Value {
-        serde_yaml::from_str(text).unwrap()
+    fn yaml(text: &str) -> yaml_serde::Value {
+        yaml_serde::from_str(text).unwrap()
     }
 
     #[test]
@@ -190,7 +190,7 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("obstacle_stop.enabled"), "{err}");
         assert!(
-            err.source().is_some_and(|c| c.is::<serde_yaml::Error>()),
+            err.source().is_some_and(|c| c.is::<yaml_serde::Error>()),
             "{err:?}"
         );
         // an unknown key below a live one

@@ -21,8 +21,8 @@ use crate::thymio::calibration::{
 use crate::thymio::params::DriverParams;
 use crate::thymio::PROXIMITY_NAMES;
 use handoff::NodeId;
-use serde_yaml::{Mapping, Value};
 use std::collections::BTreeMap;
+use yaml_serde::{Mapping, Value};
 
 /// The parameters of the robots that have their own, with their calibration file (read again
 /// only when a robot names another file than the process's).
@@ -334,7 +334,7 @@ mod tests {
     use crate::thymio::calibration::AXIS_LENGTH;
 
     fn yaml(text: &str) -> Value {
-        serde_yaml::from_str(text).unwrap()
+        yaml_serde::from_str(text).unwrap()
     }
 
     #[test]

@@ -579,7 +579,7 @@ fn poll_pumps_the_attached_controllers() {
         node: NodeId(3),
         engaged: true
     }));
-    e.set_live_param("obstacle_stop.enabled", serde_yaml::Value::Bool(true))
+    e.set_live_param("obstacle_stop.enabled", yaml_serde::Value::Bool(true))
         .unwrap();
     e.poll(Instant::now());
     assert_eq!(port.0.lock().unwrap().1, Some(true));

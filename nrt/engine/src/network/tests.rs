@@ -310,7 +310,7 @@ fn protocol_outside_range_is_ignored() {
 #[test]
 fn policy_rejection_is_reported() {
     let params: BridgeParams =
-        serde_yaml::from_str("nodes: {t: {name: thymio-II, maximal_number: 1}}").unwrap();
+        yaml_serde::from_str("nodes: {t: {name: thymio-II, maximal_number: 1}}").unwrap();
     let mut b = Bench::new(&params);
     b.discover(1, &small_target(9));
     b.discover(2, &small_target(9));

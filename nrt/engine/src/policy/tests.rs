@@ -3,7 +3,7 @@ use super::*;
 use crate::params::BridgeParams;
 
 fn policy(yaml: &str) -> NodesPolicy {
-    let p: BridgeParams = serde_yaml::from_str(yaml).unwrap();
+    let p: BridgeParams = yaml_serde::from_str(yaml).unwrap();
     NodesPolicy::new(&p.nodes)
 }
 
@@ -175,7 +175,7 @@ fn maximal_number_of_any_type_counts_every_type() {
 /// An older asebaros' top-level `include_id_in_events` and `maximal_number_of_nodes`: what no class decides.
 #[test]
 fn top_level_settings_are_what_no_class_decides() {
-    let p: BridgeParams = serde_yaml::from_str(
+    let p: BridgeParams = yaml_serde::from_str(
         "include_id_in_events: true\nmaximal_number_of_nodes: 2\nnodes: {e: {name: e-puck0, include_id_in_events: false}}",
     )
     .unwrap();

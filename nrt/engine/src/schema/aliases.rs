@@ -7,7 +7,7 @@
 //! The contextual rename of asebaros' older node-class scheme (`type` the node type, `name` the namespace) is in
 //! [`canonical_tree`] and [`canonical_entries`].
 
-use serde_yaml::{Mapping, Value};
+use yaml_serde::{Mapping, Value};
 
 /// What a foreign parameter name is to thymio-rt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

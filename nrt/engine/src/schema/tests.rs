@@ -4,7 +4,7 @@ use crate::thymio::params::DriverParams;
 use std::error::Error as _;
 
 fn yaml(text: &str) -> Value {
-    serde_yaml::from_str(text).unwrap()
+    yaml_serde::from_str(text).unwrap()
 }
 
 #[test]

@@ -221,7 +221,7 @@ pub fn parse_file(yaml: &str) -> Result<CalibrationFile, CalibrationError> {
     if yaml.trim().is_empty() {
         return Ok(CalibrationFile::new());
     }
-    serde_yaml::from_str(yaml).map_err(|e| CalibrationError::Parse(e.to_string()))
+    yaml_serde::from_str(yaml).map_err(|e| CalibrationError::Parse(e.to_string()))
 }
 
 /// The calibration of robot (node) `uid`: defaults (real or simulated), then its file entry if any.

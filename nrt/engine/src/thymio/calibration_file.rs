@@ -12,9 +12,9 @@
 
 use super::calibration::{for_robot, parse_file, CalibrationError};
 use handoff::NodeId;
-use serde_yaml::{Mapping, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use yaml_serde::{Mapping, Value};
 
 /// File name of ROS-Thymio's default calibration file.
 pub const DEFAULT_NAME: &str = "thymio_calibration.yaml";
@@ -98,7 +98,7 @@ pub fn merged(
     motors: &[MotorResult],
 ) -> Result<String, CalibrationError> {
     parse_file(existing)?;
-    let mut root = match serde_yaml::from_str::<Value>(existing) {
+    let mut root = match yaml_serde::from_str::<Value>(existing) {
         Ok(Value::Mapping(m)) => m,
         _ => Mapping::new(),
     };
@@ -131,7 +131,7 @@ pub fn merged(
             motor.insert(m.side.into(), Value::Mapping(side));
         }
     }
-    let text = serde_yaml::to_string(&Value::Mapping(root))
+    let text = yaml_serde::to_string(&Value::Mapping(root))
         .map_err(|e| CalibrationError::Parse(e.to_string()))?;
     // readable, and usable for this robot
     for_robot(&parse_file(&text)?, NodeId(uid), false)?;

@@ -140,24 +140,24 @@ mod tests {
 
     #[test]
     fn absent_limits_are_off_and_refusals_name_the_parameter() {
-        let l: LinearLimits = serde_yaml::from_str("x: {max_acceleration: 0.2}").unwrap();
+        let l: LinearLimits = yaml_serde::from_str("x: {max_acceleration: 0.2}").unwrap();
         let a = AngularLimits::default();
         let rt = to_rt(&l, &a);
         assert_eq!(rt.linear.max_acceleration, 0.2);
         assert!(rt.linear.max_velocity.is_nan() && rt.angular.is_off());
         assert_eq!(validate(&l, &a), Ok(()));
-        let nan: LinearLimits = serde_yaml::from_str("x: {max_velocity: .nan}").unwrap();
+        let nan: LinearLimits = yaml_serde::from_str("x: {max_velocity: .nan}").unwrap();
         assert!(to_rt(&nan, &a).is_off());
 
-        let bad: LinearLimits = serde_yaml::from_str("x: {max_acceleration: -0.5}").unwrap();
+        let bad: LinearLimits = yaml_serde::from_str("x: {max_acceleration: -0.5}").unwrap();
         let e = validate(&bad, &a).unwrap_err();
         assert_eq!(e.key, "linear.x.max_acceleration");
         assert_eq!(e.value, "-0.5");
-        let bad: AngularLimits = serde_yaml::from_str("z: {min_velocity: 0.1}").unwrap();
+        let bad: AngularLimits = yaml_serde::from_str("z: {min_velocity: 0.1}").unwrap();
         let e = validate(&l, &bad).unwrap_err();
         assert_eq!(e.key, "angular.z.min_velocity");
         assert!(e.to_string().contains("≤ 0"), "{e}");
-        let bad: LinearLimits = serde_yaml::from_str("x: {max_jerk: .inf}").unwrap();
+        let bad: LinearLimits = yaml_serde::from_str("x: {max_jerk: .inf}").unwrap();
         assert_eq!(validate(&bad, &a).unwrap_err().key, "linear.x.max_jerk");
     }
 }

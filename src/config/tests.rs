@@ -334,7 +334,10 @@ fn live_flags_come_from_the_schema() {
             "angular.z.max_acceleration_reverse",
             "angular.z.max_deceleration_reverse",
             "angular.z.max_jerk",
-            "publish_limited_velocity"
+            "publish_limited_velocity",
+            "pose_covariance_diagonal",
+            "twist_covariance_diagonal",
+            "enable_odom_tf"
         ]
     );
     for name in [

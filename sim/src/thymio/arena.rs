@@ -370,7 +370,9 @@ mod tests {
 
     #[test]
     fn a_table_ends_the_floor() {
-        let a = Arena::parse("width: 2.0\nheight: 1.0\nwalls: false\ntable: [0.0, 0.0, 1.2, 1.0]\n").unwrap();
+        let a =
+            Arena::parse("width: 2.0\nheight: 1.0\nwalls: false\ntable: [0.0, 0.0, 1.2, 1.0]\n")
+                .unwrap();
         assert_eq!(a.ground_at(1.19, 0.5), Some(1.0));
         assert_eq!(a.ground_at(1.21, 0.5), None);
         assert!(Arena::default().has_floor(5.0, 5.0));
@@ -381,7 +383,11 @@ mod tests {
         let t = Arena::load(&dir.join("table.yaml")).unwrap();
         let [x, y, th] = t.start_pose(0, 1);
         assert!(t.has_floor(x, y) && th == 0.0);
-        assert!(t.has_floor(x + 0.5, y) && !t.has_floor(x + 0.8, y), "the edge 0.5–0.8 m ahead");
+        assert!(
+            t.has_floor(x + 0.85, y) && !t.has_floor(x + 1.0, y),
+            "the edge 0.85–1 m ahead"
+        );
+        assert!(t.reflectance(x + 0.22, y) < 0.1, "black tape on the way");
     }
 
     #[test]

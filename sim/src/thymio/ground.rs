@@ -49,7 +49,10 @@ mod tests {
         let (black_lo, black_hi) = delta_range(Some(0.05));
         let (_, void_hi) = delta_range(None);
         assert!(white_lo > 900, "white {white_lo}");
-        assert!((30..100).contains(&black_lo) && black_hi < 100, "black {black_lo}..{black_hi}");
+        assert!(
+            (30..100).contains(&black_lo) && black_hi < 100,
+            "black {black_lo}..{black_hi}"
+        );
         assert!(void_hi < 15, "void {void_hi}");
         // the cliff reflex's default threshold (30) lies between the void and black tape
         assert!(void_hi < 30 && black_lo > 30);

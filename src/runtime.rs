@@ -10,7 +10,7 @@ use nrt_engine::engine::{
     ControllerPort, ControllerReport, Engine, EngineConfig, EngineError, EngineEvent,
 };
 use nrt_engine::thymio::params::DriverParams;
-use rt::controllers::{ObstacleStop, ObstacleStopParams, ReflexEvent};
+use rt::controllers::{CliffStop, CliffStopParams, ObstacleStop, ObstacleStopParams, ReflexEvent};
 use rt::link::{SerialSelector, SerialSpec};
 use rt::nrt_connector::{
     spawn_connector, ConnectSpec, ConnectorConfig, ConnectorHandle, ConnectorStats,
@@ -99,6 +99,39 @@ impl ControllerPort for Reflex {
                 engaged: e.engaged,
             })
         });
+    }
+}
+
+/// The NRT ends of the RT cliff reflex (`cliff_stop.*`), as [`Reflex`] for the obstacle stop.
+struct Cliff {
+    events: NrtPublisher<ReflexEvent>,
+    params: NrtLatest<CliffStopParams>,
+    current: CliffStopParams,
+}
+
+impl ControllerPort for Cliff {
+    /// Hands `cliff_stop.*` to the reflex when it changed, and reports its edges.
+    fn pump(&mut self, driver: &DriverParams, report: &mut dyn FnMut(ControllerReport)) {
+        let wanted = cliff_params(&driver.cliff_stop);
+        if wanted != self.current {
+            self.params.nrt_store(wanted);
+            self.current = wanted;
+        }
+        self.events.nrt_drain(|e| {
+            report(ControllerReport::CliffStop {
+                robot: e.robot,
+                engaged: e.engaged,
+            })
+        });
+    }
+}
+
+/// The RT form of `cliff_stop.*`.
+fn cliff_params(c: &nrt_engine::thymio::params::CliffStopConfig) -> CliffStopParams {
+    CliffStopParams {
+        enabled: c.enabled,
+        threshold: c.threshold,
+        max_age_ns: (c.max_age * 1e9) as u64,
     }
 }
 
@@ -256,12 +289,26 @@ impl Runtime {
             params,
             current,
         }));
+        // The cliff reflex likewise, after the obstacle stop (both only ever remove forward motion).
+        let current = cliff_params(&config.driver.cliff_stop);
+        let (events_rt, events) = publisher(64);
+        let (params_rt, params) = latest(current);
+        let cliff: Box<dyn rt::controllers::Filter> = Box::new(
+            CliffStop::new(current)
+                .with_live_params(params_rt)
+                .with_events(events_rt),
+        );
+        engine.attach_controller(Box::new(Cliff {
+            events,
+            params,
+            current,
+        }));
         let rt = rt::rtloop::spawn(
             rt_config(config),
             rt_ends,
             rt_port,
             controllers,
-            vec![reflex],
+            vec![reflex, cliff],
         )
         .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
         let connector =

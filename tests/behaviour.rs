@@ -30,6 +30,10 @@ const OPEN: &str = "width: 2.0\nheight: 2.0\nrobots:\n  - [0.5, 1.0, 0.0]\n";
 const WALL_BEHIND: &str = "width: 2.0\nheight: 2.0\nrobots:\n  - [1.88, 1.0, 3.14159]\n";
 /// The calibration arena (a line under the wheel axle).
 const CALIBRATION: &str = "config/arena/calibration.yaml";
+/// A table top with a black tape line on the way to its edge (the cliff reflex).
+const TABLE: &str = "config/arena/table.yaml";
+/// The line-following track (the robot starts on its black strip).
+const LINE: &str = "config/arena/line.yaml";
 
 /// The odometry group's parameters (diff_drive_controller's names; tests/behaviour/scenarios_control.py checks them).
 const ODOMETRY: &str = "odom_frame_id: odom_rt\nbase_frame_id: base_rt\n\
@@ -198,3 +202,5 @@ group!(calibration, super::CALIBRATION);
 group!(parameters, super::OPEN);
 group!(motion_limits, super::OPEN);
 group!(odometry, super::OPEN);
+group!(cliff, super::TABLE);
+group!(cliff_line, super::LINE);

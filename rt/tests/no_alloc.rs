@@ -24,7 +24,8 @@ use handoff::{AxisLimits, CalCommand, MotionLimits, NrtCalibrationPort, Wheel, W
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::controllers::{
-    Filter, ObstacleStop, ObstacleStopParams, Registry, RobotView, RtControllers,
+    CliffStop, CliffStopParams, Filter, ObstacleStop, ObstacleStopParams, Registry, RobotView,
+    RtControllers,
 };
 use rt::link::{Link, PipeLink};
 use rt::link_port::link_port;
@@ -118,8 +119,10 @@ fn robot(mut link: PipeLink, stop: Arc<AtomicBool>, pace: Duration) -> (u64, u64
                         args: Words::from_slice(&prox),
                     },
                 );
-                // the line under the left sensor, the right one, both, none
-                let ground = [[60, 900], [900, 60], [60, 60], [900, 900]][(k / 4 % 4) as usize];
+                // the line under the left sensor, the right one, both, none; the left one past a
+                // table's edge (the cliff reflex)
+                let ground =
+                    [[60, 900], [900, 60], [60, 60], [900, 900], [5, 900]][(k / 4 % 5) as usize];
                 frame(
                     &mut pending,
                     Message::UserEvent {
@@ -213,6 +216,8 @@ fn a_million_cycles_without_allocation_or_page_fault() {
 
     let (reflex_pub, mut reflex_nrt) = publisher(64);
     let (params_rt, mut params_nrt) = latest(ObstacleStopParams::default());
+    let (cliff_pub, mut cliff_nrt) = publisher(64);
+    let (cliff_params_rt, mut cliff_params_nrt) = latest(CliffStopParams::default());
     let (service, mut client) = service::<u8, f64>(8);
     let (beat, mut beats) = publisher::<u64>(1024);
     let controllers: Vec<Box<dyn Filter>> = vec![
@@ -220,6 +225,11 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             ObstacleStop::new(ObstacleStopParams::default())
                 .with_events(reflex_pub)
                 .with_live_params(params_rt),
+        ),
+        Box::new(
+            CliffStop::new(CliffStopParams::default())
+                .with_events(cliff_pub)
+                .with_live_params(cliff_params_rt),
         ),
         Box::new(PoseServer { service, beat }),
     ];
@@ -243,6 +253,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     // The NRT side.
     let (mut frames, mut odometry, mut stats, mut reflexes, mut answers) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut cliffs = 0u64;
     let (mut joints, mut switches, mut topics, mut owners_seen) = (0u64, 0usize, 0u64, [false; 5]);
     let mut exit_event = None;
     let deadline = Instant::now() + Duration::from_secs(600);
@@ -264,6 +275,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             }
         }
         reflexes += reflex_nrt.nrt_drain(|_| {}) as u64;
+        cliffs += cliff_nrt.nrt_drain(|_| {}) as u64;
         beats.nrt_drain(|_| {});
         while joint_states.nrt_pop_joint().is_some() {
             joints += 1;
@@ -378,6 +390,10 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                 threshold: 2000 + (k % 1000) as i16,
                 ..Default::default()
             });
+            cliff_params_nrt.nrt_store(CliffStopParams {
+                threshold: 20 + (k % 20) as i16,
+                ..Default::default()
+            });
             params
                 .nrt_set_motion_limits(RobotId(0), limits_on(k / 500))
                 .unwrap();
@@ -405,6 +421,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     assert!(s.links.frames_rejected > 0, "the line noise was seen");
     assert!(s.speed_frames > 10 && speed_frames > 10);
     assert!(list_nodes > 0 && stats > 5 && answers > 0 && reflexes > 0);
+    assert!(cliffs > 0, "the cliff reflex never engaged");
     // Every owner had the wheels, joint states and the controllers' topics flowed.
     assert!(owners_seen.iter().all(|s| *s), "{owners_seen:?}");
     assert!(cal_reports > 10, "{cal_reports} calibration reports");

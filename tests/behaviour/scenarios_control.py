@@ -354,5 +354,70 @@ def odometry(c, env):
         check_eq(in_effect, diagonal, "pose_covariance_diagonal after the refused set")
 
 
+
+BOOL = "std_msgs/Bool"
+DIAGNOSTICS = "diagnostic_msgs/DiagnosticArray"
+
+
+def _enable_cliff_stop(c):
+    """Turns the cliff reflex on live (`cliff_stop.enabled` on asebaros: off by default); the latched
+    `cliff_stop` topic, released."""
+    bridge = c.name("asebaros")
+    check_eq(c.get_parameter(bridge, "cliff_stop.enabled", timeout=30), False, "cliff_stop.enabled at start")
+    applied, reason, in_effect = c.set_parameter(bridge, "cliff_stop.enabled", True)
+    check(applied, f"cliff_stop.enabled = true refused: {reason}")
+    check_eq(in_effect, True, "cliff_stop.enabled in effect")
+    flag = c.subscribe(c.name("cliff_stop"), BOOL, latched=True)
+    check_eq(flag.wait(timeout=10, what="the latched cliff_stop")["data"], False, "cliff_stop at start")
+    return flag
+
+
+def cliff(c, env):
+    """The cliff reflex on the table arena (config/arena/table.yaml, README "Cliff reflex"): driving straight at
+    0.12 m/s the ground sensors cross a black tape line (not stopped) and then reach the table's east edge
+    (x = 1.2 m), where forward motion stops before the robot falls, however insistent cmd_vel is (ground truth);
+    `cliff_stop` (latched) and /diagnostics say it holds; backing away is allowed and releases it."""
+    truth = c.subscribe(c.name("sim/ground_truth"), ODOM)
+    diagnostics = c.subscribe("/diagnostics", DIAGNOSTICS)
+    start = x_of(truth.wait(timeout=30, what="the first ground truth"))
+    check(abs(start - 0.3) < 0.01, f"starts at x = {start} (table.yaml: 0.3)")
+    flag = _enable_cliff_stop(c)
+    diagnostics.wait(lambda m: diagnostics_value(m, "Cliff stop") == "armed", 10, "/diagnostics: Cliff stop armed")
+    # over the black tape (ground sensors at x 0.5-0.55, the centre at 0.43-0.48): not stopped
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.12}},
+             lambda: truth.poll(lambda m: x_of(m) > 0.6), 15, "the robot past the black tape")
+    check(flag.poll(lambda m: m["data"]) is None, "the cliff reflex stopped the robot on the black tape")
+    # at the edge: held, however long cmd_vel insists
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.12}},
+             lambda: flag.poll(lambda m: m["data"]), 15, "cliff_stop true at the table's edge")
+    stopping = x_of(truth.latest())
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:
+        c.publish(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.12}})
+        time.sleep(0.05)
+    later = x_of(truth.latest())
+    check(1.1 < later < 1.19, f"held at x = {later}: the edge is at 1.2 (fallen past it, or stopped far before)")
+    check(later - stopping < 0.01, f"crept on toward the edge while held: {stopping} -> {later}")
+    diagnostics.wait(lambda m: diagnostics_value(m, "Cliff stop") == "holding", 10,
+                     "/diagnostics: Cliff stop holding")
+    # backing away is allowed and releases the reflex
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": -0.1}},
+             lambda: truth.poll(lambda m: x_of(m) < later - 0.05), 10, "backing away from the edge")
+    flag.wait(lambda m: not m["data"], 10, "cliff_stop false after backing away")
+
+
+def cliff_line(c, env):
+    """The cliff reflex on, on the line track (config/arena/line.yaml): driving along the black strip (both ground
+    sensors on black all the way) is not stopped: the robot moves 0.3 m and `cliff_stop` stays false."""
+    truth = c.subscribe(c.name("sim/ground_truth"), ODOM)
+    x0 = x_of(truth.wait(timeout=30, what="the first ground truth"))
+    flag = _enable_cliff_stop(c)
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.12}},
+             lambda: truth.poll(lambda m: x_of(m) > x0 + 0.3), 10, "0.3 m along the black line")
+    check(flag.poll(lambda m: m["data"]) is None, "the cliff reflex stopped the robot on the black line")
+
+
+
 GROUPS = {"switch": switch, "joints": joints, "controllers": controllers, "calibration": calibration,
-          "parameters": parameters, "motion_limits": motion_limits, "odometry": odometry}
+          "parameters": parameters, "motion_limits": motion_limits, "odometry": odometry, "cliff": cliff,
+          "cliff_line": cliff_line}

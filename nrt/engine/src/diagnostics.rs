@@ -200,7 +200,7 @@ fn node_level(engine: &Engine, n: &Node) -> (u8, &'static str) {
 }
 
 /// The key-values of a node's status; a driven robot's include its RT slot, the state of the
-/// obstacle-stop reflex (`off`, `armed`, `holding`) and `robot_values` of it.
+/// obstacle-stop and cliff reflexes (`off`, `armed`, `holding`) and `robot_values` of it.
 fn node_values(
     engine: &Engine,
     n: &Node,
@@ -226,6 +226,14 @@ fn node_values(
             "armed"
         };
         values.push(kv("Obstacle stop", reflex));
+        let cliff = if !engine.driver_params().cliff_stop.enabled {
+            "off"
+        } else if engine.cliff_stop_holds(n.id) {
+            "holding"
+        } else {
+            "armed"
+        };
+        values.push(kv("Cliff stop", cliff));
         values.extend(robot_values(n.id));
     }
     push_vm_state(&mut values, engine, n.id);

@@ -424,6 +424,15 @@ impl DriverEvents for ThymioInterface {
         }
     }
 
+    fn cliff_stop(&mut self, id: NodeId, engaged: bool) {
+        if let Some(r) = self.robots.get(&id) {
+            if let Err(e) = r.out.publish_cliff_stop(&self.graph, engaged) {
+                self.reporter
+                    .warn(&format!("ROS 1: node {id}: cannot publish cliff_stop: {e}"));
+            }
+        }
+    }
+
     fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &ProximitySample) {
         self.publish_proximity(engine, id, sample)
     }

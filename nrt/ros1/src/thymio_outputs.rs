@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 const DEPTH: usize = 1;
 
 /// The leaves of [`Outputs`] besides the sensor topics of the catalogue.
-pub const STATE_NAMES: [&str; 2] = ["obstacle_stop", "robot_description"];
+pub const STATE_NAMES: [&str; 3] = ["obstacle_stop", "cliff_stop", "robot_description"];
 
 /// The publisher of one sensor topic, typed by the catalogue's kind.
 enum SensorPublisher {
@@ -104,6 +104,8 @@ pub struct Outputs {
     sensors: BTreeMap<SensorTopic, SensorPublisher>,
     /// Latched: whether the RT obstacle-stop reflex holds the robot.
     obstacle_stop: Publisher<std_msgs::Bool>,
+    /// Latched: whether the RT cliff reflex holds the robot.
+    cliff_stop: Publisher<std_msgs::Bool>,
     /// Latched: the URDF, when the driver publishes the model.
     _description: Publisher<std_msgs::String>,
 }
@@ -111,7 +113,7 @@ pub struct Outputs {
 impl Outputs {
     /// Advertises the topics (`t` makes a leaf's global name) on the registrar thread, and publishes the latched
     /// ones: `robot_description` (`urdf`; none when `None`: the topic stays empty, as with ROS-Thymio's
-    /// `launch_model` off) and `obstacle_stop` (false: the reflex holds nothing yet).
+    /// `launch_model` off), `obstacle_stop` and `cliff_stop` (false: the reflexes hold nothing yet).
     pub fn advertise(
         g: &Graph,
         t: &dyn Fn(&str) -> String,
@@ -123,12 +125,14 @@ impl Outputs {
         let out = Outputs {
             sensors,
             obstacle_stop: g.advertise(&t("obstacle_stop"), 1, true)?,
+            cliff_stop: g.advertise(&t("cliff_stop"), 1, true)?,
             _description: g.advertise(&t("robot_description"), 1, true)?,
         };
         if let Some(urdf) = urdf {
             g.publish(&out._description, &std_msgs::String { data: urdf })?;
         }
         g.publish(&out.obstacle_stop, &std_msgs::Bool { data: false })?;
+        g.publish(&out.cliff_stop, &std_msgs::Bool { data: false })?;
         Ok(out)
     }
 
@@ -202,5 +206,10 @@ impl Outputs {
     /// Publishes (latched) whether the obstacle-stop reflex holds the robot.
     pub fn publish_obstacle_stop(&self, g: &Graph, engaged: bool) -> Result<(), Ros1Error> {
         g.publish(&self.obstacle_stop, &std_msgs::Bool { data: engaged })
+    }
+
+    /// Publishes (latched) whether the cliff reflex holds the robot.
+    pub fn publish_cliff_stop(&self, g: &Graph, engaged: bool) -> Result<(), Ros1Error> {
+        g.publish(&self.cliff_stop, &std_msgs::Bool { data: engaged })
     }
 }

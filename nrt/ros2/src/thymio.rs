@@ -207,6 +207,7 @@ impl ThymioInterface {
         self.robots.insert(id, r);
         // Latched: a late subscriber learns whether the reflex holds the robot.
         self.publish_obstacle_stop(id, false);
+        self.publish_cliff_stop(id, false);
         Ok(())
     }
 
@@ -230,6 +231,16 @@ impl ThymioInterface {
         if let Err(e) = r.out.obstacle_stop.publish(&Bool { data: engaged }) {
             self.reporter
                 .warn(&format!("node {id}: cannot publish obstacle_stop: {e}"));
+        }
+    }
+
+    fn publish_cliff_stop(&self, id: NodeId, engaged: bool) {
+        let Some(r) = self.robots.get(&id) else {
+            return;
+        };
+        if let Err(e) = r.out.cliff_stop.publish(&Bool { data: engaged }) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish cliff_stop: {e}"));
         }
     }
 
@@ -431,6 +442,10 @@ impl DriverEvents for WithNode<'_, '_> {
 
     fn obstacle_stop(&mut self, id: NodeId, engaged: bool) {
         self.thymio.publish_obstacle_stop(id, engaged)
+    }
+
+    fn cliff_stop(&mut self, id: NodeId, engaged: bool) {
+        self.thymio.publish_cliff_stop(id, engaged)
     }
 
     fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &handoff::ProximitySample) {

@@ -65,6 +65,8 @@ pub(crate) struct Outputs {
     pub(crate) description: Publisher<RosString>,
     /// Whether the RT obstacle-stop reflex holds the robot (latched).
     pub(crate) obstacle_stop: Publisher<Bool>,
+    /// Whether the RT cliff reflex holds the robot (latched).
+    pub(crate) cliff_stop: Publisher<Bool>,
     /// The limited twist (`~/cmd_vel_out`), published by the odometry publisher thread while the robot's
     /// `publish_limited_velocity` is true.
     pub(crate) cmd_vel_out: Publisher<TwistStamped>,
@@ -83,6 +85,7 @@ impl Outputs {
             joints: node.create_publisher(&t("joint_states"), reliable(DEPTH))?,
             sensors: sensor_publishers::create(node, t, sensor_data)?,
             obstacle_stop: node.create_publisher(&t("obstacle_stop"), latched())?,
+            cliff_stop: node.create_publisher(&t("cliff_stop"), latched())?,
             description: node.create_publisher(&t("robot_description"), latched())?,
             cmd_vel_out: node.create_publisher(&t(CMD_VEL_OUT), reliable(DEPTH))?,
         })
@@ -96,6 +99,7 @@ impl Outputs {
             sensors,
             description,
             obstacle_stop,
+            cliff_stop,
             cmd_vel_out,
         } = self;
         node.destroy_publisher(odom);
@@ -103,6 +107,7 @@ impl Outputs {
         sensor_publishers::destroy(sensors, node);
         node.destroy_publisher(description);
         node.destroy_publisher(obstacle_stop);
+        node.destroy_publisher(cliff_stop);
         node.destroy_publisher(cmd_vel_out);
     }
 }

@@ -7,11 +7,13 @@
 //!   [`Registry`] factory at init); the communication switch picks the owner per robot.
 //!   Shipped ([`Registry::shipped`]): [`LineFollower`] (`line_follower`) and [`GoToPose`]
 //!   (`go_to_pose`).
-//! - [`Filter`]: code applied to whatever the owner commands; [`ObstacleStop`] is one (its
-//!   tunables come through a latest-value cell, its edges go out through a publisher).
+//! - [`Filter`]: code applied to whatever the owner commands; [`ObstacleStop`] and
+//!   [`CliffStop`] are (their tunables come through a latest-value cell, their edges go out
+//!   through a publisher).
 
 pub mod calibration;
 mod calibration_timing;
+mod cliff;
 mod controller;
 pub mod go_to_pose;
 pub mod line_follower;
@@ -20,6 +22,7 @@ mod registry;
 
 pub use calibration::CalibrateMotors;
 pub use calibration_timing::LineTimer;
+pub use cliff::{CliffStop, CliffStopParams};
 pub use controller::{Controller, Filter, RobotView};
 pub use go_to_pose::GoToPose;
 pub use line_follower::LineFollower;

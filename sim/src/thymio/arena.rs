@@ -9,6 +9,8 @@
 //! ground:                                 # reflectance 0 (black) … 1 (white); default 1
 //!   - {box: [0.0, 0.70, 2.0, 0.74], reflectance: 0.05}
 //!   - {circle: [1.5, 0.3, 0.2], reflectance: 0.0}
+//! table: [0.0, 0.0, 1.2, 1.5]          # optional: the floor ends here (x_min, y_min, x_max, y_max);
+//!                                       # outside it there is no floor (a table's edge: a drop)
 //! robots:                                 # start poses x, y, heading (rad)
 //!   - [0.5, 0.5, 0.0]
 //! ```
@@ -91,6 +93,10 @@ pub struct Arena {
     /// Ground pattern over a white floor.
     #[serde(default)]
     pub ground: Vec<GroundPatch>,
+    /// The table top `[x_min, y_min, x_max, y_max]`: no floor outside it (a drop, where the ground
+    /// sensors see only ambient light). `None`: floor everywhere.
+    #[serde(default)]
+    pub table: Option<[f64; 4]>,
     /// Start poses.
     #[serde(default)]
     pub robots: Vec<[f64; 3]>,
@@ -138,6 +144,7 @@ impl Default for Arena {
             walls: true,
             obstacles: Vec::new(),
             ground: Vec::new(),
+            table: None,
             robots: Vec::new(),
         }
     }
@@ -173,6 +180,13 @@ impl Arena {
                 g.reflectance
             ));
         }
+        if let Some([x0, y0, x1, y1]) = a.table {
+            if !([x0, y0, x1, y1].iter().all(|v| v.is_finite()) && x0 < x1 && y0 < y1) {
+                return Err(format!(
+                    "table [{x0}, {y0}, {x1}, {y1}] must be [x_min, y_min, x_max, y_max] with min < max"
+                ));
+            }
+        }
         Ok(a)
     }
 
@@ -198,6 +212,20 @@ impl Arena {
             .rev()
             .find(|g| g.shape.contains(x, y))
             .map_or(1.0, |g| g.reflectance)
+    }
+
+    /// Whether there is floor under (x, y): everywhere unless a `table` ends it.
+    pub fn has_floor(&self, x: f64, y: f64) -> bool {
+        match self.table {
+            Some(t) => Shape::Box(t).contains(x, y),
+            None => true,
+        }
+    }
+
+    /// Ground seen at (x, y): `Some(reflectance)` on the floor, `None` over the void past a
+    /// table's edge.
+    pub fn ground_at(&self, x: f64, y: f64) -> Option<f64> {
+        self.has_floor(x, y).then(|| self.reflectance(x, y))
     }
 
     /// Distance to the nearest wall or obstacle along a ray, if within `max`.
@@ -338,6 +366,28 @@ mod tests {
             Arena::load(&dir.join("default.yaml")).unwrap(),
             Arena::default()
         );
+    }
+
+    #[test]
+    fn a_table_ends_the_floor() {
+        let a =
+            Arena::parse("width: 2.0\nheight: 1.0\nwalls: false\ntable: [0.0, 0.0, 1.2, 1.0]\n")
+                .unwrap();
+        assert_eq!(a.ground_at(1.19, 0.5), Some(1.0));
+        assert_eq!(a.ground_at(1.21, 0.5), None);
+        assert!(Arena::default().has_floor(5.0, 5.0));
+        let e = Arena::parse("width: 2.0\nheight: 1.0\ntable: [1.0, 0.0, 0.5, 1.0]\n").unwrap_err();
+        assert!(e.contains("table"), "{e}");
+        // the shipped table arena: the robot starts on the table, facing its edge
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/arena");
+        let t = Arena::load(&dir.join("table.yaml")).unwrap();
+        let [x, y, th] = t.start_pose(0, 1);
+        assert!(t.has_floor(x, y) && th == 0.0);
+        assert!(
+            t.has_floor(x + 0.85, y) && !t.has_floor(x + 1.0, y),
+            "the edge 0.85–1 m ahead"
+        );
+        assert!(t.reflectance(x + 0.22, y) < 0.1, "black tape on the way");
     }
 
     #[test]

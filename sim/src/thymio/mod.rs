@@ -3,6 +3,7 @@
 pub mod addrs;
 pub mod arena;
 pub mod firmware;
+pub mod ground;
 pub mod robot;
 pub mod wheels;
 

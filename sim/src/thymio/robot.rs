@@ -8,6 +8,7 @@
 use super::addrs::{self, Addrs};
 use super::arena::{ray_circle, Arena};
 use super::firmware::{ev, Firmware};
+use super::ground::ground_reflected;
 use super::wheels::Wheels;
 use crate::node::{Node, NodeConfig, NodeRequest};
 use crate::rng::Rng;
@@ -277,6 +278,9 @@ impl Robot {
         let v = (vl + vr) / 2.0;
         let w = (vr - vl) / AXIS_LENGTH;
         let p = self.pose;
+        if !arena.has_floor(p.x, p.y) {
+            return; // fell off the table
+        }
         let theta = p.theta + w * dt;
         let mid = p.theta + w * dt / 2.0;
         let (x, y) = (p.x + v * dt * mid.cos(), p.y + v * dt * mid.sin());
@@ -436,9 +440,8 @@ impl Robot {
         let mut ground = [(0i16, 0i16); 2];
         for (i, (gx, gy)) in GROUND_POSES.iter().enumerate() {
             let (x, y) = (p.x + gx * c - gy * s, p.y + gx * s + gy * c);
-            let reflected = (30.0 + 970.0 * arena.reflectance(x, y) + self.rng.noise(5.0))
-                .clamp(0.0, 1023.0) as i16;
             let ambient = (20.0 + self.rng.noise(2.0)).clamp(0.0, 1023.0) as i16;
+            let reflected = ground_reflected(arena.ground_at(x, y), ambient, &mut self.rng);
             ground[i] = (ambient, reflected);
         }
         let vars = self.node.vm.variables_mut();

@@ -293,3 +293,40 @@ fn wheel_differences_curve_the_true_path_but_not_the_speed_reading() {
     let (p, ..) = drive(dead, 11);
     assert!(p.x > start.x);
 }
+
+#[test]
+fn the_ground_sensors_see_the_table_edge_and_a_robot_past_it_falls() {
+    let arena =
+        Arena::parse("width: 2.0\nheight: 1.0\nwalls: false\ntable: [0.0, 0.0, 1.2, 1.0]\n")
+            .unwrap();
+    let start = Pose {
+        x: 1.0,
+        y: 0.5,
+        theta: 0.0,
+    };
+    let mut r = robot(Variant::Firmware14, 1, 9, start, 3);
+    for _ in 0..200 {
+        r.tick(&arena, &[]);
+    }
+    assert!(
+        var(&r, "prox.ground.delta").iter().all(|&d| d > 900),
+        "on the table"
+    );
+    r.node.vm.variables_mut()[86] = 200;
+    r.node.vm.variables_mut()[87] = 200;
+    let mut void_seen_at = None;
+    for _ in 0..10_000 {
+        r.tick(&arena, &[]);
+        if void_seen_at.is_none() && var(&r, "prox.ground.delta").iter().all(|&d| d < 15) {
+            void_seen_at = Some(r.pose.x);
+        }
+    }
+    // the sensors (7.2 cm ahead of the centre, read at 10 Hz) see the void as they pass the edge
+    let x = void_seen_at.expect("the ground sensors never saw the void");
+    assert!(
+        (1.12..1.15).contains(&x),
+        "void seen with the centre at x = {x}"
+    );
+    // the robot went over the edge and stopped there (fell)
+    assert!((1.2..1.21).contains(&r.pose.x), "fell at x = {}", r.pose.x);
+}

@@ -19,6 +19,13 @@ pub enum ControllerReport {
         /// Engaged or released.
         engaged: bool,
     },
+    /// The cliff reflex engaged (`true`) or released (`false`) RT robot `robot`.
+    CliffStop {
+        /// RT robot slot.
+        robot: RobotId,
+        /// Engaged or released.
+        engaged: bool,
+    },
 }
 
 /// The NRT end of one RT controller. Called on the engine's thread; must not block.

@@ -145,6 +145,7 @@ impl Engine {
         self.raw_forget(id);
         self.lost_since.remove(&id);
         self.reflex_holds.remove(&id);
+        self.cliff_holds.remove(&id);
         if let Some(slot) = self.robots.release(id) {
             let _ = self
                 .ends

@@ -77,6 +77,8 @@ pub struct Engine {
     not_driven: std::collections::BTreeSet<NodeId>,
     /// Nodes the RT obstacle-stop reflex holds now.
     reflex_holds: std::collections::BTreeSet<NodeId>,
+    /// Nodes the RT cliff reflex holds now.
+    cliff_holds: std::collections::BTreeSet<NodeId>,
     last_liveness: Option<Instant>,
     vm_halts: vm_halt::VmHalts,
     events: VecDeque<EngineEvent>,
@@ -163,6 +165,7 @@ impl Engine {
             loaded_at: BTreeMap::new(),
             lost_since: BTreeMap::new(),
             reflex_holds: Default::default(),
+            cliff_holds: Default::default(),
             not_driven: Default::default(),
             last_liveness: None,
             vm_halts: Default::default(),
@@ -205,6 +208,9 @@ impl Engine {
             match *r {
                 ControllerReport::ObstacleStop { robot, engaged } => {
                     self.report_obstacle_stop(robot, engaged)
+                }
+                ControllerReport::CliffStop { robot, engaged } => {
+                    self.report_cliff_stop(robot, engaged)
                 }
             }
         }
@@ -328,6 +334,27 @@ impl Engine {
             self.events
                 .push_back(EngineEvent::ObstacleStop { node, engaged });
         }
+    }
+
+    /// Reports an edge of the RT cliff reflex for RT robot `robot` (as an
+    /// [`EngineEvent::CliffStop`]; ignored if the slot is free by now).
+    pub fn report_cliff_stop(&mut self, robot: RobotId, engaged: bool) {
+        if let Some(node) = self.robots.node_of(robot) {
+            if engaged {
+                tracing::warn!("node {node}: cliff stop holds it (a ground sensor sees no floor)");
+                self.cliff_holds.insert(node);
+            } else {
+                tracing::info!("node {node}: cliff stop released");
+                self.cliff_holds.remove(&node);
+            }
+            self.events
+                .push_back(EngineEvent::CliffStop { node, engaged });
+        }
+    }
+
+    /// Whether the RT cliff reflex holds node `node` now.
+    pub fn cliff_stop_holds(&self, node: NodeId) -> bool {
+        self.cliff_holds.contains(&node)
     }
 
     /// What is known of a driven node's VM: halts (stopped or paused while driven) and

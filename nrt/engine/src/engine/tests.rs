@@ -437,7 +437,7 @@ fn a_script_without_the_driver_events_removes_the_robot() {
 }
 
 #[test]
-fn obstacle_stop_edges_become_events_and_state_of_their_node() {
+fn reflex_edges_become_events_and_state_of_their_node() {
     let (mut e, mut rt) = engine(0);
     let robot = driven_robot(&mut e, &mut rt);
     e.report_obstacle_stop(robot, true);
@@ -454,6 +454,19 @@ fn obstacle_stop_edges_become_events_and_state_of_their_node() {
         })
         .collect();
     assert_eq!(reflex, [(NodeId(3), true), (NodeId(3), false)]);
+    // the cliff reflex likewise, on its own flag and event
+    e.report_cliff_stop(robot, true);
+    assert!(e.cliff_stop_holds(NodeId(3)) && !e.obstacle_stop_holds(NodeId(3)));
+    e.report_cliff_stop(RobotId(robot.0 + 1), false);
+    assert!(e.cliff_stop_holds(NodeId(3)), "another slot's edge");
+    let cliff: Vec<_> = events(&mut e)
+        .into_iter()
+        .filter_map(|ev| match ev {
+            EngineEvent::CliffStop { node, engaged } => Some((node, engaged)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cliff, [(NodeId(3), true)]);
 }
 
 /// Node 3 reports its execution state (flags) on link 0.

@@ -109,6 +109,13 @@ pub enum EngineEvent {
         /// Holding.
         engaged: bool,
     },
+    /// The RT cliff reflex started (`engaged`) or stopped holding a robot.
+    CliffStop {
+        /// Node id.
+        node: NodeId,
+        /// Holding.
+        engaged: bool,
+    },
     /// Raw motor targets sent to a driven robot through the generic interface (`set_speed`,
     /// `motor.*.target`) were beyond the driver's cap and were capped; once per robot.
     RawMotorCapped {

@@ -151,6 +151,8 @@ pub const CALIBRATION_TIMEOUT: Range = Range {
 pub const GROUND_THRESHOLD: (i64, i64) = (0, 1023);
 /// `obstacle_stop.threshold` (raw horizontal proximity).
 pub const OBSTACLE_THRESHOLD: (i64, i64) = (1, 4500);
+/// `cliff_stop.threshold` (raw `prox.ground.delta`; 0 would never see a drop).
+pub const CLIFF_THRESHOLD: (i64, i64) = (1, 1023);
 
 /// Checks an integer parameter against `(min, max)`.
 pub fn check_int(key: &str, v: i64, (min, max): (i64, i64), why: &str) -> Result<(), Invalid> {
@@ -176,7 +178,7 @@ pub fn of_driver_param(name: &str) -> Option<Range> {
         ["joint_state_rate"] => JOINT_STATE_RATE,
         ["cmd_vel_timeout"] => CMD_VEL_TIMEOUT,
         ["lost_robot_timeout"] => LOST_ROBOT_TIMEOUT,
-        ["obstacle_stop", "max_age"] => OBSTACLE_MAX_AGE,
+        ["obstacle_stop", "max_age"] | ["cliff_stop", "max_age"] => OBSTACLE_MAX_AGE,
         ["motor", _, "deadband"] => MOTOR_DEADBAND,
         _ => return None,
     })
@@ -187,6 +189,7 @@ pub fn int_of_driver_param(name: &str) -> Option<(i64, i64)> {
     match name {
         "ground.threshold" => Some(GROUND_THRESHOLD),
         "obstacle_stop.threshold" => Some(OBSTACLE_THRESHOLD),
+        "cliff_stop.threshold" => Some(CLIFF_THRESHOLD),
         _ => None,
     }
 }

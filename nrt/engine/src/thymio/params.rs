@@ -70,6 +70,8 @@ pub struct DriverParams {
     pub publish_model: bool,
     /// The RT thread's obstacle-stop reflex (`obstacle_stop.*`, applied live).
     pub obstacle_stop: ObstacleStopConfig,
+    /// The RT thread's cliff reflex (`cliff_stop.*`, applied live).
+    pub cliff_stop: CliffStopConfig,
     /// Set a driven robot's Aseba VM running again (RUN) when it is found stopped or paused
     /// (by Studio's "stop" or any switch client): a stopped VM ignores `set_speed` and stops
     /// odometry. Reported once per halt either way.
@@ -131,6 +133,45 @@ impl ObstacleStopConfig {
     }
 }
 
+/// `cliff_stop.*`: a reflex in the RT cycle that holds forward motion while a front ground sensor
+/// sees no floor (`prox.ground.delta` below the threshold: a table's edge); turning and backing
+/// away stay allowed. Each robot's `cliff_stop` topic says when it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CliffStopConfig {
+    /// Off by default: ROS-Thymio has no such reflex, and a black line can read as low as a
+    /// drop on some floors (README "Cliff reflex").
+    pub enabled: bool,
+    /// `prox.ground.delta` below which a sensor sees no floor (1–1023).
+    pub threshold: i16,
+    /// Readings older than this [s] are ignored (the reflex then lets the command through).
+    pub max_age: f64,
+}
+
+impl Default for CliffStopConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            threshold: 30,
+            max_age: 0.5,
+        }
+    }
+}
+
+impl CliffStopConfig {
+    /// Refuses a threshold outside [`ranges::CLIFF_THRESHOLD`] and an age outside
+    /// [`ranges::OBSTACLE_MAX_AGE`]; the error names the key (relative to `cliff_stop`).
+    pub fn validate(&self) -> Result<(), Invalid> {
+        ranges::check_int(
+            "threshold",
+            self.threshold.into(),
+            ranges::CLIFF_THRESHOLD,
+            "prox.ground.delta, 0 over a drop … ≈1000 on white paper",
+        )?;
+        ranges::OBSTACLE_MAX_AGE.check("max_age", self.max_age)
+    }
+}
+
 /// The driver's parameters sit at the top level (ROS-Thymio names). The calibration
 /// (`axis_length`, `motor.*`, `proximity.*`, `ground.*`) and the obstacle-stop reflex apply
 /// live; the rest at start.
@@ -141,6 +182,7 @@ impl Section for DriverParams {
         "proximity",
         "ground",
         "obstacle_stop",
+        "cliff_stop",
         "joint_state_rate",
         "linear",
         "angular",
@@ -175,6 +217,9 @@ impl Section for DriverParams {
         self.obstacle_stop
             .validate()
             .map_err(|e| e.under("obstacle_stop"))?;
+        self.cliff_stop
+            .validate()
+            .map_err(|e| e.under("cliff_stop"))?;
         for (key, d) in [
             ("pose_covariance_diagonal", &self.pose_covariance_diagonal),
             ("twist_covariance_diagonal", &self.twist_covariance_diagonal),
@@ -242,6 +287,7 @@ impl Default for DriverParams {
             proximity: BTreeMap::new(),
             publish_model: true,
             obstacle_stop: ObstacleStopConfig::default(),
+            cliff_stop: CliffStopConfig::default(),
             restart_stopped_vm: true,
             linear: LinearLimits::default(),
             angular: AngularLimits::default(),
@@ -269,12 +315,13 @@ impl Default for GroundParams {
 
 /// The driver parameters that are the process's, not one robot's: they stay on the bridge node
 /// (the RT watchdog, the RT reflex and the robots' lifecycle are shared by every robot).
-pub const PROCESS_WIDE: [&str; 5] = [
+pub const PROCESS_WIDE: [&str; 6] = [
     "enabled",
     "cmd_vel_timeout",
     "lost_robot_timeout",
     "restart_stopped_vm",
     "obstacle_stop",
+    "cliff_stop",
 ];
 
 /// ROS-Thymio's `thymio_driver` parameters that thymio-rt has no use for: accepted on a
@@ -347,6 +394,7 @@ mod tests {
         for name in [
             "cmd_vel_timeout",
             "obstacle_stop.enabled",
+            "cliff_stop.threshold",
             "enabled",
             "port",
             "script",

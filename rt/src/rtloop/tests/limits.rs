@@ -155,3 +155,48 @@ fn an_obstacle_stop_is_not_slowed_and_the_ramp_resumes_from_rest() {
     rt.cycle(30 * MS);
     assert_eq!(speeds(&mut peer), [vec![29, 29]]);
 }
+
+#[test]
+fn a_cliff_stop_is_not_slowed_and_backing_away_is_allowed() {
+    use crate::controllers::{CliffStop, CliffStopParams};
+    const GROUND: u16 = 4;
+    let (rt_ends, mut nrt) = channels(&ChannelConfig {
+        robots: 1,
+        ..Default::default()
+    });
+    let (rt_port, mut port) = link_port();
+    let reflex = Box::new(CliffStop::new(CliffStopParams::default()));
+    let mut rt = RtLoop::new(
+        test_config(),
+        rt_ends,
+        rt_port,
+        RtControllers::none(),
+        vec![reflex],
+    );
+    let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
+    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
+    config.ground_event = Some(GROUND);
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config,
+    })
+    .unwrap();
+    rt.cycle(0);
+    // Slow deceleration (a slowed stop would take 10 s), no acceleration limit.
+    nrt.nrt_params()
+        .nrt_set_motion_limits(RobotId(0), limits(f64::NAN, 0.01))
+        .unwrap();
+    go(&mut nrt, 0.1);
+    // Over black tape (delta ≈ 60): driving on.
+    peer.write(&event(NODE, GROUND, &[60, 58])).unwrap();
+    rt.cycle(10 * MS);
+    assert_eq!(speeds(&mut peer), [vec![293, 293]]);
+    // The right sensor past the table's edge: stopped at once.
+    peer.write(&event(NODE, GROUND, &[900, 4])).unwrap();
+    rt.cycle(20 * MS);
+    assert_eq!(speeds(&mut peer), [vec![0, 0]]);
+    // Backing away is not held.
+    go(&mut nrt, -0.1);
+    rt.cycle(30 * MS);
+    assert_eq!(speeds(&mut peer), [vec![-293, -293]]);
+}

@@ -8,6 +8,8 @@
 #    include paths in the exported CMake files rewritten to this machine's;
 #  - the interface packages of msgs/ros/ (tf2_msgs, asebaros_msgs, thymio_msgs) built and installed into the venv,
 #    each only when its sources (or the pins) changed.
+#    (In a ROS 2 workspace, `colcon build` builds asebaros_msgs, thymio_msgs and thymio_rt_msgs itself, never
+#    tf2_msgs: Cargo.toml [workspace.metadata.colcon]; the venv's copies are for the tests and scripts/run.sh.)
 # A second run changes nothing and takes a couple of seconds. Then: `source scripts/ros2-env.sh`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

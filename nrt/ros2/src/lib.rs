@@ -46,6 +46,7 @@ pub mod params;
 pub mod params_file;
 pub mod report;
 mod sensor_publishers;
+pub mod lifecycle;
 pub mod set_odometry;
 pub mod spinner;
 pub mod thymio;

@@ -151,12 +151,7 @@ pub struct TransitionEvent {
     pub goal: State,
 }
 
-const fn t(
-    id: u8,
-    label: &'static str,
-    start: State,
-    goal: State,
-) -> TransitionDescription {
+const fn t(id: u8, label: &'static str, start: State, goal: State) -> TransitionDescription {
     TransitionDescription {
         transition: Transition { id, label },
         start,

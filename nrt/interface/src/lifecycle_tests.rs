@@ -63,7 +63,7 @@ fn the_standard_cycle_holds_the_wheels_except_when_active() {
     d.up.insert(N);
     ready(&mut l, &mut d, true);
     assert_eq!(l.state(N), Some(State::Unconfigured));
-    assert_eq!(d.held[&N], true);
+    assert!(d.held[&N]);
     // not available: refused, nothing happens
     assert!(!l.change_state(&mut d, N, 3, "", &r));
     assert!(!l.change_state(&mut d, N, 0, "deactivate", &r));
@@ -72,11 +72,11 @@ fn the_standard_cycle_holds_the_wheels_except_when_active() {
     assert!(l.change_state(&mut d, N, 1, "", &r));
     assert_eq!(l.state(N), Some(State::Inactive));
     assert_eq!(events(&mut l), [(1, 1, 10), (10, 10, 2)]);
-    assert_eq!(d.held[&N], true);
+    assert!(d.held[&N]);
     // by label (the label wins over the id)
     assert!(l.change_state(&mut d, N, 2, "activate", &r));
     assert_eq!(events(&mut l), [(3, 2, 13), (30, 13, 3)]);
-    assert_eq!(d.held[&N], false);
+    assert!(!d.held[&N]);
     let ids: Vec<u8> = available(State::Active)
         .iter()
         .map(|t| t.transition.id)
@@ -84,7 +84,7 @@ fn the_standard_cycle_holds_the_wheels_except_when_active() {
     assert_eq!(ids, [4, 7]);
     assert!(l.change_state(&mut d, N, 4, "", &r));
     assert_eq!(events(&mut l), [(4, 3, 14), (40, 14, 2)]);
-    assert_eq!(d.held[&N], true);
+    assert!(d.held[&N]);
     assert!(l.change_state(&mut d, N, 2, "", &r));
     assert_eq!(events(&mut l), [(2, 2, 11), (20, 11, 1)]);
     // "shutdown" resolves to the shutdown of the current state
@@ -93,7 +93,7 @@ fn the_standard_cycle_holds_the_wheels_except_when_active() {
     assert_eq!(l.state(N), Some(State::Finalized));
     assert!(available(State::Finalized).is_empty());
     assert!(!l.change_state(&mut d, N, 1, "", &r));
-    assert_eq!(d.held[&N], true);
+    assert!(d.held[&N]);
 }
 
 #[test]
@@ -108,7 +108,10 @@ fn configure_and_activate_fail_without_the_link() {
     assert!(l.change_state(&mut d, N, 1, "", &r));
     d.up.clear();
     assert!(!l.change_state(&mut d, N, 3, "", &r));
-    assert_eq!(events(&mut l), [(1, 1, 10), (10, 10, 2), (3, 2, 13), (31, 13, 2)]);
+    assert_eq!(
+        events(&mut l),
+        [(1, 1, 10), (10, 10, 2), (3, 2, 13), (31, 13, 2)]
+    );
     assert_eq!((l.state(N), d.held[&N]), (Some(State::Inactive), true));
 }
 
@@ -120,7 +123,7 @@ fn a_link_loss_while_active_takes_the_error_path_to_unconfigured() {
     ready(&mut l, &mut d, true);
     assert!(l.change_state(&mut d, N, 1, "", &r) && l.change_state(&mut d, N, 3, "", &r));
     events(&mut l);
-    assert_eq!(d.held[&N], false);
+    assert!(!d.held[&N]);
     l.on_engine_event(true, &mut d, &EngineEvent::RobotStale { node: N }, &r);
     assert_eq!(events(&mut l), [(99, 3, 15), (60, 15, 1)]);
     assert_eq!((l.state(N), d.held[&N]), (Some(State::Unconfigured), true));
@@ -145,7 +148,10 @@ fn a_link_loss_while_active_takes_the_error_path_to_unconfigured() {
 
 #[test]
 fn the_graph_matches_lifecycle_msgs() {
-    assert_eq!(State::ALL.map(State::id), [1, 2, 3, 4, 10, 11, 12, 13, 14, 15]);
+    assert_eq!(
+        State::ALL.map(State::id),
+        [1, 2, 3, 4, 10, 11, 12, 13, 14, 15]
+    );
     // every transition state has its success, failure and error edges, in that order
     for s in &State::ALL[4..] {
         let out: Vec<&str> = GRAPH

@@ -312,13 +312,11 @@ impl ControlInterface {
                 }
                 ControlCall::Lifecycle { node, call, reply } => {
                     let success = match call {
-                        LifecycleCall::Change(id, label) => iface.lifecycle.change_state(
-                            engine,
-                            node,
-                            id,
-                            &label,
-                            &iface.reporter,
-                        ),
+                        LifecycleCall::Change(id, label) => {
+                            iface
+                                .lifecycle
+                                .change_state(engine, node, id, &label, &iface.reporter)
+                        }
                         LifecycleCall::State => true,
                     };
                     let now = iface

@@ -30,7 +30,11 @@ pub type LifecycleAnswer = (bool, LState);
 /// How long a handler waits for the NRT loop.
 const WAIT: Duration = Duration::from_secs(5);
 
-fn ask(inbox: &ControlInbox, node: NodeId, call: LifecycleCall) -> Result<LifecycleAnswer, anyhow::Error> {
+fn ask(
+    inbox: &ControlInbox,
+    node: NodeId,
+    call: LifecycleCall,
+) -> Result<LifecycleAnswer, anyhow::Error> {
     let (tx, rx): (SyncSender<LifecycleAnswer>, _) = sync_channel(1);
     if !inbox.send(ControlCall::Lifecycle {
         node,
@@ -142,7 +146,10 @@ impl Endpoints {
             goal_state: state(e.goal),
         };
         if let Err(err) = g.publish(&self.events, &msg) {
-            tracing::warn!("ROS 1: node {}: cannot publish transition_event: {err}", e.node);
+            tracing::warn!(
+                "ROS 1: node {}: cannot publish transition_event: {err}",
+                e.node
+            );
         }
     }
 }

@@ -9,10 +9,10 @@
 use super::controllers::Controllers;
 use super::diagnostics::{kv, KeyValue};
 use super::joints::{self, JointTarget};
+use super::lifecycle::LifecycleEndpoints;
 use super::odom_pub::OdomTargets;
 use super::owner_switch::Switches;
 use super::report::Reporter;
-use super::lifecycle::LifecycleEndpoints;
 use super::set_odometry::OdometryResets;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
 use super::thymio_conv::Frames;

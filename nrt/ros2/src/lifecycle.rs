@@ -13,7 +13,9 @@ use nrt_interface::lifecycle::{
 };
 use nrt_interface::report::Reporter;
 use r2r::lifecycle_msgs::msg::{State, Transition, TransitionDescription, TransitionEvent};
-use r2r::lifecycle_msgs::srv::{ChangeState, GetAvailableStates, GetAvailableTransitions, GetState};
+use r2r::lifecycle_msgs::srv::{
+    ChangeState, GetAvailableStates, GetAvailableTransitions, GetState,
+};
 use r2r::{Publisher, QosProfile};
 use std::collections::BTreeMap;
 
@@ -58,28 +60,29 @@ impl LifecycleEndpoints {
     /// Creates managed robot `id`'s endpoints under `ns` (relative to `node`'s namespace).
     pub fn add(&mut self, node: &mut r2r::Node, id: NodeId, ns: &str) -> Result<(), r2r::Error> {
         let qos = QosProfile::default;
-        let robot = Robot {
-            change: Box::new(node.create_service::<ChangeState::Service>(
-                &topic(ns, layer::CHANGE_STATE),
-                qos(),
-            )?),
-            get: Box::new(
-                node.create_service::<GetState::Service>(&topic(ns, layer::GET_STATE), qos())?,
-            ),
-            states: Box::new(node.create_service::<GetAvailableStates::Service>(
-                &topic(ns, layer::GET_AVAILABLE_STATES),
-                qos(),
-            )?),
-            transitions: Box::new(node.create_service::<GetAvailableTransitions::Service>(
-                &topic(ns, layer::GET_AVAILABLE_TRANSITIONS),
-                qos(),
-            )?),
-            graph: Box::new(node.create_service::<GetAvailableTransitions::Service>(
-                &topic(ns, layer::GET_TRANSITION_GRAPH),
-                qos(),
-            )?),
-            events: node.create_publisher(&topic(ns, layer::TRANSITION_EVENT), qos())?,
-        };
+        let robot =
+            Robot {
+                change: Box::new(node.create_service::<ChangeState::Service>(
+                    &topic(ns, layer::CHANGE_STATE),
+                    qos(),
+                )?),
+                get: Box::new(
+                    node.create_service::<GetState::Service>(&topic(ns, layer::GET_STATE), qos())?,
+                ),
+                states: Box::new(node.create_service::<GetAvailableStates::Service>(
+                    &topic(ns, layer::GET_AVAILABLE_STATES),
+                    qos(),
+                )?),
+                transitions: Box::new(node.create_service::<GetAvailableTransitions::Service>(
+                    &topic(ns, layer::GET_AVAILABLE_TRANSITIONS),
+                    qos(),
+                )?),
+                graph: Box::new(node.create_service::<GetAvailableTransitions::Service>(
+                    &topic(ns, layer::GET_TRANSITION_GRAPH),
+                    qos(),
+                )?),
+                events: node.create_publisher(&topic(ns, layer::TRANSITION_EVENT), qos())?,
+            };
         self.robots.insert(id, robot);
         Ok(())
     }

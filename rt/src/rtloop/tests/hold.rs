@@ -56,8 +56,14 @@ fn a_held_robot_gets_zero_under_every_owner_and_a_release_lets_the_command_throu
     rt.cycle(50 * MS);
     received(&mut peer);
     p.nrt_set_held(RobotId(0), true).unwrap();
-    p.nrt_set_joint_command_at(RobotId(0), JointCommand { velocity: [5.0, 5.0] }, 0)
-        .unwrap();
+    p.nrt_set_joint_command_at(
+        RobotId(0),
+        JointCommand {
+            velocity: [5.0, 5.0],
+        },
+        0,
+    )
+    .unwrap();
     rt.cycle(60 * MS);
     rt.cycle(70 * MS);
     assert!(zero(&mut peer), "a held joint command moved it");

@@ -272,26 +272,28 @@ impl Lifecycles {
     ) {
         match event {
             EngineEvent::RobotReady { node, .. } if managed => {
-                // a robot that comes back starts over
-                self.robots.insert(*node, State::Unconfigured);
+                // driven anew (back after a loss, another script): the engine held its wheels again; a node that
+                // was configured takes the error path, one unconfigured or finalized stays so
+                self.lost(engine, *node, "driven anew", reporter);
+                self.robots.entry(*node).or_insert(State::Unconfigured);
                 if let Err(e) = engine.hold(*node, true) {
                     reporter.error(&format!("node {node}: wheels not held: {e}"));
                 }
             }
             EngineEvent::RobotStale { node }
             | EngineEvent::Network(NetworkEvent::NodeLost { id: node }) => {
-                self.link_lost(engine, *node, reporter)
+                self.lost(engine, *node, "link lost", reporter)
             }
             EngineEvent::RobotRemoved { node, .. } => {
-                self.link_lost(engine, *node, reporter);
+                self.lost(engine, *node, "robot removed", reporter);
                 self.robots.remove(node);
             }
             _ => {}
         }
     }
 
-    /// The error path of robot `node` on a link loss, if it is inactive or active.
-    fn link_lost(&mut self, engine: &mut impl Wheels, node: NodeId, reporter: &Reporter) {
+    /// The error path of robot `node` on a link loss (`why`), if it is inactive or active.
+    fn lost(&mut self, engine: &mut impl Wheels, node: NodeId, why: &str, reporter: &Reporter) {
         let Some(state) = self.state(node) else {
             return;
         };
@@ -305,7 +307,7 @@ impl Lifecycles {
         self.emit(node, done.transition, State::ErrorProcessing, done.goal);
         self.robots.insert(node, done.goal);
         reporter.warn(&format!(
-            "node {node}: link lost while {}: lifecycle error path, now unconfigured (wheels held)",
+            "node {node}: {why} while {}: lifecycle error path, now unconfigured (wheels held)",
             state.label()
         ));
     }

@@ -144,6 +144,16 @@ fn a_link_loss_while_active_takes_the_error_path_to_unconfigured() {
     );
     assert_eq!(events(&mut l), [(99, 2, 15), (60, 15, 1)]);
     assert_eq!(l.state(N), None);
+    // driven anew while active (another script): the error path too; finalized stays finalized
+    ready(&mut l, &mut d, true);
+    assert!(l.change_state(&mut d, N, 1, "", &r) && l.change_state(&mut d, N, 3, "", &r));
+    events(&mut l);
+    ready(&mut l, &mut d, true);
+    assert_eq!(events(&mut l), [(99, 3, 15), (60, 15, 1)]);
+    assert_eq!((l.state(N), d.held[&N]), (Some(State::Unconfigured), true));
+    assert!(l.change_state(&mut d, N, 5, "", &r));
+    ready(&mut l, &mut d, true);
+    assert_eq!(l.state(N), Some(State::Finalized));
 }
 
 #[test]

@@ -37,7 +37,7 @@ _thymio_rt_ros2_env() {
     export AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv"
     # Every interface package a crate of this project uses (r2r adds rcl_interfaces, builtin_interfaces,
     # unique_identifier_msgs and action_msgs itself); a package missing here has no r2r::<pkg> module.
-    export IDL_PACKAGE_FILTER="std_msgs;std_srvs;geometry_msgs;sensor_msgs;nav_msgs;diagnostic_msgs;tf2_msgs;asebaros_msgs;thymio_msgs;thymio_rt_msgs;builtin_interfaces;rcl_interfaces;unique_identifier_msgs;action_msgs"
+    export IDL_PACKAGE_FILTER="std_msgs;std_srvs;geometry_msgs;sensor_msgs;nav_msgs;diagnostic_msgs;tf2_msgs;asebaros_msgs;thymio_msgs;thymio_rt_msgs;builtin_interfaces;rcl_interfaces;unique_identifier_msgs;action_msgs;lifecycle_msgs"
     export THYMIO_RT_ROS2_RPATH="$rpath" THYMIO_RT_ROS2_PYLIB="$py_libdir/libpython$py_ver.so"
     case ":${LD_LIBRARY_PATH:-}:" in *":$venv/lib:"*) ;;
         *) export LD_LIBRARY_PATH="$venv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac

@@ -44,6 +44,7 @@ const ODOMETRY: &str = "odom_frame_id: odom_rt\nbase_frame_id: base_rt\n\
 fn group_params(group: &str) -> &'static str {
     match group {
         "odometry" => ODOMETRY,
+        "lifecycle" => "managed: true\n",
         _ => "",
     }
 }
@@ -204,3 +205,4 @@ group!(motion_limits, super::OPEN);
 group!(odometry, super::OPEN);
 group!(cliff, super::TABLE);
 group!(cliff_line, super::LINE);
+group!(lifecycle, super::OPEN);

@@ -397,6 +397,8 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             params
                 .nrt_set_motion_limits(RobotId(0), limits_on(k / 500))
                 .unwrap();
+            // a managed driver node's hold, on a quarter of the time
+            params.nrt_set_held(RobotId(0), (k / 500) % 4 == 3).unwrap();
         }
         std::thread::sleep(Duration::from_micros(50));
     }

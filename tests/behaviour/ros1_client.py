@@ -17,6 +17,7 @@ VENDORED = os.path.join(ROOT, "nrt", "ros1", "msg")
 SOURCES = {
     "asebaros_msgs": os.path.join(VENDORED, "asebaros_msgs"),
     "thymio_msgs": os.path.join(VENDORED, "thymio_msgs"),
+    "lifecycle_msgs": os.path.join(VENDORED, "lifecycle_msgs"),
     "thymio_rt_msgs": os.path.join(ROOT, "msgs", "ros", "thymio_rt_msgs"),
 }
 # rosgraph_msgs/Log levels

@@ -37,6 +37,7 @@ struct RtRobotParams {
     owner: RtLatest<OwnerId>,
     joint_state_hz: RtLatest<f64>,
     motion_limits: RtLatest<MotionLimits>,
+    held: RtLatest<bool>,
 }
 
 /// A joint command with the time NRT received it.
@@ -84,6 +85,7 @@ struct NrtRobotParams {
     owner: NrtLatest<OwnerId>,
     joint_state_hz: NrtLatest<f64>,
     motion_limits: NrtLatest<MotionLimits>,
+    held: NrtLatest<bool>,
 }
 
 /// Live parameters for `robots` robot slots (at most [`MAX_ROBOTS`]), with default calibration,
@@ -113,6 +115,7 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
         let (owner_rt, owner_nrt) = latest(OwnerId::ROS);
         let (js_rt, js_nrt) = latest(0.0);
         let (ml_rt, ml_nrt) = latest(MotionLimits::default());
+        let (held_rt, held_nrt) = latest(false);
         rt_robots.push(RtRobotParams {
             calibration: cal_rt,
             cmd_vel: cmd_rt,
@@ -120,6 +123,7 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
             owner: owner_rt,
             joint_state_hz: js_rt,
             motion_limits: ml_rt,
+            held: held_rt,
         });
         nrt_robots.push(NrtRobotParams {
             calibration: cal_nrt,
@@ -128,6 +132,7 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
             owner: owner_nrt,
             joint_state_hz: js_nrt,
             motion_limits: ml_nrt,
+            held: held_nrt,
         });
     }
     let wake = Doorbell::new();
@@ -207,6 +212,14 @@ impl RtLiveParams {
     pub fn rt_motion_limits(&mut self, robot: RobotId) -> Option<MotionLimits> {
         let r = self.robots.get_mut(robot.index())?;
         Some(r.motion_limits.rt_read().0)
+    }
+
+    /// Whether `robot`'s wheels are held at zero whatever its owner commands (a managed driver node that is not
+    /// active); false for no such robot.
+    pub fn rt_held(&mut self, robot: RobotId) -> bool {
+        self.robots
+            .get_mut(robot.index())
+            .is_some_and(|r| r.held.rt_read().0)
     }
 
     /// The doorbell every NRT write to the RT thread rings (set-points here, frames and commands
@@ -363,6 +376,21 @@ impl NrtLiveParams {
         Some(self.with(|p| p.robots[i].motion_limits.nrt_last()))
     }
 
+    /// Holds `robot`'s wheels at zero (`true`) whatever its owner commands, or lets its owner's command through
+    /// again (`false`, the default); the RT thread applies it from its next cycle.
+    pub fn nrt_set_held(&self, robot: RobotId, held: bool) -> Result<(), ParamError> {
+        let i = self.check(robot)?;
+        self.with(|p| p.robots[i].held.nrt_store(held));
+        self.wake.ring();
+        Ok(())
+    }
+
+    /// Whether `robot`'s wheels are held as last set; `None` if no such robot.
+    pub fn nrt_held(&self, robot: RobotId) -> Option<bool> {
+        let i = self.check(robot).ok()?;
+        Some(self.with(|p| p.robots[i].held.nrt_last()))
+    }
+
     /// Sets the rate (Hz, 0 = off) of `robot`'s extended joint states from the RT thread.
     pub fn nrt_set_joint_state_hz(&self, robot: RobotId, hz: f64) -> Result<(), ParamError> {
         if !hz.is_finite() {
@@ -457,6 +485,20 @@ mod tests {
         assert!(p.nrt_set_watchdog(-1.0).is_err());
         p.nrt_set_watchdog(0.25).unwrap();
         assert_eq!((p.nrt_watchdog(), rt.rt_watchdog()), (0.25, 0.25));
+    }
+
+    #[test]
+    fn the_hold_reaches_rt_and_rings() {
+        let (mut rt, p) = live_params(2);
+        assert!(!rt.rt_held(RobotId(1)));
+        p.nrt_set_held(RobotId(1), true).unwrap();
+        assert!(rt.rt_wake_bell().drain());
+        assert!(rt.rt_held(RobotId(1)) && !rt.rt_held(RobotId(0)));
+        assert_eq!(p.nrt_held(RobotId(1)), Some(true));
+        p.nrt_set_held(RobotId(1), false).unwrap();
+        assert!(!rt.rt_held(RobotId(1)));
+        assert!(p.nrt_set_held(RobotId(2), true).is_err());
+        assert!(!rt.rt_held(RobotId(7)));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::calibration::Calibration;
 use crate::controllers::Controllers;
 use crate::ground_truth::{GroundTruthSink, GroundTruthSource, GroundTruthThread};
 use crate::joints::JointRates;
+use crate::lifecycle::Lifecycles;
 use crate::owner_switch::Switch;
 use crate::report::Reporter;
 use handoff::{NrtControl, RosHops};
@@ -32,6 +33,8 @@ pub struct Interface {
     pub switch: Switch,
     /// The RT controllers' ports: endpoints and parameters.
     pub controllers: Controllers,
+    /// The managed robots' lifecycles (`managed: true`).
+    pub lifecycle: Lifecycles,
     /// One iteration's engine events ([`step`]), kept to reuse its capacity.
     events: Vec<EngineEvent>,
 }
@@ -46,6 +49,7 @@ impl Interface {
             ground_truth: None,
             switch: Switch::default(),
             controllers: Controllers::default(),
+            lifecycle: Lifecycles::default(),
             events: Vec::new(),
         }
     }
@@ -75,8 +79,11 @@ impl Interface {
 
     /// Reacts to one engine event (before the front ends do): robots coming and going, owner reports, scripts
     /// that failed to load (reported once, for every front end).
-    pub fn on_engine_event(&mut self, engine: &Engine, event: &EngineEvent) {
+    pub fn on_engine_event(&mut self, engine: &mut Engine, event: &EngineEvent) {
         self.calibration.on_engine_event(event);
+        let managed = engine.driver_params().managed && engine.driver_params().enabled;
+        self.lifecycle
+            .on_engine_event(managed, engine, event, &self.reporter);
         match event {
             EngineEvent::RobotReady { node, robot } => self.joints.add(*node, *robot),
             EngineEvent::RobotRemoved { node, .. } => {
@@ -112,6 +119,7 @@ impl Interface {
     pub fn end_step(&mut self) {
         self.switch.end_step();
         self.controllers.end_step();
+        self.lifecycle.end_step();
     }
 }
 

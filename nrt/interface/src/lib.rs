@@ -42,6 +42,7 @@ pub mod ground_truth;
 pub mod held_calls;
 pub mod hop_times;
 pub mod joints;
+pub mod lifecycle;
 pub mod load_script;
 pub mod names;
 pub mod odometry;

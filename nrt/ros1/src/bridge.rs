@@ -245,6 +245,7 @@ impl FrontEnd for Ros1Bridge {
                 if let Some(s) = engine.robots().of_node(id) {
                     values.extend(iface.switch.diagnostics(s.robot));
                 }
+                values.extend(iface.lifecycle.diagnostics(id));
                 if let Some(n) = thymio.stale_cmd_vel(id) {
                     values.push(diagnostics::kv(diagnostics::STALE_CMD_VEL, n));
                 }

@@ -11,6 +11,7 @@
 
 use super::controllers::{self, ControllerEndpoints};
 use super::graph::{global, Graph};
+use super::lifecycle::{self, LifecycleAnswer, LifecycleCall};
 use super::net::{Publisher, ServiceServer};
 use super::ros1_msgs::std_msgs;
 use super::ros1_msgs::thymio_rt_msgs::{
@@ -51,6 +52,15 @@ pub enum ControlCall {
         request: SetOdometryRequest,
         /// Where the answer goes.
         reply: SyncSender<Answer>,
+    },
+    /// A lifecycle call of managed robot `node` ([`super::lifecycle`]).
+    Lifecycle {
+        /// The robot.
+        node: NodeId,
+        /// What it asks.
+        call: LifecycleCall,
+        /// Where the answer goes.
+        reply: SyncSender<LifecycleAnswer>,
     },
     /// A message on a controller's subscription.
     Message {
@@ -115,6 +125,8 @@ struct Plan {
     namespace: String,
     endpoints: Vec<Endpoint>,
     inbox: ControlInbox,
+    /// A managed robot: its lifecycle endpoints too.
+    managed: bool,
 }
 
 struct Robot {
@@ -127,6 +139,7 @@ struct Robot {
     _switch: ServiceServer,
     _set_odometry: ServiceServer,
     controllers: ControllerEndpoints,
+    lifecycle: Option<lifecycle::Endpoints>,
 }
 
 /// Registers a robot's interface (on the registrar thread).
@@ -166,6 +179,12 @@ fn robot_interface(g: &Graph, p: Plan) -> Result<(NodeId, Robot), Ros1Error> {
         t(SET_ODOMETRY),
     ];
     names.extend(p.endpoints.iter().map(|e| t(&e.leaf())));
+    let lifecycle = if p.managed {
+        names.extend(lifecycle::names(&t));
+        Some(lifecycle::register(g, &t, id, &p.inbox)?)
+    } else {
+        None
+    };
     Ok((
         id,
         Robot {
@@ -176,6 +195,7 @@ fn robot_interface(g: &Graph, p: Plan) -> Result<(NodeId, Robot), Ros1Error> {
             _switch: switch,
             _set_odometry: set_odometry,
             controllers,
+            lifecycle,
         },
     ))
 }
@@ -242,6 +262,7 @@ impl ControlInterface {
             namespace: nrt_interface::frames::robot_namespace(engine, id),
             endpoints: iface.controllers.endpoints(id),
             inbox: self.inbox.clone(),
+            managed: iface.lifecycle.state(id).is_some(),
         };
         let tx = self.built_tx.clone();
         self.graph.submit(move |g| match robot_interface(g, plan) {
@@ -289,6 +310,22 @@ impl ControlInterface {
                     // a handler that gave up is not an error of the driver
                     let _ = reply.send(set_odometry(engine, node, &request, &iface.reporter));
                 }
+                ControlCall::Lifecycle { node, call, reply } => {
+                    let success = match call {
+                        LifecycleCall::Change(id, label) => {
+                            iface
+                                .lifecycle
+                                .change_state(engine, node, id, &label, &iface.reporter)
+                        }
+                        LifecycleCall::State => true,
+                    };
+                    let now = iface
+                        .lifecycle
+                        .state(node)
+                        .unwrap_or(nrt_interface::lifecycle::State::Unconfigured);
+                    // a handler that gave up is not an error of the driver
+                    let _ = reply.send((success, now));
+                }
                 ControlCall::Message {
                     node,
                     endpoint,
@@ -326,6 +363,11 @@ impl ControlInterface {
                 tracing::warn!("ROS 1: node {id}: cannot publish controller_owner: {e}");
             }
             r.published = Some(data);
+        }
+        for e in iface.lifecycle.events() {
+            if let Some(l) = self.robots.get(&e.node).and_then(|r| r.lifecycle.as_ref()) {
+                l.publish(&self.graph, e);
+            }
         }
         for out in iface.controllers.outputs() {
             if let Some(r) = self.robots.get(&out.node) {

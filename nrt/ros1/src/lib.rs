@@ -30,6 +30,7 @@ pub mod conv;
 pub mod graph;
 pub mod ground_truth;
 pub mod joints;
+pub mod lifecycle;
 pub mod master;
 pub mod net;
 pub mod odom_pub;

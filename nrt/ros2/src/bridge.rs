@@ -282,6 +282,7 @@ impl RosBridge {
                 .collect();
             let robot = engine.robots().of_node(id).map(|s| s.robot);
             values.extend(control.diagnostics(&iface.switch, id, robot));
+            values.extend(iface.lifecycle.diagnostics(id));
             values
         };
         let mut status = diagnostics::array_with(&self.options.node_name, engine, &robot_values);

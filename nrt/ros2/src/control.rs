@@ -9,6 +9,7 @@
 use super::controllers::Controllers;
 use super::diagnostics::{kv, KeyValue};
 use super::joints::{self, JointTarget};
+use super::lifecycle::LifecycleEndpoints;
 use super::odom_pub::OdomTargets;
 use super::owner_switch::Switches;
 use super::report::Reporter;
@@ -46,6 +47,8 @@ pub struct Control {
     pub controllers: Controllers,
     /// The odometry resets (`~/set_odometry`).
     pub resets: OdometryResets,
+    /// The managed robots' lifecycle endpoints (`managed: true`).
+    pub lifecycle: LifecycleEndpoints,
     joints: BTreeMap<NodeId, JointRobot>,
     hot: Arc<SharedNode>,
     odom: OdomTargets,
@@ -67,6 +70,7 @@ impl Control {
             switches: Switches::new(reporter.clone()),
             controllers: Controllers::new(reporter.clone()),
             resets: OdometryResets::new(reporter.clone()),
+            lifecycle: LifecycleEndpoints::default(),
             joints: BTreeMap::new(),
             hot,
             odom,
@@ -114,6 +118,9 @@ impl Control {
         let ns = nrt_interface::frames::robot_namespace(engine, id);
         self.switches.add(node, id, &ns)?;
         self.resets.add(node, id, &ns)?;
+        if iface.lifecycle.state(id).is_some() {
+            self.lifecycle.add(node, id, &ns)?;
+        }
         self.controllers
             .add(node, id, &ns, &iface.controllers.endpoints(id))?;
         let params = engine.robot_params(id);
@@ -163,6 +170,7 @@ impl Control {
     fn remove(&mut self, node: &mut r2r::Node, id: NodeId) {
         self.switches.remove(node, id);
         self.resets.remove(id);
+        self.lifecycle.remove(node, id);
         self.controllers.remove(node, id);
         if let Some(j) = self.joints.remove(&id) {
             self.hot.remove_task(j.command);
@@ -178,6 +186,8 @@ impl Control {
     pub fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
         self.switches.serve(engine, &mut iface.switch, now);
         self.resets.serve(engine);
+        self.lifecycle
+            .serve(engine, &mut iface.lifecycle, &iface.reporter);
         self.controllers.serve(&mut iface.controllers, now);
     }
 
@@ -185,6 +195,7 @@ impl Control {
     pub fn publish(&mut self, iface: &Interface) {
         self.switches.publish(&iface.switch);
         self.controllers.publish(&iface.controllers);
+        self.lifecycle.publish(&iface.lifecycle);
     }
 
     /// Reports the subscribers of each robot's joint states to the layer's rate rule.

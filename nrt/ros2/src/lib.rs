@@ -38,6 +38,7 @@ pub mod driver_node;
 pub mod ground_truth;
 pub mod hot;
 pub mod joints;
+pub mod lifecycle;
 pub mod names;
 pub mod odom_pub;
 pub mod owner_switch;

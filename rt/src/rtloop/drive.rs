@@ -5,7 +5,7 @@
 use super::slots::QueueError;
 use super::{ns, RtLoop};
 use crate::clock::monotonic_ns;
-use handoff::LinkId;
+use handoff::{LinkId, RobotId, WheelCommand};
 
 impl RtLoop {
     /// Queues `frame[..n]` on `link` (or on every live link); true if at least one took it.
@@ -30,7 +30,8 @@ impl RtLoop {
 
     /// For every configured robot: applies a new owner request, takes the commands (the
     /// owner's, with the watchdog; the others dropped), runs the controllers, filters the
-    /// owner's command and writes the wheel targets that changed; notes when a change held back
+    /// owner's command, holds it at zero while the robot is held (a managed driver node not active) and writes the
+    /// wheel targets that changed; notes when a change held back
     /// by `min_speed_interval` may go (`hold_until`), for the wait's deadline.
     pub(super) fn drive_robots(&mut self, now: u64) {
         self.hold_until = None;
@@ -52,6 +53,11 @@ impl RtLoop {
                 f.update(&view, &mut cmd);
             }
             self.owners[i].filtered = cmd != owned;
+            // A managed driver node that is not active: the wheels stay at zero whatever the owner commands (a
+            // Stop, so the limiter is reset at once and the stop is never slowed).
+            if self.ends.rt_params().rt_held(RobotId(i as u8)) {
+                cmd = WheelCommand::Stop;
+            }
             // The motion limits: after the filters, before the wheel mapping.
             let cmd = self.robots[i].limit(self.ends.rt_params(), owned, cmd, now);
             let targets = self.robots[i].targets(self.ends.rt_params(), cmd);

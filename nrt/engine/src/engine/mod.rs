@@ -363,6 +363,33 @@ impl Engine {
         self.vm_halts.record(node)
     }
 
+    /// Holds driven robot `node`'s wheels at zero in the RT loop whatever its owner commands (`true`: a managed
+    /// driver node that is not active), or lets its owner's command through again (`false`).
+    pub fn set_wheels_held(&mut self, node: NodeId, held: bool) -> Result<(), EngineError> {
+        let robot = self
+            .robots
+            .of_node(node)
+            .ok_or(EngineError::NotARobot(node))?
+            .robot;
+        self.ends
+            .nrt_params()
+            .nrt_set_held(robot, held)
+            .map_err(|source| EngineError::param(&format!("wheel hold of node {node}"), source))
+    }
+
+    /// Whether the RT loop holds driven robot `node`'s wheels at zero (false for a node that is not driven).
+    pub fn wheels_held(&self, node: NodeId) -> bool {
+        self.robots
+            .of_node(node)
+            .and_then(|s| self.ends.nrt_params().nrt_held(s.robot))
+            .unwrap_or(false)
+    }
+
+    /// Whether `node` is a driven robot whose node is on the network (not lost).
+    pub fn robot_link_up(&self, node: NodeId) -> bool {
+        self.robots.of_node(node).is_some() && !self.lost_since.contains_key(&node)
+    }
+
     /// Whether the RT obstacle-stop reflex holds node `node` now.
     pub fn obstacle_stop_holds(&self, node: NodeId) -> bool {
         self.reflex_holds.contains(&node)

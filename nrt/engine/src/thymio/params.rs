@@ -93,6 +93,10 @@ pub struct DriverParams {
     /// Publish `odom → base_link` on `/tf` (diff_drive_controller's name; off when another node, e.g. a
     /// robot_localization EKF, publishes it). The wheels' transforms are published either way.
     pub enable_odom_tf: bool,
+    /// Each robot's driver node is a managed (lifecycle) node: the robot starts unconfigured with its wheels held
+    /// at zero by the RT loop and drives only while its node is active (`nrt_interface::lifecycle`). Off (the
+    /// default): no lifecycle endpoints, robots drive as soon as they are found. Read at start.
+    pub managed: bool,
 }
 
 /// `obstacle_stop.*`: a reflex in the RT cycle that holds forward motion while a front proximity
@@ -295,6 +299,7 @@ impl Default for DriverParams {
             pose_covariance_diagonal: Vec::new(),
             twist_covariance_diagonal: Vec::new(),
             enable_odom_tf: true,
+            managed: false,
         }
     }
 }
@@ -315,13 +320,14 @@ impl Default for GroundParams {
 
 /// The driver parameters that are the process's, not one robot's: they stay on the bridge node
 /// (the RT watchdog, the RT reflex and the robots' lifecycle are shared by every robot).
-pub const PROCESS_WIDE: [&str; 6] = [
+pub const PROCESS_WIDE: [&str; 7] = [
     "enabled",
     "cmd_vel_timeout",
     "lost_robot_timeout",
     "restart_stopped_vm",
     "obstacle_stop",
     "cliff_stop",
+    "managed",
 ];
 
 /// ROS-Thymio's `thymio_driver` parameters that thymio-rt has no use for: accepted on a

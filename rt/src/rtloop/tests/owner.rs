@@ -36,9 +36,9 @@ impl Controller for Fixed {
     }
 }
 
-type Calls = Arc<[AtomicU32; 4]>;
+pub(super) type Calls = Arc<[AtomicU32; 4]>;
 
-fn build_with(targets: [i16; 2]) -> (RtLoop, NrtEnds, NrtLinkPort, Calls) {
+pub(super) fn build_with(targets: [i16; 2]) -> (RtLoop, NrtEnds, NrtLinkPort, Calls) {
     let (rt_ends, nrt) = channels(&ChannelConfig {
         robots: 2,
         ..Default::default()
@@ -63,7 +63,7 @@ fn build_with(targets: [i16; 2]) -> (RtLoop, NrtEnds, NrtLinkPort, Calls) {
     (rt, nrt, port, calls)
 }
 
-fn configure_prox(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
+pub(super) fn configure_prox(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
     let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROX);
     nrt.nrt_push_command(RtCommand::ConfigureRobot {

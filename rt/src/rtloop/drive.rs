@@ -5,6 +5,7 @@
 use super::slots::QueueError;
 use super::{ns, RtLoop};
 use crate::clock::monotonic_ns;
+use crate::controllers::Reflexes;
 use handoff::LinkId;
 
 impl RtLoop {
@@ -48,9 +49,16 @@ impl RtLoop {
             let view = self.view(i, now);
             let owned = self.owner_command(i, &view);
             let mut cmd = owned;
+            let mut reflexes = Reflexes::default();
             for f in self.filters.iter_mut() {
+                let before = cmd;
                 f.update(&view, &mut cmd);
+                if let Some(r) = f.reflex().filter(|_| cmd != before) {
+                    reflexes.set(r);
+                }
             }
+            // Seen by the controllers next cycle (a goal aborts when a reflex held it).
+            self.owners[i].reflexes = reflexes;
             self.owners[i].filtered = cmd != owned;
             // The motion limits: after the filters, before the wheel mapping.
             let cmd = self.robots[i].limit(self.ends.rt_params(), owned, cmd, now);

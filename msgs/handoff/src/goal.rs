@@ -84,12 +84,12 @@ impl GoalAbort {
     /// What happened, for the action's result.
     pub fn message(self) -> &'static str {
         match self {
-            GoalAbort::Cliff => "aborted: the cliff reflex stopped the robot (no floor ahead)",
-            GoalAbort::Obstacle => "aborted: the obstacle stop held the robot",
-            GoalAbort::Stall => "aborted: the wheels did not move while commanded (stall)",
-            GoalAbort::OwnerLost => "aborted: another owner took the wheels",
-            GoalAbort::LinkLost => "aborted: the robot's link went down",
-            GoalAbort::BadGoal => "aborted: the goal is not finite or out of range",
+            GoalAbort::Cliff => "the cliff reflex stopped the robot (no floor ahead)",
+            GoalAbort::Obstacle => "the obstacle stop held the robot",
+            GoalAbort::Stall => "the wheels did not move while commanded (stall)",
+            GoalAbort::OwnerLost => "another owner took the wheels",
+            GoalAbort::LinkLost => "the robot's link went down",
+            GoalAbort::BadGoal => "the goal is not finite or out of range",
         }
     }
 }

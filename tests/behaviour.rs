@@ -170,13 +170,14 @@ fn run_ros1(group: &str, arena: &str) {
     );
 }
 
-/// A group of scenarios as two tests, `<group>::ros2` and `<group>::ros1` (the latter ignored, with the reason,
-/// while ROS 1 lacks what the group needs).
+/// A group of scenarios as two tests, `<group>::ros2` and `<group>::ros1` (one ignored, with the reason, while its
+/// front end lacks what the group needs).
 macro_rules! group {
-    ($group:ident, $arena:expr $(, ros1_ignored = $why:literal)?) => {
+    ($group:ident, $arena:expr $(, ros1_ignored = $why:literal)? $(, ros2_ignored = $why2:literal)?) => {
         mod $group {
             #[cfg(feature = "ros2")]
             #[test]
+            $(#[ignore = $why2])?
             fn ros2() {
                 super::run_ros2(stringify!($group), $arena);
             }
@@ -204,3 +205,13 @@ group!(motion_limits, super::OPEN);
 group!(odometry, super::OPEN);
 group!(cliff, super::TABLE);
 group!(cliff_line, super::LINE);
+group!(
+    goals,
+    super::OPEN,
+    ros2_ignored = "the goal actions' ROS 2 servers are not wired yet (the venv needs the new actions)"
+);
+group!(
+    goal_cliff,
+    super::TABLE,
+    ros2_ignored = "the goal actions' ROS 2 servers are not wired yet (the venv needs the new actions)"
+);

@@ -23,6 +23,7 @@ pub mod actionlib_state;
 pub mod aseba;
 mod bridge;
 pub mod calibration;
+pub mod goal_actions;
 pub mod cmd_vel;
 pub mod control;
 pub mod controllers;

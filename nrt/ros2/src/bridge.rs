@@ -7,6 +7,8 @@
 use super::aseba::AsebaInterface;
 use super::bridge_params::BridgeParams;
 use super::calibration_action::CalibrationActions;
+#[cfg(feature = "goal_actions")]
+use super::goal_actions::GoalActionsRos2;
 use super::control::Control;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
@@ -144,6 +146,8 @@ impl RosNode {
             thymio,
             ground_truth: None,
             calibration: CalibrationActions::new(reporter.clone()),
+            #[cfg(feature = "goal_actions")]
+            goal_actions: GoalActionsRos2::new(reporter.clone()),
             reporter,
             control,
             diagnostics,
@@ -178,6 +182,9 @@ pub struct RosBridge {
     ground_truth: Option<GroundTruthTargets>,
     /// The robots' `calibrate_motors` actions.
     calibration: CalibrationActions,
+    /// The robots' goal actions (`drive_distance`, `rotate_angle`, `navigate_to_position`).
+    #[cfg(feature = "goal_actions")]
+    goal_actions: GoalActionsRos2,
     /// The switches, RT controllers' endpoints and joint space of the robots.
     control: Control,
     diagnostics: Publisher<DiagnosticArray>,
@@ -205,6 +212,8 @@ impl FrontEnd for RosBridge {
         self.aseba.poll_ros(&mut node, engine);
         self.thymio.poll_ros(engine);
         self.calibration.serve(engine, &mut iface.calibration, now);
+        #[cfg(feature = "goal_actions")]
+        self.goal_actions.serve(engine, &mut iface.goal_actions, now);
         self.drivers.serve(engine, &mut iface.controllers, now);
         self.control.serve(engine, iface, now);
     }
@@ -229,6 +238,9 @@ impl FrontEnd for RosBridge {
             self.on_event(&mut node, engine, iface, event);
             self.calibration
                 .on_engine_event(node.get(), engine, &iface.calibration, event);
+            #[cfg(feature = "goal_actions")]
+            self.goal_actions
+                .on_engine_event(node.get(), engine, &iface.goal_actions, event);
         }
     }
 

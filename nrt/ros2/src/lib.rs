@@ -29,6 +29,8 @@ pub mod aseba;
 mod bridge;
 pub mod bridge_params;
 pub mod calibration_action;
+#[cfg(feature = "goal_actions")]
+pub mod goal_actions;
 pub mod control;
 pub mod controllers;
 pub mod convert;

@@ -208,10 +208,12 @@ group!(cliff_line, super::LINE);
 group!(
     goals,
     super::OPEN,
-    ros2_ignored = "the goal actions' ROS 2 servers are not wired yet (the venv needs the new actions)"
+    ros2_ignored =
+        "the goal actions' ROS 2 servers are not wired yet (the venv needs the new actions)"
 );
 group!(
     goal_cliff,
     super::TABLE,
-    ros2_ignored = "the goal actions' ROS 2 servers are not wired yet (the venv needs the new actions)"
+    ros2_ignored =
+        "the goal actions' ROS 2 servers are not wired yet (the venv needs the new actions)"
 );

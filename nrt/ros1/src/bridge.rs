@@ -4,9 +4,9 @@
 
 use super::aseba::{AsebaInterface, Call};
 use super::calibration::CalibrationActions;
-use super::goal_actions::GoalActionsRos1;
 use super::control::ControlInterface;
 use super::conv;
+use super::goal_actions::GoalActionsRos1;
 use super::graph::{global, Graph};
 use super::ground_truth::Ros1GroundTruth;
 use super::joints::Ros1Joints;
@@ -215,7 +215,8 @@ impl FrontEnd for Ros1Bridge {
         self.reconfigure
             .serve(engine, Some(&mut iface.controllers), &iface.reporter, now);
         self.calibration.serve(engine, &mut iface.calibration, now);
-        self.goal_actions.serve(engine, &mut iface.goal_actions, now);
+        self.goal_actions
+            .serve(engine, &mut iface.goal_actions, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).

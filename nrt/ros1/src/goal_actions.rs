@@ -15,7 +15,9 @@ use super::ros1_msgs::thymio_rt_msgs as tm;
 use handoff::{Goal, NodeId, Pose2};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::calibration::End;
-use nrt_interface::goal_actions::{ActionId, GoalActionHandle, GoalActions, GoalFeedback, GoalId, GoalResult};
+use nrt_interface::goal_actions::{
+    ActionId, GoalActionHandle, GoalActions, GoalFeedback, GoalId, GoalResult,
+};
 use nrt_interface::report::Reporter;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -59,7 +61,11 @@ macro_rules! action_types {
                 (goal.goal_id, goal.goal)
             }
 
-            fn feedback(header: Header, status: GoalStatus, feedback: Self::Feedback) -> Self::ActionFeedback {
+            fn feedback(
+                header: Header,
+                status: GoalStatus,
+                feedback: Self::Feedback,
+            ) -> Self::ActionFeedback {
                 tm::$af {
                     header,
                     status,
@@ -67,7 +73,11 @@ macro_rules! action_types {
                 }
             }
 
-            fn result(header: Header, status: GoalStatus, result: Self::Result) -> Self::ActionResult {
+            fn result(
+                header: Header,
+                status: GoalStatus,
+                result: Self::Result,
+            ) -> Self::ActionResult {
                 tm::$ar {
                     header,
                     status,
@@ -254,19 +264,23 @@ where
         };
         match event {
             EngineEvent::RobotReady { node, robot } => {
-                if !goals.serves(action, *robot) || self.servers.contains_key(node) || !self.building.insert(*node) {
+                if !goals.serves(action, *robot)
+                    || self.servers.contains_key(node)
+                    || !self.building.insert(*node)
+                {
                     return;
                 }
                 let ns = nrt_interface::frames::robot_namespace(engine, *node);
                 let name = global(&[&self.base, &ns, A::NAME]);
                 let (tx, id, reporter) = (self.built_tx.clone(), *node, self.reporter.clone());
-                self.graph.submit(move |g| match ActionServer::<A>::new(g, &name) {
-                    Ok(server) => {
-                        let _ = tx.send((id, name, server));
-                        g.bell.ring();
-                    }
-                    Err(e) => reporter.error(&format!("node {id}: no {} action: {e}", A::NAME)),
-                });
+                self.graph
+                    .submit(move |g| match ActionServer::<A>::new(g, &name) {
+                        Ok(server) => {
+                            let _ = tx.send((id, name, server));
+                            g.bell.ring();
+                        }
+                        Err(e) => reporter.error(&format!("node {id}: no {} action: {e}", A::NAME)),
+                    });
             }
             EngineEvent::RobotRemoved { node, .. } => {
                 self.building.remove(node);

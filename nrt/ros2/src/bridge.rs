@@ -7,11 +7,11 @@
 use super::aseba::AsebaInterface;
 use super::bridge_params::BridgeParams;
 use super::calibration_action::CalibrationActions;
-#[cfg(feature = "goal_actions")]
-use super::goal_actions::GoalActionsRos2;
 use super::control::Control;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
+#[cfg(feature = "goal_actions")]
+use super::goal_actions::GoalActionsRos2;
 use super::ground_truth::GroundTruthTargets;
 use super::hot::HotNode;
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig};
@@ -213,7 +213,8 @@ impl FrontEnd for RosBridge {
         self.thymio.poll_ros(engine);
         self.calibration.serve(engine, &mut iface.calibration, now);
         #[cfg(feature = "goal_actions")]
-        self.goal_actions.serve(engine, &mut iface.goal_actions, now);
+        self.goal_actions
+            .serve(engine, &mut iface.goal_actions, now);
         self.drivers.serve(engine, &mut iface.controllers, now);
         self.control.serve(engine, iface, now);
     }

@@ -14,10 +14,14 @@ use futures::{FutureExt, Stream, StreamExt};
 use handoff::{Goal, NodeId, Pose2};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::calibration::End;
-use nrt_interface::goal_actions::{ActionId, GoalActionHandle, GoalActions, GoalFeedback, GoalId, GoalResult};
+use nrt_interface::goal_actions::{
+    ActionId, GoalActionHandle, GoalActions, GoalFeedback, GoalId, GoalResult,
+};
 use r2r::geometry_msgs::msg::Pose2D;
 use r2r::thymio_rt_msgs::action::{DriveDistance, NavigateToPosition, RotateAngle};
-use r2r::{ActionServerCancelRequest, ActionServerGoal, ActionServerGoalRequest, WrappedActionTypeSupport};
+use r2r::{
+    ActionServerCancelRequest, ActionServerGoal, ActionServerGoalRequest, WrappedActionTypeSupport,
+};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -142,8 +146,16 @@ impl<A: GoalAction> GoalActionServers<A> {
 
     /// Creates an action server for each robot the layer serves as it comes (r2r cannot remove one: it stays, its
     /// goals rejected while the robot is gone, and is reused if the robot comes back).
-    pub fn on_engine_event(&mut self, ros: &mut r2r::Node, engine: &Engine, goals: &GoalActions, event: &EngineEvent) {
-        let (EngineEvent::RobotReady { node, robot }, Some(action)) = (event, ActionId::from_name(A::NAME)) else {
+    pub fn on_engine_event(
+        &mut self,
+        ros: &mut r2r::Node,
+        engine: &Engine,
+        goals: &GoalActions,
+        event: &EngineEvent,
+    ) {
+        let (EngineEvent::RobotReady { node, robot }, Some(action)) =
+            (event, ActionId::from_name(A::NAME))
+        else {
             return;
         };
         if !goals.serves(action, *robot) || self.servers.contains_key(node) {
@@ -154,7 +166,9 @@ impl<A: GoalAction> GoalActionServers<A> {
             Ok(server) => {
                 self.servers.insert(*node, Box::new(server));
             }
-            Err(e) => self.reporter.error(&format!("node {node}: no {} action: {e}", A::NAME)),
+            Err(e) => self
+                .reporter
+                .error(&format!("node {node}: no {} action: {e}", A::NAME)),
         }
     }
 
@@ -169,12 +183,14 @@ impl<A: GoalAction> GoalActionServers<A> {
                 }
                 match req.accept() {
                     Ok((handle, cancels)) => {
-                        let id = goals.start(engine, *node, goal, Box::new(Ros2Goal::<A>(handle)), now);
+                        let id =
+                            goals.start(engine, *node, goal, Box::new(Ros2Goal::<A>(handle)), now);
                         self.cancels.insert(id, Box::new(cancels));
                     }
-                    Err(e) => self
-                        .reporter
-                        .warn(&format!("{} (node {node}): cannot accept a goal: {e}", A::NAME)),
+                    Err(e) => self.reporter.warn(&format!(
+                        "{} (node {node}): cannot accept a goal: {e}",
+                        A::NAME
+                    )),
                 }
             }
         }
@@ -233,7 +249,13 @@ impl GoalActionsRos2 {
     }
 
     /// See [`GoalActionServers::on_engine_event`].
-    pub fn on_engine_event(&mut self, ros: &mut r2r::Node, engine: &Engine, goals: &GoalActions, event: &EngineEvent) {
+    pub fn on_engine_event(
+        &mut self,
+        ros: &mut r2r::Node,
+        engine: &Engine,
+        goals: &GoalActions,
+        event: &EngineEvent,
+    ) {
         self.drive.on_engine_event(ros, engine, goals, event);
         self.rotate.on_engine_event(ros, engine, goals, event);
         self.navigate.on_engine_event(ros, engine, goals, event);

@@ -29,14 +29,14 @@ pub mod aseba;
 mod bridge;
 pub mod bridge_params;
 pub mod calibration_action;
-#[cfg(feature = "goal_actions")]
-pub mod goal_actions;
 pub mod control;
 pub mod controllers;
 pub mod convert;
 pub mod dds_boundary;
 pub mod diagnostics;
 pub mod driver_node;
+#[cfg(feature = "goal_actions")]
+pub mod goal_actions;
 pub mod ground_truth;
 pub mod hot;
 pub mod joints;

@@ -219,13 +219,16 @@ impl ControlParams {
 impl Section for ControlParams {
     fn validate(&self) -> Result<(), Invalid> {
         let names = Self::owner_names();
-        // calibrate_motors runs only for a goal of its action: as a start owner it would hold
-        // every robot still.
-        if self.default_owner == "calibrate_motors" {
+        // calibrate_motors and the goal controllers run only for a goal of their action: as a
+        // start owner they would hold every robot still.
+        if nrt_interface::owner_switch::ACTION_ONLY.contains(&self.default_owner.as_str()) {
             return Err(Invalid::new(
                 "default_owner",
                 &self.default_owner,
-                "takes the wheels only through its action (send a calibrate_motors goal)",
+                format!(
+                    "takes the wheels only through its action (send a {} goal)",
+                    self.default_owner
+                ),
             ));
         }
         if names.id(&self.default_owner).is_none() {

@@ -1,5 +1,5 @@
 //! The RT controllers in closed loop, without ROS and in simulated time: the RT loop (every
-//! shipped controller, the obstacle reflex) drives a simulated Thymio-II running the driver
+//! shipped controller, the obstacle and cliff reflexes) drives a simulated Thymio-II running the driver
 //! script (`config/aseba/thymio_ros.aesl`, compiled by thymio-rt's compiler) through an
 //! in-process link; the world is stepped by hand (1 ms) and the loop cycled after each step,
 //! so a minute of robot time takes seconds. The judge is the simulator's true pose.
@@ -8,9 +8,10 @@ use handoff::{
     channels, ChannelConfig, Doorbell, JointCommand, LinkTarget, NodeId, NrtControl, NrtEndpoint,
     NrtEnds, OwnerId, Pose2, RobotConfig, RobotId, RosValue, RtEvent, Twist2,
 };
+use handoff::{Goal, GoalAbort, GoalCommand, GoalId, GoalReport, NrtGoalPort};
 use msgs::description::thymio_ii_fw14;
 use msgs::wire::{Message, Words, MAX_FRAME};
-use rt::controllers::{ObstacleStop, ObstacleStopParams, Registry};
+use rt::controllers::{CliffStop, CliffStopParams, ObstacleStop, ObstacleStopParams, Registry};
 use rt::link::PipeLink;
 use rt::link_port::{link_port, NrtLinkPort};
 use rt::rtloop::{RtConfig, RtLoop};
@@ -75,7 +76,8 @@ impl Rig {
             ..Default::default()
         };
         let reflex = Box::new(ObstacleStop::new(ObstacleStopParams::default()));
-        let rt = RtLoop::new(cfg, rt_ends, rt_port, controllers, vec![reflex]);
+        let cliff = Box::new(CliffStop::new(CliffStopParams::default()));
+        let rt = RtLoop::new(cfg, rt_ends, rt_port, controllers, vec![reflex, cliff]);
         let mut rig = Rig {
             world,
             rt,
@@ -410,4 +412,164 @@ fn cmd_vel_is_dropped_while_a_controller_owns_the_wheels_and_joint_commands_move
     }
     let p7 = rig.pose();
     assert!((p7.x - p6.x).hypot(p7.y - p6.y) > 0.035);
+}
+
+/// The goal controllers' owner ids (registry order) and names.
+const GOALS: [(OwnerId, &str); 3] = [
+    (OwnerId::controller(3), "drive_distance"),
+    (OwnerId::controller(4), "rotate_angle"),
+    (OwnerId::controller(5), "navigate_to_position"),
+];
+
+/// Runs `goal` with goal controller `k` (as the goal action does: the goal, then the owner) until
+/// it ends or `seconds` pass; its final report and the true pose in the start frame.
+fn run_goal(rig: &mut Rig, k: usize, goal: Goal, seconds: u64) -> (Option<GoalReport>, Pose2) {
+    let (owner, name) = GOALS[k];
+    let mut port = rig
+        .control
+        .ports
+        .iter_mut()
+        .find(|p| p.robot == RobotId(0) && p.controller == name)
+        .and_then(|p| p.private.take())
+        .and_then(|p| p.0.downcast::<NrtGoalPort>().ok())
+        .expect("a goal port");
+    let start = rig.pose();
+    port.nrt_send(GoalCommand::Start {
+        id: GoalId(7),
+        goal,
+    })
+    .unwrap();
+    rig.owner(owner);
+    let mut end = None;
+    for _ in 0..seconds * 10 {
+        rig.run(100);
+        while let Some(r) = port.nrt_next_report() {
+            if r.is_final() {
+                end = Some(r);
+            }
+        }
+        if end.is_some() {
+            break;
+        }
+    }
+    let p = rig.pose();
+    let (c, s) = (start.theta.cos(), start.theta.sin());
+    let (dx, dy) = (p.x - start.x, p.y - start.y);
+    let rel = Pose2 {
+        x: c * dx + s * dy,
+        y: -s * dx + c * dy,
+        theta: p.theta - start.theta,
+    };
+    (end, rel)
+}
+
+#[test]
+fn each_goal_controller_reaches_its_goal_on_the_simulated_robot() {
+    let mut rig = Rig::new(Arena::default());
+    // the odometry frame: where the robot stood when it was first driven
+    let origin = rig.pose();
+    let drive = Goal::DriveDistance {
+        distance: 0.2,
+        max_translation_speed: 0.08,
+    };
+    let (end, p) = run_goal(&mut rig, 0, drive, 20);
+    assert!(matches!(end, Some(GoalReport::Succeeded { .. })), "{end:?}");
+    // odometry against the true pose: a few mm of slip on top of the tolerance
+    assert!((p.x - 0.2).abs() < 0.015 && p.y.abs() < 0.01, "{p:?}");
+    let rotate = Goal::RotateAngle {
+        angle: -PI / 2.0,
+        max_rotation_speed: 1.0,
+    };
+    let (end, p) = run_goal(&mut rig, 1, rotate, 20);
+    assert!(matches!(end, Some(GoalReport::Succeeded { .. })), "{end:?}");
+    assert!(heading_error(p.theta, -PI / 2.0) < 0.06, "{p:?}");
+    assert!(p.x.hypot(p.y) < 0.01, "in place: {p:?}");
+    let target = Pose2 {
+        x: 0.15,
+        y: 0.1,
+        theta: PI,
+    };
+    let (end, _) = run_goal(
+        &mut rig,
+        2,
+        Goal::NavigateToPosition {
+            pose: target,
+            achieve_goal_heading: true,
+            max_translation_speed: 0.0,
+            max_rotation_speed: 0.0,
+        },
+        30,
+    );
+    let Some(GoalReport::Succeeded { pose, .. }) = end else {
+        panic!("{end:?}")
+    };
+    assert!(
+        (pose.x - target.x).hypot(pose.y - target.y) <= 0.02,
+        "odometry: {pose:?}"
+    );
+    let t = rig.pose();
+    let (c, s) = (origin.theta.cos(), origin.theta.sin());
+    let (dx, dy) = (t.x - origin.x, t.y - origin.y);
+    let (x, y) = (c * dx + s * dy, -s * dx + c * dy);
+    // the true pose: odometry's slip over the three goals on top of the tolerances
+    assert!((x - target.x).hypot(y - target.y) < 0.05, "true {t:?}");
+    assert!(
+        heading_error(t.theta - origin.theta, PI) < 0.15,
+        "true {t:?}"
+    );
+    assert_eq!(rig.world.robots[0].targets, [0, 0], "stopped at the end");
+}
+
+#[test]
+fn a_drive_off_the_table_is_aborted_by_the_cliff_reflex_before_the_edge() {
+    let arena = Arena::load(Path::new(&repo("config/arena/table.yaml"))).unwrap();
+    let mut rig = Rig::new(arena);
+    let drive = Goal::DriveDistance {
+        distance: 2.0,
+        max_translation_speed: 0.1,
+    };
+    let (end, _) = run_goal(&mut rig, 0, drive, 30);
+    assert!(
+        matches!(
+            end,
+            Some(GoalReport::Aborted {
+                reason: GoalAbort::Cliff,
+                ..
+            })
+        ),
+        "{end:?}"
+    );
+    // the table's east edge is at x = 1.2; the robot starts at 0.3
+    let x = rig.pose().x;
+    assert!(1.0 < x && x < 1.19, "stopped at x = {x}");
+    rig.run(1000);
+    assert!(
+        (rig.pose().x - x).abs() < 0.005,
+        "held still after the abort"
+    );
+    assert_eq!(rig.world.robots[0].targets, [0, 0]);
+}
+
+#[test]
+fn a_drive_toward_a_wall_is_aborted_by_the_obstacle_stop() {
+    let mut rig = Rig::new(Arena::default());
+    let drive = Goal::DriveDistance {
+        distance: 3.0,
+        max_translation_speed: 0.1,
+    };
+    let (end, p) = run_goal(&mut rig, 0, drive, 40);
+    assert!(
+        matches!(
+            end,
+            Some(GoalReport::Aborted {
+                reason: GoalAbort::Obstacle,
+                ..
+            })
+        ),
+        "{end:?}"
+    );
+    assert!(
+        p.x > 0.5 && p.x < 1.0,
+        "stopped {p:?} before the wall 1 m ahead"
+    );
 }

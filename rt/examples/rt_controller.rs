@@ -2,7 +2,7 @@
 //! until it has travelled `distance` metres (odometry), publishing how far it still has to go.
 //! It is registered beside the shipped controllers; the RT loop then lets it own a robot's
 //! wheels when NRT requests its owner id (ROS: `switch_controller` with its name) and serves its
-//! endpoints under `~/controllers/drive_distance/`.
+//! endpoints under `~/controllers/drive_straight/`.
 //!
 //! Run: `cargo run -p rt --example rt_controller`.
 
@@ -13,23 +13,23 @@ use handoff::{
 use rt::controllers::{Controller, Registry, RobotView, SHIPPED};
 
 /// Drives `distance` metres straight ahead from where it started owning the wheels.
-struct DriveDistance {
+struct DriveStraight {
     /// RT half of its parameters (refreshed in `serve`).
     params: RtParams,
     speed: ParamId,
     distance: ParamId,
-    /// `~/controllers/drive_distance/remaining` (std_msgs/Float64).
+    /// `~/controllers/drive_straight/remaining` (std_msgs/Float64).
     remaining: RtTopicPublisher<f64>,
     start: Option<Pose2>,
 }
 
-impl DriveDistance {
+impl DriveStraight {
     /// NRT side, once per robot slot: declare the endpoints and parameters.
     fn new(init: &mut ControllerInit) -> Result<Self, DeclareError> {
         let speed = init.parameter("speed", 0.05, 0.0, 0.2, "forward speed (m/s)")?;
         let distance = init.parameter("distance", 0.3, 0.0, 5.0, "how far to go (m)")?;
         let remaining = init.publisher::<f64>("remaining", 16)?;
-        Ok(DriveDistance {
+        Ok(DriveStraight {
             // After the last parameter: their RT half.
             params: init.rt_params(),
             speed,
@@ -41,7 +41,7 @@ impl DriveDistance {
 }
 
 /// RT side: no allocation, no lock, no blocking call, no panic in any of these.
-impl Controller for DriveDistance {
+impl Controller for DriveStraight {
     fn start(&mut self, robot: &RobotView) {
         self.start = Some(robot.pose);
     }
@@ -76,19 +76,19 @@ fn main() {
     let mut registry = Registry::shipped();
     registry
         .register(
-            "drive_distance",
-            Box::new(|init| Ok(Box::new(DriveDistance::new(init)?))),
+            "drive_straight",
+            Box::new(|init| Ok(Box::new(DriveStraight::new(init)?))),
         )
         .expect("a free, valid name");
     // One instance per robot slot: RT halves for `rt::rtloop::spawn`, NRT halves for the ROS
     // front end (`NrtControl`, as `Runtime::take_control` hands them over).
     let (mut rt_controllers, mut nrt) = registry.instantiate(1).expect("valid declarations");
-    let owner = nrt.names.id("drive_distance").expect("registered");
+    let owner = nrt.names.id("drive_straight").expect("registered");
     assert_eq!(owner, OwnerId::controller(SHIPPED.len() as u8));
     let ports = nrt
         .ports
         .iter_mut()
-        .find(|p| p.controller == "drive_distance")
+        .find(|p| p.controller == "drive_straight")
         .expect("its ports");
     ports.params.nrt_set("distance", 0.1).expect("in range"); // a ROS parameter write
 

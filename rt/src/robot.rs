@@ -383,6 +383,7 @@ impl Robot {
             ground_t_ns: self.ground_t,
             owner,
             calibration: self.cal,
+            reflexes: Default::default(),
         }
     }
 

@@ -2,7 +2,8 @@
 //! a typical frame mix (odometry, proximity, variable replies, garbage to resynchronise on),
 //! with an NRT side draining frames and events, changing set-points and sending frames, and
 //! with filters using every ROS-from-RT hand-off and every shipped controller (line follower,
-//! go-to-pose, calibrate_motors with runs, aborts and owner losses) owning the robot in turn with the joint command path — owners switched, goals,
+//! go-to-pose, calibrate_motors with runs, aborts and owner losses, the goal controllers
+//! drive_distance / rotate_angle / navigate_to_position with goals, cancels and ends) owning the robot in turn with the joint command path — owners switched, goals,
 //! parameters, joint commands and cmd_vel arriving, joint states and controller topics flowing
 //! out. After warm-up: 0 allocations and 0 page faults on the RT thread (counting global
 //! allocator; getrusage(RUSAGE_THREAD)).
@@ -21,6 +22,7 @@ use handoff::{
 use handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
 use handoff::{monotonic_ns, JointCommand, NrtEndpoint, OwnerId, Pose2, RosValue};
 use handoff::{AxisLimits, CalCommand, MotionLimits, NrtCalibrationPort, Wheel, WheelRun};
+use handoff::{Goal, GoalCommand, GoalId, GoalReport, NrtGoalPort};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::controllers::{
@@ -195,7 +197,26 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         OwnerId::JOINT,
         OwnerId::controller(1),
         OwnerId::controller(2),
+        OwnerId::controller(3),
+        OwnerId::controller(4),
+        OwnerId::controller(5),
     ];
+    // the goal actions' side of the goal controllers (owner ids 3, 4, 5)
+    let mut goal_ports: Vec<Box<NrtGoalPort>> =
+        ["drive_distance", "rotate_angle", "navigate_to_position"]
+            .iter()
+            .map(|name| {
+                control
+                    .ports
+                    .iter_mut()
+                    .find(|p| p.robot == RobotId(0) && p.controller == *name)
+                    .and_then(|p| p.private.take())
+                    .and_then(|p| p.0.downcast::<NrtGoalPort>().ok())
+                    .expect("a goal controller's private port")
+            })
+            .collect();
+    // per goal controller: goals started, feedback, ends
+    let mut goal_reports = [[0u64; 3]; 3];
     // the calibration action's side of calibrate_motors
     let mut calibration = control
         .ports
@@ -254,7 +275,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let (mut frames, mut odometry, mut stats, mut reflexes, mut answers) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut cliffs = 0u64;
-    let (mut joints, mut switches, mut topics, mut owners_seen) = (0u64, 0usize, 0u64, [false; 5]);
+    let (mut joints, mut switches, mut topics, mut owners_seen) = (0u64, 0usize, 0u64, [false; 8]);
     let mut exit_event = None;
     let deadline = Instant::now() + Duration::from_secs(600);
     let mut k = 0u64;
@@ -315,6 +336,46 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                 };
                 calibration.nrt_send(CalCommand::Run(run)).unwrap();
             }
+            let id = GoalId(switches as u32);
+            let goal = match owners[switches % owners.len()].controller_index() {
+                Some(3) => Some((
+                    0,
+                    Goal::DriveDistance {
+                        distance: 0.2,
+                        max_translation_speed: 0.05,
+                    },
+                )),
+                Some(4) => Some((
+                    1,
+                    Goal::RotateAngle {
+                        angle: -2.0,
+                        max_rotation_speed: 0.0,
+                    },
+                )),
+                Some(5) => Some((
+                    2,
+                    Goal::NavigateToPosition {
+                        pose: Pose2 {
+                            x: 0.3,
+                            y: -0.2,
+                            theta: 0.5,
+                        },
+                        achieve_goal_heading: switches % 2 == 0,
+                        max_translation_speed: 0.1,
+                        max_rotation_speed: 1.0,
+                    },
+                )),
+                _ => None,
+            };
+            if let Some((j, goal)) = goal {
+                goal_ports[j]
+                    .nrt_send(GoalCommand::Start { id, goal })
+                    .unwrap();
+                if switches % 3 == 0 {
+                    // a cancel while it runs
+                    goal_ports[j].nrt_send(GoalCommand::Cancel { id }).unwrap();
+                }
+            }
             params
                 .nrt_request_owner(RobotId(0), owners[switches % owners.len()])
                 .unwrap();
@@ -359,6 +420,16 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         }
         while calibration.nrt_next_report().is_some() {
             cal_reports += 1;
+        }
+        for (port, counts) in goal_ports.iter_mut().zip(goal_reports.iter_mut()) {
+            while let Some(r) = port.nrt_next_report() {
+                let kind = match r {
+                    GoalReport::Started { .. } => 0,
+                    GoalReport::Feedback { .. } => 1,
+                    _ => 2,
+                };
+                counts[kind] += 1;
+            }
         }
         if k.is_multiple_of(1700) {
             calibration.nrt_send(CalCommand::Abort).unwrap();
@@ -427,6 +498,10 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     // Every owner had the wheels, joint states and the controllers' topics flowed.
     assert!(owners_seen.iter().all(|s| *s), "{owners_seen:?}");
     assert!(cal_reports > 10, "{cal_reports} calibration reports");
+    assert!(
+        goal_reports.iter().flatten().all(|n| *n > 0),
+        "every goal controller started, fed back and ended goals: {goal_reports:?}"
+    );
     assert!(
         joints > 1000 && topics > 10,
         "{joints} joint states, {topics} topic values"

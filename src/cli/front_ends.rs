@@ -128,6 +128,8 @@ impl Nodes {
         let mut control = rt.take_control();
         if let Some(control) = control.as_mut() {
             iface.calibration.take(control);
+            // so do the goal actions (drive_distance, rotate_angle, navigate_to_position)
+            iface.goal_actions.take(control);
         }
         #[cfg(feature = "ros2")]
         if let Some(node) = self.ros2 {

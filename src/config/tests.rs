@@ -473,5 +473,9 @@ fn the_default_owner_is_an_owner_name() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("through its action"), "{e}");
+    let e = Config::from_yaml("control: {default_owner: drive_distance}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("send a drive_distance goal"), "{e}");
     assert!(!Config::is_live("control.default_owner"));
 }

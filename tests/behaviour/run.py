@@ -19,10 +19,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from client import ScenarioFailure  # noqa: E402
 import scenarios_control  # noqa: E402
+import scenarios_goals  # noqa: E402
 import scenarios_io  # noqa: E402
 import scenarios_lifecycle  # noqa: E402
 
-GROUPS = {**scenarios_io.GROUPS, **scenarios_control.GROUPS, **scenarios_lifecycle.GROUPS}
+GROUPS = {**scenarios_io.GROUPS, **scenarios_control.GROUPS, **scenarios_lifecycle.GROUPS,
+          **scenarios_goals.GROUPS}
 
 
 def main():

@@ -36,6 +36,7 @@ mod control;
 mod doorbell;
 mod endpoints;
 mod events;
+mod goal;
 mod ids;
 mod latest;
 mod motion_limits;
@@ -61,6 +62,10 @@ pub use endpoints::{
     RtParams, RtServiceEndpoint, RtTopicPublisher, RtTopicSubscriber, MAX_PARAMS,
 };
 pub use events::{ExitReason, RtCommand, RtEvent};
+pub use goal::{
+    goal_port, Goal, GoalAbort, GoalCommand, GoalId, GoalPortFull, GoalReport, NrtGoalPort,
+    RtGoalPort, GOAL_RING,
+};
 pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
 pub use latest::{latest, NrtLatest, RtLatest};
 pub use motion_limits::{Axis, AxisLimits, MotionLimits};

@@ -10,6 +10,7 @@
 
 use crate::calibration::Calibration;
 use crate::controllers::Controllers;
+use crate::goal_actions::GoalActions;
 use crate::ground_truth::{GroundTruthSink, GroundTruthSource, GroundTruthThread};
 use crate::joints::JointRates;
 use crate::lifecycle::Lifecycles;
@@ -25,6 +26,8 @@ pub struct Interface {
     pub reporter: Reporter,
     /// The `calibrate_motors` goals of every front end.
     pub calibration: Calibration,
+    /// The goal actions' goals (`drive_distance`, `rotate_angle`, `navigate_to_position`) of every front end.
+    pub goal_actions: GoalActions,
     /// The joint states' rate asked of the RT thread (from every front end's subscribers).
     pub joints: JointRates,
     /// The simulator's ground-truth thread, when the process runs one ([`Interface::start_ground_truth`]).
@@ -44,6 +47,7 @@ impl Interface {
     pub fn new(reporter: Reporter) -> Interface {
         Interface {
             calibration: Calibration::new(reporter.clone()),
+            goal_actions: GoalActions::new(reporter.clone()),
             reporter,
             joints: JointRates::default(),
             ground_truth: None,
@@ -84,6 +88,7 @@ impl Interface {
         let managed = engine.driver_params().managed && engine.driver_params().enabled;
         self.lifecycle
             .on_engine_event(managed, engine, event, &self.reporter);
+        self.goal_actions.on_engine_event(event);
         match event {
             EngineEvent::RobotReady { node, robot } => self.joints.add(*node, *robot),
             EngineEvent::RobotRemoved { node, .. } => {
@@ -103,6 +108,7 @@ impl Interface {
     /// ends to publish in this iteration.
     pub fn serve(&mut self, engine: &mut Engine, now: Instant) {
         self.calibration.serve(engine, now);
+        self.goal_actions.serve(engine, now);
         if self.joints.due(now) {
             let lines = self.joints.apply(now, &engine.live_params(), |id| {
                 engine.robot_params(id).joint_state_rate

@@ -22,6 +22,8 @@
 //! - [`owner_switch`]: each robot's communication switch (`switch_controller`, `controller_owner`);
 //! - [`controllers`]: the RT controllers' endpoints and parameters;
 //! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`);
+//! - [`goal_actions`]: the goal actions' goals (`drive_distance`, `rotate_angle`, `navigate_to_position`), one state
+//!   machine for every goal controller;
 //! - asebaros: [`aseba`] (node list, descriptions, event routing), [`load_script`];
 //! - thymio_driver: [`frames`] (prefixes, URDF), [`odometry`] (`odom` with its covariances, `/tf`, wheel
 //!   `joint_states`, rate limit), [`set_odometry`] (the pose reset),
@@ -38,6 +40,7 @@ pub mod driver_events;
 pub mod frames;
 pub mod front_end;
 pub mod geometry;
+pub mod goal_actions;
 pub mod ground_truth;
 pub mod held_calls;
 pub mod hop_times;

@@ -4,9 +4,9 @@
 //! the latched `/<ns>/controller_owner` (`std_msgs/String`) says who owns them.
 //!
 //! A request for an unknown name is refused at once with the list of valid names, and one for
-//! [`ACTION_ONLY`] (its controller runs only for a goal of the `calibrate_motors` action). A valid one is handed to
-//! the RT thread (`nrt_request_owner`), which switches at its next cycle and reports the owner in effect
-//! ([`EngineEvent::Owner`]); the call is held ([`Held`]) and answered then — success once the RT thread confirms
+//! [`ACTION_ONLY`] (its controller runs only for a goal of its action: `calibrate_motors`, the goal actions). A
+//! valid one is handed to the RT thread (`nrt_request_owner`), which switches at its next cycle and reports the owner
+//! in effect ([`EngineEvent::Owner`]); the call is held ([`Held`]) and answered then — success once the RT thread confirms
 //! the requested owner (after every front end published the new owner: see [`Switch::end_step`]), failure with the
 //! owner it kept if it did not within [`SWITCH_TIMEOUT`]. Neither a front end's threads nor the NRT loop wait for
 //! the RT thread.
@@ -31,8 +31,14 @@ pub const OWNER: &str = "Owner";
 /// `/diagnostics` key: commands from non-owners dropped by the RT thread.
 pub const DROPPED: &str = "Non-owner commands dropped";
 
-/// The owner that takes the wheels through its action only (`calibrate_motors`), never through the switch.
-pub const ACTION_ONLY: &str = "calibrate_motors";
+/// The owners that take the wheels through their action only (`calibrate_motors` and the goal controllers, each
+/// the name of its action), never through the switch: without a goal their controllers hold the robot still.
+pub const ACTION_ONLY: [&str; 4] = [
+    "calibrate_motors",
+    "drive_distance",
+    "rotate_angle",
+    "navigate_to_position",
+];
 
 /// What the RT thread last reported of one robot slot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -134,11 +140,11 @@ impl Switch {
         let Some(robot) = self.robot(node) else {
             return call.reply((false, NO_LONGER_DRIVEN.into()));
         };
-        if owner == ACTION_ONLY {
+        if ACTION_ONLY.contains(&owner) {
             // its controller only works with a goal: owned through the action only
             return call.reply((
                 false,
-                format!("{owner} takes the wheels through its action (calibrate_motors) only"),
+                format!("{owner} takes the wheels through its action ({owner}) only"),
             ));
         }
         let Some(wanted) = self.names.id(owner) else {

@@ -51,6 +51,16 @@ fn unknown_owners_are_refused_with_the_valid_names_and_calibration_through_its_a
             "calibrate_motors takes the wheels through its action (calibrate_motors) only".into()
         )
     );
+    // the goal controllers too, each through its own action
+    let (c, rx) = call();
+    s.request(&params, NODE, "rotate_angle", c, now);
+    assert_eq!(
+        rx.try_recv().unwrap(),
+        (
+            false,
+            "rotate_angle takes the wheels through its action (rotate_angle) only".into()
+        )
+    );
     let (c, rx) = call();
     s.request(&params, NodeId(9), "ros", c, now);
     assert_eq!(rx.try_recv().unwrap(), (false, NO_LONGER_DRIVEN.into()));

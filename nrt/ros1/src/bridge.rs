@@ -6,6 +6,7 @@ use super::aseba::{AsebaInterface, Call};
 use super::calibration::CalibrationActions;
 use super::control::ControlInterface;
 use super::conv;
+use super::goal_actions::GoalActionsRos1;
 use super::graph::{global, Graph};
 use super::ground_truth::Ros1GroundTruth;
 use super::joints::Ros1Joints;
@@ -122,8 +123,10 @@ impl Ros1Node {
         let lookout = RivalLookout::start(self.graph.master.clone(), self.graph.caller_api.clone())
             .map_err(|e| Ros1Error::Thread("rival lookout", e))?;
         let calibration = CalibrationActions::new(&self.graph, &base, reporter.clone());
+        let goal_actions = GoalActionsRos1::new(&self.graph, &base, reporter.clone());
         Ok(Ros1Bridge {
             calibration,
+            goal_actions,
             reporter: reporter.clone(),
             lookout,
             rivals: RivalWatch::default(),
@@ -178,6 +181,8 @@ pub struct Ros1Bridge {
     reporter: Reporter,
     /// The robots' `calibrate_motors` actionlib servers.
     calibration: CalibrationActions,
+    /// The robots' goal actions' actionlib servers (`drive_distance`, `rotate_angle`, `navigate_to_position`).
+    goal_actions: GoalActionsRos1,
 }
 
 impl FrontEnd for Ros1Bridge {
@@ -210,6 +215,8 @@ impl FrontEnd for Ros1Bridge {
         self.reconfigure
             .serve(engine, Some(&mut iface.controllers), &iface.reporter, now);
         self.calibration.serve(engine, &mut iface.calibration, now);
+        self.goal_actions
+            .serve(engine, &mut iface.goal_actions, now);
     }
 
     /// Reacts to one engine event (robots and nodes coming and going, events, variables, proximity).
@@ -225,6 +232,8 @@ impl FrontEnd for Ros1Bridge {
             .on_engine_event(engine, Some(&iface.controllers), event);
         self.calibration
             .on_engine_event(engine, &iface.calibration, event);
+        self.goal_actions
+            .on_engine_event(engine, &iface.goal_actions, event);
     }
 
     /// Publishes what changed (`aseba/nodes`, the robots' owners, the controllers' outputs), and `/diagnostics`
@@ -234,6 +243,7 @@ impl FrontEnd for Ros1Bridge {
         self.control.publish(iface);
         self.look_for_rivals();
         self.calibration.publish(now);
+        self.goal_actions.publish(now);
         if self
             .last_diagnostics
             .is_none_or(|t| now.duration_since(t) >= DIAGNOSTICS_PERIOD)

@@ -10,6 +10,7 @@ use super::calibration_action::CalibrationActions;
 use super::control::Control;
 use super::convert::Clocks;
 use super::driver_node::DriverNodes;
+use super::goal_actions::GoalActionsRos2;
 use super::ground_truth::GroundTruthTargets;
 use super::hot::HotNode;
 use super::odom_pub::{OdomPublisher, OdomPublisherConfig};
@@ -144,6 +145,7 @@ impl RosNode {
             thymio,
             ground_truth: None,
             calibration: CalibrationActions::new(reporter.clone()),
+            goal_actions: GoalActionsRos2::new(reporter.clone()),
             reporter,
             control,
             diagnostics,
@@ -178,6 +180,8 @@ pub struct RosBridge {
     ground_truth: Option<GroundTruthTargets>,
     /// The robots' `calibrate_motors` actions.
     calibration: CalibrationActions,
+    /// The robots' goal actions (`drive_distance`, `rotate_angle`, `navigate_to_position`).
+    goal_actions: GoalActionsRos2,
     /// The switches, RT controllers' endpoints and joint space of the robots.
     control: Control,
     diagnostics: Publisher<DiagnosticArray>,
@@ -205,6 +209,8 @@ impl FrontEnd for RosBridge {
         self.aseba.poll_ros(&mut node, engine);
         self.thymio.poll_ros(engine);
         self.calibration.serve(engine, &mut iface.calibration, now);
+        self.goal_actions
+            .serve(engine, &mut iface.goal_actions, now);
         self.drivers.serve(engine, &mut iface.controllers, now);
         self.control.serve(engine, iface, now);
     }
@@ -229,6 +235,8 @@ impl FrontEnd for RosBridge {
             self.on_event(&mut node, engine, iface, event);
             self.calibration
                 .on_engine_event(node.get(), engine, &iface.calibration, event);
+            self.goal_actions
+                .on_engine_event(node.get(), engine, &iface.goal_actions, event);
         }
     }
 

@@ -35,6 +35,7 @@ pub mod convert;
 pub mod dds_boundary;
 pub mod diagnostics;
 pub mod driver_node;
+pub mod goal_actions;
 pub mod ground_truth;
 pub mod hot;
 pub mod joints;

@@ -108,6 +108,7 @@ impl Bot {
             set_point: Twist2::default(),
             owner: OwnerId::controller(0),
             calibration: Self::cal(),
+            reflexes: Default::default(),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! allowed: a twist loses its linear part when it is forward, wheel speeds or raw targets lose
 //! their common forward part and keep their difference (the turn).
 
-use super::{Filter, ReflexEvent, RobotView};
+use super::{Filter, Reflex, ReflexEvent, RobotView};
 use handoff::{RtLatest, RtPublisher, WheelCommand, MAX_ROBOTS};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
@@ -68,6 +68,10 @@ impl CliffStop {
 }
 
 impl Filter for CliffStop {
+    fn reflex(&self) -> Option<Reflex> {
+        Some(Reflex::Cliff)
+    }
+
     fn update(&mut self, robot: &RobotView, cmd: &mut WheelCommand) {
         if let Some(live) = &mut self.live {
             self.params = live.rt_read().0;

@@ -41,6 +41,36 @@ pub struct RobotView {
     pub owner: OwnerId,
     /// The robot's calibration and limits in effect.
     pub calibration: RobotCalibration,
+    /// The reflexes that changed the owner's command in the previous cycle.
+    pub reflexes: Reflexes,
+}
+
+/// Which reflex a [`Filter`] is, so that controllers can tell why they were held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reflex {
+    /// The obstacle stop (proximity sensors).
+    Obstacle,
+    /// The cliff reflex (ground sensors).
+    Cliff,
+}
+
+/// The reflexes that held a robot (changed its owner's command) in a cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Reflexes {
+    /// The obstacle stop held it.
+    pub obstacle: bool,
+    /// The cliff reflex held it.
+    pub cliff: bool,
+}
+
+impl Reflexes {
+    /// Notes that `reflex` held the robot.
+    pub fn set(&mut self, reflex: Reflex) {
+        match reflex {
+            Reflex::Obstacle => self.obstacle = true,
+            Reflex::Cliff => self.cliff = true,
+        }
+    }
 }
 
 /// A controller that can own a robot's wheels: one instance per robot slot, made by its
@@ -67,4 +97,8 @@ pub trait Controller: Send {
 pub trait Filter: Send {
     /// Updates `cmd` for `robot`.
     fn update(&mut self, robot: &RobotView, cmd: &mut WheelCommand);
+    /// The reflex it is, if it is one that goal controllers abort on (see [`Reflexes`]).
+    fn reflex(&self) -> Option<Reflex> {
+        None
+    }
 }

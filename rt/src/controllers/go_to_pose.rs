@@ -50,7 +50,7 @@ struct Params {
 }
 
 /// `a` wrapped to (−π, π].
-fn wrap(a: f64) -> f64 {
+pub(crate) fn wrap(a: f64) -> f64 {
     let w = (a + PI).rem_euclid(2.0 * PI) - PI;
     if w == -PI {
         PI
@@ -69,7 +69,7 @@ pub const MAX_GOAL_HEADING: f64 = 1000.0;
 
 /// Whether `goal` is a goal for a robot at `pose`: finite, within [`MAX_GOAL_DISTANCE`] of it
 /// and with a heading within ±[`MAX_GOAL_HEADING`]; else why not.
-fn check_goal(goal: &Pose2, pose: &Pose2) -> Result<(), &'static str> {
+pub(crate) fn check_goal(goal: &Pose2, pose: &Pose2) -> Result<(), &'static str> {
     if !(goal.x.is_finite() && goal.y.is_finite() && goal.theta.is_finite()) {
         return Err("the goal must be finite");
     }
@@ -146,43 +146,81 @@ impl GoToPose {
 
     fn command(&mut self, pose: Pose2, goal: Pose2) -> Twist2 {
         let g = |id| self.params.get(id);
-        let (dx, dy) = (goal.x - pose.x, goal.y - pose.y);
-        let dist = dx.hypot(dy);
-        let pos_tol = g(self.p.position_tolerance);
-        let max_w = g(self.p.max_angular);
-        let turn = |e: f64| (g(self.p.k_angular) * e).clamp(-max_w, max_w);
-        if self.in_position && dist > 2.0 * pos_tol {
-            self.in_position = false;
-        }
-        if !self.in_position && dist <= pos_tol {
-            self.in_position = true;
-        }
-        if !self.in_position {
-            let alpha = wrap(dy.atan2(dx) - pose.theta);
-            let linear = if alpha.abs() > TURN_FIRST {
-                0.0
-            } else {
-                (g(self.p.k_linear) * dist).min(g(self.p.max_linear)) * alpha.cos()
-            };
-            return Twist2 {
-                linear,
-                angular: turn(alpha),
-            };
-        }
-        let e = wrap(goal.theta - pose.theta);
-        if e.abs() <= g(self.p.heading_tolerance) {
-            if !self.reached {
-                self.reached = true;
-                self.reached_pub.rt_publish(true);
+        let gains = Gains {
+            max_linear: g(self.p.max_linear),
+            max_angular: g(self.p.max_angular),
+            k_linear: g(self.p.k_linear),
+            k_angular: g(self.p.k_angular),
+            position_tolerance: g(self.p.position_tolerance),
+            heading_tolerance: g(self.p.heading_tolerance),
+        };
+        match steer(pose, goal, &gains, &mut self.in_position, true) {
+            Some(t) => {
+                self.reached = false;
+                t
             }
-            return Twist2::default();
-        }
-        self.reached = false;
-        Twist2 {
-            linear: 0.0,
-            angular: turn(e),
+            None => {
+                if !self.reached {
+                    self.reached = true;
+                    self.reached_pub.rt_publish(true);
+                }
+                Twist2::default()
+            }
         }
     }
+}
+
+/// The gains and limits of [`steer`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gains {
+    pub max_linear: f64,
+    pub max_angular: f64,
+    pub k_linear: f64,
+    pub k_angular: f64,
+    pub position_tolerance: f64,
+    pub heading_tolerance: f64,
+}
+
+/// The go-to-pose law (also `navigate_to_position`'s): the twist from `pose` toward `goal`, or
+/// `None` when there (in position and, if `heading`, within the heading tolerance).
+/// `in_position` is the hysteresis state (see the module's documentation).
+pub(crate) fn steer(
+    pose: Pose2,
+    goal: Pose2,
+    g: &Gains,
+    in_position: &mut bool,
+    heading: bool,
+) -> Option<Twist2> {
+    let (dx, dy) = (goal.x - pose.x, goal.y - pose.y);
+    let dist = dx.hypot(dy);
+    let pos_tol = g.position_tolerance;
+    let turn = |e: f64| (g.k_angular * e).clamp(-g.max_angular, g.max_angular);
+    if *in_position && dist > 2.0 * pos_tol {
+        *in_position = false;
+    }
+    if !*in_position && dist <= pos_tol {
+        *in_position = true;
+    }
+    if !*in_position {
+        let alpha = wrap(dy.atan2(dx) - pose.theta);
+        let linear = if alpha.abs() > TURN_FIRST {
+            0.0
+        } else {
+            (g.k_linear * dist).min(g.max_linear) * alpha.cos()
+        };
+        return Some(Twist2 {
+            linear,
+            angular: turn(alpha),
+        });
+    }
+    let e = wrap(goal.theta - pose.theta);
+    if !heading || e.abs() <= g.heading_tolerance {
+        return None;
+    }
+    Some(Twist2 {
+        linear: 0.0,
+        angular: turn(e),
+    })
 }
 
 impl Controller for GoToPose {
@@ -245,6 +283,7 @@ mod tests {
             set_point: Twist2::default(),
             owner: OwnerId::controller(1),
             calibration: RobotCalibration::default(),
+            reflexes: Default::default(),
         }
     }
 

@@ -238,6 +238,7 @@ mod tests {
             set_point: Twist2::default(),
             owner: OwnerId::controller(0),
             calibration: RobotCalibration::default(),
+            reflexes: Default::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! filters every owner's command: a twist loses its linear part, wheel speeds or raw targets
 //! lose their common (forward) part and keep their difference (the turn).
 
-use super::{Filter, RobotView};
+use super::{Filter, Reflex, RobotView};
 use handoff::{RobotId, RtLatest, RtPublisher, WheelCommand, MAX_ROBOTS};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
@@ -79,6 +79,10 @@ impl ObstacleStop {
 }
 
 impl Filter for ObstacleStop {
+    fn reflex(&self) -> Option<Reflex> {
+        Some(Reflex::Obstacle)
+    }
+
     fn update(&mut self, robot: &RobotView, cmd: &mut WheelCommand) {
         if let Some(live) = &mut self.live {
             self.params = live.rt_read().0;
@@ -162,6 +166,7 @@ mod tests {
             ground_t_ns: None,
             owner: handoff::OwnerId::ROS,
             calibration: handoff::RobotCalibration::default(),
+            reflexes: Default::default(),
         }
     }
 

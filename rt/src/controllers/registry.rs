@@ -9,10 +9,13 @@ use handoff::{
 };
 
 /// The names of [`Registry::shipped`]'s controllers, in owner-id order.
-pub const SHIPPED: [&str; 3] = [
+pub const SHIPPED: [&str; 6] = [
     super::line_follower::NAME,
     super::go_to_pose::NAME,
     super::calibration::NAME,
+    <super::DriveDistance as super::Motion>::NAME,
+    <super::RotateAngle as super::Motion>::NAME,
+    <super::NavigateToPosition as super::Motion>::NAME,
 ];
 
 /// Makes one controller instance for the robot of `init`, declaring its endpoints there.
@@ -113,7 +116,15 @@ impl Registry {
             super::calibration::NAME,
             Box::new(super::CalibrateMotors::factory),
         );
+        r.register_goal::<super::DriveDistance>();
+        r.register_goal::<super::RotateAngle>();
+        r.register_goal::<super::NavigateToPosition>();
         r
+    }
+
+    /// Registers the goal controller of motion `M` under `M::NAME` (shipped names: cannot fail).
+    fn register_goal<M: super::Motion + std::fmt::Debug>(&mut self) {
+        let _ = self.register(M::NAME, Box::new(super::GoalController::<M>::factory));
     }
 
     /// Adds `factory` under `name` (its owner name and `~/controllers/<name>/`).
@@ -180,11 +191,11 @@ mod tests {
         let r = Registry::shipped();
         assert_eq!(r.names(), SHIPPED);
         let (mut rt, nrt) = r.instantiate(2).unwrap();
-        assert_eq!(rt.len(), 3);
-        assert_eq!(rt.robot(RobotId(1)).len(), 3);
+        assert_eq!(rt.len(), 6);
+        assert_eq!(rt.robot(RobotId(1)).len(), 6);
         assert!(rt.robot(RobotId(2)).is_empty());
         assert_eq!(nrt.names.id("go_to_pose"), Some(OwnerId::controller(1)));
-        assert_eq!(nrt.ports.len(), 6);
+        assert_eq!(nrt.ports.len(), 12);
         // the calibration action's private port
         let cal = &nrt.ports[2];
         assert_eq!(cal.controller, "calibrate_motors");

@@ -5,6 +5,7 @@
 use super::slots::QueueError;
 use super::{ns, RtLoop};
 use crate::clock::monotonic_ns;
+use crate::controllers::Reflexes;
 use handoff::{LinkId, RobotId, WheelCommand};
 
 impl RtLoop {
@@ -49,9 +50,16 @@ impl RtLoop {
             let view = self.view(i, now);
             let owned = self.owner_command(i, &view);
             let mut cmd = owned;
+            let mut reflexes = Reflexes::default();
             for f in self.filters.iter_mut() {
+                let before = cmd;
                 f.update(&view, &mut cmd);
+                if let Some(r) = f.reflex().filter(|_| cmd != before) {
+                    reflexes.set(r);
+                }
             }
+            // Seen by the controllers next cycle (a goal aborts when a reflex held it).
+            self.owners[i].reflexes = reflexes;
             self.owners[i].filtered = cmd != owned;
             // A managed driver node that is not active: the wheels stay at zero whatever the owner commands (a
             // Stop, so the limiter is reset at once and the stop is never slowed).

@@ -16,7 +16,7 @@
 //!   applies to the joint command stream.
 
 use super::RtLoop;
-use crate::controllers::RobotView;
+use crate::controllers::{Reflexes, RobotView};
 use crate::mapping::units_to_si;
 use handoff::{JointStateSample, OwnerId, RobotId, RtEvent, WheelCommand};
 
@@ -39,6 +39,8 @@ pub(super) struct OwnerState {
     joint_tripped: bool,
     /// A filter changed the owner's command in the last cycle.
     pub filtered: bool,
+    /// The reflexes among those filters.
+    pub reflexes: Reflexes,
     /// Next joint state due (RT time; 0: at once).
     js_due: u64,
 }
@@ -119,7 +121,9 @@ impl RtLoop {
         let link_up = r
             .link()
             .map_or(self.slots.any_live(), |l| self.slots.live(l));
-        r.view(now, link_up, self.owners[i].owner)
+        let mut view = r.view(now, link_up, self.owners[i].owner);
+        view.reflexes = self.owners[i].reflexes;
+        view
     }
 
     /// Takes robot `i`'s cmd_vel set-point and joint command: the owner's are applied (with the

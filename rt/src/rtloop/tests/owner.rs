@@ -9,10 +9,11 @@ use std::sync::atomic::AtomicU32;
 
 const PROX: u16 = 3;
 
-/// A controller that drives fixed targets and counts its calls.
+/// A controller that drives fixed targets and counts its calls (start, stop, serve, update,
+/// and updates whose view says the obstacle stop held the robot the cycle before).
 struct Fixed {
     targets: [i16; 2],
-    calls: Arc<[AtomicU32; 4]>,
+    calls: Arc<[AtomicU32; 5]>,
 }
 
 impl Controller for Fixed {
@@ -32,11 +33,15 @@ impl Controller for Fixed {
             "the view names its owner"
         );
         self.calls[3].fetch_add(1, Ordering::Relaxed);
+        if robot.reflexes.obstacle {
+            self.calls[4].fetch_add(1, Ordering::Relaxed);
+        }
+        assert!(!robot.reflexes.cliff, "no cliff filter here");
         WheelCommand::Targets(self.targets)
     }
 }
 
-pub(super) type Calls = Arc<[AtomicU32; 4]>;
+pub(super) type Calls = Arc<[AtomicU32; 5]>;
 
 pub(super) fn build_with(targets: [i16; 2]) -> (RtLoop, NrtEnds, NrtLinkPort, Calls) {
     let (rt_ends, nrt) = channels(&ChannelConfig {
@@ -133,9 +138,12 @@ fn a_controller_owner_takes_the_wheels_and_cmd_vel_is_dropped_and_counted() {
         .unwrap();
     rt.cycle(100 * MS);
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![20, -20])]);
+    assert_eq!(calls[4].load(Ordering::Relaxed), 0, "not held before");
     peer.write(&event(NODE, PROX, &[0; 7])).unwrap();
     rt.cycle(120 * MS);
     assert_eq!(received(&mut peer), [(SET_SPEED, vec![120, 80])]);
+    // The controller saw, the cycle after, that the obstacle stop held it (goals abort on it).
+    assert_eq!(calls[4].load(Ordering::Relaxed), 1, "held the cycle before");
 
     // Back to ros: the controller is stopped, the cmd_vel dropped meanwhile does not come back.
     p.nrt_request_owner(RobotId(0), OwnerId::ROS).unwrap();

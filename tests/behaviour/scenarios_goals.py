@@ -1,0 +1,125 @@
+"""Behaviour scenarios of the goal actions (README "Goal actions"): drive_distance, rotate_angle and
+navigate_to_position reach their goals on odometry with feedback, own the wheels while they run and give them back
+to `ros`; a bad goal is rejected with its reason; a cancel stops the robot; a goal driving off the table is aborted
+by the cliff reflex before the edge. Texts are the layer's (nrt/interface/src/goal_actions.rs, handoff::GoalAbort).
+"""
+
+import math
+import time
+
+from client import check, check_eq
+from scenarios_control import _enable_cliff_stop, _yaw, switch_to
+from scenarios_io import ODOM, TWIST, x_of
+
+DRIVE = "thymio_rt_msgs/DriveDistance"
+ROTATE = "thymio_rt_msgs/RotateAngle"
+NAVIGATE = "thymio_rt_msgs/NavigateToPosition"
+
+
+def _y_of(odom):
+    return odom["pose"]["pose"]["position"]["y"]
+
+
+def _wrap(a):
+    return (a + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def _owner(c):
+    owner = c.subscribe(c.name("controller_owner"), "std_msgs/String", latched=True)
+    owner.wait(lambda m: m["data"] == "ros", 30, "the owner at start")
+    return owner
+
+
+def _run(c, owner, action, type_name, goal, name, timeout=30.0):
+    """Sends `goal` to `action`, checks that its controller owns the wheels while it runs, and returns its
+    (status, result, feedback) once the wheels are back to `ros`."""
+    h = c.send_goal(c.name(action), type_name, goal, timeout=30)
+    check(h.accepted, f"{action} goal {goal} rejected")
+    owner.wait(lambda m: m["data"] == name, 10, f"{name} owning the wheels")
+    status, result = h.result(timeout=timeout)
+    owner.wait(lambda m: m["data"] == "ros", 10, f"the wheels back to ros after {action}")
+    return status, result, h.feedback
+
+
+def goals(c, env):
+    """Each goal action reaches its goal (odometry within its tolerance, result pose = odometry), with feedback
+    counting down; a NaN goal is rejected with its reason on /rosout; the goal controllers cannot be taken through
+    switch_controller; a cancelled drive stops short with the wheels back to `ros`."""
+    owner = _owner(c)
+    odom = c.subscribe(c.name("odom"), ODOM)
+    odom.wait(timeout=30, what="the first odometry")
+    ok, why = switch_to(c, "drive_distance")
+    check(not ok, "drive_distance taken by switch_controller")
+    check_eq(why, "drive_distance takes the wheels through its action (drive_distance) only",
+             "the refusal of drive_distance")
+    # drive_distance: 0.15 m ahead at most 0.08 m/s
+    start = odom.latest()
+    status, result, feedback = _run(c, owner, "drive_distance", DRIVE,
+                                    {"distance": 0.15, "max_translation_speed": 0.08}, "drive_distance")
+    check_eq(status, "succeeded", f"drive_distance's status ({result})")
+    check(result["success"] and result["reason"] == "", f"drive_distance's result: {result}")
+    end = odom.latest()
+    check(abs(x_of(end) - x_of(start) - 0.15) < 0.015, f"drove {x_of(end) - x_of(start)} m for 0.15")
+    check(abs(result["pose"]["x"] - x_of(end)) < 0.01, f"result pose {result['pose']} vs odometry {x_of(end)}")
+    left = [f["remaining_travel_distance"] for f in feedback]
+    check(len(left) >= 3 and left[0] > 0.1 and left[-1] < left[0], f"drive_distance feedback: {left}")
+    # rotate_angle: a quarter turn counter-clockwise
+    yaw0 = _yaw(odom.latest())
+    status, result, feedback = _run(c, owner, "rotate_angle", ROTATE,
+                                    {"angle": math.pi / 2, "max_rotation_speed": 1.0}, "rotate_angle")
+    check_eq(status, "succeeded", f"rotate_angle's status ({result})")
+    turned = _wrap(_yaw(odom.latest()) - yaw0)
+    check(abs(turned - math.pi / 2) < 0.05, f"turned {turned} rad for pi/2")
+    check(len(feedback) >= 2 and feedback[0]["remaining_angle_travel"] > 1.0, f"rotate_angle feedback: {feedback}")
+    # navigate_to_position: 0.1 m to the side and back to heading 0
+    p = odom.latest()
+    goal = {"x": x_of(p) + 0.1, "y": _y_of(p) - 0.1, "theta": 0.0}
+    status, result, feedback = _run(c, owner, "navigate_to_position", NAVIGATE,
+                                    {"goal_pose": goal, "achieve_goal_heading": True}, "navigate_to_position",
+                                    timeout=40)
+    check_eq(status, "succeeded", f"navigate_to_position's status ({result})")
+    end = odom.latest()
+    off = math.hypot(x_of(end) - goal["x"], _y_of(end) - goal["y"])
+    check(off < 0.03 and abs(_wrap(_yaw(end))) < 0.08, f"ended {off} m from the goal, heading {_yaw(end)}")
+    check(len(feedback) >= 2, f"navigate_to_position feedback: {feedback}")
+    # a bad goal: rejected, the reason on /rosout
+    h = c.send_goal(c.name("drive_distance"), DRIVE, {"distance": float("nan")}, timeout=30)
+    check(not h.accepted, "a NaN distance accepted")
+    c.expect_log("warn", "drive_distance (node 1): goal rejected: the goal must be finite")
+    # a cancel: stopped well short of 1 m, the wheels back to ros, cmd_vel drives again
+    x0 = x_of(odom.latest())
+    h = c.send_goal(c.name("drive_distance"), DRIVE, {"distance": 1.0, "max_translation_speed": 0.1}, timeout=30)
+    check(h.accepted, "a 1 m drive rejected")
+    odom.wait(lambda m: x_of(m) > x0 + 0.05, 10, "the 1 m drive under way")
+    h.cancel()
+    status, _result = h.result(timeout=10)
+    check_eq(status, "canceled", "the cancelled goal's status")
+    owner.wait(lambda m: m["data"] == "ros", 10, "the wheels back to ros after the cancel")
+    time.sleep(0.3)
+    x1 = x_of(odom.latest())
+    check(x1 < x0 + 0.5, f"went on after the cancel: {x1 - x0} m")
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.08}},
+             lambda: odom.poll(lambda m: x_of(m) > x1 + 0.02), 10, "cmd_vel driving after the cancel")
+
+
+def goal_cliff(c, env):
+    """drive_distance toward the table's edge (config/arena/table.yaml, the edge 0.9 m ahead) with the cliff reflex
+    on: the goal is aborted with reason `cliff` before the robot falls (ground truth), the wheels back to `ros`."""
+    truth = c.subscribe(c.name("sim/ground_truth"), ODOM)
+    start = x_of(truth.wait(timeout=30, what="the first ground truth"))
+    check(abs(start - 0.3) < 0.01, f"starts at x = {start} (table.yaml: 0.3)")
+    _enable_cliff_stop(c)
+    owner = _owner(c)
+    status, result, feedback = _run(c, owner, "drive_distance", DRIVE,
+                                    {"distance": 2.0, "max_translation_speed": 0.1}, "drive_distance", timeout=30)
+    check_eq(status, "aborted", f"the drive off the table's status ({result})")
+    check_eq(result["reason"], "cliff", f"the abort's reason ({result})")
+    check(not result["success"], f"result: {result}")
+    c.expect_log("warn", "drive_distance (node 1): aborted: the cliff reflex stopped the robot")
+    time.sleep(0.5)
+    x = x_of(truth.latest())
+    check(1.0 < x < 1.19, f"stopped at x = {x}: the edge is at 1.2 (fallen past it, or stopped far before)")
+    check(feedback and feedback[-1]["remaining_travel_distance"] > 0.8, f"feedback: {feedback[-1:]}")
+
+
+GROUPS = {"goals": goals, "goal_cliff": goal_cliff}

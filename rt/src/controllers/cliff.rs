@@ -5,8 +5,9 @@
 //! allowed: a twist loses its linear part when it is forward, wheel speeds or raw targets lose
 //! their common forward part and keep their difference (the turn).
 
-use super::{Filter, Reflex, ReflexEvent, RobotView};
-use handoff::{RtLatest, RtPublisher, WheelCommand, MAX_ROBOTS};
+use super::reflex::{hold_translation, ReflexEvent, ReflexState};
+use super::{Filter, Reflex, RobotView};
+use handoff::{RtLatest, RtPublisher, WheelCommand};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,8 +35,7 @@ impl Default for CliffStopParams {
 pub struct CliffStop {
     params: CliffStopParams,
     live: Option<RtLatest<CliffStopParams>>,
-    events: Option<RtPublisher<ReflexEvent>>,
-    engaged: [bool; MAX_ROBOTS],
+    state: ReflexState,
 }
 
 impl CliffStop {
@@ -44,8 +44,7 @@ impl CliffStop {
         CliffStop {
             params,
             live: None,
-            events: None,
-            engaged: [false; MAX_ROBOTS],
+            state: ReflexState::default(),
         }
     }
 
@@ -57,13 +56,13 @@ impl CliffStop {
 
     /// Reports engage/release edges to NRT.
     pub fn with_events(mut self, events: RtPublisher<ReflexEvent>) -> Self {
-        self.events = Some(events);
+        self.state.set_events(events);
         self
     }
 
     /// Whether the reflex currently holds `robot`.
     pub fn engaged(&self, robot: handoff::RobotId) -> bool {
-        self.engaged.get(robot.index()).copied().unwrap_or(false)
+        self.state.engaged(robot)
     }
 }
 
@@ -80,45 +79,9 @@ impl Filter for CliffStop {
         let fresh = robot
             .ground_t_ns
             .is_some_and(|t| robot.now_ns.saturating_sub(t) <= p.max_age_ns);
-        let mut block = false;
-        if p.enabled && fresh && robot.ground.iter().any(|&g| g < p.threshold) {
-            match cmd {
-                WheelCommand::Stop => {}
-                WheelCommand::Twist(t) => {
-                    if t.linear > 0.0 {
-                        t.linear = 0.0;
-                        block = true;
-                    }
-                }
-                WheelCommand::WheelSpeeds([l, r]) => {
-                    if *l + *r > 0.0 {
-                        let turn = (*r - *l) / 2.0;
-                        (*l, *r) = (-turn, turn);
-                        block = true;
-                    }
-                }
-                WheelCommand::Targets([l, r]) => {
-                    if *l as i32 + *r as i32 > 0 {
-                        let turn = ((*r as i32 - *l as i32) / 2) as i16;
-                        (*l, *r) = (-turn, turn);
-                        block = true;
-                    }
-                }
-            }
-        }
-        let Some(slot) = self.engaged.get_mut(robot.robot.index()) else {
-            return;
-        };
-        if *slot != block {
-            *slot = block;
-            if let Some(ev) = &mut self.events {
-                ev.rt_publish(ReflexEvent {
-                    robot: robot.robot,
-                    engaged: block,
-                    t_ns: robot.now_ns,
-                });
-            }
-        }
+        let no_floor = p.enabled && fresh && robot.ground.iter().any(|&g| g < p.threshold);
+        let held = no_floor && hold_translation(cmd, |forward| forward > 0.0);
+        self.state.record(robot, held);
     }
 }
 

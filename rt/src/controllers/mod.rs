@@ -24,6 +24,7 @@ pub mod goal_motions;
 mod goal_tests;
 pub mod line_follower;
 mod obstacle;
+mod reflex;
 mod registry;
 
 pub use calibration::CalibrateMotors;
@@ -34,5 +35,6 @@ pub use go_to_pose::GoToPose;
 pub use goal::{GoalController, Motion, Step};
 pub use goal_motions::{DriveDistance, NavigateToPosition, RotateAngle};
 pub use line_follower::LineFollower;
-pub use obstacle::{ObstacleStop, ObstacleStopParams, ReflexEvent};
+pub use obstacle::{ObstacleStop, ObstacleStopParams};
+pub use reflex::{hold_translation, ReflexEvent, ReflexState};
 pub use registry::{ControllerFactory, Registry, RegistryError, RtControllers, SHIPPED};

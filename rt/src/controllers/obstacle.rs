@@ -4,8 +4,9 @@
 //! filters every owner's command: a twist loses its linear part, wheel speeds or raw targets
 //! lose their common (forward) part and keep their difference (the turn).
 
+use super::reflex::{hold_translation, ReflexEvent, ReflexState};
 use super::{Filter, Reflex, RobotView};
-use handoff::{RobotId, RtLatest, RtPublisher, WheelCommand, MAX_ROBOTS};
+use handoff::{RobotId, RtLatest, RtPublisher, WheelCommand};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,24 +30,12 @@ impl Default for ObstacleStopParams {
     }
 }
 
-/// Published when the reflex engages or releases for a robot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReflexEvent {
-    /// Robot.
-    pub robot: RobotId,
-    /// Engaged (true) or released.
-    pub engaged: bool,
-    /// Time (ns).
-    pub t_ns: u64,
-}
-
 /// Obstacle-stop reflex.
 #[derive(Debug)]
 pub struct ObstacleStop {
     params: ObstacleStopParams,
     live: Option<RtLatest<ObstacleStopParams>>,
-    events: Option<RtPublisher<ReflexEvent>>,
-    engaged: [bool; MAX_ROBOTS],
+    state: ReflexState,
 }
 
 impl ObstacleStop {
@@ -55,8 +44,7 @@ impl ObstacleStop {
         ObstacleStop {
             params,
             live: None,
-            events: None,
-            engaged: [false; MAX_ROBOTS],
+            state: ReflexState::default(),
         }
     }
 
@@ -68,13 +56,13 @@ impl ObstacleStop {
 
     /// Reports engage/release edges to NRT.
     pub fn with_events(mut self, events: RtPublisher<ReflexEvent>) -> Self {
-        self.events = Some(events);
+        self.state.set_events(events);
         self
     }
 
     /// Whether the reflex currently holds `robot`.
     pub fn engaged(&self, robot: RobotId) -> bool {
-        self.engaged.get(robot.index()).copied().unwrap_or(false)
+        self.state.engaged(robot)
     }
 }
 
@@ -91,49 +79,16 @@ impl Filter for ObstacleStop {
         let fresh = robot
             .proximity_t_ns
             .is_some_and(|t| robot.now_ns.saturating_sub(t) <= p.max_age_ns);
-        let mut block = false;
+        let mut held = false;
         if p.enabled && fresh {
             let prox = &robot.proximity;
             let front = prox[..5].iter().any(|&r| r >= p.threshold);
             let rear = prox[5..].iter().any(|&r| r >= p.threshold);
-            let blocks = |forward: f64| (front && forward > 0.0) || (rear && forward < 0.0);
-            match cmd {
-                WheelCommand::Stop => {}
-                WheelCommand::Twist(t) => {
-                    if blocks(t.linear) {
-                        t.linear = 0.0;
-                        block = true;
-                    }
-                }
-                WheelCommand::WheelSpeeds([l, r]) => {
-                    if blocks(*l + *r) {
-                        let turn = (*r - *l) / 2.0;
-                        (*l, *r) = (-turn, turn);
-                        block = true;
-                    }
-                }
-                WheelCommand::Targets([l, r]) => {
-                    if blocks(*l as f64 + *r as f64) {
-                        let turn = ((*r as i32 - *l as i32) / 2) as i16;
-                        (*l, *r) = (-turn, turn);
-                        block = true;
-                    }
-                }
-            }
+            held = hold_translation(cmd, |forward| {
+                (front && forward > 0.0) || (rear && forward < 0.0)
+            });
         }
-        let Some(slot) = self.engaged.get_mut(robot.robot.index()) else {
-            return;
-        };
-        if *slot != block {
-            *slot = block;
-            if let Some(ev) = &mut self.events {
-                ev.rt_publish(ReflexEvent {
-                    robot: robot.robot,
-                    engaged: block,
-                    t_ns: robot.now_ns,
-                });
-            }
-        }
+        self.state.record(robot, held);
     }
 }
 

@@ -40,13 +40,68 @@ pub struct GoToPose {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Params {
+pub(crate) struct Params {
     max_linear: ParamId,
     max_angular: ParamId,
     k_linear: ParamId,
     k_angular: ParamId,
     position_tolerance: ParamId,
     heading_tolerance: ParamId,
+}
+
+impl Params {
+    /// Declares the steering law's parameters (also `navigate_to_position`'s), the two top speeds under
+    /// `speed_names` (linear, angular).
+    pub(crate) fn declare(
+        init: &mut ControllerInit,
+        [linear, angular]: [&'static str; 2],
+    ) -> Result<Params, DeclareError> {
+        Ok(Params {
+            max_linear: init.parameter(linear, 0.1, 0.0, 0.3, "top speed (m/s)")?,
+            max_angular: init.parameter(angular, 1.5, 0.0, 6.0, "top turn rate (rad/s)")?,
+            k_linear: init.parameter(
+                "k_linear",
+                1.0,
+                0.0,
+                10.0,
+                "speed per metre of distance (1/s)",
+            )?,
+            k_angular: init.parameter(
+                "k_angular",
+                3.0,
+                0.0,
+                20.0,
+                "turn rate per radian of heading error (1/s)",
+            )?,
+            position_tolerance: init.parameter(
+                "position_tolerance",
+                0.02,
+                0.001,
+                1.0,
+                "distance to the goal that counts as there (m)",
+            )?,
+            heading_tolerance: init.parameter(
+                "heading_tolerance",
+                0.05,
+                0.001,
+                PI,
+                "heading error that counts as there (rad)",
+            )?,
+        })
+    }
+
+    /// Their values in effect as the law's gains.
+    pub(crate) fn gains(&self, params: &RtParams) -> Gains {
+        let g = |id| params.get(id);
+        Gains {
+            max_linear: g(self.max_linear),
+            max_angular: g(self.max_angular),
+            k_linear: g(self.k_linear),
+            k_angular: g(self.k_angular),
+            position_tolerance: g(self.position_tolerance),
+            heading_tolerance: g(self.heading_tolerance),
+        }
+    }
 }
 
 /// `a` wrapped to (−π, π].
@@ -85,38 +140,7 @@ pub(crate) fn check_goal(goal: &Pose2, pose: &Pose2) -> Result<(), &'static str>
 impl GoToPose {
     /// Declares its endpoints and parameters for the robot of `init`.
     pub fn new(init: &mut ControllerInit) -> Result<Self, DeclareError> {
-        let p = Params {
-            max_linear: init.parameter("max_linear", 0.1, 0.0, 0.3, "top speed (m/s)")?,
-            max_angular: init.parameter("max_angular", 1.5, 0.0, 6.0, "top turn rate (rad/s)")?,
-            k_linear: init.parameter(
-                "k_linear",
-                1.0,
-                0.0,
-                10.0,
-                "speed per metre of distance (1/s)",
-            )?,
-            k_angular: init.parameter(
-                "k_angular",
-                3.0,
-                0.0,
-                20.0,
-                "turn rate per radian of heading error (1/s)",
-            )?,
-            position_tolerance: init.parameter(
-                "position_tolerance",
-                0.02,
-                0.001,
-                1.0,
-                "distance to the goal that counts as there (m)",
-            )?,
-            heading_tolerance: init.parameter(
-                "heading_tolerance",
-                0.05,
-                0.001,
-                PI,
-                "heading error that counts as there (rad)",
-            )?,
-        };
+        let p = Params::declare(init, ["max_linear", "max_angular"])?;
         let goal_topic = init.subscriber::<Pose2>("goal", Pose2::default())?;
         let set_goal = init.service::<Pose2>("set_goal")?;
         let reached_pub = init.publisher::<bool>("reached", 8)?;
@@ -145,15 +169,7 @@ impl GoToPose {
     }
 
     fn command(&mut self, pose: Pose2, goal: Pose2) -> Twist2 {
-        let g = |id| self.params.get(id);
-        let gains = Gains {
-            max_linear: g(self.p.max_linear),
-            max_angular: g(self.p.max_angular),
-            k_linear: g(self.p.k_linear),
-            k_angular: g(self.p.k_angular),
-            position_tolerance: g(self.p.position_tolerance),
-            heading_tolerance: g(self.p.heading_tolerance),
-        };
+        let gains = self.p.gains(&self.params);
         match steer(pose, goal, &gains, &mut self.in_position, true) {
             Some(t) => {
                 self.reached = false;

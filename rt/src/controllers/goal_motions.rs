@@ -10,7 +10,7 @@
 //!
 //! A goal's speed limit of 0 or not finite means the parameter's; a larger one is capped by it.
 
-use super::go_to_pose::{check_goal, steer, wrap, Gains, MAX_GOAL_DISTANCE, MAX_GOAL_HEADING};
+use super::go_to_pose::{check_goal, steer, wrap, Params, MAX_GOAL_DISTANCE, MAX_GOAL_HEADING};
 use super::goal::{Motion, Step};
 use super::RobotView;
 use handoff::{ControllerInit, DeclareError, Goal, GoalAbort, ParamId, Pose2, RtParams, Twist2};
@@ -193,12 +193,7 @@ impl Motion for RotateAngle {
 /// Go to a pose (and its heading if asked).
 #[derive(Debug)]
 pub struct NavigateToPosition {
-    max_linear: ParamId,
-    max_angular: ParamId,
-    k_linear: ParamId,
-    k_angular: ParamId,
-    position_tolerance: ParamId,
-    heading_tolerance: ParamId,
+    p: Params,
     goal: Pose2,
     heading: bool,
     goal_max: [f64; 2],
@@ -210,42 +205,7 @@ impl Motion for NavigateToPosition {
 
     fn declare(init: &mut ControllerInit) -> Result<Self, DeclareError> {
         Ok(NavigateToPosition {
-            max_linear: init.parameter(
-                "max_translation_speed",
-                0.1,
-                0.0,
-                0.3,
-                "top speed (m/s)",
-            )?,
-            max_angular: init.parameter(
-                "max_rotation_speed",
-                1.5,
-                0.0,
-                6.0,
-                "top turn rate (rad/s)",
-            )?,
-            k_linear: init.parameter("k_linear", 1.0, 0.0, 10.0, "speed per metre (1/s)")?,
-            k_angular: init.parameter(
-                "k_angular",
-                3.0,
-                0.0,
-                20.0,
-                "turn rate per radian of heading error (1/s)",
-            )?,
-            position_tolerance: init.parameter(
-                "position_tolerance",
-                0.02,
-                0.001,
-                1.0,
-                "distance to the goal that counts as there (m)",
-            )?,
-            heading_tolerance: init.parameter(
-                "heading_tolerance",
-                0.05,
-                0.001,
-                PI,
-                "heading error that counts as there (rad)",
-            )?,
+            p: Params::declare(init, ["max_translation_speed", "max_rotation_speed"])?,
             goal: Pose2::default(),
             heading: false,
             goal_max: [0.0; 2],
@@ -272,15 +232,9 @@ impl Motion for NavigateToPosition {
     }
 
     fn step(&mut self, robot: &RobotView, params: &RtParams) -> Step {
-        let g = |id| params.get(id);
-        let gains = Gains {
-            max_linear: cap(self.goal_max[0], g(self.max_linear)),
-            max_angular: cap(self.goal_max[1], g(self.max_angular)),
-            k_linear: g(self.k_linear),
-            k_angular: g(self.k_angular),
-            position_tolerance: g(self.position_tolerance),
-            heading_tolerance: g(self.heading_tolerance),
-        };
+        let mut gains = self.p.gains(params);
+        gains.max_linear = cap(self.goal_max[0], gains.max_linear);
+        gains.max_angular = cap(self.goal_max[1], gains.max_angular);
         let p = robot.pose;
         match steer(p, self.goal, &gains, &mut self.in_position, self.heading) {
             None => Step::Done,

@@ -147,6 +147,15 @@ impl Nodes {
         if let Some(control) = control {
             iface.serve_control(control, &rt.engine);
         }
+        // an endpoint of a ROS type a front end cannot serve stops the start, naming it (rather than a robot
+        // later driven without it)
+        #[cfg(feature = "ros2")]
+        if !out.is_empty() {
+            for (at, ty) in iface.controllers.message_types() {
+                nrt_ros2::msg_endpoints::check_type(ty)
+                    .map_err(|e| CliError::new(format!("ROS 2: controllers/{at}: {e}")))?;
+            }
+        }
         #[cfg(feature = "ros1")]
         if let Some(node) = self.ros1 {
             let mut bridge = node

@@ -14,7 +14,7 @@ use super::ros1_msgs::std_srvs::{SetBool, SetBoolResponse, Trigger, TriggerRespo
 use super::ros1_msgs::thymio_rt_msgs::{SetPose2D, SetPose2DResponse};
 use super::Ros1Error;
 use handoff::{NodeId, Pose2, RosKind, RosValue, Twist2};
-use nrt_interface::controllers::{Endpoint, EndpointId, Published, Role, SERVICE_TIMEOUT};
+use nrt_interface::controllers::{Endpoint, EndpointId, Payload, Published, Role, SERVICE_TIMEOUT};
 use roslibrust::RosMessageType;
 
 /// Depth of the controllers' topics (as on ROS 2).
@@ -41,7 +41,10 @@ impl ControllerEndpoints {
         let Some((e, p)) = self.publishers.iter().find(|(e, _)| e.id == out.endpoint) else {
             return;
         };
-        let r = match (out.value, p) {
+        let Payload::Value(value) = &out.value else {
+            return;
+        };
+        let r = match (*value, p) {
             (RosValue::Bool(data), RosPub::Bool(p)) => g.publish(p, &Bool { data }),
             (RosValue::Float64(data), RosPub::Float64(p)) => g.publish(p, &Float64 { data }),
             (RosValue::Pose2D(q), RosPub::Pose2D(p)) => g.publish(p, &pose_msg(q)),

@@ -37,7 +37,7 @@ fn message(
             return Err(format!(
                 "expected an object (a {}), got {}",
                 m.name,
-                kind(other)
+                kind_of(other)
             ))
         }
     };
@@ -168,10 +168,6 @@ fn kind_of(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-fn kind(v: &Value) -> &'static str {
-    kind_of(v)
 }
 
 /// An integer of `v` within `lo..=hi` (as i128: every ROS integer type fits).

@@ -1,6 +1,6 @@
 //! Messages of run-time types against real ROS 1 peers (issue 27, item 3): Debian's rosmaster and a rospy node
-//! (`/usr/bin/python3`). Our node publishes a geometry_msgs/PointStamped encoded from JSON through
-//! `advertise_raw`, subscribes a sensor_msgs/JointState that rospy publishes through `subscribe_raw` and decodes
+//! (`/usr/bin/python3`). Our node (a `Graph`, as the controllers use it) publishes a geometry_msgs/PointStamped encoded from JSON through
+//! `advertise_raw`, subscribes a sensor_msgs/JointState that rospy publishes through `forward_raw` and decodes
 //! it, serves std_srvs/SetBool through `serve_raw` (an answer and an error); and genpy's md5sums and full
 //! definitions (`_md5sum`, `_full_text`) are those `Ros1Types` computes.
 #![cfg(feature = "ros1")]
@@ -10,7 +10,7 @@
 mod missing;
 
 use nrt_ros1::dynamic::Ros1Types;
-use nrt_ros1::net::{Address, Limits, Node};
+use nrt_ros1::graph::{Graph, Registration};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -120,6 +120,17 @@ sys.stdout.flush()
 sys.stdin.readline()
 "#;
 
+/// The service URI among `registered`.
+fn node_uri(registered: &[Registration]) -> String {
+    registered
+        .iter()
+        .find_map(|r| match r {
+            Registration::Service { uri, .. } => Some(uri.clone()),
+            _ => None,
+        })
+        .expect("a service registered")
+}
+
 #[test]
 fn run_time_types_talk_with_rospy() {
     if !need_ros1() {
@@ -128,20 +139,10 @@ fn run_time_types_talk_with_rospy() {
     let port = free_port();
     let _master = rosmaster(port);
     let master = format!("http://127.0.0.1:{port}");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let address = Address::from_vars(Some("127.0.0.1".into()), None).unwrap();
-    let node = Node::start(
-        rt.handle().clone(),
-        &master,
-        "/dyn_test",
-        address,
-        Limits::default(),
-    )
-    .unwrap();
+    // the node listens on loopback (Graph reads ROS_IP); this binary's only test, set before any thread reads it
+    std::env::set_var("ROS_IP", "127.0.0.1");
+    std::env::remove_var("ROS_HOSTNAME");
+    let node = Graph::start(&master, "/dyn_test").unwrap();
     let types = Ros1Types::with_paths(Vec::new());
 
     // ours → rospy: a PointStamped from JSON, latched so that the peer gets it whenever it subscribes
@@ -157,8 +158,16 @@ fn run_time_types_talk_with_rospy() {
 
     // rospy → ours
     let joints_type = types.message("sensor_msgs/JointState").unwrap();
-    let mut joints = node
-        .subscribe_raw("/dyn/joints", &joints_type.descriptor(), 4)
+    let (inbox, joints) = std::sync::mpsc::channel();
+    let decode = joints_type.clone();
+    let _forward = node
+        .forward_raw(
+            "/dyn/joints",
+            &joints_type.descriptor(),
+            4,
+            inbox,
+            move |bytes| Some(decode.decode(&bytes)),
+        )
         .unwrap();
 
     // a service of a run-time type
@@ -229,17 +238,32 @@ fn run_time_types_talk_with_rospy() {
     assert!(error.contains("refused: data is false"), "{error}");
 
     // rospy's JointState, decoded in the ROS 2 shape (the header's seq dropped)
-    let bytes = rt
-        .block_on(async {
-            tokio::time::timeout(Duration::from_secs(30), joints.next_bytes()).await
-        })
-        .expect("the JointState arrives")
-        .expect("the node runs");
+    let decoded = joints
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the JointState arrives");
     assert_eq!(
-        joints_type.decode(&bytes).unwrap(),
+        decoded.unwrap(),
         json!({"header": {"stamp": {"sec": 12, "nanosec": 345}, "frame_id": "base"},
                "name": ["left", "right"], "position": [0.5, -1.5], "velocity": [], "effort": [2.0]})
     );
+    // what a restarted master gets again
+    let registered = node.registry.snapshot();
+    for r in [
+        Registration::Publisher {
+            topic: "/dyn/point".into(),
+            ty: "geometry_msgs/PointStamped".into(),
+        },
+        Registration::Subscriber {
+            topic: "/dyn/joints".into(),
+            ty: "sensor_msgs/JointState".into(),
+        },
+        Registration::Service {
+            name: "/dyn/set_bool".into(),
+            uri: node_uri(&registered),
+        },
+    ] {
+        assert!(registered.contains(&r), "{r:?} not in {registered:?}");
+    }
     let mut stdin = peer.0.stdin.take().unwrap();
     let _ = stdin.write_all(b"done\n");
     drop(stdin);

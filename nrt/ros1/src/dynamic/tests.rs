@@ -428,3 +428,25 @@ fn unknown_types_and_bad_names_say_what_was_searched() {
         .contains("std_srvs/srv/Nope"));
     std::fs::remove_dir_all(root).ok();
 }
+
+#[test]
+fn package_roots_come_from_ros_package_path_then_the_extra_variable() {
+    let paths =
+        super::types::search_paths(Some("/opt/a::/opt/b".into()), Some("/home/u/msgs".into()));
+    assert_eq!(
+        paths,
+        ["/opt/a", "/opt/b", "/home/u/msgs"].map(std::path::PathBuf::from)
+    );
+    assert!(super::types::search_paths(None, None).is_empty());
+    // a package directory itself, or a workspace's src/ one level above the package
+    let root = user_package("roots");
+    let t = Ros1Types::with_paths(vec![root.join("my_pkg")]);
+    assert!(t.message("my_pkg/Inner").is_ok());
+    let ws = std::env::temp_dir().join(format!("thymio-rt-ros1dyn-ws-{}", std::process::id()));
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    let _ = std::fs::remove_dir_all(ws.join("src/repo"));
+    std::fs::rename(&root, ws.join("src/repo")).unwrap();
+    let t = Ros1Types::with_paths(vec![ws.join("src")]);
+    assert_eq!(t.message("my_pkg/msg/Inner").unwrap().fields().len(), 1);
+    std::fs::remove_dir_all(ws).ok();
+}

@@ -164,13 +164,10 @@ impl Ros1Types {
     /// The built-in definitions, then the package roots of `ROS_PACKAGE_PATH`, then those of
     /// `THYMIO_RT_ROS1_MSG_PATH` (both colon-separated; a root is a package directory or a directory of them).
     pub fn from_env() -> Ros1Types {
-        let mut paths = Vec::new();
-        for var in ["ROS_PACKAGE_PATH", MSG_PATH_VAR] {
-            if let Some(v) = std::env::var_os(var) {
-                paths.extend(std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()));
-            }
-        }
-        Ros1Types::with_paths(paths)
+        Ros1Types::with_paths(search_paths(
+            std::env::var_os("ROS_PACKAGE_PATH"),
+            std::env::var_os(MSG_PATH_VAR),
+        ))
     }
 
     /// The built-in definitions, then the package roots `paths` (in order).
@@ -319,6 +316,20 @@ impl Ros1Types {
             searched: self.paths.clone(),
         })
     }
+}
+
+/// The package roots of `ROS_PACKAGE_PATH` (`ros`), then of `THYMIO_RT_ROS1_MSG_PATH` (`extra`), empty entries
+/// left out.
+pub(crate) fn search_paths(
+    ros: Option<std::ffi::OsString>,
+    extra: Option<std::ffi::OsString>,
+) -> Vec<PathBuf> {
+    [ros, extra]
+        .iter()
+        .flatten()
+        .flat_map(std::env::split_paths)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect()
 }
 
 /// Where package `pkg` may be under `root`: `root` itself, `root/pkg`, `root/*/pkg` (a workspace's `src/`).

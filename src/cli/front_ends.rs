@@ -150,7 +150,7 @@ impl Nodes {
         // an endpoint of a ROS type a front end cannot serve stops the start, naming it (rather than a robot
         // later driven without it)
         #[cfg(feature = "ros2")]
-        if !out.is_empty() {
+        if out.iter().any(|f| f.name() == "ROS 2") {
             for (at, ty) in iface.controllers.message_types() {
                 nrt_ros2::msg_endpoints::check_type(ty)
                     .map_err(|e| CliError::new(format!("ROS 2: controllers/{at}: {e}")))?;
@@ -163,6 +163,10 @@ impl Nodes {
                 .map_err(CliError::new)?;
             bridge.set_owner_names(crate::config::ControlParams::owner_names());
             out.push(Box::new(bridge));
+            for (at, ty) in iface.controllers.message_types() {
+                nrt_ros1::controllers::check_type(ty)
+                    .map_err(|e| CliError::new(format!("ROS 1: controllers/{at}: {e}")))?;
+            }
         }
         if let Some(sim) = rt.sim() {
             let sinks: Vec<_> = out

@@ -91,7 +91,10 @@ for name, c in [('geometry_msgs/PointStamped', geometry_msgs.msg.PointStamped),
                 ('sensor_msgs/JointState', sensor_msgs.msg.JointState),
                 ('nav_msgs/Odometry', nav_msgs.msg.Odometry),
                 ('std_msgs/Header', std_msgs.msg.Header),
-                ('sensor_msgs/Range', sensor_msgs.msg.Range)]:
+                ('sensor_msgs/Range', sensor_msgs.msg.Range)] + [
+                ('geometry_msgs/' + n, getattr(geometry_msgs.msg, n))
+                for n in ('PoseStamped', 'PoseArray', 'Vector3Stamped', 'Accel', 'Wrench', 'WrenchStamped',
+                          'QuaternionStamped')]:
     out['genpy'][name] = [c._md5sum, c._full_text]
 out['genpy']['std_srvs/SetBool'] = [std_srvs.srv.SetBool._md5sum, '']
 js = sensor_msgs.msg.JointState()

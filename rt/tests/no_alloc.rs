@@ -448,7 +448,9 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                             match port {
                                 NrtMessagePort::Subscriber(st) => st.nrt_store(&point).unwrap(),
                                 NrtMessagePort::Service(c) => {
-                                    let _ = c.nrt_call(&serde_json::json!({"data": k.is_multiple_of(500)}));
+                                    let _ = c.nrt_call(
+                                        &serde_json::json!({"data": k.is_multiple_of(500)}),
+                                    );
                                 }
                                 NrtMessagePort::Publisher(_) => {}
                             }

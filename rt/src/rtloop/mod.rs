@@ -33,6 +33,7 @@
 mod drive;
 mod exit;
 mod io;
+mod node_index;
 mod owner;
 mod slots;
 mod stats;
@@ -152,6 +153,8 @@ pub struct RtLoop {
     port: RtLinkPort,
     slots: Slots,
     robots: Box<[Robot]>,
+    /// The robots by node id, for the frames.
+    node_index: node_index::NodeIndex,
     /// Per robot: who owns the wheels (the communication switch).
     owners: Box<[owner::OwnerState]>,
     /// Every robot slot's controller instances.
@@ -261,6 +264,7 @@ impl RtLoop {
             ends,
             port,
             robots,
+            node_index: node_index::NodeIndex::default(),
             owners,
             controllers,
             filters,
@@ -439,11 +443,12 @@ impl RtLoop {
             slots,
             ends,
             robots,
+            node_index,
             stats,
             ..
         } = self;
         slots.resolve_quiet(now_ns, |link, wire, t, frame| {
-            io::handle_frame(ends, robots, stats, link, wire, t, frame)
+            io::handle_frame(ends, robots, node_index, stats, link, wire, t, frame)
         });
         self.slots.new_period();
         self.unmute_links();

@@ -13,6 +13,7 @@ pub mod mapping;
 pub mod motion_limits;
 pub mod nrt_connector;
 pub mod odometry;
+pub mod controller_report;
 pub mod report;
 pub mod robot;
 pub mod rtloop;

@@ -72,13 +72,24 @@ fn the_report_has_a_row_per_rt_controller() {
         // served every cycle (owner or not); ros owned the wheels: never updated, never over budget
         assert!(r["serve_ns"]["count"].as_u64().unwrap() > 10, "{r}");
         assert_eq!(r["update_ns"]["count"], 0, "{r}");
-        assert_eq!((r["overruns"].as_u64(), r["stopped_over_budget"].as_u64()), (Some(0), Some(0)));
+        assert_eq!(
+            (r["overruns"].as_u64(), r["stopped_over_budget"].as_u64()),
+            (Some(0), Some(0))
+        );
     }
     let header = out.iter().position(|l| l.contains("RT controllers:"));
     let table = &out[header.expect("the controllers' table is logged") + 1..];
-    assert!(table[0].contains("calls") && table[0].contains("overruns"), "{}", out.join("\n"));
+    assert!(
+        table[0].contains("calls") && table[0].contains("overruns"),
+        "{}",
+        out.join("\n")
+    );
     for name in rt::controllers::SHIPPED {
-        assert!(table.iter().any(|l| l.starts_with(name)), "{name}:\n{}", out.join("\n"));
+        assert!(
+            table.iter().any(|l| l.starts_with(name)),
+            "{name}:\n{}",
+            out.join("\n")
+        );
     }
 }
 

@@ -150,7 +150,10 @@ mod tests {
         let slow: Vec<&str> = lines[2].split_whitespace().collect();
         assert_eq!(slow, ["slow", "40", "1.5", "1200.0", "2500.0", "7", "1"]);
         assert!(lines[1].starts_with("line_follower "), "{text}");
-        assert_eq!(lines[3], "budget per update: 1000.0 µs, stopped after 5 in a row");
+        assert_eq!(
+            lines[3],
+            "budget per update: 1000.0 µs, stopped after 5 in a row"
+        );
         let v = serde_json::to_value(&s).unwrap();
         assert_eq!(v["rows"][1]["stopped_over_budget"], 1);
         assert_eq!(v["rows"][1]["update_ns"]["p99"], 1_200_000);

@@ -5,6 +5,7 @@
 
 pub mod alloc;
 pub mod clock;
+pub mod controller_report;
 pub mod controllers;
 pub mod hist;
 pub mod link;
@@ -13,7 +14,6 @@ pub mod mapping;
 pub mod motion_limits;
 pub mod nrt_connector;
 pub mod odometry;
-pub mod controller_report;
 pub mod report;
 pub mod robot;
 pub mod rtloop;

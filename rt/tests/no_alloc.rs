@@ -727,6 +727,9 @@ fn controllers_stopped_over_budget_without_allocation_or_page_fault() {
         "page faults on the RT thread after warm-up"
     );
     let c = s.controllers.times[0];
-    assert!(stops > 20 && c.budget_stops >= stops, "{stops} stops, {c:?}");
+    assert!(
+        stops > 20 && c.budget_stops >= stops,
+        "{stops} stops, {c:?}"
+    );
     assert_eq!(c.overruns, c.update.count, "every update over budget");
 }

@@ -486,7 +486,10 @@ fn the_default_owner_is_an_owner_name() {
 fn the_controller_budget_reaches_the_rt_thread_and_bad_values_name_their_key() {
     let d = Config::default();
     assert_eq!(
-        (d.control.controller_budget_us, d.control.controller_overruns),
+        (
+            d.control.controller_budget_us,
+            d.control.controller_overruns
+        ),
         (1000, 5)
     );
     let rt = crate::runtime::rt_config(&d);
@@ -494,15 +497,19 @@ fn the_controller_budget_reaches_the_rt_thread_and_bad_values_name_their_key() {
         (rt.controller_budget, rt.controller_overruns),
         (std::time::Duration::from_millis(1), 5)
     );
-    let c = Config::from_yaml("control: {controller_budget_us: 0, controller_overruns: 2}\n")
-        .unwrap();
+    let c =
+        Config::from_yaml("control: {controller_budget_us: 0, controller_overruns: 2}\n").unwrap();
     let rt = crate::runtime::rt_config(&c);
     assert_eq!(
         (rt.controller_budget, rt.controller_overruns),
         (std::time::Duration::ZERO, 2)
     );
     for (yaml, key, value) in [
-        ("control: {controller_overruns: 0}", "control.controller_overruns", "0"),
+        (
+            "control: {controller_overruns: 0}",
+            "control.controller_overruns",
+            "0",
+        ),
         (
             "control: {controller_budget_us: 2000000}",
             "control.controller_budget_us",

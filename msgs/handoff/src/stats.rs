@@ -220,10 +220,7 @@ pub struct ControllerTimesTable {
 impl ControllerTimesTable {
     /// The meaningful rows, with their controller index.
     pub fn rows(&self) -> impl Iterator<Item = (usize, &ControllerTimes)> {
-        self.times
-            .iter()
-            .take(self.count as usize)
-            .enumerate()
+        self.times.iter().take(self.count as usize).enumerate()
     }
 }
 

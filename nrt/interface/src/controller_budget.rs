@@ -102,7 +102,9 @@ pub fn statuses(prefix: &str, switch: &Switch, stats: Option<&RtStats>) -> Vec<D
 #[cfg(test)]
 mod tests {
     use super::*;
-    use handoff::{ControllerTimes, ControllerTimesTable, LatencySummary, OwnerNames, SchedulerMode};
+    use handoff::{
+        ControllerTimes, ControllerTimesTable, LatencySummary, OwnerNames, SchedulerMode,
+    };
 
     fn stats(controllers: ControllerTimesTable) -> RtStats {
         RtStats {
@@ -146,7 +148,10 @@ mod tests {
     #[test]
     fn a_status_per_controller_ok_warn_when_it_overran_error_when_it_was_stopped() {
         let sw = switch();
-        assert!(statuses("asebaros", &sw, None).is_empty(), "no statistics yet");
+        assert!(
+            statuses("asebaros", &sw, None).is_empty(),
+            "no statistics yet"
+        );
         let mut t = ControllerTimesTable {
             count: 3,
             budget_ns: 1_000_000,
@@ -193,7 +198,10 @@ mod tests {
         assert_eq!((s[0].level, s[0].message.as_str()), (OK, "OK"));
         assert_eq!(value(&s[0], UPDATE), "1.5/3.0/4.0 (n=100)");
         assert_eq!(value(&s[0], BUDGET), "1000.0");
-        assert_eq!((s[1].level, s[1].message.as_str()), (WARN, "2 calls over budget"));
+        assert_eq!(
+            (s[1].level, s[1].message.as_str()),
+            (WARN, "2 calls over budget")
+        );
         assert_eq!(value(&s[1], SERVE), "no calls");
         assert_eq!(s[2].level, ERROR);
         assert_eq!(

@@ -130,7 +130,10 @@ mod tests {
         assert_eq!((t.count, t.budget_ns, t.overruns_to_stop), (2, 100_000, 3));
         let one = t.times[1];
         assert_eq!(one.update.count, 1000);
-        assert!((500_000..=500_000 + 500_000 / 32).contains(&one.update.p50), "{one:?}");
+        assert!(
+            (500_000..=500_000 + 500_000 / 32).contains(&one.update.p50),
+            "{one:?}"
+        );
         assert!((990_000..=1_000_000).contains(&one.update.p99), "{one:?}");
         assert_eq!(one.update.max, 1_000_000);
         assert_eq!(one.overruns, 900);
@@ -147,12 +150,27 @@ mod tests {
         let mut c = ControllerClocks::new(1, Duration::from_micros(10), 2);
         let mut s = Streak::default();
         assert!(!c.record_update(0, 20_000, &mut s));
-        assert_eq!(s, Streak { count: 1, max_ns: 20_000 });
-        assert!(!c.record_update(0, 10_000, &mut s), "at the budget is within it");
+        assert_eq!(
+            s,
+            Streak {
+                count: 1,
+                max_ns: 20_000
+            }
+        );
+        assert!(
+            !c.record_update(0, 10_000, &mut s),
+            "at the budget is within it"
+        );
         assert_eq!(s, Streak::default());
         assert!(!c.record_update(0, 30_000, &mut s));
         assert!(c.record_update(0, 25_000, &mut s));
-        assert_eq!(s, Streak { count: 2, max_ns: 30_000 });
+        assert_eq!(
+            s,
+            Streak {
+                count: 2,
+                max_ns: 30_000
+            }
+        );
         // no budget: timed, never an overrun
         let mut free = ControllerClocks::new(1, Duration::ZERO, 1);
         let mut s = Streak::default();

@@ -5,9 +5,7 @@ use crate::network::{NetError, NetworkEvent};
 use crate::params::BridgeParams;
 use crate::thymio::calibration;
 use crate::thymio::params::DriverParams;
-use handoff::{
-    LinkId, LinkKind, NodeId, OwnerId, ProximitySample, RobotId, RtStats, SetupSummary,
-};
+use handoff::{LinkId, LinkKind, NodeId, OwnerId, ProximitySample, RobotId, RtStats, SetupSummary};
 
 /// Configuration of the engine.
 #[derive(Debug, Clone, Default)]

@@ -121,7 +121,10 @@ fn an_owner_over_budget_n_times_in_a_row_is_stopped_with_zero_speed_and_the_whee
     };
     assert_eq!((robot, owner), (RobotId(0), OwnerId::controller(0)));
     assert_eq!((budget_ns, overruns), (500_000, OVERRUNS));
-    assert!(last_ns >= 3_000_000 && max_ns >= last_ns, "{last_ns} {max_ns}");
+    assert!(
+        last_ns >= 3_000_000 && max_ns >= last_ns,
+        "{last_ns} {max_ns}"
+    );
     assert_eq!(owners(&ev), [OwnerId::ROS], "the owner change is reported");
     // cmd_vel drives again
     p.nrt_set_cmd_vel(
@@ -158,8 +161,7 @@ fn an_owner_over_budget_n_times_in_a_row_is_stopped_with_zero_speed_and_the_whee
 #[test]
 fn runs_broken_by_a_call_within_budget_never_stop_the_owner() {
     // two slow calls, then a fast one, again and again: never 3 in a row
-    let (mut rt, mut nrt, mut port, calls) =
-        build_busy(Duration::from_millis(2), |n| n % 3 != 2);
+    let (mut rt, mut nrt, mut port, calls) = build_busy(Duration::from_millis(2), |n| n % 3 != 2);
     let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
     configure(&mut nrt, &mut rt, 0);
     nrt.nrt_params()
@@ -177,5 +179,8 @@ fn runs_broken_by_a_call_within_budget_never_stop_the_owner() {
         Some(&(SET_SPEED, vec![120, 80]))
     );
     let busy = rt.stats.controllers.table().times[0];
-    assert_eq!((busy.update.count, busy.overruns, busy.budget_stops), (9, 6, 0));
+    assert_eq!(
+        (busy.update.count, busy.overruns, busy.budget_stops),
+        (9, 6, 0)
+    );
 }

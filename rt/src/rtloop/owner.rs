@@ -85,13 +85,12 @@ impl RtLoop {
         st.joint = [0.0; 2];
         st.joint_tripped = false;
         st.joint_ns = now;
-        st.streak = Streak::default();
         self.robots[i].clear_set_point();
         // The old owner's motion stops at once; the new one's starts from rest.
         self.robots[i].stop_limiter();
     }
 
-    /// Robot `i`'s controller owner (index `k`) exceeded its budget too many times in a row: it
+    /// Robot `i`'s controller owner exceeded its budget too many times in a row: it
     /// is stopped, the wheels go to `ros` (reported), and the stop is said with its times.
     fn stop_over_budget(&mut self, i: usize, last_ns: u64, now: u64) {
         let streak = self.owners[i].streak;
@@ -133,6 +132,8 @@ impl RtLoop {
     /// Stops robot `i`'s controller owner if it runs (owner change, removal, stale state).
     pub(super) fn stop_owner(&mut self, i: usize, now: u64) {
         let st = &mut self.owners[i];
+        // a run of overruns is counted within one start of the controller
+        st.streak = Streak::default();
         let Some(k) = st.owner.controller_index().filter(|_| st.started) else {
             return;
         };

@@ -62,6 +62,8 @@ pub struct Stopped {
     pub stops: Vec<rt::rtloop::StopOutcome>,
     /// Counters of the Aseba switch (totals and per client), if it ran.
     pub switch: Option<nrt_engine::switch::SwitchReport>,
+    /// The RT controllers' names, in registry order (the rows of `stats.controllers`).
+    pub controller_names: Vec<&'static str>,
 }
 
 /// The running system.
@@ -73,6 +75,8 @@ pub struct Runtime {
     sim: Option<crate::embedded::EmbeddedSim>,
     /// The NRT halves of the RT controllers, until a front end takes them.
     control: Option<handoff::NrtControl>,
+    /// The RT controllers' names, in registry order.
+    controller_names: Vec<&'static str>,
     started: Instant,
 }
 
@@ -174,6 +178,8 @@ pub fn rt_config(config: &Config) -> RtConfig {
         },
         wake_nrt: config.rt.wake_nrt,
         speed_refresh: Duration::from_millis(config.rt.speed_refresh_ms),
+        controller_budget: Duration::from_micros(config.control.controller_budget_us),
+        controller_overruns: config.control.controller_overruns,
         ..RtConfig::default()
     }
 }
@@ -256,7 +262,9 @@ impl Runtime {
         // The RT controllers: one instance of each shipped one per robot slot; their RT halves
         // go to the RT thread, their NRT halves to the front end (`take_control`).
         let slots = nrt_ends.nrt_params().robots();
-        let (controllers, control) = rt::controllers::Registry::shipped().instantiate(slots)?;
+        let registry = rt::controllers::Registry::shipped();
+        let controller_names = registry.names();
+        let (controllers, control) = registry.instantiate(slots)?;
         let owner = control
             .names
             .id(&config.control.default_owner)
@@ -324,6 +332,7 @@ impl Runtime {
             connector: Some(connector),
             sim,
             control: Some(control),
+            controller_names,
             started: Instant::now(),
         })
     }
@@ -399,6 +408,7 @@ impl Runtime {
                     connector,
                     stops: e.stops,
                     switch,
+                    controller_names: self.controller_names,
                 }
             }
             None => Stopped {
@@ -408,6 +418,7 @@ impl Runtime {
                 connector,
                 stops: Vec::new(),
                 switch,
+                controller_names: self.controller_names,
             },
         }
     }

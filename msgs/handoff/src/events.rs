@@ -64,6 +64,23 @@ pub enum RtEvent {
         /// Commands (cmd_vel, joint commands) from non-owners dropped so far for this robot.
         dropped: u32,
     },
+    /// A controller owner's `update` exceeded its budget on `overruns` consecutive calls: the
+    /// RT thread stopped it (`stop` called, zero speed in that cycle) and gave the wheels to
+    /// `ros` (reported by the [`RtEvent::Owner`] that follows).
+    ControllerStopped {
+        /// Robot.
+        robot: RobotId,
+        /// The controller stopped.
+        owner: OwnerId,
+        /// The budget per `update` (ns).
+        budget_ns: u64,
+        /// Consecutive calls over it.
+        overruns: u32,
+        /// The last call's time (ns).
+        last_ns: u64,
+        /// The longest call of the run over budget (ns).
+        max_ns: u64,
+    },
     /// Periodic statistics.
     Stats(RtStats),
     /// Last event: the RT thread stopped (robots were sent zero speed).

@@ -203,6 +203,7 @@ mod tests {
             odometry_samples: 0,
             scheduler: handoff::SchedulerMode::Fallback,
             hops: Default::default(),
+            controllers: Default::default(),
         };
         rt.hops.wire_to_decoded = LatencySummary {
             count: 10,

@@ -30,6 +30,7 @@
 //! command, NRT gone) every robot is stopped so, flushed and confirmed within a bound
 //! (`rtloop/exit.rs`).
 
+mod budget;
 mod drive;
 mod exit;
 mod io;
@@ -104,6 +105,12 @@ pub struct RtConfig {
     /// Ring the NRT side's doorbell at the end of a cycle that pushed frames or events (one
     /// non-blocking eventfd write); `false`: never wake anyone, NRT polls.
     pub wake_nrt: bool,
+    /// The longest a controller's `update` may take (timed on the RT thread); zero: no budget
+    /// (timed only).
+    pub controller_budget: Duration,
+    /// Consecutive `update` calls over `controller_budget` on one robot that stop the
+    /// controller there (zero speed, the wheels back to `ros`); at least 1.
+    pub controller_overruns: u32,
 }
 
 impl Default for RtConfig {
@@ -125,6 +132,8 @@ impl Default for RtConfig {
             setup: RtSetup::default(),
             stack_size: 2 * 1024 * 1024,
             wake_nrt: true,
+            controller_budget: Duration::from_millis(1),
+            controller_overruns: 5,
         }
     }
 }
@@ -259,7 +268,14 @@ impl RtLoop {
                 cfg.tx_buffer,
                 cfg.read_budget,
             ),
-            stats: Stats::new(ns(cfg.period)),
+            stats: Stats::new(
+                ns(cfg.period),
+                budget::ControllerClocks::new(
+                    controllers.len(),
+                    cfg.controller_budget,
+                    cfg.controller_overruns,
+                ),
+            ),
             cfg,
             ends,
             port,

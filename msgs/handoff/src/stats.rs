@@ -67,7 +67,7 @@ pub struct LinkTotals {
 }
 
 /// Scheduling the RT thread obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SchedulerMode {
     /// SCHED_FIFO at this priority.
     Fifo {
@@ -75,6 +75,7 @@ pub enum SchedulerMode {
         priority: u8,
     },
     /// SCHED_OTHER (no privilege, or not requested).
+    #[default]
     Fallback,
 }
 
@@ -160,7 +161,7 @@ impl SetupSummary {
 }
 
 /// Statistics of the RT thread, sent periodically and at exit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RtStats {
     /// Time since the loop started (ns).
     pub elapsed_ns: u64,

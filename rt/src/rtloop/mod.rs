@@ -303,6 +303,13 @@ impl RtLoop {
         }
     }
 
+    /// Hands a statistics report to NRT (its own ring; an [`RtEvent::Stats`] says so).
+    fn push_stats(&mut self, s: handoff::RtStats) {
+        if !self.ends.rt_push_stats(s) {
+            self.stats.drops.events += 1;
+        }
+    }
+
     /// Runs on the calling thread until a stop condition; sends zero speeds before returning.
     pub fn run(mut self) -> RtExit {
         let (setup, _dma) = sched::setup_current_thread(&self.cfg.setup);
@@ -475,7 +482,7 @@ impl RtLoop {
             let s =
                 self.stats
                     .snapshot(now_ns, self.slots.totals(), self.ends.rt_odometry_dropped());
-            self.push_event(RtEvent::Stats(s));
+            self.push_stats(s);
             // Warm-up ends after enough cycles AND one report, so that the report path itself
             // has run once before page faults count.
             if !self.stats.warm() && self.stats.cycles >= self.cfg.warmup_cycles {

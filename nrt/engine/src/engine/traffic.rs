@@ -86,9 +86,11 @@ impl Engine {
                         });
                     }
                 }
-                RtEvent::Stats(s) => {
-                    self.last_stats = Some(s);
-                    self.events.push_back(EngineEvent::Stats(Box::new(s)));
+                RtEvent::Stats => {
+                    if let Some(s) = self.ends.nrt_take_stats() {
+                        self.last_stats = Some(s);
+                        self.events.push_back(EngineEvent::Stats(Box::new(s)));
+                    }
                 }
                 RtEvent::Exiting { reason } => {
                     self.rt_exited = true;

@@ -102,32 +102,14 @@ pub fn statuses(prefix: &str, switch: &Switch, stats: Option<&RtStats>) -> Vec<D
 #[cfg(test)]
 mod tests {
     use super::*;
-    use handoff::{
-        ControllerTimes, ControllerTimesTable, LatencySummary, OwnerNames, SchedulerMode,
-    };
+    use handoff::{ControllerTimes, ControllerTimesTable, OwnerNames};
 
     fn stats(controllers: ControllerTimesTable) -> RtStats {
         RtStats {
-            elapsed_ns: 0,
             period_ns: 10_000_000,
-            cycles: 0,
-            overruns: 0,
-            skipped_periods: 0,
-            allocations: 0,
             allocator_installed: true,
-            page_faults: 0,
-            page_faults_major: 0,
-            page_faults_warmup: 0,
-            cycle_ns: LatencySummary::default(),
-            wakeup_latency_ns: LatencySummary::default(),
-            ring_drops: Default::default(),
-            links: Default::default(),
-            watchdog_stops: 0,
-            speed_frames: 0,
-            odometry_samples: 0,
-            scheduler: SchedulerMode::Fallback,
-            hops: Default::default(),
             controllers,
+            ..Default::default()
         }
     }
 

@@ -59,12 +59,13 @@ pub struct ControllerEndpoints {
 impl ControllerEndpoints {
     /// Publishes `out` if it is one of these publishers' (a failure is logged).
     pub fn publish(&self, g: &Graph, out: &Published) {
-        let Some((e, p)) = self.publishers.iter().find(|(e, _)| e.id == out.endpoint) else {
-            return;
-        };
+        // a message of the controller's own type is one of `messages`, not of `publishers`
         let value = match &out.value {
             Payload::Value(v) => v,
             Payload::Message(m) => return self.publish_message(out, m),
+        };
+        let Some((e, p)) = self.publishers.iter().find(|(e, _)| e.id == out.endpoint) else {
+            return;
         };
         let r = match (*value, p) {
             (RosValue::Bool(data), RosPub::Bool(p)) => g.publish(p, &Bool { data }),

@@ -13,6 +13,7 @@ use msgs::wire::{kind, Frame, Words};
 /// Acts on one received frame of `link`, read at the wake-up `wire_ns` and decoded at `t_ns`:
 /// forwards it to NRT, confirms stops (VARIABLES), integrates odometry (handed to the publisher
 /// ring and to NRT) and takes proximity readings.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn handle_frame(
     ends: &mut RtEnds,
     robots: &mut [Robot],

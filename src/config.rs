@@ -13,6 +13,9 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use yaml_serde::{Mapping, Value};
 
+mod control;
+pub use control::{ControlParams, ControllerParams, LoadedControllers};
+
 /// The section `rt`.
 const RT: &str = "rt";
 /// The section `sim`.
@@ -188,60 +191,6 @@ impl SimWheels {
 impl Section for SimParams {
     fn validate(&self) -> Result<(), Invalid> {
         self.wheels.spec().map(|_| ())
-    }
-}
-
-/// The communication switch (who owns each robot's wheels) and the RT controllers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ControlParams {
-    /// Owner of every robot's wheels when it starts being driven: `ros` (cmd_vel), `joint`
-    /// (joint commands) or a shipped RT controller (`line_follower`, `go_to_pose`).
-    pub default_owner: String,
-}
-
-impl Default for ControlParams {
-    fn default() -> Self {
-        Self {
-            default_owner: "ros".into(),
-        }
-    }
-}
-
-impl ControlParams {
-    /// Every owner name: `ros`, `joint`, then the shipped controllers.
-    pub fn owner_names() -> handoff::OwnerNames {
-        handoff::OwnerNames::new(rt::controllers::SHIPPED.to_vec())
-    }
-}
-
-/// `control.*`, read at start.
-impl Section for ControlParams {
-    fn validate(&self) -> Result<(), Invalid> {
-        let names = Self::owner_names();
-        // calibrate_motors and the goal controllers run only for a goal of their action: as a
-        // start owner they would hold every robot still.
-        if nrt_interface::owner_switch::ACTION_ONLY.contains(&self.default_owner.as_str()) {
-            return Err(Invalid::new(
-                "default_owner",
-                &self.default_owner,
-                format!(
-                    "takes the wheels only through its action (send a {} goal)",
-                    self.default_owner
-                ),
-            ));
-        }
-        if names.id(&self.default_owner).is_none() {
-            return Err(Invalid::new(
-                "default_owner",
-                &self.default_owner,
-                format!(
-                    "is not an owner (one of: {})",
-                    names.all().collect::<Vec<_>>().join(", ")
-                ),
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -542,5 +491,7 @@ fn is_key_of<T: Section>(key: &str) -> bool {
 
 #[cfg(test)]
 mod alias_tests;
+#[cfg(test)]
+mod control_tests;
 #[cfg(test)]
 mod tests;

@@ -9,10 +9,10 @@
 //! (odometry) and publishes its topic.
 //!
 //! The copy lives at a fixed path in this test's cargo target directory (`plugin-ws`, rewritten at each run) and
-//! is built in that same target directory, with this repository's Cargo.lock and the same dev profile: the
-//! dependencies this test's own build compiled (r2r included) are the same units and are not built twice, only
-//! the thymio-rt crates (dependencies of another workspace there) and the template are. The first run in a fresh
-//! target directory still compiles those: minutes on 2 cores.
+//! is built in that same target directory with this repository's Cargo.lock and the same dev profile, so that the
+//! dependency units whose features match this test's own build are reused. Without the root package's
+//! dev-dependencies some features differ (e.g. rustix's, which tempfile widens), so r2r and the crates above it are
+//! compiled once more for the template: minutes on 2 cores at the first run; a second run reuses them.
 #![cfg(all(feature = "ros2", feature = "ros1"))]
 
 mod common;

@@ -25,6 +25,56 @@ fn generate() {
     }
     let out = out_dir.join("ros1_msgs.rs");
     std::fs::write(&out, source.to_string()).expect("OUT_DIR is writable");
+    embed(&[dir.join("msg"), out_dir.join("own_interfaces")], &out_dir);
+}
+
+/// The texts of every vendored `.msg` and `.srv` (msg/ and thymio_rt_msgs), included in the binary for the
+/// run-time type resolver (`src/dynamic/`): `EMBEDDED`, sorted `(package, "msg" | "srv", name, text)`.
+#[cfg(feature = "ros1")]
+fn embed(roots: &[std::path::PathBuf], out_dir: &std::path::Path) {
+    let mut rows = Vec::new();
+    for root in roots {
+        let Ok(packages) = std::fs::read_dir(root) else {
+            continue;
+        };
+        for package in packages {
+            let package = package.expect("the definitions are readable").path();
+            let Some(pkg) = package
+                .file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            for kind in ["msg", "srv"] {
+                let Ok(files) = std::fs::read_dir(package.join(kind)) else {
+                    continue;
+                };
+                for f in files {
+                    let f = f.expect("the definitions are readable").path();
+                    if f.extension().and_then(|e| e.to_str()) != Some(kind) {
+                        continue;
+                    }
+                    let name = f
+                        .file_stem()
+                        .and_then(|n| n.to_str())
+                        .expect("a UTF-8 file name");
+                    let path = f.canonicalize().expect("the definition exists");
+                    rows.push(format!(
+                        "    ({pkg:?}, {kind:?}, {name:?}, include_str!({:?})),\n",
+                        path.to_str().expect("a UTF-8 path")
+                    ));
+                }
+            }
+        }
+    }
+    rows.sort();
+    let text = format!(
+        "/// The vendored definitions: `(package, \"msg\" | \"srv\", name, text)`, sorted.\n\
+         pub static EMBEDDED: &[(&str, &str, &str, &str)] = &[\n{}];\n",
+        rows.concat()
+    );
+    std::fs::write(out_dir.join("ros1_embedded.rs"), text).expect("OUT_DIR is writable");
 }
 
 /// thymio-rt's own interfaces (`thymio_rt_msgs`) are defined once, in the ROS 2 package of `msgs/ros/`; their

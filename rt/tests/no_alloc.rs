@@ -8,6 +8,10 @@
 //! out. After warm-up: 0 allocations and 0 page faults on the RT thread (counting global
 //! allocator; getrusage(RUSAGE_THREAD)).
 //!
+//! A user controller registered beside the shipped ones (`user_echo`, below) owns the robot in
+//! turn too: its endpoints of ROS types of its own choosing (a message publisher, subscriber and
+//! service, converted on the NRT side) carry fixed-size values through the counted section.
+//!
 //! Motion limits are on throughout (every kind on both axes, changed while the loop runs), so
 //! the speed limiter runs on every owner's command in the counted section.
 //!
@@ -22,12 +26,16 @@ use handoff::{
 use handoff::{latest, publisher, service, RtPublisher, RtServiceServer};
 use handoff::{monotonic_ns, JointCommand, NrtEndpoint, OwnerId, Pose2, RosValue};
 use handoff::{AxisLimits, CalCommand, MotionLimits, NrtCalibrationPort, Wheel, WheelRun};
+use handoff::{
+    ControllerInit, DeclareError, MsgCtx, MsgValue, NrtMessagePort, RtMessagePublisher,
+    RtMessageService, RtMessageSubscriber,
+};
 use handoff::{Goal, GoalCommand, GoalId, GoalReport, NrtGoalPort};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::controllers::{
-    CliffStop, CliffStopParams, Filter, ObstacleStop, ObstacleStopParams, Registry, RobotView,
-    RtControllers,
+    CliffStop, CliffStopParams, Controller, Filter, ObstacleStop, ObstacleStopParams, Registry,
+    RobotView, RtControllers,
 };
 use rt::link::{Link, PipeLink};
 use rt::link_port::link_port;
@@ -190,7 +198,14 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     })
     .unwrap();
     let mut joint_states = nrt.nrt_take_odometry_out().unwrap();
-    let (shipped, mut control) = Registry::shipped().instantiate(4).unwrap();
+    let mut registry = Registry::shipped();
+    registry
+        .register(
+            "user_echo",
+            Box::new(|init| Ok(Box::new(UserEcho::new(init)?))),
+        )
+        .unwrap();
+    let (shipped, mut control) = registry.instantiate(4).unwrap();
     let owners = [
         OwnerId::ROS,
         OwnerId::controller(0),
@@ -200,6 +215,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         OwnerId::controller(3),
         OwnerId::controller(4),
         OwnerId::controller(5),
+        OwnerId::controller(6),
     ];
     // the goal actions' side of the goal controllers (owner ids 3, 4, 5)
     let mut goal_ports: Vec<Box<NrtGoalPort>> =
@@ -275,7 +291,8 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let (mut frames, mut odometry, mut stats, mut reflexes, mut answers) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut cliffs = 0u64;
-    let (mut joints, mut switches, mut topics, mut owners_seen) = (0u64, 0usize, 0u64, [false; 8]);
+    let (mut joints, mut switches, mut topics, mut owners_seen) = (0u64, 0usize, 0u64, [false; 9]);
+    let (mut user_msgs, mut user_answers) = (0u64, 0u64);
     let mut exit_event = None;
     let deadline = Instant::now() + Duration::from_secs(600);
     let mut k = 0u64;
@@ -312,6 +329,22 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                     NrtEndpoint::Publisher { nrt, .. } => topics += nrt.nrt_drain(|_| {}) as u64,
                     NrtEndpoint::Service { nrt, .. } => while nrt.nrt_poll_response().is_some() {},
                     NrtEndpoint::Subscriber { .. } => {}
+                    NrtEndpoint::Message { port, .. } => match port {
+                        NrtMessagePort::Publisher(p) => {
+                            user_msgs += p
+                                .nrt_drain(&MsgCtx::new(NodeId(NODE), RobotId(0)), &mut |m| {
+                                    assert!(m["position"][0].is_number(), "{m}")
+                                }) as u64
+                        }
+                        NrtMessagePort::Service(c) => {
+                            let ctx = MsgCtx::new(NodeId(NODE), RobotId(0));
+                            while let Some((_, m)) = c.nrt_poll_response(&ctx) {
+                                assert!(m["success"].is_boolean(), "{m}");
+                                user_answers += 1;
+                            }
+                        }
+                        NrtMessagePort::Subscriber(_) => {}
+                    },
                 }
             }
         }
@@ -371,7 +404,8 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                 goal_ports[j]
                     .nrt_send(GoalCommand::Start { id, goal })
                     .unwrap();
-                if switches % 3 == 0 {
+                // (not a multiple of 3: with 9 owners a goal controller's turns are 9 apart)
+                if switches % 4 == 0 {
                     // a cancel while it runs
                     goal_ports[j].nrt_send(GoalCommand::Cancel { id }).unwrap();
                 }
@@ -405,6 +439,20 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                             let _ = nrt.nrt_call(RosValue::Pose2D(goal));
                         }
                         NrtEndpoint::Publisher { .. } => {}
+                        NrtEndpoint::Message { port, .. } => {
+                            let point = serde_json::json!({
+                                "header": {"frame_id": "odom"},
+                                "point": {"x": goal.x, "y": goal.y},
+                                "pose": {"position": {"x": goal.x, "y": goal.y}},
+                            });
+                            match port {
+                                NrtMessagePort::Subscriber(st) => st.nrt_store(&point).unwrap(),
+                                NrtMessagePort::Service(c) => {
+                                    let _ = c.nrt_call(&serde_json::json!({"data": k % 500 == 0}));
+                                }
+                                NrtMessagePort::Publisher(_) => {}
+                            }
+                        }
                     }
                 }
                 // calibrate_motors has no parameters
@@ -498,6 +546,10 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     // Every owner had the wheels, joint states and the controllers' topics flowed.
     assert!(owners_seen.iter().all(|s| *s), "{owners_seen:?}");
     assert!(cal_reports > 10, "{cal_reports} calibration reports");
+    assert!(
+        user_msgs > 10 && user_answers > 0,
+        "the user controller's JointState messages ({user_msgs}) and service answers ({user_answers})"
+    );
     assert!(
         goal_reports.iter().flatten().all(|n| *n > 0),
         "every goal controller started, fed back and ended goals: {goal_reports:?}"
@@ -630,4 +682,83 @@ fn io_wake_ups_without_allocation_or_page_fault() {
     );
     assert!(s.odometry_samples > 1000 && handed > 1000, "{handed}");
     assert!(s.hops.wire_to_decoded.count > 1000);
+}
+
+/// A user's controller (registered beside the shipped ones): heads for the latest point received
+/// as a `geometry_msgs/PointStamped`, publishes its wheel state as a `sensor_msgs/JointState` every
+/// cycle and can be paused through a `std_srvs/SetBool` service.
+struct UserEcho {
+    target: RtMessageSubscriber<Pose2>,
+    state: RtMessagePublisher<[f64; 4]>,
+    pause: RtMessageService<bool, bool>,
+    paused: bool,
+}
+
+fn point(m: &MsgValue) -> Result<Pose2, String> {
+    let x = m["point"]["x"].as_f64().ok_or("no point.x")?;
+    let y = m["point"]["y"].as_f64().ok_or("no point.y")?;
+    Ok(Pose2 { x, y, theta: 0.0 })
+}
+
+fn joint_state(s: &[f64; 4], ctx: &MsgCtx) -> MsgValue {
+    serde_json::json!({
+        "header": ctx.header(0, "base_link"),
+        "name": ["left", "right"],
+        "position": [s[0], s[1]],
+        "velocity": [s[2], s[3]],
+    })
+}
+
+fn set_bool(m: &MsgValue) -> Result<bool, String> {
+    m["data"].as_bool().ok_or_else(|| "no data".into())
+}
+
+fn set_bool_answer(was: &bool, _: &MsgCtx) -> MsgValue {
+    serde_json::json!({"success": true, "message": if *was { "was paused" } else { "was running" }})
+}
+
+impl UserEcho {
+    fn new(init: &mut ControllerInit) -> Result<UserEcho, DeclareError> {
+        Ok(UserEcho {
+            target: init.message_subscriber(
+                "target",
+                "geometry_msgs/msg/PointStamped",
+                Pose2::default(),
+                point,
+            )?,
+            state: init.message_publisher("state", "sensor_msgs/msg/JointState", 8, joint_state)?,
+            pause: init.message_service(
+                "pause",
+                "std_srvs/srv/SetBool",
+                set_bool,
+                set_bool_answer,
+            )?,
+            paused: false,
+        })
+    }
+}
+
+impl Controller for UserEcho {
+    fn serve(&mut self, robot: &RobotView, _owner: bool) {
+        let paused = &mut self.paused;
+        self.pause.rt_serve(|p| std::mem::replace(paused, p));
+        self.state.rt_publish([
+            robot.wheel_pos[0],
+            robot.wheel_pos[1],
+            robot.wheel_vel[0],
+            robot.wheel_vel[1],
+        ]);
+    }
+
+    fn update(&mut self, robot: &RobotView) -> WheelCommand {
+        let (goal, _) = self.target.rt_read();
+        if self.paused {
+            return WheelCommand::Stop;
+        }
+        let (dx, dy) = (goal.x - robot.pose.x, goal.y - robot.pose.y);
+        WheelCommand::Twist(Twist2 {
+            linear: (0.5 * dx.hypot(dy)).min(0.05),
+            angular: (dy.atan2(dx) - robot.pose.theta).sin(),
+        })
+    }
 }

@@ -153,6 +153,15 @@ impl Nodes {
         if let Some(control) = control {
             iface.serve_control(control, &rt.engine);
         }
+        // an endpoint of a ROS type a front end cannot serve stops the start, naming it (rather than a robot
+        // later driven without it)
+        #[cfg(feature = "ros2")]
+        if out.iter().any(|f| f.name() == "ROS 2") {
+            for (at, ty) in iface.controllers.message_types() {
+                nrt_ros2::msg_endpoints::check_type(ty)
+                    .map_err(|e| CliError::new(format!("ROS 2: controllers/{at}: {e}")))?;
+            }
+        }
         #[cfg(feature = "ros1")]
         if let Some(node) = self.ros1 {
             let mut bridge = node
@@ -160,6 +169,10 @@ impl Nodes {
                 .map_err(CliError::new)?;
             bridge.set_owner_names(owners);
             out.push(Box::new(bridge));
+            for (at, ty) in iface.controllers.message_types() {
+                nrt_ros1::controllers::check_type(ty)
+                    .map_err(|e| CliError::new(format!("ROS 1: controllers/{at}: {e}")))?;
+            }
         }
         if let Some(sim) = rt.sim() {
             let sinks: Vec<_> = out

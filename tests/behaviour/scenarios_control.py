@@ -123,6 +123,22 @@ def controllers(c, env):
              lambda: reached.poll(lambda m: not m["data"]), 10, "go_to_pose leaving its goal", period=0.2)
     reached.wait(lambda m: m["data"], 20, "go_to_pose reached the goal sent by topic")
     check(abs(x_of(odom.latest()) - x_of(start) - 0.15) < 0.02, "stopped 0.15 ahead")
+    # a geometry_msgs/PoseStamped goal (an endpoint of a type of the controller's choosing, converted on the NRT
+    # side): another frame than odometry's refused before RT, saying so; one in odom taken, 5 cm further
+    x = x_of(start) + 0.2
+    goal = lambda frame: {"header": {"frame_id": frame},
+                          "pose": {"position": {"x": x, "y": 0.0, "z": 0.0},
+                                   "orientation": {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0}}}
+    refused = 'go_to_pose/goal_pose: frame "map" is not the odometry frame (odom)'
+    c.stream(base + "goal_pose", "geometry_msgs/PoseStamped", goal("map"),
+             lambda: c.log.poll(lambda m: m["level"] == "warn" and refused in m["msg"]), 10,
+             "the map-frame goal refused with its reason on /rosout", period=0.2)
+    check(reached.poll(lambda m: not m["data"]) is None, "a refused goal_pose changed the goal")
+    c.stream(base + "goal_pose", "geometry_msgs/PoseStamped", goal("odom"),
+             lambda: reached.poll(lambda m: not m["data"]), 10, "go_to_pose taking the PoseStamped goal",
+             period=0.2)
+    reached.wait(lambda m: m["data"], 20, "go_to_pose reached the PoseStamped goal")
+    check(abs(x_of(odom.latest()) - x) < 0.02, f"stopped at x {x_of(odom.latest())} for a PoseStamped goal at {x}")
     expect_switch(c, "ros")
 
 

@@ -17,6 +17,10 @@
 //!
 //! A service's request kind picks its type; its response is always `Outcome`.
 //!
+//! Any other ROS type: [`ControllerInit::message_publisher`], [`ControllerInit::message_subscriber`] and
+//! [`ControllerInit::message_service`] ([`crate::msg_endpoints`]) carry a controller's own `Copy` value on the RT
+//! side and convert it with the controller's functions on the NRT side (kind [`RosKind::Message`]).
+//!
 //! # Example
 //!
 //! ```
@@ -65,6 +69,9 @@ pub enum RosKind {
     Twist,
     /// A service outcome.
     Outcome,
+    /// A message of any ROS type, converted by the controller's own functions (a
+    /// [`NrtEndpoint::Message`]; see [`crate::msg_endpoints`]). Never the kind of a [`RosValue`].
+    Message,
 }
 
 /// A value crossing between the RT and NRT halves of an endpoint.
@@ -205,6 +212,18 @@ pub enum DeclareError {
     TooManyParams {
         /// Controller.
         controller: &'static str,
+    },
+    /// A message or service type not named `pkg/msg/Type` (topics) or `pkg/srv/Type` (services).
+    #[error("controller {controller}: `{name}`: `{ty}` is not a {expected} type name (pkg/{expected}/Type)")]
+    BadType {
+        /// Controller.
+        controller: &'static str,
+        /// Endpoint.
+        name: &'static str,
+        /// The type as given.
+        ty: &'static str,
+        /// `msg` or `srv`.
+        expected: &'static str,
     },
     /// A parameter's default is outside its range or not finite.
     #[error("controller {controller}: parameter `{name}` default {default} not in [{min}, {max}]")]
@@ -443,6 +462,16 @@ pub enum NrtEndpoint {
         /// Request / response rings.
         nrt: NrtServiceClient<RosValue, RosValue>,
     },
+    /// An endpoint of any ROS type (publisher, subscriber or service by its port), whose values the controller's
+    /// functions convert on the NRT side ([`crate::msg_endpoints`]).
+    Message {
+        /// Name.
+        name: &'static str,
+        /// The ROS type, `pkg/msg/Type` (topics) or `pkg/srv/Type` (services).
+        ty: &'static str,
+        /// The type-erased NRT half.
+        port: super::msg_endpoints::NrtMessagePort,
+    },
 }
 
 impl NrtEndpoint {
@@ -451,7 +480,8 @@ impl NrtEndpoint {
         match self {
             NrtEndpoint::Publisher { name, .. }
             | NrtEndpoint::Subscriber { name, .. }
-            | NrtEndpoint::Service { name, .. } => name,
+            | NrtEndpoint::Service { name, .. }
+            | NrtEndpoint::Message { name, .. } => name,
         }
     }
 }
@@ -496,7 +526,7 @@ pub struct NrtControl {
 pub struct ControllerInit {
     robot: RobotId,
     controller: &'static str,
-    endpoints: Vec<NrtEndpoint>,
+    pub(crate) endpoints: Vec<NrtEndpoint>,
     decls: Vec<ParamDecl>,
     private: Option<PrivatePort>,
     /// NRT half of the parameter cell, once the RT half was taken.
@@ -537,7 +567,7 @@ impl ControllerInit {
         self.controller
     }
 
-    fn claim(&self, name: &'static str) -> Result<(), DeclareError> {
+    pub(crate) fn claim(&self, name: &'static str) -> Result<(), DeclareError> {
         let c = self.controller;
         if !valid_name(name) {
             return Err(DeclareError::BadName {

@@ -40,6 +40,7 @@ mod goal;
 mod ids;
 mod latest;
 mod motion_limits;
+pub mod msg_endpoints;
 mod odom_out;
 mod params;
 mod publisher;
@@ -69,6 +70,10 @@ pub use goal::{
 pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
 pub use latest::{latest, NrtLatest, RtLatest};
 pub use motion_limits::{Axis, AxisLimits, MotionLimits};
+pub use msg_endpoints::{
+    FromMsg, MsgCallError, MsgCtx, MsgValue, NrtMessageCall, NrtMessageDrain, NrtMessagePort,
+    NrtMessageStore, RtMessagePublisher, RtMessageService, RtMessageSubscriber, ToMsg,
+};
 pub use odom_out::{odom_out, NrtOdomOut, OdomHandoff, RtOdomOut};
 pub use params::{live_params, monotonic_ns, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
 pub use publisher::{publisher, NrtPublisher, RtPublisher};

@@ -4,7 +4,10 @@
 //! endpoint's [`RosKind`] to its ROS type (the table of [`handoff::endpoints`]: `Bool` → `std_msgs/Bool`,
 //! `Float64` → `std_msgs/Float64`, `Pose2D` → `geometry_msgs/Pose2D`, `Twist` → `geometry_msgs/Twist`; a service
 //! of `Empty` is a `std_srvs/Trigger`, of `Bool` a `std_srvs/SetBool`, of `Pose2D` a `thymio_rt_msgs/SetPose2D`,
-//! all answered with `(success, message)`).
+//! all answered with `(success, message)`). An endpoint of a ROS type of the controller's choosing
+//! ([`RosKind::Message`], [`Endpoint::ty`]) crosses as a [`MsgValue`] converted by the controller's functions here
+//! ([`Controllers::receive_message`], [`Controllers::call_message`], [`Payload::Message`]); each front end
+//! publishes, subscribes and serves it by type name.
 //!
 //! The layer owns the ports (one process, one set of RT rings, whatever the number of front ends):
 //! - what RT published is drained once per iteration ([`Controllers::serve`]) and kept until
@@ -23,8 +26,8 @@
 use crate::held_calls::{Answer, HeldCalls, HeldForNode, NO_LONGER_DRIVEN};
 use crate::reply::Held;
 use handoff::{
-    Doorbell, NodeId, NrtControl, NrtControllerPorts, NrtEndpoint, Outcome, ParamDecl, RequestId,
-    RobotId, RosKind, RosValue,
+    Doorbell, MsgCallError, MsgCtx, MsgValue, NodeId, NrtControl, NrtControllerPorts, NrtEndpoint,
+    NrtMessagePort, Outcome, ParamDecl, RequestId, RobotId, RosKind, RosValue,
 };
 use nrt_engine::engine::EngineEvent;
 use std::collections::BTreeMap;
@@ -65,8 +68,12 @@ pub struct Endpoint {
     pub name: &'static str,
     /// Which way it goes.
     pub role: Role,
-    /// A topic's message kind, a service's request kind (its response is always `(success, message)`).
+    /// A topic's message kind, a service's request kind (its response is always `(success, message)`);
+    /// [`RosKind::Message`] for an endpoint of any ROS type (see `ty`).
     pub kind: RosKind,
+    /// The ROS type of a [`RosKind::Message`] endpoint, the ROS 2 way (`pkg/msg/Type`, a service's
+    /// `pkg/srv/Type`); `None` for the other kinds.
+    pub ty: Option<&'static str>,
 }
 
 impl Endpoint {
@@ -79,15 +86,44 @@ impl Endpoint {
     }
 }
 
+/// What a publisher endpoint publishes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// A value of the endpoint's [`RosKind`].
+    Value(RosValue),
+    /// A message of the endpoint's ROS type ([`RosKind::Message`]), converted by the controller.
+    Message(MsgValue),
+}
+
 /// A value an RT controller published in this iteration.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Published {
     /// The driven robot (its node).
     pub node: NodeId,
     /// The publisher endpoint.
     pub endpoint: EndpointId,
-    /// What to publish (of the endpoint's kind).
-    pub value: RosValue,
+    /// What to publish (of the endpoint's kind or type).
+    pub value: Payload,
+}
+
+/// The answer of a call of a message service: the response, or why the call failed.
+pub type MsgAnswer = Result<MsgValue, String>;
+
+/// How a held service call is answered.
+enum Caller {
+    /// A service of a [`RosKind`] request: `(success, message)`.
+    Outcome(Held<Answer>),
+    /// A message service: the converted response.
+    Message(Held<MsgAnswer>),
+}
+
+impl Caller {
+    fn refuse(self, why: String) {
+        match self {
+            Caller::Outcome(c) => c.reply((false, why)),
+            Caller::Message(c) => c.reply(Err(why)),
+        }
+    }
 }
 
 /// Why a received message was not handed to RT.
@@ -105,6 +141,9 @@ pub enum ReceiveError {
     /// NaN or infinite.
     #[error("{0}: not finite: {1:?}")]
     NotFinite(String, RosValue),
+    /// The controller's conversion refused the message.
+    #[error("{0}: {1}")]
+    Refused(String, String),
 }
 
 struct PendingCall {
@@ -112,7 +151,7 @@ struct PendingCall {
     robot: RobotId,
     endpoint: EndpointId,
     request: RequestId,
-    call: Held<Answer>,
+    call: Caller,
     until: Instant,
 }
 
@@ -121,7 +160,10 @@ impl HeldForNode for PendingCall {
         self.node
     }
     fn into_call(self) -> Held<Answer> {
-        self.call
+        match self.call {
+            Caller::Outcome(c) => c,
+            Caller::Message(c) => crate::reply::held(move |(_, why): Answer| c.reply(Err(why))),
+        }
     }
 }
 
@@ -160,6 +202,20 @@ impl Controllers {
         }
     }
 
+    /// Every endpoint of a ROS type of its own ([`RosKind::Message`]), as `(controller/endpoint, type)`, once:
+    /// a front end checks at start that it can serve them all.
+    pub fn message_types(&self) -> Vec<(String, &'static str)> {
+        let mut out = Vec::new();
+        for c in self.ports.values().next().into_iter().flatten() {
+            for e in &c.endpoints {
+                if let NrtEndpoint::Message { name, ty, .. } = e {
+                    out.push((format!("{}/{name}", c.controller), *ty));
+                }
+            }
+        }
+        out
+    }
+
     /// The RT slot of driven robot `node`.
     pub fn robot(&self, node: NodeId) -> Option<RobotId> {
         self.pending.robot(node)
@@ -171,10 +227,18 @@ impl Controllers {
         let slot = self.robot(node).and_then(|r| self.ports.get(&r));
         for (ci, c) in slot.into_iter().flatten().enumerate() {
             for (ei, e) in c.endpoints.iter().enumerate() {
-                let (role, kind) = match e {
-                    NrtEndpoint::Publisher { kind, .. } => (Role::Publisher, *kind),
-                    NrtEndpoint::Subscriber { kind, .. } => (Role::Subscriber, *kind),
-                    NrtEndpoint::Service { request, .. } => (Role::Service, *request),
+                let (role, kind, ty) = match e {
+                    NrtEndpoint::Publisher { kind, .. } => (Role::Publisher, *kind, None),
+                    NrtEndpoint::Subscriber { kind, .. } => (Role::Subscriber, *kind, None),
+                    NrtEndpoint::Service { request, .. } => (Role::Service, *request, None),
+                    NrtEndpoint::Message { ty, port, .. } => {
+                        let role = match port {
+                            NrtMessagePort::Publisher(_) => Role::Publisher,
+                            NrtMessagePort::Subscriber(_) => Role::Subscriber,
+                            NrtMessagePort::Service(_) => Role::Service,
+                        };
+                        (role, RosKind::Message, Some(*ty))
+                    }
                 };
                 out.push(Endpoint {
                     id: EndpointId {
@@ -185,6 +249,7 @@ impl Controllers {
                     name: e.name(),
                     role,
                     kind,
+                    ty,
                 });
             }
         }
@@ -266,10 +331,85 @@ impl Controllers {
                 robot,
                 endpoint: id,
                 request: rid,
-                call,
+                call: Caller::Outcome(call),
                 until: now + SERVICE_TIMEOUT,
             }),
             Err(e) => call.reply((false, format!("{controller}: {e}, try again"))),
+        }
+    }
+
+    /// A message a front end received on message subscriber endpoint `id` of robot `node` (a
+    /// [`RosKind::Message`] endpoint): converted by the controller's function and stored for RT; `Err` (nothing
+    /// stored): not driven, no such endpoint, or the conversion's refusal.
+    pub fn receive_message(
+        &mut self,
+        node: NodeId,
+        id: EndpointId,
+        msg: &MsgValue,
+    ) -> Result<(), ReceiveError> {
+        if self.robot(node).is_none() {
+            return Err(ReceiveError::NotDriven(node));
+        }
+        let Some((
+            controller,
+            NrtEndpoint::Message {
+                name,
+                port: NrtMessagePort::Subscriber(store),
+                ..
+            },
+        )) = self.port(node, id)
+        else {
+            return Err(ReceiveError::NoSuchEndpoint(node, id));
+        };
+        let at = format!("{controller}/{name}");
+        store
+            .nrt_store(msg)
+            .map_err(|why| ReceiveError::Refused(at, why))?;
+        self.stored = true;
+        Ok(())
+    }
+
+    /// A call a front end received on message service endpoint `id` of robot `node`, answered through `call`:
+    /// at once with `Err` when refused (not driven, the conversion refused the request, too many calls in
+    /// flight), else with the RT controller's converted response, or `Err` [`SERVICE_TIMEOUT`] after `now`.
+    pub fn call_message(
+        &mut self,
+        node: NodeId,
+        id: EndpointId,
+        request: &MsgValue,
+        call: Held<MsgAnswer>,
+        now: Instant,
+    ) {
+        let Some(robot) = self.robot(node) else {
+            return call.reply(Err(NO_LONGER_DRIVEN.into()));
+        };
+        let Some((
+            controller,
+            NrtEndpoint::Message {
+                name,
+                port: NrtMessagePort::Service(client),
+                ..
+            },
+        )) = self.port(node, id)
+        else {
+            return call.reply(Err(format!("node {node}: no such controller service")));
+        };
+        match client.nrt_call(request) {
+            Ok(rid) => {
+                self.pending.hold(PendingCall {
+                    node,
+                    robot,
+                    endpoint: id,
+                    request: rid,
+                    call: Caller::Message(call),
+                    until: now + SERVICE_TIMEOUT,
+                });
+                self.stored = true;
+            }
+            Err(e @ MsgCallError::Refused(_)) => {
+                call.reply(Err(format!("{controller}/{name}: {e}")))
+            }
+            Err(e) => call.reply(Err(format!("{controller}: {e}, try again"))),
         }
     }
 
@@ -299,7 +439,7 @@ impl Controllers {
                                 outputs.push(Published {
                                     node,
                                     endpoint,
-                                    value,
+                                    value: Payload::Value(value),
                                 })
                             });
                         }
@@ -311,15 +451,51 @@ impl Controllers {
                                     continue; // answered late: the call timed out
                                 };
                                 let p = pending.remove(i);
-                                p.call.reply(match answer {
+                                let (success, message) = match answer {
                                     RosValue::Outcome(Outcome { success, message }) => {
                                         (success, message.to_owned())
                                     }
                                     other => (false, format!("unexpected answer {other:?}")),
-                                });
+                                };
+                                match p.call {
+                                    Caller::Outcome(c) => c.reply((success, message)),
+                                    Caller::Message(c) => c.reply(Err(message)),
+                                }
                             }
                         }
-                        NrtEndpoint::Subscriber { .. } => {}
+                        NrtEndpoint::Message {
+                            port: NrtMessagePort::Publisher(drain),
+                            ..
+                        } => {
+                            let ctx = MsgCtx::new(node, *robot);
+                            drain.nrt_drain(&ctx, &mut |m| {
+                                outputs.push(Published {
+                                    node,
+                                    endpoint,
+                                    value: Payload::Message(m),
+                                })
+                            });
+                        }
+                        NrtEndpoint::Message {
+                            port: NrtMessagePort::Service(client),
+                            ..
+                        } => {
+                            let ctx = MsgCtx::new(node, *robot);
+                            while let Some((rid, answer)) = client.nrt_poll_response(&ctx) {
+                                let Some(i) = pending.iter().position(|p| {
+                                    p.robot == *robot && p.endpoint == endpoint && p.request == rid
+                                }) else {
+                                    continue; // answered late: the call timed out
+                                };
+                                match pending.remove(i).call {
+                                    Caller::Message(c) => c.reply(Ok(answer)),
+                                    Caller::Outcome(c) => {
+                                        c.reply((false, "unexpected message answer".into()))
+                                    }
+                                }
+                            }
+                        }
+                        NrtEndpoint::Subscriber { .. } | NrtEndpoint::Message { .. } => {}
                     }
                 }
             }
@@ -330,12 +506,9 @@ impl Controllers {
                 .get(&p.robot)
                 .and_then(|s| s.get(p.endpoint.controller))
                 .map_or("?", |c| c.controller);
-            p.call.reply((
-                false,
-                format!(
-                    "{controller} did not answer within {} ms (is the RT thread running?)",
-                    SERVICE_TIMEOUT.as_millis()
-                ),
+            p.call.refuse(format!(
+                "{controller} did not answer within {} ms (is the RT thread running?)",
+                SERVICE_TIMEOUT.as_millis()
             ));
         }
         if std::mem::take(&mut self.stored) {

@@ -152,12 +152,12 @@ fn what_rt_published_is_kept_for_every_front_end_until_the_end_of_the_step() {
         Published {
             node: NODE,
             endpoint: id(2),
-            value: RosValue::Bool(true),
+            value: Payload::Value(RosValue::Bool(true)),
         },
         Published {
             node: NODE,
             endpoint: id(2),
-            value: RosValue::Bool(false),
+            value: Payload::Value(RosValue::Bool(false)),
         },
     ];
     assert_eq!(c.outputs(), out);
@@ -263,4 +263,185 @@ fn controller_parameters_are_validated_applied_and_ring_the_rt_thread() {
     assert!(bell.drain(), "the RT thread is woken");
     assert!(rt.params.rt_refresh());
     assert_eq!(c.params(SLOT)[0].1, 0.05);
+}
+
+/// A controller with one endpoint of each role of a ROS type of its own choosing.
+mod messages {
+    use super::*;
+    use handoff::{MsgCtx, RtMessagePublisher, RtMessageService, RtMessageSubscriber};
+    use serde_json::json;
+
+    fn point(p: &Pose2, ctx: &MsgCtx) -> MsgValue {
+        json!({"header": ctx.header(0, "odom"), "point": {"x": p.x, "y": p.y}})
+    }
+    fn goal(m: &MsgValue) -> Result<Pose2, String> {
+        if m["header"]["frame_id"] != "odom" {
+            return Err(format!("frame {} is not odom", m["header"]["frame_id"]));
+        }
+        let x = m["pose"]["position"]["x"].as_f64().ok_or("no x")?;
+        Ok(Pose2 {
+            x,
+            y: 0.0,
+            theta: 0.0,
+        })
+    }
+    fn take(m: &MsgValue) -> Result<bool, String> {
+        m["data"].as_bool().ok_or_else(|| "no data".into())
+    }
+    fn answer(ok: &bool, _: &MsgContext) -> MsgValue {
+        json!({"success": ok, "message": ""})
+    }
+    type MsgContext = MsgCtx;
+
+    struct Rt {
+        target: RtMessagePublisher<Pose2>,
+        goal: RtMessageSubscriber<Pose2>,
+        enable: RtMessageService<bool, bool>,
+    }
+
+    fn controllers() -> (Controllers, Rt) {
+        let mut init = ControllerInit::new(SLOT, "mine");
+        let target = init
+            .message_publisher("target", "geometry_msgs/msg/PointStamped", 4, point)
+            .unwrap();
+        let goal = init
+            .message_subscriber(
+                "goal",
+                "geometry_msgs/msg/PoseStamped",
+                Pose2::default(),
+                goal,
+            )
+            .unwrap();
+        let enable = init
+            .message_service("enable", "std_srvs/srv/SetBool", take, answer)
+            .unwrap();
+        let (_, ports) = init.finish();
+        let control = NrtControl {
+            names: OwnerNames::new(vec!["mine"]),
+            ports: vec![ports],
+        };
+        let c = Controllers::new(control, Doorbell::silent());
+        (
+            c,
+            Rt {
+                target,
+                goal,
+                enable,
+            },
+        )
+    }
+
+    #[test]
+    fn message_endpoints_carry_their_types_and_convert_both_ways() {
+        let (mut c, mut rt) = controllers();
+        assert!(c.endpoints(NODE).is_empty(), "not driven yet");
+        driven(&mut c);
+        let e = c.endpoints(NODE);
+        let kinds: Vec<_> = e.iter().map(|e| (e.role, e.kind, e.ty.unwrap())).collect();
+        assert_eq!(
+            kinds,
+            [
+                (
+                    Role::Publisher,
+                    RosKind::Message,
+                    "geometry_msgs/msg/PointStamped"
+                ),
+                (
+                    Role::Subscriber,
+                    RosKind::Message,
+                    "geometry_msgs/msg/PoseStamped"
+                ),
+                (Role::Service, RosKind::Message, "std_srvs/srv/SetBool"),
+            ]
+        );
+        // RT → ROS
+        assert!(rt.target.rt_publish(Pose2 {
+            x: 1.5,
+            y: -2.0,
+            theta: 0.0
+        }));
+        c.serve(Instant::now());
+        let [out] = c.outputs() else {
+            panic!("{:?}", c.outputs())
+        };
+        let Payload::Message(m) = &out.value else {
+            panic!("{out:?}")
+        };
+        assert_eq!(
+            (m["point"]["x"].as_f64(), m["point"]["y"].as_f64()),
+            (Some(1.5), Some(-2.0))
+        );
+        assert!(m["header"]["stamp"]["sec"].as_i64().unwrap() > 1_600_000_000);
+        c.end_step();
+        // ROS → RT, and a refusal that reaches nothing
+        let bad = json!({"header": {"frame_id": "map"}, "pose": {"position": {"x": 3.0}}});
+        let err = c.receive_message(NODE, id(1), &bad).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("mine/goal: frame \"map\" is not odom"),
+            "{err}"
+        );
+        assert_eq!(rt.goal.rt_read_new(), None);
+        let good = json!({"header": {"frame_id": "odom"}, "pose": {"position": {"x": 3.0}}});
+        c.receive_message(NODE, id(1), &good).unwrap();
+        assert_eq!(rt.goal.rt_read_new().map(|p| p.x), Some(3.0));
+        assert!(matches!(
+            c.receive_message(NODE, id(0), &good),
+            Err(ReceiveError::NoSuchEndpoint(..))
+        ));
+        // a service: answered by RT, refused when the conversion refuses, timed out when RT is silent
+        let (tx, rx) = channel();
+        c.call_message(
+            NODE,
+            id(2),
+            &json!({"data": true}),
+            held(move |a| tx.send(a).unwrap()),
+            Instant::now(),
+        );
+        assert_eq!(rt.enable.rt_serve(|on| !on), 1);
+        c.serve(Instant::now());
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            Ok(json!({"success": false, "message": ""}))
+        );
+        let (tx, rx) = channel();
+        c.call_message(
+            NODE,
+            id(2),
+            &json!({}),
+            held(move |a| tx.send(a).unwrap()),
+            Instant::now(),
+        );
+        let why = rx.try_recv().unwrap().unwrap_err();
+        assert!(why.contains("mine/enable: bad request: no data"), "{why}");
+        let (tx, rx) = channel();
+        let t0 = Instant::now();
+        c.call_message(
+            NODE,
+            id(2),
+            &json!({"data": true}),
+            held(move |a| tx.send(a).unwrap()),
+            t0,
+        );
+        c.serve(t0 + SERVICE_TIMEOUT);
+        assert!(rx
+            .try_recv()
+            .unwrap()
+            .unwrap_err()
+            .contains("did not answer"));
+        // a robot that goes refuses what it held
+        let (tx, rx) = channel();
+        c.call_message(
+            NODE,
+            id(2),
+            &json!({"data": true}),
+            held(move |a| tx.send(a).unwrap()),
+            Instant::now(),
+        );
+        c.on_engine_event(&EngineEvent::RobotRemoved {
+            node: NODE,
+            robot: SLOT,
+        });
+        assert_eq!(rx.try_recv().unwrap(), Err(NO_LONGER_DRIVEN.into()));
+    }
 }

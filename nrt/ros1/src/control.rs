@@ -18,9 +18,9 @@ use super::ros1_msgs::thymio_rt_msgs::{
     SetOdometry, SetOdometryResponse, SwitchController, SwitchControllerResponse,
 };
 use super::Ros1Error;
-use handoff::{Doorbell, NodeId, RobotId, RosValue};
+use handoff::{Doorbell, MsgValue, NodeId, RobotId, RosValue};
 use nrt_engine::engine::{Engine, EngineEvent};
-use nrt_interface::controllers::{Endpoint, EndpointId};
+use nrt_interface::controllers::{Endpoint, EndpointId, MsgAnswer};
 use nrt_interface::owner_switch::{Answer, SWITCH_TIMEOUT};
 use nrt_interface::set_odometry::{set_odometry, SetOdometryRequest, SET_ODOMETRY};
 use nrt_interface::Interface;
@@ -82,6 +82,26 @@ pub enum ControlCall {
         /// Where the answer goes.
         reply: SyncSender<Answer>,
     },
+    /// A message on a controller's subscription of a ROS type of its own ([`handoff::msg_endpoints`]).
+    TypedMessage {
+        /// The robot.
+        node: NodeId,
+        /// The endpoint.
+        endpoint: EndpointId,
+        /// The message, decoded.
+        msg: MsgValue,
+    },
+    /// A call of a controller's service of a ROS type of its own.
+    TypedService {
+        /// The robot.
+        node: NodeId,
+        /// The endpoint.
+        endpoint: EndpointId,
+        /// The request, decoded.
+        request: MsgValue,
+        /// Where the answer goes.
+        reply: SyncSender<MsgAnswer>,
+    },
 }
 
 /// Where handlers and tasks hand their calls (with the NRT loop's bell).
@@ -101,11 +121,11 @@ impl ControlInbox {
 
     /// Hands the call `make` builds to the NRT loop and waits for the layer's answer, at most `layer_timeout` +
     /// [`ANSWER_MARGIN`] (on tokio's blocking pool, never on the RT thread).
-    pub fn ask(
+    pub fn ask<A>(
         &self,
         layer_timeout: Duration,
-        make: impl FnOnce(SyncSender<Answer>) -> ControlCall,
-    ) -> Result<Answer, anyhow::Error> {
+        make: impl FnOnce(SyncSender<A>) -> ControlCall,
+    ) -> Result<A, anyhow::Error> {
         let (tx, rx) = sync_channel(1);
         if !self.send(make(tx)) {
             return Err(anyhow::anyhow!("the driver is stopping"));
@@ -342,6 +362,25 @@ impl ControlInterface {
                 } => iface
                     .controllers
                     .call(node, endpoint, request, Box::new(reply), now),
+                ControlCall::TypedMessage {
+                    node,
+                    endpoint,
+                    msg,
+                } => {
+                    if let Err(e) = iface.controllers.receive_message(node, endpoint, &msg) {
+                        iface
+                            .reporter
+                            .warn(&format!("node {node}: controller message dropped: {e}"));
+                    }
+                }
+                ControlCall::TypedService {
+                    node,
+                    endpoint,
+                    request,
+                    reply,
+                } => iface
+                    .controllers
+                    .call_message(node, endpoint, &request, Box::new(reply), now),
             }
         }
     }

@@ -3,10 +3,14 @@
 //! of the table in [`handoff::endpoints`] (`Bool` → `std_msgs/Bool`, `Float64` → `std_msgs/Float64`,
 //! `Pose2D` → `geometry_msgs/Pose2D`, `Twist` → `geometry_msgs/Twist`; a service of `Empty` is a
 //! `std_srvs/Trigger`, of `Bool` a `std_srvs/SetBool`, of `Pose2D` a `thymio_rt_msgs/SetPose2D`), and the one
-//! conversion of each between ROS 1 and the layer's values.
+//! conversion of each between ROS 1 and the layer's values. An endpoint of a ROS type of the controller's choosing
+//! ([`RosKind::Message`]) is published, subscribed and served from its ROS 1 definition at run time
+//! ([`super::dynamic`]): the layer's JSON messages are encoded and decoded here.
 
 use super::control::{ControlCall, ControlInbox};
+use super::dynamic::{MessageType, Ros1Types, TypeError};
 use super::graph::{Graph, Task};
+use super::net::RawMessage;
 use super::net::{Publisher, ServiceServer};
 use super::ros1_msgs::geometry_msgs::{Pose2D, Twist, Vector3};
 use super::ros1_msgs::std_msgs::{Bool, Float64};
@@ -14,7 +18,7 @@ use super::ros1_msgs::std_srvs::{SetBool, SetBoolResponse, Trigger, TriggerRespo
 use super::ros1_msgs::thymio_rt_msgs::{SetPose2D, SetPose2DResponse};
 use super::Ros1Error;
 use handoff::{NodeId, Pose2, RosKind, RosValue, Twist2};
-use nrt_interface::controllers::{Endpoint, EndpointId, Published, Role, SERVICE_TIMEOUT};
+use nrt_interface::controllers::{Endpoint, EndpointId, Payload, Published, Role, SERVICE_TIMEOUT};
 use roslibrust::RosMessageType;
 
 /// Depth of the controllers' topics (as on ROS 2).
@@ -28,9 +32,26 @@ enum RosPub {
     Twist(Publisher<Twist>),
 }
 
+/// The ROS 1 types of the process, resolved once each (built-in definitions, then the package paths).
+fn types() -> &'static Ros1Types {
+    static TYPES: std::sync::OnceLock<Ros1Types> = std::sync::OnceLock::new();
+    TYPES.get_or_init(Ros1Types::from_env)
+}
+
+/// Checks that an endpoint of ROS type `ty` (`pkg/msg/Type` or `pkg/srv/Type`) can be served on ROS 1.
+pub fn check_type(ty: &str) -> Result<(), TypeError> {
+    if ty.contains("/srv/") {
+        types().service(ty).map(|_| ())
+    } else {
+        types().message(ty).map(|_| ())
+    }
+}
+
 /// One robot's controller endpoints (dropped: unregistered).
 pub struct ControllerEndpoints {
     publishers: Vec<(Endpoint, RosPub)>,
+    /// Publishers of a ROS type of the controller's choosing.
+    messages: Vec<(Endpoint, std::sync::Arc<MessageType>, Publisher<RawMessage>)>,
     _subscriptions: Vec<Task>,
     _services: Vec<ServiceServer>,
 }
@@ -41,13 +62,37 @@ impl ControllerEndpoints {
         let Some((e, p)) = self.publishers.iter().find(|(e, _)| e.id == out.endpoint) else {
             return;
         };
-        let r = match (out.value, p) {
+        let value = match &out.value {
+            Payload::Value(v) => v,
+            Payload::Message(m) => return self.publish_message(out, m),
+        };
+        let r = match (*value, p) {
             (RosValue::Bool(data), RosPub::Bool(p)) => g.publish(p, &Bool { data }),
             (RosValue::Float64(data), RosPub::Float64(p)) => g.publish(p, &Float64 { data }),
             (RosValue::Pose2D(q), RosPub::Pose2D(p)) => g.publish(p, &pose_msg(q)),
             (RosValue::Twist(t), RosPub::Twist(p)) => g.publish(p, &twist_msg(t)),
             _ => Ok(()),
         };
+        if let Err(err) = r {
+            tracing::warn!(
+                "ROS 1: node {}: cannot publish controllers/{}/{}: {err}",
+                out.node,
+                e.controller,
+                e.name
+            );
+        }
+    }
+}
+
+impl ControllerEndpoints {
+    fn publish_message(&self, out: &Published, m: &handoff::MsgValue) {
+        let Some((e, ty, p)) = self.messages.iter().find(|(e, ..)| e.id == out.endpoint) else {
+            return;
+        };
+        let r = ty
+            .encode(m)
+            .map_err(|e| e.to_string())
+            .and_then(|body| p.publish_bytes(&body).map_err(|e| e.to_string()));
         if let Err(err) = r {
             tracing::warn!(
                 "ROS 1: node {}: cannot publish controllers/{}/{}: {err}",
@@ -70,11 +115,16 @@ pub fn register(
 ) -> Result<ControllerEndpoints, Ros1Error> {
     let mut out = ControllerEndpoints {
         publishers: Vec::new(),
+        messages: Vec::new(),
         _subscriptions: Vec::new(),
         _services: Vec::new(),
     };
     for e in endpoints {
         let name = t(&e.leaf());
+        if let (RosKind::Message, Some(ty)) = (e.kind, e.ty) {
+            register_message(g, &name, id, e, ty, inbox, &mut out)?;
+            continue;
+        }
         match e.role {
             Role::Publisher => {
                 let p = match e.kind {
@@ -103,6 +153,70 @@ pub fn register(
         }
     }
     Ok(out)
+}
+
+fn unknown(name: &str, e: TypeError) -> Ros1Error {
+    Ros1Error::Register(name.to_owned(), anyhow::anyhow!("{e}"))
+}
+
+/// Registers endpoint `e` of ROS type `ty` under `name`: a publisher, a subscription handing each decoded
+/// message to the NRT loop, or a service whose decoded calls the layer answers.
+fn register_message(
+    g: &Graph,
+    name: &str,
+    id: NodeId,
+    e: &Endpoint,
+    ty: &str,
+    inbox: &ControlInbox,
+    out: &mut ControllerEndpoints,
+) -> Result<(), Ros1Error> {
+    match e.role {
+        Role::Publisher => {
+            let t = types().message(ty).map_err(|err| unknown(name, err))?;
+            let p = g.advertise_raw(name, &t.descriptor(), DEPTH, false)?;
+            out.messages.push((*e, t, p));
+        }
+        Role::Subscriber => {
+            let t = types().message(ty).map_err(|err| unknown(name, err))?;
+            let mut sub = g.subscribe_raw(name, &t.descriptor(), DEPTH)?;
+            let (inbox, endpoint, topic) = (inbox.clone(), e.id, name.to_owned());
+            out._subscriptions.push(g.spawn(async move {
+                while let Some(bytes) = sub.next_bytes().await {
+                    match t.decode(&bytes) {
+                        Ok(msg) => {
+                            let call = ControlCall::TypedMessage {
+                                node: id,
+                                endpoint,
+                                msg,
+                            };
+                            if !inbox.send(call) {
+                                return;
+                            }
+                        }
+                        Err(err) => tracing::warn!("ROS 1: {topic}: message dropped: {err}"),
+                    }
+                }
+            }));
+        }
+        Role::Service => {
+            let st = types().service(ty).map_err(|err| unknown(name, err))?;
+            let (inbox, endpoint, d) = (inbox.clone(), e.id, st.descriptor());
+            let server = g.serve_raw(name, &d, move |bytes| {
+                let request = st.request.decode(&bytes).map_err(|e| e.to_string())?;
+                let answer = inbox
+                    .ask(SERVICE_TIMEOUT, |reply| ControlCall::TypedService {
+                        node: id,
+                        endpoint,
+                        request,
+                        reply,
+                    })
+                    .map_err(|e| e.to_string())?;
+                st.response.encode(&answer?).map_err(|e| e.to_string())
+            })?;
+            out._services.push(server);
+        }
+    }
+    Ok(())
 }
 
 /// Subscribes `name` and hands each message, as a value, to the NRT loop.

@@ -10,7 +10,10 @@
 //! registrar thread ([`Graph::submit`]) and takes the result back when it is ready.
 
 use super::master::Client;
-use super::net::{Address, Limits, NetError, Node, Publisher, ServiceServer, Subscriber};
+use super::net::{
+    Address, Limits, NetError, Node, Publisher, RawDescriptor, RawMessage, RawServiceDescriptor,
+    ServiceServer, Subscriber,
+};
 use super::Ros1Error;
 use handoff::Doorbell;
 use roslibrust::{RosMessageType, RosServiceType};
@@ -262,6 +265,86 @@ impl Graph {
                     }
                     Ok(None) => {}
                     Err(e) => tracing::warn!("ROS 1: {topic}: {e}"),
+                }
+            }
+        }))
+    }
+
+    /// Advertises `topic` (global) of the run-time type `d` (messages as bytes: [`Publisher::publish_bytes`]).
+    pub fn advertise_raw(
+        &self,
+        topic: &str,
+        d: &RawDescriptor,
+        queue: usize,
+        latched: bool,
+    ) -> Result<Publisher<RawMessage>, Ros1Error> {
+        let p = self
+            .node
+            .advertise_raw(topic, d, queue, latched)
+            .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
+        self.registry.add(Registration::Publisher {
+            topic: topic.to_owned(),
+            ty: d.ros_type.clone(),
+        });
+        Ok(p)
+    }
+
+    /// Subscribes to `topic` (global) of the run-time type `d` (messages as bytes: [`Subscriber::next_bytes`]).
+    pub fn subscribe_raw(
+        &self,
+        topic: &str,
+        d: &RawDescriptor,
+        queue: usize,
+    ) -> Result<Subscriber<RawMessage>, Ros1Error> {
+        let s = self
+            .node
+            .subscribe_raw(topic, d, queue)
+            .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
+        self.registry.add(Registration::Subscriber {
+            topic: topic.to_owned(),
+            ty: d.ros_type.clone(),
+        });
+        Ok(s)
+    }
+
+    /// Serves `name` (global) of the run-time type `d` with `f` (serialised request → serialised response or the
+    /// caller's error message; called on tokio's blocking pool).
+    pub fn serve_raw(
+        &self,
+        name: &str,
+        d: &RawServiceDescriptor,
+        f: impl Fn(Vec<u8>) -> Result<Vec<u8>, String> + Send + Sync + 'static,
+    ) -> Result<ServiceServer, Ros1Error> {
+        let server = self
+            .node
+            .serve_raw(name, d, f)
+            .map_err(|e| Ros1Error::Register(name.to_owned(), e.into()))?;
+        self.registry.add(Registration::Service {
+            name: name.to_owned(),
+            uri: self.node.service_uri(),
+        });
+        Ok(server)
+    }
+
+    /// [`Graph::forward`] for the run-time type `d`: what `convert` makes of each serialised message goes to the
+    /// NRT loop (`inbox`, ringing its bell).
+    pub fn forward_raw<C: Send + 'static>(
+        &self,
+        topic: &str,
+        d: &RawDescriptor,
+        queue: usize,
+        inbox: std::sync::mpsc::Sender<C>,
+        convert: impl Fn(Vec<u8>) -> Option<C> + Send + 'static,
+    ) -> Result<Task, Ros1Error> {
+        let mut sub = self.subscribe_raw(topic, d, queue)?;
+        let bell = self.bell.clone();
+        Ok(self.spawn(async move {
+            while let Some(bytes) = sub.next_bytes().await {
+                if let Some(call) = convert(bytes) {
+                    if inbox.send(call).is_err() {
+                        return;
+                    }
+                    bell.ring();
                 }
             }
         }))

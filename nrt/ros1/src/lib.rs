@@ -27,6 +27,7 @@ pub mod cmd_vel;
 pub mod control;
 pub mod controllers;
 pub mod conv;
+pub mod dynamic;
 pub mod goal_actions;
 pub mod graph;
 pub mod ground_truth;

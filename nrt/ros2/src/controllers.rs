@@ -7,16 +7,19 @@
 //! `thymio_rt_msgs/SetPose2D`). Their parameters are `controllers.<controller>.<param>` on the
 //! robot's `thymio_driver` node ([`super::driver_node`]).
 //!
+//! An endpoint of any ROS type ([`RosKind::Message`]) goes through [`super::msg_endpoints`].
+//!
 //! The entities are on the bridge node; the NRT loop serves them without waiting: messages and
 //! calls are handed to the layer ([`Controllers::serve`], calls held: r2r answers a request
 //! whenever it is given back), and what RT published in this iteration is published
 //! ([`Controllers::publish`]).
 
+use super::msg_endpoints::{self as msg, JsonService, MsgSub};
 use super::report::Reporter;
 use super::thymio_endpoints::{reliable, topic};
 use super::{drain, Srv, Sub};
 use handoff::{NodeId, Pose2, RosKind, RosValue, Twist2};
-use nrt_interface::controllers::{Controllers as Layer, Endpoint, EndpointId, Role};
+use nrt_interface::controllers::{Controllers as Layer, Endpoint, EndpointId, Payload, Role};
 use nrt_interface::reply::held;
 use r2r::geometry_msgs::msg::{Pose2D, Twist};
 use r2r::std_msgs::msg::{Bool, Float64};
@@ -34,6 +37,7 @@ enum RosPub {
     Float64(Publisher<Float64>),
     Pose2D(Publisher<Pose2D>),
     Twist(Publisher<Twist>),
+    Message(r2r::PublisherUntyped),
 }
 
 enum RosSub {
@@ -41,12 +45,14 @@ enum RosSub {
     Float64(Sub<Float64>),
     Pose2D(Sub<Pose2D>),
     Twist(Sub<Twist>),
+    Message(MsgSub),
 }
 
 enum RosSrv {
     Trigger(Srv<Trigger::Service>),
     SetBool(Srv<SetBool::Service>),
     Pose(Srv<SetPose2D::Service>),
+    Message(Box<dyn JsonService>),
 }
 
 /// The ROS side of one endpoint.
@@ -100,6 +106,7 @@ impl Controllers {
                     RosPub::Float64(p) => node.destroy_publisher(p),
                     RosPub::Pose2D(p) => node.destroy_publisher(p),
                     RosPub::Twist(p) => node.destroy_publisher(p),
+                    RosPub::Message(p) => node.destroy_publisher_untyped(p),
                 }
             }
         }
@@ -110,6 +117,21 @@ impl Controllers {
         for (id, served) in self.robots.iter_mut() {
             for (e, s) in served.iter_mut() {
                 match s {
+                    Served::Subscriber(RosSub::Message(sub)) => {
+                        for m in drain(sub) {
+                            let r = m.map_err(|e| e.to_string()).and_then(|m| {
+                                layer
+                                    .receive_message(*id, e.id, &m)
+                                    .map_err(|e| e.to_string())
+                            });
+                            if let Err(err) = r {
+                                self.reporter.warn(&format!(
+                                    "node {id}: controllers/{}/{}: message dropped: {err}",
+                                    e.controller, e.name
+                                ));
+                            }
+                        }
+                    }
                     Served::Subscriber(sub) => {
                         for v in received(sub) {
                             // not finite: dropped, as ROS 2 always did
@@ -133,11 +155,15 @@ impl Controllers {
             else {
                 continue;
             };
-            let r = match (out.value, p) {
-                (RosValue::Bool(b), RosPub::Bool(p)) => p.publish(&Bool { data: b }),
-                (RosValue::Float64(x), RosPub::Float64(p)) => p.publish(&Float64 { data: x }),
-                (RosValue::Pose2D(q), RosPub::Pose2D(p)) => p.publish(&pose_msg(q)),
-                (RosValue::Twist(t), RosPub::Twist(p)) => p.publish(&twist(t)),
+            let r = match (&out.value, p) {
+                (Payload::Message(m), RosPub::Message(p)) => p.publish(m.clone()),
+                (Payload::Value(v), p) => match (*v, p) {
+                    (RosValue::Bool(b), RosPub::Bool(p)) => p.publish(&Bool { data: b }),
+                    (RosValue::Float64(x), RosPub::Float64(p)) => p.publish(&Float64 { data: x }),
+                    (RosValue::Pose2D(q), RosPub::Pose2D(p)) => p.publish(&pose_msg(q)),
+                    (RosValue::Twist(t), RosPub::Twist(p)) => p.publish(&twist(t)),
+                    _ => Ok(()),
+                },
                 _ => Ok(()),
             };
             if let Err(err) = r {
@@ -152,6 +178,17 @@ impl Controllers {
 
 fn create(node: &mut r2r::Node, name: &str, e: &Endpoint) -> Result<Served, r2r::Error> {
     let q = || reliable(DEPTH);
+    if let (RosKind::Message, Some(ty)) = (e.kind, e.ty) {
+        return Ok(match e.role {
+            Role::Publisher => {
+                Served::Publisher(RosPub::Message(msg::publisher(node, name, ty, q())?))
+            }
+            Role::Subscriber => {
+                Served::Subscriber(RosSub::Message(msg::subscription(node, name, ty, q())?))
+            }
+            Role::Service => Served::Service(RosSrv::Message(msg::service(node, name, ty)?)),
+        });
+    }
     Ok(match e.role {
         Role::Publisher => Served::Publisher(match e.kind {
             RosKind::Bool => RosPub::Bool(node.create_publisher(name, q())?),
@@ -198,6 +235,8 @@ fn received(sub: &mut RosSub) -> Vec<RosValue> {
                 })
             })
             .collect(),
+        // served by the caller (converted by the layer)
+        RosSub::Message(_) => Vec::new(),
     }
 }
 
@@ -229,6 +268,11 @@ fn forward_calls(layer: &mut Layer, srv: &mut RosSrv, id: NodeId, e: EndpointId,
                     let _ = c.respond(SetPose2D::Response { success, message });
                 });
                 layer.call(id, e, v, reply, now);
+            }
+        }
+        RosSrv::Message(s) => {
+            for (request, answer) in s.take() {
+                layer.call_message(id, e, &request, held(answer), now);
             }
         }
     }

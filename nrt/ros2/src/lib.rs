@@ -40,6 +40,7 @@ pub mod ground_truth;
 pub mod hot;
 pub mod joints;
 pub mod lifecycle;
+pub mod msg_endpoints;
 pub mod names;
 pub mod odom_pub;
 pub mod owner_switch;

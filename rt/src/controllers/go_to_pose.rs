@@ -8,14 +8,19 @@
 //! Hysteresis: once in position it only turns (a drift of less than twice the position
 //! tolerance does not send it driving again), so that it settles instead of hunting.
 //!
-//! ROS (under `~/controllers/go_to_pose/`): subscriber `goal`, service `set_goal`, publisher
-//! `reached` (`std_msgs/Bool`: false when a goal is taken, true when reached); parameters
-//! below, applied live.
+//! A goal also comes as a `geometry_msgs/PoseStamped` on `goal_pose` (what RViz's "2D Goal Pose"
+//! tool and Nav2 clients send): its header's frame must be the odometry frame (`odom`, or a
+//! prefixed `…/odom`; an empty frame is taken as it), its orientation gives the heading (yaw);
+//! another frame or a non-finite pose is refused on the NRT side, before RT (logged).
+//!
+//! ROS (under `~/controllers/go_to_pose/`): subscribers `goal` and `goal_pose`, service
+//! `set_goal`, publisher `reached` (`std_msgs/Bool`: false when a goal is taken, true when
+//! reached); parameters below, applied live.
 
 use super::{Controller, RobotView};
 use handoff::{
-    ControllerInit, DeclareError, Outcome, ParamId, Pose2, RtParams, RtServiceEndpoint,
-    RtTopicPublisher, RtTopicSubscriber, Twist2, WheelCommand,
+    ControllerInit, DeclareError, MsgValue, Outcome, ParamId, Pose2, RtMessageSubscriber, RtParams,
+    RtServiceEndpoint, RtTopicPublisher, RtTopicSubscriber, Twist2, WheelCommand,
 };
 use std::f64::consts::PI;
 
@@ -31,6 +36,7 @@ pub struct GoToPose {
     params: RtParams,
     p: Params,
     goal_topic: RtTopicSubscriber<Pose2>,
+    goal_pose: RtMessageSubscriber<Pose2>,
     set_goal: RtServiceEndpoint<Pose2>,
     reached_pub: RtTopicPublisher<bool>,
     goal: Option<Pose2>,
@@ -137,17 +143,59 @@ pub(crate) fn check_goal(goal: &Pose2, pose: &Pose2) -> Result<(), &'static str>
     Ok(())
 }
 
+/// A `geometry_msgs/PoseStamped` in the odometry frame as a planar pose (NRT side; see the module
+/// documentation).
+pub fn pose_stamped(m: &MsgValue) -> Result<Pose2, String> {
+    let frame = m["header"]["frame_id"].as_str().unwrap_or("");
+    if !(frame.is_empty() || frame == "odom" || frame.ends_with("/odom")) {
+        return Err(format!(
+            "frame \"{frame}\" is not the odometry frame (odom): transform the goal first"
+        ));
+    }
+    let num = |v: &MsgValue, at: &str| match v {
+        MsgValue::Null => Ok(0.0),
+        v => v
+            .as_f64()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("{at} is not a finite number")),
+    };
+    let p = &m["pose"]["position"];
+    let q = &m["pose"]["orientation"];
+    let (qx, qy, qz) = (
+        num(&q["x"], "pose.orientation.x")?,
+        num(&q["y"], "pose.orientation.y")?,
+        num(&q["z"], "pose.orientation.z")?,
+    );
+    // a message that leaves the orientation out has the identity (w = 1)
+    let qw = match &q["w"] {
+        MsgValue::Null => 1.0,
+        w => num(w, "pose.orientation.w")?,
+    };
+    Ok(Pose2 {
+        x: num(&p["x"], "pose.position.x")?,
+        y: num(&p["y"], "pose.position.y")?,
+        theta: (2.0 * (qw * qz + qx * qy)).atan2(1.0 - 2.0 * (qy * qy + qz * qz)),
+    })
+}
+
 impl GoToPose {
     /// Declares its endpoints and parameters for the robot of `init`.
     pub fn new(init: &mut ControllerInit) -> Result<Self, DeclareError> {
         let p = Params::declare(init, ["max_linear", "max_angular"])?;
         let goal_topic = init.subscriber::<Pose2>("goal", Pose2::default())?;
+        let goal_pose = init.message_subscriber(
+            "goal_pose",
+            "geometry_msgs/msg/PoseStamped",
+            Pose2::default(),
+            pose_stamped,
+        )?;
         let set_goal = init.service::<Pose2>("set_goal")?;
         let reached_pub = init.publisher::<bool>("reached", 8)?;
         Ok(GoToPose {
             params: init.rt_params(),
             p,
             goal_topic,
+            goal_pose,
             set_goal,
             reached_pub,
             goal: None,
@@ -242,7 +290,10 @@ pub(crate) fn steer(
 impl Controller for GoToPose {
     fn serve(&mut self, robot: &RobotView, _owner: bool) {
         self.params.rt_refresh();
-        if let Some(goal) = self.goal_topic.rt_read_new() {
+        for goal in [self.goal_topic.rt_read_new(), self.goal_pose.rt_read_new()]
+            .into_iter()
+            .flatten()
+        {
             if check_goal(&goal, &robot.pose).is_ok() {
                 self.take_goal(goal);
             }
@@ -340,7 +391,7 @@ mod tests {
         assert!((p.x - target.x).hypot(p.y - target.y) <= 0.02, "{p:?}");
         assert!(wrap(p.theta - target.theta).abs() <= 0.05, "{p:?}");
         assert_eq!(c.update(&view(p)), WheelCommand::Stop, "holds zero");
-        let NrtEndpoint::Publisher { nrt: reached, .. } = &mut ports.endpoints[2] else {
+        let NrtEndpoint::Publisher { nrt: reached, .. } = &mut ports.endpoints[3] else {
             panic!("reached is a publisher")
         };
         let mut got = Vec::new();
@@ -353,7 +404,7 @@ mod tests {
         let mut init = ControllerInit::new(RobotId(0), NAME);
         let mut c = GoToPose::new(&mut init).unwrap();
         let mut ports = init.finish_ports();
-        let NrtEndpoint::Service { nrt: client, .. } = &mut ports.endpoints[1] else {
+        let NrtEndpoint::Service { nrt: client, .. } = &mut ports.endpoints[2] else {
             panic!("set_goal is a service")
         };
         let bad = Pose2 {
@@ -392,6 +443,55 @@ mod tests {
         ports.params.nrt_set("k_angular", 0.0).unwrap();
         let p = drive(&mut c, Pose2::default(), 500, 0.01);
         assert!(p.x < 0.01);
+    }
+
+    #[test]
+    fn a_pose_stamped_in_the_odometry_frame_is_a_goal_and_another_frame_is_refused() {
+        let mut init = ControllerInit::new(RobotId(0), NAME);
+        let mut c = GoToPose::new(&mut init).unwrap();
+        let mut ports = init.finish_ports();
+        let NrtEndpoint::Message {
+            ty,
+            port: handoff::NrtMessagePort::Subscriber(store),
+            ..
+        } = &mut ports.endpoints[1]
+        else {
+            panic!("goal_pose is a message subscriber")
+        };
+        assert_eq!(*ty, "geometry_msgs/msg/PoseStamped");
+        let (s, q) = ((PI / 4.0).sin(), (PI / 4.0).cos()); // a yaw of π/2
+        let msg = |frame: &str, x: f64| {
+            serde_json::json!({
+                "header": {"stamp": {"sec": 1, "nanosec": 0}, "frame_id": frame},
+                "pose": {"position": {"x": x, "y": -0.1, "z": 0.0},
+                         "orientation": {"x": 0.0, "y": 0.0, "z": s, "w": q}},
+            })
+        };
+        let err = store.nrt_store(&msg("map", 0.3)).unwrap_err();
+        assert!(err.contains("\"map\" is not the odometry frame"), "{err}");
+        c.serve(&view(Pose2::default()), false);
+        assert_eq!(c.goal(), None, "nothing reached RT");
+        store.nrt_store(&msg("thymio_0/odom", 0.3)).unwrap();
+        c.serve(&view(Pose2::default()), false);
+        let g = c.goal().expect("a goal");
+        assert_eq!((g.x, g.y), (0.3, -0.1));
+        assert!((g.theta - PI / 2.0).abs() < 1e-12, "{g:?}");
+        // no orientation: heading 0; a non-finite number: refused
+        let bare =
+            serde_json::json!({"header": {"frame_id": "odom"}, "pose": {"position": {"x": 1.0}}});
+        assert_eq!(
+            pose_stamped(&bare),
+            Ok(Pose2 {
+                x: 1.0,
+                y: 0.0,
+                theta: 0.0
+            })
+        );
+        let text = serde_json::json!({"pose": {"position": {"x": "far"}}});
+        assert_eq!(
+            pose_stamped(&text),
+            Err("pose.position.x is not a finite number".into())
+        );
     }
 
     #[test]

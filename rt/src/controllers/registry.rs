@@ -226,7 +226,7 @@ mod tests {
         assert_eq!(private, Some(true));
         let gtp = &nrt.ports[1];
         let names: Vec<_> = gtp.endpoints.iter().map(|e| e.name()).collect();
-        assert_eq!(names, ["goal", "set_goal", "reached"]);
+        assert_eq!(names, ["goal", "goal_pose", "set_goal", "reached"]);
         assert_eq!(gtp.params.get("max_linear"), Some(0.1));
         let decls = r.param_decls("go_to_pose").unwrap().unwrap();
         assert!(decls

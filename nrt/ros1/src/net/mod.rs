@@ -13,7 +13,9 @@
 //! [`Node::start`], [`Node::advertise`] → [`Publisher::publish`] (never waits: a bounded queue per subscriber,
 //! oldest dropped when full; latched topics keep their last message for new subscribers), [`Node::subscribe`] →
 //! [`Subscriber::next`], [`Node::serve`] (the handler runs on the runtime's blocking pool). Dropping a handle
-//! unregisters it with the master.
+//! unregisters it with the master. Types known only at run time ([`crate::dynamic`]) go through the same
+//! machinery as serialised bytes ([`raw`]): [`Node::advertise_raw`] → [`Publisher::publish_bytes`],
+//! [`Node::subscribe_raw`] → [`Subscriber::next_bytes`], [`Node::serve_raw`].
 //!
 //! Threads: the tokio runtime given to [`Node::start`] runs the accept loops and one task per connection.
 
@@ -22,6 +24,7 @@ pub mod header;
 pub mod http;
 mod publisher;
 mod queue;
+mod raw;
 mod service;
 mod slave;
 mod subscriber;
@@ -30,6 +33,7 @@ pub mod xml;
 
 pub use addr::{AddrError, Address};
 pub use publisher::Publisher;
+pub use raw::{RawDescriptor, RawMessage, RawServiceDescriptor};
 pub use service::ServiceServer;
 pub use subscriber::Subscriber;
 
@@ -111,7 +115,7 @@ pub enum NetError {
     #[error("cannot serialise a {ty}: {reason}")]
     Serialise {
         /// ROS type.
-        ty: &'static str,
+        ty: String,
         /// Why.
         reason: String,
     },
@@ -119,7 +123,7 @@ pub enum NetError {
     #[error("cannot decode a {ty}: {reason}")]
     Decode {
         /// ROS type.
-        ty: &'static str,
+        ty: String,
         /// Why.
         reason: String,
     },
@@ -261,11 +265,21 @@ impl Node {
         queue: usize,
         latched: bool,
     ) -> Result<Publisher<T>, NetError> {
-        let d = &T::DESCRIPTION;
+        self.advertise_as(topic, &RawDescriptor::of::<T>(), queue, latched)
+    }
+
+    /// [`Node::advertise`] with the type given by `d`; the handle's `T` says how messages are given to it.
+    fn advertise_as<T>(
+        &self,
+        topic: &str,
+        d: &RawDescriptor,
+        queue: usize,
+        latched: bool,
+    ) -> Result<Publisher<T>, NetError> {
         let p = {
             let mut pubs = lock(&self.0.pubs);
             match pubs.get(topic) {
-                Some(p) if p.ty == d.ros_type_name => p.clone(),
+                Some(p) if p.ty == d.ros_type && p.md5() == d.md5sum => p.clone(),
                 Some(_) => return Err(NetError::Duplicate(topic.to_owned(), "advertised")),
                 None => {
                     let p = Arc::new(Publication::new(topic, d, queue, latched));
@@ -280,7 +294,7 @@ impl Node {
         // on failure, dropping the handle takes the topic back out
         self.0
             .master
-            .register_publisher(topic, d.ros_type_name, &self.0.caller_api)?;
+            .register_publisher(topic, &d.ros_type, &self.0.caller_api)?;
         Ok(handle)
     }
 
@@ -291,7 +305,16 @@ impl Node {
         topic: &str,
         queue: usize,
     ) -> Result<Subscriber<T>, NetError> {
-        let d = &T::DESCRIPTION;
+        self.subscribe_as(topic, &RawDescriptor::of::<T>(), queue)
+    }
+
+    /// [`Node::subscribe`] with the type given by `d`; the handle's `T` says how messages are taken from it.
+    fn subscribe_as<T>(
+        &self,
+        topic: &str,
+        d: &RawDescriptor,
+        queue: usize,
+    ) -> Result<Subscriber<T>, NetError> {
         let s = Subscription::new(topic, d, queue);
         {
             let mut subs = lock(&self.0.subs);
@@ -304,7 +327,7 @@ impl Node {
         let publishers =
             self.0
                 .master
-                .register_subscriber(topic, d.ros_type_name, &self.0.caller_api)?;
+                .register_subscriber(topic, &d.ros_type, &self.0.caller_api)?;
         s.update(&self.0, &publishers, false);
         Ok(handle)
     }
@@ -316,7 +339,12 @@ impl Node {
         name: &str,
         f: impl Fn(S::Request) -> Result<S::Response, anyhow::Error> + Send + Sync + 'static,
     ) -> Result<ServiceServer, NetError> {
-        let e = Arc::new(ServiceEntry::new::<S>(name, f));
+        self.serve_entry(name, ServiceEntry::new::<S>(name, f))
+    }
+
+    /// Serves `e` as `name` (see [`Node::serve`]).
+    fn serve_entry(&self, name: &str, e: ServiceEntry) -> Result<ServiceServer, NetError> {
+        let e = Arc::new(e);
         {
             let mut services = lock(&self.0.services);
             if services.contains_key(name) {

@@ -5,8 +5,8 @@
 
 use super::header::{encode, Header, WireError};
 use super::queue::Queue;
-use super::{lock, Limits, NetError, Node};
-use roslibrust::{MessageDescriptor, RosMessageType};
+use super::{lock, Limits, NetError, Node, RawDescriptor};
+use roslibrust::RosMessageType;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,9 +32,9 @@ struct State {
 /// One topic we publish (shared by its handles and its connections).
 pub(crate) struct Publication {
     pub topic: String,
-    pub ty: &'static str,
-    md5: &'static str,
-    definition: &'static str,
+    pub ty: String,
+    md5: String,
+    definition: String,
     latched: bool,
     queue: usize,
     state: Mutex<State>,
@@ -47,12 +47,12 @@ pub(crate) struct Publication {
 }
 
 impl Publication {
-    pub fn new(topic: &str, d: &MessageDescriptor, queue: usize, latched: bool) -> Publication {
+    pub fn new(topic: &str, d: &RawDescriptor, queue: usize, latched: bool) -> Publication {
         Publication {
             topic: topic.to_owned(),
-            ty: d.ros_type_name,
-            md5: d.md5sum,
-            definition: d.definition,
+            ty: d.ros_type.clone(),
+            md5: d.md5sum.clone(),
+            definition: d.definition.clone(),
             latched,
             queue: queue.max(1),
             state: Mutex::default(),
@@ -62,8 +62,13 @@ impl Publication {
         }
     }
 
-    /// Offers `b` to every subscriber (and keeps it if latched).
-    fn send(&self, b: Bytes) {
+    /// The md5sum it is published with.
+    pub fn md5(&self) -> &str {
+        &self.md5
+    }
+
+    /// Offers `b` (a framed message) to every subscriber (and keeps it if latched).
+    pub(super) fn send(&self, b: Bytes) {
         self.sent.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
         let mut st = lock(&self.state);
@@ -122,13 +127,13 @@ pub(crate) async fn serve(
     own: &str,
     limits: &Limits,
 ) -> Result<(), WireError> {
-    super::tcpros::check_md5(&header, (&p.topic, p.ty, p.md5), &mut stream, limits).await?;
+    super::tcpros::check_md5(&header, (&p.topic, &p.ty, &p.md5), &mut stream, limits).await?;
     let reply = encode(&[
         ("callerid", own),
         ("topic", &p.topic),
-        ("type", p.ty),
-        ("md5sum", p.md5),
-        ("message_definition", p.definition),
+        ("type", &p.ty),
+        ("md5sum", &p.md5),
+        ("message_definition", &p.definition),
         ("latching", if p.latched { "1" } else { "0" }),
     ]);
     tokio::time::timeout(limits.handshake, stream.write_all(&reply))
@@ -163,7 +168,7 @@ pub(crate) async fn serve(
 /// A handle on a topic we publish; dropping the last one of a topic unadvertises it.
 pub struct Publisher<T> {
     node: Node,
-    p: Arc<Publication>,
+    pub(super) p: Arc<Publication>,
     _t: PhantomData<fn(T)>,
 }
 
@@ -191,7 +196,7 @@ impl<T: RosMessageType> Publisher<T> {
     /// Queues `msg` for every subscriber (never waits).
     pub fn publish(&self, msg: &T) -> Result<(), NetError> {
         let bytes = roslibrust_serde_rosmsg::to_vec(msg).map_err(|e| NetError::Serialise {
-            ty: self.p.ty,
+            ty: self.p.ty.clone(),
             reason: e.to_string(),
         })?;
         self.p.send(Arc::new(bytes));

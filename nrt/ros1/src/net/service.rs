@@ -18,10 +18,10 @@ type Handler = dyn Fn(&[u8]) -> Result<Vec<u8>, String> + Send + Sync;
 /// One service we serve.
 pub(crate) struct ServiceEntry {
     pub name: String,
-    pub ty: &'static str,
-    md5: &'static str,
-    request_type: &'static str,
-    response_type: &'static str,
+    pub ty: String,
+    md5: String,
+    request_type: String,
+    response_type: String,
     handler: Arc<Handler>,
     /// Requests answered.
     pub calls: AtomicU64,
@@ -46,10 +46,34 @@ impl ServiceEntry {
         };
         ServiceEntry {
             name: name.to_owned(),
-            ty: S::ROS_SERVICE_NAME,
-            md5: S::MD5SUM,
-            request_type: S::Request::DESCRIPTION.ros_type_name,
-            response_type: S::Response::DESCRIPTION.ros_type_name,
+            ty: S::ROS_SERVICE_NAME.to_owned(),
+            md5: S::MD5SUM.to_owned(),
+            request_type: S::Request::DESCRIPTION.ros_type_name.to_owned(),
+            response_type: S::Response::DESCRIPTION.ros_type_name.to_owned(),
+            handler: Arc::new(handler),
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// A service of the type `d` whose handler `f` takes the serialised request and gives the serialised
+    /// response (message bodies, without their length prefixes).
+    pub fn raw(
+        name: &str,
+        d: &super::RawServiceDescriptor,
+        f: impl Fn(Vec<u8>) -> Result<Vec<u8>, String> + Send + Sync + 'static,
+    ) -> ServiceEntry {
+        let handler = move |framed: &[u8]| {
+            // read_frame keeps the length prefix
+            let body = framed.get(4..).unwrap_or_default().to_vec();
+            let resp = f(body)?;
+            Ok(super::raw::frame(&resp))
+        };
+        ServiceEntry {
+            name: name.to_owned(),
+            ty: d.ros_type.clone(),
+            md5: d.md5sum.clone(),
+            request_type: d.request_type.clone(),
+            response_type: d.response_type.clone(),
             handler: Arc::new(handler),
             calls: AtomicU64::new(0),
         }
@@ -83,13 +107,13 @@ pub(crate) async fn serve(
     own: &str,
     limits: &Limits,
 ) -> Result<(), WireError> {
-    super::tcpros::check_md5(&header, (&e.name, e.ty, e.md5), &mut stream, limits).await?;
+    super::tcpros::check_md5(&header, (&e.name, &e.ty, &e.md5), &mut stream, limits).await?;
     let reply = encode(&[
         ("callerid", own),
-        ("type", e.ty),
-        ("md5sum", e.md5),
-        ("request_type", e.request_type),
-        ("response_type", e.response_type),
+        ("type", &e.ty),
+        ("md5sum", &e.md5),
+        ("request_type", &e.request_type),
+        ("response_type", &e.response_type),
     ]);
     tokio::time::timeout(limits.handshake, stream.write_all(&reply))
         .await

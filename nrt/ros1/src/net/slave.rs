@@ -122,14 +122,14 @@ fn call(node: &Shared, method: &str, params: &[Value]) -> Value {
         "getPublications" => {
             let list = lock(&node.pubs)
                 .values()
-                .map(|p| Value::Array(vec![s(&p.topic), s(p.ty)]))
+                .map(|p| Value::Array(vec![s(&p.topic), s(&p.ty)]))
                 .collect();
             reply(1, "publications", Value::Array(list))
         }
         "getSubscriptions" => {
             let list = lock(&node.subs)
                 .values()
-                .map(|x| Value::Array(vec![s(&x.topic), s(x.ty)]))
+                .map(|x| Value::Array(vec![s(&x.topic), s(&x.ty)]))
                 .collect();
             reply(1, "subscriptions", Value::Array(list))
         }

@@ -8,9 +8,9 @@
 
 use super::header::{encode, read_frame, read_header, WireError};
 use super::queue::Queue;
-use super::{lock, Limits, NetError, Node, Shared};
+use super::{lock, Limits, NetError, Node, RawDescriptor, Shared};
 use crate::master::{Client, MasterError};
-use roslibrust::{MessageDescriptor, RosMessageType};
+use roslibrust::RosMessageType;
 use serde_xmlrpc::Value;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
@@ -43,10 +43,10 @@ enum LinkError {
 /// One topic we subscribe to (shared by its handle and its connection tasks).
 pub(crate) struct Subscription {
     pub topic: String,
-    pub ty: &'static str,
-    md5: &'static str,
-    definition: &'static str,
-    queue: Queue<Vec<u8>>,
+    pub ty: String,
+    md5: String,
+    definition: String,
+    pub(super) queue: Queue<Vec<u8>>,
     /// Publisher (slave API URI) → its connection task (with the id that tells it apart from a later one).
     links: Mutex<BTreeMap<String, (u64, tokio::task::AbortHandle)>>,
     next: AtomicU64,
@@ -55,12 +55,12 @@ pub(crate) struct Subscription {
 }
 
 impl Subscription {
-    pub fn new(topic: &str, d: &MessageDescriptor, queue: usize) -> Arc<Subscription> {
+    pub fn new(topic: &str, d: &RawDescriptor, queue: usize) -> Arc<Subscription> {
         Arc::new(Subscription {
             topic: topic.to_owned(),
-            ty: d.ros_type_name,
-            md5: d.md5sum,
-            definition: d.definition,
+            ty: d.ros_type.clone(),
+            md5: d.md5sum.clone(),
+            definition: d.definition.clone(),
             queue: Queue::new(queue),
             links: Mutex::default(),
             next: AtomicU64::new(0),
@@ -197,9 +197,9 @@ async fn connect(
     let hello = encode(&[
         ("callerid", own),
         ("topic", &s.topic),
-        ("type", s.ty),
-        ("md5sum", s.md5),
-        ("message_definition", s.definition),
+        ("type", &s.ty),
+        ("md5sum", &s.md5),
+        ("message_definition", &s.definition),
         ("tcp_nodelay", "1"),
     ]);
     let handshake = async {
@@ -239,7 +239,7 @@ async fn receive(
 /// A handle on a topic we subscribe to; dropping it unsubscribes.
 pub struct Subscriber<T> {
     node: Node,
-    s: Arc<Subscription>,
+    pub(super) s: Arc<Subscription>,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -264,7 +264,7 @@ impl<T: RosMessageType> Subscriber<T> {
         let frame = self.s.queue.pop().await?;
         Some(
             roslibrust_serde_rosmsg::from_slice(&frame).map_err(|e| NetError::Decode {
-                ty: self.s.ty,
+                ty: self.s.ty.clone(),
                 reason: e.to_string(),
             }),
         )

@@ -1,0 +1,492 @@
+//! ROS from RT for **any** message type: endpoints whose RT half carries a controller's own fixed-size `Copy`
+//! value and whose NRT half converts it to and from a ROS message with a conversion function the controller
+//! supplies (run on the NRT side only, where allocation is allowed).
+//!
+//! The message crosses the front ends as a [`MsgValue`]: a `serde_json::Value` in the JSON shape of ROS 2 messages
+//! (fields by name, arrays as arrays, `builtin_interfaces/Time` as `{"sec", "nanosec"}`; a field left out takes its
+//! default). The ROS 2 front end hands it to r2r's untyped publishers and subscriptions, the ROS 1 front end
+//! serialises it from the type's ROS 1 definition (a `std_msgs/Header`'s `seq` is the transport's): one
+//! conversion serves both. Types are named the ROS 2 way, `pkg/msg/Type` for topics and `pkg/srv/Type` for
+//! services.
+//!
+//! # Example
+//!
+//! ```
+//! use handoff::{ControllerInit, MsgCtx, MsgValue, NodeId, NrtEndpoint, NrtMessagePort, RobotId};
+//!
+//! #[derive(Clone, Copy, Default)]
+//! struct Target { x: f64, y: f64, t_ns: u64 }
+//!
+//! fn to_point(t: &Target, ctx: &MsgCtx) -> MsgValue {
+//!     serde_json::json!({
+//!         "header": ctx.header(t.t_ns, "odom"),
+//!         "point": {"x": t.x, "y": t.y},
+//!     })
+//! }
+//!
+//! let mut init = ControllerInit::new(RobotId(0), "my_controller");
+//! let mut target = init
+//!     .message_publisher("target", "geometry_msgs/msg/PointStamped", 4, to_point)
+//!     .unwrap();
+//! let (_params, mut nrt) = init.finish();
+//!
+//! // RT cycle: a plain value, no allocation.
+//! assert!(target.rt_publish(Target { x: 1.0, y: 2.0, t_ns: 0 }));
+//!
+//! // NRT (front end): the messages to publish.
+//! let NrtEndpoint::Message { port: NrtMessagePort::Publisher(p), .. } = &mut nrt.endpoints[0] else { panic!() };
+//! let mut out = Vec::new();
+//! p.nrt_drain(&MsgCtx::new(NodeId(1), RobotId(0)), &mut |m| out.push(m));
+//! assert_eq!(out[0]["point"]["y"], 2.0);
+//! ```
+
+use super::endpoints::{ControllerInit, DeclareError, NrtEndpoint};
+use super::ids::{NodeId, RobotId};
+use super::latest::{latest, NrtLatest, RtLatest};
+use super::publisher::{publisher, NrtPublisher, RtPublisher};
+use super::service::{service, NrtServiceClient, RequestId, RtServiceServer, ServiceError};
+
+/// A ROS message on the NRT side, in the JSON shape of ROS 2 messages (see the module documentation).
+pub type MsgValue = serde_json::Value;
+
+/// Converts an RT value to its ROS message (NRT side).
+pub type ToMsg<T> = fn(&T, &MsgCtx) -> MsgValue;
+
+/// Converts a ROS message to an RT value (NRT side); `Err`: why the message is refused (nothing reaches RT).
+pub type FromMsg<T> = fn(&MsgValue) -> Result<T, String>;
+
+/// What a conversion to a message may need: the robot, and stamps on the ROS clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsgCtx {
+    /// The driven robot's Aseba node.
+    pub node: NodeId,
+    /// Its RT slot.
+    pub robot: RobotId,
+    /// System time now minus CLOCK_MONOTONIC now (ns), read once by the front end per batch.
+    system_minus_steady_ns: i128,
+}
+
+impl MsgCtx {
+    /// The context of robot `node` in slot `robot`, with both clocks read now.
+    pub fn new(node: NodeId, robot: RobotId) -> MsgCtx {
+        let system = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        MsgCtx {
+            node,
+            robot,
+            system_minus_steady_ns: system - i128::from(super::params::monotonic_ns()),
+        }
+    }
+
+    /// An RT time (CLOCK_MONOTONIC ns, e.g. `RobotView::now_ns`; 0 = now) as a ROS stamp
+    /// (`{"sec", "nanosec"}`, system time since the epoch).
+    pub fn stamp(&self, mono_ns: u64) -> MsgValue {
+        let mono = if mono_ns == 0 {
+            super::params::monotonic_ns()
+        } else {
+            mono_ns
+        };
+        let t = (i128::from(mono) + self.system_minus_steady_ns).max(0);
+        serde_json::json!({
+            "sec": (t / 1_000_000_000) as i64,
+            "nanosec": (t % 1_000_000_000) as u32,
+        })
+    }
+
+    /// A `std_msgs/Header` stamped at RT time `mono_ns` in frame `frame_id`.
+    pub fn header(&self, mono_ns: u64, frame_id: &str) -> MsgValue {
+        serde_json::json!({"stamp": self.stamp(mono_ns), "frame_id": frame_id})
+    }
+}
+
+/// Whether `ty` names a type of `kind` (`msg` or `srv`) the ROS 2 way: `pkg/kind/Type`.
+pub(crate) fn valid_type(ty: &str, kind: &str) -> bool {
+    let mut parts = ty.split('/');
+    let (Some(pkg), Some(k), Some(name), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let pkg_ok = pkg.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && pkg
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    let name_ok = name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_alphanumeric());
+    pkg_ok && k == kind && name_ok
+}
+
+/// RT half of a message publisher: typed, never blocks or allocates (a full queue drops and counts).
+#[derive(Debug)]
+pub struct RtMessagePublisher<T> {
+    pub(crate) inner: RtPublisher<T>,
+}
+
+impl<T: Copy + Send> RtMessagePublisher<T> {
+    /// Queues `value` for publication; false (counted) if the queue is full.
+    pub fn rt_publish(&mut self, value: T) -> bool {
+        self.inner.rt_publish(value)
+    }
+
+    /// Values dropped because the NRT side was behind.
+    pub fn rt_dropped(&self) -> u64 {
+        self.inner.rt_dropped()
+    }
+}
+
+/// RT half of a message subscriber: the latest value converted from ROS.
+#[derive(Debug)]
+pub struct RtMessageSubscriber<T> {
+    pub(crate) inner: RtLatest<T>,
+}
+
+impl<T: Copy + Send> RtMessageSubscriber<T> {
+    /// The latest value, only if new since the previous read.
+    pub fn rt_read_new(&mut self) -> Option<T> {
+        self.inner.rt_read_new()
+    }
+
+    /// The latest value (the initial one until ROS sends one) and whether it is new.
+    pub fn rt_read(&mut self) -> (T, bool) {
+        self.inner.rt_read()
+    }
+}
+
+/// RT half of a message service: requests converted to `Req`, answered with a `Resp`.
+#[derive(Debug)]
+pub struct RtMessageService<Req, Resp> {
+    pub(crate) inner: RtServiceServer<Req, Resp>,
+}
+
+impl<Req: Copy + Send, Resp: Copy + Send> RtMessageService<Req, Resp> {
+    /// Answers every pending request with `f`; returns how many were answered (a response that finds its queue
+    /// full is lost and its caller times out: the NRT side stopped polling).
+    pub fn rt_serve(&mut self, f: impl FnMut(Req) -> Resp) -> usize {
+        self.inner.rt_serve(f)
+    }
+}
+
+/// NRT half of a message publisher (type-erased): drains what RT published, as messages.
+pub trait NrtMessageDrain: Send {
+    /// Hands every value RT published since the last call, converted, to `f`; returns how many.
+    fn nrt_drain(&mut self, ctx: &MsgCtx, f: &mut dyn FnMut(MsgValue)) -> usize;
+}
+
+/// NRT half of a message subscriber (type-erased): converts and stores.
+pub trait NrtMessageStore: Send {
+    /// Converts `msg` and stores it for RT; `Err` (nothing stored): the conversion's refusal.
+    fn nrt_store(&mut self, msg: &MsgValue) -> Result<(), String>;
+}
+
+/// Why a message service call was not forwarded to RT.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MsgCallError {
+    /// The conversion refused the request.
+    #[error("bad request: {0}")]
+    Refused(String),
+    /// Too many requests in flight.
+    #[error(transparent)]
+    Busy(#[from] ServiceError),
+}
+
+/// NRT half of a message service (type-erased): forwards converted requests, polls converted responses.
+pub trait NrtMessageCall: Send {
+    /// Converts `request` and forwards it to RT.
+    fn nrt_call(&mut self, request: &MsgValue) -> Result<RequestId, MsgCallError>;
+    /// The next answer RT gave, converted.
+    fn nrt_poll_response(&mut self, ctx: &MsgCtx) -> Option<(RequestId, MsgValue)>;
+}
+
+/// The NRT half of a message endpoint, by role.
+pub enum NrtMessagePort {
+    /// RT publishes; the front end publishes the converted messages.
+    Publisher(Box<dyn NrtMessageDrain>),
+    /// The front end subscribes and stores each message.
+    Subscriber(Box<dyn NrtMessageStore>),
+    /// The front end serves the service through RT.
+    Service(Box<dyn NrtMessageCall>),
+}
+
+impl std::fmt::Debug for NrtMessagePort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NrtMessagePort::Publisher(_) => "Publisher(..)",
+            NrtMessagePort::Subscriber(_) => "Subscriber(..)",
+            NrtMessagePort::Service(_) => "Service(..)",
+        })
+    }
+}
+
+struct Drain<T> {
+    nrt: NrtPublisher<T>,
+    to_msg: ToMsg<T>,
+}
+
+impl<T: Copy + Send> NrtMessageDrain for Drain<T> {
+    fn nrt_drain(&mut self, ctx: &MsgCtx, f: &mut dyn FnMut(MsgValue)) -> usize {
+        let to_msg = self.to_msg;
+        self.nrt.nrt_drain(|v| f(to_msg(&v, ctx)))
+    }
+}
+
+struct Store<T> {
+    nrt: NrtLatest<T>,
+    from_msg: FromMsg<T>,
+}
+
+impl<T: Copy + Send> NrtMessageStore for Store<T> {
+    fn nrt_store(&mut self, msg: &MsgValue) -> Result<(), String> {
+        let v = (self.from_msg)(msg)?;
+        self.nrt.nrt_store(v);
+        Ok(())
+    }
+}
+
+struct Call<Req, Resp> {
+    nrt: NrtServiceClient<Req, Resp>,
+    from_request: FromMsg<Req>,
+    to_response: ToMsg<Resp>,
+}
+
+impl<Req: Copy + Send, Resp: Copy + Send> NrtMessageCall for Call<Req, Resp> {
+    fn nrt_call(&mut self, request: &MsgValue) -> Result<RequestId, MsgCallError> {
+        let r = (self.from_request)(request).map_err(MsgCallError::Refused)?;
+        Ok(self.nrt.nrt_call(r)?)
+    }
+
+    fn nrt_poll_response(&mut self, ctx: &MsgCtx) -> Option<(RequestId, MsgValue)> {
+        let (id, r) = self.nrt.nrt_poll_response()?;
+        Some((id, (self.to_response)(&r, ctx)))
+    }
+}
+
+/// Both halves of a message publisher.
+pub(crate) fn message_publisher<T: Copy + Send + 'static>(
+    capacity: usize,
+    to_msg: ToMsg<T>,
+) -> (RtMessagePublisher<T>, NrtMessagePort) {
+    let (rt, nrt) = publisher(capacity);
+    (
+        RtMessagePublisher { inner: rt },
+        NrtMessagePort::Publisher(Box::new(Drain { nrt, to_msg })),
+    )
+}
+
+/// Both halves of a message subscriber.
+pub(crate) fn message_subscriber<T: Copy + Send + 'static>(
+    initial: T,
+    from_msg: FromMsg<T>,
+) -> (RtMessageSubscriber<T>, NrtMessagePort) {
+    let (rt, nrt) = latest(initial);
+    (
+        RtMessageSubscriber { inner: rt },
+        NrtMessagePort::Subscriber(Box::new(Store { nrt, from_msg })),
+    )
+}
+
+/// Both halves of a message service.
+pub(crate) fn message_service<Req: Copy + Send + 'static, Resp: Copy + Send + 'static>(
+    from_request: FromMsg<Req>,
+    to_response: ToMsg<Resp>,
+) -> (RtMessageService<Req, Resp>, NrtMessagePort) {
+    let (rt, nrt) = service(4);
+    (
+        RtMessageService { inner: rt },
+        NrtMessagePort::Service(Box::new(Call {
+            nrt,
+            from_request,
+            to_response,
+        })),
+    )
+}
+
+impl ControllerInit {
+    fn check_type(
+        &self,
+        name: &'static str,
+        ty: &'static str,
+        expected: &'static str,
+    ) -> Result<(), DeclareError> {
+        self.claim(name)?;
+        if valid_type(ty, expected) {
+            Ok(())
+        } else {
+            Err(DeclareError::BadType {
+                controller: self.controller(),
+                name,
+                ty,
+                expected,
+            })
+        }
+    }
+
+    /// A topic of ROS type `ty` (`pkg/msg/Type`) published from RT: RT queues `T` values (`capacity` in flight),
+    /// the front end publishes `to_msg` of each.
+    pub fn message_publisher<T: Copy + Send + 'static>(
+        &mut self,
+        name: &'static str,
+        ty: &'static str,
+        capacity: usize,
+        to_msg: ToMsg<T>,
+    ) -> Result<RtMessagePublisher<T>, DeclareError> {
+        self.check_type(name, ty, "msg")?;
+        let (rt, port) = message_publisher(capacity, to_msg);
+        self.endpoints.push(NrtEndpoint::Message { name, ty, port });
+        Ok(rt)
+    }
+
+    /// A topic of ROS type `ty` (`pkg/msg/Type`) subscribed for RT: each message is converted by `from_msg`
+    /// (a refusal is logged and nothing reaches RT), RT reads the latest value (`initial` until the first).
+    pub fn message_subscriber<T: Copy + Send + 'static>(
+        &mut self,
+        name: &'static str,
+        ty: &'static str,
+        initial: T,
+        from_msg: FromMsg<T>,
+    ) -> Result<RtMessageSubscriber<T>, DeclareError> {
+        self.check_type(name, ty, "msg")?;
+        let (rt, port) = message_subscriber(initial, from_msg);
+        self.endpoints.push(NrtEndpoint::Message { name, ty, port });
+        Ok(rt)
+    }
+
+    /// A service of ROS type `ty` (`pkg/srv/Type`) served in RT: each request is converted by `from_request`
+    /// (a refusal fails the call), RT answers a `Resp`, the caller gets `to_response` of it.
+    pub fn message_service<Req: Copy + Send + 'static, Resp: Copy + Send + 'static>(
+        &mut self,
+        name: &'static str,
+        ty: &'static str,
+        from_request: FromMsg<Req>,
+        to_response: ToMsg<Resp>,
+    ) -> Result<RtMessageService<Req, Resp>, DeclareError> {
+        self.check_type(name, ty, "srv")?;
+        let (rt, port) = message_service(from_request, to_response);
+        self.endpoints.push(NrtEndpoint::Message { name, ty, port });
+        Ok(rt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_are_checked_the_ros_2_way() {
+        assert!(valid_type("geometry_msgs/msg/PointStamped", "msg"));
+        assert!(valid_type("my_pkg2/srv/DoIt", "srv"));
+        for bad in [
+            "geometry_msgs/PointStamped",
+            "geometry_msgs/srv/PointStamped",
+            "Geometry/msg/Point",
+            "geometry_msgs/msg/point",
+            "a/msg/B/C",
+            "",
+        ] {
+            assert!(!valid_type(bad, "msg"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn declarations_check_names_and_types() {
+        fn to(_: &u8, _: &MsgCtx) -> MsgValue {
+            MsgValue::Null
+        }
+        fn from(_: &MsgValue) -> Result<u8, String> {
+            Ok(0)
+        }
+        let mut i = ControllerInit::new(RobotId(0), "c");
+        i.message_publisher("p", "sensor_msgs/msg/JointState", 2, to)
+            .unwrap();
+        assert!(matches!(
+            i.message_subscriber("p", "std_msgs/msg/Int8", 0, from),
+            Err(DeclareError::Duplicate { .. })
+        ));
+        assert!(matches!(
+            i.message_subscriber("s", "std_msgs/Int8", 0, from),
+            Err(DeclareError::BadType {
+                expected: "msg",
+                ..
+            })
+        ));
+        assert!(matches!(
+            i.message_service("v", "std_srvs/msg/SetBool", from, to),
+            Err(DeclareError::BadType {
+                expected: "srv",
+                ..
+            })
+        ));
+        i.message_service("v", "std_srvs/srv/SetBool", from, to)
+            .unwrap();
+        let (_, nrt) = i.finish();
+        let tys: Vec<_> = nrt
+            .endpoints
+            .iter()
+            .map(|e| match e {
+                NrtEndpoint::Message { ty, .. } => *ty,
+                _ => "",
+            })
+            .collect();
+        assert_eq!(tys, ["sensor_msgs/msg/JointState", "std_srvs/srv/SetBool"]);
+    }
+
+    #[test]
+    fn stamps_follow_the_system_clock() {
+        let ctx = MsgCtx::new(NodeId(1), RobotId(0));
+        let now = super::super::params::monotonic_ns();
+        let s = ctx.stamp(now);
+        let sys = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        assert!((s["sec"].as_i64().unwrap() - sys).abs() <= 1, "{s}");
+        let earlier = ctx.stamp(now - 2_000_000_000);
+        assert_eq!(
+            s["sec"].as_i64().unwrap() - earlier["sec"].as_i64().unwrap(),
+            2
+        );
+        assert_eq!(ctx.header(now, "odom")["frame_id"], "odom");
+    }
+
+    #[test]
+    fn services_convert_both_ways_and_refuse_bad_requests() {
+        fn req(m: &MsgValue) -> Result<i32, String> {
+            m["a"].as_i64().map(|a| a as i32).ok_or("no a".into())
+        }
+        fn resp(r: &i64, _: &MsgCtx) -> MsgValue {
+            serde_json::json!({"sum": r})
+        }
+        let (mut rt, port) = message_service(req, resp);
+        let NrtMessagePort::Service(mut nrt) = port else {
+            panic!()
+        };
+        assert_eq!(
+            nrt.nrt_call(&serde_json::json!({})),
+            Err(MsgCallError::Refused("no a".into()))
+        );
+        let id = nrt.nrt_call(&serde_json::json!({"a": 20})).unwrap();
+        assert_eq!(rt.rt_serve(|a| i64::from(a) + 22), 1);
+        let ctx = MsgCtx::new(NodeId(1), RobotId(0));
+        assert_eq!(
+            nrt.nrt_poll_response(&ctx),
+            Some((id, serde_json::json!({"sum": 42})))
+        );
+    }
+
+    #[test]
+    fn subscribers_store_converted_values() {
+        fn from(m: &MsgValue) -> Result<f64, String> {
+            m["data"]
+                .as_f64()
+                .ok_or_else(|| format!("not a number: {m}"))
+        }
+        let (mut rt, port) = message_subscriber(0.5, from);
+        let NrtMessagePort::Subscriber(mut nrt) = port else {
+            panic!()
+        };
+        assert!(nrt.nrt_store(&serde_json::json!({"data": "x"})).is_err());
+        assert_eq!(rt.rt_read(), (0.5, false));
+        nrt.nrt_store(&serde_json::json!({"data": 2.0})).unwrap();
+        assert_eq!(rt.rt_read_new(), Some(2.0));
+    }
+}

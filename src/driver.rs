@@ -26,18 +26,6 @@ pub fn run(registry: Registry) -> ExitCode {
     }
 }
 
-/// The shipped controllers plus `controllers` (`(name, factory)`, registered in this order after the shipped
-/// ones, so that their owner ids follow): a name that is taken or invalid is an error naming it.
-pub fn registry_with(
-    controllers: impl IntoIterator<Item = (&'static str, rt::controllers::ControllerFactory)>,
-) -> Result<Registry, rt::controllers::RegistryError> {
-    let mut r = Registry::shipped();
-    for (name, factory) in controllers {
-        r.register(name, factory)?;
-    }
-    Ok(r)
-}
-
 /// The log on standard error, and in `file` too (roslaunch's `__log:=`) when given; a file that cannot be
 /// opened is said on standard error and the log stays there.
 fn init_log(filter: tracing_subscriber::EnvFilter, file: Option<&std::path::Path>) {

@@ -252,3 +252,83 @@ fn a_user_controller_is_loaded_and_switched_to_from_rospy() {
     expect_passed(Proc::spawn("rospy scenario", c), &mut driver, "ros1");
     stop(driver);
 }
+
+/// `run -c <config>` (no ROS, no switch) of `bin` to its end, bounded: its exit code and output.
+fn run_refused(bin: &Path, dir: &Path, yaml: &str) -> (Option<i32>, String) {
+    let path = dir.join("refused.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let mut cmd = Command::new(bin);
+    cmd.args([
+        "run",
+        "--no-ros",
+        "--switch-port",
+        "0",
+        "--duration",
+        "20",
+        "-c",
+    ])
+    .arg(&path)
+    .env_remove("THYMIO_LOG");
+    let mut p = Proc::spawn("run with a configuration that does not fit", cmd);
+    let status = p.wait_exit(Duration::from_secs(30));
+    p.drain();
+    (status.code(), p.seen.join("\n"))
+}
+
+/// `control.controllers` is checked against the registry of the binary that runs — the user's controller's
+/// declared parameters and ranges included — and a mistake stops the start naming its key, for the user's binary
+/// and for thymio-rt (which does not know `follow_heading`).
+#[test]
+fn configured_controllers_that_do_not_fit_the_registry_stop_the_start_naming_the_key() {
+    let user = user_binary();
+    let shipped = PathBuf::from(env!("CARGO_BIN_EXE_thymio-rt"));
+    let dir = tempfile::tempdir().unwrap();
+    for (bin, controllers, wanted) in [
+        (
+            &user,
+            "{follow_heading: {gain: 11}}",
+            &["control.controllers.follow_heading.gain", "11", "[0, 10]"][..],
+        ),
+        (
+            &user,
+            "{follow_heading: {gian: 1}}",
+            &[
+                "control.controllers.follow_heading.gian",
+                "heading, gain, speed",
+            ][..],
+        ),
+        (
+            &user,
+            "{follow_heading: {speed: .inf}}",
+            &["control.controllers.follow_heading.speed", "finite"][..],
+        ),
+        (
+            &shipped,
+            "{follow_heading: {}}",
+            &[
+                "control.controllers.follow_heading",
+                "registered: line_follower, go_to_pose",
+            ][..],
+        ),
+    ] {
+        let yaml = format!("control: {{controllers: {controllers}}}\n");
+        let (code, out) = run_refused(bin, dir.path(), &yaml);
+        assert!(
+            code == Some(1) && wanted.iter().all(|w| out.contains(w)),
+            "{} with {yaml}: exit {code:?}, wanted {wanted:?} in:\n{out}",
+            bin.display()
+        );
+    }
+    // the default owner must be loaded
+    let (code, out) = run_refused(
+        &user,
+        dir.path(),
+        "control: {default_owner: follow_heading, controllers: {go_to_pose: {}}}\n",
+    );
+    assert!(
+        code == Some(1)
+            && out.contains("control.default_owner")
+            && out.contains("ros, joint, go_to_pose"),
+        "exit {code:?}:\n{out}"
+    );
+}

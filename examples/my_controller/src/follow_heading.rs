@@ -1,10 +1,13 @@
 //! `follow_heading`: drives forward at `speed` while steering toward the absolute `heading` (odometry frame) with a
-//! proportional `gain`, and publishes its heading error (`~/controllers/follow_heading/heading_error`,
-//! std_msgs/Float64) at 20 Hz while it owns the wheels. The three parameters are live ROS parameters
+//! proportional `gain`. While it owns the wheels it publishes at 20 Hz, under `~/controllers/follow_heading/`, its
+//! heading error (`heading_error`, std_msgs/Float64, a shipped endpoint kind) and the point it aims at, 0.2 m ahead
+//! along the heading (`aim`, geometry_msgs/PointStamped in the odometry frame: an endpoint of a message type of its
+//! own choosing, converted on the NRT side by [`aim_msg`]). The three parameters are live ROS parameters
 //! (`controllers.follow_heading.<name>`) with their start values in `control.controllers.follow_heading`.
 
 use thymio_rt::handoff::{
-    ControllerInit, DeclareError, ParamId, RtParams, RtTopicPublisher, Twist2, WheelCommand,
+    ControllerInit, DeclareError, MsgCtx, MsgValue, ParamId, RtMessagePublisher, RtParams,
+    RtTopicPublisher, Twist2, WheelCommand,
 };
 use thymio_rt::rt::controllers::{Controller, RobotView};
 
@@ -14,6 +17,28 @@ pub const NAME: &str = "follow_heading";
 const PUBLISH_PERIOD_NS: u64 = 50_000_000;
 /// Largest turn rate it commands (rad/s).
 const MAX_TURN: f64 = 2.0;
+/// How far ahead along the heading `aim` is (m).
+const AIM_AHEAD: f64 = 0.2;
+
+/// What the RT cycle hands over for `aim`: a plain `Copy` value (no allocation in RT).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Aim {
+    /// Odometry frame (m).
+    pub x: f64,
+    /// Odometry frame (m).
+    pub y: f64,
+    /// When (CLOCK_MONOTONIC ns, `RobotView::now_ns`).
+    pub t_ns: u64,
+}
+
+/// `aim` as a geometry_msgs/PointStamped (NRT side, may allocate). The frame is the driver's default
+/// `odom_frame`; a driver with another `odom_frame` or `tf_prefix` would name that one.
+pub fn aim_msg(aim: &Aim, ctx: &MsgCtx) -> MsgValue {
+    thymio_rt::serde_json::json!({
+        "header": ctx.header(aim.t_ns, "odom"),
+        "point": {"x": aim.x, "y": aim.y, "z": 0.0},
+    })
+}
 
 /// One instance per robot slot (made by the registry before the RT thread starts).
 pub struct FollowHeading {
@@ -24,6 +49,8 @@ pub struct FollowHeading {
     speed: ParamId,
     /// RT half of `heading_error`.
     error: RtTopicPublisher<f64>,
+    /// RT half of `aim`.
+    aim: RtMessagePublisher<Aim>,
     /// When `heading_error` is next due (CLOCK_MONOTONIC ns).
     next_publish_ns: u64,
 }
@@ -47,12 +74,14 @@ impl FollowHeading {
         )?;
         let speed = init.parameter("speed", 0.05, 0.0, 0.2, "forward speed (m/s)")?;
         let error = init.publisher::<f64>("heading_error", 16)?;
+        let aim = init.message_publisher("aim", "geometry_msgs/msg/PointStamped", 16, aim_msg)?;
         Ok(FollowHeading {
             params: init.rt_params(),
             heading,
             gain,
             speed,
             error,
+            aim,
             next_publish_ns: 0,
         })
     }
@@ -80,10 +109,16 @@ impl Controller for FollowHeading {
     }
 
     fn update(&mut self, robot: &RobotView) -> WheelCommand {
-        let error = wrap(self.params.get(self.heading) - robot.pose.theta);
+        let heading = self.params.get(self.heading);
+        let error = wrap(heading - robot.pose.theta);
         if robot.now_ns >= self.next_publish_ns {
             // a full queue drops (and counts): never blocks
             self.error.rt_publish(error);
+            self.aim.rt_publish(Aim {
+                x: robot.pose.x + AIM_AHEAD * heading.cos(),
+                y: robot.pose.y + AIM_AHEAD * heading.sin(),
+                t_ns: robot.now_ns,
+            });
             self.next_publish_ns = robot.now_ns.saturating_add(PUBLISH_PERIOD_NS);
         }
         WheelCommand::Twist(Twist2 {
@@ -96,7 +131,7 @@ impl Controller for FollowHeading {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use thymio_rt::handoff::{NrtEndpoint, Pose2, RobotId, RosValue};
+    use thymio_rt::handoff::{NodeId, NrtEndpoint, NrtMessagePort, Pose2, RobotId, RosValue};
     use thymio_rt::rt::alloc;
 
     /// Steers toward the heading, publishes its error, takes parameter writes — and allocates nothing on a
@@ -147,5 +182,28 @@ mod tests {
             n += 1
         });
         assert!((1..=16).contains(&n), "{n} messages (20 Hz, a queue of 16)");
+        let NrtEndpoint::Message {
+            ty,
+            port: NrtMessagePort::Publisher(p),
+            ..
+        } = &mut ports.endpoints[1]
+        else {
+            panic!("aim is a message publisher");
+        };
+        assert_eq!(*ty, "geometry_msgs/msg/PointStamped");
+        let mut aims = Vec::new();
+        p.nrt_drain(&MsgCtx::new(NodeId(1), RobotId(0)), &mut |m| aims.push(m));
+        assert!((1..=16).contains(&aims.len()), "{} aims", aims.len());
+        // heading 1.0 rad from (0, 0): 0.2 m ahead along it, in the odometry frame
+        let last = aims.last().unwrap();
+        assert!(
+            (last["point"]["x"].as_f64().unwrap() - 0.2 * 1f64.cos()).abs() < 1e-9,
+            "{last}"
+        );
+        assert!(
+            (last["point"]["y"].as_f64().unwrap() - 0.2 * 1f64.sin()).abs() < 1e-9,
+            "{last}"
+        );
+        assert_eq!(last["header"]["frame_id"], "odom");
     }
 }

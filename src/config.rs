@@ -14,7 +14,10 @@ use std::path::Path;
 use yaml_serde::{Mapping, Value};
 
 mod control;
-pub use control::{ControlParams, ControllerParams, LoadedControllers};
+pub use control::{
+    ControlParams, ControllerParams, LoadedControllers, CONTROLLER_BUDGET_US, CONTROLLER_OVERRUNS,
+    MAX_CONTROLLER_BUDGET_US, MAX_CONTROLLER_OVERRUNS,
+};
 
 /// The section `rt`.
 const RT: &str = "rt";

@@ -65,6 +65,8 @@ pub struct Stopped {
     pub stops: Vec<rt::rtloop::StopOutcome>,
     /// Counters of the Aseba switch (totals and per client), if it ran.
     pub switch: Option<nrt_engine::switch::SwitchReport>,
+    /// The RT controllers' names, in registry order (the rows of `stats.controllers`).
+    pub controller_names: Vec<&'static str>,
 }
 
 /// The running system.
@@ -76,6 +78,8 @@ pub struct Runtime {
     sim: Option<crate::embedded::EmbeddedSim>,
     /// The NRT halves of the RT controllers, until a front end takes them.
     control: Option<handoff::NrtControl>,
+    /// The RT controllers' names, in registry order.
+    controller_names: Vec<&'static str>,
     started: Instant,
 }
 
@@ -177,6 +181,8 @@ pub fn rt_config(config: &Config) -> RtConfig {
         },
         wake_nrt: config.rt.wake_nrt,
         speed_refresh: Duration::from_millis(config.rt.speed_refresh_ms),
+        controller_budget: Duration::from_micros(config.control.controller_budget_us),
+        controller_overruns: config.control.controller_overruns,
         ..RtConfig::default()
     }
 }
@@ -277,6 +283,7 @@ impl Runtime {
         // go to the RT thread, their NRT halves (with the configured start values of their
         // parameters, read at their first cycle) to the front end (`take_control`).
         let slots = nrt_ends.nrt_params().robots();
+        let controller_names = registry.names();
         let (controllers, mut control) = registry.instantiate(slots)?;
         loaded.apply(&mut control)?;
         let owner = control
@@ -346,6 +353,7 @@ impl Runtime {
             connector: Some(connector),
             sim,
             control: Some(control),
+            controller_names,
             started: Instant::now(),
         })
     }
@@ -421,6 +429,7 @@ impl Runtime {
                     connector,
                     stops: e.stops,
                     switch,
+                    controller_names: self.controller_names,
                 }
             }
             None => Stopped {
@@ -430,6 +439,7 @@ impl Runtime {
                 connector,
                 stops: Vec::new(),
                 switch,
+                controller_names: self.controller_names,
             },
         }
     }

@@ -51,6 +51,48 @@ fn the_binary_alone_drives_the_simulated_robot() {
     );
 }
 
+/// `--report` has a row per RT controller (issue 27, item 4): its name, its `update` and `serve` times, overruns and
+/// stops over budget, in the JSON and as a table in the log. Before, a controller's cost was nowhere.
+#[test]
+fn the_report_has_a_row_per_rt_controller() {
+    let cwd = tempfile::tempdir().unwrap();
+    let report = cwd.path().join("report.json");
+    let out = run(
+        cwd.path(),
+        &["--duration", "2", "--report", report.to_str().unwrap()],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let c = &v["controllers"];
+    assert_eq!(c["budget_ns"], 1_000_000, "{c}");
+    assert_eq!(c["overruns_to_stop"], 5, "{c}");
+    let rows = c["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, rt::controllers::SHIPPED);
+    for r in rows {
+        // served every cycle (owner or not); ros owned the wheels: never updated, never over budget
+        assert!(r["serve_ns"]["count"].as_u64().unwrap() > 10, "{r}");
+        assert_eq!(r["update_ns"]["count"], 0, "{r}");
+        assert_eq!(
+            (r["overruns"].as_u64(), r["stopped_over_budget"].as_u64()),
+            (Some(0), Some(0))
+        );
+    }
+    let header = out.iter().position(|l| l.contains("RT controllers:"));
+    let table = &out[header.expect("the controllers' table is logged") + 1..];
+    assert!(
+        table[0].contains("calls") && table[0].contains("overruns"),
+        "{}",
+        out.join("\n")
+    );
+    for name in rt::controllers::SHIPPED {
+        assert!(
+            table.iter().any(|l| l.starts_with(name)),
+            "{name}:\n{}",
+            out.join("\n")
+        );
+    }
+}
+
 /// A Thymio-II whose script lacks the driver events, has no code for it, or that has no script to run, is reported
 /// once, naming the node and what is missing. Before, it was bridged without a word: no cmd_vel, no odometry, no reason.
 #[test]

@@ -5,6 +5,7 @@
 
 pub mod alloc;
 pub mod clock;
+pub mod controller_report;
 pub mod controllers;
 pub mod hist;
 pub mod link;

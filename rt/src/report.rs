@@ -2,6 +2,7 @@
 //! final odometry and link counters. Built from [`RtStats`] alone, so it works with the ROS 2
 //! bridge disabled.
 
+use crate::controller_report::ControllersSection;
 use crate::nrt_connector::ConnectorStats;
 use handoff::{LatencySummary, OdomSample, RingDrops, RosHops, RtStats, SchedulerMode};
 use serde::Serialize;
@@ -17,6 +18,9 @@ pub struct Report {
     pub link: LinkSection,
     /// Every hop the driver times between the wire and ROS.
     pub hops: HopsSection,
+    /// The RT controllers' time, overruns and stops over budget (named with
+    /// [`Report::with_controller_names`]).
+    pub controllers: ControllersSection,
     /// Aseba switch counters, totals and per client (`nrt_engine::switch::SwitchReport`), when the
     /// switch runs; set with [`Report::with_switch`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -294,6 +298,7 @@ impl Report {
                 cmd_vel_to_set_point_ns: None,
                 cmd_set_point_to_wire_ns: stats.hops.cmd_to_wire.into(),
             },
+            controllers: (&stats.controllers).into(),
             switch: None,
         }
     }
@@ -303,6 +308,12 @@ impl Report {
         self.hops.odom_handed_to_publish_ns = Some(h.handed_to_publish.into());
         self.hops.odom_publish_ns = Some(h.publish.into());
         self.hops.cmd_vel_to_set_point_ns = Some(h.cmd_vel_to_set_point.into());
+        self
+    }
+
+    /// Names the controllers' rows (the registry's names, in order).
+    pub fn with_controller_names(mut self, names: &[&str]) -> Self {
+        self.controllers.name(names);
         self
     }
 
@@ -369,6 +380,7 @@ mod tests {
             speed_frames: 10,
             odometry_samples: 50,
             scheduler: SchedulerMode::Fifo { priority: 50 },
+            controllers: Default::default(),
         }
     }
 

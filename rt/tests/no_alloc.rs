@@ -15,6 +15,9 @@
 //! Motion limits are on throughout (every kind on both axes, changed while the loop runs), so
 //! the speed limiter runs on every owner's command in the counted section.
 //!
+//! A controller over its budget is stopped again and again (its stop, the owner change and the
+//! report of it) without allocation or page fault either.
+//!
 //! The same in the waiting loop: a 20 ms period with the robot writing every millisecond and
 //! set-points arriving between deadlines, so that nearly all the work happens in I/O wake-ups
 //! (link readable, NRT wake fd rung, a held-back change's timer).
@@ -307,7 +310,8 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                         owners_seen[i] = true;
                     }
                 }
-                RtEvent::Stats(_) => stats += 1,
+                // the reports travel apart (taking one drops the older ones)
+                RtEvent::Stats => stats += u64::from(nrt.nrt_take_stats().is_some()),
                 RtEvent::Exiting { reason } => exit_event = Some(reason),
                 _ => {}
             }
@@ -448,7 +452,9 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                             match port {
                                 NrtMessagePort::Subscriber(st) => st.nrt_store(&point).unwrap(),
                                 NrtMessagePort::Service(c) => {
-                                    let _ = c.nrt_call(&serde_json::json!({"data": k % 500 == 0}));
+                                    let _ = c.nrt_call(
+                                        &serde_json::json!({"data": k.is_multiple_of(500)}),
+                                    );
                                 }
                                 NrtMessagePort::Publisher(_) => {}
                             }
@@ -561,6 +567,14 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     assert!(
         direct > 0,
         "stops were written to the motor targets directly"
+    );
+    // Every controller's update and serve were timed in the counted section.
+    let t = s.controllers;
+    assert_eq!(t.count, 7, "the six shipped controllers and user_echo");
+    assert!(
+        t.rows()
+            .all(|(_, c)| c.update.count > 0 && c.serve.count > 1000),
+        "{t:?}"
     );
     assert!(
         ramped && fastest > 0.0 && fastest <= MAX_LINEAR + 1e-9,
@@ -761,4 +775,95 @@ impl Controller for UserEcho {
             angular: (dy.atan2(dx) - robot.pose.theta).sin(),
         })
     }
+}
+
+/// A controller whose `update` busy-waits past any budget of a microsecond.
+struct OverBudget;
+
+impl Controller for OverBudget {
+    fn update(&mut self, _: &RobotView) -> WheelCommand {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_micros(5) {
+            std::hint::spin_loop();
+        }
+        WheelCommand::Targets([100, 100])
+    }
+}
+
+#[test]
+fn controllers_stopped_over_budget_without_allocation_or_page_fault() {
+    const STOP_CYCLES: u64 = 200_000;
+    let (rt_ends, mut nrt) = channels(&ChannelConfig {
+        robots: 2,
+        ..Default::default()
+    });
+    let (rt_port, mut port) = link_port();
+    let (ours, theirs) = PipeLink::pair(1 << 16);
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config: RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false),
+    })
+    .unwrap();
+    let mut reg = Registry::new();
+    reg.register("over_budget", Box::new(|_| Ok(Box::new(OverBudget))))
+        .unwrap();
+    let (ctrls, _control) = reg.instantiate(2).unwrap();
+    let cfg = RtConfig {
+        period: Duration::ZERO,
+        max_cycles: Some(STOP_CYCLES),
+        warmup_cycles: 20_000,
+        stats_period: Duration::from_millis(20),
+        honor_signals: false,
+        setup: RtSetup::unprivileged(),
+        controller_budget: Duration::from_micros(1),
+        controller_overruns: 3,
+        ..Default::default()
+    };
+    let stop_robot = Arc::new(AtomicBool::new(false));
+    let robot = {
+        let stop = stop_robot.clone();
+        std::thread::spawn(move || robot(theirs, stop, Duration::from_micros(20)))
+    };
+    let handle = spawn(cfg, rt_ends, rt_port, ctrls, Vec::new()).unwrap();
+    let params = nrt.nrt_params().clone();
+    let (mut stops, mut exit_event) = (0u64, None);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while exit_event.is_none() {
+        assert!(Instant::now() < deadline, "RT loop did not finish");
+        nrt.nrt_drain_frames(|_| {});
+        while let Some(ev) = nrt.nrt_pop_event() {
+            match ev {
+                RtEvent::ControllerStopped { overruns, .. } => {
+                    assert_eq!(overruns, 3);
+                    stops += 1;
+                }
+                RtEvent::Exiting { reason } => exit_event = Some(reason),
+                _ => {}
+            }
+        }
+        // switched to it again and again (each time stopped after 3 updates)
+        params
+            .nrt_request_owner(RobotId(0), OwnerId::controller(0))
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    let exit = handle.join().unwrap();
+    stop_robot.store(true, Ordering::Relaxed);
+    robot.join().unwrap();
+    let s = exit.stats;
+    eprintln!("{s:#?}");
+    assert_eq!(exit.reason, ExitReason::CycleLimit);
+    assert!(s.allocator_installed);
+    assert_eq!(s.allocations, 0, "heap allocations on the RT thread");
+    assert_eq!(
+        s.page_faults, 0,
+        "page faults on the RT thread after warm-up"
+    );
+    let c = s.controllers.times[0];
+    assert!(
+        stops > 20 && c.budget_stops >= stops,
+        "{stops} stops, {c:?}"
+    );
+    assert_eq!(c.overruns, c.update.count, "every update over budget");
 }

@@ -9,7 +9,7 @@ mod common;
 use common::{free_port, load_driver_script, playground, until, TempDir};
 use handoff::{
     channels, ChannelConfig, ExitReason, LinkTarget, NodeId, NrtEnds, NrtOdomOut, OdomSample,
-    RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
+    RobotConfig, RobotId, RtCommand, RtEvent, RtStats, Twist2,
 };
 use msgs::wire::kind;
 use rt::link::SerialSpec;
@@ -35,6 +35,8 @@ struct Nrt {
     /// The odometry ring (a publisher thread's in the driver).
     odometry_out: NrtOdomOut,
     events: Vec<RtEvent>,
+    /// The newest statistics report.
+    stats: Option<RtStats>,
     odometry: Vec<OdomSample>,
     node_present: Option<u16>,
     /// Frames forwarded by the RT thread, counted by message type (for failure reports).
@@ -62,6 +64,7 @@ impl Nrt {
         self.node_present = self.node_present.or(present);
         self.events
             .extend(std::iter::from_fn(|| self.ends.nrt_pop_event()));
+        self.stats = self.ends.nrt_take_stats().or(self.stats);
         while let Some(h) = self.odometry_out.nrt_pop() {
             self.odometry.push(h.sample);
         }
@@ -113,6 +116,7 @@ fn drive(
         odometry_out: nrt_ends.nrt_take_odometry_out().unwrap(),
         ends: nrt_ends,
         events: Vec::new(),
+        stats: None,
         odometry: Vec::new(),
         node_present: None,
         kinds: Default::default(),
@@ -213,10 +217,7 @@ fn wait_odometry(nrt: &mut Nrt, node: u16, peer_log: &dyn Fn() -> String) {
                 .iter()
                 .filter(|e| matches!(e, RtEvent::LinkUp { .. } | RtEvent::LinkDown { .. }))
                 .collect();
-            let stats = nrt.events.iter().rev().find_map(|e| match e {
-                RtEvent::Stats(s) => Some(*s),
-                _ => None,
-            });
+            let stats = nrt.stats;
             panic!(
                 "no odometry from node {node} within {LIMIT:?}: execution flags {:?}, \
                  frames by type {:04x?}, link events {links:?}, last stats {stats:?}\n\

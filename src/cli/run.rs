@@ -355,7 +355,9 @@ fn finish(
         if let Some(h) = ros_hops {
             r = r.with_ros_hops(h);
         }
+        r = r.with_controller_names(&stopped.controller_names);
         tracing::info!("per-hop latency:\n{}", r.hops.to_text());
+        tracing::info!("RT controllers:\n{}", r.controllers.to_text());
         r.write(path)
             .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
         tracing::info!("report written to {}", path.display());

@@ -25,13 +25,32 @@ pub struct ControlParams {
         deserialize_with = "controllers_map"
     )]
     pub controllers: Option<BTreeMap<String, ControllerParams>>,
+    /// The longest an RT controller's `update` may take on the RT thread (µs; 0: no budget, timed only).
+    pub controller_budget_us: u64,
+    /// Consecutive `update` calls over the budget on one robot that stop the controller there (zero speed,
+    /// the wheels back to `ros`).
+    pub controller_overruns: u32,
 }
+
+/// `control.controller_budget_us` by default: a tenth of the default RT period (`rt.period_us` 10000), a
+/// thousand times what a shipped controller's `update` takes, so that only a controller that really steals the
+/// period (or blocks) is stopped.
+pub const CONTROLLER_BUDGET_US: u64 = 1000;
+/// Largest `control.controller_budget_us`: one second, beyond which a budget stops nothing a watchdog would not.
+pub const MAX_CONTROLLER_BUDGET_US: u64 = 1_000_000;
+/// `control.controller_overruns` by default: one preemption of the RT thread in the middle of an `update` (a
+/// kernel without PREEMPT_RT, SCHED_OTHER) is one overrun, five in a row is the controller.
+pub const CONTROLLER_OVERRUNS: u32 = 5;
+/// Largest `control.controller_overruns`.
+pub const MAX_CONTROLLER_OVERRUNS: u32 = 10_000;
 
 impl Default for ControlParams {
     fn default() -> Self {
         Self {
             default_owner: "ros".into(),
             controllers: None,
+            controller_budget_us: CONTROLLER_BUDGET_US,
+            controller_overruns: CONTROLLER_OVERRUNS,
         }
     }
 }
@@ -155,6 +174,22 @@ impl ControlParams {
 /// `control.*`, read at start. The names are checked against the registry at start ([`ControlParams::load`]).
 impl Section for ControlParams {
     fn validate(&self) -> Result<(), Invalid> {
+        if self.controller_budget_us > MAX_CONTROLLER_BUDGET_US {
+            return Err(Invalid::new(
+                "controller_budget_us",
+                self.controller_budget_us,
+                format!("is above {MAX_CONTROLLER_BUDGET_US} µs (0 turns the budget off)"),
+            ));
+        }
+        if !(1..=MAX_CONTROLLER_OVERRUNS).contains(&self.controller_overruns) {
+            return Err(Invalid::new(
+                "controller_overruns",
+                self.controller_overruns,
+                format!(
+                    "is outside 1..={MAX_CONTROLLER_OVERRUNS} (consecutive overruns before the stop)"
+                ),
+            ));
+        }
         // calibrate_motors and the goal controllers run only for a goal of their action: as a
         // start owner they would hold every robot still.
         if nrt_interface::owner_switch::ACTION_ONLY.contains(&self.default_owner.as_str()) {

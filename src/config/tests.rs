@@ -357,6 +357,8 @@ fn live_flags_come_from_the_schema() {
         "nodes.thymio.prefix",
         "cmd_vel_timeout",
         "control.controllers.go_to_pose.max_linear",
+        "control.controller_budget_us",
+        "control.controller_overruns",
     ] {
         assert!(!Config::is_live(name), "{name}");
     }
@@ -483,4 +485,47 @@ fn the_default_owner_is_an_owner_name() {
         .to_string();
     assert!(e.contains("send a drive_distance goal"), "{e}");
     assert!(!Config::is_live("control.default_owner"));
+}
+
+#[test]
+fn the_controller_budget_reaches_the_rt_thread_and_bad_values_name_their_key() {
+    let d = Config::default();
+    assert_eq!(
+        (
+            d.control.controller_budget_us,
+            d.control.controller_overruns
+        ),
+        (1000, 5)
+    );
+    let rt = crate::runtime::rt_config(&d);
+    assert_eq!(
+        (rt.controller_budget, rt.controller_overruns),
+        (std::time::Duration::from_millis(1), 5)
+    );
+    let c =
+        Config::from_yaml("control: {controller_budget_us: 0, controller_overruns: 2}\n").unwrap();
+    let rt = crate::runtime::rt_config(&c);
+    assert_eq!(
+        (rt.controller_budget, rt.controller_overruns),
+        (std::time::Duration::ZERO, 2)
+    );
+    for (yaml, key, value) in [
+        (
+            "control: {controller_overruns: 0}",
+            "control.controller_overruns",
+            "0",
+        ),
+        (
+            "control: {controller_budget_us: 2000000}",
+            "control.controller_budget_us",
+            "2000000",
+        ),
+    ] {
+        let e = Config::from_yaml(yaml).unwrap_err();
+        assert!(
+            matches!(&e, ConfigError::Schema(SchemaError::Invalid(i)) if i.key == key && i.value == value),
+            "{yaml}: {e:?}"
+        );
+    }
+    assert!(Config::from_yaml("control: {controller_budget_us: -1}").is_err());
 }

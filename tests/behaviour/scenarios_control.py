@@ -35,6 +35,24 @@ def diagnostics_value(message, key):
     return None
 
 
+def controller_status(message, name):
+    """The /diagnostics status of RT controller `name` (`<prefix>: Controller <name>`), or None."""
+    for status in message["status"]:
+        if status["name"].endswith(f": Controller {name}"):
+            return status
+    return None
+
+
+def status_value(status, key):
+    """The value of `key` in one status, or None."""
+    return next((pair["value"] for pair in status["values"] if pair["key"] == key), None)
+
+
+def _controller_updated(status):
+    value = status and status_value(status, "update [µs] p50/p99/max")
+    return bool(value) and value != "no calls"
+
+
 def switch(c, env):
     """Refusals (unknown owner, calibrate_motors), success, the latched controller_owner, cmd_vel dropped while
     another owner has the wheels (and counted in /diagnostics) and driving again under `ros`."""
@@ -64,6 +82,14 @@ def switch(c, env):
     diagnostics.wait(lambda m: diagnostics_value(m, "Owner") == "go_to_pose"
                      and int(diagnostics_value(m, "Non-owner commands dropped") or 0) > 0, 10,
                      "/diagnostics: owner go_to_pose, cmd_vel commands dropped")
+    # ... and what each RT controller costs: go_to_pose, the owner, was updated within its budget
+    status = diagnostics.wait(lambda m: _controller_updated(controller_status(m, "go_to_pose")), 10,
+                              "/diagnostics: the go_to_pose controller's status with its update calls")
+    go_to_pose = controller_status(status, "go_to_pose")
+    check_eq(go_to_pose["message"], "OK", "go_to_pose's status (within its budget)")
+    check_eq(status_value(go_to_pose, "Budget per update [µs]"), "1000.0", "the default budget")
+    check_eq(status_value(go_to_pose, "Stopped over budget"), "0", "go_to_pose's stops over budget")
+    check(controller_status(status, "line_follower") is not None, "line_follower's status")
     expect_switch(c, "ros")
     owner.wait(lambda m: m["data"] == "ros", 10, "controller_owner back to ros")
     c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}},

@@ -2,7 +2,7 @@
 
 use super::control::OwnerId;
 use super::ids::{LinkId, RobotId};
-use super::stats::{RtStats, SetupSummary};
+use super::stats::SetupSummary;
 use super::values::{LinkDownReason, LinkKind, Pose2, ProximitySample, RobotConfig};
 /// Why the RT thread stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,8 +64,26 @@ pub enum RtEvent {
         /// Commands (cmd_vel, joint commands) from non-owners dropped so far for this robot.
         dropped: u32,
     },
-    /// Periodic statistics.
-    Stats(RtStats),
+    /// A controller owner's `update` exceeded its budget on `overruns` consecutive calls: the
+    /// RT thread stopped it (`stop` called, zero speed in that cycle) and gave the wheels to
+    /// `ros` (reported by the [`RtEvent::Owner`] that follows).
+    ControllerStopped {
+        /// Robot.
+        robot: RobotId,
+        /// The controller stopped.
+        owner: OwnerId,
+        /// The budget per `update` (ns).
+        budget_ns: u64,
+        /// Consecutive calls over it.
+        overruns: u32,
+        /// The last call's time (ns).
+        last_ns: u64,
+        /// The longest call of the run over budget (ns).
+        max_ns: u64,
+    },
+    /// Periodic statistics: the report is taken with [`crate::NrtEnds::nrt_pop_stats`] (the
+    /// reports travel apart: they are much larger than the events).
+    Stats,
     /// Last event: the RT thread stopped (robots were sent zero speed).
     Exiting {
         /// Why.
@@ -102,4 +120,21 @@ pub enum RtCommand {
     },
     /// Stop every robot and end the RT thread.
     Shutdown,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small_the_reports_travel_apart() {
+        // every slot of the event ring is an event's size: a statistics report (with its table of
+        // controllers) would make each several times larger
+        let (event, report) = (
+            std::mem::size_of::<super::RtEvent>(),
+            std::mem::size_of::<crate::RtStats>(),
+        );
+        assert!(
+            event * 4 < report,
+            "RtEvent {event} bytes, RtStats {report}"
+        );
+    }
 }

@@ -83,8 +83,8 @@ pub use ring::{
 };
 pub use service::{service, NrtServiceClient, RequestId, RtServiceServer, ServiceError};
 pub use stats::{
-    LatencySummary, LinkTotals, RingDrops, RosHops, RtHops, RtStats, SchedulerMode, SetupStatus,
-    SetupSummary,
+    ControllerTimes, ControllerTimesTable, LatencySummary, LinkTotals, RingDrops, RosHops, RtHops,
+    RtStats, SchedulerMode, SetupStatus, SetupSummary, TimeSummary,
 };
 pub use values::{
     LinkDownReason, LinkKind, OdomSample, ParamError, Pose2, ProximitySample, Quadratic,

@@ -6,6 +6,7 @@ use super::events::{RtCommand, RtEvent};
 use super::ids::{LinkId, LinkTarget, RobotId, MAX_ROBOTS};
 use super::odom_out::{odom_out, NrtOdomOut, RtOdomOut};
 use super::params::{live_params, NrtLiveParams, RtLiveParams};
+use super::stats::RtStats;
 use super::values::{OdomSample, ParamError, Twist2};
 use msgs::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
 use rtrb::{Consumer, Producer, RingBuffer};
@@ -13,6 +14,8 @@ use std::os::fd::BorrowedFd;
 
 /// Bytes before the frame in an RT → NRT record: link, reserved, `t_ns` (u64 LE).
 const RX_RECORD_HEADER: usize = 10;
+/// Statistics reports in flight (one a second by default: NRT takes them long before this fills).
+const STATS_RING: usize = 4;
 /// Bytes before the frame in an NRT → RT record: the target link (0xFF = all).
 const TX_RECORD_HEADER: usize = 1;
 
@@ -100,6 +103,10 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
         RtEvent::RobotStale { robot: RobotId(0) },
     );
     prefault_ring(&mut cmd_p, &mut cmd_c, RtCommand::Shutdown);
+    // The statistics go apart from the events: a report is large (the controllers' table) and
+    // rare, the events small and frequent; every event slot would otherwise be a report's size.
+    let (mut st_p, mut st_c) = RingBuffer::new(STATS_RING);
+    prefault_ring(&mut st_p, &mut st_c, RtStats::default());
     let (rt_params, nrt_params) = live_params(cfg.robots);
     let doorbell = Doorbell::new();
     let rt_bell = rt_params.rt_wake_bell().clone();
@@ -112,6 +119,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             frames_in: tx_c,
             events: ev_p,
             commands: cmd_c,
+            stats: st_p,
             params: rt_params,
             doorbell: doorbell.clone(),
             pushed: false,
@@ -122,6 +130,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             frames_out: tx_p,
             events: ev_c,
             commands: cmd_p,
+            stats: st_c,
             params: nrt_params,
             doorbell,
             rt_bell,
@@ -138,6 +147,7 @@ pub struct RtEnds {
     frames_in: Consumer<u8>,
     events: Producer<RtEvent>,
     commands: Consumer<RtCommand>,
+    stats: Producer<RtStats>,
     params: RtLiveParams,
     doorbell: Doorbell,
     /// Something was pushed to NRT since the doorbell last rang.
@@ -224,6 +234,12 @@ impl RtEnds {
         let ok = self.events.push(ev).is_ok();
         self.pushed |= ok;
         ok
+    }
+
+    /// Hands a statistics report to NRT and says so with an [`RtEvent::Stats`]; false (the
+    /// report dropped) if NRT has not taken the previous ones.
+    pub fn rt_push_stats(&mut self, stats: RtStats) -> bool {
+        self.stats.push(stats).is_ok() && self.rt_push_event(RtEvent::Stats)
     }
 
     /// Rings the NRT side's doorbell if frames or events were pushed since the last call (once
@@ -327,6 +343,7 @@ pub struct NrtEnds {
     frames_out: Producer<u8>,
     events: Consumer<RtEvent>,
     commands: Producer<RtCommand>,
+    stats: Consumer<RtStats>,
     params: NrtLiveParams,
     doorbell: Doorbell,
     rt_bell: Doorbell,
@@ -397,6 +414,16 @@ impl NrtEnds {
     /// The next event from the RT thread, if any.
     pub fn nrt_pop_event(&mut self) -> Option<RtEvent> {
         self.events.pop().ok()
+    }
+
+    /// The newest statistics report not taken yet (older ones are dropped), on an
+    /// [`RtEvent::Stats`].
+    pub fn nrt_take_stats(&mut self) -> Option<RtStats> {
+        let mut newest = None;
+        while let Ok(s) = self.stats.pop() {
+            newest = Some(s);
+        }
+        newest
     }
 
     /// Queues a command for the RT thread.

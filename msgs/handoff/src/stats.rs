@@ -1,5 +1,7 @@
 //! Statistics and setup outcome of the RT thread (sent to NRT in [`super::RtEvent`]).
 
+use super::control::MAX_CONTROLLERS;
+
 /// Distribution summary of a latency histogram (ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LatencySummary {
@@ -65,7 +67,7 @@ pub struct LinkTotals {
 }
 
 /// Scheduling the RT thread obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SchedulerMode {
     /// SCHED_FIFO at this priority.
     Fifo {
@@ -73,6 +75,7 @@ pub enum SchedulerMode {
         priority: u8,
     },
     /// SCHED_OTHER (no privilege, or not requested).
+    #[default]
     Fallback,
 }
 
@@ -158,7 +161,7 @@ impl SetupSummary {
 }
 
 /// Statistics of the RT thread, sent periodically and at exit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RtStats {
     /// Time since the loop started (ns).
     pub elapsed_ns: u64,
@@ -198,6 +201,68 @@ pub struct RtStats {
     pub scheduler: SchedulerMode,
     /// The hops the RT thread owns, timed per sample since the loop started.
     pub hops: RtHops,
+    /// The RT controllers' time, in registry order (the first `controller_count`).
+    pub controllers: ControllerTimesTable,
+}
+
+/// Every RT controller's time and budget record, in registry (owner id) order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ControllerTimesTable {
+    /// Controllers in the registry (the first this many of `times` are meaningful).
+    pub count: u8,
+    /// `update`'s budget per call (ns; 0: no budget).
+    pub budget_ns: u64,
+    /// Consecutive calls over the budget that stop a controller.
+    pub overruns_to_stop: u32,
+    /// Per controller.
+    pub times: [ControllerTimes; MAX_CONTROLLERS],
+}
+
+impl ControllerTimesTable {
+    /// The meaningful rows, with their controller index.
+    pub fn rows(&self) -> impl Iterator<Item = (usize, &ControllerTimes)> {
+        self.times.iter().take(self.count as usize).enumerate()
+    }
+}
+
+/// One RT controller's time on the RT thread since the loop started, summed over the robots
+/// (CLOCK_MONOTONIC ns around each call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ControllerTimes {
+    /// `update` (the owner's command) calls and their duration.
+    pub update: TimeSummary,
+    /// `update` calls longer than the budget.
+    pub overruns: u64,
+    /// Times it was stopped for exceeding its budget on consecutive calls.
+    pub budget_stops: u64,
+    /// `serve` calls (every cycle, owner or not) and their duration, timed apart from `update`
+    /// (not budgeted).
+    pub serve: TimeSummary,
+}
+
+/// A compact [`LatencySummary`] (ns): what `--report` and `/diagnostics` show of a controller,
+/// small enough for [`MAX_CONTROLLERS`] of them in every statistics record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimeSummary {
+    /// Samples.
+    pub count: u64,
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Largest sample (exact).
+    pub max: u64,
+}
+
+impl From<LatencySummary> for TimeSummary {
+    fn from(s: LatencySummary) -> Self {
+        TimeSummary {
+            count: s.count,
+            p50: s.p50,
+            p99: s.p99,
+            max: s.max,
+        }
+    }
 }
 
 /// Latency of the hops the ROS side owns (ns, CLOCK_MONOTONIC), timed by its threads and shown

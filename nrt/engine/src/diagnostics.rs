@@ -431,6 +431,7 @@ mod tests {
             speed_frames: 0,
             odometry_samples: 5,
             scheduler: SchedulerMode::Fifo { priority: 50 },
+            controllers: Default::default(),
         }
     }
 

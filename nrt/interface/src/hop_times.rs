@@ -184,25 +184,9 @@ mod tests {
     #[test]
     fn every_hop_is_in_the_status_in_path_order() {
         let mut rt = RtStats {
-            elapsed_ns: 0,
             period_ns: 1_000_000,
-            cycles: 0,
-            overruns: 0,
-            skipped_periods: 0,
-            allocations: 0,
             allocator_installed: true,
-            page_faults: 0,
-            page_faults_major: 0,
-            page_faults_warmup: 0,
-            cycle_ns: LatencySummary::default(),
-            wakeup_latency_ns: LatencySummary::default(),
-            ring_drops: Default::default(),
-            links: Default::default(),
-            watchdog_stops: 0,
-            speed_frames: 0,
-            odometry_samples: 0,
-            scheduler: handoff::SchedulerMode::Fallback,
-            hops: Default::default(),
+            ..Default::default()
         };
         rt.hops.wire_to_decoded = LatencySummary {
             count: 10,

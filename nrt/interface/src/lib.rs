@@ -21,6 +21,7 @@
 //! - [`report`]: the lines a ROS user reads (console and every front end's `/rosout`);
 //! - [`owner_switch`]: each robot's communication switch (`switch_controller`, `controller_owner`);
 //! - [`controllers`]: the RT controllers' endpoints and parameters;
+//! - [`controller_budget`]: the RT controllers' time and budget (`/diagnostics`, the stop over budget);
 //! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`);
 //! - [`goal_actions`]: the goal actions' goals (`drive_distance`, `rotate_angle`, `navigate_to_position`), one state
 //!   machine for every goal controller;
@@ -35,6 +36,7 @@ pub mod actuators;
 pub mod aseba;
 pub mod calibration;
 pub mod cmd_vel;
+pub mod controller_budget;
 pub mod controllers;
 pub mod driver_events;
 pub mod frames;

@@ -271,6 +271,11 @@ impl FrontEnd for Ros1Bridge {
                 engine.rt_stats(),
                 &self.timers.summaries(),
             ));
+            status.extend(nrt_interface::controller_budget::statuses(
+                &self.prefix,
+                &iface.switch,
+                engine.rt_stats(),
+            ));
             let array = conv::diagnostics(status, conv::now());
             if let Err(e) = self.graph.publish(&self.diagnostics, &array) {
                 self.reporter

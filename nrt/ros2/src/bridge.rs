@@ -300,6 +300,11 @@ impl RosBridge {
             engine.rt_stats(),
             &self.timers.summaries(),
         ));
+        status.extend(nrt_interface::controller_budget::statuses(
+            &self.options.node_name,
+            &iface.switch,
+            engine.rt_stats(),
+        ));
         let array = diagnostics::to_ros(status, self.clocks.now());
         if let Err(e) = self.diagnostics.publish(&array) {
             self.reporter

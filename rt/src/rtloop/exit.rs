@@ -85,7 +85,7 @@ impl RtLoop {
             self.slots.totals(),
             self.ends.rt_odometry_dropped(),
         );
-        self.push_event(RtEvent::Stats(stats));
+        self.push_stats(stats);
         self.push_event(RtEvent::Exiting { reason });
         self.wake_nrt();
         stats

@@ -1,6 +1,7 @@
 //! The RT loop's link and NRT inputs: taking offered links (into the wait), reading links and
 //! acting on their frames, NRT commands and outgoing frames, handing dead links back.
 
+use super::node_index::NodeIndex;
 use super::slots::QueueError;
 use super::{RtLoop, Stats, MAX_INPUTS_PER_CYCLE};
 use crate::clock::monotonic_ns;
@@ -15,22 +16,25 @@ use msgs::wire::{kind, Frame, Words};
 pub(super) fn handle_frame(
     ends: &mut RtEnds,
     robots: &mut [Robot],
+    index: &NodeIndex,
     stats: &mut Stats,
     link: LinkId,
     wire_ns: u64,
     t_ns: u64,
     frame: &Frame<'_>,
 ) {
-    handle_frame_inner(ends, robots, stats, link, wire_ns, t_ns, frame);
+    handle_frame_inner(ends, robots, index, stats, link, wire_ns, t_ns, frame);
     // The hop ends once the frame was acted on (handed over, integrated).
     stats
         .wire_to_decoded
         .record(monotonic_ns().saturating_sub(wire_ns));
 }
 
+#[allow(clippy::too_many_arguments)]
 fn handle_frame_inner(
     ends: &mut RtEnds,
     robots: &mut [Robot],
+    index: &NodeIndex,
     stats: &mut Stats,
     link: LinkId,
     wire_ns: u64,
@@ -43,8 +47,8 @@ fn handle_frame_inner(
     if frame.kind == kind::VARIABLES && frame.payload.len() >= 2 {
         let start = u16::from_le_bytes([frame.payload[0], frame.payload[1]]);
         let values = Words::from_le_bytes(&frame.payload[2..]);
-        for r in robots.iter_mut() {
-            r.on_variables(link, frame.source, start, values);
+        for i in index.robots_of(frame.source) {
+            robots[i].on_variables(link, frame.source, start, values);
         }
         return;
     }
@@ -52,7 +56,8 @@ fn handle_frame_inner(
         return;
     }
     let args = Words::from_le_bytes(frame.payload);
-    for r in robots.iter_mut() {
+    for i in index.robots_of(frame.source) {
+        let r = &mut robots[i];
         if let Some(s) = r.on_user_event(
             link,
             wire_ns,
@@ -111,11 +116,12 @@ impl RtLoop {
             slots,
             ends,
             robots,
+            node_index,
             stats,
             ..
         } = self;
         slots.read(i, reads, wake_ns, |link, wire, t, frame| {
-            handle_frame(ends, robots, stats, link, wire, t, frame)
+            handle_frame(ends, robots, node_index, stats, link, wire, t, frame)
         })
     }
 
@@ -164,6 +170,7 @@ impl RtLoop {
                 RtCommand::ConfigureRobot { robot, config } => {
                     if let Some(r) = self.robots.get_mut(robot.index()) {
                         r.configure(config);
+                        self.node_index.rebuild(&self.robots);
                         // The owner in effect for the robot now driven.
                         self.report_owner(robot.index());
                     }
@@ -173,6 +180,7 @@ impl RtLoop {
                         self.stop_owner(robot.index(), monotonic_ns());
                         self.send_stop(robot.index());
                         self.robots[robot.index()].clear();
+                        self.node_index.rebuild(&self.robots);
                     }
                 }
                 RtCommand::ResetOdometry { robot, pose } => {

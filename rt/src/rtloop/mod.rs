@@ -30,9 +30,11 @@
 //! command, NRT gone) every robot is stopped so, flushed and confirmed within a bound
 //! (`rtloop/exit.rs`).
 
+mod budget;
 mod drive;
 mod exit;
 mod io;
+mod node_index;
 mod owner;
 mod slots;
 mod stats;
@@ -103,6 +105,12 @@ pub struct RtConfig {
     /// Ring the NRT side's doorbell at the end of a cycle that pushed frames or events (one
     /// non-blocking eventfd write); `false`: never wake anyone, NRT polls.
     pub wake_nrt: bool,
+    /// The longest a controller's `update` may take (timed on the RT thread); zero: no budget
+    /// (timed only).
+    pub controller_budget: Duration,
+    /// Consecutive `update` calls over `controller_budget` on one robot that stop the
+    /// controller there (zero speed, the wheels back to `ros`); at least 1.
+    pub controller_overruns: u32,
 }
 
 impl Default for RtConfig {
@@ -124,6 +132,8 @@ impl Default for RtConfig {
             setup: RtSetup::default(),
             stack_size: 2 * 1024 * 1024,
             wake_nrt: true,
+            controller_budget: Duration::from_millis(1),
+            controller_overruns: 5,
         }
     }
 }
@@ -152,6 +162,8 @@ pub struct RtLoop {
     port: RtLinkPort,
     slots: Slots,
     robots: Box<[Robot]>,
+    /// The robots by node id, for the frames.
+    node_index: node_index::NodeIndex,
     /// Per robot: who owns the wheels (the communication switch).
     owners: Box<[owner::OwnerState]>,
     /// Every robot slot's controller instances.
@@ -256,11 +268,19 @@ impl RtLoop {
                 cfg.tx_buffer,
                 cfg.read_budget,
             ),
-            stats: Stats::new(ns(cfg.period)),
+            stats: Stats::new(
+                ns(cfg.period),
+                budget::ControllerClocks::new(
+                    controllers.len(),
+                    cfg.controller_budget,
+                    cfg.controller_overruns,
+                ),
+            ),
             cfg,
             ends,
             port,
             robots,
+            node_index: node_index::NodeIndex::default(),
             owners,
             controllers,
             filters,
@@ -279,6 +299,13 @@ impl RtLoop {
 
     fn push_event(&mut self, ev: RtEvent) {
         if !self.ends.rt_push_event(ev) {
+            self.stats.drops.events += 1;
+        }
+    }
+
+    /// Hands a statistics report to NRT (its own ring; an [`RtEvent::Stats`] says so).
+    fn push_stats(&mut self, s: handoff::RtStats) {
+        if !self.ends.rt_push_stats(s) {
             self.stats.drops.events += 1;
         }
     }
@@ -439,11 +466,12 @@ impl RtLoop {
             slots,
             ends,
             robots,
+            node_index,
             stats,
             ..
         } = self;
         slots.resolve_quiet(now_ns, |link, wire, t, frame| {
-            io::handle_frame(ends, robots, stats, link, wire, t, frame)
+            io::handle_frame(ends, robots, node_index, stats, link, wire, t, frame)
         });
         self.slots.new_period();
         self.unmute_links();
@@ -454,7 +482,7 @@ impl RtLoop {
             let s =
                 self.stats
                     .snapshot(now_ns, self.slots.totals(), self.ends.rt_odometry_dropped());
-            self.push_event(RtEvent::Stats(s));
+            self.push_stats(s);
             // Warm-up ends after enough cycles AND one report, so that the report path itself
             // has run once before page faults count.
             if !self.stats.warm() && self.stats.cycles >= self.cfg.warmup_cycles {

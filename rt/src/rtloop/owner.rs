@@ -11,11 +11,19 @@
 //!   stale command never comes back with its source.
 //! - A controller owner runs only while its robot's state is fresh: a link loss stops it
 //!   (`stop`, zero speed) until odometry comes back (`start` again).
+//! - A controller owner whose `update` exceeds `RtConfig::controller_budget` on
+//!   `controller_overruns` consecutive calls is stopped in that very call's cycle (`stop`, zero
+//!   speed, the wheels to `ros`: the same owner change as a request, [`RtEvent::Owner`]
+//!   reported), and [`RtEvent::ControllerStopped`] says why. A request can make it the owner
+//!   again (its run of overruns starts from zero). `update` and `serve` are timed per
+//!   controller (`rtloop/budget.rs`).
 //! - `joint`: rad/s × wheel radius → wheel speeds (each wheel through its own inverse
 //!   calibration, capped on its own); NaN keeps that wheel's command; the cmd_vel watchdog
 //!   applies to the joint command stream.
 
+use super::budget::Streak;
 use super::RtLoop;
+use crate::clock::monotonic_ns;
 use crate::controllers::{Reflexes, RobotView};
 use crate::mapping::units_to_si;
 use handoff::{JointStateSample, OwnerId, RobotId, RtEvent, WheelCommand};
@@ -43,6 +51,8 @@ pub(super) struct OwnerState {
     pub reflexes: Reflexes,
     /// Next joint state due (RT time; 0: at once).
     js_due: u64,
+    /// The controller owner's run of `update` calls over budget.
+    streak: Streak,
 }
 
 impl OwnerState {
@@ -62,16 +72,38 @@ impl RtLoop {
         let count = self.controllers.robot(id).len();
         let valid = req.controller_index().is_none_or(|k| k < count);
         if valid && req != self.owners[i].owner {
-            self.stop_owner(i, now);
-            let st = &mut self.owners[i];
-            st.owner = req;
-            st.joint = [0.0; 2];
-            st.joint_tripped = false;
-            st.joint_ns = now;
-            self.robots[i].clear_set_point();
-            // The old owner's motion stops at once; the new one's starts from rest.
-            self.robots[i].stop_limiter();
+            self.change_owner(i, req, now);
         }
+        self.report_owner(i);
+    }
+
+    /// Gives robot `i`'s wheels to `owner` (the old controller owner gets `stop`).
+    fn change_owner(&mut self, i: usize, owner: OwnerId, now: u64) {
+        self.stop_owner(i, now);
+        let st = &mut self.owners[i];
+        st.owner = owner;
+        st.joint = [0.0; 2];
+        st.joint_tripped = false;
+        st.joint_ns = now;
+        self.robots[i].clear_set_point();
+        // The old owner's motion stops at once; the new one's starts from rest.
+        self.robots[i].stop_limiter();
+    }
+
+    /// Robot `i`'s controller owner exceeded its budget too many times in a row: it
+    /// is stopped, the wheels go to `ros` (reported), and the stop is said with its times.
+    fn stop_over_budget(&mut self, i: usize, last_ns: u64, now: u64) {
+        let streak = self.owners[i].streak;
+        let owner = self.owners[i].owner;
+        self.change_owner(i, OwnerId::ROS, now);
+        self.push_event(RtEvent::ControllerStopped {
+            robot: RobotId(i as u8),
+            owner,
+            budget_ns: self.stats.controllers.budget_ns(),
+            overruns: streak.count,
+            last_ns,
+            max_ns: streak.max_ns,
+        });
         self.report_owner(i);
     }
 
@@ -100,6 +132,8 @@ impl RtLoop {
     /// Stops robot `i`'s controller owner if it runs (owner change, removal, stale state).
     pub(super) fn stop_owner(&mut self, i: usize, now: u64) {
         let st = &mut self.owners[i];
+        // a run of overruns is counted within one start of the controller
+        st.streak = Streak::default();
         let Some(k) = st.owner.controller_index().filter(|_| st.started) else {
             return;
         };
@@ -190,13 +224,28 @@ impl RtLoop {
             }
         }
         for (k, c) in ctrls.iter_mut().enumerate() {
+            let t0 = monotonic_ns();
             c.serve(view, Some(k) == owner.controller_index());
+            let dt = monotonic_ns().saturating_sub(t0);
+            self.stats.controllers.record_serve(k, dt);
         }
         match owner {
             OwnerId::ROS => WheelCommand::Twist(self.robots[i].set_point()),
             OwnerId::JOINT => self.owners[i].joint_command(view.calibration.wheel_radius),
-            _ => match run.and_then(|k| ctrls.get_mut(k)) {
-                Some(c) => c.update(view),
+            _ => match run.and_then(|k| ctrls.get_mut(k).map(|c| (k, c))) {
+                Some((k, c)) => {
+                    let t0 = monotonic_ns();
+                    let cmd = c.update(view);
+                    let dt = monotonic_ns().saturating_sub(t0);
+                    let streak = &mut self.owners[i].streak;
+                    if self.stats.controllers.record_update(k, dt, streak) {
+                        self.stop_over_budget(i, dt, view.now_ns);
+                        // zero speed in this very cycle
+                        WheelCommand::Stop
+                    } else {
+                        cmd
+                    }
+                }
                 None => WheelCommand::Stop,
             },
         }

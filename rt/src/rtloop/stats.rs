@@ -1,5 +1,6 @@
 //! Counters and histograms of the RT loop, and their periodic snapshot ([`RtStats`]).
 
+use super::budget::ControllerClocks;
 use crate::alloc;
 use crate::hist::Histogram;
 use handoff::{LinkTotals, RingDrops, RtHops, RtStats, SchedulerMode};
@@ -39,6 +40,8 @@ pub(crate) struct Stats {
     pub start_ns: u64,
     pub last_report_ns: u64,
     pub scheduler: SchedulerMode,
+    /// Every RT controller's time and budget record.
+    pub controllers: ControllerClocks,
     allocs_at_start: u64,
     faults_at_start: (u64, u64),
     faults_after_warmup: Option<(u64, u64)>,
@@ -47,7 +50,8 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
-    pub fn new(period_ns: u64) -> Self {
+    /// Counters for a loop of period `period_ns` whose controllers are timed in `controllers`.
+    pub fn new(period_ns: u64, controllers: ControllerClocks) -> Self {
         Stats {
             cycle: Histogram::new(),
             wakeup: Histogram::new(),
@@ -66,6 +70,7 @@ impl Stats {
             start_ns: 0,
             last_report_ns: 0,
             scheduler: SchedulerMode::Fallback,
+            controllers,
             allocs_at_start: 0,
             faults_at_start: (0, 0),
             faults_after_warmup: None,
@@ -137,6 +142,7 @@ impl Stats {
                 cmd_to_wire: self.cmd_to_wire.summary(),
                 odometry_out_drops,
             },
+            controllers: self.controllers.table(),
         }
     }
 }

@@ -66,9 +66,31 @@ impl Engine {
                         self.events.push_back(EngineEvent::WatchdogStop { node });
                     }
                 }
-                RtEvent::Stats(s) => {
-                    self.last_stats = Some(s);
-                    self.events.push_back(EngineEvent::Stats(Box::new(s)));
+                RtEvent::ControllerStopped {
+                    robot,
+                    owner,
+                    budget_ns,
+                    overruns,
+                    last_ns,
+                    max_ns,
+                } => {
+                    if let Some(node) = self.robots.node_of(robot) {
+                        self.events.push_back(EngineEvent::ControllerStopped {
+                            node,
+                            robot,
+                            owner,
+                            budget_ns,
+                            overruns,
+                            last_ns,
+                            max_ns,
+                        });
+                    }
+                }
+                RtEvent::Stats => {
+                    if let Some(s) = self.ends.nrt_take_stats() {
+                        self.last_stats = Some(s);
+                        self.events.push_back(EngineEvent::Stats(Box::new(s)));
+                    }
                 }
                 RtEvent::Exiting { reason } => {
                     self.rt_exited = true;

@@ -5,7 +5,7 @@ use crate::network::{NetError, NetworkEvent};
 use crate::params::BridgeParams;
 use crate::thymio::calibration;
 use crate::thymio::params::DriverParams;
-use handoff::{LinkId, LinkKind, NodeId, ProximitySample, RobotId, RtStats, SetupSummary};
+use handoff::{LinkId, LinkKind, NodeId, OwnerId, ProximitySample, RobotId, RtStats, SetupSummary};
 
 /// Configuration of the engine.
 #[derive(Debug, Clone, Default)]
@@ -125,6 +125,24 @@ pub enum EngineEvent {
         wheels: [i16; 2],
         /// The cap (motor units).
         cap: f64,
+    },
+    /// The RT thread stopped a controller owner that exceeded its budget too many times in a row
+    /// (zero speed sent, the wheels back to `ros`: an [`EngineEvent::Owner`] follows).
+    ControllerStopped {
+        /// Node id.
+        node: NodeId,
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller stopped.
+        owner: OwnerId,
+        /// Its budget per `update` (ns).
+        budget_ns: u64,
+        /// Consecutive calls over it.
+        overruns: u32,
+        /// The last call's time (ns).
+        last_ns: u64,
+        /// The longest call of the run (ns).
+        max_ns: u64,
     },
     /// RT statistics.
     Stats(Box<RtStats>),

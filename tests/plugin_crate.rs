@@ -43,6 +43,23 @@ fn target_dir() -> PathBuf {
         .to_path_buf()
 }
 
+/// `src` copied into `dst`, but for what a build in place leaves (`target/`, `Cargo.lock`).
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "target" || name == "Cargo.lock" {
+            continue;
+        }
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dst.join(&name));
+        } else {
+            std::fs::copy(entry.path(), dst.join(&name)).unwrap();
+        }
+    }
+}
+
 /// `examples/my_controller` copied to `<target>/plugin-ws/my_controller` as a user copies it: its `thymio_rt`
 /// path pointed at this checkout, and this repository's Cargo.lock beside it (the same dependency versions).
 fn copy_template() -> PathBuf {
@@ -52,15 +69,7 @@ fn copy_template() -> PathBuf {
         std::fs::remove_dir_all(&ws).unwrap();
     }
     let dst = ws.join("my_controller");
-    std::fs::create_dir_all(dst.join("src")).unwrap();
-    for f in [
-        "build.rs",
-        "my_controller.yaml",
-        "src/main.rs",
-        "src/follow_heading.rs",
-    ] {
-        std::fs::copy(src.join(f), dst.join(f)).unwrap();
-    }
+    copy_dir(&src, &dst);
     let manifest = std::fs::read_to_string(src.join("Cargo.toml")).unwrap();
     let dep = r#"thymio_rt = { path = "../.." }"#;
     assert!(
@@ -84,8 +93,7 @@ fn cargo(dir: &Path, args: &[&str]) {
         .arg(cargo)
         .args(args)
         .args(["--features", "ros2,ros1"])
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env_remove("RUSTC_WRAPPER");
+        .env("CARGO_TARGET_DIR", target_dir());
     let what = format!("cargo {} (examples/my_controller)", args.join(" "));
     let mut p = Proc::spawn(&what, cmd);
     let status = p.wait_exit(Duration::from_secs(u64::from(BUILD_TIMEOUT_S) + 20));

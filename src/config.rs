@@ -13,6 +13,12 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use yaml_serde::{Mapping, Value};
 
+mod control;
+pub use control::{
+    ControlParams, ControllerParams, LoadedControllers, CONTROLLER_BUDGET_US, CONTROLLER_OVERRUNS,
+    MAX_CONTROLLER_BUDGET_US, MAX_CONTROLLER_OVERRUNS,
+};
+
 /// The section `rt`.
 const RT: &str = "rt";
 /// The section `sim`.
@@ -188,93 +194,6 @@ impl SimWheels {
 impl Section for SimParams {
     fn validate(&self) -> Result<(), Invalid> {
         self.wheels.spec().map(|_| ())
-    }
-}
-
-/// The communication switch (who owns each robot's wheels) and the RT controllers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ControlParams {
-    /// Owner of every robot's wheels when it starts being driven: `ros` (cmd_vel), `joint`
-    /// (joint commands) or a shipped RT controller (`line_follower`, `go_to_pose`).
-    pub default_owner: String,
-    /// The longest an RT controller's `update` may take on the RT thread (µs; 0: no budget, timed only).
-    pub controller_budget_us: u64,
-    /// Consecutive `update` calls over the budget on one robot that stop the controller there (zero speed,
-    /// the wheels back to `ros`).
-    pub controller_overruns: u32,
-}
-
-/// `control.controller_budget_us` by default: a tenth of the default RT period (`rt.period_us` 10000), a
-/// thousand times what a shipped controller's `update` takes, so that only a controller that really steals the
-/// period (or blocks) is stopped.
-pub const CONTROLLER_BUDGET_US: u64 = 1000;
-/// Largest `control.controller_budget_us`: one second, beyond which a budget stops nothing a watchdog would not.
-pub const MAX_CONTROLLER_BUDGET_US: u64 = 1_000_000;
-/// `control.controller_overruns` by default: one preemption of the RT thread in the middle of an `update` (a
-/// kernel without PREEMPT_RT, SCHED_OTHER) is one overrun, five in a row is the controller.
-pub const CONTROLLER_OVERRUNS: u32 = 5;
-/// Largest `control.controller_overruns`.
-pub const MAX_CONTROLLER_OVERRUNS: u32 = 10_000;
-
-impl Default for ControlParams {
-    fn default() -> Self {
-        Self {
-            default_owner: "ros".into(),
-            controller_budget_us: CONTROLLER_BUDGET_US,
-            controller_overruns: CONTROLLER_OVERRUNS,
-        }
-    }
-}
-
-impl ControlParams {
-    /// Every owner name: `ros`, `joint`, then the shipped controllers.
-    pub fn owner_names() -> handoff::OwnerNames {
-        handoff::OwnerNames::new(rt::controllers::SHIPPED.to_vec())
-    }
-}
-
-/// `control.*`, read at start.
-impl Section for ControlParams {
-    fn validate(&self) -> Result<(), Invalid> {
-        if self.controller_budget_us > MAX_CONTROLLER_BUDGET_US {
-            return Err(Invalid::new(
-                "controller_budget_us",
-                self.controller_budget_us,
-                format!("is above {MAX_CONTROLLER_BUDGET_US} µs (0 turns the budget off)"),
-            ));
-        }
-        if !(1..=MAX_CONTROLLER_OVERRUNS).contains(&self.controller_overruns) {
-            return Err(Invalid::new(
-                "controller_overruns",
-                self.controller_overruns,
-                format!("is outside 1..={MAX_CONTROLLER_OVERRUNS} (consecutive overruns before the stop)"),
-            ));
-        }
-        let names = Self::owner_names();
-        // calibrate_motors and the goal controllers run only for a goal of their action: as a
-        // start owner they would hold every robot still.
-        if nrt_interface::owner_switch::ACTION_ONLY.contains(&self.default_owner.as_str()) {
-            return Err(Invalid::new(
-                "default_owner",
-                &self.default_owner,
-                format!(
-                    "takes the wheels only through its action (send a {} goal)",
-                    self.default_owner
-                ),
-            ));
-        }
-        if names.id(&self.default_owner).is_none() {
-            return Err(Invalid::new(
-                "default_owner",
-                &self.default_owner,
-                format!(
-                    "is not an owner (one of: {})",
-                    names.all().collect::<Vec<_>>().join(", ")
-                ),
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -575,5 +494,7 @@ fn is_key_of<T: Section>(key: &str) -> bool {
 
 #[cfg(test)]
 mod alias_tests;
+#[cfg(test)]
+mod control_tests;
 #[cfg(test)]
 mod tests;

@@ -45,6 +45,9 @@ pub enum RuntimeError {
     /// The initial owner could not be requested.
     #[error("control.default_owner: {0}")]
     Owner(String),
+    /// `control.controllers` or `control.default_owner` do not fit the controller registry.
+    #[error("configuration key {0}")]
+    Control(#[from] nrt_engine::schema::Invalid),
 }
 
 /// What the runtime leaves when it stops.
@@ -220,6 +223,23 @@ impl Runtime {
     /// As [`Runtime::start`], with `odometry_consumers` odometry rings for publisher threads (one per ROS front
     /// end that runs: ROS 2 and ROS 1 side by side take one each).
     pub fn start_with(config: &Config, odometry_consumers: usize) -> Result<Runtime, RuntimeError> {
+        Self::start_loaded(
+            config,
+            odometry_consumers,
+            rt::controllers::Registry::shipped(),
+        )
+    }
+
+    /// As [`Runtime::start_with`], with the RT controllers of `registry` (the shipped ones and a user's): those
+    /// `control.controllers` lists (all when absent), with its start parameter values, are loaded on every robot
+    /// slot; the others cannot own the wheels.
+    pub fn start_loaded(
+        config: &Config,
+        odometry_consumers: usize,
+        mut registry: rt::controllers::Registry,
+    ) -> Result<Runtime, RuntimeError> {
+        // before any thread: a configuration that does not fit the registry starts nothing
+        let loaded = config.control.load(&mut registry)?;
         let mut specs = Vec::new();
         let mut sim_robots = 0u16;
         for text in &config.bridge.targets {
@@ -259,12 +279,13 @@ impl Runtime {
         if sim.is_some() && config.bridge.targets.is_empty() {
             engine_config.driver.simulation = true;
         }
-        // The RT controllers: one instance of each shipped one per robot slot; their RT halves
-        // go to the RT thread, their NRT halves to the front end (`take_control`).
+        // The RT controllers: one instance of each loaded one per robot slot; their RT halves
+        // go to the RT thread, their NRT halves (with the configured start values of their
+        // parameters, read at their first cycle) to the front end (`take_control`).
         let slots = nrt_ends.nrt_params().robots();
-        let registry = rt::controllers::Registry::shipped();
         let controller_names = registry.names();
-        let (controllers, control) = registry.instantiate(slots)?;
+        let (controllers, mut control) = registry.instantiate(slots)?;
+        loaded.apply(&mut control)?;
         let owner = control
             .names
             .id(&config.control.default_owner)

@@ -126,6 +126,12 @@ impl Nodes {
         // the calibration action is the layer's, whatever the front ends: it takes its controller's private ports
         // once
         let mut control = rt.take_control();
+        // the owners of this run (ros, joint, the loaded controllers), for the ROS 1 joint interface
+        #[cfg(feature = "ros1")]
+        let owners = control
+            .as_ref()
+            .map(|c| c.names.clone())
+            .unwrap_or_default();
         if let Some(control) = control.as_mut() {
             iface.calibration.take(control);
             // so do the goal actions (drive_distance, rotate_angle, navigate_to_position)
@@ -161,7 +167,7 @@ impl Nodes {
             let mut bridge = node
                 .start(&mut rt.engine, &iface.reporter)
                 .map_err(CliError::new)?;
-            bridge.set_owner_names(crate::config::ControlParams::owner_names());
+            bridge.set_owner_names(owners);
             out.push(Box::new(bridge));
             for (at, ty) in iface.controllers.message_types() {
                 nrt_ros1::controllers::check_type(ty)

@@ -138,10 +138,15 @@ impl Command {
     }
 }
 
-/// Runs the parsed command line.
+/// Runs the parsed command line with the shipped RT controllers.
 pub fn dispatch(cli: Cli) -> CliResult {
+    dispatch_with(cli, rt::controllers::Registry::shipped())
+}
+
+/// Runs the parsed command line; `thymio-rt run` loads its RT controllers from `registry`.
+pub fn dispatch_with(cli: Cli, registry: rt::controllers::Registry) -> CliResult {
     match cli.command {
-        Command::Run(a) => run::main(a),
+        Command::Run(a) => run::main(a, registry),
         Command::Nodes(a) => nodes::main(a),
         Command::Vars(c) => vars::main(c),
         Command::Emit(a) => emit::main(a),

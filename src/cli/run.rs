@@ -80,7 +80,8 @@ fn parse_twist(s: &str) -> Result<(f64, f64), String> {
 }
 
 /// Entry point of `thymio-rt run`.
-pub fn main(args: Args) -> CliResult {
+/// `thymio-rt run` with the RT controllers of `registry` (the shipped ones: [`rt::controllers::Registry::shipped`]).
+pub fn main(args: Args, registry: rt::controllers::Registry) -> CliResult {
     let mut config = match &args.config {
         Some(path) => Config::from_file(path).map_err(CliError::new)?,
         None => Config::builtin().map_err(CliError::new)?,
@@ -161,7 +162,7 @@ pub fn main(args: Args) -> CliResult {
         ros1_args: &args.ros1_args,
         cmd_vel: args.cmd_vel,
     };
-    let (stopped, ros_hops) = run_served(config, duration, &wanted)?;
+    let (stopped, ros_hops) = run_served(config, duration, &wanted, registry)?;
     finish(&stopped, ros_hops, args.report.as_deref())
 }
 
@@ -208,10 +209,12 @@ fn run_served(
     config: Config,
     duration: Option<Duration>,
     wanted: &Wanted<'_>,
+    registry: rt::controllers::Registry,
 ) -> Result<(Stopped, Option<handoff::RosHops>), CliError> {
     let (nodes, config) = Nodes::new(wanted, config)?;
     tracing::info!("starting on {} {}", describe(&config), nodes.describe());
-    let mut rt = Runtime::start_with(&config, nodes.count().max(1)).map_err(CliError::new)?;
+    let mut rt =
+        Runtime::start_loaded(&config, nodes.count().max(1), registry).map_err(CliError::new)?;
     let mut iface = Interface::new(Reporter::new(&nodes.logger()));
     let mut front_ends = nodes.start(&config, &mut rt, &mut iface)?;
     if let Some(s) = rt.engine.switch() {

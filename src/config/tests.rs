@@ -356,6 +356,7 @@ fn live_flags_come_from_the_schema() {
         "sim.robots",
         "nodes.thymio.prefix",
         "cmd_vel_timeout",
+        "control.controllers.go_to_pose.max_linear",
         "control.controller_budget_us",
         "control.controller_overruns",
     ] {
@@ -461,7 +462,11 @@ fn the_default_owner_is_an_owner_name() {
     assert_eq!(Config::default().control.default_owner, "ros");
     let c = Config::from_yaml("control: {default_owner: go_to_pose}\n").unwrap();
     assert_eq!(c.control.default_owner, "go_to_pose");
-    let e = Config::from_yaml("control: {default_owner: autopilot}\n")
+    // the names are the registry's: checked when the controllers are loaded
+    let c = Config::from_yaml("control: {default_owner: autopilot}\n").unwrap();
+    let e = c
+        .control
+        .load(&mut rt::controllers::Registry::shipped())
         .unwrap_err()
         .to_string();
     assert!(

@@ -22,9 +22,10 @@ import scenarios_control  # noqa: E402
 import scenarios_goals  # noqa: E402
 import scenarios_io  # noqa: E402
 import scenarios_lifecycle  # noqa: E402
+import scenarios_plugin  # noqa: E402
 
 GROUPS = {**scenarios_io.GROUPS, **scenarios_control.GROUPS, **scenarios_lifecycle.GROUPS,
-          **scenarios_goals.GROUPS}
+          **scenarios_goals.GROUPS, **scenarios_plugin.GROUPS}
 
 
 def main():

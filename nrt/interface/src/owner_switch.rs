@@ -3,7 +3,8 @@
 //! message) gives the robot's wheels to `ros` (`cmd_vel`), `joint` (`~/joint_command`) or an RT controller by name;
 //! the latched `/<ns>/controller_owner` (`std_msgs/String`) says who owns them.
 //!
-//! A request for an unknown name is refused at once with the list of valid names, and one for
+//! A request for a name that is not a loaded owner (`ros`, `joint`, the controllers `control.controllers` loads) is
+//! refused at once with the list of loaded owners, and one for
 //! [`ACTION_ONLY`] (its controller runs only for a goal of its action: `calibrate_motors`, the goal actions). A
 //! valid one is handed to the RT thread (`nrt_request_owner`), which switches at its next cycle and reports the owner
 //! in effect ([`EngineEvent::Owner`]); the call is held ([`Held`]) and answered then — success once the RT thread confirms
@@ -140,13 +141,7 @@ impl Switch {
         let Some(robot) = self.robot(node) else {
             return call.reply((false, NO_LONGER_DRIVEN.into()));
         };
-        if ACTION_ONLY.contains(&owner) {
-            // its controller only works with a goal: owned through the action only
-            return call.reply((
-                false,
-                format!("{owner} takes the wheels through its action ({owner}) only"),
-            ));
-        }
+        // the loaded owners only (`control.controllers`): another is refused with their list
         let Some(wanted) = self.names.id(owner) else {
             let names: Vec<&str> = self.names.all().collect();
             return call.reply((
@@ -157,6 +152,13 @@ impl Switch {
                 ),
             ));
         };
+        if ACTION_ONLY.contains(&owner) {
+            // its controller only works with a goal: owned through the action only
+            return call.reply((
+                false,
+                format!("{owner} takes the wheels through its action ({owner}) only"),
+            ));
+        }
         if let Err(e) = params.nrt_request_owner(robot, wanted) {
             return call.reply((false, format!("node {node}: {e}")));
         }

@@ -8,7 +8,12 @@ const ROBOT: RobotId = RobotId(0);
 
 fn switch() -> (Switch, RtLiveParams, NrtLiveParams) {
     let (rt, nrt) = live_params(1);
-    let mut s = Switch::new(OwnerNames::new(vec!["line_follower", "go_to_pose"]));
+    let mut s = Switch::new(OwnerNames::new(vec![
+        "line_follower",
+        "go_to_pose",
+        "calibrate_motors",
+        "rotate_angle",
+    ]));
     s.on_engine_event(&EngineEvent::RobotReady {
         node: NODE,
         robot: ROBOT,
@@ -40,7 +45,17 @@ fn unknown_owners_are_refused_with_the_valid_names_and_calibration_through_its_a
     assert!(!ok);
     assert_eq!(
         why,
-        "unknown owner \"wheels_please\": the owners are ros, joint, line_follower, go_to_pose"
+        "unknown owner \"wheels_please\": the owners are ros, joint, line_follower, go_to_pose, calibrate_motors, \
+         rotate_angle"
+    );
+    // a controller that is not loaded (control.controllers), action or not, is an unknown owner
+    let (c, rx) = call();
+    s.request(&params, NODE, "drive_distance", c, now);
+    let (ok, why) = rx.try_recv().expect("answered at once");
+    assert!(!ok);
+    assert!(
+        why.starts_with("unknown owner \"drive_distance\": the owners are ros, joint, "),
+        "{why}"
     );
     let (c, rx) = call();
     s.request(&params, NODE, "calibrate_motors", c, now);

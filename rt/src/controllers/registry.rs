@@ -5,7 +5,8 @@
 
 use super::Controller;
 use handoff::{
-    ControllerInit, DeclareError, NrtControl, OwnerNames, RobotId, MAX_CONTROLLERS, MAX_ROBOTS,
+    ControllerInit, DeclareError, NrtControl, OwnerNames, ParamDecl, RobotId, MAX_CONTROLLERS,
+    MAX_ROBOTS,
 };
 
 /// The names of [`Registry::shipped`]'s controllers, in owner-id order.
@@ -154,6 +155,25 @@ impl Registry {
         self.entries.iter().map(|e| e.0).collect()
     }
 
+    /// Whether a controller is registered under `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        self.entries.iter().any(|e| e.0 == name)
+    }
+
+    /// The parameters controller `name` declares (`None`: not registered), learnt from a throw-away
+    /// instance for robot slot 0 (NRT side, before the RT thread starts).
+    pub fn param_decls(&self, name: &str) -> Option<Result<Vec<ParamDecl>, DeclareError>> {
+        let (name, factory) = self.entries.iter().find(|e| e.0 == name)?;
+        let mut init = ControllerInit::new(RobotId(0), name);
+        Some(factory(&mut init).map(|_| init.finish_ports().params.decls().to_vec()))
+    }
+
+    /// Keeps the controllers for which `keep` is true, in registration order: those are the ones
+    /// [`Registry::instantiate`] loads, and their owner ids follow from this order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.entries.retain(|e| keep(e.0));
+    }
+
     /// One instance of every controller for each of `robots` slots (NRT side, before the RT
     /// thread starts): the RT instances and the NRT ports.
     pub fn instantiate(&self, robots: usize) -> Result<(RtControllers, NrtControl), DeclareError> {
@@ -208,6 +228,21 @@ mod tests {
         let names: Vec<_> = gtp.endpoints.iter().map(|e| e.name()).collect();
         assert_eq!(names, ["goal", "goal_pose", "set_goal", "reached"]);
         assert_eq!(gtp.params.get("max_linear"), Some(0.1));
+        let decls = r.param_decls("go_to_pose").unwrap().unwrap();
+        assert!(decls
+            .iter()
+            .any(|d| d.name == "max_linear" && d.default == 0.1));
+        assert!(r.param_decls("nope").is_none());
+        let mut kept = Registry::shipped();
+        kept.retain(|n| n == "navigate_to_position" || n == "line_follower");
+        let (_, nrt) = kept.instantiate(1).unwrap();
+        // owner ids follow the registration order of the loaded ones only
+        assert_eq!(
+            nrt.names.id("navigate_to_position"),
+            Some(OwnerId::controller(1))
+        );
+        assert_eq!(nrt.names.id("go_to_pose"), None);
+        assert_eq!(nrt.ports.len(), 2);
         let mut bad = Registry::new();
         assert_eq!(
             bad.register(

@@ -45,6 +45,15 @@ def plugin(c, env):
     # the configured 0.08 m/s, not the default 0.05 (the simulated wheels' gains spread it a little)
     check(0.065 < moved["twist"]["twist"]["linear"]["x"] < 0.11,
           f"driving at about the configured 0.08 m/s: {moved['twist']['twist']}")
+    # a service of a type of the controller's choosing (std_srvs/SetBool), answered from the RT cycle: paused, the
+    # robot stops; resumed, it drives again
+    pause = c.private("controllers/follow_heading/pause")
+    r = c.call(pause, "std_srvs/SetBool", {"data": True}, timeout=10)
+    check(r.ok and r.response["success"] and r.response["message"] == "paused", f"pause: {r}")
+    odom.wait(lambda m: abs(m["twist"]["twist"]["linear"]["x"]) < 0.005, 10, "the paused robot at rest")
+    r = c.call(pause, "std_srvs/SetBool", {"data": False}, timeout=10)
+    check(r.ok and r.response["message"] == "running", f"resume: {r}")
+    odom.wait(lambda m: m["twist"]["twist"]["linear"]["x"] > 0.05, 10, "the resumed robot driving again")
     expect_switch(c, "ros")
 
 

@@ -2,12 +2,14 @@
 //! proportional `gain`. While it owns the wheels it publishes at 20 Hz, under `~/controllers/follow_heading/`, its
 //! heading error (`heading_error`, std_msgs/Float64, a shipped endpoint kind) and the point it aims at, 0.2 m ahead
 //! along the heading (`aim`, geometry_msgs/PointStamped in the odometry frame: an endpoint of a message type of its
-//! own choosing, converted on the NRT side by [`aim_msg`]). The three parameters are live ROS parameters
+//! own choosing, converted on the NRT side by [`aim_msg`]). Its `pause` service (std_srvs/SetBool, a service of a
+//! type of its own choosing: [`pause_request`], [`pause_response`]) holds it at zero speed (`data: true`) or lets it
+//! go on (`false`), answered from the RT cycle. The three parameters are live ROS parameters
 //! (`controllers.follow_heading.<name>`) with their start values in `control.controllers.follow_heading`.
 
 use thymio_rt::handoff::{
-    ControllerInit, DeclareError, MsgCtx, MsgValue, ParamId, RtMessagePublisher, RtParams,
-    RtTopicPublisher, Twist2, WheelCommand,
+    ControllerInit, DeclareError, MsgCtx, MsgValue, ParamId, RtMessagePublisher, RtMessageService,
+    RtParams, RtTopicPublisher, Twist2, WheelCommand,
 };
 use thymio_rt::rt::controllers::{Controller, RobotView};
 
@@ -40,6 +42,21 @@ pub fn aim_msg(aim: &Aim, ctx: &MsgCtx) -> MsgValue {
     })
 }
 
+/// A `pause` request (std_srvs/SetBool) as the RT value: whether to hold still (NRT side).
+pub fn pause_request(m: &MsgValue) -> Result<bool, String> {
+    m["data"]
+        .as_bool()
+        .ok_or_else(|| format!("data must be a boolean: {m}"))
+}
+
+/// The RT answer (paused now or not) as a std_srvs/SetBool response (NRT side).
+pub fn pause_response(paused: &bool, _ctx: &MsgCtx) -> MsgValue {
+    thymio_rt::serde_json::json!({
+        "success": true,
+        "message": if *paused { "paused" } else { "running" },
+    })
+}
+
 /// One instance per robot slot (made by the registry before the RT thread starts).
 pub struct FollowHeading {
     /// RT half of the parameters (refreshed every cycle in `serve`).
@@ -51,6 +68,10 @@ pub struct FollowHeading {
     error: RtTopicPublisher<f64>,
     /// RT half of `aim`.
     aim: RtMessagePublisher<Aim>,
+    /// RT half of `pause`.
+    pause: RtMessageService<bool, bool>,
+    /// Held at zero speed by `pause`.
+    paused: bool,
     /// When `heading_error` is next due (CLOCK_MONOTONIC ns).
     next_publish_ns: u64,
 }
@@ -75,6 +96,12 @@ impl FollowHeading {
         let speed = init.parameter("speed", 0.05, 0.0, 0.2, "forward speed (m/s)")?;
         let error = init.publisher::<f64>("heading_error", 16)?;
         let aim = init.message_publisher("aim", "geometry_msgs/msg/PointStamped", 16, aim_msg)?;
+        let pause = init.message_service(
+            "pause",
+            "std_srvs/srv/SetBool",
+            pause_request,
+            pause_response,
+        )?;
         Ok(FollowHeading {
             params: init.rt_params(),
             heading,
@@ -82,6 +109,8 @@ impl FollowHeading {
             speed,
             error,
             aim,
+            pause,
+            paused: false,
             next_publish_ns: 0,
         })
     }
@@ -106,6 +135,11 @@ impl Controller for FollowHeading {
 
     fn serve(&mut self, _robot: &RobotView, _owner: bool) {
         self.params.rt_refresh();
+        let paused = &mut self.paused;
+        self.pause.rt_serve(|hold| {
+            *paused = hold;
+            hold
+        });
     }
 
     fn update(&mut self, robot: &RobotView) -> WheelCommand {
@@ -120,6 +154,9 @@ impl Controller for FollowHeading {
                 t_ns: robot.now_ns,
             });
             self.next_publish_ns = robot.now_ns.saturating_add(PUBLISH_PERIOD_NS);
+        }
+        if self.paused {
+            return WheelCommand::Stop;
         }
         WheelCommand::Twist(Twist2 {
             linear: self.params.get(self.speed),
@@ -205,5 +242,31 @@ mod tests {
             "{last}"
         );
         assert_eq!(last["header"]["frame_id"], "odom");
+        // pause: held at zero speed until resumed, answered from the RT cycle
+        let NrtEndpoint::Message {
+            port: NrtMessagePort::Service(pause),
+            ..
+        } = &mut ports.endpoints[2]
+        else {
+            panic!("pause is a message service");
+        };
+        let ctx = MsgCtx::new(NodeId(1), RobotId(0));
+        let bad = thymio_rt::serde_json::json!({"data": "yes"});
+        assert!(
+            pause.nrt_call(&bad).is_err(),
+            "a request that is not a SetBool"
+        );
+        let id = pause
+            .nrt_call(&thymio_rt::serde_json::json!({"data": true}))
+            .unwrap();
+        c.serve(&view, true);
+        assert_eq!(c.update(&view), WheelCommand::Stop);
+        let (got, answer) = pause.nrt_poll_response(&ctx).unwrap();
+        assert_eq!((got, &answer["message"]), (id, &"paused".into()));
+        pause
+            .nrt_call(&thymio_rt::serde_json::json!({"data": false}))
+            .unwrap();
+        c.serve(&view, true);
+        assert!(matches!(c.update(&view), WheelCommand::Twist(_)));
     }
 }

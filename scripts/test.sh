@@ -88,7 +88,8 @@ if [ $ros -eq 1 ]; then
     cargo clippy --workspace --all-targets --features ros1,ros2 -- -D warnings
     step "ROS 1 end-to-end tests"
     cargo test --features ros1 -p nrt-ros1 -p thymio_rt --no-fail-fast --test 'ros1_*' --test behaviour --lib -- --test-threads=2
-    cargo test --features ros1,ros2 --no-fail-fast --test ros1_with_ros2
+    # both front ends at once, and a controller crate built as a user builds it, driven from rclpy and rospy
+    cargo test --features ros1,ros2 --no-fail-fast --test ros1_with_ros2 --test plugin_crate
 fi
 
 if [ $fuzz -eq 1 ]; then

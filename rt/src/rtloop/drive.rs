@@ -36,46 +36,66 @@ impl RtLoop {
     /// by `min_speed_interval` may go (`hold_until`), for the wait's deadline.
     pub(super) fn drive_robots(&mut self, now: u64) {
         self.hold_until = None;
+        self.touched = 0;
+        for i in 0..self.robots.len() {
+            self.drive_robot(i, now);
+        }
+    }
+
+    /// [`Self::drive_robots`] for the robots that received frames since the last drive only (an I/O wake-up
+    /// without NRT input: the others have nothing new until the periodic cycle). A change held back keeps its
+    /// deadline: `hold_until` only comes earlier here (a deadline already passed makes a full drive).
+    pub(super) fn drive_touched(&mut self, now: u64) {
+        let mut touched = std::mem::take(&mut self.touched);
+        while touched != 0 {
+            let i = touched.trailing_zeros() as usize;
+            touched &= touched - 1;
+            if i < self.robots.len() {
+                self.drive_robot(i, now);
+            }
+        }
+    }
+
+    /// Drives configured robot `i` (see [`Self::drive_robots`]).
+    fn drive_robot(&mut self, i: usize, now: u64) {
+        if self.robots[i].config().is_none() {
+            return;
+        }
         let wd = self.ends.rt_params().rt_watchdog();
         let wd_ns = if wd > 0.0 { (wd * 1e9) as u64 } else { 0 };
         let min_gap = ns(self.cfg.min_speed_interval);
         let refresh = ns(self.cfg.speed_refresh);
-        for i in 0..self.robots.len() {
-            if self.robots[i].config().is_none() {
-                continue;
+        self.apply_owner_request(i, now);
+        self.poll_commands(i, now, wd_ns);
+        self.robots[i].refresh_calibration(self.ends.rt_params());
+        let view = self.view(i, now);
+        let owned = self.owner_command(i, &view);
+        let mut cmd = owned;
+        let mut reflexes = Reflexes::default();
+        for f in self.filters.iter_mut() {
+            let before = cmd;
+            f.update(&view, &mut cmd);
+            if let Some(r) = f.reflex().filter(|_| cmd != before) {
+                reflexes.set(r);
             }
-            self.apply_owner_request(i, now);
-            self.poll_commands(i, now, wd_ns);
-            self.robots[i].refresh_calibration(self.ends.rt_params());
-            let view = self.view(i, now);
-            let owned = self.owner_command(i, &view);
-            let mut cmd = owned;
-            let mut reflexes = Reflexes::default();
-            for f in self.filters.iter_mut() {
-                let before = cmd;
-                f.update(&view, &mut cmd);
-                if let Some(r) = f.reflex().filter(|_| cmd != before) {
-                    reflexes.set(r);
-                }
+        }
+        // Seen by the controllers next cycle (a goal aborts when a reflex held it).
+        self.owners[i].reflexes = reflexes;
+        self.owners[i].filtered = cmd != owned;
+        // A managed driver node that is not active: the wheels stay at zero whatever the owner commands (a
+        // Stop, so the limiter is reset at once and the stop is never slowed).
+        if self.ends.rt_params().rt_held(RobotId(i as u8)) {
+            cmd = WheelCommand::Stop;
+        }
+        // The motion limits: after the filters, before the wheel mapping.
+        let cmd = self.robots[i].limit(self.ends.rt_params(), owned, cmd, now);
+        let targets = self.robots[i].targets(self.ends.rt_params(), cmd);
+        match self.robots[i].send_due(targets, now, min_gap, refresh) {
+            Some(t) if t <= now => {
+                self.write_targets(i, targets, now);
             }
-            // Seen by the controllers next cycle (a goal aborts when a reflex held it).
-            self.owners[i].reflexes = reflexes;
-            self.owners[i].filtered = cmd != owned;
-            // A managed driver node that is not active: the wheels stay at zero whatever the owner commands (a
-            // Stop, so the limiter is reset at once and the stop is never slowed).
-            if self.ends.rt_params().rt_held(RobotId(i as u8)) {
-                cmd = WheelCommand::Stop;
-            }
-            // The motion limits: after the filters, before the wheel mapping.
-            let cmd = self.robots[i].limit(self.ends.rt_params(), owned, cmd, now);
-            let targets = self.robots[i].targets(self.ends.rt_params(), cmd);
-            match self.robots[i].send_due(targets, now, min_gap, refresh) {
-                Some(t) if t <= now => {
-                    self.write_targets(i, targets, now);
-                }
-                Some(t) => self.hold_until = Some(self.hold_until.map_or(t, |h| h.min(t))),
-                None => {}
-            }
+            Some(t) => self.hold_until = Some(self.hold_until.map_or(t, |h| h.min(t))),
+            None => {}
         }
     }
 

@@ -18,13 +18,16 @@ pub(super) fn handle_frame(
     ends: &mut RtEnds,
     robots: &mut [Robot],
     index: &NodeIndex,
+    touched: &mut u64,
     stats: &mut Stats,
     link: LinkId,
     wire_ns: u64,
     t_ns: u64,
     frame: &Frame<'_>,
 ) {
-    handle_frame_inner(ends, robots, index, stats, link, wire_ns, t_ns, frame);
+    handle_frame_inner(
+        ends, robots, index, touched, stats, link, wire_ns, t_ns, frame,
+    );
     // The hop ends once the frame was acted on (handed over, integrated).
     stats
         .wire_to_decoded
@@ -36,6 +39,7 @@ fn handle_frame_inner(
     ends: &mut RtEnds,
     robots: &mut [Robot],
     index: &NodeIndex,
+    touched: &mut u64,
     stats: &mut Stats,
     link: LinkId,
     wire_ns: u64,
@@ -49,7 +53,9 @@ fn handle_frame_inner(
         let start = u16::from_le_bytes([frame.payload[0], frame.payload[1]]);
         let values = Words::from_le_bytes(&frame.payload[2..]);
         for i in index.robots_of(frame.source) {
-            robots[i].on_variables(link, frame.source, start, values);
+            if robots[i].on_variables(link, frame.source, start, values) {
+                *touched |= 1 << i;
+            }
         }
         return;
     }
@@ -58,6 +64,8 @@ fn handle_frame_inner(
     }
     let args = Words::from_le_bytes(frame.payload);
     for i in index.robots_of(frame.source) {
+        // its state (odometry, sensors, the link it is heard on) may have changed: driven at this wake-up
+        *touched |= 1 << i;
         let r = &mut robots[i];
         if let Some(s) = r.on_user_event(
             link,
@@ -118,11 +126,14 @@ impl RtLoop {
             ends,
             robots,
             node_index,
+            touched,
             stats,
             ..
         } = self;
         slots.read(i, reads, wake_ns, |link, wire, t, frame| {
-            handle_frame(ends, robots, node_index, stats, link, wire, t, frame)
+            handle_frame(
+                ends, robots, node_index, touched, stats, link, wire, t, frame,
+            )
         })
     }
 

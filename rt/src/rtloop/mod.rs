@@ -155,6 +155,9 @@ pub struct RtExit {
     pub stops: Vec<StopOutcome>,
 }
 
+// `RtLoop::touched` is a bit set of robots.
+const _: () = assert!(handoff::MAX_ROBOTS <= 64);
+
 /// The RT loop and all its preallocated state.
 pub struct RtLoop {
     cfg: RtConfig,
@@ -164,6 +167,8 @@ pub struct RtLoop {
     robots: Box<[Robot]>,
     /// The robots by node id, for the frames.
     node_index: node_index::NodeIndex,
+    /// Robots that received frames since they were last driven (bit `i` = robot `i`; `MAX_ROBOTS` is 64).
+    touched: u64,
     /// Per robot: who owns the wheels (the communication switch).
     owners: Box<[owner::OwnerState]>,
     /// Every robot slot's controller instances.
@@ -281,6 +286,7 @@ impl RtLoop {
             port,
             robots,
             node_index: node_index::NodeIndex::default(),
+            touched: 0,
             owners,
             controllers,
             filters,
@@ -443,7 +449,17 @@ impl RtLoop {
             self.ends.rt_drain_wake();
         }
         self.read_ready(ready.links, now_ns);
-        self.exchange(now_ns);
+        if ready.wake || ready.timer || ready.signal {
+            // NRT input (set-points, commands, owner requests: any robot), or a held-back change's deadline
+            self.exchange(now_ns);
+        } else {
+            // frames only: the robots they concern (the others have nothing new until the periodic cycle;
+            // driving every robot at every robot's frame made a period cost grow with the square of the robots)
+            self.apply_commands();
+            self.apply_outgoing();
+            self.drive_touched(now_ns);
+            self.slots.flush_all(&mut self.stats.cmd_to_wire);
+        }
         self.forget_dead_links();
         self.wake_nrt();
     }
@@ -467,11 +483,14 @@ impl RtLoop {
             ends,
             robots,
             node_index,
+            touched,
             stats,
             ..
         } = self;
         slots.resolve_quiet(now_ns, |link, wire, t, frame| {
-            io::handle_frame(ends, robots, node_index, stats, link, wire, t, frame)
+            io::handle_frame(
+                ends, robots, node_index, touched, stats, link, wire, t, frame,
+            )
         });
         self.slots.new_period();
         self.unmute_links();

@@ -396,5 +396,6 @@ mod budget;
 mod hold;
 mod limits;
 mod owner;
+mod scale;
 mod stop;
 mod wake;

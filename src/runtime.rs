@@ -420,8 +420,11 @@ impl Runtime {
             sim.stop();
         }
         match exit {
-            Some(e) => {
+            Some(mut e) => {
                 drop(e.links);
+                // the controllers' NRT end of life (XBotCore's close), off the RT thread
+                let closed = e.controllers.close_all();
+                tracing::debug!("{closed} RT controller instance(s) closed");
                 Stopped {
                     reason: Some(e.reason),
                     stats: Some(e.stats),

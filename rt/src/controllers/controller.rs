@@ -79,7 +79,9 @@ impl Reflexes {
 ///
 /// Per cycle the RT loop calls [`Controller::serve`] on every instance (owner or not, so that its
 /// services answer and its parameters apply), then [`Controller::update`] on the owner only.
-/// [`Controller::start`] / [`Controller::stop`] bracket ownership, at cycle boundaries.
+/// [`Controller::start`] / [`Controller::stop`] bracket ownership, at cycle boundaries. The life of an
+/// instance: made by its factory (NRT, the plugin's `init`), `start` / `serve` / `update` / `stop` (RT),
+/// [`Controller::close`] (NRT, after the RT thread ended).
 pub trait Controller: Send {
     /// It became the robot's owner.
     fn start(&mut self, _robot: &RobotView) {}
@@ -89,6 +91,9 @@ pub trait Controller: Send {
     fn serve(&mut self, _robot: &RobotView, _owner: bool) {}
     /// The owner's command for this cycle.
     fn update(&mut self, robot: &RobotView) -> WheelCommand;
+    /// The driver stops: called once on the NRT side after the RT thread ended (it may allocate, block, write
+    /// files — e.g. save what it learned), before the instance is dropped. The XBotCore plugin's `close`.
+    fn close(&mut self) {}
 }
 
 /// A filter on whatever the owner commands (the obstacle-stop reflex): called every cycle for

@@ -93,6 +93,17 @@ impl RtControllers {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Calls [`Controller::close`] on every instance (NRT side, once the RT thread ended; see
+    /// [`crate::rtloop::RtExit::controllers`]); returns how many.
+    pub fn close_all(&mut self) -> usize {
+        let mut n = 0;
+        for c in self.per_robot.iter_mut().flat_map(|r| r.iter_mut()) {
+            c.close();
+            n += 1;
+        }
+        n
+    }
 }
 
 impl Registry {

@@ -6,6 +6,7 @@
 
 use super::{ns, RtExit, RtLoop};
 use crate::clock::{monotonic_ns, sleep_until};
+use crate::controllers::RtControllers;
 use crate::link_port::LinkReturn;
 use crate::robot::Robot;
 use crate::signals;
@@ -133,6 +134,7 @@ impl RtLoop {
                 .collect(),
             links,
             stops,
+            controllers: std::mem::replace(&mut self.controllers, RtControllers::none()),
         }
     }
 }

@@ -153,6 +153,8 @@ pub struct RtExit {
     pub links: Vec<LinkReturn>,
     /// The exit stop of every robot driven at the end: whether its zero speed was confirmed.
     pub stops: Vec<StopOutcome>,
+    /// The RT controllers, handed back for NRT to close ([`RtControllers::close_all`]).
+    pub controllers: RtControllers,
 }
 
 // `RtLoop::touched` is a bit set of robots.

@@ -393,6 +393,7 @@ fn a_cycle_that_forwards_something_rings_the_nrt_doorbell_unless_told_not_to() {
 }
 
 mod budget;
+mod close;
 mod hold;
 mod limits;
 mod owner;

@@ -57,6 +57,13 @@ COLCON_PINS=(
     colcon-bash==0.5.0
 )
 COLCON_HASH=$(printf '%s\n' "${COLCON_PINS[@]}" | sha256sum | cut -c1-64)
+# Independent readers of the flight recorder's MCAP files (the tests open what `--record` wrote with them: the
+# mcap project's reader and its ROS 2 CDR decoder). Stamped apart from PINS for the same reason.
+READER_PINS=(
+    mcap==1.6.0
+    mcap-ros2-support==0.6.0
+)
+READER_HASH=$(printf '%s\n' "${READER_PINS[@]}" | sha256sum | cut -c1-64)
 # The wheels' .pth bootstrapper re-execs every venv Python with LD_LIBRARY_PATH set; this marks it as done
 # (needed by pip; harmless for the build, whose tools do not load the ROS libraries).
 export _ROS_WHEELS_BOOTSTRAP_COMPLETE=1
@@ -81,6 +88,11 @@ if [ "$(cat "$STAMPS/colcon" 2>/dev/null)" != "$COLCON_HASH" ]; then
     log "pip: installing colcon and its cargo extension into $VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check "${COLCON_PINS[@]}"
     echo "$COLCON_HASH" > "$STAMPS/colcon"
+fi
+if [ "$(cat "$STAMPS/readers" 2>/dev/null)" != "$READER_HASH" ]; then
+    log "pip: installing the MCAP readers into $VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check "${READER_PINS[@]}"
+    echo "$READER_HASH" > "$STAMPS/readers"
 fi
 
 # 2. r2r links -lrmw_implementation, which the wheels lack; librcl loads Fast DDS directly, so alias it.

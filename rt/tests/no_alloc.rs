@@ -45,6 +45,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "no_alloc_parts/recording.rs"]
+mod recording;
+use recording::RecordCounts;
 #[path = "no_alloc_parts/user_echo.rs"]
 mod user_echo;
 use user_echo::UserEcho;
@@ -185,10 +188,14 @@ fn robot(mut link: PipeLink, stop: Arc<AtomicBool>, pace: Duration) -> (u64, u64
 
 #[test]
 fn a_million_cycles_without_allocation_or_page_fault() {
+    // the flight recorder on: every input recorded, within the same proof
     let (rt_ends, mut nrt) = channels(&ChannelConfig {
         robots: 4,
+        record: Some(handoff::RecordRings::default()),
         ..Default::default()
     });
+    let mut recording = nrt.nrt_take_recording().unwrap();
+    let mut recorded = RecordCounts::default();
     let (rt_port, mut port) = link_port();
     let (ours, theirs) = PipeLink::pair(1 << 16);
     port.nrt_offer(0, Box::new(ours)).unwrap();
@@ -304,6 +311,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         assert!(Instant::now() < deadline, "RT loop did not finish");
         k += 1;
         frames += nrt.nrt_drain_frames(|f| assert!(f.bytes.len() >= 6)) as u64;
+        recorded.drain(&mut recording);
         while let Some(ev) = nrt.nrt_pop_event() {
             match ev {
                 RtEvent::Owner { owner, .. } => {
@@ -531,6 +539,16 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let exit = handle.join().unwrap();
     stop_robot.store(true, Ordering::Relaxed);
     let (speed_frames, list_nodes, direct) = robot.join().unwrap();
+    recorded.drain(&mut recording);
+    recorded.check(&recording);
+    assert!(
+        recorded.joint_commands > 0
+            && recorded.owner_requests > 0
+            && recorded.motion_limits > 0
+            && recorded.held > 0
+            && recorded.joint_state_hz > 0,
+        "{recorded:?}"
+    );
 
     let s = exit.stats;
     eprintln!("{s:#?}");
@@ -595,8 +613,11 @@ fn io_wake_ups_without_allocation_or_page_fault() {
     const WAKING_CYCLES: u64 = 500;
     let (rt_ends, mut nrt) = channels(&ChannelConfig {
         robots: 4,
+        record: Some(handoff::RecordRings::default()),
         ..Default::default()
     });
+    let mut recording = nrt.nrt_take_recording().unwrap();
+    let mut recorded = RecordCounts::default();
     let mut odometry_out = nrt.nrt_take_odometry_out().unwrap();
     nrt.nrt_params()
         .nrt_set_motion_limits(RobotId(0), limits_on(1))
@@ -642,6 +663,7 @@ fn io_wake_ups_without_allocation_or_page_fault() {
         assert!(Instant::now() < deadline, "RT loop did not finish");
         k += 1;
         nrt.nrt_drain_frames(|f| assert!(f.bytes.len() >= 6));
+        recorded.drain(&mut recording);
         while let Some(ev) = nrt.nrt_pop_event() {
             if let RtEvent::Exiting { reason } = ev {
                 exit_event = Some(reason);
@@ -673,6 +695,12 @@ fn io_wake_ups_without_allocation_or_page_fault() {
     let exit = handle.join().unwrap();
     stop_robot.store(true, Ordering::Relaxed);
     let (speed_frames, _, _) = robot.join().unwrap();
+    recorded.drain(&mut recording);
+    recorded.check(&recording);
+    assert!(
+        recorded.passes[0] >= WAKING_CYCLES && recorded.passes[1] > 100,
+        "periodic cycles and I/O wake-ups recorded: {recorded:?}"
+    );
 
     let s = exit.stats;
     eprintln!("{s:#?}");

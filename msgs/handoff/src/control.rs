@@ -27,7 +27,19 @@ pub const MAX_CONTROLLERS: usize = 16;
 /// assert_eq!(OwnerId::controller(3).controller_index(), Some(3));
 /// assert_eq!(OwnerId::JOINT.controller_index(), None);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct OwnerId(pub u8);
 
 impl OwnerId {
@@ -65,7 +77,7 @@ pub enum WheelCommand {
 
 /// A joint command: wheel angular velocities (rad/s, `[left, right]`). A wheel given NaN keeps
 /// its previous command (a joint command may name one wheel only).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct JointCommand {
     /// Wheel velocities (rad/s).
     pub velocity: [f64; 2],

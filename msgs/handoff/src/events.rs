@@ -92,7 +92,7 @@ pub enum RtEvent {
 }
 
 /// NRT → RT commands.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum RtCommand {
     /// Drive a robot slot (replaces its previous configuration, keeps its pose).
     ConfigureRobot {

@@ -6,18 +6,54 @@ pub const MAX_LINKS: usize = 64;
 pub const MAX_ROBOTS: usize = 64;
 /// Index of a link slot of the RT thread (`0..MAX_LINKS`).
 #[repr(transparent)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct LinkId(pub u8);
 
 /// Index of a robot slot of the RT thread (`0..MAX_ROBOTS`; the NRT side maps nodes and
 /// namespaces to robot ids).
 #[repr(transparent)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct RobotId(pub u8);
 
 /// Id of an Aseba node on the network (the source of its frames).
 #[repr(transparent)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct NodeId(pub u16);
 
 macro_rules! id_impls {
@@ -51,13 +87,15 @@ pub enum LinkTarget {
 }
 
 impl LinkTarget {
-    pub(crate) fn to_byte(self) -> u8 {
+    /// Its one-byte form (the link slot, 0xFF for every link): ring records, the flight recorder.
+    pub fn to_byte(self) -> u8 {
         match self {
             LinkTarget::One(l) => l.0,
             LinkTarget::All => ALL_LINKS,
         }
     }
-    pub(crate) fn from_byte(b: u8) -> Self {
+    /// The target a byte of [`LinkTarget::to_byte`] names.
+    pub fn from_byte(b: u8) -> Self {
         if b == ALL_LINKS {
             LinkTarget::All
         } else {

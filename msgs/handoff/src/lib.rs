@@ -25,6 +25,7 @@
 //! | RT → NRT [`RtEvent`] ring | link up/down, odometry, proximity, watchdog stops, stats | FIFO, drop + count when full |
 //! | NRT → RT [`RtCommand`] ring | robot mapping, odometry reset, link close, shutdown | FIFO, `Err(Full)` when full |
 //! | [`RtLiveParams`] / [`NrtLiveParams`] ([`latest`] cells) | cmd_vel set-points, calibration, limits, motion limits, watchdog | latest value wins |
+//! | RT → NRT [`record_rings`] (optional) | the flight recorder: every input the RT thread took, every frame it read and wrote | FIFO, drop + count when full |
 //!
 //! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
 // Unsafe code only in `latest` (the triple buffer), each use with its SAFETY line.
@@ -44,6 +45,7 @@ pub mod msg_endpoints;
 mod odom_out;
 mod params;
 mod publisher;
+mod record;
 mod ring;
 mod service;
 mod stats;
@@ -77,6 +79,10 @@ pub use msg_endpoints::{
 pub use odom_out::{odom_out, NrtOdomOut, OdomHandoff, RtOdomOut};
 pub use params::{live_params, monotonic_ns, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
 pub use publisher::{publisher, NrtPublisher, RtPublisher};
+pub use record::{
+    record_rings, FrameDir, NrtRecording, PassKind, RecEntry, RecFrame, RecInput, RecordRings,
+    RtRecorder,
+};
 pub use ring::{
     channels, prefault_ring, ChannelConfig, InvalidRecord, NrtEnds, ReceivedFrame, RtEnds,
     SendError,

@@ -13,7 +13,7 @@ use super::values::ParamError;
 
 /// One axis' limits (m/s and m/s² … for `linear`, rad/s … for `angular`); NaN = off.
 /// Equality compares what is in effect: two NaN (off) limits are equal.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct AxisLimits {
     /// Highest velocity (≥ 0).
     pub max_velocity: f64,
@@ -170,7 +170,7 @@ impl Axis {
 ///     Err(ParamError::OutOfRange { name: "linear.max_acceleration", value: -1.0 })
 /// );
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct MotionLimits {
     /// Forward speed limits.
     pub linear: AxisLimits,

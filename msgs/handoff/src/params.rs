@@ -15,6 +15,7 @@ use super::doorbell::Doorbell;
 use super::ids::{RobotId, MAX_ROBOTS};
 use super::latest::{latest, NrtLatest, RtLatest};
 use super::motion_limits::MotionLimits;
+use super::record::{RecInput, RtRecorder};
 use super::values::{ParamError, RobotCalibration, Twist2};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -27,6 +28,8 @@ pub struct RtLiveParams {
     watchdog_s: RtLatest<f64>,
     robots: Box<[RtRobotParams]>,
     wake: Doorbell,
+    /// Every new value taken is recorded here (off unless the driver records).
+    recorder: RtRecorder,
 }
 
 #[derive(Debug)]
@@ -141,6 +144,7 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
             watchdog_s: wd_rt,
             robots: rt_robots.into_boxed_slice(),
             wake: wake.clone(),
+            recorder: RtRecorder::off(),
         },
         NrtLiveParams {
             inner: Arc::new(Mutex::new(NrtInner {
@@ -159,15 +163,35 @@ impl RtLiveParams {
         self.robots.len()
     }
 
+    /// The flight recorder's RT half: every new value read below is recorded there, and the RT loop records its
+    /// other inputs through it.
+    pub fn rt_recorder(&mut self) -> &mut RtRecorder {
+        &mut self.recorder
+    }
+
+    /// Installs the flight recorder (before the RT thread starts).
+    pub(crate) fn set_recorder(&mut self, recorder: RtRecorder) {
+        self.recorder = recorder;
+    }
+
     /// The cmd_vel watchdog (s); 0 = disabled.
     pub fn rt_watchdog(&mut self) -> f64 {
-        self.watchdog_s.rt_read().0
+        let (seconds, new) = self.watchdog_s.rt_read();
+        if new {
+            self.recorder.rt_input(RecInput::Watchdog { seconds });
+        }
+        seconds
     }
 
     /// A robot's calibration and limits; `None` if no such robot.
     pub fn rt_calibration(&mut self, robot: RobotId) -> Option<RobotCalibration> {
         let r = self.robots.get_mut(robot.index())?;
-        Some(r.calibration.rt_read().0)
+        let (calibration, new) = r.calibration.rt_read();
+        if new {
+            self.recorder
+                .rt_input(RecInput::Calibration { robot, calibration });
+        }
+        Some(calibration)
     }
 
     /// A robot's last set-point and whether it was set since the previous read (every set
@@ -181,6 +205,13 @@ impl RtLiveParams {
     pub fn rt_cmd_vel_stamped(&mut self, robot: RobotId) -> Option<(Twist2, u64, bool)> {
         let r = self.robots.get_mut(robot.index())?;
         let (sp, new) = r.cmd_vel.rt_read();
+        if new {
+            self.recorder.rt_input(RecInput::CmdVel {
+                robot,
+                twist: sp.twist,
+                received_ns: sp.received_ns,
+            });
+        }
         Some((sp.twist, sp.received_ns, new))
     }
 
@@ -192,34 +223,59 @@ impl RtLiveParams {
     ) -> Option<(JointCommand, u64, bool)> {
         let r = self.robots.get_mut(robot.index())?;
         let (sp, new) = r.joint.rt_read();
+        if new {
+            self.recorder.rt_input(RecInput::JointCommand {
+                robot,
+                command: sp.command,
+                received_ns: sp.received_ns,
+            });
+        }
         Some((sp.command, sp.received_ns, new))
     }
 
     /// The owner NRT requested for `robot`, if the request is new since the last read (the RT
     /// thread applies it at a cycle boundary and reports the owner in effect).
     pub fn rt_owner_request(&mut self, robot: RobotId) -> Option<OwnerId> {
-        self.robots.get_mut(robot.index())?.owner.rt_read_new()
+        let owner = self.robots.get_mut(robot.index())?.owner.rt_read_new()?;
+        self.recorder
+            .rt_input(RecInput::OwnerRequest { robot, owner });
+        Some(owner)
     }
 
     /// The rate (Hz) at which NRT wants `robot`'s extended joint states (0: none).
     pub fn rt_joint_state_hz(&mut self, robot: RobotId) -> f64 {
-        self.robots
-            .get_mut(robot.index())
-            .map_or(0.0, |r| r.joint_state_hz.rt_read().0)
+        let Some(r) = self.robots.get_mut(robot.index()) else {
+            return 0.0;
+        };
+        let (hz, new) = r.joint_state_hz.rt_read();
+        if new {
+            self.recorder.rt_input(RecInput::JointStateHz { robot, hz });
+        }
+        hz
     }
 
     /// `robot`'s motion limits (all off until NRT sets them; `None` if no such robot).
     pub fn rt_motion_limits(&mut self, robot: RobotId) -> Option<MotionLimits> {
         let r = self.robots.get_mut(robot.index())?;
-        Some(r.motion_limits.rt_read().0)
+        let (limits, new) = r.motion_limits.rt_read();
+        if new {
+            self.recorder
+                .rt_input(RecInput::MotionLimits { robot, limits });
+        }
+        Some(limits)
     }
 
     /// Whether `robot`'s wheels are held at zero whatever its owner commands (a managed driver node that is not
     /// active); false for no such robot.
     pub fn rt_held(&mut self, robot: RobotId) -> bool {
-        self.robots
-            .get_mut(robot.index())
-            .is_some_and(|r| r.held.rt_read().0)
+        let Some(r) = self.robots.get_mut(robot.index()) else {
+            return false;
+        };
+        let (held, new) = r.held.rt_read();
+        if new {
+            self.recorder.rt_input(RecInput::Held { robot, held });
+        }
+        held
     }
 
     /// The doorbell every NRT write to the RT thread rings (set-points here, frames and commands

@@ -6,6 +6,7 @@ use super::events::{RtCommand, RtEvent};
 use super::ids::{LinkId, LinkTarget, RobotId, MAX_ROBOTS};
 use super::odom_out::{odom_out, NrtOdomOut, RtOdomOut};
 use super::params::{live_params, NrtLiveParams, RtLiveParams};
+use super::record::{record_rings, NrtRecording, RecInput, RecordRings, RtRecorder};
 use super::stats::RtStats;
 use super::values::{OdomSample, ParamError, Twist2};
 use msgs::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
@@ -37,6 +38,9 @@ pub struct ChannelConfig {
     /// Publisher threads that may each take an odometry ring (one per ROS front end: ROS 2
     /// and ROS 1 run side by side); the RT thread fills every ring that was taken.
     pub odometry_out_consumers: usize,
+    /// The flight recorder's rings (`None`: the RT thread records nothing); NRT takes them with
+    /// [`NrtEnds::nrt_take_recording`].
+    pub record: Option<RecordRings>,
 }
 
 impl Default for ChannelConfig {
@@ -49,6 +53,7 @@ impl Default for ChannelConfig {
             robots: MAX_ROBOTS,
             odometry_out: 256,
             odometry_out_consumers: 1,
+            record: None,
         }
     }
 }
@@ -107,7 +112,12 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
     // rare, the events small and frequent; every event slot would otherwise be a report's size.
     let (mut st_p, mut st_c) = RingBuffer::new(STATS_RING);
     prefault_ring(&mut st_p, &mut st_c, RtStats::default());
-    let (rt_params, nrt_params) = live_params(cfg.robots);
+    let (mut rt_params, nrt_params) = live_params(cfg.robots);
+    let recording = cfg.record.map(|sizes| {
+        let (rt, nrt) = record_rings(sizes);
+        rt_params.set_recorder(rt);
+        nrt
+    });
     let doorbell = Doorbell::new();
     let rt_bell = rt_params.rt_wake_bell().clone();
     let (odom_rt, odom_nrt): (Vec<_>, Vec<_>) = (0..cfg.odometry_out_consumers.max(1))
@@ -135,6 +145,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             doorbell,
             rt_bell,
             odom_out: odom_nrt,
+            recording,
             buf: [0; RX_RECORD_HEADER + MAX_FRAME],
         },
     )
@@ -294,9 +305,16 @@ impl RtEnds {
         self.params.rt_wake_bell().drain()
     }
 
-    /// Pops the next command from NRT.
+    /// Pops the next command from NRT (recorded when the flight recorder is on).
     pub fn rt_pop_command(&mut self) -> Option<RtCommand> {
-        self.commands.pop().ok()
+        let cmd = self.commands.pop().ok()?;
+        self.params.rt_recorder().rt_input(RecInput::Command(cmd));
+        Some(cmd)
+    }
+
+    /// The flight recorder's RT half (off unless [`ChannelConfig::record`] was set).
+    pub fn rt_recorder(&mut self) -> &mut RtRecorder {
+        self.params.rt_recorder()
     }
 
     /// Whether the NRT side dropped its half (the command ring is abandoned).
@@ -349,6 +367,8 @@ pub struct NrtEnds {
     rt_bell: Doorbell,
     /// Odometry rings not yet taken by a publisher thread.
     odom_out: Vec<NrtOdomOut>,
+    /// The flight recorder's NRT half, until the writer takes it.
+    recording: Option<NrtRecording>,
     buf: [u8; RX_RECORD_HEADER + MAX_FRAME],
 }
 
@@ -447,6 +467,12 @@ impl NrtEnds {
     /// Whether the RT thread dropped its half (it stopped).
     pub fn nrt_peer_gone(&self) -> bool {
         self.events.is_abandoned()
+    }
+
+    /// Takes the flight recorder's NRT half (`None` if [`ChannelConfig::record`] was not set, or
+    /// taken already).
+    pub fn nrt_take_recording(&mut self) -> Option<NrtRecording> {
+        self.recording.take()
     }
 
     /// Takes an odometry ring's publisher half (one per [`ChannelConfig::odometry_out_consumers`]):

@@ -36,7 +36,7 @@ pub enum LinkDownReason {
 }
 
 /// How the RT thread writes wheel targets to a robot: always both wheels in ONE frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SpeedOutput {
     /// The robot script's `set_speed` user event: args `[left, right]`, or
     /// `[node, left, right]` when `node_prefix` (multi-robot scripts filter on the first word).
@@ -57,7 +57,7 @@ pub enum SpeedOutput {
 }
 
 /// Which robot the RT thread drives in a robot slot, and where its script events are.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RobotConfig {
     /// Link of the node; `None`: the link the node was last heard on (all links until then).
     pub link: Option<LinkId>,
@@ -105,7 +105,7 @@ impl RobotConfig {
 }
 
 /// A planar pose (m, m, rad).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Pose2 {
     /// x (m).
     pub x: f64,
@@ -116,7 +116,7 @@ pub struct Pose2 {
 }
 
 /// A planar twist (m/s, rad/s).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Twist2 {
     /// Forward speed (m/s).
     pub linear: f64,
@@ -190,7 +190,7 @@ pub enum ParamError {
 }
 
 /// Quadratic motor calibration `d = q0·r + q1·r·|r|` (r in motor units, d in m/s).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Quadratic {
     /// Linear coefficient (m/s per unit).
     pub q0: f64,
@@ -199,7 +199,7 @@ pub struct Quadratic {
 }
 
 /// Calibration and limits of one robot.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RobotCalibration {
     /// Left motor.
     pub left: Quadratic,

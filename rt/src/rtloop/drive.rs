@@ -6,12 +6,16 @@ use super::slots::QueueError;
 use super::{ns, RtLoop};
 use crate::clock::monotonic_ns;
 use crate::controllers::Reflexes;
-use handoff::{LinkId, RobotId, WheelCommand};
+use handoff::{FrameDir, LinkId, LinkTarget, RobotId, WheelCommand};
 
 impl RtLoop {
     /// Queues `frame[..n]` on `link` (or on every live link); true if at least one took it.
     fn queue_robot_frame(&mut self, link: Option<LinkId>, n: usize) -> bool {
         let frame = &self.frame[..n];
+        let to = link.map_or(LinkTarget::All, LinkTarget::One).to_byte();
+        self.ends
+            .rt_recorder()
+            .rt_frame(FrameDir::Out, to, self.pass_ns, self.pass_ns, frame);
         match link {
             Some(l) => match self.slots.queue(l, frame) {
                 Ok(()) => true,

@@ -7,7 +7,9 @@ use super::{RtLoop, Stats, MAX_INPUTS_PER_CYCLE};
 use crate::clock::monotonic_ns;
 use crate::link_port::LinkReturn;
 use crate::robot::Robot;
-use handoff::{LinkDownReason, LinkId, LinkTarget, RobotId, RtCommand, RtEnds, RtEvent};
+use handoff::{
+    FrameDir, LinkDownReason, LinkId, LinkTarget, RecInput, RobotId, RtCommand, RtEnds, RtEvent,
+};
 use msgs::wire::{kind, Frame, Words};
 
 /// Acts on one received frame of `link`, read at the wake-up `wire_ns` and decoded at `t_ns`:
@@ -25,6 +27,8 @@ pub(super) fn handle_frame(
     t_ns: u64,
     frame: &Frame<'_>,
 ) {
+    ends.rt_recorder()
+        .rt_frame(FrameDir::In, link.0, wire_ns, t_ns, frame.raw());
     handle_frame_inner(
         ends, robots, index, touched, stats, link, wire_ns, t_ns, frame,
     );
@@ -97,6 +101,10 @@ impl RtLoop {
             };
             match self.slots.attach(offer.target, offer.link) {
                 Ok(link) => {
+                    self.ends.rt_recorder().rt_input(RecInput::LinkAttached {
+                        link,
+                        target: offer.target,
+                    });
                     let s = &self.slots.slots[link.index()];
                     let kind = s.kind;
                     self.waiter
@@ -223,6 +231,13 @@ impl RtLoop {
                 Some(Ok(x)) => x,
             };
             let frame = &self.frame[..n];
+            self.ends.rt_recorder().rt_frame(
+                FrameDir::FromNrt,
+                target.to_byte(),
+                self.pass_ns,
+                self.pass_ns,
+                frame,
+            );
             match target {
                 LinkTarget::One(l) => match self.slots.queue(l, frame) {
                     Ok(()) => {}
@@ -249,6 +264,9 @@ impl RtLoop {
             let Some((target, link)) = self.slots.detach(i) else {
                 continue;
             };
+            self.ends.rt_recorder().rt_input(RecInput::LinkLost {
+                link: LinkId(i as u8),
+            });
             let _ = self.port.rt_give_back(LinkReturn {
                 target,
                 link,

@@ -48,7 +48,8 @@ use crate::robot::Robot;
 use crate::sched::{self, RtSetup};
 use crate::signals;
 use handoff::{
-    Doorbell, ExitReason, OdomSample, RobotId, RtEnds, RtEvent, RtStats, SetupSummary, MAX_LINKS,
+    Doorbell, ExitReason, OdomSample, PassKind, RecInput, RobotId, RtEnds, RtEvent, RtStats,
+    SetupSummary, MAX_LINKS,
 };
 use msgs::wire::MAX_FRAME;
 use slots::Slots;
@@ -184,6 +185,8 @@ pub struct RtLoop {
     waiter: Waiter,
     /// Earliest moment a wheel-target change held back by `min_speed_interval` may go.
     hold_until: Option<u64>,
+    /// The clock of the pass running (the time of what the flight recorder records in it).
+    pass_ns: u64,
 }
 
 impl std::fmt::Debug for RtLoop {
@@ -297,6 +300,7 @@ impl RtLoop {
             frame: touched_frame(),
             waiter,
             hold_until: None,
+            pass_ns: 0,
         }
     }
 
@@ -342,6 +346,7 @@ impl RtLoop {
     fn run_free(&mut self) -> ExitReason {
         loop {
             let wake = monotonic_ns();
+            self.begin_pass(PassKind::Free, wake, Ready::default());
             self.cycle(wake);
             self.stats.cycle.record(monotonic_ns().saturating_sub(wake));
             self.stats.cycles += 1;
@@ -376,6 +381,7 @@ impl RtLoop {
             let now = monotonic_ns();
             if now >= next {
                 self.stats.wakeup.record(now - next);
+                self.begin_pass(PassKind::Periodic, now, ready);
                 self.periodic(now, ready);
                 let end = monotonic_ns();
                 self.stats.cycle.record(end.saturating_sub(now));
@@ -391,6 +397,7 @@ impl RtLoop {
             } else {
                 wakes += 1;
                 self.stats.io_wakes += 1;
+                self.begin_pass(PassKind::Io, now, ready);
                 self.io_wake(now, ready);
             }
             if let Some(r) = self.exit_reason() {
@@ -398,6 +405,18 @@ impl RtLoop {
                 return r;
             }
         }
+    }
+
+    /// A pass begins at `now_ns` (the flight recorder's record of it; its inputs follow).
+    fn begin_pass(&mut self, kind: PassKind, now_ns: u64, ready: Ready) {
+        self.pass_ns = now_ns;
+        self.ends.rt_recorder().rt_input(RecInput::Pass {
+            kind,
+            now_ns,
+            wake: ready.wake,
+            timer: ready.timer,
+            signal: ready.signal,
+        });
     }
 
     fn exit_reason(&self) -> Option<ExitReason> {

@@ -14,10 +14,12 @@ use std::path::Path;
 use yaml_serde::{Mapping, Value};
 
 mod control;
+mod record;
 pub use control::{
     ControlParams, ControllerParams, LoadedControllers, CONTROLLER_BUDGET_US, CONTROLLER_OVERRUNS,
     MAX_CONTROLLER_BUDGET_US, MAX_CONTROLLER_OVERRUNS,
 };
+pub use record::RecordParams;
 
 /// The section `rt`.
 const RT: &str = "rt";
@@ -27,6 +29,8 @@ const SIM: &str = "sim";
 const CONTROL: &str = "control";
 /// The section `ros1`.
 const ROS1: &str = "ros1";
+/// The section `record`.
+const RECORD: &str = "record";
 
 /// The real-time thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -223,6 +227,8 @@ pub struct Config {
     pub control: ControlParams,
     /// The ROS 1 front end.
     pub ros1: Ros1Params,
+    /// The flight recorder.
+    pub record: RecordParams,
 }
 
 /// A configuration error: names the key or the file, and keeps its cause.
@@ -309,6 +315,7 @@ impl Config {
             &mut self.bridge.script.path,
             &mut self.driver.calibration_file,
             &mut self.sim.arena,
+            &mut self.record.file,
         ] {
             if !p.is_empty() && !is_builtin(p) && Path::new(p.as_str()).is_relative() {
                 *p = resolve(p);
@@ -357,6 +364,7 @@ impl Config {
             (SIM, schema::tree(&self.sim)),
             (CONTROL, schema::tree(&self.control)),
             (ROS1, schema::tree(&self.ros1)),
+            (RECORD, schema::tree(&self.record)),
         ] {
             out.insert(name.into(), Value::Mapping(part.unwrap_or_default()));
         }
@@ -385,6 +393,7 @@ impl Config {
             SIM => schema::is_live::<SimParams>(rest),
             CONTROL => schema::is_live::<ControlParams>(rest),
             ROS1 => schema::is_live::<Ros1Params>(rest),
+            RECORD => schema::is_live::<RecordParams>(rest),
             _ if is_key_of::<BridgeParams>(first) => schema::is_live::<BridgeParams>(name),
             _ => schema::is_live::<DriverParams>(name),
         }
@@ -411,7 +420,7 @@ impl Config {
         notes.iter().for_each(aliases::Note::log);
         let (mut bridge, mut driver) = (Mapping::new(), Mapping::new());
         let (mut rt, mut sim) = (Value::Null, Value::Null);
-        let (mut control, mut ros1) = (Value::Null, Value::Null);
+        let (mut control, mut ros1, mut record) = (Value::Null, Value::Null, Value::Null);
         let (bridge_keys, driver_keys) = (
             schema::keys::<BridgeParams>(),
             schema::keys::<DriverParams>(),
@@ -425,6 +434,7 @@ impl Config {
                 SIM => sim = v,
                 CONTROL => control = v,
                 ROS1 => ros1 = v,
+                RECORD => record = v,
                 _ if bridge_keys.iter().any(|b| b == key) => {
                     bridge.insert(k, v);
                 }
@@ -441,6 +451,7 @@ impl Config {
             sim: schema::parse(SIM, sim)?,
             control: schema::parse(CONTROL, control)?,
             ros1: schema::parse(ROS1, ros1)?,
+            record: schema::parse(RECORD, record)?,
         };
         for t in &config.bridge.targets {
             t.parse::<msgs::target::Target>()

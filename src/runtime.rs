@@ -80,6 +80,8 @@ pub struct Runtime {
     control: Option<handoff::NrtControl>,
     /// The RT controllers' names, in registry order.
     controller_names: Vec<&'static str>,
+    /// The flight recorder's NRT half (`record.file` set), until the recorder takes it.
+    recording: Option<handoff::NrtRecording>,
     started: Instant,
 }
 
@@ -258,10 +260,14 @@ impl Runtime {
         if config.bridge.targets.is_empty() {
             sim_robots = config.sim.robots.max(1);
         }
-        let (rt_ends, nrt_ends) = channels(&ChannelConfig {
-            odometry_out_consumers: odometry_consumers.max(1),
+        // the flight recorder takes an odometry ring of its own (what the front ends publish, made as they make it)
+        let recording = config.record.on();
+        let (rt_ends, mut nrt_ends) = channels(&ChannelConfig {
+            odometry_out_consumers: odometry_consumers.max(1) + usize::from(recording),
+            record: recording.then(handoff::RecordRings::default),
             ..ChannelConfig::default()
         });
+        let recording = nrt_ends.nrt_take_recording();
         let (rt_port, port) = rt::link_port::link_port();
         let mut pipes = Vec::new();
         let sim = if sim_robots > 0 {
@@ -354,6 +360,7 @@ impl Runtime {
             sim,
             control: Some(control),
             controller_names,
+            recording,
             started: Instant::now(),
         })
     }
@@ -362,6 +369,11 @@ impl Runtime {
     /// parameters on every robot slot), for the front end that serves them; `None` once taken.
     pub fn take_control(&mut self) -> Option<handoff::NrtControl> {
         self.control.take()
+    }
+
+    /// The flight recorder's NRT half (when `record.file` is set), for the recorder; `None` once taken.
+    pub fn take_recording(&mut self) -> Option<handoff::NrtRecording> {
+        self.recording.take()
     }
 
     /// Polls the engine once and returns its events.

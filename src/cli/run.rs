@@ -10,6 +10,7 @@ use crate::runtime::{Runtime, Stopped};
 use nrt_interface::front_end;
 use nrt_interface::report::Reporter;
 use nrt_interface::Interface;
+use nrt_recorder::flight::{FlightConfig, FlightRecorder};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,10 @@ pub struct Args {
     /// Stop after this many seconds.
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
+    /// Record the RT thread's inputs and what the driver published into FILE.mcap (the flight recorder; the
+    /// configuration's `record` section sets the rotation; README "Flight recorder").
+    #[arg(long, value_name = "FILE.mcap")]
+    record: Option<PathBuf>,
     /// Write a JSON report (RT timing, allocations, page faults, links, final odometry) at exit.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
@@ -91,6 +96,11 @@ pub fn main(args: Args, registry: rt::controllers::Registry) -> CliResult {
     }
     if let Some(p) = args.switch_port {
         config.bridge.port = p;
+    }
+    if let Some(file) = &args.record {
+        config.record.file = file.display().to_string();
+        nrt_engine::schema::Section::validate(&config.record)
+            .map_err(|e| CliError::new(format!("--record: {e}")))?;
     }
     let duration = match args.duration {
         Some(s) => Some(
@@ -216,7 +226,9 @@ fn run_served(
     let mut rt =
         Runtime::start_loaded(&config, nodes.count().max(1), registry).map_err(CliError::new)?;
     let mut iface = Interface::new(Reporter::new(&nodes.logger()));
+    let recorder = start_recorder(&config, &mut rt)?;
     let mut front_ends = nodes.start(&config, &mut rt, &mut iface)?;
+    front_ends.extend(recorder.as_ref().map(FlightRecorder::front_end));
     if let Some(s) = rt.engine.switch() {
         tracing::info!(
             "Aseba switch listening on {}",
@@ -242,7 +254,41 @@ fn run_served(
         }
     }
     drop(front_ends);
-    Ok((rt.stop(), hops))
+    let stopped = rt.stop();
+    // after the RT thread: its last records (the exit stops) are in the file
+    if let Some(r) = recorder {
+        let s = r.finish();
+        if s.error.is_some() || s.dropped != (0, 0) {
+            tracing::warn!("{}", s.describe());
+        } else {
+            tracing::info!("{}", s.describe());
+        }
+    }
+    Ok((stopped, hops))
+}
+
+/// The flight recorder (`record.file`, `--record`): its first file is created now, so that a bad path or an
+/// existing recording stops the start with the reason.
+fn start_recorder(config: &Config, rt: &mut Runtime) -> Result<Option<FlightRecorder>, CliError> {
+    let Some(recording) = rt.take_recording() else {
+        return Ok(None);
+    };
+    let r = &config.record;
+    let path = nrt_recorder::flight::absolute(std::path::Path::new(&r.file));
+    let yaml = yaml_serde::to_string(&config.to_mapping()).unwrap_or_default();
+    let cfg = FlightConfig {
+        path: path.clone(),
+        limits: nrt_recorder::RecordLimits {
+            max_bytes: r.max_file_bytes(),
+            max_duration: r.max_file_duration(),
+            keep_files: r.keep_files,
+        },
+        metadata: nrt_recorder::flight::driver_metadata(env!("CARGO_PKG_VERSION"), &yaml),
+    };
+    let recorder = FlightRecorder::start(&cfg, recording, rt.engine.take_odometry_out())
+        .map_err(|e| CliError::new(format!("record.file: {e}")))?;
+    tracing::info!("recording into {}", path.display());
+    Ok(Some(recorder))
 }
 
 /// The run loop of `thymio-rt run`, with or without ROS: `step` (one engine poll, which pumps the RT controllers

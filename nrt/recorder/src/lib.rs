@@ -9,6 +9,7 @@
 
 pub mod cdr;
 mod error;
+pub mod flight;
 mod naming;
 pub mod ros2;
 mod size;

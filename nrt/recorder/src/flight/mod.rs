@@ -1,0 +1,338 @@
+//! The flight recorder of `thymio-rt run --record FILE.mcap`: a thread that takes what the RT thread recorded
+//! (its inputs and frames, [`rt_channels`]) and the odometry it handed out (made into the messages the front ends
+//! publish, [`outputs`]) and writes them into a rotating MCAP [`Recording`]; a [`FrontEnd`] that tells it which
+//! robots are driven (their topics, frames, covariances).
+//!
+//! A full disk or any write error stops the recording (said once, as an error), never the driver: the thread
+//! goes on taking the rings' records so that the RT thread's drop counts stay meaningful, and [`FlightRecorder::
+//! finish`] reports the error. The RT side never waits for the recorder: a full ring drops and counts.
+
+pub mod outputs;
+pub mod rt_channels;
+
+use crate::{RecordError, RecordLimits, RecordSummary, Recording};
+use handoff::{NodeId, NrtOdomOut, NrtRecording, RobotId};
+use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_interface::front_end::{FrontEnd, Interface};
+use outputs::{Outputs, RobotOutputs};
+use rt_channels::RtChannels;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often the thread takes the rings (they hold about a second of a busy robot).
+const DRAIN_PERIOD: Duration = Duration::from_millis(10);
+/// How long [`FlightRecorder::finish`] waits for the RT thread to end (its last records: the exit stops).
+const FINISH_WAIT: Duration = Duration::from_secs(3);
+/// How often the front end looks for changed odometry settings (live parameters).
+const SETTINGS_PERIOD: Duration = Duration::from_millis(200);
+
+/// What the thread and the front end share.
+#[derive(Default)]
+struct Shared {
+    /// The driven robots' outputs (topics, frames, settings), by RT slot.
+    robots: Mutex<BTreeMap<RobotId, RobotOutputs>>,
+    /// Finish: take what is left once the RT thread ended, then close the file.
+    finish: AtomicBool,
+}
+
+impl Shared {
+    fn robots(&self) -> std::sync::MutexGuard<'_, BTreeMap<RobotId, RobotOutputs>> {
+        self.robots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// How a recording ended.
+#[derive(Debug)]
+pub struct FlightSummary {
+    /// What the writer wrote (files, messages per topic, bytes).
+    pub summary: Option<RecordSummary>,
+    /// The error that stopped the recording, if one did.
+    pub error: Option<RecordError>,
+    /// Records the RT thread dropped because the rings were full: `(inputs, frames)`.
+    pub dropped: (u64, u64),
+}
+
+impl FlightSummary {
+    /// One line for the log.
+    pub fn describe(&self) -> String {
+        let mut s = match &self.summary {
+            Some(r) => format!(
+                "flight recorder: {} message(s), {} byte(s) in {}",
+                r.messages.values().sum::<u64>(),
+                r.bytes,
+                r.files
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => "flight recorder: nothing written".to_owned(),
+        };
+        if self.dropped != (0, 0) {
+            s += &format!(
+                "; the RT thread dropped {} input(s) and {} frame(s) (its rings were full)",
+                self.dropped.0, self.dropped.1
+            );
+        }
+        if let Some(e) = &self.error {
+            s += &format!("; stopped early: {e}");
+        }
+        s
+    }
+}
+
+/// The recorder: its thread, and what its front end shares with it.
+pub struct FlightRecorder {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<FlightSummary>>,
+}
+
+impl std::fmt::Debug for FlightRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlightRecorder").finish_non_exhaustive()
+    }
+}
+
+/// Where and how to record.
+#[derive(Debug, Clone)]
+pub struct FlightConfig {
+    /// The first file.
+    pub path: PathBuf,
+    /// Rotation.
+    pub limits: RecordLimits,
+    /// Metadata written into every file (name, key-values): the driver's version, its configuration.
+    pub metadata: Vec<(String, BTreeMap<String, String>)>,
+}
+
+impl FlightRecorder {
+    /// Creates the first file (an error here is a start error: the path is bad, exists, or cannot be written)
+    /// and starts the thread on `recording` (the RT thread's records) and `odometry` (the recorder's own odometry
+    /// ring, `None` if none was made).
+    pub fn start(
+        cfg: &FlightConfig,
+        recording: NrtRecording,
+        mut odometry: Option<NrtOdomOut>,
+    ) -> Result<FlightRecorder, RecordError> {
+        if let Some(o) = odometry.as_mut() {
+            o.nrt_activate();
+        }
+        let metadata: Vec<(&str, BTreeMap<String, String>)> = cfg
+            .metadata
+            .iter()
+            .map(|(n, m)| (n.as_str(), m.clone()))
+            .collect();
+        let offset = rt_channels::realtime_offset_ns();
+        let mut rec = Recording::create(&cfg.path, cfg.limits, &metadata)?;
+        let channels = RtChannels::register(&mut rec, offset)?;
+        let shared = Arc::new(Shared::default());
+        let thread = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("thymio-rt-recorder".into())
+                .spawn(move || {
+                    run(
+                        rec,
+                        channels,
+                        Outputs::new(offset),
+                        recording,
+                        odometry,
+                        &shared,
+                    )
+                })
+                .map_err(|source| RecordError::Io {
+                    path: cfg.path.clone(),
+                    what: "starting the recorder thread",
+                    source,
+                })?
+        };
+        Ok(FlightRecorder {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// The front end that tells the recorder which robots are driven (put it in the run's list of front ends).
+    pub fn front_end(&self) -> Box<dyn FrontEnd> {
+        Box::new(RecorderFront {
+            shared: self.shared.clone(),
+            next_settings: Instant::now(),
+        })
+    }
+
+    /// Finishes the recording: takes what the RT thread recorded until it ended (at most a few seconds: call
+    /// this after stopping it), closes the file and says how it went.
+    pub fn finish(mut self) -> FlightSummary {
+        self.shared.finish.store(true, Ordering::Relaxed);
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(s)) => s,
+            _ => FlightSummary {
+                summary: None,
+                error: None,
+                dropped: (0, 0),
+            },
+        }
+    }
+}
+
+impl Drop for FlightRecorder {
+    fn drop(&mut self) {
+        self.shared.finish.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The recorder thread (see the module documentation).
+fn run(
+    mut rec: Recording,
+    mut channels: RtChannels,
+    mut outputs: Outputs,
+    mut recording: NrtRecording,
+    mut odometry: Option<NrtOdomOut>,
+    shared: &Shared,
+) -> FlightSummary {
+    let mut error = Stop(None);
+    let mut finish_by: Option<Instant> = None;
+    loop {
+        let ended = recording.nrt_peer_gone();
+        while let Some(e) = recording.nrt_pop_input() {
+            error.run(|| channels.input(&mut rec, &e));
+        }
+        while let Some(f) = recording.nrt_pop_frame() {
+            error.run(|| channels.frame(&mut rec, &f));
+        }
+        if let Some(o) = odometry.as_mut() {
+            let robots = shared.robots();
+            while let Some(h) = o.nrt_pop() {
+                if let Some(r) = robots.get(&h.sample.robot) {
+                    error.run(|| outputs.odometry(&mut rec, r, &h));
+                }
+            }
+            while o.nrt_pop_joint().is_some() {}
+        }
+        if ended {
+            break;
+        }
+        if shared.finish.load(Ordering::Relaxed) {
+            let by = *finish_by.get_or_insert_with(|| Instant::now() + FINISH_WAIT);
+            if Instant::now() >= by {
+                break;
+            }
+        }
+        std::thread::sleep(DRAIN_PERIOD);
+    }
+    let mut error = error.0;
+    let dropped = recording.nrt_dropped();
+    let summary = match rec.finish() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            if error.is_none() {
+                tracing::error!("{e}: the flight recording could not be closed");
+                error = Some(e);
+            }
+            None
+        }
+    };
+    FlightSummary {
+        summary,
+        error,
+        dropped,
+    }
+}
+
+/// The error that stopped the recording: once there is one, nothing more is written (the rings are still taken).
+struct Stop(Option<RecordError>);
+
+impl Stop {
+    fn run(&mut self, write: impl FnOnce() -> Result<(), RecordError>) {
+        if self.0.is_none() {
+            if let Err(e) = write() {
+                tracing::error!("{e}: the flight recorder stopped (the driver goes on)");
+                self.0 = Some(e);
+            }
+        }
+    }
+}
+
+/// The recorder's view of the run: robots coming and going, their settings (see [`outputs::RobotOutputs`]).
+struct RecorderFront {
+    shared: Arc<Shared>,
+    next_settings: Instant,
+}
+
+impl FrontEnd for RecorderFront {
+    fn name(&self) -> &'static str {
+        "flight recorder"
+    }
+
+    fn serve(&mut self, _: &mut Engine, _: &mut Interface, _: Instant) {}
+
+    fn on_engine_event(&mut self, engine: &mut Engine, _: &mut Interface, event: &EngineEvent) {
+        match event {
+            EngineEvent::RobotReady { node, robot } => {
+                if let Some(r) = RobotOutputs::of(engine, *node) {
+                    self.shared.robots().insert(*robot, r);
+                }
+            }
+            EngineEvent::RobotRemoved { robot, .. } => {
+                self.shared.robots().remove(robot);
+            }
+            _ => {}
+        }
+    }
+
+    fn publish(&mut self, engine: &Engine, _: &Interface, now: Instant) {
+        if now < self.next_settings {
+            return;
+        }
+        self.next_settings = now + SETTINGS_PERIOD;
+        let nodes: Vec<(RobotId, NodeId)> = self
+            .shared
+            .robots()
+            .iter()
+            .map(|(r, o)| (*r, o.node))
+            .collect();
+        for (robot, node) in nodes {
+            if let Some(fresh) = RobotOutputs::of(engine, node) {
+                let mut robots = self.shared.robots();
+                if robots.get(&robot).is_some_and(|o| *o != fresh) {
+                    robots.insert(robot, fresh);
+                }
+            }
+        }
+    }
+
+    fn alive(&self) -> bool {
+        true
+    }
+}
+
+/// The metadata the driver writes into every file: `thymio_rt` (version, the monotonic → wall clock offset at
+/// the start) and `configuration` (the YAML in effect).
+pub fn driver_metadata(
+    version: &str,
+    config_yaml: &str,
+) -> Vec<(String, BTreeMap<String, String>)> {
+    let driver = BTreeMap::from([
+        ("version".to_owned(), version.to_owned()),
+        (
+            "realtime_minus_monotonic_ns".to_owned(),
+            rt_channels::realtime_offset_ns().to_string(),
+        ),
+    ]);
+    let config = BTreeMap::from([("yaml".to_owned(), config_yaml.to_owned())]);
+    vec![
+        ("thymio_rt".to_owned(), driver),
+        ("configuration".to_owned(), config),
+    ]
+}
+
+/// `path` made absolute (the log says where the recording is, whatever the working directory).
+pub fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}

@@ -77,7 +77,11 @@ pub enum RecordError {
 impl RecordError {
     /// The error of writing `what` to `path`: an I/O error as [`RecordError::Io`] (its kind stays matchable, e.g.
     /// `StorageFull`), any other as [`RecordError::Mcap`].
-    pub(crate) fn from_mcap(path: &std::path::Path, what: &'static str, e: mcap::McapError) -> Self {
+    pub(crate) fn from_mcap(
+        path: &std::path::Path,
+        what: &'static str,
+        e: mcap::McapError,
+    ) -> Self {
         match e {
             mcap::McapError::Io(source) => RecordError::Io {
                 path: path.to_owned(),
@@ -147,7 +151,10 @@ mod tests {
         };
         assert_eq!(source.kind(), io::ErrorKind::StorageFull);
         let shown = e.to_string();
-        assert!(shown.contains("/x/y.mcap") && shown.contains("a message"), "{shown}");
+        assert!(
+            shown.contains("/x/y.mcap") && shown.contains("a message"),
+            "{shown}"
+        );
         // the kept copy says the same and keeps the kind
         let kept = e.shadow();
         assert_eq!(kept.to_string(), shown);

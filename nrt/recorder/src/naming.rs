@@ -113,7 +113,14 @@ mod tests {
         assert_eq!(bare.path(2), PathBuf::from("./run_002"));
         assert_eq!(n.rotated_index("run_007.mcap".as_ref()), Some(7));
         assert_eq!(n.rotated_index("run_1000.mcap".as_ref()), Some(1000));
-        for other in ["run.mcap", "run_7.mcap", "run_000.mcap", "run_00x.mcap", "runs_001.mcap", "run_001.txt"] {
+        for other in [
+            "run.mcap",
+            "run_7.mcap",
+            "run_000.mcap",
+            "run_00x.mcap",
+            "runs_001.mcap",
+            "run_001.txt",
+        ] {
             assert_eq!(n.rotated_index(other.as_ref()), None, "{other}");
         }
     }
@@ -136,8 +143,14 @@ mod tests {
         assert!(e.to_string().contains("a_003.mcap\" exists already"), "{e}");
         std::fs::write(dir.path().join("a.mcap"), b"x").unwrap();
         let e = n.check_free(false).unwrap_err();
-        assert!(matches!(e, RecordError::Exists { ref existing, .. } if existing.ends_with("a.mcap")), "{e}");
+        assert!(
+            matches!(e, RecordError::Exists { ref existing, .. } if existing.ends_with("a.mcap")),
+            "{e}"
+        );
         // a device is written to, not refused
-        Naming::new(Path::new("/dev/full")).unwrap().check_free(false).unwrap();
+        Naming::new(Path::new("/dev/full"))
+            .unwrap()
+            .check_free(false)
+            .unwrap();
     }
 }

@@ -76,7 +76,11 @@ const INDEX_ENTRY: u64 = 16;
 const INDEX_RECORD: u64 = RECORD + 2 + 4;
 
 /// What one channel's registration writes into a file (schema record and channel record, no channel metadata).
-pub(crate) fn channel_bytes(topic: &str, message_encoding: &str, schema: Option<&crate::SchemaDef>) -> u64 {
+pub(crate) fn channel_bytes(
+    topic: &str,
+    message_encoding: &str,
+    schema: Option<&crate::SchemaDef>,
+) -> u64 {
     let schema = schema.map_or(0, |s| {
         RECORD + 2 + 4 + s.name.len() as u64 + 4 + s.encoding.len() as u64 + 4 + s.data.len() as u64
     });

@@ -110,7 +110,11 @@ struct OpenFile {
     chunk: Option<(u64, u64, u64)>,
 }
 
-/// A rotating MCAP recording (see the [module](self)).
+/// A rotating MCAP recording: registered channels' messages go into `stem.mcap`, then (with a size or duration
+/// limit, [`RecordLimits`]) `stem_001.mcap`, `stem_002.mcap`… (three digits at least) beside it. Each file is closed
+/// (summary and footer: readable on its own) before the next one opens and carries every channel, schema and
+/// metadata record again. Chunks are uncompressed and closed after [`CHUNK_MAX_AGE`] of log time at most. A failed
+/// write stops the recording ([`RecordError::Stopped`]), never the process.
 ///
 /// ```
 /// use nrt_recorder::{Recording, RecordLimits, SchemaDef};
@@ -212,7 +216,10 @@ impl Recording {
             )));
         }
         if schema.name.is_empty() && !schema.encoding.is_empty() {
-            return Err(bad(&format!("schema of encoding {:?} without a name", schema.encoding)));
+            return Err(bad(&format!(
+                "schema of encoding {:?} without a name",
+                schema.encoding
+            )));
         }
         if self.channels.iter().any(|c| c.topic == topic) {
             return Err(bad("registered already"));
@@ -222,7 +229,8 @@ impl Recording {
             .map_err(|_| bad("too many channels (65535 at most)"))?;
         let def = ChannelDef {
             topic: topic.to_owned(),
-            schema: (!schema.name.is_empty() || !schema.encoding.is_empty()).then(|| schema.clone()),
+            schema: (!schema.name.is_empty() || !schema.encoding.is_empty())
+                .then(|| schema.clone()),
             message_encoding: message_encoding.to_owned(),
             messages: 0,
         };
@@ -413,7 +421,10 @@ impl Recording {
             let oldest = &self.files[0];
             if let Err(e) = std::fs::remove_file(oldest) {
                 // tried again at the next rotation; the recording goes on
-                tracing::warn!("recording: cannot delete {} (keep_files): {e}", oldest.display());
+                tracing::warn!(
+                    "recording: cannot delete {} (keep_files): {e}",
+                    oldest.display()
+                );
                 break;
             }
             self.deleted.push(self.files.remove(0));
@@ -488,7 +499,12 @@ fn register(
         Some(s) => writer.add_schema(&s.name, &s.encoding, &s.data)?,
         None => 0,
     };
-    writer.add_channel(schema_id, &def.topic, &def.message_encoding, &BTreeMap::new())
+    writer.add_channel(
+        schema_id,
+        &def.topic,
+        &def.message_encoding,
+        &BTreeMap::new(),
+    )
 }
 
 #[cfg(test)]

@@ -37,7 +37,13 @@ fn read(path: &Path) -> Read {
         .unwrap()
         .map(|m| {
             let m = m.unwrap();
-            (m.channel.topic.clone(), m.sequence, m.log_time, m.publish_time, m.data.to_vec())
+            (
+                m.channel.topic.clone(),
+                m.sequence,
+                m.log_time,
+                m.publish_time,
+                m.data.to_vec(),
+            )
         })
         .collect();
     let metadata = summary
@@ -53,7 +59,10 @@ fn read(path: &Path) -> Read {
 }
 
 fn meta() -> Vec<(&'static str, BTreeMap<String, String>)> {
-    vec![("thymio-rt", BTreeMap::from([("version".to_owned(), "1".to_owned())]))]
+    vec![(
+        "thymio-rt",
+        BTreeMap::from([("version".to_owned(), "1".to_owned())]),
+    )]
 }
 
 #[test]
@@ -62,17 +71,22 @@ fn one_file_holds_channels_schemas_metadata_and_messages() {
     let path = dir.path().join("one.mcap");
     let mut rec = Recording::create(&path, RecordLimits::NONE, &meta()).unwrap();
     let a = rec.channel("/a", &json_schema(), "json").unwrap();
-    let b = rec.channel("/b", &raw("t/Raw"), "thymio-rt/rt-record-v1").unwrap();
+    let b = rec
+        .channel("/b", &raw("t/Raw"), "thymio-rt/rt-record-v1")
+        .unwrap();
     let c = rec.channel("/c", &SchemaDef::default(), "x").unwrap();
     rec.write(a, 10, 5, b"{}").unwrap();
     rec.write(b, 20, 6, &[1, 2, 3]).unwrap();
     rec.write(a, 30, 7, b"{\"x\":1}").unwrap();
     rec.write(c, 40, 8, &[]).unwrap();
-    assert_eq!(rec.files(), [path.clone()]);
+    assert_eq!(rec.files(), std::slice::from_ref(&path));
     let s = rec.finish().unwrap();
-    assert_eq!(s.files, [path.clone()]);
+    assert_eq!(s.files, std::slice::from_ref(&path));
     assert!(s.deleted.is_empty());
-    assert_eq!(s.messages, BTreeMap::from([("/a".into(), 2), ("/b".into(), 1), ("/c".into(), 1)]));
+    assert_eq!(
+        s.messages,
+        BTreeMap::from([("/a".into(), 2), ("/b".into(), 1), ("/c".into(), 1)])
+    );
     assert_eq!(s.bytes, std::fs::metadata(&path).unwrap().len());
 
     let r = read(&path);
@@ -90,19 +104,40 @@ fn one_file_holds_channels_schemas_metadata_and_messages() {
     let shown: Vec<_> = channels
         .iter()
         .map(|c| {
-            let s = c.schema.as_ref().map(|s| (s.name.clone(), s.encoding.clone(), s.data.to_vec()));
+            let s = c
+                .schema
+                .as_ref()
+                .map(|s| (s.name.clone(), s.encoding.clone(), s.data.to_vec()));
             (c.topic.as_str(), c.message_encoding.as_str(), s)
         })
         .collect();
     assert_eq!(
         shown,
         [
-            ("/a", "json", Some(("t/Json".into(), "jsonschema".into(), br#"{"type":"object"}"#.to_vec()))),
-            ("/b", "thymio-rt/rt-record-v1", Some(("t/Raw".into(), String::new(), vec![]))),
+            (
+                "/a",
+                "json",
+                Some((
+                    "t/Json".into(),
+                    "jsonschema".into(),
+                    br#"{"type":"object"}"#.to_vec()
+                ))
+            ),
+            (
+                "/b",
+                "thymio-rt/rt-record-v1",
+                Some(("t/Raw".into(), String::new(), vec![]))
+            ),
             ("/c", "x", None),
         ]
     );
-    assert_eq!(r.metadata, [Metadata { name: "thymio-rt".into(), metadata: meta()[0].1.clone() }]);
+    assert_eq!(
+        r.metadata,
+        [Metadata {
+            name: "thymio-rt".into(),
+            metadata: meta()[0].1.clone()
+        }]
+    );
 }
 
 /// Writes `n` messages of `len` bytes on two channels, 10 ms of log time apart.
@@ -112,7 +147,8 @@ fn fill(rec: &mut Recording, n: u64, len: usize) {
     for i in 0..n {
         let ch = if i % 3 == 0 { b } else { a };
         let data = vec![i as u8; len];
-        rec.write(ch, 1_000_000_000 + i * 10_000_000, i, &data).unwrap();
+        rec.write(ch, 1_000_000_000 + i * 10_000_000, i, &data)
+            .unwrap();
     }
 }
 
@@ -122,7 +158,12 @@ fn check_files(files: &[PathBuf], first_index: u64, n: u64) -> Vec<Read> {
     let reads: Vec<Read> = files.iter().map(|f| read(f)).collect();
     let mut i = first_index;
     for (f, r) in files.iter().zip(&reads) {
-        let mut topics: Vec<_> = r.summary.channels.values().map(|c| c.topic.clone()).collect();
+        let mut topics: Vec<_> = r
+            .summary
+            .channels
+            .values()
+            .map(|c| c.topic.clone())
+            .collect();
         topics.sort();
         assert_eq!(topics, ["/a", "/b"], "{}", f.display());
         assert_eq!(r.summary.schemas.len(), 2, "{}", f.display());
@@ -152,18 +193,30 @@ fn rotates_before_a_file_would_exceed_max_bytes() {
     let s = rec.finish().unwrap();
     assert!(s.files.len() >= 5, "{:?}", s.files);
     for (i, f) in s.files.iter().enumerate() {
-        let want = if i == 0 { "size.mcap".to_owned() } else { format!("size_{i:03}.mcap") };
+        let want = if i == 0 {
+            "size.mcap".to_owned()
+        } else {
+            format!("size_{i:03}.mcap")
+        };
         assert_eq!(f, &dir.path().join(want));
         let len = std::fs::metadata(f).unwrap().len();
         assert!(len <= limits.max_bytes, "{}: {len} bytes", f.display());
         // and not far below: the bound is close
         if i + 1 < s.files.len() {
-            assert!(len > limits.max_bytes * 3 / 4, "{}: {len} bytes", f.display());
+            assert!(
+                len > limits.max_bytes * 3 / 4,
+                "{}: {len} bytes",
+                f.display()
+            );
         }
     }
     check_files(&s.files, 0, 2000);
     assert_eq!(s.messages.values().sum::<u64>(), 2000);
-    let on_disk: u64 = s.files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
+    let on_disk: u64 = s
+        .files
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .sum();
     assert_eq!(s.bytes, on_disk);
 }
 
@@ -221,7 +274,10 @@ fn keeps_the_last_keep_files() {
     assert_eq!(rec.files(), kept);
     let s = rec.finish().unwrap();
     assert_eq!(s.files, kept);
-    let deleted: Vec<_> = ["k.mcap", "k_001.mcap", "k_002.mcap"].iter().map(|n| dir.path().join(n)).collect();
+    let deleted: Vec<_> = ["k.mcap", "k_001.mcap", "k_002.mcap"]
+        .iter()
+        .map(|n| dir.path().join(n))
+        .collect();
     assert_eq!(s.deleted, deleted);
     for d in &deleted {
         assert!(!d.exists(), "{}", d.display());
@@ -238,45 +294,76 @@ fn a_full_disk_stops_the_recording_with_the_error_and_the_path() {
     let first = (0..100_000u64)
         .find_map(|i| rec.write(a, i * 1_000_000, i, &[0; 1024]).err())
         .expect("/dev/full refuses writes");
-    let RecordError::Io { ref path, source: ref io, .. } = first else {
+    let RecordError::Io {
+        ref path,
+        source: ref io,
+        ..
+    } = first
+    else {
         panic!("{first:?}")
     };
     assert_eq!(path, Path::new("/dev/full"));
     assert_eq!(io.kind(), ErrorKind::StorageFull, "{first}");
     let shown = first.to_string();
-    assert!(shown.contains("\"/dev/full\"") && shown.contains("No space left on device"), "{shown}");
+    assert!(
+        shown.contains("\"/dev/full\"") && shown.contains("No space left on device"),
+        "{shown}"
+    );
     // stopped: every later call says why, without writing
     for _ in 0..3 {
         let e = rec.write(a, 0, 0, &[1]).unwrap_err();
         assert!(matches!(e, RecordError::Stopped { .. }), "{e:?}");
         assert!(e.to_string().contains("No space left on device"), "{e}");
     }
-    assert!(matches!(rec.channel("/b", &raw("t/B"), "bin"), Err(RecordError::Stopped { .. })));
+    assert!(matches!(
+        rec.channel("/b", &raw("t/B"), "bin"),
+        Err(RecordError::Stopped { .. })
+    ));
     assert_eq!(rec.stopped_by().map(|e| e.to_string()), Some(shown.clone()));
     let end = rec.finish().unwrap_err();
-    assert!(matches!(end, RecordError::Stopped { .. }) && end.to_string().contains(&shown), "{end}");
+    assert!(
+        matches!(end, RecordError::Stopped { .. }) && end.to_string().contains(&shown),
+        "{end}"
+    );
 }
 
 #[test]
 fn unwritable_places_fail_at_create_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no/such/dir/r.mcap");
-    let e = Recording::create(&missing, RecordLimits::NONE, &[]).err().unwrap();
-    assert!(matches!(&e, RecordError::Create { path, source } if path == &missing && source.kind() == ErrorKind::NotFound), "{e:?}");
+    let e = Recording::create(&missing, RecordLimits::NONE, &[])
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&e, RecordError::Create { path, source } if path == &missing && source.kind() == ErrorKind::NotFound),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("no/such/dir/r.mcap"), "{e}");
 
     let file = dir.path().join("plain");
     std::fs::write(&file, b"").unwrap();
-    let e = Recording::create(&file.join("r.mcap"), RecordLimits::NONE, &[]).err().unwrap();
-    assert!(matches!(&e, RecordError::Create { source, .. } if source.kind() == ErrorKind::NotADirectory), "{e:?}");
+    let e = Recording::create(&file.join("r.mcap"), RecordLimits::NONE, &[])
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&e, RecordError::Create { source, .. } if source.kind() == ErrorKind::NotADirectory),
+        "{e:?}"
+    );
 
     // sysfs refuses new files even to root
     if Path::new("/sys/kernel").is_dir() {
-        let e = Recording::create(Path::new("/sys/r.mcap"), RecordLimits::NONE, &[]).err().unwrap();
-        assert!(matches!(&e, RecordError::Create { source, .. } if source.kind() == ErrorKind::PermissionDenied), "{e:?}");
+        let e = Recording::create(Path::new("/sys/r.mcap"), RecordLimits::NONE, &[])
+            .err()
+            .unwrap();
+        assert!(
+            matches!(&e, RecordError::Create { source, .. } if source.kind() == ErrorKind::PermissionDenied),
+            "{e:?}"
+        );
         assert!(e.to_string().contains("/sys/r.mcap"), "{e}");
     }
-    let e = Recording::create(Path::new("/"), RecordLimits::NONE, &[]).err().unwrap();
+    let e = Recording::create(Path::new("/"), RecordLimits::NONE, &[])
+        .err()
+        .unwrap();
     assert!(matches!(e, RecordError::BadPath { .. }), "{e:?}");
 }
 
@@ -284,10 +371,18 @@ fn unwritable_places_fail_at_create_naming_the_file() {
 fn never_overwrites_a_recording() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.mcap");
-    Recording::create(&path, RecordLimits::NONE, &[]).unwrap().finish().unwrap();
+    Recording::create(&path, RecordLimits::NONE, &[])
+        .unwrap()
+        .finish()
+        .unwrap();
     let before = std::fs::read(&path).unwrap();
-    let e = Recording::create(&path, RecordLimits::NONE, &[]).err().unwrap();
-    assert!(matches!(&e, RecordError::Exists { existing, .. } if existing == &path), "{e:?}");
+    let e = Recording::create(&path, RecordLimits::NONE, &[])
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&e, RecordError::Exists { existing, .. } if existing == &path),
+        "{e:?}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
@@ -300,12 +395,23 @@ fn bad_channels_and_keys_are_refused_and_the_recording_goes_on() {
     let cases: [(&str, SchemaDef, &str, &str); 4] = [
         ("", raw("t/A"), "bin", "empty topic"),
         ("/b", raw("t/A"), "", "empty message encoding"),
-        ("/b", SchemaDef { data: vec![1], ..raw("t/A") }, "bin", "has data but no encoding"),
+        (
+            "/b",
+            SchemaDef {
+                data: vec![1],
+                ..raw("t/A")
+            },
+            "bin",
+            "has data but no encoding",
+        ),
         ("/a", raw("t/A"), "bin", "registered already"),
     ];
     for (topic, schema, enc, want) in cases {
         let e = rec.channel(topic, &schema, enc).unwrap_err();
-        assert!(matches!(e, RecordError::BadChannel { .. }) && e.to_string().contains(want), "{e}");
+        assert!(
+            matches!(e, RecordError::BadChannel { .. }) && e.to_string().contains(want),
+            "{e}"
+        );
     }
     other.channel("/x", &raw("t/X"), "bin").unwrap();
     let foreign = other.channel("/y", &raw("t/Y"), "bin").unwrap();

@@ -132,8 +132,14 @@ fn diagnostics(k: u64, buf: &mut Vec<u8>) -> Value {
             message: format!("step {k}"),
             hardware_id: "ser:device=/dev/ttyACM0".into(),
             values: vec![
-                KeyValue { key: "a".into(), value: k.to_string() },
-                KeyValue { key: "b".into(), value: String::new() },
+                KeyValue {
+                    key: "a".into(),
+                    value: k.to_string(),
+                },
+                KeyValue {
+                    key: "b".into(),
+                    value: String::new(),
+                },
             ],
         },
         DiagnosticStatus::default(),
@@ -156,10 +162,18 @@ fn range(k: u64, buf: &mut Vec<u8>) -> Value {
         field_of_view: 0.25,
         min_range: 0.0078125,
         max_range: 0.125,
-        range: if k % 5 == 0 { f32::INFINITY } else { 0.0625 },
+        range: if k.is_multiple_of(5) {
+            f32::INFINITY
+        } else {
+            0.0625
+        },
     };
     ros2::range(&m, buf);
-    let r = if k % 5 == 0 { json!("inf") } else { json!(0.0625) };
+    let r = if k.is_multiple_of(5) {
+        json!("inf")
+    } else {
+        json!(0.0625)
+    };
     json!({
         "header": header_json(k, "prox_left"), "radiation_type": 1, "field_of_view": 0.25,
         "min_range": 0.0078125, "max_range": 0.125, "range": r, "variance": 0.0,
@@ -203,13 +217,19 @@ fn python() -> Result<PathBuf, String> {
     if py.exists() {
         Ok(py)
     } else {
-        Err(format!("no {} (scripts/setup-ros2.sh makes it)", py.display()))
+        Err(format!(
+            "no {} (scripts/setup-ros2.sh makes it)",
+            py.display()
+        ))
     }
 }
 
 /// A missing reader fails under CI, else is reported and the test passes.
 fn missing(why: &str) {
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "the MCAP Python reader is missing: {why}");
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "the MCAP Python reader is missing: {why}"
+    );
     eprintln!("skipped: the MCAP Python reader is missing: {why}");
 }
 
@@ -253,13 +273,23 @@ fn the_mcap_python_reader_reads_what_was_recorded() {
         max_duration: Duration::from_secs(1),
         ..RecordLimits::NONE
     };
-    let meta = BTreeMap::from([("robot".to_owned(), "thymio-0".to_owned()), ("rate".to_owned(), "10".to_owned())]);
-    let mut rec = Recording::create(&dir.path().join("flight.mcap"), limits, &[("thymio-rt", meta.clone())]).unwrap();
+    let meta = BTreeMap::from([
+        ("robot".to_owned(), "thymio-0".to_owned()),
+        ("rate".to_owned(), "10".to_owned()),
+    ]);
+    let mut rec = Recording::create(
+        &dir.path().join("flight.mcap"),
+        limits,
+        &[("thymio-rt", meta.clone())],
+    )
+    .unwrap();
     let topics = topics();
     let keys: Vec<_> = topics
         .iter()
         .map(|(topic, ty, _)| match ty {
-            Some(t) => rec.channel(topic, &t.schema(), ros2::MESSAGE_ENCODING).unwrap(),
+            Some(t) => rec
+                .channel(topic, &t.schema(), ros2::MESSAGE_ENCODING)
+                .unwrap(),
             None => rec.channel(topic, &raw_schema(), RAW_ENCODING).unwrap(),
         })
         .collect();
@@ -299,9 +329,17 @@ fn the_mcap_python_reader_reads_what_was_recorded() {
                 None => json!({"name": "thymio_rt/rt_record_v1", "encoding": "", "data": ""}),
             };
             let enc = if ty.is_some() { "cdr" } else { RAW_ENCODING };
-            assert_eq!(ch, &json!({"topic": topic, "message_encoding": enc, "schema": schema}), "file {i}");
+            assert_eq!(
+                ch,
+                &json!({"topic": topic, "message_encoding": enc, "schema": schema}),
+                "file {i}"
+            );
         }
-        assert_eq!(file["metadata"], json!([{"name": "thymio-rt", "metadata": meta}]), "file {i}");
+        assert_eq!(
+            file["metadata"],
+            json!([{"name": "thymio-rt", "metadata": meta}]),
+            "file {i}"
+        );
         // 1 s of steps per file
         let first_k = i as u64 * 10;
         let steps = (STEPS - first_k).min(10);
@@ -314,13 +352,22 @@ fn the_mcap_python_reader_reads_what_was_recorded() {
             assert_eq!(m["topic"], json!(topic));
             assert_eq!(m["sequence"], json!(k), "{topic}");
             assert_eq!(m["log_time"], json!(T0 + k * STEP_NS), "{topic}");
-            assert_eq!(m["publish_time"], json!(stamp(k).as_nanos() as u64), "{topic}");
-            let got = if topic == "/thymio_rt/rt_inputs" { &m["raw_hex"] } else { &m["decoded"] };
+            assert_eq!(
+                m["publish_time"],
+                json!(stamp(k).as_nanos() as u64),
+                "{topic}"
+            );
+            let got = if topic == "/thymio_rt/rt_inputs" {
+                &m["raw_hex"]
+            } else {
+                &m["decoded"]
+            };
             assert_eq!(got, &value, "file {i}, {topic}, step {k}");
         }
     }
     assert!(want.next().is_none(), "messages missing");
-    let topics_written: BTreeMap<String, u64> = topics.iter().map(|t| (t.0.to_owned(), STEPS)).collect();
+    let topics_written: BTreeMap<String, u64> =
+        topics.iter().map(|t| (t.0.to_owned(), STEPS)).collect();
     assert_eq!(totals, topics_written);
     assert_eq!(summary.messages, topics_written);
 }

@@ -18,7 +18,9 @@
 mod schemas;
 
 pub use nrt_engine::diagnostics::{DiagnosticStatus, KeyValue};
-pub use schemas::{Ros2Type, ALL, DIAGNOSTIC_ARRAY, JOINT_STATE, ODOMETRY, RANGE, TF_MESSAGE, TWIST_STAMPED};
+pub use schemas::{
+    Ros2Type, ALL, DIAGNOSTIC_ARRAY, JOINT_STATE, ODOMETRY, RANGE, TF_MESSAGE, TWIST_STAMPED,
+};
 
 use crate::cdr::CdrWriter;
 use crate::SchemaDef;

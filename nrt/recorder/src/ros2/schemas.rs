@@ -26,7 +26,10 @@ macro_rules! msg {
 
 macro_rules! time {
     () => {
-        concat!(msg!("builtin_interfaces/Time"), "int32 sec\nuint32 nanosec\n")
+        concat!(
+            msg!("builtin_interfaces/Time"),
+            "int32 sec\nuint32 nanosec\n"
+        )
     };
 }
 
@@ -42,7 +45,10 @@ macro_rules! header {
 
 macro_rules! vector3 {
     () => {
-        concat!(msg!("geometry_msgs/Vector3"), "float64 x\nfloat64 y\nfloat64 z\n")
+        concat!(
+            msg!("geometry_msgs/Vector3"),
+            "float64 x\nfloat64 y\nfloat64 z\n"
+        )
     };
 }
 
@@ -140,7 +146,14 @@ pub const RANGE: Ros2Type = Ros2Type {
 };
 
 /// Every type above.
-pub const ALL: [Ros2Type; 6] = [ODOMETRY, TF_MESSAGE, JOINT_STATE, TWIST_STAMPED, DIAGNOSTIC_ARRAY, RANGE];
+pub const ALL: [Ros2Type; 6] = [
+    ODOMETRY,
+    TF_MESSAGE,
+    JOINT_STATE,
+    TWIST_STAMPED,
+    DIAGNOSTIC_ARRAY,
+    RANGE,
+];
 
 #[cfg(test)]
 mod tests {
@@ -172,9 +185,21 @@ mod tests {
     /// A `.msg` file's lines without comments, blank lines, extra spaces and default values.
     fn normalized(text: &str) -> Vec<String> {
         text.lines()
-            .map(|l| l.split('#').next().unwrap().split_whitespace().collect::<Vec<_>>())
+            .map(|l| {
+                l.split('#')
+                    .next()
+                    .unwrap()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+            })
             .filter(|t| !t.is_empty())
-            .map(|t| if t.len() > 2 && !t[1].contains('=') { t[..2].join(" ") } else { t.join(" ") })
+            .map(|t| {
+                if t.len() > 2 && !t[1].contains('=') {
+                    t[..2].join(" ")
+                } else {
+                    t.join(" ")
+                }
+            })
             .collect()
     }
 
@@ -186,7 +211,12 @@ mod tests {
             for lines in s.values() {
                 assert!(!lines.is_empty(), "{}", t.name);
             }
-            assert_eq!(t.definition.matches("MSG: ").count() + 1, s.len(), "{}: a type twice", t.name);
+            assert_eq!(
+                t.definition.matches("MSG: ").count() + 1,
+                s.len(),
+                "{}: a type twice",
+                t.name
+            );
             assert!(s.contains_key("std_msgs/Header"), "{}", t.name);
             assert!(t.definition.ends_with('\n') && !t.definition.starts_with('='));
         }
@@ -198,7 +228,10 @@ mod tests {
     fn field_lists_match_the_interface_definitions() {
         let share = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv-ros/share");
         if !share.is_dir() {
-            eprintln!("skipped: no interface definitions at {} (scripts/setup-ros2.sh)", share.display());
+            eprintln!(
+                "skipped: no interface definitions at {} (scripts/setup-ros2.sh)",
+                share.display()
+            );
             return;
         }
         let mut compared = 0;

@@ -183,6 +183,9 @@ fn stamps_past_2038_saturate() {
 #[test]
 fn schemas_are_ros2msg() {
     let s = ODOMETRY.schema();
-    assert_eq!((s.name.as_str(), s.encoding.as_str()), ("nav_msgs/msg/Odometry", "ros2msg"));
+    assert_eq!(
+        (s.name.as_str(), s.encoding.as_str()),
+        ("nav_msgs/msg/Odometry", "ros2msg")
+    );
     assert_eq!(s.data, ODOMETRY.definition.as_bytes());
 }

@@ -421,3 +421,37 @@ fn bad_channels_and_keys_are_refused_and_the_recording_goes_on() {
     assert_eq!(rec.finish().unwrap().messages["/a"], 1);
     other.finish().unwrap();
 }
+
+#[test]
+fn a_rotation_that_cannot_create_its_file_stops_the_recording() {
+    let top = tempfile::tempdir().unwrap();
+    let dir = top.path().join("gone");
+    std::fs::create_dir(&dir).unwrap();
+    let limits = RecordLimits {
+        max_duration: Duration::from_secs(1),
+        ..RecordLimits::NONE
+    };
+    let mut rec = Recording::create(&dir.join("r.mcap"), limits, &[]).unwrap();
+    let a = rec.channel("/a", &raw("t/A"), "bin").unwrap();
+    rec.write(a, 0, 0, &[1]).unwrap();
+    // the directory goes away under the recording: the next file cannot be created
+    std::fs::remove_dir_all(&dir).unwrap();
+    let e = rec.write(a, 1_000_000_000, 1, &[2]).unwrap_err();
+    let want = dir.join("r_001.mcap");
+    assert!(
+        matches!(&e, RecordError::Create { path, source } if path == &want && source.kind() == ErrorKind::NotFound),
+        "{e:?}"
+    );
+    assert!(matches!(
+        rec.write(a, 1_000_000_001, 2, &[3]),
+        Err(RecordError::Stopped { .. })
+    ));
+    assert!(matches!(rec.finish(), Err(RecordError::Stopped { .. })));
+}
+
+#[test]
+fn a_recording_moves_to_another_thread() {
+    fn send<T: Send>() {}
+    send::<Recording>();
+    send::<RecordError>();
+}

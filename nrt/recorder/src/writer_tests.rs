@@ -455,3 +455,45 @@ fn a_recording_moves_to_another_thread() {
     send::<Recording>();
     send::<RecordError>();
 }
+
+#[test]
+fn the_size_bound_holds_for_many_channels_and_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (run, max_bytes) in [3_000u64, 5_000, 9_001, 40_000].into_iter().enumerate() {
+        let limits = RecordLimits {
+            max_bytes,
+            ..RecordLimits::NONE
+        };
+        let path = dir.path().join(format!("m{run}.mcap"));
+        let two = [meta()[0].clone(), ("other", BTreeMap::new())];
+        let mut rec = Recording::create(&path, limits, &two).unwrap();
+        let keys: Vec<_> = (0..7)
+            .map(|c| {
+                rec.channel(&format!("/topic/{c}"), &json_schema(), "json")
+                    .unwrap()
+            })
+            .collect();
+        let mut x = 12345u64;
+        for i in 0..1500u64 {
+            // a cheap deterministic spread of sizes and channels
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = (x >> 33) as usize % 300;
+            rec.write(keys[(x >> 20) as usize % 7], i * 1000, i, &vec![1; len])
+                .unwrap();
+        }
+        let s = rec.finish().unwrap();
+        assert!(s.files.len() > 2, "{max_bytes}: {:?}", s.files);
+        let mut total = 0;
+        for f in &s.files {
+            let len = std::fs::metadata(f).unwrap().len();
+            assert!(len <= max_bytes, "{}: {len} > {max_bytes}", f.display());
+            let r = read(f);
+            assert_eq!(r.metadata.len(), 2);
+            assert_eq!(r.summary.channels.len(), 7);
+            total += r.messages.len();
+        }
+        assert_eq!(total, 1500);
+    }
+}

@@ -303,6 +303,20 @@ impl Recording {
         Ok(())
     }
 
+    /// Closes the open chunk and writes it out to the file (the writer does so by itself after [`CHUNK_MAX_AGE`]
+    /// of log time, at the next message): call it when messages may stop for a while, so that a crash loses
+    /// nothing written before. An error stops the recording, as in [`Recording::write`].
+    pub fn flush(&mut self) -> Result<(), RecordError> {
+        self.check_running()?;
+        let file = self.file()?;
+        if let Err(e) = file.writer.flush() {
+            let e = RecordError::from_mcap(&file.path, "writing a chunk", e);
+            return Err(self.fail(e));
+        }
+        file.chunk = None;
+        Ok(())
+    }
+
     /// Closes the current file and ends the recording. After an error, it still tries to close the file that
     /// failed and returns [`RecordError::Stopped`] naming that error.
     pub fn finish(mut self) -> Result<RecordSummary, RecordError> {

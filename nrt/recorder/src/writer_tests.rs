@@ -497,3 +497,41 @@ fn the_size_bound_holds_for_many_channels_and_sizes() {
         assert_eq!(total, 1500);
     }
 }
+
+#[test]
+fn flush_puts_the_messages_on_disk_before_the_file_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.mcap");
+    let mut rec = Recording::create(&path, RecordLimits::NONE, &[]).unwrap();
+    let a = rec.channel("/a", &raw("t/A"), "bin").unwrap();
+    rec.write(a, 1, 1, &[1]).unwrap();
+    rec.write(a, 2, 2, &[2]).unwrap();
+    let on_disk = |path: &Path| {
+        let bytes = std::fs::read(path).unwrap();
+        // no summary yet: read on until the end of what is there
+        mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map_while(Result::ok)
+            .map(|m| m.data.to_vec())
+            .collect::<Vec<_>>()
+    };
+    assert!(on_disk(&path).is_empty(), "buffered until a chunk closes");
+    rec.flush().unwrap();
+    assert_eq!(on_disk(&path), [[1], [2]]);
+    rec.write(a, 3, 3, &[3]).unwrap();
+    rec.finish().unwrap();
+    assert_eq!(read(&path).messages.len(), 3);
+    // a flush that fails stops the recording
+    let mut full = Recording::create(Path::new("/dev/full"), RecordLimits::NONE, &[]).unwrap();
+    let a = full.channel("/a", &raw("t/A"), "bin").unwrap();
+    full.write(a, 1, 1, &[1]).unwrap();
+    let e = full.flush().unwrap_err();
+    assert!(
+        matches!(&e, RecordError::Io { source, .. } if source.kind() == ErrorKind::StorageFull),
+        "{e:?}"
+    );
+    assert!(matches!(
+        full.write(a, 2, 2, &[2]),
+        Err(RecordError::Stopped { .. })
+    ));
+}

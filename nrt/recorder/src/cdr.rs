@@ -17,7 +17,7 @@
 /// let mut w = CdrWriter::begin(&mut buf);
 /// w.u8(7);
 /// w.f64(1.0); // aligned to 8 after the header
-/// assert_eq!(buf, [0, 1, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]);
+/// assert_eq!(buf, [0, 1, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]);
 /// ```
 #[derive(Debug)]
 pub struct CdrWriter<'a> {

@@ -55,6 +55,12 @@ impl<W: Seek> Seek for Counting<W> {
         self.pos = self.inner.seek(to)?;
         Ok(self.pos)
     }
+
+    /// Counted, not asked: `BufWriter::seek` writes its buffer out, and the MCAP writer asks the position for
+    /// every chunk and metadata record.
+    fn stream_position(&mut self) -> io::Result<u64> {
+        Ok(self.pos)
+    }
 }
 
 /// Record framing: opcode + u64 length.
@@ -127,6 +133,7 @@ mod tests {
         w.seek(SeekFrom::End(0)).unwrap();
         w.write_all(b"xyz").unwrap();
         assert_eq!(end.load(Ordering::Relaxed), 13);
+        assert_eq!(w.stream_position().unwrap(), 13);
         assert_eq!(w.into_inner().into_inner(), b"01ab456789xyz");
     }
 

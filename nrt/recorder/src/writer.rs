@@ -110,7 +110,11 @@ struct OpenFile {
     chunk: Option<(u64, u64, u64)>,
 }
 
-/// A rotating MCAP recording (see the [module](self)).
+/// A rotating MCAP recording: registered channels' messages go into `stem.mcap`, then (with a size or duration
+/// limit, [`RecordLimits`]) `stem_001.mcap`, `stem_002.mcap`… (three digits at least) beside it. Each file is closed
+/// (summary and footer: readable on its own) before the next one opens and carries every channel, schema and
+/// metadata record again. Chunks are uncompressed and closed after [`CHUNK_MAX_AGE`] of log time at most. A failed
+/// write stops the recording ([`RecordError::Stopped`]), never the process.
 ///
 /// ```
 /// use nrt_recorder::{Recording, RecordLimits, SchemaDef};
@@ -296,6 +300,20 @@ impl Recording {
             }
         });
         self.channels[idx].messages += 1;
+        Ok(())
+    }
+
+    /// Closes the open chunk and writes it out to the file (the writer does so by itself after [`CHUNK_MAX_AGE`]
+    /// of log time, at the next message): call it when messages may stop for a while, so that a crash loses
+    /// nothing written before. An error stops the recording, as in [`Recording::write`].
+    pub fn flush(&mut self) -> Result<(), RecordError> {
+        self.check_running()?;
+        let file = self.file()?;
+        if let Err(e) = file.writer.flush() {
+            let e = RecordError::from_mcap(&file.path, "writing a chunk", e);
+            return Err(self.fail(e));
+        }
+        file.chunk = None;
         Ok(())
     }
 

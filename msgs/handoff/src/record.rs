@@ -120,10 +120,26 @@ pub enum RecInput {
         /// The connector's target index.
         target: u16,
     },
-    /// The link in slot `link` was found dead (read error or end of stream).
+    /// The RT thread stopped `robot`'s running controller (index `controller` in the registry) because its
+    /// `update` overran the budget too often: a decision made on this run's timings, which a replay repeats.
+    BudgetStop {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's index.
+        controller: u8,
+    },
+    /// The loop ended at `now_ns`: the exit sequence follows (every robot stopped, flushed, read back).
+    Exit {
+        /// When it began.
+        now_ns: u64,
+    },
+    /// The link in slot `link` was found dead (an error or the end of the stream) while the RT thread read or
+    /// wrote it; it is handed back at the next periodic cycle.
     LinkLost {
         /// Slot.
         link: LinkId,
+        /// It failed while written to (flushed at the end of a pass), not read.
+        writing: bool,
     },
 }
 

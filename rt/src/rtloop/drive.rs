@@ -4,7 +4,6 @@
 
 use super::slots::QueueError;
 use super::{ns, RtLoop};
-use crate::clock::monotonic_ns;
 use crate::controllers::Reflexes;
 use handoff::{FrameDir, LinkId, LinkTarget, RobotId, WheelCommand};
 
@@ -143,6 +142,6 @@ impl RtLoop {
     /// direct zero write of its motor targets and their read-back.
     pub(super) fn send_stop(&mut self, i: usize) {
         self.robots[i].request_stop();
-        self.write_targets(i, [0, 0], monotonic_ns());
+        self.write_targets(i, [0, 0], self.pass_ns);
     }
 }

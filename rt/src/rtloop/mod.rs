@@ -36,6 +36,7 @@ mod exit;
 mod io;
 mod node_index;
 mod owner;
+pub mod replay;
 mod slots;
 mod stats;
 mod wait;
@@ -185,8 +186,12 @@ pub struct RtLoop {
     waiter: Waiter,
     /// Earliest moment a wheel-target change held back by `min_speed_interval` may go.
     hold_until: Option<u64>,
-    /// The clock of the pass running (the time of what the flight recorder records in it).
+    /// The clock of the pass running (the time of what the flight recorder records in it, and of the stops
+    /// written outside the drive: removal, exit).
     pass_ns: u64,
+    /// Robots whose running controller a replay stops in this pass as the recorded run's budget did (bit per
+    /// robot; always 0 outside a replay).
+    forced_stops: u64,
 }
 
 impl std::fmt::Debug for RtLoop {
@@ -301,6 +306,7 @@ impl RtLoop {
             waiter,
             hold_until: None,
             pass_ns: 0,
+            forced_stops: 0,
         }
     }
 
@@ -437,10 +443,17 @@ impl RtLoop {
     /// benchmarks and tests; free-running mode runs it): every live link is read whether its
     /// descriptor is readable or not, then the periodic duties.
     pub fn cycle(&mut self, now_ns: u64) {
+        self.cycle_with(now_ns, |rt| {
+            for i in 0..rt.slots.slots.len() {
+                rt.read_link(i, usize::MAX, now_ns);
+            }
+        });
+    }
+
+    /// A free-running cycle whose link reads are `read` (the links, or a replay's frames).
+    fn cycle_with(&mut self, now_ns: u64, read: impl FnOnce(&mut Self)) {
         self.accept_links();
-        for i in 0..self.slots.slots.len() {
-            self.read_link(i, usize::MAX, now_ns);
-        }
+        read(self);
         self.exchange(now_ns);
         self.periodic_duties(now_ns);
         self.wake_nrt();
@@ -448,16 +461,23 @@ impl RtLoop {
 
     /// The periodic cycle of the waiting loop at `now_ns` (`ready`: what its wait found).
     fn periodic(&mut self, now_ns: u64, ready: Ready) {
+        self.periodic_with(now_ns, ready.wake, |rt| {
+            rt.read_ready(ready.links, now_ns);
+            for i in 0..rt.slots.slots.len() {
+                if rt.waiter.polled(i) && !rt.waiter.muted(i) {
+                    rt.read_link(i, usize::MAX, now_ns);
+                }
+            }
+        });
+    }
+
+    /// The periodic cycle whose link reads are `read`.
+    fn periodic_with(&mut self, now_ns: u64, wake: bool, read: impl FnOnce(&mut Self)) {
         self.accept_links();
-        if ready.wake {
+        if wake {
             self.ends.rt_drain_wake();
         }
-        self.read_ready(ready.links, now_ns);
-        for i in 0..self.slots.slots.len() {
-            if self.waiter.polled(i) && !self.waiter.muted(i) {
-                self.read_link(i, usize::MAX, now_ns);
-            }
-        }
+        read(self);
         self.exchange(now_ns);
         self.periodic_duties(now_ns);
         self.wake_nrt();
@@ -465,11 +485,16 @@ impl RtLoop {
 
     /// An I/O wake-up at `now_ns` between two deadlines.
     fn io_wake(&mut self, now_ns: u64, ready: Ready) {
+        self.io_wake_with(now_ns, ready, |rt| rt.read_ready(ready.links, now_ns));
+    }
+
+    /// An I/O wake-up whose link reads are `read`.
+    fn io_wake_with(&mut self, now_ns: u64, ready: Ready, read: impl FnOnce(&mut Self)) {
         if ready.wake {
             // Before the rings are read: a ring after this is a new wake-up.
             self.ends.rt_drain_wake();
         }
-        self.read_ready(ready.links, now_ns);
+        read(self);
         if ready.wake || ready.timer || ready.signal {
             // NRT input (set-points, commands, owner requests: any robot), or a held-back change's deadline
             self.exchange(now_ns);
@@ -479,7 +504,7 @@ impl RtLoop {
             self.apply_commands();
             self.apply_outgoing();
             self.drive_touched(now_ns);
-            self.slots.flush_all(&mut self.stats.cmd_to_wire);
+            self.flush_links();
         }
         self.forget_dead_links();
         self.wake_nrt();
@@ -491,7 +516,7 @@ impl RtLoop {
         self.apply_commands();
         self.apply_outgoing();
         self.drive_robots(now_ns);
-        self.slots.flush_all(&mut self.stats.cmd_to_wire);
+        self.flush_links();
     }
 
     /// What only the periodic cycle does: hand dead links back, resolve quiet links, start the

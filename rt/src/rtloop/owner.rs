@@ -26,7 +26,7 @@ use super::RtLoop;
 use crate::clock::monotonic_ns;
 use crate::controllers::{Reflexes, RobotView};
 use crate::mapping::units_to_si;
-use handoff::{JointStateSample, OwnerId, RobotId, RtEvent, WheelCommand};
+use handoff::{JointStateSample, OwnerId, RecInput, RobotId, RtEvent, WheelCommand};
 
 /// One robot slot's owner state.
 #[derive(Debug, Clone, Copy, Default)]
@@ -238,7 +238,15 @@ impl RtLoop {
                     let cmd = c.update(view);
                     let dt = monotonic_ns().saturating_sub(t0);
                     let streak = &mut self.owners[i].streak;
-                    if self.stats.controllers.record_update(k, dt, streak) {
+                    let over = self.stats.controllers.record_update(k, dt, streak);
+                    // a replay repeats the recorded run's decisions (its timings are not this run's)
+                    let forced = self.forced_stops & (1 << i) != 0;
+                    if over || forced {
+                        self.forced_stops &= !(1 << i);
+                        self.ends.rt_recorder().rt_input(RecInput::BudgetStop {
+                            robot: id,
+                            controller: k as u8,
+                        });
                         self.stop_over_budget(i, dt, view.now_ns);
                         // zero speed in this very cycle
                         WheelCommand::Stop

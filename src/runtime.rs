@@ -135,6 +135,46 @@ impl ControllerPort for Cliff {
     }
 }
 
+/// The RT filters every owner's command goes through, with their start parameters from `config`: the obstacle
+/// stop then the cliff stop (both only ever remove forward motion); their NRT ends (live parameters, edges) for the
+/// engine to pump. They always run in the RT cycle (disabled unless configured) so that they can be turned on live.
+/// A replay builds the same.
+pub fn rt_filters(
+    config: &Config,
+) -> (
+    Vec<Box<dyn rt::controllers::Filter>>,
+    impl ControllerPort,
+    impl ControllerPort,
+) {
+    let current = reflex_params(&config.driver.obstacle_stop);
+    let (events_rt, events) = publisher(64);
+    let (params_rt, params) = latest(current);
+    let reflex: Box<dyn rt::controllers::Filter> = Box::new(
+        ObstacleStop::new(current)
+            .with_live_params(params_rt)
+            .with_events(events_rt),
+    );
+    let reflex_port = Reflex {
+        events,
+        params,
+        current,
+    };
+    let current = cliff_params(&config.driver.cliff_stop);
+    let (events_rt, events) = publisher(64);
+    let (params_rt, params) = latest(current);
+    let cliff: Box<dyn rt::controllers::Filter> = Box::new(
+        CliffStop::new(current)
+            .with_live_params(params_rt)
+            .with_events(events_rt),
+    );
+    let cliff_port = Cliff {
+        events,
+        params,
+        current,
+    };
+    (vec![reflex, cliff], reflex_port, cliff_port)
+}
+
 /// The RT form of `cliff_stop.*`.
 fn cliff_params(c: &nrt_engine::thymio::params::CliffStopConfig) -> CliffStopParams {
     CliffStopParams {
@@ -309,43 +349,11 @@ impl Runtime {
         }
         let mut engine = Engine::new(engine_config, nrt_ends)?;
         engine.set_rt_rings(config.rt.wake_nrt);
-        // The reflex always runs in the RT cycle (disabled unless configured) so that it can be
-        // turned on live.
-        let current = reflex_params(&config.driver.obstacle_stop);
-        let (events_rt, events) = publisher(64);
-        let (params_rt, params) = latest(current);
-        let reflex: Box<dyn rt::controllers::Filter> = Box::new(
-            ObstacleStop::new(current)
-                .with_live_params(params_rt)
-                .with_events(events_rt),
-        );
-        engine.attach_controller(Box::new(Reflex {
-            events,
-            params,
-            current,
-        }));
-        // The cliff reflex likewise, after the obstacle stop (both only ever remove forward motion).
-        let current = cliff_params(&config.driver.cliff_stop);
-        let (events_rt, events) = publisher(64);
-        let (params_rt, params) = latest(current);
-        let cliff: Box<dyn rt::controllers::Filter> = Box::new(
-            CliffStop::new(current)
-                .with_live_params(params_rt)
-                .with_events(events_rt),
-        );
-        engine.attach_controller(Box::new(Cliff {
-            events,
-            params,
-            current,
-        }));
-        let rt = rt::rtloop::spawn(
-            rt_config(config),
-            rt_ends,
-            rt_port,
-            controllers,
-            vec![reflex, cliff],
-        )
-        .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
+        let (filters, reflex, cliff) = rt_filters(config);
+        engine.attach_controller(Box::new(reflex));
+        engine.attach_controller(Box::new(cliff));
+        let rt = rt::rtloop::spawn(rt_config(config), rt_ends, rt_port, controllers, filters)
+            .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
         let connector =
             spawn_connector(ConnectorConfig::default(), specs, pipes, port).map_err(|error| {
                 RuntimeError::Thread {

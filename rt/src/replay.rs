@@ -6,7 +6,8 @@
 //! outputs are taken from its own flight recorder) — then runs the pass with its recorded frames and clock.
 //!
 //! ```
-//! use rt::replay::{Record, Replayer};
+//! use rt::replay::Replayer;
+//! use handoff::Record;
 //! use rt::controllers::RtControllers;
 //! use rt::rtloop::RtConfig;
 //! use handoff::{PassKind, RecInput};
@@ -24,45 +25,9 @@ use crate::rtloop::replay::{FrameFeed, ReplayFrame, ReplayPass};
 use crate::rtloop::{RtConfig, RtLoop};
 use handoff::{
     channels, ChannelConfig, FrameDir, LinkKind, LinkTarget, NrtEnds, NrtOdomOut, NrtRecording,
-    OdomHandoff, RecInput, RecordRings,
+    OdomHandoff, RecInput, Record, RecordRings,
 };
 use std::time::Duration;
-
-/// One record of a recording, owned.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Record {
-    /// An input the RT thread took.
-    Input {
-        /// Record order.
-        seq: u64,
-        /// The input.
-        input: RecInput,
-    },
-    /// A frame it read, wrote or took from NRT.
-    Frame {
-        /// Record order.
-        seq: u64,
-        /// Direction.
-        dir: FrameDir,
-        /// Link slot (0xFF: every link).
-        link: u8,
-        /// Read (wake-up) or queue time.
-        t_ns: u64,
-        /// Decode time (frames read).
-        decoded_ns: u64,
-        /// Header and payload.
-        bytes: Vec<u8>,
-    },
-}
-
-impl Record {
-    /// Its place in the record order.
-    pub fn seq(&self) -> u64 {
-        match self {
-            Record::Input { seq, .. } | Record::Frame { seq, .. } => *seq,
-        }
-    }
-}
 
 /// A frame the loop queued to a link (`link`: its slot, 0xFF for every link).
 #[derive(Debug, Clone, PartialEq, Eq)]

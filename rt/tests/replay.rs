@@ -4,6 +4,7 @@
 //! loop replayed on the records writes the same frames at the same recorded times and hands out the same
 //! odometry, bit for bit; a recording with one set-point changed does not.
 
+use handoff::Record;
 use handoff::{
     channels, AxisLimits, ChannelConfig, FrameDir, JointCommand, MotionLimits, NodeId, OdomHandoff,
     OwnerId, RecordRings, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
@@ -13,7 +14,7 @@ use msgs::wire::{kind, Message, Words, MAX_FRAME};
 use rt::controllers::Registry;
 use rt::link::{Link, PipeLink};
 use rt::link_port::link_port;
-use rt::replay::{exit_index, first_frame_difference, OutFrame, Record, Replayer};
+use rt::replay::{exit_index, first_frame_difference, OutFrame, Replayer};
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -182,6 +182,42 @@ pub struct RecEntry {
     pub input: RecInput,
 }
 
+/// One record of a recording, owned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// An input the RT thread took.
+    Input {
+        /// Record order.
+        seq: u64,
+        /// The input.
+        input: RecInput,
+    },
+    /// A frame it read, wrote or took from NRT.
+    Frame {
+        /// Record order.
+        seq: u64,
+        /// Direction.
+        dir: FrameDir,
+        /// Link slot (0xFF: every link).
+        link: u8,
+        /// Read (wake-up) or queue time.
+        t_ns: u64,
+        /// Decode time (frames read).
+        decoded_ns: u64,
+        /// Header and payload.
+        bytes: Vec<u8>,
+    },
+}
+
+impl Record {
+    /// Its place in the record order.
+    pub fn seq(&self) -> u64 {
+        match self {
+            Record::Input { seq, .. } | Record::Frame { seq, .. } => *seq,
+        }
+    }
+}
+
 /// A recorded frame as the NRT side sees it (borrowed until the next pop).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecFrame<'a> {
@@ -197,6 +233,29 @@ pub struct RecFrame<'a> {
     pub decoded_ns: u64,
     /// Header + payload.
     pub bytes: &'a [u8],
+}
+
+impl RecFrame<'_> {
+    /// The owned record.
+    pub fn to_record(&self) -> Record {
+        Record::Frame {
+            seq: self.seq,
+            dir: self.dir,
+            link: self.link,
+            t_ns: self.t_ns,
+            decoded_ns: self.decoded_ns,
+            bytes: self.bytes.to_vec(),
+        }
+    }
+}
+
+impl From<RecEntry> for Record {
+    fn from(e: RecEntry) -> Record {
+        Record::Input {
+            seq: e.seq,
+            input: e.input,
+        }
+    }
 }
 
 /// Ring sizes of [`record_rings`].

@@ -8,6 +8,7 @@
 //! finish`] reports the error. The RT side never waits for the recorder: a full ring drops and counts.
 
 pub mod outputs;
+pub mod read;
 pub mod rt_channels;
 
 use crate::{RecordError, RecordLimits, RecordSummary, Recording};
@@ -25,6 +26,8 @@ use std::time::{Duration, Instant};
 
 /// How often the thread takes the rings (they hold about a second of a busy robot).
 const DRAIN_PERIOD: Duration = Duration::from_millis(10);
+/// How often the open chunk is written out.
+const FLUSH_PERIOD: Duration = Duration::from_secs(1);
 /// How long [`FlightRecorder::finish`] waits for the RT thread to end (its last records: the exit stops).
 const FINISH_WAIT: Duration = Duration::from_secs(3);
 /// How often the front end looks for changed odometry settings (live parameters).
@@ -198,6 +201,7 @@ fn run(
 ) -> FlightSummary {
     let mut error = Stop(None);
     let mut finish_by: Option<Instant> = None;
+    let mut next_flush = Instant::now() + FLUSH_PERIOD;
     loop {
         let ended = recording.nrt_peer_gone();
         while let Some(e) = recording.nrt_pop_input() {
@@ -209,6 +213,7 @@ fn run(
         if let Some(o) = odometry.as_mut() {
             let robots = shared.robots();
             while let Some(h) = o.nrt_pop() {
+                error.run(|| channels.odometry(&mut rec, &h));
                 if let Some(r) = robots.get(&h.sample.robot) {
                     error.run(|| outputs.odometry(&mut rec, r, &h));
                 }
@@ -217,6 +222,11 @@ fn run(
         }
         if ended {
             break;
+        }
+        if Instant::now() >= next_flush {
+            // what was recorded is on disk within this (a crash loses at most the last FLUSH_PERIOD)
+            next_flush = Instant::now() + FLUSH_PERIOD;
+            error.run(|| rec.flush());
         }
         if shared.finish.load(Ordering::Relaxed) {
             let by = *finish_by.get_or_insert_with(|| Instant::now() + FINISH_WAIT);

@@ -26,6 +26,15 @@ pub enum ReadError {
         /// The reader's error.
         source: mcap::McapError,
     },
+    /// Chunks compressed by another tool (the recorder writes none; decompressing needs C libraries the driver
+    /// does not link).
+    #[error("{path:?} has chunks compressed with {compression}, which replay does not read: write an uncompressed copy first (e.g. the mcap CLI: mcap compress --compression none)")]
+    Compressed {
+        /// The file.
+        path: PathBuf,
+        /// The compression.
+        compression: String,
+    },
     /// A record of the RT thread that does not decode.
     #[error("{path:?}: a message on {topic} does not decode: {source}")]
     Decode {
@@ -119,9 +128,15 @@ fn read_file(path: &Path, out: &mut Loaded) -> Result<(), ReadError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let mcap_err = |source| ReadError::Mcap {
-        path: path.to_path_buf(),
-        source,
+    let mcap_err = |source| match source {
+        mcap::McapError::UnsupportedCompression(c) => ReadError::Compressed {
+            path: path.to_path_buf(),
+            compression: c,
+        },
+        source => ReadError::Mcap {
+            path: path.to_path_buf(),
+            source,
+        },
     };
     if out.metadata.is_empty() {
         for r in mcap::read::LinearReader::new(&bytes).map_err(mcap_err)? {

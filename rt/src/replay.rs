@@ -91,6 +91,15 @@ impl std::fmt::Debug for Replayer {
     }
 }
 
+impl Drop for Replayer {
+    fn drop(&mut self) {
+        // the loop's recorder was installed on this thread by the replay
+        if self.begun {
+            drop(handoff::rt_uninstall());
+        }
+    }
+}
+
 impl Replayer {
     /// A loop configured as the recorded one (`cfg`, `robots` slots, the same controllers and filters with their
     /// start parameters). Its budget decisions are the recording's (`controller_budget` is ignored).

@@ -292,6 +292,8 @@ struct Drops {
 #[derive(Debug, Default)]
 pub struct RtRecorder {
     on: Option<RtRings>,
+    /// The controller running (robot slot, registry index): see [`rt_set_context`].
+    context: (RobotId, u8),
 }
 
 #[derive(Debug)]
@@ -345,6 +347,7 @@ pub fn record_rings(sizes: RecordRings) -> (RtRecorder, NrtRecording) {
                 seq: 0,
                 drops: drops.clone(),
             }),
+            context: (RobotId(0), 0),
         },
         NrtRecording {
             inputs: ic,
@@ -355,10 +358,59 @@ pub fn record_rings(sizes: RecordRings) -> (RtRecorder, NrtRecording) {
     )
 }
 
+thread_local! {
+    /// The recorder of the RT thread running on this thread (installed by the RT loop for its run, or by a
+    /// replay), so that every place the thread takes an input — live values, rings, a controller's endpoints —
+    /// records it where it takes it. Off elsewhere.
+    static RT_RECORDER: std::cell::RefCell<RtRecorder> = const {
+        std::cell::RefCell::new(RtRecorder { on: None, context: (RobotId(0), 0) })
+    };
+}
+
+/// Installs `recorder` as this thread's (the RT thread, before its loop); returns the one it replaces. Its first
+/// use on a thread may register the thread-local's destructor (an allocation): install before counting them.
+pub fn rt_install(recorder: RtRecorder) -> RtRecorder {
+    RT_RECORDER.with_borrow_mut(|r| std::mem::replace(r, recorder))
+}
+
+/// Takes this thread's recorder back (leaving it off).
+pub fn rt_uninstall() -> RtRecorder {
+    rt_install(RtRecorder::off())
+}
+
+/// Records an input with this thread's recorder (nothing when it is off).
+pub fn rt_record(input: RecInput) {
+    RT_RECORDER.with_borrow_mut(|r| r.rt_input(input));
+}
+
+/// Records a frame with this thread's recorder (see [`RtRecorder::rt_frame`]).
+pub fn rt_record_frame(dir: FrameDir, link: u8, t_ns: u64, decoded_ns: u64, bytes: &[u8]) {
+    RT_RECORDER.with_borrow_mut(|r| r.rt_frame(dir, link, t_ns, decoded_ns, bytes));
+}
+
+/// Says which robot's controller (registry index) the RT thread runs now: what a controller's endpoints record is
+/// theirs.
+pub fn rt_set_context(robot: RobotId, controller: u8) {
+    RT_RECORDER.with_borrow_mut(|r| r.context = (robot, controller));
+}
+
+/// The controller the RT thread runs now (see [`rt_set_context`]).
+pub fn rt_context() -> (RobotId, u8) {
+    RT_RECORDER.with_borrow(|r| r.context)
+}
+
+/// Whether this thread records.
+pub fn rt_recording() -> bool {
+    RT_RECORDER.with_borrow(|r| r.on.is_some())
+}
+
 impl RtRecorder {
     /// A recorder that records nothing (every call returns at once).
-    pub fn off() -> RtRecorder {
-        RtRecorder { on: None }
+    pub const fn off() -> RtRecorder {
+        RtRecorder {
+            on: None,
+            context: (RobotId(0), 0),
+        }
     }
 
     /// Whether it records.

@@ -12,9 +12,7 @@ impl RtLoop {
     fn queue_robot_frame(&mut self, link: Option<LinkId>, n: usize) -> bool {
         let frame = &self.frame[..n];
         let to = link.map_or(LinkTarget::All, LinkTarget::One).to_byte();
-        self.ends
-            .rt_recorder()
-            .rt_frame(FrameDir::Out, to, self.pass_ns, self.pass_ns, frame);
+        handoff::rt_record_frame(FrameDir::Out, to, self.pass_ns, self.pass_ns, frame);
         match link {
             Some(l) => match self.slots.queue(l, frame) {
                 Ok(()) => true,

@@ -33,7 +33,7 @@ impl RtLoop {
         let start_ns = monotonic_ns;
         // the flight recorder: what follows is the exit sequence (not a pass; a replay ends here)
         self.pass_ns = start_ns();
-        self.ends.rt_recorder().rt_input(handoff::RecInput::Exit {
+        handoff::rt_record(handoff::RecInput::Exit {
             now_ns: self.pass_ns,
         });
         for i in 0..self.robots.len() {

@@ -27,8 +27,7 @@ pub(super) fn handle_frame(
     t_ns: u64,
     frame: &Frame<'_>,
 ) {
-    ends.rt_recorder()
-        .rt_frame(FrameDir::In, link.0, wire_ns, t_ns, frame.raw());
+    handoff::rt_record_frame(FrameDir::In, link.0, wire_ns, t_ns, frame.raw());
     handle_frame_inner(
         ends, robots, index, touched, stats, link, wire_ns, t_ns, frame,
     );
@@ -101,7 +100,7 @@ impl RtLoop {
             };
             match self.slots.attach(offer.target, offer.link) {
                 Ok(link) => {
-                    self.ends.rt_recorder().rt_input(RecInput::LinkAttached {
+                    handoff::rt_record(RecInput::LinkAttached {
                         link,
                         target: offer.target,
                     });
@@ -146,7 +145,7 @@ impl RtLoop {
         });
         if !was_dead && slots.slots.get(i).is_some_and(|s| s.dead.is_some()) {
             // the flight recorder: the moment the link died (a replay marks it dead at the same point)
-            ends.rt_recorder().rt_input(RecInput::LinkLost {
+            handoff::rt_record(RecInput::LinkLost {
                 link: LinkId(i as u8),
                 writing: false,
             });
@@ -240,7 +239,7 @@ impl RtLoop {
                 Some(Ok(x)) => x,
             };
             let frame = &self.frame[..n];
-            self.ends.rt_recorder().rt_frame(
+            handoff::rt_record_frame(
                 FrameDir::FromNrt,
                 target.to_byte(),
                 self.pass_ns,
@@ -271,7 +270,7 @@ impl RtLoop {
         self.slots.flush_all(&mut self.stats.cmd_to_wire);
         for (i, s) in self.slots.slots.iter().enumerate() {
             if alive & (1 << i) != 0 && s.dead.is_some() {
-                self.ends.rt_recorder().rt_input(RecInput::LinkLost {
+                handoff::rt_record(RecInput::LinkLost {
                     link: LinkId(i as u8),
                     writing: true,
                 });

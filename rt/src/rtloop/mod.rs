@@ -331,6 +331,9 @@ impl RtLoop {
     /// Runs on the calling thread until a stop condition; sends zero speeds before returning.
     pub fn run(mut self) -> RtExit {
         let (setup, _dma) = sched::setup_current_thread(&self.cfg.setup);
+        // the flight recorder (off unless asked for) on this thread, before allocations count: every place the
+        // thread takes an input records it there
+        handoff::rt_install(self.ends.rt_take_recorder().unwrap_or_default());
         self.push_event(RtEvent::Started(setup));
         self.wake_nrt();
         alloc::mark_current_thread_rt(true);
@@ -345,6 +348,8 @@ impl RtLoop {
         self.stop_robots();
         let stats = self.finish(reason);
         alloc::mark_current_thread_rt(false);
+        // its rings abandoned: the recorder's NRT side takes what is left and closes the file
+        drop(handoff::rt_uninstall());
         self.into_exit(reason, setup, stats)
     }
 
@@ -416,7 +421,7 @@ impl RtLoop {
     /// A pass begins at `now_ns` (the flight recorder's record of it; its inputs follow).
     fn begin_pass(&mut self, kind: PassKind, now_ns: u64, ready: Ready) {
         self.pass_ns = now_ns;
-        self.ends.rt_recorder().rt_input(RecInput::Pass {
+        handoff::rt_record(RecInput::Pass {
             kind,
             now_ns,
             wake: ready.wake,

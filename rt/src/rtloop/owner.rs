@@ -243,7 +243,7 @@ impl RtLoop {
                     let forced = self.forced_stops & (1 << i) != 0;
                     if over || forced {
                         self.forced_stops &= !(1 << i);
-                        self.ends.rt_recorder().rt_input(RecInput::BudgetStop {
+                        handoff::rt_record(RecInput::BudgetStop {
                             robot: id,
                             controller: k as u8,
                         });

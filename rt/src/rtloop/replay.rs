@@ -50,6 +50,8 @@ impl RtLoop {
     /// `start_ns`, no thread setup.
     pub fn replay_begin(&mut self, start_ns: u64) {
         self.stats.start(start_ns, handoff::SchedulerMode::Fallback);
+        // the replay records as the RT thread did (its outputs are what it compares)
+        handoff::rt_install(self.ends.rt_take_recorder().unwrap_or_default());
     }
 
     /// Marks link slot `link` dead as the recorded run found it (between passes: it died writing).

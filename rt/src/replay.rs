@@ -24,8 +24,9 @@ use crate::link_port::{link_port, NrtLinkPort};
 use crate::rtloop::replay::{FrameFeed, ReplayFrame, ReplayPass};
 use crate::rtloop::{RtConfig, RtLoop};
 use handoff::{
-    channels, ChannelConfig, FrameDir, LinkKind, LinkTarget, NrtEnds, NrtOdomOut, NrtRecording,
-    OdomHandoff, RecInput, Record, RecordRings,
+    channels, ChannelConfig, FrameDir, LinkKind, LinkTarget, MsgCtx, NrtCalibrationPort,
+    NrtControl, NrtControllerPorts, NrtEndpoint, NrtEnds, NrtGoalPort, NrtMessagePort, NrtOdomOut,
+    NrtRecording, OdomHandoff, RecInput, Record, RecordRings, RobotId,
 };
 use std::time::Duration;
 
@@ -56,6 +57,9 @@ pub struct ReplayOutput {
     /// Inputs that could not be put back (a value the live parameters refuse), with why: none in a recording
     /// of this driver.
     pub refused: Vec<String>,
+    /// The first record of a value the recording does not hold (a controller's endpoint of its own message
+    /// type): the replay is exact up to there only.
+    pub unrecorded: Option<u64>,
 }
 
 /// A link that takes every byte and reads none (the replay's loop writes to it; its outputs are recorded).
@@ -83,6 +87,11 @@ pub struct Replayer {
     odometry: NrtOdomOut,
     begun: bool,
     refused: Vec<String>,
+    /// The controllers' NRT halves (their endpoints, parameters, goal and calibration ports), to put back what
+    /// they took ([`Replayer::with_control`]).
+    control: Option<NrtControl>,
+    /// The first record of a value the recording could not hold (a controller's own message type).
+    unrecorded: Option<u64>,
 }
 
 impl std::fmt::Debug for Replayer {
@@ -135,7 +144,17 @@ impl Replayer {
             odometry,
             begun: false,
             refused: Vec::new(),
+            control: None,
+            unrecorded: None,
         }
+    }
+
+    /// The NRT halves of the controllers given to [`Replayer::new`] (from the same `instantiate`), through which
+    /// what the controllers took from ROS (topics, service requests, parameters, goals, calibration runs) is put
+    /// back; without them those inputs are refused (listed in [`ReplayOutput::refused`]).
+    pub fn with_control(mut self, control: NrtControl) -> Replayer {
+        self.control = Some(control);
+        self
     }
 
     /// Replays `records` (sorted by `seq`; what comes after the last pass — the exit sequence — is not replayed).
@@ -205,7 +224,12 @@ impl Replayer {
             }
             // in it, in the recorded order: frames read, and NRT's inputs put back where they were taken
             let Replayer {
-                rt, nrt, refused, ..
+                rt,
+                nrt,
+                refused,
+                control,
+                unrecorded,
+                ..
             } = self;
             rt.replay_pass(&pass, |feed| {
                 for r in group {
@@ -226,8 +250,14 @@ impl Replayer {
                                 bytes,
                             });
                         }
+                        Record::Input {
+                            input: RecInput::Unrecorded { .. },
+                            seq,
+                        } => {
+                            unrecorded.get_or_insert(*seq);
+                        }
                         _ => {
-                            if let Err(why) = put_back(nrt, feed, r) {
+                            if let Err(why) = put_back(nrt, control.as_mut(), feed, r) {
                                 refused.push(format!("record {}: {why}", r.seq()));
                             }
                         }
@@ -251,6 +281,7 @@ impl Replayer {
             out.passes += 1;
             self.collect(&mut out);
             out.refused.append(&mut self.refused);
+            out.unrecorded = out.unrecorded.or(self.unrecorded);
         }
         out
     }
@@ -276,12 +307,44 @@ impl Replayer {
         while self.nrt.nrt_pop_event().is_some() {}
         let _ = self.nrt.nrt_take_stats();
         while self.port.nrt_take_returned().is_some() {}
+        // what the controllers answered and published (a full queue would change nothing but its drop count)
+        for p in self.control.iter_mut().flat_map(|c| c.ports.iter_mut()) {
+            let ctx = MsgCtx::new(handoff::NodeId(0), p.robot);
+            for e in p.endpoints.iter_mut() {
+                match e {
+                    NrtEndpoint::Publisher { nrt, .. } => {
+                        nrt.nrt_drain(|_| {});
+                    }
+                    NrtEndpoint::Service { nrt, .. } => while nrt.nrt_poll_response().is_some() {},
+                    NrtEndpoint::Subscriber { .. } => {}
+                    NrtEndpoint::Message { port, .. } => match port {
+                        NrtMessagePort::Publisher(d) => {
+                            d.nrt_drain(&ctx, &mut |_| {});
+                        }
+                        NrtMessagePort::Service(c) => while c.nrt_poll_response(&ctx).is_some() {},
+                        NrtMessagePort::Subscriber(_) => {}
+                    },
+                }
+            }
+            if let Some(x) = p.private.as_mut() {
+                if let Some(g) = x.0.downcast_mut::<NrtGoalPort>() {
+                    while g.nrt_next_report().is_some() {}
+                } else if let Some(c) = x.0.downcast_mut::<NrtCalibrationPort>() {
+                    while c.nrt_next_report().is_some() {}
+                }
+            }
+        }
     }
 }
 
 /// Puts back what the recorded pass took from NRT at this point (commands and frames on the rings, live values
 /// in the cells, a lost link marked dead).
-fn put_back(nrt: &mut NrtEnds, feed: &mut FrameFeed<'_>, r: &Record) -> Result<(), String> {
+fn put_back(
+    nrt: &mut NrtEnds,
+    control: Option<&mut NrtControl>,
+    feed: &mut FrameFeed<'_>,
+    r: &Record,
+) -> Result<(), String> {
     let params = nrt.nrt_params().clone();
     let e = |e: handoff::ParamError| e.to_string();
     match r {
@@ -331,14 +394,98 @@ fn put_back(nrt: &mut NrtEnds, feed: &mut FrameFeed<'_>, r: &Record) -> Result<(
                 feed.link_lost(link);
                 Ok(())
             }
+            RecInput::Topic {
+                robot,
+                controller,
+                endpoint,
+                value,
+            } => match port(control, robot, controller)?
+                .endpoints
+                .get_mut(endpoint as usize)
+            {
+                Some(NrtEndpoint::Subscriber { nrt, .. }) => {
+                    nrt.nrt_store(value);
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "controller {controller} of robot {} has no subscriber {endpoint}",
+                    robot.0
+                )),
+            },
+            RecInput::ServiceRequest {
+                robot,
+                controller,
+                endpoint,
+                request,
+            } => match port(control, robot, controller)?
+                .endpoints
+                .get_mut(endpoint as usize)
+            {
+                Some(NrtEndpoint::Service { nrt, .. }) => {
+                    nrt.nrt_call(request).map(|_| ()).map_err(|e| e.to_string())
+                }
+                _ => Err(format!(
+                    "controller {controller} of robot {} has no service {endpoint}",
+                    robot.0
+                )),
+            },
+            RecInput::Params {
+                robot,
+                controller,
+                values,
+            } => {
+                port(control, robot, controller)?
+                    .params
+                    .nrt_store_all(values);
+                Ok(())
+            }
+            RecInput::Goal {
+                robot,
+                controller,
+                command,
+            } => private::<NrtGoalPort>(port(control, robot, controller)?)?
+                .nrt_send(command)
+                .map_err(|e| e.to_string()),
+            RecInput::CalibrationRun {
+                robot,
+                controller,
+                command,
+            } => private::<NrtCalibrationPort>(port(control, robot, controller)?)?
+                .nrt_send(command)
+                .map_err(|e| e.to_string()),
             // put back before the pass, or not inputs
-            RecInput::LinkAttached { .. }
+            RecInput::Unrecorded { .. }
+            | RecInput::LinkAttached { .. }
             | RecInput::LinkLost { writing: true, .. }
             | RecInput::BudgetStop { .. }
             | RecInput::Pass { .. }
             | RecInput::Exit { .. } => Ok(()),
         },
     }
+}
+
+/// The ports of controller `controller` (registry index) of `robot`.
+fn port(
+    control: Option<&mut NrtControl>,
+    robot: RobotId,
+    controller: u8,
+) -> Result<&mut NrtControllerPorts, String> {
+    let control = control.ok_or("no controller ports were given to the replay")?;
+    control
+        .ports
+        .iter_mut()
+        .filter(|p| p.robot == robot)
+        .nth(controller as usize)
+        .ok_or_else(|| format!("robot {} has no controller {controller}", robot.0))
+}
+
+/// A controller's private port of type `T` (a goal port, the calibration port).
+fn private<T: 'static>(p: &mut NrtControllerPorts) -> Result<&mut T, String> {
+    let name = p.controller;
+    p.private
+        .as_mut()
+        .and_then(|x| x.0.downcast_mut::<T>())
+        .ok_or_else(|| format!("controller {name} has no such private port"))
 }
 
 /// Where the exit sequence of a recording begins (its [`RecInput::Exit`] marker; the end if none).

@@ -9,6 +9,7 @@ use handoff::{
     channels, AxisLimits, ChannelConfig, FrameDir, JointCommand, MotionLimits, NodeId, OdomHandoff,
     OwnerId, RecordRings, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
 };
+use handoff::{NrtEndpoint, Pose2, RosValue};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{kind, Message, Words, MAX_FRAME};
 use rt::controllers::Registry;
@@ -50,7 +51,7 @@ fn robot(mut link: PipeLink, stop: Arc<AtomicBool>, pace: Duration) {
                 args: Words::from_slice(&args),
             },
         );
-        if k % 4 == 0 {
+        if k.is_multiple_of(4) {
             let near = if k % 64 < 8 { 3000 } else { 100 };
             let prox = [0, 50, near, 80, 0, 0, 0];
             frame(
@@ -138,7 +139,7 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
         config,
     })
     .unwrap();
-    let (controllers, _control) = Registry::shipped().instantiate(2).unwrap();
+    let (controllers, mut control) = Registry::shipped().instantiate(2).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let robot = {
         let stop = stop.clone();
@@ -175,7 +176,7 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
         while let Some(ev) = nrt.nrt_pop_event() {
             exited |= matches!(ev, RtEvent::Exiting { .. });
         }
-        if k % 7 == 0 {
+        if k.is_multiple_of(7) {
             let v = [0.05, 0.12, 0.0, -0.04][(k / 7 % 4) as usize];
             let twist = Twist2 {
                 linear: v,
@@ -185,15 +186,22 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
                 .nrt_set_cmd_vel_at(RobotId(0), twist, handoff::monotonic_ns())
                 .unwrap();
         }
-        if k % 90 == 0 {
-            let owner =
-                [OwnerId::controller(0), OwnerId::JOINT, OwnerId::ROS][(k / 90 % 3) as usize];
+        controllers_from_ros(&mut control, k);
+        if k.is_multiple_of(90) {
+            // line_follower, go_to_pose, joint, drive_distance, ros
+            let owner = [
+                OwnerId::controller(0),
+                OwnerId::controller(1),
+                OwnerId::JOINT,
+                OwnerId::controller(3),
+                OwnerId::ROS,
+            ][(k / 90 % 5) as usize];
             params.nrt_request_owner(RobotId(0), owner).unwrap();
             params
                 .nrt_set_motion_limits(RobotId(0), limits(0.05 + (k % 4) as f64 * 0.03))
                 .unwrap();
         }
-        if k % 11 == 0 {
+        if k.is_multiple_of(11) {
             let w = (k % 9) as f64 - 4.0;
             params
                 .nrt_set_joint_command_at(
@@ -203,8 +211,10 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
                 )
                 .unwrap();
         }
-        if k % 200 == 0 {
-            params.nrt_set_held(RobotId(0), k % 400 == 0).unwrap();
+        if k.is_multiple_of(200) {
+            params
+                .nrt_set_held(RobotId(0), k.is_multiple_of(400))
+                .unwrap();
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -236,6 +246,65 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
     (records, odometry)
 }
 
+/// What ROS would hand robot 0's controllers: go_to_pose's goal (topic) and set_goal (service), line_follower's
+/// first parameter, drive_distance's goals (its goal port) — and what they answer, taken.
+fn controllers_from_ros(control: &mut handoff::NrtControl, k: u64) {
+    let mine = control.ports.iter_mut().filter(|p| p.robot == RobotId(0));
+    for (i, port) in mine.enumerate() {
+        for e in port.endpoints.iter_mut() {
+            match e {
+                NrtEndpoint::Subscriber { nrt, .. } if k.is_multiple_of(45) => {
+                    let x = (k % 7) as f64 * 0.05;
+                    nrt.nrt_store(RosValue::Pose2D(Pose2 {
+                        x,
+                        y: 0.1,
+                        theta: 0.5,
+                    }));
+                }
+                NrtEndpoint::Service { nrt, .. } => {
+                    if k.is_multiple_of(60) {
+                        let _ = nrt.nrt_call(RosValue::Pose2D(Pose2 {
+                            x: -0.2,
+                            y: 0.0,
+                            theta: 0.0,
+                        }));
+                    }
+                    while nrt.nrt_poll_response().is_some() {}
+                }
+                NrtEndpoint::Publisher { nrt, .. } => {
+                    nrt.nrt_drain(|_| {});
+                }
+                _ => {}
+            }
+        }
+        if i == 0 && k.is_multiple_of(70) {
+            if let Some(d) = port.params.decls().first().copied() {
+                port.params
+                    .nrt_set(d.name, d.min + (d.max - d.min) * (k % 5) as f64 / 5.0)
+                    .unwrap();
+            }
+        }
+        if let Some(g) = port
+            .private
+            .as_mut()
+            .and_then(|p| p.0.downcast_mut::<handoff::NrtGoalPort>())
+        {
+            if i == 3 && k % 90 == 80 {
+                let goal = handoff::Goal::DriveDistance {
+                    distance: 0.1,
+                    max_translation_speed: 0.05,
+                };
+                g.nrt_send(handoff::GoalCommand::Start {
+                    id: handoff::GoalId(k as u32),
+                    goal,
+                })
+                .unwrap();
+            }
+            while g.nrt_next_report().is_some() {}
+        }
+    }
+}
+
 /// The frames the recorded run queued before its exit sequence.
 fn written(records: &[Record]) -> Vec<OutFrame> {
     records[..exit_index(records)]
@@ -260,8 +329,10 @@ fn written(records: &[Record]) -> Vec<OutFrame> {
 }
 
 fn replay(records: &[Record]) -> rt::replay::ReplayOutput {
-    let (controllers, _control) = Registry::shipped().instantiate(2).unwrap();
-    Replayer::new(rt_config(), 2, controllers, Vec::new()).run(records)
+    let (controllers, control) = Registry::shipped().instantiate(2).unwrap();
+    Replayer::new(rt_config(), 2, controllers, Vec::new())
+        .with_control(control)
+        .run(records)
 }
 
 /// The odometry as compared: everything but the hand-off's own clock reading.
@@ -303,7 +374,25 @@ fn a_replayed_run_writes_the_same_frames_and_odometry_bit_for_bit() {
             )
         })
         .count();
-    assert!(owners >= 3, "owner switches recorded: {owners}");
+    assert!(owners >= 5, "owner switches recorded: {owners}");
+    // what the controllers took from ROS was recorded, every kind
+    let count = |f: &dyn Fn(&handoff::RecInput) -> bool| {
+        records
+            .iter()
+            .filter(|r| matches!(r, Record::Input { input, .. } if f(input)))
+            .count()
+    };
+    use handoff::RecInput as I;
+    let kinds = [
+        count(&|i| matches!(i, I::Topic { .. })),
+        count(&|i| matches!(i, I::ServiceRequest { .. })),
+        count(&|i| matches!(i, I::Params { .. })),
+        count(&|i| matches!(i, I::Goal { .. })),
+    ];
+    assert!(
+        kinds.iter().all(|n| *n > 0),
+        "topic, service, params, goal records: {kinds:?}"
+    );
 
     let out = replay(&records);
     eprintln!(
@@ -332,6 +421,17 @@ fn a_replayed_run_writes_the_same_frames_and_odometry_bit_for_bit() {
     for (i, (a, b)) in odometry.iter().zip(&out.odometry).enumerate() {
         assert_eq!(key(a), key(b), "odometry sample {i}");
     }
+
+    // without the controllers' NRT halves, what they took cannot be put back: said, input by input
+    let (controllers, _) = Registry::shipped().instantiate(2).unwrap();
+    let bare = Replayer::new(rt_config(), 2, controllers, Vec::new()).run(&records);
+    assert!(
+        bare.refused
+            .iter()
+            .any(|r| r.contains("no controller ports")),
+        "{:?}",
+        bare.refused
+    );
 
     // a recording with one set-point changed replays differently, and says where
     let mut changed = records.clone();

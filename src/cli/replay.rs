@@ -64,10 +64,9 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
     let (controllers, mut control) = registry.instantiate(slots).map_err(CliError::new)?;
     loaded.apply(&mut control).map_err(CliError::new)?;
     let (filters, _reflex, _cliff) = rt_filters(&config);
-    let mut replayer = Replayer::new(rt_config(&config), slots, controllers, filters);
+    let mut replayer =
+        Replayer::new(rt_config(&config), slots, controllers, filters).with_control(control);
     let out = replayer.run(&rec.records);
-    // the controllers' NRT halves live as long as the replay (their endpoints were not recorded: defaults)
-    drop(control);
 
     let exit = exit_index(&rec.records);
     let recorded = written(&rec.records[..exit]);
@@ -86,6 +85,12 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
     print_out(&summary(&args, &rec, &out, recorded.len()))?;
     for why in &out.refused {
         tracing::warn!("an input could not be put back: {why}");
+    }
+    if let Some(seq) = out.unrecorded {
+        tracing::warn!(
+            "record {seq}: an RT controller took a value of a message type of its own, which the recording does \
+             not hold: the replay is exact up to there only"
+        );
     }
     if !args.check {
         return Ok(());

@@ -10,8 +10,11 @@
 //!
 //! Times are CLOCK_MONOTONIC nanoseconds as the RT thread read them.
 
+use super::calibration::CalCommand;
 use super::control::{JointCommand, OwnerId};
+use super::endpoints::{ParamBlock, RosValue};
 use super::events::RtCommand;
+use super::goal::GoalCommand;
 use super::ids::{LinkId, RobotId};
 use super::motion_limits::MotionLimits;
 use super::ring::prefault_ring;
@@ -126,6 +129,63 @@ pub enum RecInput {
         /// Robot slot.
         robot: RobotId,
         /// The controller's index.
+        controller: u8,
+    },
+    /// A controller's subscriber (`endpoint`: its index among the controller's endpoints) took a new value.
+    Topic {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// The endpoint's index.
+        endpoint: u8,
+        /// The value.
+        value: RosValue,
+    },
+    /// A controller's service took a request.
+    ServiceRequest {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// The endpoint's index.
+        endpoint: u8,
+        /// The request.
+        request: RosValue,
+    },
+    /// A controller took new values of its parameters.
+    Params {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// Every value, in declaration order.
+        values: ParamBlock,
+    },
+    /// A goal controller took a command (a goal action's start or cancel).
+    Goal {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// The command.
+        command: GoalCommand,
+    },
+    /// The calibration controller took a command (a wheel run, an abort).
+    CalibrationRun {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// The command.
+        command: CalCommand,
+    },
+    /// A controller's endpoint of a message type of its own took a value: not recorded (its type is the
+    /// controller's), so a replay can be exact only up to here.
+    Unrecorded {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
         controller: u8,
     },
     /// The loop ended at `now_ns`: the exit sequence follows (every robot stopped, flushed, read back).
@@ -376,6 +436,16 @@ pub fn rt_install(recorder: RtRecorder) -> RtRecorder {
 /// Takes this thread's recorder back (leaving it off).
 pub fn rt_uninstall() -> RtRecorder {
     rt_install(RtRecorder::off())
+}
+
+/// Records what the controller running now took (see [`rt_set_context`]): `make` gets its robot and index.
+pub fn rt_record_controller(make: impl FnOnce(RobotId, u8) -> RecInput) {
+    RT_RECORDER.with_borrow_mut(|r| {
+        if r.on.is_some() {
+            let (robot, controller) = r.context;
+            r.rt_input(make(robot, controller));
+        }
+    });
 }
 
 /// Records an input with this thread's recorder (nothing when it is off).

@@ -6,8 +6,8 @@
 //! runs the pass at the recorded time with the recorded frames in place of the link reads — decode, odometry,
 //! mapping, watchdog, owners, controllers, filters and limits run unchanged — and the frames it queues and the
 //! odometry it hands out are the outputs to compare. What is not replayed: the links' own bookkeeping (read
-//! budgets, quiet-link resolution), the controllers' ROS endpoints (topics, services, parameters, goals are not
-//! recorded yet) and the exit sequence (its waits read the clock).
+//! budgets, quiet-link resolution), the values of a controller's endpoints of its own message types (marked in the
+//! recording) and the exit sequence (its waits read the clock).
 
 use super::io::handle_frame;
 use super::wait::Ready;

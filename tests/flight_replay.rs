@@ -160,3 +160,60 @@ fn a_changed_recording_is_caught_and_damaged_ones_are_refused() {
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("not at its run's start"), "{out}");
 }
+
+/// `replay --ros` publishes the replayed odometry where the recorded run's front end did, equal to what was
+/// recorded: rclpy receives every odom (and /tf, joint_states) and finds them equal, in order, to the recording's
+/// `/odom` read by the mcap project's reader.
+#[cfg(feature = "ros2")]
+#[test]
+fn replay_publishes_the_run_again_on_ros_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = record(dir.path(), "", "2");
+    let (code, out) = thymio_rt(
+        &["replay", "--check", &text(&file)],
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let n = number_after(&out, "frame(s) written and ");
+    assert!(n > 10, "{out}");
+    let domain = (150 + std::process::id() % 50).to_string();
+    let root = common::root();
+    let mut cmd = Command::new(root.join(".venv-ros/bin/python"));
+    cmd.arg(root.join("tests/ros/replay_listener.py"))
+        .args(["/odom", "/joint_states", &n.to_string(), "60", &text(&file)])
+        .env("ROS_DOMAIN_ID", &domain)
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("PYTHONUNBUFFERED", "1")
+        .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE");
+    let mut listener = Proc::spawn("replay listener", cmd);
+    listener.wait_line(Duration::from_secs(60), |l| l.contains("\"ready\""));
+    let mut replay = common::thymio_rt();
+    replay
+        .args(["replay", "--ros", "--rate", "4", &text(&file)])
+        .env("ROS_DOMAIN_ID", &domain)
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_PRELOAD");
+    let mut replay = Proc::spawn("thymio-rt replay --ros", replay);
+    let status = replay.wait_exit(Duration::from_secs(90));
+    let log = replay.seen.join("\n");
+    assert!(status.success(), "{log}");
+    assert!(
+        log.contains(&format!("published {n} odometry sample(s)")),
+        "{log}"
+    );
+    let done = listener.wait_line(Duration::from_secs(90), |l| l.contains("\"done\""));
+    let v: serde_json::Value = serde_json::from_str(&done).unwrap();
+    assert_eq!(v["received"], n, "{done}\n{log}");
+    assert_eq!(v["recorded"], n, "{done}");
+    assert_eq!(v["equal"], true, "{done}");
+    assert_eq!(
+        (v["frame"].as_str(), v["child"].as_str()),
+        (Some("odom"), Some("base_link")),
+        "{done}"
+    );
+    assert!(
+        v["tf"].as_u64() >= Some(n) && v["joint_states"].as_u64() >= Some(n),
+        "{done}"
+    );
+}

@@ -23,6 +23,17 @@ pub struct Args {
     /// Compare the replay's outputs with the recorded ones (exit status 1 at the first difference).
     #[arg(long)]
     check: bool,
+    /// Publish the replayed odometry on ROS 2 — each robot's odom, /tf and joint_states, on the recorded run's
+    /// topics and frames (node /thymio_rt_replay) — at the recorded pace.
+    #[arg(long)]
+    ros: bool,
+    /// With --ros: this many times the recorded pace (0: as fast as possible).
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0, requires = "ros")]
+    rate: f64,
+    /// With --ros: wait up to this many seconds for a subscriber of a robot's odom before publishing (0: start
+    /// at once).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, requires = "ros")]
+    wait_subscriber: f64,
 }
 
 /// Exit status of a replay that differs from the recording.
@@ -39,6 +50,23 @@ fn unreadable(message: impl std::fmt::Display) -> CliError {
 
 /// Entry point of `thymio-rt replay` with the RT controllers of `registry` (the recorded run's, or changed ones).
 pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
+    if !(args.rate.is_finite() && args.rate >= 0.0) {
+        return Err(CliError::new(format!(
+            "--rate {}: a factor of 0 or more",
+            args.rate
+        )));
+    }
+    if !(args.wait_subscriber.is_finite() && (0.0..=3600.0).contains(&args.wait_subscriber)) {
+        return Err(CliError::new(format!(
+            "--wait-subscriber {}: seconds, 0..3600",
+            args.wait_subscriber
+        )));
+    }
+    if args.ros && !cfg!(feature = "ros2") {
+        return Err(CliError::new(
+            "--ros: this build has no ROS 2 (build with --features ros2)",
+        ));
+    }
     let rec = load(&args.file).map_err(unreadable)?;
     if let Some(first) = rec.first_seq().filter(|s| *s > 0) {
         return Err(unreadable(format!(
@@ -91,6 +119,10 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
             "record {seq}: an RT controller took a value of a message type of its own, which the recording does \
              not hold: the replay is exact up to there only"
         );
+    }
+    #[cfg(feature = "ros2")]
+    if args.ros {
+        publish(&args, &rec, &out.odometry)?;
     }
     if !args.check {
         return Ok(());
@@ -230,4 +262,60 @@ fn first_odometry_difference(
             replayed.len()
         )
     })
+}
+
+/// `--ros`: the replayed odometry on ROS 2, paced as recorded (see [`nrt_ros2::replay_pub`]).
+#[cfg(feature = "ros2")]
+fn publish(args: &Args, rec: &Loaded, odometry: &[OdomHandoff]) -> CliResult {
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+    let _dds = super::run::dds_boundary()?;
+    let mut ros = nrt_ros2::replay_pub::ReplayPublisher::new()
+        .map_err(|e| CliError::new(format!("--ros: {e}")))?;
+    // each robot as the recording last described it
+    for d in &rec.robots {
+        let (frames, settings) = d.frames_and_settings();
+        ros.describe(d.robot, &d.odom_topic, &d.joints_topic, frames, settings)
+            .map_err(|e| CliError::new(format!("--ros: {}: {e}", d.odom_topic)))?;
+    }
+    if rec.robots.is_empty() {
+        tracing::warn!("--ros: the recording describes no robot's outputs: nothing to publish");
+        return Ok(());
+    }
+    let wait = Duration::from_secs_f64(args.wait_subscriber);
+    let until = Instant::now() + wait;
+    if !wait.is_zero() {
+        tracing::info!("--ros: waiting up to {wait:?} for a subscriber of a robot's odom");
+    }
+    while !ros.heard() && Instant::now() < until {
+        ros.spin_once(Duration::from_millis(20));
+    }
+    let (Some(first), start) = (odometry.first(), Instant::now()) else {
+        return Ok(());
+    };
+    let mut published = 0u64;
+    for h in odometry {
+        if rt::signals::stop_signalled() {
+            break;
+        }
+        if args.rate > 0.0 {
+            let offset = h.sample.t_ns.saturating_sub(first.sample.t_ns) as f64 / 1e9 / args.rate;
+            let due = start + Duration::from_secs_f64(offset);
+            while Instant::now() < due {
+                ros.spin_once((due - Instant::now()).min(Duration::from_millis(50)));
+            }
+        }
+        let stamp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        if ros
+            .publish(h.sample.robot.0, &h.sample, stamp)
+            .map_err(|e| CliError::new(format!("--ros: {e}")))?
+        {
+            published += 1;
+        }
+    }
+    print_out(&format!(
+        "published {published} odometry sample(s) on ROS 2 (odom, /tf, joint_states; node /{})",
+        nrt_ros2::replay_pub::NODE_NAME
+    ))
 }

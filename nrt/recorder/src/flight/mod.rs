@@ -15,7 +15,7 @@ use crate::{RecordError, RecordLimits, RecordSummary, Recording};
 use handoff::{NodeId, NrtOdomOut, NrtRecording, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::front_end::{FrontEnd, Interface};
-use outputs::{Outputs, RobotOutputs};
+use outputs::{Outputs, RobotDescription, RobotOutputs};
 use rt_channels::RtChannels;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,8 @@ struct Shared {
     robots: Mutex<BTreeMap<RobotId, RobotOutputs>>,
     /// Finish: take what is left once the RT thread ended, then close the file.
     finish: AtomicBool,
+    /// The robots' outputs changed: the thread writes their descriptions.
+    changed: AtomicBool,
 }
 
 impl Shared {
@@ -210,6 +212,12 @@ fn run(
         while let Some(f) = recording.nrt_pop_frame() {
             error.run(|| channels.frame(&mut rec, &f));
         }
+        if shared.changed.swap(false, Ordering::Relaxed) {
+            let now = handoff::monotonic_ns();
+            for (robot, r) in shared.robots().iter() {
+                error.run(|| outputs.describe(&mut rec, &RobotDescription::of(*robot, r), now));
+            }
+        }
         if let Some(o) = odometry.as_mut() {
             let robots = shared.robots();
             while let Some(h) = o.nrt_pop() {
@@ -287,6 +295,7 @@ impl FrontEnd for RecorderFront {
             EngineEvent::RobotReady { node, robot } => {
                 if let Some(r) = RobotOutputs::of(engine, *node) {
                     self.shared.robots().insert(*robot, r);
+                    self.shared.changed.store(true, Ordering::Relaxed);
                 }
             }
             EngineEvent::RobotRemoved { robot, .. } => {
@@ -312,6 +321,7 @@ impl FrontEnd for RecorderFront {
                 let mut robots = self.shared.robots();
                 if robots.get(&robot).is_some_and(|o| *o != fresh) {
                     robots.insert(robot, fresh);
+                    self.shared.changed.store(true, Ordering::Relaxed);
                 }
             }
         }

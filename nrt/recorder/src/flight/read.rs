@@ -2,6 +2,7 @@
 //! their order, the odometry it handed out and the metadata (the driver's version and configuration). A file that
 //! is not MCAP, is cut short or holds a record that does not decode is an error naming the file and what is wrong.
 
+use super::outputs::{RobotDescription, ROBOTS};
 use super::rt_channels::{FrameMsg, InputMsg, OdometryMsg, FRAMES, INPUTS, ODOMETRY};
 use handoff::{FrameDir, Record};
 use std::collections::BTreeMap;
@@ -62,6 +63,9 @@ pub struct Loaded {
     pub records: Vec<Record>,
     /// The odometry it handed out, in order.
     pub odometry: Vec<OdometryMsg>,
+    /// The robots' outputs as the front ends made them (in order; a later one replaces an earlier one of its
+    /// robot).
+    pub robots: Vec<RobotDescription>,
     /// The metadata records (of the first file; every file of a rotation has the same), by name.
     pub metadata: BTreeMap<String, BTreeMap<String, String>>,
     /// Records the recording lacks: sequence numbers never seen below the highest one (dropped by a full ring, or
@@ -159,6 +163,9 @@ fn read_file(path: &Path, out: &mut Loaded) -> Result<(), ReadError> {
                 seq: i.seq,
                 input: i.input,
             });
+        } else if topic == ROBOTS {
+            out.robots
+                .push(ciborium::from_reader(&m.data[..]).map_err(decode)?);
         } else if topic == ODOMETRY {
             out.odometry
                 .push(ciborium::from_reader(&m.data[..]).map_err(decode)?);

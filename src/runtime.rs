@@ -139,13 +139,7 @@ impl ControllerPort for Cliff {
 /// stop then the cliff stop (both only ever remove forward motion); their NRT ends (live parameters, edges) for the
 /// engine to pump. They always run in the RT cycle (disabled unless configured) so that they can be turned on live.
 /// A replay builds the same.
-pub fn rt_filters(
-    config: &Config,
-) -> (
-    Vec<Box<dyn rt::controllers::Filter>>,
-    impl ControllerPort,
-    impl ControllerPort,
-) {
+pub fn rt_filters(config: &Config) -> (Vec<Box<dyn rt::controllers::Filter>>, FilterPorts) {
     let current = reflex_params(&config.driver.obstacle_stop);
     let (events_rt, events) = publisher(64);
     let (params_rt, params) = latest(current);
@@ -172,7 +166,41 @@ pub fn rt_filters(
         params,
         current,
     };
-    (vec![reflex, cliff], reflex_port, cliff_port)
+    (
+        vec![reflex, cliff],
+        FilterPorts {
+            reflex: reflex_port,
+            cliff: cliff_port,
+        },
+    )
+}
+
+/// The NRT ends of the filters of [`rt_filters`].
+pub struct FilterPorts {
+    reflex: Reflex,
+    cliff: Cliff,
+}
+
+impl FilterPorts {
+    /// A replay's way to put back the reflexes' recorded parameters (`RecInput::ReflexParams`).
+    pub fn into_replay_setter(self) -> rt::replay::ReflexSetter {
+        let FilterPorts {
+            mut reflex,
+            mut cliff,
+        } = self;
+        Box::new(move |which, enabled, threshold, max_age_ns| match which {
+            0 => reflex.params.nrt_store(ObstacleStopParams {
+                enabled,
+                threshold,
+                max_age_ns,
+            }),
+            _ => cliff.params.nrt_store(CliffStopParams {
+                enabled,
+                threshold,
+                max_age_ns,
+            }),
+        })
+    }
 }
 
 /// The RT form of `cliff_stop.*`.
@@ -349,9 +377,9 @@ impl Runtime {
         }
         let mut engine = Engine::new(engine_config, nrt_ends)?;
         engine.set_rt_rings(config.rt.wake_nrt);
-        let (filters, reflex, cliff) = rt_filters(config);
-        engine.attach_controller(Box::new(reflex));
-        engine.attach_controller(Box::new(cliff));
+        let (filters, ports) = rt_filters(config);
+        engine.attach_controller(Box::new(ports.reflex));
+        engine.attach_controller(Box::new(ports.cliff));
         let rt = rt::rtloop::spawn(rt_config(config), rt_ends, rt_port, controllers, filters)
             .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
         let connector =

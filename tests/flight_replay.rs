@@ -176,11 +176,17 @@ fn replay_publishes_the_run_again_on_ros_2() {
     assert_eq!(code, Some(0), "{out}");
     let n = number_after(&out, "frame(s) written and ");
     assert!(n > 10, "{out}");
-    let domain = (150 + std::process::id() % 50).to_string();
+    let domain = common::test_domain_id().to_string();
     let root = common::root();
     let mut cmd = Command::new(root.join(".venv-ros/bin/python"));
     cmd.arg(root.join("tests/ros/replay_listener.py"))
-        .args(["/odom", "/joint_states", &n.to_string(), "60", &text(&file)])
+        .args([
+            "/odom",
+            "/joint_states",
+            &n.to_string(),
+            "150",
+            &text(&file),
+        ])
         .env("ROS_DOMAIN_ID", &domain)
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env("PYTHONUNBUFFERED", "1")
@@ -189,20 +195,28 @@ fn replay_publishes_the_run_again_on_ros_2() {
     listener.wait_line(Duration::from_secs(60), |l| l.contains("\"ready\""));
     let mut replay = common::thymio_rt();
     replay
-        .args(["replay", "--ros", "--rate", "4", &text(&file)])
+        .args([
+            "replay",
+            "--ros",
+            "--rate",
+            "4",
+            "--wait-subscriber",
+            "120",
+            &text(&file),
+        ])
         .env("ROS_DOMAIN_ID", &domain)
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env_remove("LD_LIBRARY_PATH")
         .env_remove("LD_PRELOAD");
     let mut replay = Proc::spawn("thymio-rt replay --ros", replay);
-    let status = replay.wait_exit(Duration::from_secs(90));
+    let status = replay.wait_exit(Duration::from_secs(150));
     let log = replay.seen.join("\n");
     assert!(status.success(), "{log}");
     assert!(
         log.contains(&format!("published {n} odometry sample(s)")),
         "{log}"
     );
-    let done = listener.wait_line(Duration::from_secs(90), |l| l.contains("\"done\""));
+    let done = listener.wait_line(Duration::from_secs(170), |l| l.contains("\"done\""));
     let v: serde_json::Value = serde_json::from_str(&done).unwrap();
     assert_eq!(v["received"], n, "{done}\n{log}");
     assert_eq!(v["recorded"], n, "{done}");

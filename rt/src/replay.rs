@@ -92,7 +92,13 @@ pub struct Replayer {
     control: Option<NrtControl>,
     /// The first record of a value the recording could not hold (a controller's own message type).
     unrecorded: Option<u64>,
+    /// Puts back a reflex's parameters ([`Replayer::with_reflex_params`]).
+    reflexes: Option<ReflexSetter>,
 }
+
+/// Puts back a reflex's recorded parameters: `(reflex, enabled, threshold, max_age_ns)` (see
+/// [`RecInput::ReflexParams`]).
+pub type ReflexSetter = Box<dyn FnMut(u8, bool, i16, u64) + Send>;
 
 impl std::fmt::Debug for Replayer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -146,7 +152,15 @@ impl Replayer {
             refused: Vec::new(),
             control: None,
             unrecorded: None,
+            reflexes: None,
         }
+    }
+
+    /// How to put back the reflexes' parameters (into the NRT halves of the filters given to
+    /// [`Replayer::new`]); without it they are refused (listed in [`ReplayOutput::refused`]).
+    pub fn with_reflex_params(mut self, set: ReflexSetter) -> Replayer {
+        self.reflexes = Some(set);
+        self
     }
 
     /// The NRT halves of the controllers given to [`Replayer::new`] (from the same `instantiate`), through which
@@ -229,6 +243,7 @@ impl Replayer {
                 refused,
                 control,
                 unrecorded,
+                reflexes,
                 ..
             } = self;
             rt.replay_pass(&pass, |feed| {
@@ -256,6 +271,21 @@ impl Replayer {
                         } => {
                             unrecorded.get_or_insert(*seq);
                         }
+                        Record::Input {
+                            input:
+                                RecInput::ReflexParams {
+                                    reflex,
+                                    enabled,
+                                    threshold,
+                                    max_age_ns,
+                                },
+                            seq,
+                        } => match reflexes.as_mut() {
+                            Some(set) => set(*reflex, *enabled, *threshold, *max_age_ns),
+                            None => refused.push(format!(
+                                "record {seq}: no way to set the reflexes' parameters was given"
+                            )),
+                        },
                         _ => {
                             if let Err(why) = put_back(nrt, control.as_mut(), feed, r) {
                                 refused.push(format!("record {}: {why}", r.seq()));
@@ -455,6 +485,7 @@ fn put_back(
                 .map_err(|e| e.to_string()),
             // put back before the pass, or not inputs
             RecInput::Unrecorded { .. }
+            | RecInput::ReflexParams { .. }
             | RecInput::LinkAttached { .. }
             | RecInput::LinkLost { writing: true, .. }
             | RecInput::BudgetStop { .. }

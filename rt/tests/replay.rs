@@ -9,10 +9,11 @@ use handoff::{
     channels, AxisLimits, ChannelConfig, FrameDir, JointCommand, MotionLimits, NodeId, OdomHandoff,
     OwnerId, RecordRings, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
 };
+use handoff::{latest, NrtLatest};
 use handoff::{NrtEndpoint, Pose2, RosValue};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{kind, Message, Words, MAX_FRAME};
-use rt::controllers::Registry;
+use rt::controllers::{Filter, ObstacleStop, ObstacleStopParams, Registry};
 use rt::link::{Link, PipeLink};
 use rt::link_port::link_port;
 use rt::replay::{exit_index, first_frame_difference, OutFrame, Replayer};
@@ -145,7 +146,8 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
         let stop = stop.clone();
         std::thread::spawn(move || robot(theirs, stop, Duration::from_micros(1500)))
     };
-    let handle = spawn(rt_config(), rt_ends, rt_port, controllers, Vec::new()).unwrap();
+    let (reflex, mut reflex_params) = obstacle_stop();
+    let handle = spawn(rt_config(), rt_ends, rt_port, controllers, vec![reflex]).unwrap();
     let params = nrt.nrt_params().clone();
     let (mut records, mut odometry) = (Vec::new(), Vec::new());
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -210,6 +212,14 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
                     handoff::monotonic_ns(),
                 )
                 .unwrap();
+        }
+        if k % 150 == 75 {
+            // the obstacle stop turned on and off live (the robot reports an obstacle now and then)
+            reflex_params.nrt_store(ObstacleStopParams {
+                enabled: k % 300 == 75,
+                threshold: 2000,
+                ..ObstacleStopParams::default()
+            });
         }
         if k.is_multiple_of(200) {
             params
@@ -330,9 +340,27 @@ fn written(records: &[Record]) -> Vec<OutFrame> {
 
 fn replay(records: &[Record]) -> rt::replay::ReplayOutput {
     let (controllers, control) = Registry::shipped().instantiate(2).unwrap();
-    Replayer::new(rt_config(), 2, controllers, Vec::new())
+    let (reflex, mut params) = obstacle_stop();
+    Replayer::new(rt_config(), 2, controllers, vec![reflex])
         .with_control(control)
+        .with_reflex_params(Box::new(move |_, enabled, threshold, max_age_ns| {
+            params.nrt_store(ObstacleStopParams {
+                enabled,
+                threshold,
+                max_age_ns,
+            })
+        }))
         .run(records)
+}
+
+/// The obstacle stop (off until turned on live) and its live parameters.
+fn obstacle_stop() -> (Box<dyn Filter>, NrtLatest<ObstacleStopParams>) {
+    let off = ObstacleStopParams {
+        enabled: false,
+        ..ObstacleStopParams::default()
+    };
+    let (rt, nrt) = latest(off);
+    (Box::new(ObstacleStop::new(off).with_live_params(rt)), nrt)
 }
 
 /// The odometry as compared: everything but the hand-off's own clock reading.
@@ -388,10 +416,11 @@ fn a_replayed_run_writes_the_same_frames_and_odometry_bit_for_bit() {
         count(&|i| matches!(i, I::ServiceRequest { .. })),
         count(&|i| matches!(i, I::Params { .. })),
         count(&|i| matches!(i, I::Goal { .. })),
+        count(&|i| matches!(i, I::ReflexParams { .. })),
     ];
     assert!(
         kinds.iter().all(|n| *n > 0),
-        "topic, service, params, goal records: {kinds:?}"
+        "topic, service, params, goal, reflex records: {kinds:?}"
     );
 
     let out = replay(&records);
@@ -424,7 +453,7 @@ fn a_replayed_run_writes_the_same_frames_and_odometry_bit_for_bit() {
 
     // without the controllers' NRT halves, what they took cannot be put back: said, input by input
     let (controllers, _) = Registry::shipped().instantiate(2).unwrap();
-    let bare = Replayer::new(rt_config(), 2, controllers, Vec::new()).run(&records);
+    let bare = Replayer::new(rt_config(), 2, controllers, vec![obstacle_stop().0]).run(&records);
     assert!(
         bare.refused
             .iter()

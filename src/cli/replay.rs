@@ -91,9 +91,10 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
     let slots = ChannelConfig::default().robots;
     let (controllers, mut control) = registry.instantiate(slots).map_err(CliError::new)?;
     loaded.apply(&mut control).map_err(CliError::new)?;
-    let (filters, _reflex, _cliff) = rt_filters(&config);
-    let mut replayer =
-        Replayer::new(rt_config(&config), slots, controllers, filters).with_control(control);
+    let (filters, ports) = rt_filters(&config);
+    let mut replayer = Replayer::new(rt_config(&config), slots, controllers, filters)
+        .with_control(control)
+        .with_reflex_params(ports.into_replay_setter());
     let out = replayer.run(&rec.records);
 
     let exit = exit_index(&rec.records);
@@ -286,7 +287,13 @@ fn publish(args: &Args, rec: &Loaded, odometry: &[OdomHandoff]) -> CliResult {
     if !wait.is_zero() {
         tracing::info!("--ros: waiting up to {wait:?} for a subscriber of a robot's odom");
     }
-    while !ros.heard() && Instant::now() < until {
+    // a subscriber of a robot's odom is there: then a little longer for the others it has (a viewer subscribes
+    // to /tf and joint_states too), within the same bound
+    while !ros.heard(false) && Instant::now() < until {
+        ros.spin_once(Duration::from_millis(20));
+    }
+    let others = (Instant::now() + Duration::from_secs(2)).min(until);
+    while ros.heard(false) && !ros.heard(true) && Instant::now() < others {
         ros.spin_once(Duration::from_millis(20));
     }
     let (Some(first), start) = (odometry.first(), Instant::now()) else {

@@ -180,6 +180,17 @@ pub enum RecInput {
         /// The command.
         command: CalCommand,
     },
+    /// A reflex (an RT filter) took new parameters: `reflex` 0 the obstacle stop, 1 the cliff stop.
+    ReflexParams {
+        /// Which reflex.
+        reflex: u8,
+        /// On.
+        enabled: bool,
+        /// Its threshold (raw reading).
+        threshold: i16,
+        /// Readings older than this are ignored (ns).
+        max_age_ns: u64,
+    },
     /// A controller's endpoint of a message type of its own took a value: not recorded (its type is the
     /// controller's), so a replay can be exact only up to here.
     Unrecorded {

@@ -93,13 +93,22 @@ impl ReplayPublisher {
         Ok(())
     }
 
-    /// Whether anything subscribes to a robot's `odom` (a viewer or a client is there).
-    pub fn heard(&self) -> bool {
-        self.robots.values().any(|r| {
-            r.odom
-                .get_inter_process_subscription_count()
-                .is_ok_and(|n| n > 0)
-        })
+    /// Whether something subscribes to a robot's `odom` (a viewer or a client is there), and, for `all`, to every
+    /// topic the replay publishes (each robot's `odom` and `joint_states`, and `/tf`): a reliable publisher keeps
+    /// what it sent for every subscription it has matched, so none of theirs misses a message.
+    pub fn heard(&self, all: bool) -> bool {
+        let has = |n: Result<usize, r2r::Error>| n.is_ok_and(|n| n > 0);
+        if all {
+            has(self.tf.get_inter_process_subscription_count())
+                && self.robots.values().all(|r| {
+                    has(r.odom.get_inter_process_subscription_count())
+                        && has(r.joints.get_inter_process_subscription_count())
+                })
+        } else {
+            self.robots
+                .values()
+                .any(|r| has(r.odom.get_inter_process_subscription_count()))
+        }
     }
 
     /// Publishes what one odometry sample of robot slot `robot` became, stamped `stamp`; `Ok(false)` if the

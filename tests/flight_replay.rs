@@ -51,11 +51,32 @@ fn record(dir: &Path, extra: &str, secs: &str) -> PathBuf {
             secs,
             "--record",
             file.to_str().unwrap(),
+            "--report",
+            dir.join("report.json").to_str().unwrap(),
         ],
         Duration::from_secs(60),
     );
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("flight recorder:"), "{out}");
+    // the report gives the recording's account: its files, what went on each channel, nothing dropped
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let rec = &report["recording"];
+    assert_eq!(rec["files"][0], text(&file), "{rec}");
+    assert!(
+        rec["messages"]["/thymio_rt/rt/inputs"].as_u64() > Some(100),
+        "{rec}"
+    );
+    assert!(rec["messages"]["/odom"].as_u64() > Some(10), "{rec}");
+    assert_eq!(
+        (
+            rec["dropped_inputs"].as_u64(),
+            rec["dropped_frames"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{rec}"
+    );
+    assert!(rec["error"].is_null(), "{rec}");
     file
 }
 

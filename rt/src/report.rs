@@ -25,6 +25,10 @@ pub struct Report {
     /// switch runs; set with [`Report::with_switch`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub switch: Option<serde_json::Value>,
+    /// The flight recorder's account (files, messages per topic, bytes, records the RT thread dropped, the error
+    /// that stopped it), when the run recorded; set with [`Report::with_recording`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recording: Option<serde_json::Value>,
 }
 
 /// Percentiles of a latency histogram (ns).
@@ -300,6 +304,7 @@ impl Report {
             },
             controllers: (&stats.controllers).into(),
             switch: None,
+            recording: None,
         }
     }
 
@@ -321,6 +326,13 @@ impl Report {
     /// `nrt_engine::switch::SwitchReport`).
     pub fn with_switch(mut self, switch: impl Serialize) -> Self {
         self.switch = serde_json::to_value(switch).ok();
+        self
+    }
+
+    /// Adds the flight recorder's account (any serializable value; the run reports
+    /// `nrt_recorder::flight::FlightSummary::report`).
+    pub fn with_recording(mut self, recording: impl Serialize) -> Self {
+        self.recording = serde_json::to_value(recording).ok();
         self
     }
 

@@ -172,8 +172,8 @@ pub fn main(args: Args, registry: rt::controllers::Registry) -> CliResult {
         ros1_args: &args.ros1_args,
         cmd_vel: args.cmd_vel,
     };
-    let (stopped, ros_hops) = run_served(config, duration, &wanted, registry)?;
-    finish(&stopped, ros_hops, args.report.as_deref())
+    let (stopped, ros_hops, recording) = run_served(config, duration, &wanted, registry)?;
+    finish(&stopped, ros_hops, recording, args.report.as_deref())
 }
 
 fn describe(config: &Config) -> String {
@@ -220,7 +220,14 @@ fn run_served(
     duration: Option<Duration>,
     wanted: &Wanted<'_>,
     registry: rt::controllers::Registry,
-) -> Result<(Stopped, Option<handoff::RosHops>), CliError> {
+) -> Result<
+    (
+        Stopped,
+        Option<handoff::RosHops>,
+        Option<nrt_recorder::flight::FlightReport>,
+    ),
+    CliError,
+> {
     let (nodes, config) = Nodes::new(wanted, config)?;
     tracing::info!("starting on {} {}", describe(&config), nodes.describe());
     let mut rt =
@@ -256,15 +263,16 @@ fn run_served(
     drop(front_ends);
     let stopped = rt.stop();
     // after the RT thread: its last records (the exit stops) are in the file
-    if let Some(r) = recorder {
+    let recording = recorder.map(|r| {
         let s = r.finish();
         if s.error.is_some() || s.dropped != (0, 0) {
             tracing::warn!("{}", s.describe());
         } else {
             tracing::info!("{}", s.describe());
         }
-    }
-    Ok((stopped, hops))
+        s.report()
+    });
+    Ok((stopped, hops, recording))
 }
 
 /// The flight recorder (`record.file`, `--record`): its first file is created now, so that a bad path or an
@@ -385,6 +393,7 @@ fn log_stops(stopped: &Stopped) {
 fn finish(
     stopped: &Stopped,
     ros_hops: Option<handoff::RosHops>,
+    recording: Option<nrt_recorder::flight::FlightReport>,
     report: Option<&std::path::Path>,
 ) -> CliResult {
     log_stops(stopped);
@@ -402,6 +411,9 @@ fn finish(
             r = r.with_ros_hops(h);
         }
         r = r.with_controller_names(&stopped.controller_names);
+        if let Some(rec) = &recording {
+            r = r.with_recording(rec);
+        }
         tracing::info!("per-hop latency:\n{}", r.hops.to_text());
         tracing::info!("RT controllers:\n{}", r.controllers.to_text());
         r.write(path)

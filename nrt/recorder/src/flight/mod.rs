@@ -61,7 +61,37 @@ pub struct FlightSummary {
     pub dropped: (u64, u64),
 }
 
+/// The recording's account in `--report` (JSON).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FlightReport {
+    /// The files kept.
+    pub files: Vec<String>,
+    /// Messages written per topic.
+    pub messages: BTreeMap<String, u64>,
+    /// Bytes written (deleted files included).
+    pub bytes: u64,
+    /// Inputs the RT thread dropped (its ring was full).
+    pub dropped_inputs: u64,
+    /// Frames the RT thread dropped.
+    pub dropped_frames: u64,
+    /// What stopped the recording early, if anything.
+    pub error: Option<String>,
+}
+
 impl FlightSummary {
+    /// The account for `--report`.
+    pub fn report(&self) -> FlightReport {
+        let s = self.summary.clone().unwrap_or_default();
+        FlightReport {
+            files: s.files.iter().map(|p| p.display().to_string()).collect(),
+            messages: s.messages,
+            bytes: s.bytes,
+            dropped_inputs: self.dropped.0,
+            dropped_frames: self.dropped.1,
+            error: self.error.as_ref().map(|e| e.to_string()),
+        }
+    }
+
     /// One line for the log.
     pub fn describe(&self) -> String {
         let mut s = match &self.summary {

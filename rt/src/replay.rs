@@ -519,6 +519,30 @@ fn private<T: 'static>(p: &mut NrtControllerPorts) -> Result<&mut T, String> {
         .ok_or_else(|| format!("controller {name} has no such private port"))
 }
 
+/// The frames a recorded run queued to its links before its exit sequence, in order: what a replay's
+/// [`ReplayOutput::frames`] is compared with ([`first_frame_difference`]).
+pub fn recorded_frames(records: &[Record]) -> Vec<OutFrame> {
+    records[..exit_index(records)]
+        .iter()
+        .filter_map(|r| match r {
+            Record::Frame {
+                seq,
+                dir: FrameDir::Out,
+                link,
+                t_ns,
+                bytes,
+                ..
+            } => Some(OutFrame {
+                seq: *seq,
+                t_ns: *t_ns,
+                link: *link,
+                bytes: bytes.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Where the exit sequence of a recording begins (its [`RecInput::Exit`] marker; the end if none).
 pub fn exit_index(records: &[Record]) -> usize {
     records

@@ -6,8 +6,8 @@
 
 use handoff::Record;
 use handoff::{
-    channels, AxisLimits, ChannelConfig, FrameDir, JointCommand, MotionLimits, NodeId, OdomHandoff,
-    OwnerId, RecordRings, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
+    channels, AxisLimits, ChannelConfig, JointCommand, MotionLimits, NodeId, OdomHandoff, OwnerId,
+    RecordRings, RobotConfig, RobotId, RtCommand, RtEvent, Twist2,
 };
 use handoff::{latest, NrtLatest};
 use handoff::{NrtEndpoint, Pose2, RosValue};
@@ -16,7 +16,7 @@ use msgs::wire::{kind, Message, Words, MAX_FRAME};
 use rt::controllers::{Filter, ObstacleStop, ObstacleStopParams, Registry};
 use rt::link::{Link, PipeLink};
 use rt::link_port::link_port;
-use rt::replay::{exit_index, first_frame_difference, OutFrame, Replayer};
+use rt::replay::{first_frame_difference, recorded_frames, Replayer};
 use rt::rtloop::{spawn, RtConfig};
 use rt::sched::RtSetup;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -118,6 +118,16 @@ fn rt_config() -> RtConfig {
     }
 }
 
+/// Takes what was recorded so far.
+fn take(recording: &mut handoff::NrtRecording, records: &mut Vec<Record>) {
+    while let Some(e) = recording.nrt_pop_input() {
+        records.push(e.into());
+    }
+    while let Some(f) = recording.nrt_pop_frame() {
+        records.push(f.to_record());
+    }
+}
+
 /// A recorded run: its records (sorted) and the odometry it handed out.
 fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
     let (rt_ends, mut nrt) = channels(&ChannelConfig {
@@ -155,22 +165,7 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
     while !exited {
         assert!(Instant::now() < deadline, "the loop did not end");
         k += 1;
-        while let Some(e) = recording.nrt_pop_input() {
-            records.push(Record::Input {
-                seq: e.seq,
-                input: e.input,
-            });
-        }
-        while let Some(f) = recording.nrt_pop_frame() {
-            records.push(Record::Frame {
-                seq: f.seq,
-                dir: f.dir,
-                link: f.link,
-                t_ns: f.t_ns,
-                decoded_ns: f.decoded_ns,
-                bytes: f.bytes.to_vec(),
-            });
-        }
+        take(&mut recording, &mut records);
         while let Some(h) = odometry_out.nrt_pop() {
             odometry.push(h);
         }
@@ -231,22 +226,7 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
     handle.join().unwrap();
     stop.store(true, Ordering::Relaxed);
     robot.join().unwrap();
-    while let Some(e) = recording.nrt_pop_input() {
-        records.push(Record::Input {
-            seq: e.seq,
-            input: e.input,
-        });
-    }
-    while let Some(f) = recording.nrt_pop_frame() {
-        records.push(Record::Frame {
-            seq: f.seq,
-            dir: f.dir,
-            link: f.link,
-            t_ns: f.t_ns,
-            decoded_ns: f.decoded_ns,
-            bytes: f.bytes.to_vec(),
-        });
-    }
+    take(&mut recording, &mut records);
     assert_eq!(
         recording.nrt_dropped(),
         (0, 0),
@@ -315,29 +295,6 @@ fn controllers_from_ros(control: &mut handoff::NrtControl, k: u64) {
     }
 }
 
-/// The frames the recorded run queued before its exit sequence.
-fn written(records: &[Record]) -> Vec<OutFrame> {
-    records[..exit_index(records)]
-        .iter()
-        .filter_map(|r| match r {
-            Record::Frame {
-                seq,
-                dir: FrameDir::Out,
-                link,
-                t_ns,
-                bytes,
-                ..
-            } => Some(OutFrame {
-                seq: *seq,
-                t_ns: *t_ns,
-                link: *link,
-                bytes: bytes.clone(),
-            }),
-            _ => None,
-        })
-        .collect()
-}
-
 fn replay(records: &[Record]) -> rt::replay::ReplayOutput {
     let (controllers, control) = Registry::shipped().instantiate(2).unwrap();
     let (reflex, mut params) = obstacle_stop();
@@ -384,7 +341,7 @@ fn key(h: &OdomHandoff) -> String {
 #[test]
 fn a_replayed_run_writes_the_same_frames_and_odometry_bit_for_bit() {
     let (records, odometry) = record_a_run();
-    let expected = written(&records);
+    let expected = recorded_frames(&records);
     assert!(
         expected.len() > 50,
         "the run wrote {} frames",

@@ -8,10 +8,10 @@
 use super::{print_out, CliError, CliResult};
 use crate::config::Config;
 use crate::runtime::{rt_config, rt_filters};
-use handoff::{ChannelConfig, FrameDir, OdomHandoff, RecInput, Record};
+use handoff::{ChannelConfig, OdomHandoff, RecInput, Record};
 use nrt_recorder::flight::read::{load, Loaded};
 use nrt_recorder::flight::rt_channels::OdometryMsg;
-use rt::replay::{exit_index, first_frame_difference, OutFrame, Replayer};
+use rt::replay::{exit_index, first_frame_difference, recorded_frames, Replayer};
 use std::path::PathBuf;
 
 /// Arguments of `thymio-rt replay`.
@@ -98,7 +98,7 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
     let out = replayer.run(&rec.records);
 
     let exit = exit_index(&rec.records);
-    let recorded = written(&rec.records[..exit]);
+    let recorded = recorded_frames(&rec.records);
     let exit_ns = rec.records[exit..].iter().find_map(|r| match r {
         Record::Input {
             input: RecInput::Exit { now_ns },
@@ -186,29 +186,6 @@ fn summary(args: &Args, rec: &Loaded, out: &rt::replay::ReplayOutput, recorded: 
         );
     }
     s
-}
-
-/// The frames the recorded run queued (before its exit sequence).
-fn written(records: &[Record]) -> Vec<OutFrame> {
-    records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Frame {
-                seq,
-                dir: FrameDir::Out,
-                link,
-                t_ns,
-                bytes,
-                ..
-            } => Some(OutFrame {
-                seq: *seq,
-                t_ns: *t_ns,
-                link: *link,
-                bytes: bytes.clone(),
-            }),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The first odometry sample that differs (every field but the hand-off's clock reading, floats by their bits).

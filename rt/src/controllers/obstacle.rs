@@ -72,19 +72,9 @@ impl Filter for ObstacleStop {
     }
 
     fn update(&mut self, robot: &RobotView, cmd: &mut WheelCommand) {
-        if let Some(live) = &mut self.live {
-            let (params, new) = live.rt_read();
-            if new {
-                // the flight recorder: a replay puts them back here
-                handoff::rt_record(handoff::RecInput::ReflexParams {
-                    reflex: 0,
-                    enabled: params.enabled,
-                    threshold: params.threshold,
-                    max_age_ns: params.max_age_ns,
-                });
-            }
-            self.params = params;
-        }
+        super::reflex::take_live_params(&mut self.live, &mut self.params, 0, |p| {
+            (p.enabled, p.threshold, p.max_age_ns)
+        });
         let p = self.params;
         let fresh = robot
             .proximity_t_ns

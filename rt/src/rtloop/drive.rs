@@ -7,6 +7,14 @@ use super::{ns, RtLoop};
 use crate::controllers::Reflexes;
 use handoff::{FrameDir, LinkId, LinkTarget, RobotId, WheelCommand};
 
+/// The settings of one pass's drive (see [`RtLoop::pass_settings`]).
+#[derive(Debug, Clone, Copy)]
+struct PassSettings {
+    watchdog_ns: u64,
+    min_gap_ns: u64,
+    refresh_ns: u64,
+}
+
 impl RtLoop {
     /// Queues `frame[..n]` on `link` (or on every live link); true if at least one took it.
     fn queue_robot_frame(&mut self, link: Option<LinkId>, n: usize) -> bool {
@@ -38,8 +46,20 @@ impl RtLoop {
     pub(super) fn drive_robots(&mut self, now: u64) {
         self.hold_until = None;
         self.touched = 0;
+        let pass = self.pass_settings();
         for i in 0..self.robots.len() {
-            self.drive_robot(i, now);
+            self.drive_robot(i, now, pass);
+        }
+    }
+
+    /// What every robot's drive in this pass uses: the cmd_vel watchdog (read once: a cell), the least interval
+    /// between speed frames and the refresh period (ns).
+    fn pass_settings(&mut self) -> PassSettings {
+        let wd = self.ends.rt_params().rt_watchdog();
+        PassSettings {
+            watchdog_ns: if wd > 0.0 { (wd * 1e9) as u64 } else { 0 },
+            min_gap_ns: ns(self.cfg.min_speed_interval),
+            refresh_ns: ns(self.cfg.speed_refresh),
         }
     }
 
@@ -48,26 +68,26 @@ impl RtLoop {
     /// deadline: `hold_until` only comes earlier here (a deadline already passed makes a full drive).
     pub(super) fn drive_touched(&mut self, now: u64) {
         let mut touched = std::mem::take(&mut self.touched);
+        if touched == 0 {
+            return;
+        }
+        let pass = self.pass_settings();
         while touched != 0 {
             let i = touched.trailing_zeros() as usize;
             touched &= touched - 1;
             if i < self.robots.len() {
-                self.drive_robot(i, now);
+                self.drive_robot(i, now, pass);
             }
         }
     }
 
     /// Drives configured robot `i` (see [`Self::drive_robots`]).
-    fn drive_robot(&mut self, i: usize, now: u64) {
+    fn drive_robot(&mut self, i: usize, now: u64, pass: PassSettings) {
         if self.robots[i].config().is_none() {
             return;
         }
-        let wd = self.ends.rt_params().rt_watchdog();
-        let wd_ns = if wd > 0.0 { (wd * 1e9) as u64 } else { 0 };
-        let min_gap = ns(self.cfg.min_speed_interval);
-        let refresh = ns(self.cfg.speed_refresh);
         self.apply_owner_request(i, now);
-        self.poll_commands(i, now, wd_ns);
+        self.poll_commands(i, now, pass.watchdog_ns);
         self.robots[i].refresh_calibration(self.ends.rt_params());
         let view = self.view(i, now);
         let owned = self.owner_command(i, &view);
@@ -91,7 +111,7 @@ impl RtLoop {
         // The motion limits: after the filters, before the wheel mapping.
         let cmd = self.robots[i].limit(self.ends.rt_params(), owned, cmd, now);
         let targets = self.robots[i].targets(self.ends.rt_params(), cmd);
-        match self.robots[i].send_due(targets, now, min_gap, refresh) {
+        match self.robots[i].send_due(targets, now, pass.min_gap_ns, pass.refresh_ns) {
             Some(t) if t <= now => {
                 self.write_targets(i, targets, now);
             }

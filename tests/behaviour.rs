@@ -17,13 +17,12 @@ mod rclpy_peer;
 #[path = "ros/driver.rs"]
 mod ros_driver;
 
+use common::scenario::{expect_passed, scenario_command};
 use common::Proc;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 /// What one group may take, client start included (the client stops itself at this bound too).
-const GROUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// An open 2 × 2 m arena, the robot in the middle of its west half facing east.
 const OPEN: &str = "width: 2.0\nheight: 2.0\nrobots:\n  - [0.5, 1.0, 0.0]\n";
 /// The robot facing west, its back 9 cm from the east wall.
@@ -71,36 +70,6 @@ fn config(dir: &Path, arena: &str, group: &str) -> std::path::PathBuf {
     let path = dir.join("config.yaml");
     std::fs::write(&path, yaml).unwrap();
     path
-}
-
-/// `tests/behaviour/run.py TRANSPORT GROUP` run by `python` (its environment set by the caller).
-fn scenario_command(python: &Path, transport: &str, group: &str, ns: &str, dir: &Path) -> Command {
-    let mut c = Command::new(python);
-    c.arg(common::root().join("tests/behaviour/run.py"))
-        .args([transport, group, "--ns", ns, "--dir"])
-        .arg(dir)
-        .args(["--timeout", &GROUP_TIMEOUT.as_secs().to_string()])
-        .env("PYTHONUNBUFFERED", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    c
-}
-
-/// Waits (bounded) for the scenario runner's result line and fails the test with the scenario's message (and
-/// both processes' output) unless the group passed.
-fn expect_passed(mut scenario: Proc, driver: &mut Proc, transport: &str, group: &str) {
-    let line = scenario.wait_line(GROUP_TIMEOUT + Duration::from_secs(10), |l| {
-        l.starts_with("{\"transport\"")
-    });
-    let status = scenario.wait_exit(Duration::from_secs(10));
-    let result: serde_json::Value = serde_json::from_str(&line).unwrap();
-    driver.drain();
-    assert!(
-        result["passed"] == true && status.success(),
-        "{group} on {transport}: {}\n--- client ({status}):\n{}\n--- driver:\n{}",
-        result["failure"].as_str().unwrap_or_default(),
-        scenario.seen.join("\n"),
-        driver.seen.join("\n")
-    );
 }
 
 /// Runs `group` through rclpy against `thymio-rt run` (namespace `/<group>_r2`, this test process's DDS domain).

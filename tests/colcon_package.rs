@@ -21,7 +21,7 @@ mod common;
 #[path = "ros/rclpy_peer.rs"]
 mod rclpy_peer;
 
-use common::Proc;
+use common::{target_dir, Proc};
 use rclpy_peer::test_domain_id;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,15 +35,6 @@ const COLCON_TIMEOUT_S: u32 = 3600;
 const CLIENT_TIMEOUT_S: u32 = 30;
 /// Bound of the installed driver's start.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The cargo target directory this test executable was built in (`<target>/<profile>/deps/<exe>`).
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.ancestors()
-        .nth(3)
-        .unwrap_or_else(|| panic!("no target directory above {}", exe.display()))
-        .to_path_buf()
-}
 
 /// A bare `colcon build` in `ws` (colcon's default discovery: the workspace crawled from `ws`), bounded by `timeout`
 /// (which stops colcon and the cargo under it as one process group).

@@ -21,7 +21,8 @@ mod peers;
 #[path = "ros/rclpy_peer.rs"]
 mod rclpy_peer;
 
-use common::Proc;
+use common::scenario::{expect_passed, scenario_command};
+use common::{target_dir, Proc};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -30,18 +31,8 @@ use std::time::Duration;
 /// Bound of each cargo command on the template (the thymio-rt crates compiled for it: up to ~20 min on 2 cores).
 const BUILD_TIMEOUT_S: u32 = 2400;
 /// What the scenario may take, client start included (the client stops itself at this bound too).
-const GROUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// An open 2 × 2 m arena, the robot in the middle of its west half facing east (tests/behaviour.rs's).
 const OPEN: &str = "width: 2.0\nheight: 2.0\nrobots:\n  - [0.5, 1.0, 0.0]\n";
-
-/// The cargo target directory this test executable was built in (`<target>/<profile>/deps/<exe>`).
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.ancestors()
-        .nth(3)
-        .unwrap_or_else(|| panic!("no target directory above {}", exe.display()))
-        .to_path_buf()
-}
 
 /// `src` copied into `dst`, but for what a build in place leaves (`target/`, `Cargo.lock`).
 fn copy_dir(src: &Path, dst: &Path) {
@@ -138,35 +129,6 @@ fn config(dir: &Path, template: &Path) -> PathBuf {
     path
 }
 
-/// `tests/behaviour/run.py TRANSPORT plugin` run by `python`.
-fn scenario_command(python: &Path, transport: &str, ns: &str, dir: &Path) -> Command {
-    let mut c = Command::new(python);
-    c.arg(common::root().join("tests/behaviour/run.py"))
-        .args([transport, "plugin", "--ns", ns, "--dir"])
-        .arg(dir)
-        .args(["--timeout", &GROUP_TIMEOUT.as_secs().to_string()])
-        .env("PYTHONUNBUFFERED", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    c
-}
-
-/// Waits (bounded) for the scenario's result line; fails with its message and both outputs unless it passed.
-fn expect_passed(mut scenario: Proc, driver: &mut Proc, transport: &str) {
-    let line = scenario.wait_line(GROUP_TIMEOUT + Duration::from_secs(10), |l| {
-        l.starts_with("{\"transport\"")
-    });
-    let status = scenario.wait_exit(Duration::from_secs(10));
-    let result: serde_json::Value = serde_json::from_str(&line).unwrap();
-    driver.drain();
-    assert!(
-        result["passed"] == true && status.success(),
-        "plugin on {transport}: {}\n--- client ({status}):\n{}\n--- driver:\n{}",
-        result["failure"].as_str().unwrap_or_default(),
-        scenario.seen.join("\n"),
-        driver.seen.join("\n")
-    );
-}
-
 /// Stops the driver with SIGINT and checks it ends cleanly.
 fn stop(mut driver: Proc) {
     driver.signal(nix::sys::signal::Signal::SIGINT);
@@ -207,12 +169,17 @@ fn a_user_controller_is_loaded_and_switched_to_from_rclpy() {
         .env_remove("LD_LIBRARY_PATH")
         .env_remove("LD_PRELOAD");
     let mut driver = Proc::spawn("my_controller run", d);
-    let mut c = scenario_command(&python, "ros2", ns, dir.path());
+    let mut c = scenario_command(&python, "ros2", "plugin", ns, dir.path());
     c.env("ROS_DOMAIN_ID", rclpy_peer::test_domain_id().to_string())
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         // the wheels' bootstrapper must run in the child to set its library path
         .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE");
-    expect_passed(Proc::spawn("rclpy scenario", c), &mut driver, "ros2");
+    expect_passed(
+        Proc::spawn("rclpy scenario", c),
+        &mut driver,
+        "ros2",
+        "plugin",
+    );
     stop(driver);
 }
 
@@ -251,13 +218,18 @@ fn a_user_controller_is_loaded_and_switched_to_from_rospy() {
     driver.wait_line(Duration::from_secs(60), |l| {
         l.contains("ROS 1 interface up")
     });
-    let mut c = scenario_command(Path::new(peers::PYTHON), "ros1", ns, dir.path());
+    let mut c = scenario_command(Path::new(peers::PYTHON), "ros1", "plugin", ns, dir.path());
     c.env("ROS_MASTER_URI", peers::master_uri(port))
         .env("ROS_IP", "127.0.0.1")
         .env_remove("ROS_HOSTNAME")
         .env_remove("ROS_NAMESPACE")
         .env("ROS_HOME", dir.path().join("ros_home"));
-    expect_passed(Proc::spawn("rospy scenario", c), &mut driver, "ros1");
+    expect_passed(
+        Proc::spawn("rospy scenario", c),
+        &mut driver,
+        "ros1",
+        "plugin",
+    );
     stop(driver);
 }
 

@@ -13,8 +13,19 @@ use std::time::{Duration, Instant};
 pub mod missing;
 pub mod netns;
 mod runtime;
+pub mod scenario;
 #[allow(unused_imports)] // not every test runs the driver in process
 pub use runtime::*;
+
+/// The cargo target directory of this test binary (`<target>/debug/deps/<test>` is three levels below it): what
+/// a test that builds something as a user does shares, so that it reuses the suite's compiled units.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors()
+        .nth(3)
+        .unwrap_or_else(|| panic!("no target directory above {}", exe.display()))
+        .to_path_buf()
+}
 
 /// Root of the repository.
 pub fn root() -> PathBuf {

@@ -226,7 +226,7 @@ fn run_served(
     let mut rt =
         Runtime::start_loaded(&config, nodes.count().max(1), registry).map_err(CliError::new)?;
     let mut iface = Interface::new(Reporter::new(&nodes.logger()));
-    let recorder = start_recorder(&config, &mut rt)?;
+    let recorder = start_recorder(&config, &mut rt, nodes.recorded_namespace()?)?;
     let mut front_ends = nodes.start(&config, &mut rt, &mut iface)?;
     front_ends.extend(recorder.as_ref().map(FlightRecorder::front_end));
     if let Some(s) = rt.engine.switch() {
@@ -269,7 +269,11 @@ fn run_served(
 
 /// The flight recorder (`record.file`, `--record`): its first file is created now, so that a bad path or an
 /// existing recording stops the start with the reason.
-fn start_recorder(config: &Config, rt: &mut Runtime) -> Result<Option<FlightRecorder>, CliError> {
+fn start_recorder(
+    config: &Config,
+    rt: &mut Runtime,
+    ros_namespace: String,
+) -> Result<Option<FlightRecorder>, CliError> {
     let Some(recording) = rt.take_recording() else {
         return Ok(None);
     };
@@ -284,6 +288,7 @@ fn start_recorder(config: &Config, rt: &mut Runtime) -> Result<Option<FlightReco
             keep_files: r.keep_files,
         },
         metadata: nrt_recorder::flight::driver_metadata(env!("CARGO_PKG_VERSION"), &yaml),
+        ros_namespace,
     };
     let recorder = FlightRecorder::start(&cfg, recording, rt.engine.take_odometry_out())
         .map_err(|e| CliError::new(format!("record.file: {e}")))?;

@@ -89,6 +89,8 @@ impl FlightSummary {
 pub struct FlightRecorder {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<FlightSummary>>,
+    /// [`FlightConfig::ros_namespace`], for the front end.
+    ros_namespace: String,
 }
 
 impl std::fmt::Debug for FlightRecorder {
@@ -106,6 +108,9 @@ pub struct FlightConfig {
     pub limits: RecordLimits,
     /// Metadata written into every file (name, key-values): the driver's version, its configuration.
     pub metadata: Vec<(String, BTreeMap<String, String>)>,
+    /// The ROS namespace of the front ends' nodes (`/`: none; `-r __ns:=/a`: `/a`): the outputs are recorded
+    /// under the topics and frames the ROS 2 front end publishes them on there (see [`outputs::RobotOutputs`]).
+    pub ros_namespace: String,
 }
 
 impl FlightRecorder {
@@ -152,6 +157,7 @@ impl FlightRecorder {
         Ok(FlightRecorder {
             shared,
             thread: Some(thread),
+            ros_namespace: cfg.ros_namespace.clone(),
         })
     }
 
@@ -160,6 +166,7 @@ impl FlightRecorder {
         Box::new(RecorderFront {
             shared: self.shared.clone(),
             next_settings: Instant::now(),
+            ros_namespace: self.ros_namespace.clone(),
         })
     }
 
@@ -263,6 +270,8 @@ impl Stop {
 struct RecorderFront {
     shared: Arc<Shared>,
     next_settings: Instant,
+    /// The front ends' ROS namespace.
+    ros_namespace: String,
 }
 
 impl FrontEnd for RecorderFront {
@@ -275,7 +284,7 @@ impl FrontEnd for RecorderFront {
     fn on_engine_event(&mut self, engine: &mut Engine, _: &mut Interface, event: &EngineEvent) {
         match event {
             EngineEvent::RobotReady { node, robot } => {
-                if let Some(r) = RobotOutputs::of(engine, *node) {
+                if let Some(r) = RobotOutputs::of(engine, *node, &self.ros_namespace) {
                     self.shared.robots().insert(*robot, r);
                 }
             }
@@ -298,7 +307,7 @@ impl FrontEnd for RecorderFront {
             .map(|(r, o)| (*r, o.node))
             .collect();
         for (robot, node) in nodes {
-            if let Some(fresh) = RobotOutputs::of(engine, node) {
+            if let Some(fresh) = RobotOutputs::of(engine, node, &self.ros_namespace) {
                 let mut robots = self.shared.robots();
                 if robots.get(&robot).is_some_and(|o| *o != fresh) {
                     robots.insert(robot, fresh);

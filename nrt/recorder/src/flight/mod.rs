@@ -16,7 +16,7 @@ use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::front_end::{FrontEnd, Interface};
 use outputs::{Outputs, RobotOutputs};
 use rt_channels::RtChannels;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -29,6 +29,10 @@ const DRAIN_PERIOD: Duration = Duration::from_millis(10);
 const FINISH_WAIT: Duration = Duration::from_secs(3);
 /// How often the front end looks for changed odometry settings (live parameters).
 const SETTINGS_PERIOD: Duration = Duration::from_millis(200);
+/// How many odometry samples of robots the front end does not know yet are kept (see [`PendingOdometry`]).
+const PENDING_MAX: usize = 256;
+/// How long such a sample is kept (its robot never became ready: it is dropped, as the front ends drop it).
+const PENDING_NS: u64 = 2_000_000_000;
 
 /// What the thread and the front end share.
 #[derive(Default)]
@@ -204,6 +208,7 @@ fn run(
     shared: &Shared,
 ) -> FlightSummary {
     let mut error = Stop(None);
+    let mut pending = PendingOdometry::default();
     let mut finish_by: Option<Instant> = None;
     loop {
         let ended = recording.nrt_peer_gone();
@@ -215,9 +220,14 @@ fn run(
         }
         if let Some(o) = odometry.as_mut() {
             let robots = shared.robots();
+            let mut write = |r: &RobotOutputs, h: &handoff::OdomHandoff| {
+                error.run(|| outputs.odometry(&mut rec, r, h))
+            };
+            pending.write_known(&robots, &mut write);
             while let Some(h) = o.nrt_pop() {
-                if let Some(r) = robots.get(&h.sample.robot) {
-                    error.run(|| outputs.odometry(&mut rec, r, &h));
+                match robot_of(&robots, &h) {
+                    Some(r) => write(r, &h),
+                    None => pending.keep(h),
                 }
             }
             while o.nrt_pop_joint().is_some() {}
@@ -249,6 +259,48 @@ fn run(
         summary,
         error,
         dropped,
+    }
+}
+
+/// The outputs of the robot of sample `h`, if the front end knows it (the same node in that slot).
+fn robot_of<'a>(
+    robots: &'a BTreeMap<RobotId, RobotOutputs>,
+    h: &handoff::OdomHandoff,
+) -> Option<&'a RobotOutputs> {
+    robots
+        .get(&h.sample.robot)
+        .filter(|r| r.node == h.sample.node)
+}
+
+/// Odometry samples the RT thread handed out before the front end learnt their robot (`RobotReady`): the ROS
+/// front ends, told first, may publish them already, so they are written once the robot is known, in order;
+/// bounded in number and age (a robot that never becomes ready: dropped, as every front end drops them).
+#[derive(Default)]
+struct PendingOdometry(VecDeque<handoff::OdomHandoff>);
+
+impl PendingOdometry {
+    /// Keeps `h` (the oldest dropped when full).
+    fn keep(&mut self, h: handoff::OdomHandoff) {
+        if self.0.len() == PENDING_MAX {
+            self.0.pop_front();
+        }
+        self.0.push_back(h);
+    }
+
+    /// Writes the samples of the robots now known, in order; drops those too old.
+    fn write_known(
+        &mut self,
+        robots: &BTreeMap<RobotId, RobotOutputs>,
+        write: &mut impl FnMut(&RobotOutputs, &handoff::OdomHandoff),
+    ) {
+        let oldest = handoff::monotonic_ns().saturating_sub(PENDING_NS);
+        self.0.retain(|h| match robot_of(robots, h) {
+            Some(r) => {
+                write(r, h);
+                false
+            }
+            None => h.handed_ns >= oldest,
+        });
     }
 }
 

@@ -50,8 +50,8 @@ fn run_recording(file: &std::path::Path) -> (Option<i32>, String) {
     (status.code(), out.join("\n"))
 }
 
-/// The run is refused: non-zero exit, a message naming `culprit` and `--record`/`record.file`, and nothing driven
-/// (no robot connected, no recording announced).
+/// The run is refused: non-zero exit, a message naming `culprit` and `--record`/`record.file`, and nothing started
+/// (no runtime: the driver's "starting on …" line never comes, nor "recording into …").
 fn refused(file: &std::path::Path, culprit: &str) -> String {
     let (code, out) = run_recording(file);
     assert!(
@@ -68,7 +68,7 @@ fn refused(file: &std::path::Path, culprit: &str) -> String {
         "the error does not name the option:\n{out}"
     );
     assert!(
-        !out.contains("recording into") && !out.contains("driven as RT robot"),
+        !out.contains("starting on") && !out.contains("recording into"),
         "{out}"
     );
     out

@@ -117,18 +117,29 @@ pub struct FlightConfig {
     pub ros_namespace: String,
 }
 
-impl FlightRecorder {
-    /// Creates the first file (an error here is a start error: the path is bad, exists, or cannot be written)
-    /// and starts the thread on `recording` (the RT thread's records) and `odometry` (the recorder's own odometry
-    /// ring, `None` if none was made).
-    pub fn start(
-        cfg: &FlightConfig,
-        recording: NrtRecording,
-        mut odometry: Option<NrtOdomOut>,
-    ) -> Result<FlightRecorder, RecordError> {
-        if let Some(o) = odometry.as_mut() {
-            o.nrt_activate();
-        }
+/// A recording's first file, made before anything else of the run starts (a bad path, an existing recording or
+/// an unwritable place stop the start before the RT thread or a link is started), for [`FlightRecorder::start`].
+pub struct FlightFile {
+    rec: Recording,
+    channels: RtChannels,
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC (ns) at its creation: the stamps' clock.
+    offset: i128,
+    path: PathBuf,
+    ros_namespace: String,
+}
+
+impl std::fmt::Debug for FlightFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlightFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FlightFile {
+    /// Creates the first file with its metadata and the RT thread's channels (an error here is a start error: the
+    /// path is bad, exists, or cannot be written).
+    pub fn create(cfg: &FlightConfig) -> Result<FlightFile, RecordError> {
         let metadata: Vec<(&str, BTreeMap<String, String>)> = cfg
             .metadata
             .iter()
@@ -137,6 +148,39 @@ impl FlightRecorder {
         let offset = rt_channels::realtime_offset_ns();
         let mut rec = Recording::create(&cfg.path, cfg.limits, &metadata)?;
         let channels = RtChannels::register(&mut rec, offset)?;
+        Ok(FlightFile {
+            rec,
+            channels,
+            offset,
+            path: cfg.path.clone(),
+            ros_namespace: cfg.ros_namespace.clone(),
+        })
+    }
+
+    /// Its path (the first file of the rotation).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl FlightRecorder {
+    /// Starts the thread writing into `file` what comes from `recording` (the RT thread's records) and
+    /// `odometry` (the recorder's own odometry ring, `None` if none was made).
+    pub fn start(
+        file: FlightFile,
+        recording: NrtRecording,
+        mut odometry: Option<NrtOdomOut>,
+    ) -> Result<FlightRecorder, RecordError> {
+        if let Some(o) = odometry.as_mut() {
+            o.nrt_activate();
+        }
+        let FlightFile {
+            rec,
+            channels,
+            offset,
+            path,
+            ros_namespace,
+        } = file;
         let shared = Arc::new(Shared::default());
         let thread = {
             let shared = shared.clone();
@@ -153,7 +197,7 @@ impl FlightRecorder {
                     )
                 })
                 .map_err(|source| RecordError::Io {
-                    path: cfg.path.clone(),
+                    path,
                     what: "starting the recorder thread",
                     source,
                 })?
@@ -161,7 +205,7 @@ impl FlightRecorder {
         Ok(FlightRecorder {
             shared,
             thread: Some(thread),
-            ros_namespace: cfg.ros_namespace.clone(),
+            ros_namespace,
         })
     }
 

@@ -197,15 +197,24 @@ fn a_closed_loop_run_is_recorded_as_rclpy_received_it() {
     );
     assert_eq!(count("/tf"), count(&odom_topic), "{}", rec["counts"]);
     assert_eq!(count(&format!("/{ns}/joint_states")), count(&odom_topic));
+    // frames read, written, and sent by NRT (the script loaded twice: at the start and after the link loss)
     for topic in [
         "/aseba/frames/in",
         "/aseba/frames/out",
+        "/aseba/frames/from_nrt",
         "/thymio_rt/rt/inputs",
     ] {
         assert!(count(topic) > 0, "nothing on {topic}: {}", rec["counts"]);
     }
+    // the link loss and the new link, as the RT thread saw them
+    let input = |variant: &str| rec["inputs"][variant].as_u64().unwrap_or(0);
+    assert!(
+        input("LinkLost") >= 1 && input("LinkAttached") >= 2,
+        "the link loss is not in the inputs: {}",
+        rec["inputs"]
+    );
     // the owner switches reached the RT thread: to go_to_pose and back to ros
-    let owner_requests = rec["inputs"]["OwnerRequest"].as_u64().unwrap_or(0);
+    let owner_requests = input("OwnerRequest");
     assert!(
         owner_requests >= 2,
         "{owner_requests} OwnerRequest input(s) recorded: {}",

@@ -135,6 +135,74 @@ impl ControllerPort for Cliff {
     }
 }
 
+/// The RT filters every owner's command goes through, with their start parameters from `config`: the obstacle
+/// stop then the cliff stop (both only ever remove forward motion); their NRT ends (live parameters, edges) for the
+/// engine to pump. They always run in the RT cycle (disabled unless configured) so that they can be turned on live.
+/// A replay builds the same.
+pub fn rt_filters(config: &Config) -> (Vec<Box<dyn rt::controllers::Filter>>, FilterPorts) {
+    let current = reflex_params(&config.driver.obstacle_stop);
+    let (events_rt, events) = publisher(64);
+    let (params_rt, params) = latest(current);
+    let reflex: Box<dyn rt::controllers::Filter> = Box::new(
+        ObstacleStop::new(current)
+            .with_live_params(params_rt)
+            .with_events(events_rt),
+    );
+    let reflex_port = Reflex {
+        events,
+        params,
+        current,
+    };
+    let current = cliff_params(&config.driver.cliff_stop);
+    let (events_rt, events) = publisher(64);
+    let (params_rt, params) = latest(current);
+    let cliff: Box<dyn rt::controllers::Filter> = Box::new(
+        CliffStop::new(current)
+            .with_live_params(params_rt)
+            .with_events(events_rt),
+    );
+    let cliff_port = Cliff {
+        events,
+        params,
+        current,
+    };
+    (
+        vec![reflex, cliff],
+        FilterPorts {
+            reflex: reflex_port,
+            cliff: cliff_port,
+        },
+    )
+}
+
+/// The NRT ends of the filters of [`rt_filters`].
+pub struct FilterPorts {
+    reflex: Reflex,
+    cliff: Cliff,
+}
+
+impl FilterPorts {
+    /// A replay's way to put back the reflexes' recorded parameters (`RecInput::ReflexParams`).
+    pub fn into_replay_setter(self) -> rt::replay::ReflexSetter {
+        let FilterPorts {
+            mut reflex,
+            mut cliff,
+        } = self;
+        Box::new(move |which, enabled, threshold, max_age_ns| match which {
+            0 => reflex.params.nrt_store(ObstacleStopParams {
+                enabled,
+                threshold,
+                max_age_ns,
+            }),
+            _ => cliff.params.nrt_store(CliffStopParams {
+                enabled,
+                threshold,
+                max_age_ns,
+            }),
+        })
+    }
+}
+
 /// The RT form of `cliff_stop.*`.
 fn cliff_params(c: &nrt_engine::thymio::params::CliffStopConfig) -> CliffStopParams {
     CliffStopParams {
@@ -309,43 +377,11 @@ impl Runtime {
         }
         let mut engine = Engine::new(engine_config, nrt_ends)?;
         engine.set_rt_rings(config.rt.wake_nrt);
-        // The reflex always runs in the RT cycle (disabled unless configured) so that it can be
-        // turned on live.
-        let current = reflex_params(&config.driver.obstacle_stop);
-        let (events_rt, events) = publisher(64);
-        let (params_rt, params) = latest(current);
-        let reflex: Box<dyn rt::controllers::Filter> = Box::new(
-            ObstacleStop::new(current)
-                .with_live_params(params_rt)
-                .with_events(events_rt),
-        );
-        engine.attach_controller(Box::new(Reflex {
-            events,
-            params,
-            current,
-        }));
-        // The cliff reflex likewise, after the obstacle stop (both only ever remove forward motion).
-        let current = cliff_params(&config.driver.cliff_stop);
-        let (events_rt, events) = publisher(64);
-        let (params_rt, params) = latest(current);
-        let cliff: Box<dyn rt::controllers::Filter> = Box::new(
-            CliffStop::new(current)
-                .with_live_params(params_rt)
-                .with_events(events_rt),
-        );
-        engine.attach_controller(Box::new(Cliff {
-            events,
-            params,
-            current,
-        }));
-        let rt = rt::rtloop::spawn(
-            rt_config(config),
-            rt_ends,
-            rt_port,
-            controllers,
-            vec![reflex, cliff],
-        )
-        .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
+        let (filters, ports) = rt_filters(config);
+        engine.attach_controller(Box::new(ports.reflex));
+        engine.attach_controller(Box::new(ports.cliff));
+        let rt = rt::rtloop::spawn(rt_config(config), rt_ends, rt_port, controllers, filters)
+            .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
         let connector =
             spawn_connector(ConnectorConfig::default(), specs, pipes, port).map_err(|error| {
                 RuntimeError::Thread {

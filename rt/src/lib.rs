@@ -14,6 +14,7 @@ pub mod mapping;
 pub mod motion_limits;
 pub mod nrt_connector;
 pub mod odometry;
+pub mod replay;
 pub mod report;
 pub mod robot;
 pub mod rtloop;

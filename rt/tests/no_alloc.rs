@@ -546,7 +546,8 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             && recorded.owner_requests > 0
             && recorded.motion_limits > 0
             && recorded.held > 0
-            && recorded.joint_state_hz > 0,
+            && recorded.joint_state_hz > 0
+            && recorded.controllers.iter().all(|n| *n > 0),
         "{recorded:?}"
     );
 

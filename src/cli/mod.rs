@@ -7,6 +7,7 @@ pub mod compile;
 pub mod emit;
 mod front_ends;
 pub mod nodes;
+pub mod replay;
 pub mod ros_args;
 pub mod run;
 pub mod sim;
@@ -76,6 +77,9 @@ pub enum Command {
     Compile(compile::Args),
     /// Serve simulated Thymio-II robots over TCP and/or pseudo-terminals.
     Sim(sim::Args),
+    /// Run the RT core again on a flight recording (`run --record`), no robot needed; --check compares its
+    /// outputs with the recorded ones bit for bit.
+    Replay(replay::Args),
 }
 
 /// An error reported to the user as one line, with a non-zero exit status.
@@ -122,7 +126,7 @@ impl Command {
     /// Default log level: the driver says what it does; the tools only report problems.
     pub fn default_log_level(&self) -> &'static str {
         match self {
-            Command::Run(_) | Command::Sim(_) => "info",
+            Command::Run(_) | Command::Sim(_) | Command::Replay(_) => "info",
             _ => "error",
         }
     }
@@ -152,5 +156,6 @@ pub fn dispatch_with(cli: Cli, registry: rt::controllers::Registry) -> CliResult
         Command::Emit(a) => emit::main(a),
         Command::Compile(a) => compile::main(a),
         Command::Sim(a) => sim::main(a),
+        Command::Replay(a) => replay::main(a, registry),
     }
 }

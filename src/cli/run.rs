@@ -340,7 +340,7 @@ fn run_loop(
 
 /// Applies the DDS boundary the user's ROS settings ask for (`nrt_ros2::dds_boundary`) and says which is in force.
 #[cfg(feature = "ros2")]
-fn dds_boundary() -> Result<nrt_ros2::dds_boundary::DdsBoundary, CliError> {
+pub(super) fn dds_boundary() -> Result<nrt_ros2::dds_boundary::DdsBoundary, CliError> {
     let boundary = nrt_ros2::dds_boundary::confine().map_err(CliError::new)?;
     if boundary.is_warning() {
         tracing::warn!("{}", boundary.describe());

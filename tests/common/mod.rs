@@ -196,7 +196,15 @@ impl Proc {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
-                self.drain();
+                // the output threads may still hold its last lines: take them until its pipes close (bounded: a
+                // process it started may hold them)
+                let until = Instant::now() + Duration::from_secs(2);
+                while let Ok(l) = self
+                    .lines
+                    .recv_timeout(until.saturating_duration_since(Instant::now()))
+                {
+                    self.seen.push(l);
+                }
                 return s;
             }
             assert!(

@@ -16,7 +16,7 @@ use rtrb::{Consumer, Producer, RingBuffer};
 pub const MAX_SWEEP: usize = 16;
 
 /// A wheel: 0 left, 1 right.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Wheel {
     /// Left wheel.
     #[default]
@@ -53,7 +53,7 @@ impl Wheel {
 }
 
 /// What the RT controller is asked to do for one wheel.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct WheelRun {
     /// The wheel driven (the other one stays stopped: the pivot).
     pub wheel: Wheel,
@@ -79,7 +79,7 @@ impl WheelRun {
 }
 
 /// NRT → RT.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum CalCommand {
     /// Run one wheel (applies once the controller owns the robot).
     Run(WheelRun),
@@ -196,7 +196,13 @@ pub struct RtCalibrationPort {
 impl RtCalibrationPort {
     /// The next command, if any.
     pub fn rt_next_command(&mut self) -> Option<CalCommand> {
-        self.commands.pop().ok()
+        let command = self.commands.pop().ok()?;
+        crate::record::rt_record_controller(|robot, controller| crate::RecInput::CalibrationRun {
+            robot,
+            controller,
+            command,
+        });
+        Some(command)
     }
 
     /// Sends `report`; false (counted) if the NRT side is behind.

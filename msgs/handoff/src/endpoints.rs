@@ -47,6 +47,7 @@
 use super::ids::RobotId;
 use super::latest::{latest, NrtLatest, RtLatest};
 use super::publisher::{publisher, NrtPublisher, RtPublisher};
+use super::record::{rt_record_controller, RecInput};
 use super::service::{service, NrtServiceClient, RequestId, RtServiceServer};
 use super::values::{Pose2, Twist2};
 use std::marker::PhantomData;
@@ -75,7 +76,7 @@ pub enum RosKind {
 }
 
 /// A value crossing between the RT and NRT halves of an endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub enum RosValue {
     /// No data.
     #[default]
@@ -88,7 +89,8 @@ pub enum RosValue {
     Pose2D(Pose2),
     /// A planar twist.
     Twist(Twist2),
-    /// A service outcome (the message is static: the RT side never formats text).
+    /// A service outcome (the message is static: the RT side never formats text). Never recorded (an output).
+    #[serde(skip)]
     Outcome(Outcome),
 }
 
@@ -288,19 +290,36 @@ impl<T: RosType> RtTopicPublisher<T> {
 #[derive(Debug)]
 pub struct RtTopicSubscriber<T: RosType> {
     inner: RtLatest<RosValue>,
+    /// Its index among its controller's endpoints (the flight recorder's name for it).
+    endpoint: u8,
     _t: PhantomData<T>,
 }
 
 impl<T: RosType> RtTopicSubscriber<T> {
     /// The latest value, only if new since the previous read.
     pub fn rt_read_new(&mut self) -> Option<T> {
-        self.inner.rt_read_new().and_then(T::from_value)
+        let v = self.inner.rt_read_new()?;
+        self.record(v);
+        T::from_value(v)
     }
 
     /// The latest value (the initial one until ROS sends one) and whether it is new.
     pub fn rt_read(&mut self) -> (Option<T>, bool) {
         let (v, new) = self.inner.rt_read();
+        if new {
+            self.record(v);
+        }
         (T::from_value(v), new)
+    }
+
+    fn record(&self, value: RosValue) {
+        let endpoint = self.endpoint;
+        rt_record_controller(|robot, controller| RecInput::Topic {
+            robot,
+            controller,
+            endpoint,
+            value,
+        });
     }
 }
 
@@ -308,6 +327,8 @@ impl<T: RosType> RtTopicSubscriber<T> {
 #[derive(Debug)]
 pub struct RtServiceEndpoint<Req: RosType> {
     inner: RtServiceServer<RosValue, RosValue>,
+    /// Its index among its controller's endpoints.
+    endpoint: u8,
     _t: PhantomData<Req>,
 }
 
@@ -317,6 +338,13 @@ impl<Req: RosType> RtServiceEndpoint<Req> {
     pub fn rt_serve(&mut self, mut f: impl FnMut(Req) -> Outcome) -> usize {
         let mut n = 0;
         while let Some((id, req)) = self.inner.rt_next_request() {
+            let endpoint = self.endpoint;
+            rt_record_controller(|robot, controller| RecInput::ServiceRequest {
+                robot,
+                controller,
+                endpoint,
+                request: req,
+            });
             let out = match Req::from_value(req) {
                 Some(r) => f(r),
                 None => Outcome::refused("request of the wrong type"),
@@ -369,6 +397,11 @@ impl RtParams {
         match self.cell.rt_read_new() {
             Some(v) => {
                 self.values = v;
+                rt_record_controller(|robot, controller| RecInput::Params {
+                    robot,
+                    controller,
+                    values: v,
+                });
                 true
             }
             None => false,
@@ -420,6 +453,12 @@ impl NrtParams {
             });
         }
         Ok(i)
+    }
+
+    /// Writes every value at once as the RT side once took them (a replay puts back recorded values: they were
+    /// checked when first set).
+    pub fn nrt_store_all(&mut self, values: ParamBlock) {
+        self.cell.nrt_store(values);
     }
 
     /// Writes `value` to `name` (applied at the controller's next cycle).
@@ -628,6 +667,7 @@ impl ControllerInit {
             return Err(self.unsupported(name, "subscriber", T::KIND));
         }
         let (rt, nrt) = latest(initial.into_value());
+        let endpoint = self.endpoints.len() as u8;
         self.endpoints.push(NrtEndpoint::Subscriber {
             name,
             kind: T::KIND,
@@ -635,6 +675,7 @@ impl ControllerInit {
         });
         Ok(RtTopicSubscriber {
             inner: rt,
+            endpoint,
             _t: PhantomData,
         })
     }
@@ -649,6 +690,7 @@ impl ControllerInit {
             return Err(self.unsupported(name, "service", Req::KIND));
         }
         let (rt, nrt) = service(4);
+        let endpoint = self.endpoints.len() as u8;
         self.endpoints.push(NrtEndpoint::Service {
             name,
             request: Req::KIND,
@@ -656,6 +698,7 @@ impl ControllerInit {
         });
         Ok(RtServiceEndpoint {
             inner: rt,
+            endpoint,
             _t: PhantomData,
         })
     }

@@ -12,12 +12,14 @@ use crate::Pose2;
 use rtrb::{Consumer, Producer, RingBuffer};
 
 /// A goal's id, chosen by the NRT side (echoed in every report about it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct GoalId(pub u32);
 
 /// What a goal controller is asked to do. A speed limit of 0 (or not finite) means the
 /// controller's own default (its parameter); a larger one is capped by that parameter.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Goal {
     /// Drive straight `distance` metres (negative: backwards), holding the start heading.
     DriveDistance {
@@ -47,7 +49,7 @@ pub enum Goal {
 }
 
 /// NRT → RT.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum GoalCommand {
     /// Start `goal` (replaces a running goal, which is reported `Canceled`).
     Start {
@@ -171,7 +173,13 @@ pub struct RtGoalPort {
 impl RtGoalPort {
     /// The next command, if any.
     pub fn rt_next_command(&mut self) -> Option<GoalCommand> {
-        self.commands.pop().ok()
+        let command = self.commands.pop().ok()?;
+        crate::record::rt_record_controller(|robot, controller| crate::RecInput::Goal {
+            robot,
+            controller,
+            command,
+        });
+        Some(command)
     }
 
     /// Sends `report`; false (counted) if the NRT side is behind.

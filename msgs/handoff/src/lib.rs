@@ -80,8 +80,9 @@ pub use odom_out::{odom_out, NrtOdomOut, OdomHandoff, RtOdomOut};
 pub use params::{live_params, monotonic_ns, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
 pub use publisher::{publisher, NrtPublisher, RtPublisher};
 pub use record::{
-    record_rings, FrameDir, NrtRecording, PassKind, RecEntry, RecFrame, RecInput, RecordRings,
-    RtRecorder,
+    record_rings, rt_context, rt_install, rt_record, rt_record_frame, rt_recording, rt_set_context,
+    rt_uninstall, FrameDir, NrtRecording, PassKind, RecEntry, RecFrame, RecInput, Record,
+    RecordRings, RtRecorder,
 };
 pub use ring::{
     channels, prefault_ring, ChannelConfig, InvalidRecord, NrtEnds, ReceivedFrame, RtEnds,

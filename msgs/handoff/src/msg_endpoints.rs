@@ -144,12 +144,18 @@ pub struct RtMessageSubscriber<T> {
 impl<T: Copy + Send> RtMessageSubscriber<T> {
     /// The latest value, only if new since the previous read.
     pub fn rt_read_new(&mut self) -> Option<T> {
-        self.inner.rt_read_new()
+        let v = self.inner.rt_read_new()?;
+        unrecorded();
+        Some(v)
     }
 
     /// The latest value (the initial one until ROS sends one) and whether it is new.
     pub fn rt_read(&mut self) -> (T, bool) {
-        self.inner.rt_read()
+        let (v, new) = self.inner.rt_read();
+        if new {
+            unrecorded();
+        }
+        (v, new)
     }
 }
 
@@ -162,9 +168,20 @@ pub struct RtMessageService<Req, Resp> {
 impl<Req: Copy + Send, Resp: Copy + Send> RtMessageService<Req, Resp> {
     /// Answers every pending request with `f`; returns how many were answered (a response that finds its queue
     /// full is lost and its caller times out: the NRT side stopped polling).
-    pub fn rt_serve(&mut self, f: impl FnMut(Req) -> Resp) -> usize {
-        self.inner.rt_serve(f)
+    pub fn rt_serve(&mut self, mut f: impl FnMut(Req) -> Resp) -> usize {
+        self.inner.rt_serve(|req| {
+            unrecorded();
+            f(req)
+        })
     }
+}
+
+/// The flight recorder: a value of the controller's own type was taken, which it cannot record.
+fn unrecorded() {
+    crate::record::rt_record_controller(|robot, controller| crate::RecInput::Unrecorded {
+        robot,
+        controller,
+    });
 }
 
 /// NRT half of a message publisher (type-erased): drains what RT published, as messages.

@@ -15,7 +15,7 @@ use super::doorbell::Doorbell;
 use super::ids::{RobotId, MAX_ROBOTS};
 use super::latest::{latest, NrtLatest, RtLatest};
 use super::motion_limits::MotionLimits;
-use super::record::{RecInput, RtRecorder};
+use super::record::{rt_record, RecInput};
 use super::values::{ParamError, RobotCalibration, Twist2};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -28,8 +28,6 @@ pub struct RtLiveParams {
     watchdog_s: RtLatest<f64>,
     robots: Box<[RtRobotParams]>,
     wake: Doorbell,
-    /// Every new value taken is recorded here (off unless the driver records).
-    recorder: RtRecorder,
 }
 
 #[derive(Debug)]
@@ -144,7 +142,6 @@ pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
             watchdog_s: wd_rt,
             robots: rt_robots.into_boxed_slice(),
             wake: wake.clone(),
-            recorder: RtRecorder::off(),
         },
         NrtLiveParams {
             inner: Arc::new(Mutex::new(NrtInner {
@@ -163,22 +160,11 @@ impl RtLiveParams {
         self.robots.len()
     }
 
-    /// The flight recorder's RT half: every new value read below is recorded there, and the RT loop records its
-    /// other inputs through it.
-    pub fn rt_recorder(&mut self) -> &mut RtRecorder {
-        &mut self.recorder
-    }
-
-    /// Installs the flight recorder (before the RT thread starts).
-    pub(crate) fn set_recorder(&mut self, recorder: RtRecorder) {
-        self.recorder = recorder;
-    }
-
     /// The cmd_vel watchdog (s); 0 = disabled.
     pub fn rt_watchdog(&mut self) -> f64 {
         let (seconds, new) = self.watchdog_s.rt_read();
         if new {
-            self.recorder.rt_input(RecInput::Watchdog { seconds });
+            rt_record(RecInput::Watchdog { seconds });
         }
         seconds
     }
@@ -188,8 +174,7 @@ impl RtLiveParams {
         let r = self.robots.get_mut(robot.index())?;
         let (calibration, new) = r.calibration.rt_read();
         if new {
-            self.recorder
-                .rt_input(RecInput::Calibration { robot, calibration });
+            rt_record(RecInput::Calibration { robot, calibration });
         }
         Some(calibration)
     }
@@ -206,7 +191,7 @@ impl RtLiveParams {
         let r = self.robots.get_mut(robot.index())?;
         let (sp, new) = r.cmd_vel.rt_read();
         if new {
-            self.recorder.rt_input(RecInput::CmdVel {
+            rt_record(RecInput::CmdVel {
                 robot,
                 twist: sp.twist,
                 received_ns: sp.received_ns,
@@ -224,7 +209,7 @@ impl RtLiveParams {
         let r = self.robots.get_mut(robot.index())?;
         let (sp, new) = r.joint.rt_read();
         if new {
-            self.recorder.rt_input(RecInput::JointCommand {
+            rt_record(RecInput::JointCommand {
                 robot,
                 command: sp.command,
                 received_ns: sp.received_ns,
@@ -237,8 +222,7 @@ impl RtLiveParams {
     /// thread applies it at a cycle boundary and reports the owner in effect).
     pub fn rt_owner_request(&mut self, robot: RobotId) -> Option<OwnerId> {
         let owner = self.robots.get_mut(robot.index())?.owner.rt_read_new()?;
-        self.recorder
-            .rt_input(RecInput::OwnerRequest { robot, owner });
+        rt_record(RecInput::OwnerRequest { robot, owner });
         Some(owner)
     }
 
@@ -249,7 +233,7 @@ impl RtLiveParams {
         };
         let (hz, new) = r.joint_state_hz.rt_read();
         if new {
-            self.recorder.rt_input(RecInput::JointStateHz { robot, hz });
+            rt_record(RecInput::JointStateHz { robot, hz });
         }
         hz
     }
@@ -259,8 +243,7 @@ impl RtLiveParams {
         let r = self.robots.get_mut(robot.index())?;
         let (limits, new) = r.motion_limits.rt_read();
         if new {
-            self.recorder
-                .rt_input(RecInput::MotionLimits { robot, limits });
+            rt_record(RecInput::MotionLimits { robot, limits });
         }
         Some(limits)
     }
@@ -273,7 +256,7 @@ impl RtLiveParams {
         };
         let (held, new) = r.held.rt_read();
         if new {
-            self.recorder.rt_input(RecInput::Held { robot, held });
+            rt_record(RecInput::Held { robot, held });
         }
         held
     }

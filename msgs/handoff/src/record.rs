@@ -10,8 +10,11 @@
 //!
 //! Times are CLOCK_MONOTONIC nanoseconds as the RT thread read them.
 
+use super::calibration::CalCommand;
 use super::control::{JointCommand, OwnerId};
+use super::endpoints::{ParamBlock, RosValue};
 use super::events::RtCommand;
+use super::goal::GoalCommand;
 use super::ids::{LinkId, RobotId};
 use super::motion_limits::MotionLimits;
 use super::ring::prefault_ring;
@@ -120,10 +123,94 @@ pub enum RecInput {
         /// The connector's target index.
         target: u16,
     },
-    /// The link in slot `link` was found dead (read error or end of stream).
+    /// The RT thread stopped `robot`'s running controller (index `controller` in the registry) because its
+    /// `update` overran the budget too often: a decision made on this run's timings, which a replay repeats.
+    BudgetStop {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's index.
+        controller: u8,
+    },
+    /// A controller's subscriber (`endpoint`: its index among the controller's endpoints) took a new value.
+    Topic {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// The endpoint's index.
+        endpoint: u8,
+        /// The value.
+        value: RosValue,
+    },
+    /// A controller's service took a request.
+    ServiceRequest {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// The endpoint's index.
+        endpoint: u8,
+        /// The request.
+        request: RosValue,
+    },
+    /// A controller took new values of its parameters.
+    Params {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// Every value, in declaration order.
+        values: ParamBlock,
+    },
+    /// A goal controller took a command (a goal action's start or cancel).
+    Goal {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// The command.
+        command: GoalCommand,
+    },
+    /// The calibration controller took a command (a wheel run, an abort).
+    CalibrationRun {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+        /// The command.
+        command: CalCommand,
+    },
+    /// A reflex (an RT filter) took new parameters: `reflex` 0 the obstacle stop, 1 the cliff stop.
+    ReflexParams {
+        /// Which reflex.
+        reflex: u8,
+        /// On.
+        enabled: bool,
+        /// Its threshold (raw reading).
+        threshold: i16,
+        /// Readings older than this are ignored (ns).
+        max_age_ns: u64,
+    },
+    /// A controller's endpoint of a message type of its own took a value: not recorded (its type is the
+    /// controller's), so a replay can be exact only up to here.
+    Unrecorded {
+        /// Robot slot.
+        robot: RobotId,
+        /// The controller's registry index.
+        controller: u8,
+    },
+    /// The loop ended at `now_ns`: the exit sequence follows (every robot stopped, flushed, read back).
+    Exit {
+        /// When it began.
+        now_ns: u64,
+    },
+    /// The link in slot `link` was found dead (an error or the end of the stream) while the RT thread read or
+    /// wrote it; it is handed back at the next periodic cycle.
     LinkLost {
         /// Slot.
         link: LinkId,
+        /// It failed while written to (flushed at the end of a pass), not read.
+        writing: bool,
     },
 }
 
@@ -166,6 +253,42 @@ pub struct RecEntry {
     pub input: RecInput,
 }
 
+/// One record of a recording, owned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// An input the RT thread took.
+    Input {
+        /// Record order.
+        seq: u64,
+        /// The input.
+        input: RecInput,
+    },
+    /// A frame it read, wrote or took from NRT.
+    Frame {
+        /// Record order.
+        seq: u64,
+        /// Direction.
+        dir: FrameDir,
+        /// Link slot (0xFF: every link).
+        link: u8,
+        /// Read (wake-up) or queue time.
+        t_ns: u64,
+        /// Decode time (frames read).
+        decoded_ns: u64,
+        /// Header and payload.
+        bytes: Vec<u8>,
+    },
+}
+
+impl Record {
+    /// Its place in the record order.
+    pub fn seq(&self) -> u64 {
+        match self {
+            Record::Input { seq, .. } | Record::Frame { seq, .. } => *seq,
+        }
+    }
+}
+
 /// A recorded frame as the NRT side sees it (borrowed until the next pop).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecFrame<'a> {
@@ -181,6 +304,29 @@ pub struct RecFrame<'a> {
     pub decoded_ns: u64,
     /// Header + payload.
     pub bytes: &'a [u8],
+}
+
+impl RecFrame<'_> {
+    /// The owned record.
+    pub fn to_record(&self) -> Record {
+        Record::Frame {
+            seq: self.seq,
+            dir: self.dir,
+            link: self.link,
+            t_ns: self.t_ns,
+            decoded_ns: self.decoded_ns,
+            bytes: self.bytes.to_vec(),
+        }
+    }
+}
+
+impl From<RecEntry> for Record {
+    fn from(e: RecEntry) -> Record {
+        Record::Input {
+            seq: e.seq,
+            input: e.input,
+        }
+    }
 }
 
 /// Ring sizes of [`record_rings`].
@@ -217,6 +363,8 @@ struct Drops {
 #[derive(Debug, Default)]
 pub struct RtRecorder {
     on: Option<RtRings>,
+    /// The controller running (robot slot, registry index): see [`rt_set_context`].
+    context: (RobotId, u8),
 }
 
 #[derive(Debug)]
@@ -270,6 +418,7 @@ pub fn record_rings(sizes: RecordRings) -> (RtRecorder, NrtRecording) {
                 seq: 0,
                 drops: drops.clone(),
             }),
+            context: (RobotId(0), 0),
         },
         NrtRecording {
             inputs: ic,
@@ -280,10 +429,69 @@ pub fn record_rings(sizes: RecordRings) -> (RtRecorder, NrtRecording) {
     )
 }
 
+thread_local! {
+    /// The recorder of the RT thread running on this thread (installed by the RT loop for its run, or by a
+    /// replay), so that every place the thread takes an input — live values, rings, a controller's endpoints —
+    /// records it where it takes it. Off elsewhere.
+    static RT_RECORDER: std::cell::RefCell<RtRecorder> = const {
+        std::cell::RefCell::new(RtRecorder { on: None, context: (RobotId(0), 0) })
+    };
+}
+
+/// Installs `recorder` as this thread's (the RT thread, before its loop); returns the one it replaces. Its first
+/// use on a thread may register the thread-local's destructor (an allocation): install before counting them.
+pub fn rt_install(recorder: RtRecorder) -> RtRecorder {
+    RT_RECORDER.with_borrow_mut(|r| std::mem::replace(r, recorder))
+}
+
+/// Takes this thread's recorder back (leaving it off).
+pub fn rt_uninstall() -> RtRecorder {
+    rt_install(RtRecorder::off())
+}
+
+/// Records what the controller running now took (see [`rt_set_context`]): `make` gets its robot and index.
+pub fn rt_record_controller(make: impl FnOnce(RobotId, u8) -> RecInput) {
+    RT_RECORDER.with_borrow_mut(|r| {
+        if r.on.is_some() {
+            let (robot, controller) = r.context;
+            r.rt_input(make(robot, controller));
+        }
+    });
+}
+
+/// Records an input with this thread's recorder (nothing when it is off).
+pub fn rt_record(input: RecInput) {
+    RT_RECORDER.with_borrow_mut(|r| r.rt_input(input));
+}
+
+/// Records a frame with this thread's recorder (see [`RtRecorder::rt_frame`]).
+pub fn rt_record_frame(dir: FrameDir, link: u8, t_ns: u64, decoded_ns: u64, bytes: &[u8]) {
+    RT_RECORDER.with_borrow_mut(|r| r.rt_frame(dir, link, t_ns, decoded_ns, bytes));
+}
+
+/// Says which robot's controller (registry index) the RT thread runs now: what a controller's endpoints record is
+/// theirs.
+pub fn rt_set_context(robot: RobotId, controller: u8) {
+    RT_RECORDER.with_borrow_mut(|r| r.context = (robot, controller));
+}
+
+/// The controller the RT thread runs now (see [`rt_set_context`]).
+pub fn rt_context() -> (RobotId, u8) {
+    RT_RECORDER.with_borrow(|r| r.context)
+}
+
+/// Whether this thread records.
+pub fn rt_recording() -> bool {
+    RT_RECORDER.with_borrow(|r| r.on.is_some())
+}
+
 impl RtRecorder {
     /// A recorder that records nothing (every call returns at once).
-    pub fn off() -> RtRecorder {
-        RtRecorder { on: None }
+    pub const fn off() -> RtRecorder {
+        RtRecorder {
+            on: None,
+            context: (RobotId(0), 0),
+        }
     }
 
     /// Whether it records.

@@ -6,7 +6,7 @@ use super::events::{RtCommand, RtEvent};
 use super::ids::{LinkId, LinkTarget, RobotId, MAX_ROBOTS};
 use super::odom_out::{odom_out, NrtOdomOut, RtOdomOut};
 use super::params::{live_params, NrtLiveParams, RtLiveParams};
-use super::record::{record_rings, NrtRecording, RecInput, RecordRings, RtRecorder};
+use super::record::{record_rings, rt_record, NrtRecording, RecInput, RecordRings, RtRecorder};
 use super::stats::RtStats;
 use super::values::{OdomSample, ParamError, Twist2};
 use msgs::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
@@ -112,12 +112,11 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
     // rare, the events small and frequent; every event slot would otherwise be a report's size.
     let (mut st_p, mut st_c) = RingBuffer::new(STATS_RING);
     prefault_ring(&mut st_p, &mut st_c, RtStats::default());
-    let (mut rt_params, nrt_params) = live_params(cfg.robots);
-    let recording = cfg.record.map(|sizes| {
-        let (rt, nrt) = record_rings(sizes);
-        rt_params.set_recorder(rt);
-        nrt
-    });
+    let (rt_params, nrt_params) = live_params(cfg.robots);
+    let (recorder, recording) = match cfg.record.map(record_rings) {
+        Some((rt, nrt)) => (rt, Some(nrt)),
+        None => (RtRecorder::off(), None),
+    };
     let doorbell = Doorbell::new();
     let rt_bell = rt_params.rt_wake_bell().clone();
     let (odom_rt, odom_nrt): (Vec<_>, Vec<_>) = (0..cfg.odometry_out_consumers.max(1))
@@ -131,6 +130,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             commands: cmd_c,
             stats: st_p,
             params: rt_params,
+            recorder: Some(recorder),
             doorbell: doorbell.clone(),
             pushed: false,
             odom_out: odom_rt.into_boxed_slice(),
@@ -160,6 +160,8 @@ pub struct RtEnds {
     commands: Consumer<RtCommand>,
     stats: Producer<RtStats>,
     params: RtLiveParams,
+    /// The flight recorder's RT half, until the RT thread installs it ([`RtEnds::rt_take_recorder`]).
+    recorder: Option<RtRecorder>,
     doorbell: Doorbell,
     /// Something was pushed to NRT since the doorbell last rang.
     pushed: bool,
@@ -308,13 +310,14 @@ impl RtEnds {
     /// Pops the next command from NRT (recorded when the flight recorder is on).
     pub fn rt_pop_command(&mut self) -> Option<RtCommand> {
         let cmd = self.commands.pop().ok()?;
-        self.params.rt_recorder().rt_input(RecInput::Command(cmd));
+        rt_record(RecInput::Command(cmd));
         Some(cmd)
     }
 
-    /// The flight recorder's RT half (off unless [`ChannelConfig::record`] was set).
-    pub fn rt_recorder(&mut self) -> &mut RtRecorder {
-        self.params.rt_recorder()
+    /// The flight recorder's RT half (off unless [`ChannelConfig::record`] was set), for the RT thread to install
+    /// ([`crate::rt_install`]) before its loop; `None` once taken.
+    pub fn rt_take_recorder(&mut self) -> Option<RtRecorder> {
+        self.recorder.take()
     }
 
     /// Whether the NRT side dropped its half (the command ring is abandoned).

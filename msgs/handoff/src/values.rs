@@ -141,7 +141,7 @@ pub struct ProximitySample {
 }
 
 /// One odometry update of a robot (interface reference §3.5).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct OdomSample {
     /// Robot slot.
     pub robot: RobotId,

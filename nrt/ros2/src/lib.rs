@@ -47,6 +47,7 @@ pub mod owner_switch;
 pub mod param_server;
 pub mod params;
 pub mod params_file;
+pub mod replay_pub;
 pub mod report;
 mod sensor_publishers;
 pub mod set_odometry;

@@ -73,7 +73,17 @@ impl Filter for CliffStop {
 
     fn update(&mut self, robot: &RobotView, cmd: &mut WheelCommand) {
         if let Some(live) = &mut self.live {
-            self.params = live.rt_read().0;
+            let (params, new) = live.rt_read();
+            if new {
+                // the flight recorder: a replay puts them back here
+                handoff::rt_record(handoff::RecInput::ReflexParams {
+                    reflex: 1,
+                    enabled: params.enabled,
+                    threshold: params.threshold,
+                    max_age_ns: params.max_age_ns,
+                });
+            }
+            self.params = params;
         }
         let p = self.params;
         let fresh = robot

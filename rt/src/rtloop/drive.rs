@@ -4,7 +4,6 @@
 
 use super::slots::QueueError;
 use super::{ns, RtLoop};
-use crate::clock::monotonic_ns;
 use crate::controllers::Reflexes;
 use handoff::{FrameDir, LinkId, LinkTarget, RobotId, WheelCommand};
 
@@ -13,9 +12,7 @@ impl RtLoop {
     fn queue_robot_frame(&mut self, link: Option<LinkId>, n: usize) -> bool {
         let frame = &self.frame[..n];
         let to = link.map_or(LinkTarget::All, LinkTarget::One).to_byte();
-        self.ends
-            .rt_recorder()
-            .rt_frame(FrameDir::Out, to, self.pass_ns, self.pass_ns, frame);
+        handoff::rt_record_frame(FrameDir::Out, to, self.pass_ns, self.pass_ns, frame);
         match link {
             Some(l) => match self.slots.queue(l, frame) {
                 Ok(()) => true,
@@ -143,6 +140,6 @@ impl RtLoop {
     /// direct zero write of its motor targets and their read-back.
     pub(super) fn send_stop(&mut self, i: usize) {
         self.robots[i].request_stop();
-        self.write_targets(i, [0, 0], monotonic_ns());
+        self.write_targets(i, [0, 0], self.pass_ns);
     }
 }

@@ -31,6 +31,11 @@ impl RtLoop {
     /// Exit path: stop every configured robot, flush, and wait (bounded) for the read-backs.
     pub(super) fn stop_robots(&mut self) {
         let start_ns = monotonic_ns;
+        // the flight recorder: what follows is the exit sequence (not a pass; a replay ends here)
+        self.pass_ns = start_ns();
+        handoff::rt_record(handoff::RecInput::Exit {
+            now_ns: self.pass_ns,
+        });
         for i in 0..self.robots.len() {
             if self.robots[i].config().is_some() {
                 self.stop_owner(i, start_ns());

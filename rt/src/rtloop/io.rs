@@ -27,8 +27,7 @@ pub(super) fn handle_frame(
     t_ns: u64,
     frame: &Frame<'_>,
 ) {
-    ends.rt_recorder()
-        .rt_frame(FrameDir::In, link.0, wire_ns, t_ns, frame.raw());
+    handoff::rt_record_frame(FrameDir::In, link.0, wire_ns, t_ns, frame.raw());
     handle_frame_inner(
         ends, robots, index, touched, stats, link, wire_ns, t_ns, frame,
     );
@@ -101,7 +100,7 @@ impl RtLoop {
             };
             match self.slots.attach(offer.target, offer.link) {
                 Ok(link) => {
-                    self.ends.rt_recorder().rt_input(RecInput::LinkAttached {
+                    handoff::rt_record(RecInput::LinkAttached {
                         link,
                         target: offer.target,
                     });
@@ -138,11 +137,20 @@ impl RtLoop {
             stats,
             ..
         } = self;
-        slots.read(i, reads, wake_ns, |link, wire, t, frame| {
+        let was_dead = slots.slots.get(i).is_some_and(|s| s.dead.is_some());
+        let used_up = slots.read(i, reads, wake_ns, |link, wire, t, frame| {
             handle_frame(
                 ends, robots, node_index, touched, stats, link, wire, t, frame,
             )
-        })
+        });
+        if !was_dead && slots.slots.get(i).is_some_and(|s| s.dead.is_some()) {
+            // the flight recorder: the moment the link died (a replay marks it dead at the same point)
+            handoff::rt_record(RecInput::LinkLost {
+                link: LinkId(i as u8),
+                writing: false,
+            });
+        }
+        used_up
     }
 
     /// Reads the links a wait found readable, once each; a link that used up its period budget
@@ -197,7 +205,7 @@ impl RtLoop {
                 }
                 RtCommand::RemoveRobot { robot } => {
                     if (robot.index()) < self.robots.len() {
-                        self.stop_owner(robot.index(), monotonic_ns());
+                        self.stop_owner(robot.index(), self.pass_ns);
                         self.send_stop(robot.index());
                         self.robots[robot.index()].clear();
                         self.node_index.rebuild(&self.robots);
@@ -231,7 +239,7 @@ impl RtLoop {
                 Some(Ok(x)) => x,
             };
             let frame = &self.frame[..n];
-            self.ends.rt_recorder().rt_frame(
+            handoff::rt_record_frame(
                 FrameDir::FromNrt,
                 target.to_byte(),
                 self.pass_ns,
@@ -252,6 +260,24 @@ impl RtLoop {
         }
     }
 
+    /// Flushes every link; a link that dies writing is recorded (the flight recorder: a replay marks it dead
+    /// after the same pass).
+    pub(super) fn flush_links(&mut self) {
+        let mut alive = 0u64;
+        for (i, s) in self.slots.slots.iter().enumerate() {
+            alive |= u64::from(s.live()) << i;
+        }
+        self.slots.flush_all(&mut self.stats.cmd_to_wire);
+        for (i, s) in self.slots.slots.iter().enumerate() {
+            if alive & (1 << i) != 0 && s.dead.is_some() {
+                handoff::rt_record(RecInput::LinkLost {
+                    link: LinkId(i as u8),
+                    writing: true,
+                });
+            }
+        }
+    }
+
     pub(super) fn retire_dead_links(&mut self) {
         for i in 0..self.slots.slots.len() {
             let Some(reason) = self.slots.slots[i].dead else {
@@ -264,9 +290,6 @@ impl RtLoop {
             let Some((target, link)) = self.slots.detach(i) else {
                 continue;
             };
-            self.ends.rt_recorder().rt_input(RecInput::LinkLost {
-                link: LinkId(i as u8),
-            });
             let _ = self.port.rt_give_back(LinkReturn {
                 target,
                 link,

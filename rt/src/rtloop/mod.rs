@@ -36,6 +36,7 @@ mod exit;
 mod io;
 mod node_index;
 mod owner;
+pub mod replay;
 mod slots;
 mod stats;
 mod wait;
@@ -185,8 +186,12 @@ pub struct RtLoop {
     waiter: Waiter,
     /// Earliest moment a wheel-target change held back by `min_speed_interval` may go.
     hold_until: Option<u64>,
-    /// The clock of the pass running (the time of what the flight recorder records in it).
+    /// The clock of the pass running (the time of what the flight recorder records in it, and of the stops
+    /// written outside the drive: removal, exit).
     pass_ns: u64,
+    /// Robots whose running controller a replay stops in this pass as the recorded run's budget did (bit per
+    /// robot; always 0 outside a replay).
+    forced_stops: u64,
 }
 
 impl std::fmt::Debug for RtLoop {
@@ -301,6 +306,7 @@ impl RtLoop {
             waiter,
             hold_until: None,
             pass_ns: 0,
+            forced_stops: 0,
         }
     }
 
@@ -325,6 +331,9 @@ impl RtLoop {
     /// Runs on the calling thread until a stop condition; sends zero speeds before returning.
     pub fn run(mut self) -> RtExit {
         let (setup, _dma) = sched::setup_current_thread(&self.cfg.setup);
+        // the flight recorder (off unless asked for) on this thread, before allocations count: every place the
+        // thread takes an input records it there
+        handoff::rt_install(self.ends.rt_take_recorder().unwrap_or_default());
         self.push_event(RtEvent::Started(setup));
         self.wake_nrt();
         alloc::mark_current_thread_rt(true);
@@ -339,6 +348,8 @@ impl RtLoop {
         self.stop_robots();
         let stats = self.finish(reason);
         alloc::mark_current_thread_rt(false);
+        // its rings abandoned: the recorder's NRT side takes what is left and closes the file
+        drop(handoff::rt_uninstall());
         self.into_exit(reason, setup, stats)
     }
 
@@ -410,7 +421,7 @@ impl RtLoop {
     /// A pass begins at `now_ns` (the flight recorder's record of it; its inputs follow).
     fn begin_pass(&mut self, kind: PassKind, now_ns: u64, ready: Ready) {
         self.pass_ns = now_ns;
-        self.ends.rt_recorder().rt_input(RecInput::Pass {
+        handoff::rt_record(RecInput::Pass {
             kind,
             now_ns,
             wake: ready.wake,
@@ -437,10 +448,17 @@ impl RtLoop {
     /// benchmarks and tests; free-running mode runs it): every live link is read whether its
     /// descriptor is readable or not, then the periodic duties.
     pub fn cycle(&mut self, now_ns: u64) {
+        self.cycle_with(now_ns, |rt| {
+            for i in 0..rt.slots.slots.len() {
+                rt.read_link(i, usize::MAX, now_ns);
+            }
+        });
+    }
+
+    /// A free-running cycle whose link reads are `read` (the links, or a replay's frames).
+    fn cycle_with(&mut self, now_ns: u64, read: impl FnOnce(&mut Self)) {
         self.accept_links();
-        for i in 0..self.slots.slots.len() {
-            self.read_link(i, usize::MAX, now_ns);
-        }
+        read(self);
         self.exchange(now_ns);
         self.periodic_duties(now_ns);
         self.wake_nrt();
@@ -448,16 +466,23 @@ impl RtLoop {
 
     /// The periodic cycle of the waiting loop at `now_ns` (`ready`: what its wait found).
     fn periodic(&mut self, now_ns: u64, ready: Ready) {
+        self.periodic_with(now_ns, ready.wake, |rt| {
+            rt.read_ready(ready.links, now_ns);
+            for i in 0..rt.slots.slots.len() {
+                if rt.waiter.polled(i) && !rt.waiter.muted(i) {
+                    rt.read_link(i, usize::MAX, now_ns);
+                }
+            }
+        });
+    }
+
+    /// The periodic cycle whose link reads are `read`.
+    fn periodic_with(&mut self, now_ns: u64, wake: bool, read: impl FnOnce(&mut Self)) {
         self.accept_links();
-        if ready.wake {
+        if wake {
             self.ends.rt_drain_wake();
         }
-        self.read_ready(ready.links, now_ns);
-        for i in 0..self.slots.slots.len() {
-            if self.waiter.polled(i) && !self.waiter.muted(i) {
-                self.read_link(i, usize::MAX, now_ns);
-            }
-        }
+        read(self);
         self.exchange(now_ns);
         self.periodic_duties(now_ns);
         self.wake_nrt();
@@ -465,11 +490,16 @@ impl RtLoop {
 
     /// An I/O wake-up at `now_ns` between two deadlines.
     fn io_wake(&mut self, now_ns: u64, ready: Ready) {
+        self.io_wake_with(now_ns, ready, |rt| rt.read_ready(ready.links, now_ns));
+    }
+
+    /// An I/O wake-up whose link reads are `read`.
+    fn io_wake_with(&mut self, now_ns: u64, ready: Ready, read: impl FnOnce(&mut Self)) {
         if ready.wake {
             // Before the rings are read: a ring after this is a new wake-up.
             self.ends.rt_drain_wake();
         }
-        self.read_ready(ready.links, now_ns);
+        read(self);
         if ready.wake || ready.timer || ready.signal {
             // NRT input (set-points, commands, owner requests: any robot), or a held-back change's deadline
             self.exchange(now_ns);
@@ -479,7 +509,7 @@ impl RtLoop {
             self.apply_commands();
             self.apply_outgoing();
             self.drive_touched(now_ns);
-            self.slots.flush_all(&mut self.stats.cmd_to_wire);
+            self.flush_links();
         }
         self.forget_dead_links();
         self.wake_nrt();
@@ -491,7 +521,7 @@ impl RtLoop {
         self.apply_commands();
         self.apply_outgoing();
         self.drive_robots(now_ns);
-        self.slots.flush_all(&mut self.stats.cmd_to_wire);
+        self.flush_links();
     }
 
     /// What only the periodic cycle does: hand dead links back, resolve quiet links, start the

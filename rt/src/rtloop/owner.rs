@@ -26,7 +26,7 @@ use super::RtLoop;
 use crate::clock::monotonic_ns;
 use crate::controllers::{Reflexes, RobotView};
 use crate::mapping::units_to_si;
-use handoff::{JointStateSample, OwnerId, RobotId, RtEvent, WheelCommand};
+use handoff::{JointStateSample, OwnerId, RecInput, RobotId, RtEvent, WheelCommand};
 
 /// One robot slot's owner state.
 #[derive(Debug, Clone, Copy, Default)]
@@ -140,6 +140,7 @@ impl RtLoop {
         st.started = false;
         let view = self.view(i, now);
         if let Some(c) = self.controllers.robot(RobotId(i as u8)).get_mut(k) {
+            handoff::rt_set_context(RobotId(i as u8), k as u8);
             c.stop(&view);
         }
     }
@@ -218,12 +219,15 @@ impl RtLoop {
         if let Some(k) = run {
             if !self.owners[i].started {
                 if let Some(c) = ctrls.get_mut(k) {
+                    handoff::rt_set_context(id, k as u8);
                     c.start(view);
                 }
                 self.owners[i].started = true;
             }
         }
         for (k, c) in ctrls.iter_mut().enumerate() {
+            // what its endpoints take is recorded as its
+            handoff::rt_set_context(id, k as u8);
             let t0 = monotonic_ns();
             c.serve(view, Some(k) == owner.controller_index());
             let dt = monotonic_ns().saturating_sub(t0);
@@ -234,11 +238,20 @@ impl RtLoop {
             OwnerId::JOINT => self.owners[i].joint_command(view.calibration.wheel_radius),
             _ => match run.and_then(|k| ctrls.get_mut(k).map(|c| (k, c))) {
                 Some((k, c)) => {
+                    handoff::rt_set_context(id, k as u8);
                     let t0 = monotonic_ns();
                     let cmd = c.update(view);
                     let dt = monotonic_ns().saturating_sub(t0);
                     let streak = &mut self.owners[i].streak;
-                    if self.stats.controllers.record_update(k, dt, streak) {
+                    let over = self.stats.controllers.record_update(k, dt, streak);
+                    // a replay repeats the recorded run's decisions (its timings are not this run's)
+                    let forced = self.forced_stops & (1 << i) != 0;
+                    if over || forced {
+                        self.forced_stops &= !(1 << i);
+                        handoff::rt_record(RecInput::BudgetStop {
+                            robot: id,
+                            controller: k as u8,
+                        });
                         self.stop_over_budget(i, dt, view.now_ns);
                         // zero speed in this very cycle
                         WheelCommand::Stop

@@ -16,6 +16,8 @@ pub struct RecordCounts {
     pub held: u64,
     pub joint_state_hz: u64,
     pub links_attached: u64,
+    /// What the controllers took from ROS: topics, service requests, parameters, goals, calibration runs.
+    pub controllers: [u64; 5],
     /// Records taken, and the highest sequence number seen (every number below it was taken or dropped).
     pub taken: u64,
     pub last_seq: u64,
@@ -43,6 +45,11 @@ impl RecordCounts {
                 RecInput::Held { .. } => self.held += 1,
                 RecInput::JointStateHz { .. } => self.joint_state_hz += 1,
                 RecInput::LinkAttached { .. } => self.links_attached += 1,
+                RecInput::Topic { .. } => self.controllers[0] += 1,
+                RecInput::ServiceRequest { .. } => self.controllers[1] += 1,
+                RecInput::Params { .. } => self.controllers[2] += 1,
+                RecInput::Goal { .. } => self.controllers[3] += 1,
+                RecInput::CalibrationRun { .. } => self.controllers[4] += 1,
                 _ => {}
             }
         }

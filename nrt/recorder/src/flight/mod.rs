@@ -8,13 +8,14 @@
 //! finish`] reports the error. The RT side never waits for the recorder: a full ring drops and counts.
 
 pub mod outputs;
+pub mod read;
 pub mod rt_channels;
 
 use crate::{RecordError, RecordLimits, RecordSummary, Recording};
 use handoff::{NodeId, NrtOdomOut, NrtRecording, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::front_end::{FrontEnd, Interface};
-use outputs::{Outputs, RobotOutputs};
+use outputs::{Outputs, RobotDescription, RobotOutputs};
 use rt_channels::RtChannels;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -25,6 +26,8 @@ use std::time::{Duration, Instant};
 
 /// How often the thread takes the rings (they hold about a second of a busy robot).
 const DRAIN_PERIOD: Duration = Duration::from_millis(10);
+/// How often the open chunk is written out.
+const FLUSH_PERIOD: Duration = Duration::from_secs(1);
 /// How long [`FlightRecorder::finish`] waits for the RT thread to end (its last records: the exit stops).
 const FINISH_WAIT: Duration = Duration::from_secs(3);
 /// How often the front end looks for changed odometry settings (live parameters).
@@ -41,6 +44,8 @@ struct Shared {
     robots: Mutex<BTreeMap<RobotId, RobotOutputs>>,
     /// Finish: take what is left once the RT thread ended, then close the file.
     finish: AtomicBool,
+    /// The robots' outputs changed: the thread writes their descriptions.
+    changed: AtomicBool,
 }
 
 impl Shared {
@@ -254,6 +259,7 @@ fn run(
     let mut error = Stop(None);
     let mut pending = PendingOdometry::default();
     let mut finish_by: Option<Instant> = None;
+    let mut next_flush = Instant::now() + FLUSH_PERIOD;
     loop {
         let ended = recording.nrt_peer_gone();
         while let Some(e) = recording.nrt_pop_input() {
@@ -262,15 +268,21 @@ fn run(
         while let Some(f) = recording.nrt_pop_frame() {
             error.run(|| channels.frame(&mut rec, &f));
         }
+        if shared.changed.swap(false, Ordering::Relaxed) {
+            let now = handoff::monotonic_ns();
+            for (robot, r) in shared.robots().iter() {
+                error.run(|| outputs.describe(&mut rec, &RobotDescription::of(*robot, r), now));
+            }
+        }
         if let Some(o) = odometry.as_mut() {
             let robots = shared.robots();
-            let mut write = |r: &RobotOutputs, h: &handoff::OdomHandoff| {
+            pending.write_known(&robots, |r, h| {
                 error.run(|| outputs.odometry(&mut rec, r, h))
-            };
-            pending.write_known(&robots, &mut write);
+            });
             while let Some(h) = o.nrt_pop() {
+                error.run(|| channels.odometry(&mut rec, &h));
                 match robot_of(&robots, &h) {
-                    Some(r) => write(r, &h),
+                    Some(r) => error.run(|| outputs.odometry(&mut rec, r, &h)),
                     None => pending.keep(h),
                 }
             }
@@ -278,6 +290,11 @@ fn run(
         }
         if ended {
             break;
+        }
+        if Instant::now() >= next_flush {
+            // what was recorded is on disk within this (a crash loses at most the last FLUSH_PERIOD)
+            next_flush = Instant::now() + FLUSH_PERIOD;
+            error.run(|| rec.flush());
         }
         if shared.finish.load(Ordering::Relaxed) {
             let by = *finish_by.get_or_insert_with(|| Instant::now() + FINISH_WAIT);
@@ -335,7 +352,7 @@ impl PendingOdometry {
     fn write_known(
         &mut self,
         robots: &BTreeMap<RobotId, RobotOutputs>,
-        write: &mut impl FnMut(&RobotOutputs, &handoff::OdomHandoff),
+        mut write: impl FnMut(&RobotOutputs, &handoff::OdomHandoff),
     ) {
         let oldest = handoff::monotonic_ns().saturating_sub(PENDING_NS);
         self.0.retain(|h| match robot_of(robots, h) {
@@ -382,6 +399,7 @@ impl FrontEnd for RecorderFront {
             EngineEvent::RobotReady { node, robot } => {
                 if let Some(r) = RobotOutputs::of(engine, *node, &self.ros_namespace) {
                     self.shared.robots().insert(*robot, r);
+                    self.shared.changed.store(true, Ordering::Relaxed);
                 }
             }
             EngineEvent::RobotRemoved { robot, .. } => {
@@ -407,6 +425,7 @@ impl FrontEnd for RecorderFront {
                 let mut robots = self.shared.robots();
                 if robots.get(&robot).is_some_and(|o| *o != fresh) {
                     robots.insert(robot, fresh);
+                    self.shared.changed.store(true, Ordering::Relaxed);
                 }
             }
         }

@@ -8,8 +8,9 @@
 
 use crate::ros2::{self, Ros2Type};
 use crate::{ChannelKey, RecordError, Recording};
-use handoff::{NodeId, OdomHandoff};
+use handoff::{NodeId, OdomHandoff, RobotId};
 use nrt_engine::engine::Engine;
+use nrt_engine::thymio::calibration::Calibration;
 use nrt_interface::frames::{robot_namespace, Frames};
 use nrt_interface::geometry::Stamp;
 use nrt_interface::names::topic;
@@ -51,6 +52,90 @@ impl RobotOutputs {
     }
 }
 
+/// A driven robot's outputs as the recording describes them (`/thymio_rt/robots`, CBOR; written when a robot starts
+/// being driven and when its settings change): what a replay needs to publish what the front ends published.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RobotDescription {
+    /// RT robot slot.
+    pub robot: u8,
+    /// Aseba node.
+    pub node: u16,
+    /// `/<ns>/odom`.
+    pub odom_topic: String,
+    /// `/<ns>/joint_states`.
+    pub joints_topic: String,
+    /// Frame prefix.
+    pub prefix: String,
+    /// `odom`, prefixed.
+    pub odom_frame: String,
+    /// `base_link`, prefixed.
+    pub base_frame: String,
+    /// Wheel joints, prefixed.
+    pub joints: [String; 2],
+    /// Wheel links, prefixed.
+    pub wheels: [String; 2],
+    /// `odom`'s pose covariance (36, row-major).
+    pub pose_covariance: Vec<f64>,
+    /// `odom`'s twist covariance.
+    pub twist_covariance: Vec<f64>,
+    /// `odom → base_link` on `/tf`.
+    pub odom_tf: bool,
+    /// Axis length [m].
+    pub axis_length: f64,
+}
+
+impl RobotDescription {
+    /// Of robot slot `robot`'s outputs.
+    pub fn of(robot: RobotId, r: &RobotOutputs) -> RobotDescription {
+        RobotDescription {
+            robot: robot.0,
+            node: r.node.0,
+            odom_topic: r.odom_topic.clone(),
+            joints_topic: r.joints_topic.clone(),
+            prefix: r.frames.prefix.clone(),
+            odom_frame: r.frames.odom.clone(),
+            base_frame: r.frames.base.clone(),
+            joints: r.frames.joints.clone(),
+            wheels: r.frames.wheels.clone(),
+            pose_covariance: r.settings.pose_covariance.to_vec(),
+            twist_covariance: r.settings.twist_covariance.to_vec(),
+            odom_tf: r.settings.odom_tf,
+            axis_length: r.settings.calibration.axis_length,
+        }
+    }
+
+    /// The frames and settings the front ends made this robot's messages with.
+    pub fn frames_and_settings(&self) -> (Frames, OdomSettings) {
+        let frames = Frames {
+            prefix: self.prefix.clone(),
+            odom: self.odom_frame.clone(),
+            base: self.base_frame.clone(),
+            joints: self.joints.clone(),
+            wheels: self.wheels.clone(),
+        };
+        let cov = |v: &[f64]| {
+            let mut c = [0.0; 36];
+            for (a, b) in c.iter_mut().zip(v) {
+                *a = *b;
+            }
+            c
+        };
+        let settings = OdomSettings {
+            calibration: Calibration {
+                axis_length: self.axis_length,
+                ..Calibration::real()
+            },
+            pose_covariance: cov(&self.pose_covariance),
+            twist_covariance: cov(&self.twist_covariance),
+            odom_tf: self.odom_tf,
+        };
+        (frames, settings)
+    }
+}
+
+/// The topic of the robots' descriptions.
+pub const ROBOTS: &str = "/thymio_rt/robots";
+
 /// The outputs' channels (registered at a topic's first message) and the clock of their stamps.
 #[derive(Debug)]
 pub struct Outputs {
@@ -88,6 +173,32 @@ impl Outputs {
         let k = rec.channel(topic, &t.schema(), ros2::MESSAGE_ENCODING)?;
         self.channels.insert(topic.to_owned(), k);
         Ok(k)
+    }
+
+    /// Records the description of a robot's outputs (at `t_ns`, CLOCK_MONOTONIC).
+    pub fn describe(
+        &mut self,
+        rec: &mut Recording,
+        d: &RobotDescription,
+        t_ns: u64,
+    ) -> Result<(), RecordError> {
+        let k = match self.channels.get(ROBOTS) {
+            Some(k) => *k,
+            None => {
+                let schema = crate::SchemaDef {
+                    name: "thymio_rt/RobotDescription".into(),
+                    encoding: String::new(),
+                    data: Vec::new(),
+                };
+                let k = rec.channel(ROBOTS, &schema, super::rt_channels::ENCODING)?;
+                self.channels.insert(ROBOTS.to_owned(), k);
+                k
+            }
+        };
+        self.buf.clear();
+        let _ = ciborium::into_writer(d, &mut self.buf);
+        let t = self.stamp(t_ns).as_nanos() as u64;
+        rec.write(k, t, t, &self.buf)
     }
 
     /// Records what one odometry hand-off of robot `r` becomes: `odom`, `/tf`, `joint_states`, stamped with the

@@ -1,5 +1,6 @@
 //! The RT thread's records as MCAP messages: its inputs on `/thymio_rt/rt/inputs`, the frames it read, wrote and
-//! took from NRT on `/aseba/frames/in`, `/aseba/frames/out`, `/aseba/frames/from_nrt` — each a CBOR map (MCAP's
+//! took from NRT on `/aseba/frames/in`, `/aseba/frames/out`, `/aseba/frames/from_nrt`, the odometry it handed out
+//! on `/thymio_rt/rt/odometry` — each a CBOR map (MCAP's
 //! well-known `cbor` encoding, self-describing: Foxglove shows its fields, any CBOR library reads it; every number
 //! is kept exactly, NaN included, which JSON could not).
 //!
@@ -9,11 +10,15 @@
 //! them. The log time is the wall clock of `t_ns` (CLOCK_REALTIME, as rosbag2's).
 
 use crate::{ChannelKey, RecordError, Recording, SchemaDef};
-use handoff::{FrameDir, RecEntry, RecFrame, RecInput};
+use handoff::{FrameDir, OdomHandoff, OdomSample, RecEntry, RecFrame, RecInput, Twist2};
 use serde::{Deserialize, Serialize};
 
 /// The topic of the RT thread's inputs.
 pub const INPUTS: &str = "/thymio_rt/rt/inputs";
+/// The topic of the odometry the RT thread handed out (its output, exact: what a replay compares).
+pub const ODOMETRY: &str = "/thymio_rt/rt/odometry";
+/// The odometry's schema name.
+pub const ODOMETRY_SCHEMA: &str = "thymio_rt/RtOdometry";
 /// The topics of the frames, by direction (in, out, from NRT).
 pub const FRAMES: [&str; 3] = [
     "/aseba/frames/in",
@@ -36,6 +41,17 @@ pub struct InputMsg {
     pub t_ns: u64,
     /// What it took.
     pub input: RecInput,
+}
+
+/// An odometry hand-off as recorded: the sample, the twist commanded then, and when it was handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OdometryMsg {
+    /// The sample.
+    pub sample: OdomSample,
+    /// The owner's command after the filters and limits.
+    pub commanded: Twist2,
+    /// When the RT thread handed it out (CLOCK_MONOTONIC ns; a clock reading, not compared by a replay).
+    pub handed_ns: u64,
 }
 
 /// A frame as recorded.
@@ -95,6 +111,7 @@ mod serde_bytes_vec {
 pub struct RtChannels {
     inputs: ChannelKey,
     frames: [ChannelKey; 3],
+    odometry: ChannelKey,
     /// CLOCK_REALTIME − CLOCK_MONOTONIC (ns), measured once at the start.
     realtime_offset: i128,
     /// The time of the last pass seen: an input's time.
@@ -124,9 +141,11 @@ impl RtChannels {
         for (k, topic) in frames.iter_mut().zip(FRAMES) {
             *k = rec.channel(topic, &schema(FRAME_SCHEMA), ENCODING)?;
         }
+        let odometry = rec.channel(ODOMETRY, &schema(ODOMETRY_SCHEMA), ENCODING)?;
         Ok(RtChannels {
             inputs,
             frames,
+            odometry,
             realtime_offset,
             pass_ns: 0,
             buf: Vec::with_capacity(1024),
@@ -153,6 +172,19 @@ impl RtChannels {
         let _ = ciborium::into_writer(&msg, &mut self.buf);
         let t = self.log_time(self.pass_ns);
         rec.write(self.inputs, t, t, &self.buf)
+    }
+
+    /// Writes one odometry hand-off.
+    pub fn odometry(&mut self, rec: &mut Recording, h: &OdomHandoff) -> Result<(), RecordError> {
+        let msg = OdometryMsg {
+            sample: h.sample,
+            commanded: h.commanded,
+            handed_ns: h.handed_ns,
+        };
+        self.buf.clear();
+        let _ = ciborium::into_writer(&msg, &mut self.buf);
+        let t = self.log_time(h.handed_ns);
+        rec.write(self.odometry, t, self.log_time(h.sample.t_ns), &self.buf)
     }
 
     /// Writes one frame.

@@ -173,6 +173,7 @@ fn a_closed_loop_run_is_recorded_as_rclpy_received_it() {
             "cdr",
         ),
         ("/thymio_rt/rt/inputs", "thymio_rt/RtInput", "cbor"),
+        ("/thymio_rt/rt/odometry", "thymio_rt/RtOdometry", "cbor"),
         ("/aseba/frames/in", "thymio_rt/AsebaFrame", "cbor"),
         ("/aseba/frames/out", "thymio_rt/AsebaFrame", "cbor"),
         ("/aseba/frames/from_nrt", "thymio_rt/AsebaFrame", "cbor"),
@@ -196,6 +197,12 @@ fn a_closed_loop_run_is_recorded_as_rclpy_received_it() {
         got.len()
     );
     assert_eq!(count("/tf"), count(&odom_topic), "{}", rec["counts"]);
+    // every RT hand-off is recorded for replay, those of a robot not driven yet included
+    assert!(
+        count("/thymio_rt/rt/odometry") >= count(&odom_topic),
+        "{}",
+        rec["counts"]
+    );
     assert_eq!(count(&format!("/{ns}/joint_states")), count(&odom_topic));
     // frames read, written, and sent by NRT (the script loaded twice: at the start and after the link loss)
     for topic in [

@@ -74,6 +74,16 @@ impl Nodes {
         Ok((nodes, config))
     }
 
+    /// The ROS namespace the flight recorder names the outputs in: the ROS 2 bridge node's (its topics and
+    /// frames are the recorded ones), `/` without it.
+    pub fn recorded_namespace(&self) -> Result<String, CliError> {
+        #[cfg(feature = "ros2")]
+        if let Some(n) = &self.ros2 {
+            return n.namespace().map_err(CliError::new);
+        }
+        Ok("/".to_owned())
+    }
+
     /// How many ROS front ends (each takes an RT odometry ring).
     pub fn count(&self) -> usize {
         self.parts().len()

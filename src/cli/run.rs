@@ -10,7 +10,7 @@ use crate::runtime::{Runtime, Stopped};
 use nrt_interface::front_end;
 use nrt_interface::report::Reporter;
 use nrt_interface::Interface;
-use nrt_recorder::flight::{FlightConfig, FlightRecorder};
+use nrt_recorder::flight::{FlightConfig, FlightFile, FlightRecorder};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -229,11 +229,15 @@ fn run_served(
     CliError,
 > {
     let (nodes, config) = Nodes::new(wanted, config)?;
+    // before anything runs: a bad path or an existing recording stops the start with the reason
+    let recording = create_recording(&config, nodes.recorded_namespace()?)?;
     tracing::info!("starting on {} {}", describe(&config), nodes.describe());
     let mut rt =
         Runtime::start_loaded(&config, nodes.count().max(1), registry).map_err(CliError::new)?;
     let mut iface = Interface::new(Reporter::new(&nodes.logger()));
-    let recorder = start_recorder(&config, &mut rt)?;
+    let recorder = recording
+        .map(|file| start_recorder(file, &mut rt))
+        .transpose()?;
     let mut front_ends = nodes.start(&config, &mut rt, &mut iface)?;
     front_ends.extend(recorder.as_ref().map(FlightRecorder::front_end));
     if let Some(s) = rt.engine.switch() {
@@ -275,28 +279,43 @@ fn run_served(
     Ok((stopped, hops, recording))
 }
 
-/// The flight recorder (`record.file`, `--record`): its first file is created now, so that a bad path or an
-/// existing recording stops the start with the reason.
-fn start_recorder(config: &Config, rt: &mut Runtime) -> Result<Option<FlightRecorder>, CliError> {
-    let Some(recording) = rt.take_recording() else {
-        return Ok(None);
-    };
+/// The flight recorder's first file (`record.file`, `--record`; `None`: no recording), made before the runtime
+/// starts, so that a bad path or an existing recording stops the start with the reason and nothing else started.
+fn create_recording(
+    config: &Config,
+    ros_namespace: String,
+) -> Result<Option<FlightFile>, CliError> {
     let r = &config.record;
+    if !r.on() {
+        return Ok(None);
+    }
     let path = nrt_recorder::flight::absolute(std::path::Path::new(&r.file));
     let yaml = yaml_serde::to_string(&config.to_mapping()).unwrap_or_default();
     let cfg = FlightConfig {
-        path: path.clone(),
+        path,
         limits: nrt_recorder::RecordLimits {
             max_bytes: r.max_file_bytes(),
             max_duration: r.max_file_duration(),
             keep_files: r.keep_files,
         },
         metadata: nrt_recorder::flight::driver_metadata(env!("CARGO_PKG_VERSION"), &yaml),
+        ros_namespace,
     };
-    let recorder = FlightRecorder::start(&cfg, recording, rt.engine.take_odometry_out())
+    FlightFile::create(&cfg)
+        .map(Some)
+        .map_err(|e| CliError::new(format!("record.file: {e}")))
+}
+
+/// Starts the flight recorder's thread on `file` and the runtime's recording and odometry rings.
+fn start_recorder(file: FlightFile, rt: &mut Runtime) -> Result<FlightRecorder, CliError> {
+    let recording = rt.take_recording().ok_or_else(|| {
+        CliError::new("record.file: the RT thread records nothing (no recording ring)")
+    })?;
+    let path = file.path().display().to_string();
+    let recorder = FlightRecorder::start(file, recording, rt.engine.take_odometry_out())
         .map_err(|e| CliError::new(format!("record.file: {e}")))?;
-    tracing::info!("recording into {}", path.display());
-    Ok(Some(recorder))
+    tracing::info!("recording into {path}");
+    Ok(recorder)
 }
 
 /// The run loop of `thymio-rt run`, with or without ROS: `step` (one engine poll, which pumps the RT controllers

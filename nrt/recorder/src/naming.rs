@@ -72,14 +72,18 @@ impl Naming {
         digits.parse().ok().filter(|&i| i > 0)
     }
 
-    /// Refuses a recording that would overwrite one: the path given when it is a regular file (a device such as
-    /// `/dev/full` is written to), and, when the recording rotates, any `stem_NNN.ext` beside it.
+    /// Refuses a recording that would overwrite one: the path given when it is a regular file or a symbolic link
+    /// to one or to nothing (a device such as `/dev/full`, or a link to one, is written to), and, when the
+    /// recording rotates, any `stem_NNN.ext` beside it.
     pub(crate) fn check_free(&self, rotates: bool) -> Result<(), RecordError> {
         let exists = |existing: PathBuf| RecordError::Exists {
             path: self.first.clone(),
             existing,
         };
-        if std::fs::symlink_metadata(&self.first).is_ok_and(|m| m.is_file() || m.is_symlink()) {
+        // followed: a link to a file is a recording written over, a dangling one would make a file elsewhere
+        let target = std::fs::metadata(&self.first);
+        let link = std::fs::symlink_metadata(&self.first);
+        if target.as_ref().is_ok_and(|m| m.is_file()) || (link.is_ok() && target.is_err()) {
             return Err(exists(self.first.clone()));
         }
         if !rotates {
@@ -152,5 +156,16 @@ mod tests {
             .unwrap()
             .check_free(false)
             .unwrap();
+        // so is a link to one (`run.mcap` -> /dev/full: a test's full disk), not a link to a recording or nowhere
+        let link = |name: &str, to: &Path| {
+            let p = dir.path().join(name);
+            std::os::unix::fs::symlink(to, &p).unwrap();
+            Naming::new(&p).unwrap().check_free(false)
+        };
+        link("full.mcap", Path::new("/dev/full")).unwrap();
+        let e = link("old.mcap", &dir.path().join("a.mcap")).unwrap_err();
+        assert!(matches!(e, RecordError::Exists { .. }), "{e}");
+        let e = link("nowhere.mcap", &dir.path().join("gone/b.mcap")).unwrap_err();
+        assert!(matches!(e, RecordError::Exists { .. }), "{e}");
     }
 }

@@ -46,6 +46,12 @@ impl RosNode {
         Ok(RosNode { node, ctx, options })
     }
 
+    /// The namespace in effect of the node (`/` for none; after `-r __ns:=` and node-specific remaps), under
+    /// which the robots' topics and frames are (the flight recorder records them there too).
+    pub fn namespace(&self) -> Result<String, RosError> {
+        self.node.namespace().map_err(RosError::Init)
+    }
+
     /// Sets the longest wait for ROS work in one iteration (see [`RosOptions::spin_period`]).
     pub fn set_spin_period(&mut self, period: Duration) -> Result<(), RosError> {
         if period.is_zero() {

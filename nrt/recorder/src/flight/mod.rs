@@ -17,7 +17,7 @@ use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::front_end::{FrontEnd, Interface};
 use outputs::{Outputs, RobotDescription, RobotOutputs};
 use rt_channels::RtChannels;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,6 +32,10 @@ const FLUSH_PERIOD: Duration = Duration::from_secs(1);
 const FINISH_WAIT: Duration = Duration::from_secs(3);
 /// How often the front end looks for changed odometry settings (live parameters).
 const SETTINGS_PERIOD: Duration = Duration::from_millis(200);
+/// How many odometry samples of robots the front end does not know yet are kept (see [`PendingOdometry`]).
+const PENDING_MAX: usize = 256;
+/// How long such a sample is kept (its robot never became ready: it is dropped, as the front ends drop it).
+const PENDING_NS: u64 = 2_000_000_000;
 
 /// What the thread and the front end share.
 #[derive(Default)]
@@ -124,6 +128,8 @@ impl FlightSummary {
 pub struct FlightRecorder {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<FlightSummary>>,
+    /// [`FlightConfig::ros_namespace`], for the front end.
+    ros_namespace: String,
 }
 
 impl std::fmt::Debug for FlightRecorder {
@@ -141,20 +147,34 @@ pub struct FlightConfig {
     pub limits: RecordLimits,
     /// Metadata written into every file (name, key-values): the driver's version, its configuration.
     pub metadata: Vec<(String, BTreeMap<String, String>)>,
+    /// The ROS namespace of the front ends' nodes (`/`: none; `-r __ns:=/a`: `/a`): the outputs are recorded
+    /// under the topics and frames the ROS 2 front end publishes them on there (see [`outputs::RobotOutputs`]).
+    pub ros_namespace: String,
 }
 
-impl FlightRecorder {
-    /// Creates the first file (an error here is a start error: the path is bad, exists, or cannot be written)
-    /// and starts the thread on `recording` (the RT thread's records) and `odometry` (the recorder's own odometry
-    /// ring, `None` if none was made).
-    pub fn start(
-        cfg: &FlightConfig,
-        recording: NrtRecording,
-        mut odometry: Option<NrtOdomOut>,
-    ) -> Result<FlightRecorder, RecordError> {
-        if let Some(o) = odometry.as_mut() {
-            o.nrt_activate();
-        }
+/// A recording's first file, made before anything else of the run starts (a bad path, an existing recording or
+/// an unwritable place stop the start before the RT thread or a link is started), for [`FlightRecorder::start`].
+pub struct FlightFile {
+    rec: Recording,
+    channels: RtChannels,
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC (ns) at its creation: the stamps' clock.
+    offset: i128,
+    path: PathBuf,
+    ros_namespace: String,
+}
+
+impl std::fmt::Debug for FlightFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlightFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FlightFile {
+    /// Creates the first file with its metadata and the RT thread's channels (an error here is a start error: the
+    /// path is bad, exists, or cannot be written).
+    pub fn create(cfg: &FlightConfig) -> Result<FlightFile, RecordError> {
         let metadata: Vec<(&str, BTreeMap<String, String>)> = cfg
             .metadata
             .iter()
@@ -163,6 +183,39 @@ impl FlightRecorder {
         let offset = rt_channels::realtime_offset_ns();
         let mut rec = Recording::create(&cfg.path, cfg.limits, &metadata)?;
         let channels = RtChannels::register(&mut rec, offset)?;
+        Ok(FlightFile {
+            rec,
+            channels,
+            offset,
+            path: cfg.path.clone(),
+            ros_namespace: cfg.ros_namespace.clone(),
+        })
+    }
+
+    /// Its path (the first file of the rotation).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl FlightRecorder {
+    /// Starts the thread writing into `file` what comes from `recording` (the RT thread's records) and
+    /// `odometry` (the recorder's own odometry ring, `None` if none was made).
+    pub fn start(
+        file: FlightFile,
+        recording: NrtRecording,
+        mut odometry: Option<NrtOdomOut>,
+    ) -> Result<FlightRecorder, RecordError> {
+        if let Some(o) = odometry.as_mut() {
+            o.nrt_activate();
+        }
+        let FlightFile {
+            rec,
+            channels,
+            offset,
+            path,
+            ros_namespace,
+        } = file;
         let shared = Arc::new(Shared::default());
         let thread = {
             let shared = shared.clone();
@@ -179,7 +232,7 @@ impl FlightRecorder {
                     )
                 })
                 .map_err(|source| RecordError::Io {
-                    path: cfg.path.clone(),
+                    path,
                     what: "starting the recorder thread",
                     source,
                 })?
@@ -187,6 +240,7 @@ impl FlightRecorder {
         Ok(FlightRecorder {
             shared,
             thread: Some(thread),
+            ros_namespace,
         })
     }
 
@@ -195,6 +249,7 @@ impl FlightRecorder {
         Box::new(RecorderFront {
             shared: self.shared.clone(),
             next_settings: Instant::now(),
+            ros_namespace: self.ros_namespace.clone(),
         })
     }
 
@@ -232,6 +287,7 @@ fn run(
     shared: &Shared,
 ) -> FlightSummary {
     let mut error = Stop(None);
+    let mut pending = PendingOdometry::default();
     let mut finish_by: Option<Instant> = None;
     let mut next_flush = Instant::now() + FLUSH_PERIOD;
     loop {
@@ -250,10 +306,14 @@ fn run(
         }
         if let Some(o) = odometry.as_mut() {
             let robots = shared.robots();
+            pending.write_known(&robots, |r, h| {
+                error.run(|| outputs.odometry(&mut rec, r, h))
+            });
             while let Some(h) = o.nrt_pop() {
                 error.run(|| channels.odometry(&mut rec, &h));
-                if let Some(r) = robots.get(&h.sample.robot) {
-                    error.run(|| outputs.odometry(&mut rec, r, &h));
+                match robot_of(&robots, &h) {
+                    Some(r) => error.run(|| outputs.odometry(&mut rec, r, &h)),
+                    None => pending.keep(h),
                 }
             }
             while o.nrt_pop_joint().is_some() {}
@@ -293,6 +353,48 @@ fn run(
     }
 }
 
+/// The outputs of the robot of sample `h`, if the front end knows it (the same node in that slot).
+fn robot_of<'a>(
+    robots: &'a BTreeMap<RobotId, RobotOutputs>,
+    h: &handoff::OdomHandoff,
+) -> Option<&'a RobotOutputs> {
+    robots
+        .get(&h.sample.robot)
+        .filter(|r| r.node == h.sample.node)
+}
+
+/// Odometry samples the RT thread handed out before the front end learnt their robot (`RobotReady`): the ROS
+/// front ends, told first, may publish them already, so they are written once the robot is known, in order;
+/// bounded in number and age (a robot that never becomes ready: dropped, as every front end drops them).
+#[derive(Default)]
+struct PendingOdometry(VecDeque<handoff::OdomHandoff>);
+
+impl PendingOdometry {
+    /// Keeps `h` (the oldest dropped when full).
+    fn keep(&mut self, h: handoff::OdomHandoff) {
+        if self.0.len() == PENDING_MAX {
+            self.0.pop_front();
+        }
+        self.0.push_back(h);
+    }
+
+    /// Writes the samples of the robots now known, in order; drops those too old.
+    fn write_known(
+        &mut self,
+        robots: &BTreeMap<RobotId, RobotOutputs>,
+        mut write: impl FnMut(&RobotOutputs, &handoff::OdomHandoff),
+    ) {
+        let oldest = handoff::monotonic_ns().saturating_sub(PENDING_NS);
+        self.0.retain(|h| match robot_of(robots, h) {
+            Some(r) => {
+                write(r, h);
+                false
+            }
+            None => h.handed_ns >= oldest,
+        });
+    }
+}
+
 /// The error that stopped the recording: once there is one, nothing more is written (the rings are still taken).
 struct Stop(Option<RecordError>);
 
@@ -311,6 +413,8 @@ impl Stop {
 struct RecorderFront {
     shared: Arc<Shared>,
     next_settings: Instant,
+    /// The front ends' ROS namespace.
+    ros_namespace: String,
 }
 
 impl FrontEnd for RecorderFront {
@@ -323,7 +427,7 @@ impl FrontEnd for RecorderFront {
     fn on_engine_event(&mut self, engine: &mut Engine, _: &mut Interface, event: &EngineEvent) {
         match event {
             EngineEvent::RobotReady { node, robot } => {
-                if let Some(r) = RobotOutputs::of(engine, *node) {
+                if let Some(r) = RobotOutputs::of(engine, *node, &self.ros_namespace) {
                     self.shared.robots().insert(*robot, r);
                     self.shared.changed.store(true, Ordering::Relaxed);
                 }
@@ -347,7 +451,7 @@ impl FrontEnd for RecorderFront {
             .map(|(r, o)| (*r, o.node))
             .collect();
         for (robot, node) in nodes {
-            if let Some(fresh) = RobotOutputs::of(engine, node) {
+            if let Some(fresh) = RobotOutputs::of(engine, node, &self.ros_namespace) {
                 let mut robots = self.shared.robots();
                 if robots.get(&robot).is_some_and(|o| *o != fresh) {
                     robots.insert(robot, fresh);

@@ -1,8 +1,8 @@
 //! What the driver published, recorded as ROS 2 CDR messages with their schemas: from each odometry sample the RT
 //! thread handed out, the robot's `odom`, its transforms on `/tf` and its wheels' `joint_states`, made by the
 //! interface layer's functions ([`nrt_interface::odometry`]) as every front end makes them, with the robot's
-//! frames and settings ([`RobotOutputs`]). Topics are those of the ROS 2 front end in the root namespace
-//! (`/<robot namespace>/odom`, `/<robot namespace>/joint_states`, `/tf`).
+//! frames and settings ([`RobotOutputs`]). Topics and frames are those of the ROS 2 front end in the front ends'
+//! ROS namespace (`<ros namespace>/<robot namespace>/odom`, `.../joint_states`, `/tf`), as rclpy receives them.
 //!
 //! Every sample the RT thread handed out is recorded; with `odom_max_rate` set the front ends publish a subset.
 
@@ -35,16 +35,18 @@ pub struct RobotOutputs {
 }
 
 impl RobotOutputs {
-    /// Robot `node`'s outputs now (`None`: not a driven robot).
-    pub fn of(engine: &Engine, node: NodeId) -> Option<RobotOutputs> {
+    /// Robot `node`'s outputs now (`None`: not a driven robot), its front ends' nodes being in ROS namespace
+    /// `ros_namespace` (`/` for none): the names the ROS 2 front end gives them (`nrt_ros2::thymio`).
+    pub fn of(engine: &Engine, node: NodeId, ros_namespace: &str) -> Option<RobotOutputs> {
         let settings = OdomSettings::of(engine, node)?;
         let ns = robot_namespace(engine, node);
-        let absolute = |leaf: &str| format!("/{}", topic(&ns, leaf));
+        let base = ros_namespace.trim_end_matches('/');
+        let absolute = |leaf: &str| format!("{base}/{}", topic(&ns, leaf));
         Some(RobotOutputs {
             node,
             odom_topic: absolute("odom"),
             joints_topic: absolute("joint_states"),
-            frames: Frames::of_robot(engine, node, "/"),
+            frames: Frames::of_robot(engine, node, ros_namespace),
             settings,
         })
     }

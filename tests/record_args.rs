@@ -1,0 +1,96 @@
+//! `thymio-rt run --record FILE` refuses a file it cannot record into before it drives anything: a directory that
+//! does not exist, a name without `.mcap`, an existing recording (never written over). The driver exits at once
+//! with a non-zero status and a message naming the option or the file (issue 28; without ROS: `--no-ros`).
+
+mod common;
+
+use std::io::Read;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// Runs `thymio-rt run --no-ros --duration 20 --record FILE` to its end (the test fails if it takes more than 10 s:
+/// it took the file as good) and returns its exit code and whole output.
+fn run_recording(file: &std::path::Path) -> (Option<i32>, String) {
+    let mut cmd = common::thymio_rt();
+    cmd.args(["run", "--no-ros", "--duration", "20", "--record"])
+        .arg(file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("thymio-rt starts");
+    let readers: Vec<_> = [
+        Box::new(child.stderr.take().unwrap()) as Box<dyn Read + Send>,
+        Box::new(child.stdout.take().unwrap()),
+    ]
+    .into_iter()
+    .map(|mut r| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    })
+    .collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "thymio-rt run --record {} did not stop at once",
+                file.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let out: Vec<String> = readers.into_iter().map(|t| t.join().unwrap()).collect();
+    (status.code(), out.join("\n"))
+}
+
+/// The run is refused: non-zero exit, a message naming `culprit` and `--record`/`record.file`, and nothing started
+/// (no runtime: the driver's "starting on …" line never comes, nor "recording into …").
+fn refused(file: &std::path::Path, culprit: &str) -> String {
+    let (code, out) = run_recording(file);
+    assert!(
+        code.is_some_and(|c| c != 0),
+        "--record {} not refused ({code:?}):\n{out}",
+        file.display()
+    );
+    assert!(
+        out.contains(culprit),
+        "the error does not name {culprit}:\n{out}"
+    );
+    assert!(
+        out.contains("--record") || out.contains("record.file"),
+        "the error does not name the option:\n{out}"
+    );
+    assert!(
+        !out.contains("starting on") && !out.contains("recording into"),
+        "{out}"
+    );
+    out
+}
+
+#[test]
+fn a_bad_recording_path_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing_dir/x.mcap");
+    refused(&missing, &missing.display().to_string());
+    assert!(!missing.parent().unwrap().exists());
+
+    let bag = dir.path().join("x.bag");
+    refused(&bag, ".mcap");
+    assert!(!bag.exists(), "x.bag was created");
+
+    let existing = dir.path().join("old.mcap");
+    std::fs::write(&existing, b"an earlier recording").unwrap();
+    refused(&existing, &existing.display().to_string());
+    assert_eq!(
+        std::fs::read(&existing).unwrap(),
+        b"an earlier recording",
+        "the existing recording was touched"
+    );
+}

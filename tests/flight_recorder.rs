@@ -257,6 +257,34 @@ fn a_closed_loop_run_is_recorded_as_rclpy_received_it() {
         got.len(),
         missing[0]
     );
+
+    // and the RT core run again on it, with no robot, writes the same frames and odometry bit for bit: cmd_vel,
+    // the owner switches, go_to_pose's goal through its service, the link loss and its return
+    let mut replay = common::thymio_rt();
+    replay.args(["replay", "--check"]).arg(&file);
+    let mut replay = Proc::spawn("thymio-rt replay --check", replay);
+    let status = replay.wait_exit(Duration::from_secs(120));
+    let out = replay.seen.join("\n");
+    assert!(
+        status.success() && out.contains("check: identical"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("could not be put back") && !out.contains("exact up to"),
+        "{out}"
+    );
+    let compared = |after: &str| -> u64 {
+        out.split(after)
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0)
+    };
+    eprintln!("{out}");
+    assert!(
+        compared("identical — ") > 50 && compared("frame(s) written and ") > 20,
+        "frames and odometry compared: {out}"
+    );
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod ros_driver;
 use common::scenario::{expect_passed, scenario_command};
 use common::Proc;
 use std::path::Path;
+#[cfg(feature = "ros1")]
 use std::time::Duration;
 
 /// What one group may take, client start included (the client stops itself at this bound too).

@@ -94,3 +94,36 @@ fn a_bad_recording_path_stops_the_start() {
         "the existing recording was touched"
     );
 }
+
+/// A start that fails after the recording's file was made (the Aseba switch's port taken) leaves no file behind:
+/// the next run may record under the same name.
+#[test]
+fn a_failed_start_leaves_no_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.mcap");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let mut cmd = common::thymio_rt();
+    cmd.args([
+        "run",
+        "--no-ros",
+        "--duration",
+        "20",
+        "--switch-port",
+        &port,
+        "--record",
+    ])
+    .arg(&file);
+    let mut p = common::Proc::spawn("thymio-rt run", cmd);
+    let status = p.wait_exit(Duration::from_secs(20));
+    let out = p.seen.join("\n");
+    assert!(
+        !status.success() && out.contains("Address already in use"),
+        "{out}"
+    );
+    assert!(
+        !file.exists(),
+        "the failed start left {}: {out}",
+        file.display()
+    );
+}

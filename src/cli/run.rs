@@ -232,8 +232,16 @@ fn run_served(
     // before anything runs: a bad path or an existing recording stops the start with the reason
     let recording = create_recording(&config, nodes.recorded_namespace()?)?;
     tracing::info!("starting on {} {}", describe(&config), nodes.describe());
-    let mut rt =
-        Runtime::start_loaded(&config, nodes.count().max(1), registry).map_err(CliError::new)?;
+    let mut rt = match Runtime::start_loaded(&config, nodes.count().max(1), registry) {
+        Ok(rt) => rt,
+        Err(e) => {
+            // nothing ran: the empty recording would refuse the next start as an existing one
+            if let Some(file) = recording {
+                file.abandon();
+            }
+            return Err(CliError::new(e));
+        }
+    };
     let mut iface = Interface::new(Reporter::new(&nodes.logger()));
     let recorder = recording
         .map(|file| start_recorder(file, &mut rt))

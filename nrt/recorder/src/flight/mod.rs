@@ -174,6 +174,20 @@ impl std::fmt::Debug for FlightFile {
 impl FlightFile {
     /// Creates the first file with its metadata and the RT thread's channels (an error here is a start error: the
     /// path is bad, exists, or cannot be written).
+    /// Closes the file and deletes it: the run it was made for did not start (a recording that holds nothing would
+    /// refuse the next start as an existing one).
+    pub fn abandon(self) {
+        let files: Vec<PathBuf> = self.rec.files().to_vec();
+        let _ = self.rec.finish();
+        for f in files {
+            if f.is_file() {
+                if let Err(e) = std::fs::remove_file(&f) {
+                    tracing::warn!("cannot delete the unused recording {}: {e}", f.display());
+                }
+            }
+        }
+    }
+
     pub fn create(cfg: &FlightConfig) -> Result<FlightFile, RecordError> {
         let metadata: Vec<(&str, BTreeMap<String, String>)> = cfg
             .metadata

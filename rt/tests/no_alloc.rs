@@ -785,8 +785,8 @@ fn controllers_stopped_over_budget_without_allocation_or_page_fault() {
         nrt.nrt_drain_frames(|_| {});
         while let Some(ev) = nrt.nrt_pop_event() {
             match ev {
-                RtEvent::ControllerStopped { overruns, .. } => {
-                    assert_eq!(overruns, 3);
+                RtEvent::ControllerStopped { stop, .. } => {
+                    assert_eq!(stop.overruns, 3);
                     stops += 1;
                 }
                 RtEvent::Exiting { reason } => exit_event = Some(reason),

@@ -70,16 +70,8 @@ pub enum RtEvent {
     ControllerStopped {
         /// Robot.
         robot: RobotId,
-        /// The controller stopped.
-        owner: OwnerId,
-        /// The budget per `update` (ns).
-        budget_ns: u64,
-        /// Consecutive calls over it.
-        overruns: u32,
-        /// The last call's time (ns).
-        last_ns: u64,
-        /// The longest call of the run over budget (ns).
-        max_ns: u64,
+        /// Which controller, and its times.
+        stop: OverBudget,
     },
     /// Periodic statistics: the report is taken with [`crate::NrtEnds::nrt_pop_stats`] (the
     /// reports travel apart: they are much larger than the events).
@@ -89,6 +81,21 @@ pub enum RtEvent {
         /// Why.
         reason: ExitReason,
     },
+}
+
+/// An RT controller stopped because its `update` overran its budget too often in a row: which one, and its times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverBudget {
+    /// The controller stopped.
+    pub owner: OwnerId,
+    /// The budget per `update` (ns).
+    pub budget_ns: u64,
+    /// Consecutive calls over it.
+    pub overruns: u32,
+    /// The last call's time (ns).
+    pub last_ns: u64,
+    /// The longest call of the run over budget (ns).
+    pub max_ns: u64,
 }
 
 /// NRT → RT commands.

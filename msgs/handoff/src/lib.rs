@@ -64,7 +64,7 @@ pub use endpoints::{
     ParamBlock, ParamDecl, ParamId, ParamSetError, PrivatePort, RosKind, RosType, RosValue,
     RtParams, RtServiceEndpoint, RtTopicPublisher, RtTopicSubscriber, MAX_PARAMS,
 };
-pub use events::{ExitReason, RtCommand, RtEvent};
+pub use events::{ExitReason, OverBudget, RtCommand, RtEvent};
 pub use goal::{
     goal_port, Goal, GoalAbort, GoalCommand, GoalId, GoalPortFull, GoalReport, NrtGoalPort,
     RtGoalPort, GOAL_RING,

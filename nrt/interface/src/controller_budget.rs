@@ -34,23 +34,16 @@ fn times(s: &TimeSummary) -> String {
 }
 
 /// The warning said when the RT thread stopped controller `owner` of robot `node` over its budget.
-pub fn stopped_line(
-    switch: &Switch,
-    node: NodeId,
-    owner: OwnerId,
-    budget_ns: u64,
-    overruns: u32,
-    last_ns: u64,
-    max_ns: u64,
-) -> String {
+pub fn stopped_line(switch: &Switch, node: NodeId, stop: &handoff::OverBudget) -> String {
     format!(
-        "node {node}: controller {} stopped: its update took more than its budget of {} µs {overruns} times in a \
+        "node {node}: controller {} stopped: its update took more than its budget of {} µs {} times in a \
          row (last {} µs, longest {} µs); zero speed sent, the wheels are back with ros (switch to it again to \
          restart it)",
-        switch.name(owner),
-        us(budget_ns),
-        us(last_ns),
-        us(max_ns)
+        switch.name(stop.owner),
+        us(stop.budget_ns),
+        stop.overruns,
+        us(stop.last_ns),
+        us(stop.max_ns)
     )
 }
 
@@ -196,15 +189,14 @@ mod tests {
 
     #[test]
     fn the_stop_names_the_controller_the_robot_and_the_times() {
-        let line = stopped_line(
-            &switch(),
-            NodeId(7),
-            OwnerId::controller(2),
-            1_000_000,
-            5,
-            2_400_000,
-            3_100_000,
-        );
+        let stop = handoff::OverBudget {
+            owner: OwnerId::controller(2),
+            budget_ns: 1_000_000,
+            overruns: 5,
+            last_ns: 2_400_000,
+            max_ns: 3_100_000,
+        };
+        let line = stopped_line(&switch(), NodeId(7), &stop);
         assert_eq!(
             line,
             "node 7: controller slow stopped: its update took more than its budget of 1000.0 µs 5 times in a row \

@@ -98,23 +98,9 @@ impl Interface {
                 self.reporter
                     .error(&crate::aseba::script_failed(*node, error));
             }
-            EngineEvent::ControllerStopped {
-                node,
-                owner,
-                budget_ns,
-                overruns,
-                last_ns,
-                max_ns,
-                ..
-            } => self.reporter.warn(&crate::controller_budget::stopped_line(
-                &self.switch,
-                *node,
-                *owner,
-                *budget_ns,
-                *overruns,
-                *last_ns,
-                *max_ns,
-            )),
+            EngineEvent::ControllerStopped { node, stop, .. } => self.reporter.warn(
+                &crate::controller_budget::stopped_line(&self.switch, *node, stop),
+            ),
             _ => {}
         }
         self.switch.on_engine_event(event);

@@ -98,11 +98,13 @@ impl RtLoop {
         self.change_owner(i, OwnerId::ROS, now);
         self.push_event(RtEvent::ControllerStopped {
             robot: RobotId(i as u8),
-            owner,
-            budget_ns: self.stats.controllers.budget_ns(),
-            overruns: streak.count,
-            last_ns,
-            max_ns: streak.max_ns,
+            stop: handoff::OverBudget {
+                owner,
+                budget_ns: self.stats.controllers.budget_ns(),
+                overruns: streak.count,
+                last_ns,
+                max_ns: streak.max_ns,
+            },
         });
         self.report_owner(i);
     }

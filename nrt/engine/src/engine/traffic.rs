@@ -66,24 +66,10 @@ impl Engine {
                         self.events.push_back(EngineEvent::WatchdogStop { node });
                     }
                 }
-                RtEvent::ControllerStopped {
-                    robot,
-                    owner,
-                    budget_ns,
-                    overruns,
-                    last_ns,
-                    max_ns,
-                } => {
+                RtEvent::ControllerStopped { robot, stop } => {
                     if let Some(node) = self.robots.node_of(robot) {
-                        self.events.push_back(EngineEvent::ControllerStopped {
-                            node,
-                            robot,
-                            owner,
-                            budget_ns,
-                            overruns,
-                            last_ns,
-                            max_ns,
-                        });
+                        self.events
+                            .push_back(EngineEvent::ControllerStopped { node, robot, stop });
                     }
                 }
                 RtEvent::Stats => {

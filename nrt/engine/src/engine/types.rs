@@ -5,7 +5,7 @@ use crate::network::{NetError, NetworkEvent};
 use crate::params::BridgeParams;
 use crate::thymio::calibration;
 use crate::thymio::params::DriverParams;
-use handoff::{LinkId, LinkKind, NodeId, OwnerId, ProximitySample, RobotId, RtStats, SetupSummary};
+use handoff::{LinkId, LinkKind, NodeId, ProximitySample, RobotId, RtStats, SetupSummary};
 
 /// Configuration of the engine.
 #[derive(Debug, Clone, Default)]
@@ -133,16 +133,8 @@ pub enum EngineEvent {
         node: NodeId,
         /// Robot slot.
         robot: RobotId,
-        /// The controller stopped.
-        owner: OwnerId,
-        /// Its budget per `update` (ns).
-        budget_ns: u64,
-        /// Consecutive calls over it.
-        overruns: u32,
-        /// The last call's time (ns).
-        last_ns: u64,
-        /// The longest call of the run (ns).
-        max_ns: u64,
+        /// Which controller, and its times.
+        stop: handoff::OverBudget,
     },
     /// RT statistics.
     Stats(Box<RtStats>),

@@ -110,11 +110,14 @@ fn an_owner_over_budget_n_times_in_a_row_is_stopped_with_zero_speed_and_the_whee
     let ev = events(&mut nrt);
     let [RtEvent::ControllerStopped {
         robot,
-        owner,
-        budget_ns,
-        overruns,
-        last_ns,
-        max_ns,
+        stop:
+            handoff::OverBudget {
+                owner,
+                budget_ns,
+                overruns,
+                last_ns,
+                max_ns,
+            },
     }] = stopped(&ev)[..]
     else {
         panic!("one ControllerStopped: {ev:?}");

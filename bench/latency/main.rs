@@ -136,6 +136,17 @@ pub fn free_port() -> Result<u16, String> {
         .map_err(|e| format!("no free port: {e}"))
 }
 
+/// Environment variable naming the only end-to-end rows to run, comma-separated (e.g.
+/// `thymio-rt,thymio-rt-record`: a row checked on its own); the idle and 8-robot CPU are left out.
+pub const ONLY_ENV: &str = "THYMIO_BENCH_E2E_ROWS";
+
+fn only_rows() -> Option<Vec<String>> {
+    let v = std::env::var(ONLY_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())?;
+    Some(v.split(',').map(|s| s.trim().to_owned()).collect())
+}
+
 /// Runs the end-to-end section: every driver against one Playground robot, thymio-rt idle, and
 /// the CPU at 8 robots.
 fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String> {
@@ -192,6 +203,16 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
             Some(m)
         }
     };
+    let only = only_rows();
+    if let Some(only) = &only {
+        drivers.retain(|(label, ..)| only.iter().any(|o| o == label));
+        if drivers.len() != only.len() {
+            return Err(format!(
+                "{ONLY_ENV}={only:?}: a name is not a row (or a row is not available here)"
+            ));
+        }
+        eprintln!("end to end: only the rows {only:?} ({ONLY_ENV}); no idle or 8-robot CPU");
+    }
     // rounds of every driver in turn, so that the load of a shared machine falls on all alike
     let mut measured: Vec<e2e::Measured> =
         drivers.iter().map(|_| e2e::Measured::default()).collect();
@@ -223,11 +244,16 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
     }
     // CPU only: a shorter window is enough
     let short = window.min(Duration::from_secs(60));
-    eprintln!("end to end: thymio-rt idle for {} s", short.as_secs());
-    let idle = e2e::idle(env, robot, short, domain + 45)?;
-    drop(pg);
-    eprintln!("end to end: 8 robots for {} s", short.as_secs());
-    let (ours8, python8) = e2e::eight_robots(env, &env.out, short, domain + 46)?;
+    let (idle, ours8, python8) = if only.is_some() {
+        (None, None, None)
+    } else {
+        eprintln!("end to end: thymio-rt idle for {} s", short.as_secs());
+        let idle = e2e::idle(env, robot, short, domain + 45)?;
+        drop(pg);
+        eprintln!("end to end: 8 robots for {} s", short.as_secs());
+        let (ours8, python8) = e2e::eight_robots(env, &env.out, short, domain + 46)?;
+        (Some(idle), Some(ours8), Some(python8))
+    };
     for (hop, title) in [
         (
             "cmd_vel",

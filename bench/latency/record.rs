@@ -109,8 +109,7 @@ pub fn parse_summary(lines: &[String]) -> Result<(u64, u64), String> {
         let end = text.find(unit)?;
         text[..end]
             .split([' ', ','])
-            .filter(|w| !w.is_empty())
-            .last()?
+            .rfind(|w| !w.is_empty())?
             .parse()
             .ok()
     };

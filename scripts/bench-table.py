@@ -50,6 +50,62 @@ def hop_cell(h):
     return cell
 
 
+def recording_failed(r: dict):
+    """Why the row's flight recordings failed (None: they worked, or the row records nothing)."""
+    rec = r.get("recording")
+    if rec is None or rec.get("ok"):
+        return None
+    # a table cell: no line break, no column separator
+    return "; ".join(rec.get("problems") or ["no reason given"]).replace("|", "\\|").replace("\n", " ")
+
+
+def recording_note(r: dict) -> str:
+    """What the driver cell says about the row's recordings."""
+    rec = r.get("recording")
+    if rec is None:
+        return ""
+    failed = recording_failed(r)
+    if failed:
+        return f" — **recording failed**: {failed}"
+    return f" — recorded {rec.get('messages', 0)} messages, {rec.get('bytes', 0) / 1e6:.1f} MB"
+
+
+# issue 28, item 3: what recording may cost beside the default row of the same run
+RECORD_CPU_LIMIT = 0.03
+RECORD_LATENCY_LIMITS_US = (("p50", 60), ("p99", 150))
+
+
+def recording_targets(default, ours_rows: list, verdict) -> list:
+    """The flight recorder's lines of the targets table: filled in the columns of rows that record."""
+    if default is None or not any("recording" in r for r in ours_rows):
+        return []
+
+    def line(name, cell):
+        return f"| {name} | " + " | ".join(cell(r) if "recording" in r else "" for r in ours_rows) + " |"
+
+    def failed(r):
+        why = recording_failed(r)
+        return f" (recording failed: {why})" if why else ""
+
+    def cpu(r):
+        d = r["cpu"] - default["cpu"]
+        ok = d <= RECORD_CPU_LIMIT and not recording_failed(r)
+        return f"{100 * d:+.2f} % ({pct(r['cpu'])} vs {pct(default['cpu'])}) {verdict(ok)}{failed(r)}"
+
+    def latency(r):
+        parts, ok = [], not recording_failed(r)
+        for key, name in TARGETS:
+            ds = [r[key][q] - default[key][q] for q, _ in RECORD_LATENCY_LIMITS_US]
+            ok = ok and all(d <= limit for d, (_, limit) in zip(ds, RECORD_LATENCY_LIMITS_US))
+            parts.append(f"{name} " + " / ".join(f"{d:+.0f}" for d in ds) + " µs")
+        return ", ".join(parts) + f" {verdict(ok)}{failed(r)}"
+
+    limits = "/".join(f"+{limit}" for _, limit in RECORD_LATENCY_LIMITS_US)
+    return [line(f"recording costs at most a few % of a core: CPU with --record − CPU default "
+                 f"(≤ {100 * RECORD_CPU_LIMIT:.0f} %)", cpu),
+            line(f"latency rows unchanged with recording on: p50/p99 within {limits} µs of the default row", latency)]
+
+
 def e2e_tables(e2e: dict) -> list:
     """The end-to-end table (default configuration first, the floor beside it), then the issue's targets per
     thymio-rt row, computed from the numbers."""
@@ -70,12 +126,17 @@ def e2e_tables(e2e: dict) -> list:
     order = sorted(rows, key=lambda r: (r.get("extra", False), r["driver"] not in ("thymio-rt", "floor"),
                                         r["driver"] != "thymio-rt"))
     for r in order:
-        out.append(f"| {r['driver']} ({r['config']}) | {r.get('ros', 'ROS 2 (rclpy)')} | "
+        out.append(f"| {r['driver']} ({r['config']}){recording_note(r)} | {r.get('ros', 'ROS 2 (rclpy)')} | "
                    f"{hop_cell(r.get('cmd_vel_to_wire_us'))} | "
                    f"{hop_cell(r.get('wire_to_odom_us'))} | {pct(r.get('cpu'))} |")
     # the issue-19 targets compare ROS 2 drivers: the ROS 1 row is reported above only
     ours_rows = [r for r in order if r["driver"].startswith("thymio-rt") and not r["driver"].endswith("ros1")]
     if not (floor and python and ours_rows):
+        # a run of a few rows (THYMIO_BENCH_E2E_ROWS): the recorder's lines still compare with the default row
+        extra = recording_targets(by.get("thymio-rt"), ours_rows, lambda ok: "**met**" if ok else "**not met**")
+        if extra:
+            out += ["", "| target (same run) | " + " | ".join(f"thymio-rt ({r['config']})" for r in ours_rows)
+                    + " |", "|---|" + "---|" * len(ours_rows)] + extra
         return out
     out += ["", "| issue 19 target (same run) | " + " | ".join(f"thymio-rt ({r['config']})" for r in ours_rows) + " |",
             "|---|" + "---|" * len(ours_rows)]
@@ -104,6 +165,7 @@ def e2e_tables(e2e: dict) -> list:
         ratio = r["cpu"] / python["cpu"] if python.get("cpu") else float("inf")
         cells.append(f"{ratio:.2f}× ({pct(r['cpu'])} vs {pct(python['cpu'])}) {verdict(ratio <= 0.4)}")
     out.append("| CPU ≤ 0.4× the Python driver's | " + " | ".join(cells) + " |")
+    out += recording_targets(by.get("thymio-rt"), ours_rows, verdict)
     idle = e2e.get("idle_cpu")
     if idle is not None:
         out.append(f"| idle CPU ≤ 1 % (robot connected, no ROS traffic; defaults) | {pct(idle)} {verdict(idle <= 0.01)} |"

@@ -8,6 +8,7 @@
 
 use crate::matching::{self, Hop, Matched};
 use crate::procs::Proc;
+use crate::record::{Recorded, TempRecording};
 use crate::relay::Relay;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -37,8 +38,10 @@ pub fn ros_env(cmd: &mut Command, domain: u32) {
 /// One driver under test.
 pub enum Driver {
     /// thymio-rt with the ROS 2 bridge: the built-in configuration, the ROS parameters every
-    /// run needs ([`thymio_rt_params`]) and `extra` ones (a non-default row).
-    ThymioRt { extra: Vec<String> },
+    /// run needs ([`thymio_rt_params`]) and `extra` ones (a non-default row); with `record`, the
+    /// flight recorder on (`--record` into a temporary directory of each window, checked and
+    /// deleted after it: [`crate::record`]).
+    ThymioRt { extra: Vec<String>, record: bool },
     /// The ROS-Thymio-style Python driver (bench/baseline/).
     Python,
     /// The zero-work r2r program (bench/latency/floor.rs).
@@ -62,17 +65,21 @@ pub fn thymio_rt_params() -> Vec<String> {
 }
 
 /// thymio-rt run against `targets` for at most `limit`, with the built-in configuration and
-/// `params`. The Aseba switch stays on (as by default) but on a free port: 33333 may be taken on
-/// a shared machine.
+/// `params`, recording into `record` if given. The Aseba switch stays on (as by default) but on a
+/// free port: 33333 may be taken on a shared machine.
 pub fn thymio_rt(
     env: &Env,
     targets: &[u16],
     params: &[String],
     limit: Duration,
+    record: Option<&Path>,
 ) -> Result<Command, String> {
     let mut c = Command::new(&env.driver);
     c.args(["run", "--switch-port", &crate::free_port()?.to_string()])
         .args(["--duration", &limit.as_secs().to_string()]);
+    if let Some(file) = record {
+        c.arg("--record").arg(file);
+    }
     for p in targets {
         c.args(["--target", &format!("tcp:host=127.0.0.1;port={p}")]);
     }
@@ -83,8 +90,16 @@ pub fn thymio_rt(
     Ok(c)
 }
 
+impl Driver {
+    /// A thymio-rt row whose configuration is not the default one (never the headline).
+    pub fn is_extra(&self) -> bool {
+        matches!(self, Driver::ThymioRt { extra, record } if !extra.is_empty() || *record)
+    }
+}
+
 /// Starts `driver` connected to the robot behind `relay_port` (the robot itself on `robot_port`,
-/// for loading the script), in ROS domain `domain`; returns it once it is ready.
+/// for loading the script), in ROS domain `domain`, recording into `record` (thymio-rt only);
+/// returns it once it is ready.
 pub fn start_driver(
     env: &Env,
     driver: &Driver,
@@ -92,12 +107,13 @@ pub fn start_driver(
     relay_port: u16,
     domain: u32,
     limit: Duration,
+    record: Option<&Path>,
 ) -> Result<Proc, String> {
     let mut p = match driver {
-        Driver::ThymioRt { extra } => {
+        Driver::ThymioRt { extra, .. } => {
             let mut params = thymio_rt_params();
             params.extend(extra.iter().cloned());
-            let mut c = thymio_rt(env, &[relay_port], &params, limit)?;
+            let mut c = thymio_rt(env, &[relay_port], &params, limit, record)?;
             ros_env(&mut c, domain);
             let mut p = Proc::spawn("thymio-rt", c);
             p.wait_for("driver interface ready", Duration::from_secs(60))?;
@@ -146,6 +162,8 @@ pub struct Measured {
     pub cpu_s: f64,
     /// Length of the windows (s).
     pub wall_s: f64,
+    /// The recordings of a row with the flight recorder on.
+    pub recorded: Option<Recorded>,
 }
 
 impl Measured {
@@ -155,6 +173,10 @@ impl Measured {
         self.odom.merge(other.odom);
         self.cpu_s += other.cpu_s;
         self.wall_s += other.wall_s;
+        match (&mut self.recorded, other.recorded) {
+            (Some(a), Some(b)) => a.merge(b),
+            (a, b) => *a = a.take().or(b),
+        }
     }
 
     /// Fraction of one core.
@@ -174,7 +196,20 @@ pub fn measure(
 ) -> Result<Measured, String> {
     let relay = Relay::start(robot_port, ODOMETRY, SET_SPEED);
     let limit = window + Duration::from_secs(120);
-    let mut proc = start_driver(env, driver, robot_port, relay.port, domain, limit)?;
+    let recording = match driver {
+        Driver::ThymioRt { record: true, .. } => Some(TempRecording::new()?),
+        _ => None,
+    };
+    let file = recording.as_ref().map(TempRecording::file);
+    let mut proc = start_driver(
+        env,
+        driver,
+        robot_port,
+        relay.port,
+        domain,
+        limit,
+        file.as_deref(),
+    )?;
     let raw = env.out.join(format!("e2e_{label}_raw.json"));
     let mut c = match driver {
         Driver::ThymioRtRos1 { master } => {
@@ -198,7 +233,31 @@ pub fn measure(
     client.wait_for("DONE", Duration::from_secs(60))?;
     client.wait(Duration::from_secs(20))?;
     proc.interrupt();
-    let _ = proc.wait(Duration::from_secs(20));
+    let recorded = match recording {
+        // the recorder's summary is among the driver's last lines
+        Some(r) => {
+            let lines = match proc.wait_exit(Duration::from_secs(20)) {
+                Ok((_, lines)) => lines,
+                Err(e) => vec![e],
+            };
+            let rec = r.finish(&lines);
+            eprintln!(
+                "  {label}: recorded {} message(s), {} byte(s){}",
+                rec.messages,
+                rec.bytes,
+                if rec.problems.is_empty() {
+                    String::new()
+                } else {
+                    format!("; RECORDING FAILED: {}", rec.problems.join("; "))
+                }
+            );
+            Some(rec)
+        }
+        None => {
+            let _ = proc.wait(Duration::from_secs(20));
+            None
+        }
+    };
     let rows: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(&raw).map_err(|e| format!("{}: {e}", raw.display()))?,
     )
@@ -240,6 +299,7 @@ pub fn measure(
         odom,
         cpu_s,
         wall_s,
+        recorded,
     })
 }
 
@@ -264,9 +324,12 @@ pub fn cpu_of(procs: &[&Proc], warmup: Duration, window: Duration) -> f64 {
 /// CPU of thymio-rt at its defaults with the robot connected and no ROS traffic (no client).
 pub fn idle(env: &Env, robot_port: u16, window: Duration, domain: u32) -> Result<f64, String> {
     let relay = Relay::start(robot_port, ODOMETRY, SET_SPEED);
-    let d = Driver::ThymioRt { extra: Vec::new() };
+    let d = Driver::ThymioRt {
+        extra: Vec::new(),
+        record: false,
+    };
     let limit = window + Duration::from_secs(60);
-    let mut p = start_driver(env, &d, robot_port, relay.port, domain, limit)?;
+    let mut p = start_driver(env, &d, robot_port, relay.port, domain, limit, None)?;
     let cpu = cpu_of(&[&p], Duration::from_secs(2), window);
     p.interrupt();
     let _ = p.wait(Duration::from_secs(20));
@@ -286,7 +349,13 @@ pub fn eight_robots(
     let pg = crate::playground::start(&dir.join("playground8"), 8)?;
     let mut params = thymio_rt_params();
     params.push("nodes.thymio.maximal_number:=0".into());
-    let mut c = thymio_rt(env, &pg.ports, &params, window + Duration::from_secs(120))?;
+    let mut c = thymio_rt(
+        env,
+        &pg.ports,
+        &params,
+        window + Duration::from_secs(120),
+        None,
+    )?;
     ros_env(&mut c, domain);
     let mut ours = Proc::spawn("thymio-rt", c);
     for _ in &pg.ports {

@@ -11,6 +11,7 @@ mod matching;
 mod playground;
 mod plot;
 mod procs;
+mod record;
 mod relay;
 mod ros1;
 mod scale;
@@ -135,6 +136,17 @@ pub fn free_port() -> Result<u16, String> {
         .map_err(|e| format!("no free port: {e}"))
 }
 
+/// Environment variable naming the only end-to-end rows to run, comma-separated (e.g.
+/// `thymio-rt,thymio-rt-record`: a row checked on its own); the idle and 8-robot CPU are left out.
+pub const ONLY_ENV: &str = "THYMIO_BENCH_E2E_ROWS";
+
+fn only_rows() -> Option<Vec<String>> {
+    let v = std::env::var(ONLY_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())?;
+    Some(v.split(',').map(|s| s.trim().to_owned()).collect())
+}
+
 /// Runs the end-to-end section: every driver against one Playground robot, thymio-rt idle, and
 /// the CPU at 8 robots.
 fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String> {
@@ -146,7 +158,10 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
         (
             "thymio-rt",
             "default",
-            e2e::Driver::ThymioRt { extra: Vec::new() },
+            e2e::Driver::ThymioRt {
+                extra: Vec::new(),
+                record: false,
+            },
         ),
         ("floor", "zero-work r2r program", e2e::Driver::Floor),
         (
@@ -159,6 +174,15 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
             "rt.period_us: 250",
             e2e::Driver::ThymioRt {
                 extra: vec!["rt.period_us:=250".into()],
+                record: false,
+            },
+        ),
+        (
+            "thymio-rt-record",
+            "--record TEMPDIR/bench.mcap",
+            e2e::Driver::ThymioRt {
+                extra: Vec::new(),
+                record: true,
             },
         ),
     ];
@@ -179,6 +203,16 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
             Some(m)
         }
     };
+    let only = only_rows();
+    if let Some(only) = &only {
+        drivers.retain(|(label, ..)| only.iter().any(|o| o == label));
+        if drivers.len() != only.len() {
+            return Err(format!(
+                "{ONLY_ENV}={only:?}: a name is not a row (or a row is not available here)"
+            ));
+        }
+        eprintln!("end to end: only the rows {only:?} ({ONLY_ENV}); no idle or 8-robot CPU");
+    }
     // rounds of every driver in turn, so that the load of a shared machine falls on all alike
     let mut measured: Vec<e2e::Measured> =
         drivers.iter().map(|_| e2e::Measured::default()).collect();
@@ -194,23 +228,32 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
         }
     }
     let mut rows = Vec::new();
-    for ((label, config, _), m) in drivers.iter().zip(&measured) {
+    for ((label, config, driver), m) in drivers.iter().zip(&measured) {
         let (cmd_vel, odom) = (m.cmd_vel.hop(), m.odom.hop());
-        rows.push(json!({
-            "driver": label, "config": config, "extra": label.ends_with("250us"),
+        let mut row = json!({
+            "driver": label, "config": config, "extra": driver.is_extra(),
             "ros": if label.ends_with("ros1") { "ROS 1 (rospy)" } else { "ROS 2 (rclpy)" },
             "cmd_vel_to_wire_us": e2e::summary(&cmd_vel), "wire_to_odom_us": e2e::summary(&odom),
             "odom_fit": e2e::fit(&odom), "cpu": m.cpu(),
             "cdf": {"cmd_vel": cmd_vel.cdf, "odom": odom.cdf},
-        }));
+        });
+        if let Some(r) = &m.recorded {
+            row["recording"] = r.to_json();
+        }
+        rows.push(row);
     }
     // CPU only: a shorter window is enough
     let short = window.min(Duration::from_secs(60));
-    eprintln!("end to end: thymio-rt idle for {} s", short.as_secs());
-    let idle = e2e::idle(env, robot, short, domain + 45)?;
-    drop(pg);
-    eprintln!("end to end: 8 robots for {} s", short.as_secs());
-    let (ours8, python8) = e2e::eight_robots(env, &env.out, short, domain + 46)?;
+    let (idle, ours8, python8) = if only.is_some() {
+        (None, None, None)
+    } else {
+        eprintln!("end to end: thymio-rt idle for {} s", short.as_secs());
+        let idle = e2e::idle(env, robot, short, domain + 45)?;
+        drop(pg);
+        eprintln!("end to end: 8 robots for {} s", short.as_secs());
+        let (ours8, python8) = e2e::eight_robots(env, &env.out, short, domain + 46)?;
+        (Some(idle), Some(ours8), Some(python8))
+    };
     for (hop, title) in [
         (
             "cmd_vel",
@@ -289,6 +332,11 @@ fn e2e_notes() -> Vec<String> {
          CPU: utime + stime (/proc/<pid>/stat) of the driver and its descendants over the window. Idle: \
          thymio-rt (default) with the robot connected and no ROS client; the robot's script still sends its \
          events (100 Hz odometry, sensors)."
+            .into(),
+        "Recording row (issue 28): thymio-rt (default) plus `--record TEMPDIR/bench.mcap`, the flight recorder \
+         (RT inputs, frames and every published topic) into a new temporary directory per window, deleted after \
+         it; each recording is checked first (the driver's summary `flight recorder: N message(s)` with N > 0, \
+         nothing dropped, not stopped early; the file an MCAP file) and a failed one is marked in the row."
             .into(),
         "ROS 1 row: the same driver with `--ros1 --no-ros` (its own TCPROS, no ROS 2), registered with \
          Debian's rosmaster on loopback, the parameters above set on its parameter server \
@@ -378,6 +426,7 @@ fn main() {
     }
     if want("e2e") {
         matching::self_check();
+        record::self_check();
         // quick: one 20 s window per driver; full: five rounds of 60 s each, interleaved
         let (window, rounds) = if quick() { (20, 1) } else { (60, 5) };
         let window = Duration::from_secs(window);

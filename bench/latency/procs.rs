@@ -95,6 +95,32 @@ impl Proc {
         }
     }
 
+    /// Waits (bounded) for the exit status, then for the end of its output (its pipes closed), and returns every
+    /// line it wrote (those [`Proc::wait_for`] saw too): the last lines, written as it exits, come after the exit.
+    pub fn wait_exit(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<(std::process::ExitStatus, Vec<String>), String> {
+        let deadline = Instant::now() + timeout;
+        let status = self.wait(timeout)?;
+        loop {
+            match self
+                .lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(l) => self.seen.push(l),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(format!(
+                        "{}: its output did not end within {timeout:?} of its exit",
+                        self.name
+                    ))
+                }
+            }
+        }
+        Ok((status, self.seen.clone()))
+    }
+
     /// Sends SIGINT.
     pub fn interrupt(&self) {
         let _ = nix::sys::signal::kill(

@@ -5,47 +5,17 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
-/// Runs `thymio-rt ARGS` to its end (killed, and the test failed, after 20 s) and returns its exit code and its
-/// whole output (standard error, then standard output).
+/// Runs `thymio-rt ARGS` to its end (the test fails after 20 s: it took the mistake as a run).
 fn run(args: &[&str]) -> (Option<i32>, String) {
-    use std::io::Read;
-    use std::process::Stdio;
-    let mut cmd = common::thymio_rt();
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("thymio-rt starts");
-    let readers: Vec<_> = [
-        Box::new(child.stderr.take().unwrap()) as Box<dyn Read + Send>,
-        Box::new(child.stdout.take().unwrap()),
-    ]
-    .into_iter()
-    .map(|mut r| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    })
-    .collect();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("thymio-rt {args:?} did not end within 20 s (it took the mistake as a run)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let out: Vec<String> = readers.into_iter().map(|t| t.join().unwrap()).collect();
-    (status.code(), out.join("\n"))
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    common::run_to_end(
+        &args,
+        Duration::from_secs(20),
+        "it took the mistake as a run",
+    )
 }
+
+use std::time::Duration;
 
 /// `thymio-rt ARGS` is refused with exit status 2 and a message naming `culprit`.
 fn refused(args: &[&str], culprit: &str) {

@@ -7,6 +7,7 @@
 #![cfg(feature = "ros2")]
 
 mod common;
+use common::events;
 #[path = "ros/rclpy_peer.rs"]
 mod rclpy_peer;
 #[path = "ros/driver.rs"]
@@ -37,15 +38,6 @@ fn sim(port: u16) -> Proc {
         l.contains("simulation running")
     });
     p
-}
-
-/// The events `event` of the client's JSON lines.
-fn events(lines: &[String], event: &str) -> Vec<Value> {
-    lines
-        .iter()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["event"] == event)
-        .collect()
 }
 
 /// The recording's content as `tests/ros/read_recording.py` reads it.

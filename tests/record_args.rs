@@ -4,51 +4,18 @@
 
 mod common;
 
-use std::io::Read;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
-
 /// Runs `thymio-rt run --no-ros --duration 20 --record FILE` to its end (the test fails if it takes more than 10 s:
-/// it took the file as good) and returns its exit code and whole output.
+/// it took the file as good).
 fn run_recording(file: &std::path::Path) -> (Option<i32>, String) {
-    let mut cmd = common::thymio_rt();
-    cmd.args(["run", "--no-ros", "--duration", "20", "--record"])
-        .arg(file)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("thymio-rt starts");
-    let readers: Vec<_> = [
-        Box::new(child.stderr.take().unwrap()) as Box<dyn Read + Send>,
-        Box::new(child.stdout.take().unwrap()),
-    ]
-    .into_iter()
-    .map(|mut r| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    })
-    .collect();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "thymio-rt run --record {} did not stop at once",
-                file.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let out: Vec<String> = readers.into_iter().map(|t| t.join().unwrap()).collect();
-    (status.code(), out.join("\n"))
+    let mut args: Vec<&std::ffi::OsStr> = ["run", "--no-ros", "--duration", "20", "--record"]
+        .iter()
+        .map(std::ffi::OsStr::new)
+        .collect();
+    args.push(file.as_os_str());
+    common::run_to_end(&args, Duration::from_secs(10), "it did not stop at once")
 }
+
+use std::time::Duration;
 
 /// The run is refused: non-zero exit, a message naming `culprit` and `--record`/`record.file`, and nothing started
 /// (no runtime: the driver's "starting on …" line never comes, nor "recording into …").

@@ -8,6 +8,7 @@
 #![cfg(feature = "ros1")]
 
 mod common;
+use common::events;
 #[path = "ros1/peers.rs"]
 mod peers;
 
@@ -24,14 +25,6 @@ const UNIT_SPEED: f64 = 0.001 / 2.93;
 const PREEMPTED: u64 = 2;
 const SUCCEEDED: u64 = 3;
 const REJECTED: u64 = 5;
-
-fn events(lines: &[String], event: &str) -> Vec<Value> {
-    lines
-        .iter()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["event"] == event)
-        .collect()
-}
 
 /// Debian's actionlib and genmsg for the system Python, besides rospy ([`need_ros1`]).
 fn need_actionlib() -> bool {

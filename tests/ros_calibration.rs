@@ -10,6 +10,7 @@
 #![cfg(feature = "ros2")]
 
 mod common;
+use common::events;
 #[path = "ros/rclpy_peer.rs"]
 mod rclpy_peer;
 #[path = "ros/driver.rs"]
@@ -25,14 +26,6 @@ const GAINS: [f64; 2] = [1.06, 0.96];
 /// The simulated robot's true speed of a motor unit (m/s), sim::thymio::robot::UNIT_SPEED.
 const UNIT_SPEED: f64 = 0.001 / 2.93;
 const AXIS: f64 = 0.0935;
-
-fn events(lines: &[String], event: &str) -> Vec<Value> {
-    lines
-        .iter()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["event"] == event)
-        .collect()
-}
 
 #[test]
 fn calibration_straightens_a_miscalibrated_robot() {

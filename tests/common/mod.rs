@@ -3,6 +3,7 @@
 //! and the driver run in this process.
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,54 @@ pub fn target_dir() -> PathBuf {
         .nth(3)
         .unwrap_or_else(|| panic!("no target directory above {}", exe.display()))
         .to_path_buf()
+}
+
+/// Runs `thymio-rt ARGS` to its end and returns its exit code and every line it printed (standard output and
+/// error); the test fails if it runs longer than `within` (`why`: what that would mean, for the message).
+pub fn run_to_end(args: &[&OsStr], within: Duration, why: &str) -> (Option<i32>, String) {
+    let mut cmd = thymio_rt();
+    cmd.args(args).stdin(Stdio::null());
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("thymio-rt starts");
+    let readers: Vec<_> = [
+        Box::new(child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stdout.take().unwrap()),
+    ]
+    .into_iter()
+    .map(|mut r| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    })
+    .collect();
+    let deadline = Instant::now() + within;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("thymio-rt {args:?} did not end within {within:?} ({why})");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let out: Vec<String> = readers.into_iter().map(|t| t.join().unwrap()).collect();
+    (status.code(), out.join("\n"))
+}
+
+/// The JSON lines of a client's output (`lines`) whose `event` is `event`.
+pub fn events(lines: &[String], event: &str) -> Vec<serde_json::Value> {
+    lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == event)
+        .collect()
 }
 
 /// Root of the repository.

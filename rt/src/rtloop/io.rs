@@ -263,6 +263,11 @@ impl RtLoop {
     /// Flushes every link; a link that dies writing is recorded (the flight recorder: a replay marks it dead
     /// after the same pass).
     pub(super) fn flush_links(&mut self) {
+        if !handoff::rt_recording() {
+            // nothing to record: the flush alone (every I/O wake-up and cycle comes here)
+            self.slots.flush_all(&mut self.stats.cmd_to_wire);
+            return;
+        }
         let mut alive = 0u64;
         for (i, s) in self.slots.slots.iter().enumerate() {
             alive |= u64::from(s.live()) << i;

@@ -148,24 +148,17 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
 }
 
 fn summary(args: &Args, rec: &Loaded, out: &rt::replay::ReplayOutput, recorded: usize) -> String {
-    let span = match (rec.records.first(), rec.records.last()) {
-        (Some(_), Some(_)) => {
-            let times: Vec<u64> = rec
-                .records
-                .iter()
-                .filter_map(|r| match r {
-                    Record::Input {
-                        input: RecInput::Pass { now_ns, .. },
-                        ..
-                    } => Some(*now_ns),
-                    _ => None,
-                })
-                .collect();
-            match (times.first(), times.last()) {
-                (Some(a), Some(b)) => (b - a) as f64 / 1e9,
-                _ => 0.0,
-            }
-        }
+    // from the first pass's clock to the last's
+    let mut passes = rec.records.iter().filter_map(|r| match r {
+        Record::Input {
+            input: RecInput::Pass { now_ns, .. },
+            ..
+        } => Some(*now_ns),
+        _ => None,
+    });
+    let first = passes.next();
+    let span = match (first, passes.next_back().or(first)) {
+        (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1e9,
         _ => 0.0,
     };
     let mut s = format!(

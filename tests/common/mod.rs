@@ -396,8 +396,9 @@ fn start_playground(dir: &Path, robots: usize) -> Option<(Proc, Vec<u16>)> {
     Some((p, internal))
 }
 
-/// An `asebaswitch` on `port` in front of the Playground robots listening on `inner`, once a
-/// node answers through it (the Playground listens before its robots are ready).
+/// An `asebaswitch` on `port` in front of the Playground robots listening on `inner`, once every
+/// one of them answers through it (the Playground listens before its robots are ready, and the
+/// switch connects to its targets one after the other).
 fn switch_to(port: u16, inner: &[u16], i: usize) -> Proc {
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut c = Command::new("asebaswitch");
@@ -406,41 +407,52 @@ fn switch_to(port: u16, inner: &[u16], i: usize) -> Proc {
         c.arg(format!("tcp:127.0.0.1;{p}"));
     }
     let switch = Proc::spawn("asebaswitch", c);
-    while !node_answers(port) {
+    loop {
+        let answering = nodes_answering(port, inner.len());
+        if answering >= inner.len() {
+            break;
+        }
         assert!(
             Instant::now() < deadline,
-            "asebaplayground's robot {i} did not answer through asebaswitch on {port}"
+            "{answering} of asebaplayground's {} robot(s) (from robot {i}) answered through asebaswitch on {port}",
+            inner.len()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
     switch
 }
 
-/// Whether an Aseba node answers LIST_NODES on a TCP port within a second.
-pub fn node_answers(port: u16) -> bool {
+/// How many distinct Aseba nodes answer LIST_NODES on a TCP port within a second (it returns as
+/// soon as `want` have answered).
+pub fn nodes_answering(port: u16, want: usize) -> usize {
     use std::io::{Read, Write};
     let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
+        return 0;
     };
     // LIST_NODES (0xA011) from the host, protocol version 5
     if s.write_all(&[2, 0, 0, 0, 0x11, 0xA0, 5, 0]).is_err() {
-        return false;
+        return 0;
     }
+    let mut present = std::collections::BTreeSet::new();
     let end = Instant::now() + Duration::from_secs(1);
     let mut buf = Vec::new();
     let mut chunk = [0u8; 1024];
     while Instant::now() < end {
         let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
         match s.read(&mut chunk) {
-            Ok(0) => return false,
+            Ok(0) => return present.len(),
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
             Err(_) => {}
         }
         while buf.len() >= 6 {
             let len = u16::from_le_bytes([buf[0], buf[1]]) as usize;
+            let source = u16::from_le_bytes([buf[2], buf[3]]);
             let kind = u16::from_le_bytes([buf[4], buf[5]]);
             if kind == 0x900C {
-                return true;
+                present.insert(source);
+                if present.len() >= want {
+                    return present.len();
+                }
             }
             if buf.len() < 6 + len {
                 break;
@@ -448,7 +460,7 @@ pub fn node_answers(port: u16) -> bool {
             buf.drain(..6 + len);
         }
     }
-    false
+    present.len()
 }
 
 /// Waits (bounded) until a TCP port is in the LISTEN state, without connecting to it.

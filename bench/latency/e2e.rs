@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// Event ids of the driver script (config/aseba/thymio_ros_playground.aesl).
 const SET_SPEED: u16 = 1;
-const ODOMETRY: u16 = 2;
+pub const ODOMETRY: u16 = 2;
 
 /// Where things are.
 pub struct Env {

@@ -62,33 +62,49 @@ pub fn start(dir: &Path, robots: usize) -> Result<Playground, String> {
 /// Waits until an Aseba node answers LIST_NODES on `port` (Playground listens before its robots
 /// are ready).
 fn wait_node(port: u16, timeout: Duration) -> Result<(), String> {
-    use std::io::{Read, Write};
     let deadline = Instant::now() + timeout;
     while Instant::now() < deadline {
-        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            // LIST_NODES (0xA011) from the host, protocol version 5
-            let _ = s.write_all(&[2, 0, 0, 0, 0x11, 0xA0, 5, 0]);
-            let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
-            let mut r = msgs::reassembler::Reassembler::new();
-            let mut buf = [0u8; 1024];
-            let end = Instant::now() + Duration::from_secs(1);
-            while Instant::now() < end {
-                let Ok(n) = s.read(&mut buf) else { continue };
-                if n == 0 {
-                    break;
-                }
-                let mut input = &buf[..n];
-                while let Some(f) = r.push(&mut input) {
-                    // NODE_PRESENT
-                    if f.is_ok_and(|f| f.kind == 0x900C) {
-                        return Ok(());
-                    }
-                }
-            }
+        // LIST_NODES (0xA011) from the host, protocol version 5; NODE_PRESENT answers
+        if heard(
+            port,
+            &[2, 0, 0, 0, 0x11, 0xA0, 5, 0],
+            0x900C,
+            Duration::from_secs(1),
+        ) {
+            return Ok(());
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     Err(format!("Playground's robot on port {port} did not answer"))
+}
+
+/// Whether a frame of `kind` arrives within `within` on a fresh connection to `port`, after
+/// sending `request` (may be empty).
+fn heard(port: u16, request: &[u8], kind: u16, within: Duration) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    if s.write_all(request).is_err() {
+        return false;
+    }
+    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut r = msgs::reassembler::Reassembler::new();
+    let mut buf = [0u8; 1024];
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        let Ok(n) = s.read(&mut buf) else { continue };
+        if n == 0 {
+            return false;
+        }
+        let mut input = &buf[..n];
+        while let Some(f) = r.push(&mut input) {
+            if f.is_ok_and(|f| f.kind == kind) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Leaves the driver script (with odometry at 100 Hz) running on every robot of `ports`:
@@ -114,5 +130,14 @@ pub fn load_driver_script(driver: &Path, ports: &[u16]) -> Result<(), String> {
     }
     p.interrupt();
     p.wait(Duration::from_secs(20))?;
+    // The drivers measured next load nothing: a robot left without odometry would only show as
+    // "too little odometry" a whole window later.
+    for port in ports {
+        if !heard(*port, &[], crate::e2e::ODOMETRY, Duration::from_secs(3)) {
+            return Err(format!(
+                "the robot on port {port} emits no odometry after the script loader exited (its VM stopped?)"
+            ));
+        }
+    }
     Ok(())
 }

@@ -97,6 +97,9 @@ pub struct Engine {
     robot_params: robot_params::RobotParams,
     /// Whether the RT thread rings the doorbell (see `wait`).
     rt_rings: bool,
+    /// `shutdown` ran: a VM found stopped now is the driver's own doing (RESET with `reset_on_closing`
+    /// leaves it stopped, as asebaros does) and is neither reported nor set running again.
+    closing: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -179,6 +182,7 @@ impl Engine {
             controllers: Default::default(),
             robot_params: Default::default(),
             rt_rings: true,
+            closing: false,
         })
     }
 
@@ -560,6 +564,7 @@ impl Engine {
     /// Stops every robot and asks the RT thread to end (it writes zero speeds first). With
     /// `reset_on_closing`, RESET is sent to every bridged node too.
     pub fn shutdown(&mut self) {
+        self.closing = true;
         if self.params.reset_on_closing {
             let ids: Vec<NodeId> = self
                 .net

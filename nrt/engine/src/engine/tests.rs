@@ -540,6 +540,44 @@ fn with_restart_off_a_stopped_vm_is_only_reported() {
     assert_eq!((r.halted, r.halts, r.restarts), (true, 1, 0));
 }
 
+/// `reset_on_closing` stops the robots' VMs on purpose at exit (RESET, as asebaros): the halt check must not
+/// set them running again (it did: the script restarted, with a warning that set_speed was dead).
+#[test]
+fn a_vm_stopped_by_the_closing_reset_stays_stopped() {
+    let (mut rt_ends, nrt) = channels(&ChannelConfig::default());
+    let mut e = Engine::new(
+        EngineConfig {
+            bridge: BridgeParams {
+                port: 0,
+                reset_on_closing: true,
+                ..Default::default()
+            },
+            driver: DriverParams::default(),
+        },
+        nrt,
+    )
+    .unwrap();
+    assert!(
+        e.driver.restart_stopped_vm,
+        "the default restarts halted VMs"
+    );
+    driven_robot(&mut e, &mut rt_ends);
+    e.poll(Instant::now());
+    written(&mut rt_ends);
+    e.shutdown();
+    let resets = written(&mut rt_ends)
+        .iter()
+        .filter(|(_, k, _)| *k == kind::RESET)
+        .count();
+    assert_eq!(resets, 1, "RESET at closing");
+    execution_state(&mut rt_ends, msgs::opcodes::FLAG_STEP_BY_STEP);
+    e.poll(Instant::now());
+    assert!(!written(&mut rt_ends)
+        .iter()
+        .any(|(_, k, _)| *k == kind::RUN));
+    assert_eq!(e.vm_record(NodeId(3)).map(|r| r.halts).unwrap_or(0), 0);
+}
+
 #[test]
 fn the_switch_budget_is_sized_to_each_link() {
     let (mut e, _rt) = engine(0);

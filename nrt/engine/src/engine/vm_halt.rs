@@ -130,7 +130,7 @@ impl Engine {
     /// An execution state of node `id`: a driven robot's VM found stopped or paused is reported
     /// once and, with `restart_stopped_vm`, set running again.
     pub(super) fn check_vm_halt(&mut self, id: NodeId, pc: u16, flags: u16, now: Instant) {
-        if self.robots.of_node(id).is_none() {
+        if self.robots.of_node(id).is_none() || self.closing {
             return;
         }
         // Right after a load the VM may not run yet: the loader sends RUN itself.

@@ -164,6 +164,18 @@ fn a_closed_loop_run_is_recorded_as_rclpy_received_it() {
             "sensor_msgs/msg/JointState",
             "cdr",
         ),
+        (
+            &format!("/{ns}/proximity/left"),
+            "sensor_msgs/msg/Range",
+            "cdr",
+        ),
+        (
+            &format!("/{ns}/proximity/laser"),
+            "sensor_msgs/msg/LaserScan",
+            "cdr",
+        ),
+        (&format!("/{ns}/imu"), "sensor_msgs/msg/Imu", "cdr"),
+        ("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray", "cdr"),
         ("/thymio_rt/rt/inputs", "thymio_rt/RtInput", "cbor"),
         ("/thymio_rt/rt/odometry", "thymio_rt/RtOdometry", "cbor"),
         ("/aseba/frames/in", "thymio_rt/AsebaFrame", "cbor"),
@@ -205,6 +217,28 @@ fn a_closed_loop_run_is_recorded_as_rclpy_received_it() {
     ] {
         assert!(count(topic) > 0, "nothing on {topic}: {}", rec["counts"]);
     }
+    // what else the driver published: the sensors and /diagnostics, every message decoded by mcap_ros2
+    for leaf in ["proximity/left", "proximity/laser", "imu"] {
+        let topic = format!("/{ns}/{leaf}");
+        assert!(count(&topic) > 0, "nothing on {topic}: {}", rec["counts"]);
+    }
+    assert!(count("/diagnostics") > 0, "{}", rec["counts"]);
+    for (topic, n) in rec["counts"].as_object().unwrap() {
+        if channel(topic)["message_encoding"] == "cdr" {
+            assert_eq!(rec["decoded"][topic].as_u64(), n.as_u64(), "{topic}");
+        }
+    }
+    assert!(
+        rec["laser"]["ranges"].as_u64() > Some(0)
+            && rec["laser"]["frame"] == format!("{ns}/laser_link"),
+        "{}",
+        rec["laser"]
+    );
+    let names = rec["diagnostic_names"].to_string();
+    assert!(
+        names.contains("asebaros: RT thread"),
+        "diagnostics recorded: {names}"
+    );
     // the link loss and the new link, as the RT thread saw them
     let input = |variant: &str| rec["inputs"][variant].as_u64().unwrap_or(0);
     assert!(

@@ -84,6 +84,16 @@ impl Nodes {
         Ok("/".to_owned())
     }
 
+    /// The prefix the flight recorder gives the diagnostics' names: the ROS 2 bridge node's name, `asebaros`
+    /// (asebaros' and the bridge's default) without it.
+    pub fn recorded_diagnostics_prefix(&self) -> String {
+        #[cfg(feature = "ros2")]
+        if let Some(n) = &self.ros2 {
+            return n.node_name().to_owned();
+        }
+        "asebaros".to_owned()
+    }
+
     /// How many ROS front ends (each takes an RT odometry ring).
     pub fn count(&self) -> usize {
         self.parts().len()

@@ -230,7 +230,11 @@ fn run_served(
 > {
     let (nodes, config) = Nodes::new(wanted, config)?;
     // before anything runs: a bad path or an existing recording stops the start with the reason
-    let recording = create_recording(&config, nodes.recorded_namespace()?)?;
+    let recording = create_recording(
+        &config,
+        nodes.recorded_namespace()?,
+        nodes.recorded_diagnostics_prefix(),
+    )?;
     tracing::info!("starting on {} {}", describe(&config), nodes.describe());
     let mut rt = match Runtime::start_loaded(&config, nodes.count().max(1), registry) {
         Ok(rt) => rt,
@@ -292,6 +296,7 @@ fn run_served(
 fn create_recording(
     config: &Config,
     ros_namespace: String,
+    diagnostics_prefix: String,
 ) -> Result<Option<FlightFile>, CliError> {
     let r = &config.record;
     if !r.on() {
@@ -308,6 +313,7 @@ fn create_recording(
         },
         metadata: nrt_recorder::flight::driver_metadata(env!("CARGO_PKG_VERSION"), &yaml),
         ros_namespace,
+        diagnostics_prefix,
     };
     FlightFile::create(&cfg)
         .map(Some)

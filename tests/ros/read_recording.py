@@ -6,7 +6,10 @@ packages, an independent reader, and prints one JSON object on stdout:
 {"channels": [{"topic", "message_encoding", "schema_name", "schema_encoding"}],   (of every file, deduplicated)
  "counts": {topic: n},                         (messages read, every file)
  "odom": [{"sec", "nanosec", "frame", "child", "pose", "twist", "pose_bits", "twist_bits"}],  (decoded, ROS 2 CDR)
- "inputs": {variant: n}}                       (the RT inputs' CBOR records by variant, with a small decoder here)
+ "inputs": {variant: n},                       (the RT inputs' CBOR records by variant, with a small decoder here)
+ "decoded": {topic: n},                        (ROS 2 CDR messages mcap_ros2 decoded, every topic)
+ "diagnostic_names": [name],                   (the status names seen on /diagnostics)
+ "laser": {"ranges": n, "frame": id}}          (the first proximity/laser scan, if any)
 
 The odometry's floats are given with their IEEE-754 bits as tests/ros/recorder_client.py gives them. Exits 2 if
 a module is missing, 1 on a bad file.
@@ -100,7 +103,7 @@ def main():
     ap.add_argument("files", nargs="+")
     ap.add_argument("--odom", required=True)
     args = ap.parse_args()
-    channels, counts, odom, inputs = {}, {}, [], {}
+    channels, counts, odom, inputs, decoded, diagnostic_names, laser = {}, {}, [], {}, {}, set(), None
     for path in args.files:
         with open(path, "rb") as f:
             reader = make_reader(f, decoder_factories=[DecoderFactory()])
@@ -121,6 +124,16 @@ def main():
                     name = variant(Cbor(message.data).whole())
                     inputs[name] = inputs.get(name, 0) + 1
         with open(path, "rb") as f:
+            # every ROS 2 message decodes with its schema (a bad one raises: exit 1)
+            reader = make_reader(f, decoder_factories=[DecoderFactory()])
+            cdr = [c["topic"] for c in channels.values() if c["message_encoding"] == "cdr"]
+            for _, channel, _, m in reader.iter_decoded_messages(topics=cdr):
+                decoded[channel.topic] = decoded.get(channel.topic, 0) + 1
+                if channel.topic == "/diagnostics":
+                    diagnostic_names.update(s.name for s in m.status)
+                elif channel.topic.endswith("/proximity/laser") and laser is None:
+                    laser = {"ranges": len(m.ranges), "frame": m.header.frame_id}
+        with open(path, "rb") as f:
             reader = make_reader(f, decoder_factories=[DecoderFactory()])
             for _, _, _, m in reader.iter_decoded_messages(topics=[args.odom]):
                 p, q = m.pose.pose.position, m.pose.pose.orientation
@@ -130,7 +143,8 @@ def main():
                 odom.append({"sec": m.header.stamp.sec, "nanosec": m.header.stamp.nanosec,
                              "frame": m.header.frame_id, "child": m.child_frame_id, "pose": pose, "twist": twist,
                              "pose_bits": bits(pose), "twist_bits": bits(twist)})
-    print(json.dumps({"channels": list(channels.values()), "counts": counts, "odom": odom, "inputs": inputs}))
+    print(json.dumps({"channels": list(channels.values()), "counts": counts, "odom": odom, "inputs": inputs,
+                      "decoded": decoded, "diagnostic_names": sorted(diagnostic_names), "laser": laser}))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,11 @@ impl<'a> CdrWriter<'a> {
         self.buf.push(v);
     }
 
+    /// An `int8`.
+    pub fn i8(&mut self, v: i8) {
+        self.buf.push(v as u8);
+    }
+
     /// An `int16`.
     pub fn i16(&mut self, v: i16) {
         self.align(2);
@@ -102,6 +107,29 @@ impl<'a> CdrWriter<'a> {
     pub fn f64_array(&mut self, v: &[f64]) {
         for &x in v {
             self.f64(x);
+        }
+    }
+
+    /// A `float32[]`.
+    pub fn f32_sequence(&mut self, v: &[f32]) {
+        let n = self.sequence_len(v.len());
+        for &x in &v[..n] {
+            self.f32(x);
+        }
+    }
+
+    /// An `int32[]`.
+    pub fn i32_sequence(&mut self, v: &[i32]) {
+        let n = self.sequence_len(v.len());
+        for &x in &v[..n] {
+            self.i32(x);
+        }
+    }
+
+    /// An `int16[N]` (inline).
+    pub fn i16_array(&mut self, v: &[i16]) {
+        for &x in v {
+            self.i16(x);
         }
     }
 

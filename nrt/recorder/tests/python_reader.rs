@@ -8,7 +8,7 @@
 
 use nrt_interface::geometry::{Header, Transform};
 use nrt_interface::odometry::{Odometry, TwistStamped, WheelJoints};
-use nrt_interface::sensors::Range;
+use nrt_interface::sensors::{Imu, Joy, LaserScan, Range, Temperature};
 use nrt_recorder::ros2::{self, DiagnosticStatus, KeyValue, Ros2Type};
 use nrt_recorder::{RecordLimits, Recording, SchemaDef};
 use serde_json::{json, Value};
@@ -180,6 +180,95 @@ fn range(k: u64, buf: &mut Vec<u8>) -> Value {
     })
 }
 
+fn laser(k: u64, buf: &mut Vec<u8>) -> Value {
+    let m = LaserScan {
+        header: header(k, "laser_link"),
+        angle_min: -0.5,
+        angle_max: 0.5,
+        angle_increment: 0.25,
+        time_increment: 0.0,
+        scan_time: 0.125,
+        range_min: 0.0078125,
+        range_max: 0.125,
+        ranges: vec![0.0625, f32::INFINITY, k as f32 * 0.5],
+        intensities: vec![],
+    };
+    ros2::laser_scan(&m, buf);
+    json!({
+        "header": header_json(k, "laser_link"), "angle_min": -0.5, "angle_max": 0.5, "angle_increment": 0.25,
+        "time_increment": 0.0, "scan_time": 0.125, "range_min": 0.0078125, "range_max": 0.125,
+        "ranges": [json!(0.0625), json!("inf"), json!(k as f64 * 0.5)], "intensities": [],
+    })
+}
+
+fn imu(k: u64, buf: &mut Vec<u8>) -> Value {
+    let mut cov = [0.0; 9];
+    cov[0] = -1.0;
+    let m = Imu {
+        header: header(k, "base_link"),
+        orientation_covariance: cov,
+        angular_velocity_covariance: cov,
+        linear_acceleration: [0.5, -0.25, 9.75 + k as f64],
+        linear_acceleration_covariance: [0.125; 9],
+    };
+    ros2::imu(&m, buf);
+    json!({
+        "header": header_json(k, "base_link"), "orientation": xyzw([0.0, 0.0, 0.0, 1.0]),
+        "orientation_covariance": cov.to_vec(), "angular_velocity": xyz([0.0; 3]),
+        "angular_velocity_covariance": cov.to_vec(), "linear_acceleration": xyz(m.linear_acceleration),
+        "linear_acceleration_covariance": vec![0.125; 9],
+    })
+}
+
+fn temperature(k: u64, buf: &mut Vec<u8>) -> Value {
+    let m = Temperature {
+        header: header(k, "base_link"),
+        temperature: 20.5 + k as f64,
+        variance: 0.0,
+    };
+    ros2::temperature(&m, buf);
+    json!({"header": header_json(k, "base_link"), "temperature": m.temperature, "variance": 0.0})
+}
+
+fn joy(k: u64, buf: &mut Vec<u8>) -> Value {
+    let buttons = vec![(k % 2) as i32, 0, 1, 0, -1];
+    ros2::joy(
+        &Joy {
+            header: header(k, ""),
+            buttons: buttons.clone(),
+        },
+        buf,
+    );
+    json!({"header": header_json(k, ""), "axes": [], "buttons": buttons})
+}
+
+fn empty(_: u64, buf: &mut Vec<u8>) -> Value {
+    ros2::empty(buf);
+    json!({})
+}
+
+fn float32(k: u64, buf: &mut Vec<u8>) -> Value {
+    ros2::float32(0.25 * k as f32, buf);
+    json!({"data": 0.25 * k as f64})
+}
+
+fn int8(k: u64, buf: &mut Vec<u8>) -> Value {
+    ros2::int8(-(k as i8), buf);
+    json!({"data": -(k as i64)})
+}
+
+fn boolean(k: u64, buf: &mut Vec<u8>) -> Value {
+    ros2::boolean(k.is_multiple_of(2), buf);
+    json!({"data": k.is_multiple_of(2)})
+}
+
+fn comm(k: u64, buf: &mut Vec<u8>) -> Value {
+    let payloads = [k as i16, 0, 0, -1, 0, 0, 7];
+    let intensities = [0, 1200, 0, 0, 0, 0, i16::MAX];
+    ros2::comm(-(k as i16), &payloads, &intensities, buf);
+    json!({"value": -(k as i64), "payloads": payloads.to_vec(), "intensities": intensities.to_vec()})
+}
+
 /// The raw RT input of step `k` (not decoded: compared as hex).
 fn raw(k: u64, buf: &mut Vec<u8>) -> Value {
     buf.extend_from_slice(&k.to_le_bytes());
@@ -198,6 +287,15 @@ fn topics() -> Vec<(&'static str, Option<Ros2Type>, Encode)> {
         ("/thymio/cmd_vel_out", Some(ros2::TWIST_STAMPED), twist),
         ("/diagnostics", Some(ros2::DIAGNOSTIC_ARRAY), diagnostics),
         ("/thymio/proximity/left", Some(ros2::RANGE), range),
+        ("/thymio/proximity/laser", Some(ros2::LASER_SCAN), laser),
+        ("/thymio/imu", Some(ros2::IMU), imu),
+        ("/thymio/temperature", Some(ros2::TEMPERATURE), temperature),
+        ("/thymio/buttons", Some(ros2::JOY), joy),
+        ("/thymio/tap", Some(ros2::EMPTY), empty),
+        ("/thymio/sound", Some(ros2::FLOAT32), float32),
+        ("/thymio/remote", Some(ros2::INT8), int8),
+        ("/thymio/buttons/center", Some(ros2::BOOL), boolean),
+        ("/thymio/comm/rx", Some(ros2::COMM), comm),
         ("/thymio_rt/rt_inputs", None, raw),
     ]
 }

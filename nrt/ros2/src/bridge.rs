@@ -46,6 +46,11 @@ impl RosNode {
         Ok(RosNode { node, ctx, options })
     }
 
+    /// The node's name (`asebaros`): the prefix of its `/diagnostics`' names.
+    pub fn node_name(&self) -> &str {
+        &self.options.node_name
+    }
+
     /// The namespace in effect of the node (`/` for none; after `-r __ns:=` and node-specific remaps), under
     /// which the robots' topics and frames are (the flight recorder records them there too).
     pub fn namespace(&self) -> Result<String, RosError> {

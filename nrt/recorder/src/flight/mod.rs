@@ -7,19 +7,21 @@
 //! goes on taking the rings' records so that the RT thread's drop counts stay meaningful, and [`FlightRecorder::
 //! finish`] reports the error. The RT side never waits for the recorder: a full ring drops and counts.
 
+mod front;
 pub mod outputs;
 pub mod read;
 pub mod rt_channels;
 
 use crate::{RecordError, RecordLimits, RecordSummary, Recording};
-use handoff::{NodeId, NrtOdomOut, NrtRecording, RobotId};
-use nrt_engine::engine::{Engine, EngineEvent};
-use nrt_interface::front_end::{FrontEnd, Interface};
+pub use front::DIAGNOSTICS;
+use front::{Published, RecorderFront};
+use handoff::{NrtOdomOut, NrtRecording, RobotId};
+use nrt_interface::front_end::FrontEnd;
 use outputs::{Outputs, RobotDescription, RobotOutputs};
 use rt_channels::RtChannels;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -30,8 +32,6 @@ const DRAIN_PERIOD: Duration = Duration::from_millis(10);
 const FLUSH_PERIOD: Duration = Duration::from_secs(1);
 /// How long [`FlightRecorder::finish`] waits for the RT thread to end (its last records: the exit stops).
 const FINISH_WAIT: Duration = Duration::from_secs(3);
-/// How often the front end looks for changed odometry settings (live parameters).
-const SETTINGS_PERIOD: Duration = Duration::from_millis(200);
 /// How many odometry samples of robots the front end does not know yet are kept (see [`PendingOdometry`]).
 const PENDING_MAX: usize = 256;
 /// How long such a sample is kept (its robot never became ready: it is dropped, as the front ends drop it).
@@ -46,11 +46,21 @@ struct Shared {
     finish: AtomicBool,
     /// The robots' outputs changed: the thread writes their descriptions.
     changed: AtomicBool,
+    /// What the front end queued (sensors, flags, diagnostics), for the thread to write.
+    published: Mutex<VecDeque<Published>>,
+    /// Messages the front end dropped because the queue was full.
+    published_dropped: AtomicU64,
 }
 
 impl Shared {
     fn robots(&self) -> std::sync::MutexGuard<'_, BTreeMap<RobotId, RobotOutputs>> {
         self.robots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn published(&self) -> std::sync::MutexGuard<'_, VecDeque<Published>> {
+        self.published
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -63,6 +73,8 @@ pub struct FlightSummary {
     pub error: Option<RecordError>,
     /// Records the RT thread dropped because the rings were full: `(inputs, frames)`.
     pub dropped: (u64, u64),
+    /// Published messages (sensors, flags, diagnostics) dropped because the recorder fell behind.
+    pub dropped_published: u64,
 }
 
 /// The recording's account in `--report` (JSON).
@@ -78,6 +90,8 @@ pub struct FlightReport {
     pub dropped_inputs: u64,
     /// Frames the RT thread dropped.
     pub dropped_frames: u64,
+    /// Published messages (sensors, flags, diagnostics) the recorder dropped (it fell behind).
+    pub dropped_published: u64,
     /// What stopped the recording early, if anything.
     pub error: Option<String>,
 }
@@ -92,6 +106,7 @@ impl FlightSummary {
             bytes: s.bytes,
             dropped_inputs: self.dropped.0,
             dropped_frames: self.dropped.1,
+            dropped_published: self.dropped_published,
             error: self.error.as_ref().map(|e| e.to_string()),
         }
     }
@@ -117,6 +132,12 @@ impl FlightSummary {
                 self.dropped.0, self.dropped.1
             );
         }
+        if self.dropped_published != 0 {
+            s += &format!(
+                "; {} published message(s) dropped (the recorder fell behind)",
+                self.dropped_published
+            );
+        }
         if let Some(e) = &self.error {
             s += &format!("; stopped early: {e}");
         }
@@ -130,6 +151,8 @@ pub struct FlightRecorder {
     thread: Option<JoinHandle<FlightSummary>>,
     /// [`FlightConfig::ros_namespace`], for the front end.
     ros_namespace: String,
+    /// [`FlightConfig::diagnostics_prefix`], for the front end.
+    diagnostics_prefix: String,
 }
 
 impl std::fmt::Debug for FlightRecorder {
@@ -150,6 +173,9 @@ pub struct FlightConfig {
     /// The ROS namespace of the front ends' nodes (`/`: none; `-r __ns:=/a`: `/a`): the outputs are recorded
     /// under the topics and frames the ROS 2 front end publishes them on there (see [`outputs::RobotOutputs`]).
     pub ros_namespace: String,
+    /// The prefix of the recorded diagnostics' names: the ROS 2 bridge node's name (`asebaros`), as its
+    /// `/diagnostics` names them.
+    pub diagnostics_prefix: String,
 }
 
 /// A recording's first file, made before anything else of the run starts (a bad path, an existing recording or
@@ -161,6 +187,7 @@ pub struct FlightFile {
     offset: i128,
     path: PathBuf,
     ros_namespace: String,
+    diagnostics_prefix: String,
 }
 
 impl std::fmt::Debug for FlightFile {
@@ -203,6 +230,7 @@ impl FlightFile {
             offset,
             path: cfg.path.clone(),
             ros_namespace: cfg.ros_namespace.clone(),
+            diagnostics_prefix: cfg.diagnostics_prefix.clone(),
         })
     }
 
@@ -229,6 +257,7 @@ impl FlightRecorder {
             offset,
             path,
             ros_namespace,
+            diagnostics_prefix,
         } = file;
         let shared = Arc::new(Shared::default());
         let thread = {
@@ -255,15 +284,19 @@ impl FlightRecorder {
             shared,
             thread: Some(thread),
             ros_namespace,
+            diagnostics_prefix,
         })
     }
 
     /// The front end that tells the recorder which robots are driven (put it in the run's list of front ends).
     pub fn front_end(&self) -> Box<dyn FrontEnd> {
+        let now = Instant::now();
         Box::new(RecorderFront {
             shared: self.shared.clone(),
-            next_settings: Instant::now(),
+            next_settings: now,
+            next_diagnostics: now,
             ros_namespace: self.ros_namespace.clone(),
+            diagnostics_prefix: self.diagnostics_prefix.clone(),
         })
     }
 
@@ -277,6 +310,7 @@ impl FlightRecorder {
                 summary: None,
                 error: None,
                 dropped: (0, 0),
+                dropped_published: 0,
             },
         }
     }
@@ -332,6 +366,15 @@ fn run(
             }
             while o.nrt_pop_joint().is_some() {}
         }
+        // taken whole under the lock, written after it
+        let published = std::mem::take(&mut *shared.published());
+        for p in &published {
+            error.run(|| {
+                outputs.message(&mut rec, &p.topic, &p.ros2_type(), p.log_ns, p.stamp, |b| {
+                    p.encode(b)
+                })
+            });
+        }
         if ended {
             break;
         }
@@ -364,6 +407,7 @@ fn run(
         summary,
         error,
         dropped,
+        dropped_published: shared.published_dropped.load(Ordering::Relaxed),
     }
 }
 
@@ -420,63 +464,6 @@ impl Stop {
                 self.0 = Some(e);
             }
         }
-    }
-}
-
-/// The recorder's view of the run: robots coming and going, their settings (see [`outputs::RobotOutputs`]).
-struct RecorderFront {
-    shared: Arc<Shared>,
-    next_settings: Instant,
-    /// The front ends' ROS namespace.
-    ros_namespace: String,
-}
-
-impl FrontEnd for RecorderFront {
-    fn name(&self) -> &'static str {
-        "flight recorder"
-    }
-
-    fn serve(&mut self, _: &mut Engine, _: &mut Interface, _: Instant) {}
-
-    fn on_engine_event(&mut self, engine: &mut Engine, _: &mut Interface, event: &EngineEvent) {
-        match event {
-            EngineEvent::RobotReady { node, robot } => {
-                if let Some(r) = RobotOutputs::of(engine, *node, &self.ros_namespace) {
-                    self.shared.robots().insert(*robot, r);
-                    self.shared.changed.store(true, Ordering::Relaxed);
-                }
-            }
-            EngineEvent::RobotRemoved { robot, .. } => {
-                self.shared.robots().remove(robot);
-            }
-            _ => {}
-        }
-    }
-
-    fn publish(&mut self, engine: &Engine, _: &Interface, now: Instant) {
-        if now < self.next_settings {
-            return;
-        }
-        self.next_settings = now + SETTINGS_PERIOD;
-        let nodes: Vec<(RobotId, NodeId)> = self
-            .shared
-            .robots()
-            .iter()
-            .map(|(r, o)| (*r, o.node))
-            .collect();
-        for (robot, node) in nodes {
-            if let Some(fresh) = RobotOutputs::of(engine, node, &self.ros_namespace) {
-                let mut robots = self.shared.robots();
-                if robots.get(&robot).is_some_and(|o| *o != fresh) {
-                    robots.insert(robot, fresh);
-                    self.shared.changed.store(true, Ordering::Relaxed);
-                }
-            }
-        }
-    }
-
-    fn alive(&self) -> bool {
-        true
     }
 }
 

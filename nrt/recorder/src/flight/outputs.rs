@@ -28,6 +28,8 @@ pub struct RobotOutputs {
     pub odom_topic: String,
     /// `/<ns>/joint_states`.
     pub joints_topic: String,
+    /// `/<ns>/`: the start of its other topics (sensors, flags; see [`Self::topic`]).
+    pub topic_prefix: String,
     /// Its frames.
     pub frames: Frames,
     /// Covariances, `enable_odom_tf`, axis.
@@ -46,9 +48,15 @@ impl RobotOutputs {
             node,
             odom_topic: absolute("odom"),
             joints_topic: absolute("joint_states"),
+            topic_prefix: absolute(""),
             frames: Frames::of_robot(engine, node, ros_namespace),
             settings,
         })
+    }
+
+    /// The absolute name of its topic `leaf` (`proximity/left`, `obstacle_stop`).
+    pub fn topic(&self, leaf: &str) -> String {
+        format!("{}{leaf}", self.topic_prefix)
     }
 }
 
@@ -173,6 +181,24 @@ impl Outputs {
         let k = rec.channel(topic, &t.schema(), ros2::MESSAGE_ENCODING)?;
         self.channels.insert(topic.to_owned(), k);
         Ok(k)
+    }
+
+    /// Records one message of type `t` on `topic`, logged at `log_ns` (CLOCK_MONOTONIC) and stamped `publish`,
+    /// that `encode` appends (CDR) to the buffer it is given.
+    pub fn message(
+        &mut self,
+        rec: &mut Recording,
+        topic: &str,
+        t: &Ros2Type,
+        log_ns: u64,
+        publish: Stamp,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<(), RecordError> {
+        let k = self.channel(rec, topic, t)?;
+        self.buf.clear();
+        encode(&mut self.buf);
+        let log = self.stamp(log_ns).as_nanos() as u64;
+        rec.write(k, log, publish.as_nanos() as u64, &self.buf)
     }
 
     /// Records the description of a robot's outputs (at `t_ns`, CLOCK_MONOTONIC).

@@ -19,14 +19,16 @@ mod schemas;
 
 pub use nrt_engine::diagnostics::{DiagnosticStatus, KeyValue};
 pub use schemas::{
-    Ros2Type, ALL, DIAGNOSTIC_ARRAY, JOINT_STATE, ODOMETRY, RANGE, TF_MESSAGE, TWIST_STAMPED,
+    Ros2Type, ALL, BOOL, COMM, DIAGNOSTIC_ARRAY, EMPTY, FLOAT32, IMU, INT8, JOINT_STATE, JOY,
+    LASER_SCAN, ODOMETRY, RANGE, TEMPERATURE, TF_MESSAGE, TWIST_STAMPED,
 };
 
 use crate::cdr::CdrWriter;
 use crate::SchemaDef;
 use nrt_interface::geometry::{Header, Quaternion, Stamp, Transform, Vector3};
 use nrt_interface::odometry::{Odometry, TwistStamped, WheelJoints};
-use nrt_interface::sensors::Range;
+use nrt_interface::sensor_topics::{Kind, SensorMessage};
+use nrt_interface::sensors::{Imu, Joy, LaserScan, Range, Temperature};
 
 /// The message encoding of ROS 2 channels.
 pub const MESSAGE_ENCODING: &str = "cdr";
@@ -138,6 +140,118 @@ pub fn range(m: &Range, out: &mut Vec<u8>) {
     w.f32(m.max_range);
     w.f32(m.range);
     w.f32(0.0);
+}
+
+/// `sensor_msgs/msg/LaserScan` ([`LASER_SCAN`]).
+pub fn laser_scan(m: &LaserScan, out: &mut Vec<u8>) {
+    let w = &mut CdrWriter::begin(out);
+    header(w, &m.header);
+    for v in [
+        m.angle_min,
+        m.angle_max,
+        m.angle_increment,
+        m.time_increment,
+        m.scan_time,
+        m.range_min,
+        m.range_max,
+    ] {
+        w.f32(v);
+    }
+    w.f32_sequence(&m.ranges);
+    w.f32_sequence(&m.intensities);
+}
+
+/// `sensor_msgs/msg/Imu` ([`IMU`]): the accelerometer only, as the front ends publish it (identity orientation,
+/// zero angular velocity, the covariances saying which are unknown).
+pub fn imu(m: &Imu, out: &mut Vec<u8>) {
+    let w = &mut CdrWriter::begin(out);
+    header(w, &m.header);
+    quaternion(w, &[0.0, 0.0, 0.0, 1.0]);
+    w.f64_array(&m.orientation_covariance);
+    vector3(w, &[0.0; 3]);
+    w.f64_array(&m.angular_velocity_covariance);
+    vector3(w, &m.linear_acceleration);
+    w.f64_array(&m.linear_acceleration_covariance);
+}
+
+/// `sensor_msgs/msg/Temperature` ([`TEMPERATURE`]).
+pub fn temperature(m: &Temperature, out: &mut Vec<u8>) {
+    let w = &mut CdrWriter::begin(out);
+    header(w, &m.header);
+    w.f64(m.temperature);
+    w.f64(m.variance);
+}
+
+/// `sensor_msgs/msg/Joy` ([`JOY`]; no axes).
+pub fn joy(m: &Joy, out: &mut Vec<u8>) {
+    let w = &mut CdrWriter::begin(out);
+    header(w, &m.header);
+    w.f32_sequence(&[]);
+    w.i32_sequence(&m.buttons);
+}
+
+/// `std_msgs/msg/Empty` ([`EMPTY`]): ROS 2's type support gives a struct without fields one placeholder byte.
+pub fn empty(out: &mut Vec<u8>) {
+    CdrWriter::begin(out).u8(0);
+}
+
+/// `std_msgs/msg/Float32` ([`FLOAT32`]).
+pub fn float32(v: f32, out: &mut Vec<u8>) {
+    CdrWriter::begin(out).f32(v);
+}
+
+/// `std_msgs/msg/Int8` ([`INT8`]).
+pub fn int8(v: i8, out: &mut Vec<u8>) {
+    CdrWriter::begin(out).i8(v);
+}
+
+/// `std_msgs/msg/Bool` ([`BOOL`]).
+pub fn boolean(v: bool, out: &mut Vec<u8>) {
+    CdrWriter::begin(out).u8(u8::from(v));
+}
+
+/// `thymio_msgs/msg/Comm` ([`COMM`]).
+pub fn comm(value: i16, payloads: &[i16; 7], intensities: &[i16; 7], out: &mut Vec<u8>) {
+    let w = &mut CdrWriter::begin(out);
+    w.i16(value);
+    w.i16_array(payloads);
+    w.i16_array(intensities);
+}
+
+/// The type of a sensor topic's messages ([`nrt_interface::sensor_topics`]).
+pub fn sensor_type(kind: Kind) -> Ros2Type {
+    match kind {
+        Kind::Range => RANGE,
+        Kind::LaserScan => LASER_SCAN,
+        Kind::Imu => IMU,
+        Kind::Empty => EMPTY,
+        Kind::Temperature => TEMPERATURE,
+        Kind::Float32 => FLOAT32,
+        Kind::Int8 => INT8,
+        Kind::Joy => JOY,
+        Kind::Bool => BOOL,
+        Kind::Comm => COMM,
+    }
+}
+
+/// A sensor topic's message, of type [`sensor_type`] of its kind.
+pub fn sensor(m: &SensorMessage, out: &mut Vec<u8>) {
+    match m {
+        SensorMessage::Range(r) => range(r, out),
+        SensorMessage::LaserScan(l) => laser_scan(l, out),
+        SensorMessage::Imu(i) => imu(i, out),
+        SensorMessage::Empty => empty(out),
+        SensorMessage::Temperature(t) => temperature(t, out),
+        SensorMessage::Float32(v) => float32(*v, out),
+        SensorMessage::Int8(v) => int8(*v, out),
+        SensorMessage::Joy(j) => joy(j, out),
+        SensorMessage::Bool(b) => boolean(*b, out),
+        SensorMessage::Comm {
+            value,
+            payloads,
+            intensities,
+        } => comm(*value, payloads, intensities, out),
+    }
 }
 
 #[cfg(test)]

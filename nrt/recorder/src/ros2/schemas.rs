@@ -145,14 +145,95 @@ pub const RANGE: Ros2Type = Ros2Type {
     ),
 };
 
+/// `sensor_msgs/msg/LaserScan`.
+pub const LASER_SCAN: Ros2Type = Ros2Type {
+    name: "sensor_msgs/msg/LaserScan",
+    definition: concat!(
+        "std_msgs/Header header\nfloat32 angle_min\nfloat32 angle_max\nfloat32 angle_increment\n",
+        "float32 time_increment\nfloat32 scan_time\nfloat32 range_min\nfloat32 range_max\nfloat32[] ranges\n",
+        "float32[] intensities\n",
+        header!(),
+    ),
+};
+
+/// `sensor_msgs/msg/Imu`.
+pub const IMU: Ros2Type = Ros2Type {
+    name: "sensor_msgs/msg/Imu",
+    definition: concat!(
+        "std_msgs/Header header\ngeometry_msgs/Quaternion orientation\nfloat64[9] orientation_covariance\n",
+        "geometry_msgs/Vector3 angular_velocity\nfloat64[9] angular_velocity_covariance\n",
+        "geometry_msgs/Vector3 linear_acceleration\nfloat64[9] linear_acceleration_covariance\n",
+        header!(),
+        quaternion!(),
+        vector3!(),
+    ),
+};
+
+/// `sensor_msgs/msg/Temperature`.
+pub const TEMPERATURE: Ros2Type = Ros2Type {
+    name: "sensor_msgs/msg/Temperature",
+    definition: concat!(
+        "std_msgs/Header header\nfloat64 temperature\nfloat64 variance\n",
+        header!(),
+    ),
+};
+
+/// `sensor_msgs/msg/Joy`.
+pub const JOY: Ros2Type = Ros2Type {
+    name: "sensor_msgs/msg/Joy",
+    definition: concat!(
+        "std_msgs/Header header\nfloat32[] axes\nint32[] buttons\n",
+        header!(),
+    ),
+};
+
+/// `std_msgs/msg/Empty` (no field: its definition is empty, as rosbag2 writes it).
+pub const EMPTY: Ros2Type = Ros2Type {
+    name: "std_msgs/msg/Empty",
+    definition: "",
+};
+
+/// `std_msgs/msg/Float32`.
+pub const FLOAT32: Ros2Type = Ros2Type {
+    name: "std_msgs/msg/Float32",
+    definition: "float32 data\n",
+};
+
+/// `std_msgs/msg/Int8`.
+pub const INT8: Ros2Type = Ros2Type {
+    name: "std_msgs/msg/Int8",
+    definition: "int8 data\n",
+};
+
+/// `std_msgs/msg/Bool`.
+pub const BOOL: Ros2Type = Ros2Type {
+    name: "std_msgs/msg/Bool",
+    definition: "bool data\n",
+};
+
+/// `thymio_msgs/msg/Comm` (the driver's own package).
+pub const COMM: Ros2Type = Ros2Type {
+    name: "thymio_msgs/msg/Comm",
+    definition: "int16 value\nint16[7] payloads\nint16[7] intensities\n",
+};
+
 /// Every type above.
-pub const ALL: [Ros2Type; 6] = [
+pub const ALL: [Ros2Type; 15] = [
     ODOMETRY,
     TF_MESSAGE,
     JOINT_STATE,
     TWIST_STAMPED,
     DIAGNOSTIC_ARRAY,
     RANGE,
+    LASER_SCAN,
+    IMU,
+    TEMPERATURE,
+    JOY,
+    EMPTY,
+    FLOAT32,
+    INT8,
+    BOOL,
+    COMM,
 ];
 
 #[cfg(test)]
@@ -205,7 +286,7 @@ mod tests {
 
     #[test]
     fn rosbag2s_concatenated_form() {
-        for t in ALL {
+        for t in ALL.into_iter().filter(|t| *t != EMPTY) {
             let s = sections(&t);
             // every nested type named by a field has its section, once
             for lines in s.values() {
@@ -217,9 +298,17 @@ mod tests {
                 "{}: a type twice",
                 t.name
             );
-            assert!(s.contains_key("std_msgs/Header"), "{}", t.name);
+            // a type with a header carries its section
+            assert_eq!(
+                s.contains_key("std_msgs/Header"),
+                t.definition.starts_with("std_msgs/Header header\n")
+                    || t.definition.contains("\nstd_msgs/Header header\n"),
+                "{}",
+                t.name
+            );
             assert!(t.definition.ends_with('\n') && !t.definition.starts_with('='));
         }
+        assert!(sections(&TF_MESSAGE).contains_key("std_msgs/Header"));
         assert_eq!(sections(&ODOMETRY).len(), 10);
     }
 
@@ -246,6 +335,6 @@ mod tests {
                 compared += 1;
             }
         }
-        assert!(compared >= 6 + 5 * 2, "{compared}");
+        assert!(compared >= ALL.len() + 5 * 2, "{compared}");
     }
 }

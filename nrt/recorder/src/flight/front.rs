@@ -13,9 +13,10 @@ use handoff::{NodeId, ProximitySample, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_interface::driver_events::{self, DriverEvents};
+use nrt_interface::frames::Frames;
 use nrt_interface::front_end::{FrontEnd, Interface};
 use nrt_interface::geometry::{self, Header, Stamp};
-use nrt_interface::sensor_topics::{self, SensorMessage};
+use nrt_interface::sensor_topics::{self, SensorMessage, SensorTopic};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -105,6 +106,29 @@ impl RecorderFront {
         robots.values().find(|r| r.node == id).map(make)
     }
 
+    /// Queues the sensor messages `make` gives (with robot `id`'s frames) on its topics, stamped `stamp`.
+    fn sensors(
+        &self,
+        id: NodeId,
+        stamp: Stamp,
+        make: impl FnOnce(&Frames, &mut dyn FnMut(SensorTopic, SensorMessage)),
+    ) {
+        let log_ns = handoff::monotonic_ns();
+        let messages = self.with_robot(id, |r| {
+            let mut out = Vec::new();
+            make(&r.frames, &mut |t, m| {
+                out.push(Published {
+                    topic: r.topic(&t.leaf()),
+                    payload: Payload::Sensor(Box::new(m)),
+                    log_ns,
+                    stamp,
+                })
+            });
+            out
+        });
+        self.queue(messages.unwrap_or_default());
+    }
+
     fn flag(&self, id: NodeId, leaf: &str, engaged: bool) {
         let Some(topic) = self.with_robot(id, |r| r.topic(leaf)) else {
             return;
@@ -168,20 +192,16 @@ impl DriverEvents for RecorderFront {
             return;
         };
         let stamp = geometry::stamp(sample.t_ns);
-        let log_ns = handoff::monotonic_ns();
-        let messages = self.with_robot(id, |r| {
-            let mut out = Vec::new();
+        self.sensors(id, stamp, |frames, out| {
             sensor_topics::proximity_messages(
                 &sample.values,
                 &slot.calibration,
                 stamp,
-                &r.frames,
+                frames,
                 |_| true,
-                |t, m| out.push(published(r, t.leaf(), m, log_ns, stamp)),
-            );
-            out
+                out,
+            )
         });
-        self.queue(messages.unwrap_or_default());
     }
 
     fn robot_event(
@@ -193,36 +213,9 @@ impl DriverEvents for RecorderFront {
         stamp: Stamp,
     ) {
         let threshold = engine.robot_params(id).ground.threshold;
-        let log_ns = handoff::monotonic_ns();
-        let messages = self.with_robot(id, |r| {
-            let mut out = Vec::new();
-            sensor_topics::event_messages(
-                decoded,
-                threshold,
-                stamp,
-                &r.frames,
-                |_| true,
-                |t, m| out.push(published(r, t.leaf(), m, log_ns, stamp)),
-            );
-            out
+        self.sensors(id, stamp, |frames, out| {
+            sensor_topics::event_messages(decoded, threshold, stamp, frames, |_| true, out)
         });
-        self.queue(messages.unwrap_or_default());
-    }
-}
-
-/// A sensor message of robot `r` on its topic `leaf`.
-fn published(
-    r: &RobotOutputs,
-    leaf: String,
-    m: SensorMessage,
-    log_ns: u64,
-    stamp: Stamp,
-) -> Published {
-    Published {
-        topic: r.topic(&leaf),
-        payload: Payload::Sensor(Box::new(m)),
-        log_ns,
-        stamp,
     }
 }
 

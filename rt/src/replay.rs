@@ -437,6 +437,11 @@ fn put_back(
                     nrt.nrt_store(value);
                     Ok(())
                 }
+                // a message subscriber of a plain type (go_to_pose's goal_pose)
+                Some(NrtEndpoint::Message {
+                    port: NrtMessagePort::Subscriber(store),
+                    ..
+                }) => store.nrt_store_recorded(value),
                 _ => Err(format!(
                     "controller {controller} of robot {} has no subscriber {endpoint}",
                     robot.0

@@ -264,6 +264,19 @@ fn controllers_from_ros(control: &mut handoff::NrtControl, k: u64) {
                 NrtEndpoint::Publisher { nrt, .. } => {
                     nrt.nrt_drain(|_| {});
                 }
+                // go_to_pose's goal_pose (geometry_msgs/PoseStamped, RViz's "2D Goal Pose")
+                NrtEndpoint::Message {
+                    port: handoff::NrtMessagePort::Subscriber(store),
+                    ..
+                } if k % 45 == 20 => {
+                    let x = (k % 5) as f64 * 0.04;
+                    store
+                        .nrt_store(&serde_json::json!({
+                            "header": {"frame_id": "odom"},
+                            "pose": {"position": {"x": x, "y": -0.1}, "orientation": {"z": 0.6, "w": 0.8}},
+                        }))
+                        .unwrap();
+                }
                 _ => {}
             }
         }
@@ -379,6 +392,8 @@ fn a_replayed_run_writes_the_same_frames_and_odometry_bit_for_bit() {
         kinds.iter().all(|n| *n > 0),
         "topic, service, params, goal, reflex records: {kinds:?}"
     );
+    // go_to_pose's goal_pose (a message subscriber of a plain type) was recorded, not marked unrecorded
+    assert_eq!(count(&|i| matches!(i, I::Unrecorded { .. })), 0);
 
     let out = replay(&records);
     eprintln!(

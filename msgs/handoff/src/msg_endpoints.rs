@@ -40,11 +40,13 @@
 //! assert_eq!(out[0]["point"]["y"], 2.0);
 //! ```
 
-use super::endpoints::{ControllerInit, DeclareError, NrtEndpoint};
+use super::endpoints::{ControllerInit, DeclareError, NrtEndpoint, RosType, RosValue};
 use super::ids::{NodeId, RobotId};
 use super::latest::{latest, NrtLatest, RtLatest};
 use super::publisher::{publisher, NrtPublisher, RtPublisher};
 use super::service::{service, NrtServiceClient, RequestId, RtServiceServer, ServiceError};
+use super::values::{Pose2, Twist2};
+use std::any::Any;
 
 /// A ROS message on the NRT side, in the JSON shape of ROS 2 messages (see the module documentation).
 pub type MsgValue = serde_json::Value;
@@ -136,16 +138,22 @@ impl<T: Copy + Send> RtMessagePublisher<T> {
 }
 
 /// RT half of a message subscriber: the latest value converted from ROS.
+///
+/// The flight recorder records each new value when `T` is one of the plain endpoint types (`bool`, `f64`,
+/// [`Pose2`], [`Twist2`]: a `geometry_msgs/PoseStamped` goal converted to a `Pose2`), so that a replay puts it back;
+/// a value of a type of the controller's own is marked as not recorded.
 #[derive(Debug)]
 pub struct RtMessageSubscriber<T> {
     pub(crate) inner: RtLatest<T>,
+    /// Its index among its controller's endpoints (the flight recorder's name for it).
+    pub(crate) endpoint: u8,
 }
 
-impl<T: Copy + Send> RtMessageSubscriber<T> {
+impl<T: Copy + Send + 'static> RtMessageSubscriber<T> {
     /// The latest value, only if new since the previous read.
     pub fn rt_read_new(&mut self) -> Option<T> {
         let v = self.inner.rt_read_new()?;
-        unrecorded();
+        self.record(&v);
         Some(v)
     }
 
@@ -153,9 +161,48 @@ impl<T: Copy + Send> RtMessageSubscriber<T> {
     pub fn rt_read(&mut self) -> (T, bool) {
         let (v, new) = self.inner.rt_read();
         if new {
-            unrecorded();
+            self.record(&v);
         }
         (v, new)
+    }
+
+    fn record(&self, v: &T) {
+        match plain_value(v) {
+            Some(value) => {
+                let endpoint = self.endpoint;
+                crate::record::rt_record_controller(|robot, controller| crate::RecInput::Topic {
+                    robot,
+                    controller,
+                    endpoint,
+                    value,
+                })
+            }
+            None => unrecorded(),
+        }
+    }
+}
+
+/// `v` as a [`RosValue`] when `T` is one of the plain endpoint types (a type check, no allocation).
+fn plain_value<T: 'static>(v: &T) -> Option<RosValue> {
+    let any = v as &dyn Any;
+    any.downcast_ref::<Pose2>()
+        .map(|p| p.into_value())
+        .or_else(|| any.downcast_ref::<Twist2>().map(|t| t.into_value()))
+        .or_else(|| any.downcast_ref::<f64>().map(|f| f.into_value()))
+        .or_else(|| any.downcast_ref::<bool>().map(|b| b.into_value()))
+}
+
+/// The `T` a [`RosValue`] holds, when it holds a `T` (the reverse of [`plain_value`]).
+fn from_plain_value<T: Copy + 'static>(v: RosValue) -> Option<T> {
+    fn cast<U: 'static, T: Copy + 'static>(u: U) -> Option<T> {
+        (&u as &dyn Any).downcast_ref::<T>().copied()
+    }
+    match v {
+        RosValue::Pose2D(p) => cast(p),
+        RosValue::Twist(t) => cast(t),
+        RosValue::Float64(f) => cast(f),
+        RosValue::Bool(b) => cast(b),
+        _ => None,
     }
 }
 
@@ -194,6 +241,10 @@ pub trait NrtMessageDrain: Send {
 pub trait NrtMessageStore: Send {
     /// Converts `msg` and stores it for RT; `Err` (nothing stored): the conversion's refusal.
     fn nrt_store(&mut self, msg: &MsgValue) -> Result<(), String>;
+
+    /// Stores an RT value as the flight recorder recorded it (a replay); `Err`: the subscriber's type is not the
+    /// value's.
+    fn nrt_store_recorded(&mut self, value: RosValue) -> Result<(), String>;
 }
 
 /// Why a message service call was not forwarded to RT.
@@ -252,9 +303,21 @@ struct Store<T> {
     from_msg: FromMsg<T>,
 }
 
-impl<T: Copy + Send> NrtMessageStore for Store<T> {
+impl<T: Copy + Send + 'static> NrtMessageStore for Store<T> {
     fn nrt_store(&mut self, msg: &MsgValue) -> Result<(), String> {
         let v = (self.from_msg)(msg)?;
+        self.nrt.nrt_store(v);
+        Ok(())
+    }
+
+    fn nrt_store_recorded(&mut self, value: RosValue) -> Result<(), String> {
+        let v = from_plain_value::<T>(value).ok_or_else(|| {
+            format!(
+                "a recorded {:?} value does not fit this subscriber's type ({})",
+                value.kind(),
+                std::any::type_name::<T>()
+            )
+        })?;
         self.nrt.nrt_store(v);
         Ok(())
     }
@@ -294,10 +357,14 @@ pub(crate) fn message_publisher<T: Copy + Send + 'static>(
 pub(crate) fn message_subscriber<T: Copy + Send + 'static>(
     initial: T,
     from_msg: FromMsg<T>,
+    endpoint: u8,
 ) -> (RtMessageSubscriber<T>, NrtMessagePort) {
     let (rt, nrt) = latest(initial);
     (
-        RtMessageSubscriber { inner: rt },
+        RtMessageSubscriber {
+            inner: rt,
+            endpoint,
+        },
         NrtMessagePort::Subscriber(Box::new(Store { nrt, from_msg })),
     )
 }
@@ -363,7 +430,8 @@ impl ControllerInit {
         from_msg: FromMsg<T>,
     ) -> Result<RtMessageSubscriber<T>, DeclareError> {
         self.check_type(name, ty, "msg")?;
-        let (rt, port) = message_subscriber(initial, from_msg);
+        let endpoint = self.endpoints.len() as u8;
+        let (rt, port) = message_subscriber(initial, from_msg, endpoint);
         self.endpoints.push(NrtEndpoint::Message { name, ty, port });
         Ok(rt)
     }
@@ -387,6 +455,57 @@ impl ControllerInit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_values_go_both_ways_and_other_types_are_not_plain() {
+        let p = Pose2 {
+            x: 1.0,
+            y: -2.0,
+            theta: 0.5,
+        };
+        assert_eq!(plain_value(&p), Some(RosValue::Pose2D(p)));
+        assert_eq!(from_plain_value::<Pose2>(RosValue::Pose2D(p)), Some(p));
+        assert_eq!(plain_value(&true), Some(RosValue::Bool(true)));
+        assert_eq!(from_plain_value::<f64>(RosValue::Float64(0.25)), Some(0.25));
+        #[derive(Clone, Copy)]
+        struct Own(#[allow(dead_code)] f64);
+        assert_eq!(plain_value(&Own(1.0)), None);
+        assert_eq!(plain_value(&3u8), None);
+        assert!(from_plain_value::<Own>(RosValue::Float64(1.0)).is_none());
+        assert!(from_plain_value::<f64>(RosValue::Pose2D(p)).is_none());
+    }
+
+    #[test]
+    fn a_recorded_value_is_stored_back_only_into_its_type() {
+        fn from(_: &MsgValue) -> Result<Pose2, String> {
+            Ok(Pose2::default())
+        }
+        let mut i = ControllerInit::new(RobotId(0), "c");
+        let mut rt = i
+            .message_subscriber(
+                "goal",
+                "geometry_msgs/msg/PoseStamped",
+                Pose2::default(),
+                from,
+            )
+            .unwrap();
+        let (_, mut nrt) = i.finish();
+        let NrtEndpoint::Message {
+            port: NrtMessagePort::Subscriber(store),
+            ..
+        } = &mut nrt.endpoints[0]
+        else {
+            panic!()
+        };
+        let p = Pose2 {
+            x: 0.5,
+            ..Pose2::default()
+        };
+        store.nrt_store_recorded(RosValue::Pose2D(p)).unwrap();
+        assert_eq!(rt.rt_read_new(), Some(p));
+        assert!(store.nrt_store_recorded(RosValue::Bool(true)).is_err());
+        assert_eq!(rt.rt_read_new(), None);
+    }
 
     #[test]
     fn type_names_are_checked_the_ros_2_way() {
@@ -497,7 +616,7 @@ mod tests {
                 .as_f64()
                 .ok_or_else(|| format!("not a number: {m}"))
         }
-        let (mut rt, port) = message_subscriber(0.5, from);
+        let (mut rt, port) = message_subscriber(0.5, from, 0);
         let NrtMessagePort::Subscriber(mut nrt) = port else {
             panic!()
         };

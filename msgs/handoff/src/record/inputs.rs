@@ -174,8 +174,9 @@ pub enum RecInput {
         /// Readings older than this are ignored (ns).
         max_age_ns: u64,
     },
-    /// A controller's endpoint of a message type of its own took a value: not recorded (its type is the
-    /// controller's), so a replay can be exact only up to here.
+    /// A controller's message endpoint took a value of a type of the controller's own (not `bool`, `f64`, `Pose2`
+    /// or `Twist2`, which are recorded as [`RecInput::Topic`]): not recorded, so a replay can be exact only up to
+    /// here.
     Unrecorded {
         /// Robot slot.
         robot: RobotId,

@@ -346,14 +346,16 @@ fn run(
         while let Some(f) = recording.nrt_pop_frame() {
             error.run(|| channels.frame(&mut rec, &f));
         }
+        // A copy of the robots' outputs, the lock released at once: the front end takes it on the NRT thread for
+        // every sensor message, never behind this thread's writes.
+        let robots = shared.robots().clone();
         if shared.changed.swap(false, Ordering::Relaxed) {
             let now = handoff::monotonic_ns();
-            for (robot, r) in shared.robots().iter() {
+            for (robot, r) in robots.iter() {
                 error.run(|| outputs.describe(&mut rec, &RobotDescription::of(*robot, r), now));
             }
         }
         if let Some(o) = odometry.as_mut() {
-            let robots = shared.robots();
             pending.write_known(&robots, |r, h| {
                 error.run(|| outputs.odometry(&mut rec, r, h))
             });

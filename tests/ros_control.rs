@@ -323,16 +323,18 @@ fn go_to_pose_reaches_its_goal_at_the_speed_its_parameter_sets() {
     assert!(miss < 0.03, "stopped at {x}, {y}: {miss} m from the goal");
     // a goal by topic: 15 cm to the left of the first one
     peer.forget(&reached);
-    peer.publish(
+    peer.publish_until_heard(
         &format!("/{ns}/thymio_driver/controllers/go_to_pose/goal"),
         "geometry_msgs/msg/Pose2D",
         json!({"x": 0.25, "y": 0.15, "theta": 0.0}),
         1,
         deadline,
+        |peer, try_end| {
+            peer.message(&reached, try_end, |m| m["data"] == false)
+                .is_ok()
+        },
     )
     .unwrap();
-    peer.message(&reached, deadline, |m| m["data"] == false)
-        .unwrap();
     peer.message(&reached, deadline, |m| m["data"] == true)
         .unwrap();
     let (x, y, _) = pose(&truth(&mut peer, &ns, deadline));

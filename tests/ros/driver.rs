@@ -91,16 +91,26 @@ pub fn get_variable(peer: &mut RclpyPeer, ns: &str, var: &str, deadline: Instant
 
 /// Waits for a report of `level` on `/rosout` from the bridge of namespace `ns` whose text holds `needle`.
 pub fn expect_log(peer: &mut RclpyPeer, ns: &str, level: u64, needle: &str, deadline: Instant) {
-    let logger = format!("{ns}.asebaros");
-    peer.message("/rosout", deadline, |m| {
-        m["name"] == logger.as_str()
-            && m["level"] == level
-            && m["msg"].as_str().is_some_and(|t| t.contains(needle))
-    })
-    .unwrap_or_else(|e| {
+    log_heard(peer, ns, level, needle, deadline).unwrap_or_else(|e| {
         panic!(
             "no report containing {needle:?}: {e}\nreports:\n{}",
             peer.unconsumed()
         )
     });
+}
+
+/// The bridge's `/rosout` report at `level` containing `needle`, waiting until `until`.
+pub fn log_heard(
+    peer: &mut RclpyPeer,
+    ns: &str,
+    level: u64,
+    needle: &str,
+    until: Instant,
+) -> Result<Value, String> {
+    let logger = format!("{ns}.asebaros");
+    peer.message("/rosout", until, |m| {
+        m["name"] == logger.as_str()
+            && m["level"] == level
+            && m["msg"].as_str().is_some_and(|t| t.contains(needle))
+    })
 }

@@ -259,6 +259,31 @@ impl RclpyPeer {
         self.run(cmd, "published", "topic", deadline).map(|_| ())
     }
 
+    /// Publishes `msg` on `topic` (once it has `subscribers` subscribers) again and again until `heard`
+    /// says its effect was seen, giving each try a second: a new publisher may see the subscription before
+    /// the subscription sees it, and a volatile subscription drops what was written before its side matched.
+    /// `heard` gets the peer and the end of the try's wait.
+    pub fn publish_until_heard(
+        &mut self,
+        topic: &str,
+        type_name: &str,
+        msg: Value,
+        subscribers: usize,
+        deadline: Instant,
+        mut heard: impl FnMut(&mut Self, Instant) -> bool,
+    ) -> Result<(), String> {
+        loop {
+            if Instant::now() >= deadline {
+                return Err(format!("what was published on {topic} was never heard"));
+            }
+            self.publish(topic, type_name, msg.clone(), subscribers, deadline)?;
+            let try_end = deadline.min(Instant::now() + Duration::from_secs(1));
+            if heard(self, try_end) {
+                return Ok(());
+            }
+        }
+    }
+
     /// How many publishers `topic` has in the ROS graph, as the peer sees it now.
     pub fn publishers(&mut self, topic: &str, deadline: Instant) -> Result<u64, String> {
         let r = self.run(

@@ -469,7 +469,11 @@ impl Runtime {
         }
         match exit {
             Some(mut e) => {
-                drop(e.links);
+                // links the RT thread could not give back (the connector's are closed by it)
+                rt::nrt_connector::nrt_close_links(
+                    e.links.drain(..).map(|r| r.link).collect(),
+                    rt::nrt_connector::ConnectorConfig::default().close_timeout,
+                );
                 // the controllers' NRT end of life (XBotCore's close), off the RT thread
                 let closed = e.controllers.close_all();
                 tracing::debug!("{closed} RT controller instance(s) closed");

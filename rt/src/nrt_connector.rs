@@ -49,6 +49,9 @@ pub struct ConnectorConfig {
     /// (no eventfd available); otherwise it blocks until a link comes back, it is stopped or the
     /// next round of attempts is due.
     pub poll_interval: Duration,
+    /// At the driver's stop, how long the links given back open may wait for their peers' end of
+    /// an orderly close (all links together).
+    pub close_timeout: Duration,
 }
 
 impl Default for ConnectorConfig {
@@ -58,6 +61,7 @@ impl Default for ConnectorConfig {
             serial_settle: Duration::from_millis(200),
             tcp_timeout: Duration::from_secs(2),
             poll_interval: Duration::from_millis(10),
+            close_timeout: Duration::from_millis(300),
         }
     }
 }
@@ -191,6 +195,8 @@ fn run(
     let mut failing = vec![false; n];
     let mut next_round = Instant::now();
     let mut rt_ending = false;
+    // links given back open by the stopping RT thread, closed in order at the end
+    let mut closing: Vec<Box<dyn Link>> = Vec::new();
     while !stop.load(Ordering::Relaxed) && !port.nrt_peer_gone() {
         while let Some(ret) = port.nrt_take_returned() {
             counters.returned.fetch_add(1, Ordering::Relaxed);
@@ -198,7 +204,7 @@ fn run(
                 // The RT thread is stopping: it gives its links back before it drops the port,
                 // and a link opened now would only be closed again (or left to a dead thread).
                 rt_ending = true;
-                drop(ret.link);
+                closing.push(ret.link);
                 continue;
             }
             let t = ret.target as usize;
@@ -257,7 +263,27 @@ fn run(
     }
     while let Some(ret) = port.nrt_take_returned() {
         counters.returned.fetch_add(1, Ordering::Relaxed);
-        drop(ret.link);
+        closing.push(ret.link);
+    }
+    nrt_close_links(closing, cfg.close_timeout);
+}
+
+/// Closes links the RT thread gave back when it stopped: every one starts its orderly close, then
+/// each waits for its peer's end within one shared `timeout` (a peer that does not answer delays
+/// the exit by `timeout` at most, whatever the number of links). NRT: blocks up to `timeout`.
+///
+/// ```
+/// use rt::link::{Link, PipeLink};
+/// let (a, _b) = PipeLink::pair(64);
+/// rt::nrt_connector::nrt_close_links(vec![Box::new(a) as Box<dyn Link>], std::time::Duration::from_millis(10));
+/// ```
+pub fn nrt_close_links(mut links: Vec<Box<dyn Link>>, timeout: Duration) {
+    for l in &mut links {
+        l.nrt_begin_close();
+    }
+    let deadline = Instant::now() + timeout;
+    for l in &mut links {
+        l.nrt_finish_close(deadline);
     }
 }
 

@@ -39,6 +39,13 @@ pub trait Link: Send {
     fn rt_fd(&self) -> Option<BorrowedFd<'_>> {
         None
     }
+    /// NRT, when the driver stops with this link open: starts an orderly close (a stream says it
+    /// will send no more). Followed by [`Link::nrt_finish_close`]; the default does nothing.
+    fn nrt_begin_close(&mut self) {}
+    /// NRT: waits, at most until `deadline`, for the peer's end of an orderly close begun by
+    /// [`Link::nrt_begin_close`], reading and discarding what still arrives — so that dropping
+    /// the link afterwards does not reset the connection. The default does nothing.
+    fn nrt_finish_close(&mut self, _deadline: std::time::Instant) {}
 }
 
 impl std::fmt::Debug for dyn Link {

@@ -63,6 +63,32 @@ impl Link for TcpLink {
     fn rt_fd(&self) -> Option<BorrowedFd<'_>> {
         Some(self.stream.as_fd())
     }
+
+    /// Sends FIN: the peer reads the end of the stream and closes its side.
+    fn nrt_begin_close(&mut self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Write);
+    }
+
+    /// Reads until the peer's FIN (or `deadline`). A socket closed with unread bytes in its
+    /// receive buffer sends RST instead of FIN, and a peer that keeps writing to it gets EPIPE —
+    /// SIGPIPE, which kills Aseba Playground and asebaswitch (they neither ignore it nor write
+    /// with MSG_NOSIGNAL) while the robot streams its events.
+    fn nrt_finish_close(&mut self, deadline: std::time::Instant) {
+        if self.stream.set_nonblocking(false).is_err() {
+            return;
+        }
+        let mut buf = [0u8; 4096];
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() || self.stream.set_read_timeout(Some(left)).is_err() {
+                return;
+            }
+            match self.stream.read(&mut buf) {
+                Ok(0) | Err(_) => return, // the peer's FIN, a reset or the deadline
+                Ok(_) => {}
+            }
+        }
+    }
 }
 
 #[cfg(test)]

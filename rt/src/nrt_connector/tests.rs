@@ -11,6 +11,7 @@ fn fast() -> ConnectorConfig {
         serial_settle: Duration::from_millis(1),
         tcp_timeout: Duration::from_secs(2),
         poll_interval: Duration::from_millis(1),
+        close_timeout: Duration::from_secs(10),
     }
 }
 
@@ -189,5 +190,41 @@ fn a_link_given_back_at_rt_shutdown_is_not_reopened() {
         (stats.connects, stats.reconnects, stats.returned),
         (1, 0, 1)
     );
+    drop(rt);
+}
+
+#[test]
+fn links_given_back_at_the_stop_are_closed_in_order_not_reset() {
+    // A peer that streams (a robot's events) to a driver that stops: closed with unread bytes, the
+    // socket would send RST, and the peer's next write would get EPIPE (SIGPIPE kills Playground).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let spec = ConnectSpec::Tcp {
+        host: "127.0.0.1".into(),
+        port: listener.local_addr().unwrap().port(),
+    };
+    let (mut rt, port) = link_port();
+    let h = spawn_connector(fast(), vec![spec], vec![], port).unwrap();
+    let offer = next_offer(&mut rt);
+    let (mut peer, _) = listener.accept().unwrap();
+    peer.write_all(&[7u8; 2000]).unwrap(); // never read by the RT side
+    assert!(rt
+        .rt_give_back(LinkReturn {
+            target: 0,
+            link: offer.link,
+            reason: LinkDownReason::Shutdown,
+        })
+        .is_ok());
+    peer.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut buf = [0u8; 16];
+    assert_eq!(
+        peer.read(&mut buf).map_err(|e| e.kind()),
+        Ok(0),
+        "the driver's end of the stream, not a reset"
+    );
+    // the peer still writes after it (Playground's next event) and is not refused
+    peer.write_all(&[8u8; 2000]).unwrap();
+    drop(peer);
+    until(Duration::from_secs(20), || h.is_finished().then_some(()));
     drop(rt);
 }

@@ -167,11 +167,14 @@ def e2e_tables(e2e: dict) -> list:
     out.append("| CPU ≤ 0.4× the Python driver's | " + " | ".join(cells) + " |")
     out += recording_targets(by.get("thymio-rt"), ours_rows, verdict)
     idle = e2e.get("idle_cpu")
+    if isinstance(idle, dict):  # {"failed": why}: the rows were measured, the CPU part was not
+        out.append(f"| idle and 8-robot CPU | not measured: {idle.get('failed', '?')} |" + " |" * (len(ours_rows) - 1))
+        idle = None
     if idle is not None:
         out.append(f"| idle CPU ≤ 1 % (robot connected, no ROS traffic; defaults) | {pct(idle)} {verdict(idle <= 0.01)} |"
                    + " |" * (len(ours_rows) - 1))
     cpu8 = e2e.get("cpu_8_robots")
-    if cpu8:
+    if cpu8 and "failed" not in cpu8:
         out.append(f"| CPU at 8 robots (report): thymio-rt, one process / 8 Python drivers | "
                    f"{pct(cpu8.get('thymio_rt'))} / {pct(cpu8.get('python'))} |" + " |" * (len(ours_rows) - 1))
     notes = e2e.get("notes", [])

@@ -151,6 +151,7 @@ fn asebaswitch_joins_simulated_robots() {
         &format!("tcp:127.0.0.1;{sim_base}"),
         &format!("tcp:127.0.0.1;{}", sim_base + 1),
     ]);
+    common::ignoring_sigpipe(&mut c);
     let _switch = Proc::spawn("asebaswitch", c);
     common::wait_listening(switch_port, Duration::from_secs(10));
     let (ok, out, err) = tool(&[

@@ -364,6 +364,9 @@ pub fn eight_robots(
     let cpu_ours = cpu_of(&[&ours], Duration::from_secs(2), window);
     ours.interrupt();
     let _ = ours.wait(Duration::from_secs(20));
+    // new robots for the Python drivers, as every end-to-end window gets (thymio-rt reset these at its exit)
+    drop(pg);
+    let pg = crate::playground::start(&dir.join("playground8"), 8)?;
     crate::playground::load_driver_script(&env.driver, &pg.ports)?;
     let mut python = Vec::new();
     for (i, port) in pg.ports.iter().enumerate() {

@@ -147,11 +147,12 @@ fn only_rows() -> Option<Vec<String>> {
     Some(v.split(',').map(|s| s.trim().to_owned()).collect())
 }
 
-/// Runs the end-to-end section: every driver against one Playground robot, thymio-rt idle, and
-/// the CPU at 8 robots.
+/// Runs the end-to-end section: every driver against one Playground robot (a new one each window),
+/// thymio-rt idle, and the CPU at 8 robots.
 fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String> {
-    let pg = playground::start(&env.out.join("playground"), 1)?;
-    let robot = pg.ports[0];
+    // A Playground of its own for every window: nothing a driver leaves behind (its connections, a
+    // robot reset at its exit or left half-loaded) reaches the next row's robot.
+    let fresh_robot = || playground::start(&env.out.join("playground"), 1);
     // domains below the tests' 100..199, one per driver window
     let domain = 1 + std::process::id() % 40;
     let mut drivers = vec![
@@ -224,7 +225,8 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
                 window.as_secs()
             );
             let d = domain + (i * rounds + round) as u32 % 40;
-            measured[i].merge(e2e::measure(env, driver, label, robot, window, d)?);
+            let pg = fresh_robot()?;
+            measured[i].merge(e2e::measure(env, driver, label, pg.ports[0], window, d)?);
         }
     }
     let mut rows = Vec::new();
@@ -242,18 +244,6 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
         }
         rows.push(row);
     }
-    // CPU only: a shorter window is enough
-    let short = window.min(Duration::from_secs(60));
-    let (idle, ours8, python8) = if only.is_some() {
-        (None, None, None)
-    } else {
-        eprintln!("end to end: thymio-rt idle for {} s", short.as_secs());
-        let idle = e2e::idle(env, robot, short, domain + 45)?;
-        drop(pg);
-        eprintln!("end to end: 8 robots for {} s", short.as_secs());
-        let (ours8, python8) = e2e::eight_robots(env, &env.out, short, domain + 46)?;
-        (Some(idle), Some(ours8), Some(python8))
-    };
     for (hop, title) in [
         (
             "cmd_vel",
@@ -278,9 +268,56 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
         plot::cdf(&format!("e2e_{hop}"), title, "µs", &series);
     }
     write_json("e2e", &json!({"rows": rows}));
-    for r in &mut rows {
-        r.as_object_mut().map(|o| o.remove("cdf"));
+    write_e2e_summary(&rows, window, rounds, json!(null), json!(null));
+    // CPU only: a shorter window is enough; the rows above are kept if this part fails
+    if only.is_some() {
+        return Ok(());
     }
+    let short = window.min(Duration::from_secs(60));
+    eprintln!("end to end: thymio-rt idle for {} s", short.as_secs());
+    let cpu = fresh_robot().and_then(|pg| {
+        let idle = e2e::idle(env, pg.ports[0], short, domain + 45)?;
+        drop(pg);
+        eprintln!("end to end: 8 robots for {} s", short.as_secs());
+        let (ours8, python8) = e2e::eight_robots(env, &env.out, short, domain + 46)?;
+        Ok((idle, ours8, python8))
+    });
+    match cpu {
+        Ok((idle, ours8, python8)) => {
+            write_e2e_summary(
+                &rows,
+                window,
+                rounds,
+                json!(idle),
+                json!({"thymio_rt": ours8, "python": python8}),
+            );
+            Ok(())
+        }
+        Err(e) => {
+            let failed = json!({ "failed": e });
+            write_e2e_summary(&rows, window, rounds, failed.clone(), failed);
+            Err(format!("idle and 8-robot CPU (the rows are written): {e}"))
+        }
+    }
+}
+
+/// Writes the end-to-end part of summary.json: `rows` (without their CDFs), the idle and 8-robot CPU
+/// (`null` when not measured, `{"failed": why}` when their measurement failed).
+fn write_e2e_summary(
+    rows: &[serde_json::Value],
+    window: Duration,
+    rounds: usize,
+    idle: serde_json::Value,
+    cpu_8: serde_json::Value,
+) {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.as_object_mut().map(|o| o.remove("cdf"));
+            r
+        })
+        .collect();
     update_summary(json!({"e2e": {
         "robot": "Aseba Playground (headless), one Thymio-II, 100 Hz odometry",
         "client": "rclpy: cmd_vel at 20 Hz, odom received",
@@ -289,10 +326,9 @@ fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
         "thymio_rt_commit": commit(),
         "rows": rows,
         "idle_cpu": idle,
-        "cpu_8_robots": {"thymio_rt": ours8, "python": python8},
+        "cpu_8_robots": cpu_8,
         "notes": e2e_notes(),
     }}));
-    Ok(())
 }
 
 /// The commit the measured thymio-rt was built from (`+dirty` with uncommitted changes).
@@ -326,7 +362,8 @@ fn e2e_notes() -> Vec<String> {
          publishing odom and /tf only, the same script loaded beforehand. Floor: bench/latency/floor.rs, r2r, \
          one frame written per cmd_vel, one Odometry published per odometry frame, nothing else."
             .into(),
-        "Wire stamps: CLOCK_MONOTONIC in the relay (bench/latency/relay.rs); client stamps: \
+        "Every window runs against a new Aseba Playground (started, its robot answering, before the driver): \
+         nothing a driver leaves behind reaches the next one. Wire stamps: CLOCK_MONOTONIC in the relay (bench/latency/relay.rs); client stamps: \
          time.monotonic_ns() before publish and in the odom callback. Matching (bench/latency/matching.rs): \
          cmd_vel by the change of wheel targets it causes; odom by order, aligned on the distance moved. \
          CPU: utime + stime (/proc/<pid>/stat) of the driver and its descendants over the window. Idle: \

@@ -52,6 +52,7 @@ pub fn start(dir: &Path, robots: usize) -> Result<Playground, String> {
         .env("QT_QPA_PLATFORM", "offscreen")
         .env("XDG_RUNTIME_DIR", dir)
         .env("HOME", dir);
+    crate::procs::ignoring_sigpipe(&mut c);
     let proc = Proc::spawn("asebaplayground", c);
     for port in &ports {
         wait_node(*port, Duration::from_secs(30))?;

@@ -140,6 +140,27 @@ impl Proc {
     }
 }
 
+/// Starts the Debian Aseba tools (Playground, asebaswitch) with SIGPIPE ignored: they write to their
+/// TCP clients without MSG_NOSIGNAL and do not handle SIGPIPE, so a client that closes its connection
+/// while they are sending (the robot streams its events) kills the whole program at its next write —
+/// every robot of a Playground with it. Ignored, the write fails with EPIPE and the tool drops that
+/// client, as it does on EOF. (An ignored disposition is kept across exec.)
+pub fn ignoring_sigpipe(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only sigaction (through nix::sys::signal::signal), async-signal-safe, runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGPIPE,
+                nix::sys::signal::SigHandler::SigIgn,
+            )
+            .map(|_| ())
+            .map_err(std::io::Error::from)
+        });
+    }
+    cmd
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -364,6 +364,27 @@ pub fn playground_network(dir: &Path, port: u16, robots: usize) -> Option<Playgr
     })
 }
 
+/// Starts the Debian Aseba tools (Playground, asebaswitch) with SIGPIPE ignored: they write to their
+/// TCP clients without MSG_NOSIGNAL and do not handle SIGPIPE, so a client that closes its connection
+/// while they are sending (the robot streams its events) kills the whole program at its next write —
+/// every robot of a Playground with it. Ignored, the write fails with EPIPE and the tool drops that
+/// client, as it does on EOF. (An ignored disposition is kept across exec.)
+pub fn ignoring_sigpipe(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only sigaction (through nix::sys::signal::signal), async-signal-safe, runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGPIPE,
+                nix::sys::signal::SigHandler::SigIgn,
+            )
+            .map(|_| ())
+            .map_err(std::io::Error::from)
+        });
+    }
+    cmd
+}
+
 /// Starts the Playground with `robots` Thymios; the ports its robots listen on, once they do.
 fn start_playground(dir: &Path, robots: usize) -> Option<(Proc, Vec<u16>)> {
     if !need_programs(&["asebaplayground", "asebaswitch"], missing::ASEBA_SETUP) {
@@ -389,6 +410,7 @@ fn start_playground(dir: &Path, robots: usize) -> Option<(Proc, Vec<u16>)> {
         .env("XDG_RUNTIME_DIR", dir)
         .env("HOME", dir)
         .env("LANG", "en_US.UTF-8");
+    ignoring_sigpipe(&mut c);
     let p = Proc::spawn("asebaplayground", c);
     for inner in &internal {
         wait_listening(*inner, Duration::from_secs(30));
@@ -406,6 +428,7 @@ fn switch_to(port: u16, inner: &[u16], i: usize) -> Proc {
     for p in inner {
         c.arg(format!("tcp:127.0.0.1;{p}"));
     }
+    ignoring_sigpipe(&mut c);
     let switch = Proc::spawn("asebaswitch", c);
     loop {
         let answering = nodes_answering(port, inner.len());

@@ -1,10 +1,11 @@
-//! End-to-end hops with real ROS 2 (an rclpy client in another process) for each driver under
-//! test — thymio-rt, the Python driver, the zero-work floor — one after the other in the same
-//! run, against the same Aseba Playground robot, through the same timestamping relay, with the
-//! same client publishing `cmd_vel` at 20 Hz and receiving `odom`:
+//! End-to-end hops with real ROS (a client in another process: [`Client`]) for each driver under
+//! test — thymio-rt, the Python driver, the zero-work floors — one after the other in the same
+//! run, against the same Aseba Playground robot, through the same timestamping relay, with a
+//! client publishing `cmd_vel` at 20 Hz and receiving `odom`:
 //! (a) `cmd_vel` published → `set_speed` frame on the wire (driver → robot);
 //! (b) odometry frame on the wire (robot → driver) → `odom` received.
 //! The driver's CPU use (process and descendants, /proc/<pid>/stat) is taken over the same window.
+//! Which driver runs with which client: e2e_rows.rs.
 
 use crate::matching::{self, Hop, Matched};
 use crate::procs::Proc;
@@ -47,8 +48,84 @@ pub enum Driver {
     /// The zero-work r2r program (bench/latency/floor.rs).
     Floor,
     /// thymio-rt with the ROS 1 front end only (`--ros1 --no-ros`), registered with the master on `master`
-    /// (whose parameter server holds [`thymio_rt_params`]); the client is rospy.
+    /// (whose parameter server holds [`thymio_rt_params`]).
     ThymioRtRos1 { master: u16 },
+    /// The zero-work ROS 1 program (bench/latency/floor_ros1.rs), registered with the master on `master`.
+    FloorRos1 { master: u16 },
+}
+
+/// The ROS client of a row: publishes `cmd_vel` at 20 Hz and receives `odom` (bench/latency/client.rs says the
+/// contract), in another process than the driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// rclpy: bench/latency/e2e_client.py.
+    Rclpy,
+    /// r2r: bench/latency/client.rs, the bench binary re-executed.
+    R2r,
+    /// Debian's rospy: bench/latency/e2e_client_ros1.py.
+    Rospy,
+    /// roslibrust's ROS 1 node: bench/latency/client_ros1.rs, the bench binary re-executed.
+    Roslibrust,
+}
+
+impl Client {
+    /// Its name (the rows' `client` field).
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::Rclpy => "rclpy",
+            Client::R2r => crate::client::R2R,
+            Client::Rospy => "rospy",
+            Client::Roslibrust => crate::client_ros1::KIND,
+        }
+    }
+
+    /// The rows' `ros` field: `ROS 2 (rclpy)`.
+    pub fn ros(self) -> String {
+        let ros = match self {
+            Client::Rclpy | Client::R2r => "ROS 2",
+            Client::Rospy | Client::Roslibrust => "ROS 1",
+        };
+        format!("{ros} ({})", self.name())
+    }
+
+    /// The client's command, in ROS 2 domain `domain` or on the master of `driver` (a ROS 1 driver), without
+    /// its arguments.
+    fn command(self, env: &Env, driver: &Driver, domain: u32) -> Result<Command, String> {
+        let master = match driver {
+            Driver::ThymioRtRos1 { master } | Driver::FloorRos1 { master } => Some(*master),
+            _ => None,
+        };
+        let mut c = match self {
+            Client::Rclpy => {
+                let mut c = Command::new(&env.python);
+                c.arg(env.root.join("bench/latency/e2e_client.py"));
+                c
+            }
+            Client::Rospy => {
+                let mut c = Command::new(crate::ros1::PYTHON);
+                c.arg(env.root.join("bench/latency/e2e_client_ros1.py"));
+                c
+            }
+            Client::R2r | Client::Roslibrust => {
+                let exe =
+                    std::env::current_exe().map_err(|e| format!("the bench binary's path: {e}"))?;
+                let mut c = Command::new(exe);
+                c.env(crate::client::ENV, self.name());
+                c
+            }
+        };
+        match (self, master) {
+            (Client::Rclpy | Client::R2r, None) => ros_env(&mut c, domain),
+            (Client::Rospy | Client::Roslibrust, Some(m)) => crate::ros1::env(&mut c, m),
+            _ => {
+                return Err(format!(
+                    "the {} client cannot talk to this driver",
+                    self.name()
+                ))
+            }
+        }
+        Ok(c)
+    }
 }
 
 /// The ROS parameters thymio-rt needs on Aseba Playground beside its built-in configuration: the
@@ -148,6 +225,15 @@ pub fn start_driver(
             ros_env(&mut c, domain);
             Proc::spawn("floor", c)
         }
+        Driver::FloorRos1 { master } => {
+            crate::playground::load_driver_script(&env.driver, &[robot_port])?;
+            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+            let mut c = Command::new(exe);
+            c.env(crate::floor_ros1::ENV, relay_port.to_string())
+                .env(crate::FLOOR_LIMIT_ENV, limit.as_secs().to_string());
+            crate::ros1::env(&mut c, *master);
+            Proc::spawn("ROS 1 floor", c)
+        }
     };
     p.wait_for("READY", Duration::from_secs(60))?;
     Ok(p)
@@ -185,22 +271,24 @@ impl Measured {
     }
 }
 
-/// Measures both hops and the CPU of `driver` over `window`.
+/// Measures both hops and the CPU of `row`'s driver, with its client, over `window`.
 pub fn measure(
     env: &Env,
-    driver: &Driver,
-    label: &str,
+    row: &crate::e2e_rows::Row,
     robot_port: u16,
     window: Duration,
     domain: u32,
 ) -> Result<Measured, String> {
+    let (driver, label) = (&row.driver, row.label.as_str());
+    // a label's `/` (`thymio-rt/r2r`) is not a file name's
+    let file = label.replace('/', "+");
     let relay = Relay::start(robot_port, ODOMETRY, SET_SPEED);
     let limit = window + Duration::from_secs(120);
     let recording = match driver {
         Driver::ThymioRt { record: true, .. } => Some(TempRecording::new()?),
         _ => None,
     };
-    let file = recording.as_ref().map(TempRecording::file);
+    let record_file = recording.as_ref().map(TempRecording::file);
     let mut proc = start_driver(
         env,
         driver,
@@ -208,26 +296,13 @@ pub fn measure(
         relay.port,
         domain,
         limit,
-        file.as_deref(),
+        record_file.as_deref(),
     )?;
-    let raw = env.out.join(format!("e2e_{label}_raw.json"));
-    let mut c = match driver {
-        Driver::ThymioRtRos1 { master } => {
-            let mut c = Command::new(crate::ros1::PYTHON);
-            c.arg(env.root.join("bench/latency/e2e_client_ros1.py"));
-            crate::ros1::env(&mut c, *master);
-            c
-        }
-        _ => {
-            let mut c = Command::new(&env.python);
-            c.arg(env.root.join("bench/latency/e2e_client.py"));
-            ros_env(&mut c, domain);
-            c
-        }
-    };
+    let raw = env.out.join(format!("e2e_{file}_raw.json"));
+    let mut c = row.client.command(env, driver, domain)?;
     c.args(["--out", &raw.display().to_string()])
         .args(["--duration", &(window.as_secs() + 2).to_string()]);
-    let mut client = Proc::spawn("ROS client", c);
+    let mut client = Proc::spawn(&format!("ROS client ({})", row.client.name()), c);
     client.wait_for("READY", Duration::from_secs(60))?;
     let (cpu_s, wall_s) = cpu_seconds_over(&[&proc], Duration::from_secs(1), window);
     client.wait_for("DONE", Duration::from_secs(60))?;
@@ -280,7 +355,7 @@ pub fn measure(
         .map(|e| (e.0, e.2[0], e.2[1]))
         .collect();
     // the wire side beside the client's, to check the matching offline
-    let wire = env.out.join(format!("e2e_{label}_wire.json"));
+    let wire = env.out.join(format!("e2e_{file}_wire.json"));
     std::fs::write(
         &wire,
         json!({"odometry": frames, "set_speed": arrived}).to_string(),

@@ -18,20 +18,57 @@ pub const ENV: &str = "THYMIO_BENCH_FLOOR";
 
 /// m/s per wheel speed unit (the simulation calibration q0 of the other drivers): the one multiply
 /// the floor does so that its wheel targets and odometry look like a driver's.
-#[cfg(feature = "ros2")]
-const Q0: f64 = 0.000332;
+#[cfg_attr(not(any(feature = "ros1", feature = "ros2")), allow(dead_code))]
+pub const Q0: f64 = 0.000332;
 
 /// Event ids of the driver script (config/aseba/thymio_ros_playground.aesl).
-#[cfg(feature = "ros2")]
+#[cfg_attr(not(any(feature = "ros1", feature = "ros2")), allow(dead_code))]
 const SET_SPEED: u16 = 1;
-#[cfg(feature = "ros2")]
+#[cfg_attr(not(any(feature = "ros1", feature = "ros2")), allow(dead_code))]
 const ODOMETRY: u16 = 2;
+
+/// The one `set_speed` event frame a floor writes for a `cmd_vel` of `linear_x` m/s (both wheels alike).
+#[cfg_attr(not(any(feature = "ros1", feature = "ros2")), allow(dead_code))]
+pub fn set_speed_frame(linear_x: f64) -> Result<Vec<u8>, String> {
+    let v = (linear_x / Q0).round().clamp(-500.0, 500.0) as i16;
+    msgs::wire::Message::UserEvent {
+        id: SET_SPEED,
+        args: msgs::wire::Words::from_slice(&[v, v]),
+    }
+    .to_frame(0)
+    .map_err(|e| format!("set_speed frame: {e}"))
+}
+
+/// Reads the robot's frames from `reader` until it ends, calling `on_odometry` with the x position (m) each
+/// odometry event gives (the wheel odometries' mean times [`Q0`]); every other frame is skipped.
+#[cfg_attr(not(any(feature = "ros1", feature = "ros2")), allow(dead_code))]
+pub fn read_odometry(mut reader: impl std::io::Read, mut on_odometry: impl FnMut(f64)) {
+    let mut r = msgs::reassembler::Reassembler::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let mut input = &buf[..n];
+        while let Some(f) = r.push(&mut input) {
+            let Ok(f) = f else { continue };
+            if f.kind != ODOMETRY {
+                continue;
+            }
+            if let Ok(msgs::wire::Message::UserEvent { args, .. }) = f.message() {
+                if let (Some(left), Some(right)) = (args.get(0), args.get(1)) {
+                    on_odometry(Q0 * (left as f64 + right as f64) / 2.0);
+                }
+            }
+        }
+    }
+}
 
 /// Runs the floor against the robot behind 127.0.0.1:`port` for at most `limit`.
 #[cfg(feature = "ros2")]
 pub fn run(port: u16, limit: Duration) -> Result<(), String> {
-    use msgs::reassembler::Reassembler;
-    use std::io::{Read, Write};
+    use std::io::Write;
     let err = |e: r2r::Error| e.to_string();
     let ctx = r2r::Context::create().map_err(err)?;
     let mut node = r2r::Node::create(ctx, "floor", "").map_err(err)?;
@@ -44,36 +81,19 @@ pub fn run(port: u16, limit: Duration) -> Result<(), String> {
     let robot = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
     robot.set_nodelay(true).map_err(|e| e.to_string())?;
     let mut writer = robot.try_clone().map_err(|e| e.to_string())?;
-    let mut reader = robot;
+    let reader = robot;
     std::thread::spawn(move || {
-        let mut r = Reassembler::new();
-        let mut buf = [0u8; 4096];
         // In rcl's native form, refilled and published without conversion (as thymio-rt's
         // publisher thread does): the floor does no work a driver could avoid.
         let mut msg = r2r::NativeMsg::<r2r::nav_msgs::msg::Odometry>::from(
             &r2r::nav_msgs::msg::Odometry::default(),
         );
-        loop {
-            let n = match reader.read(&mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => n,
-            };
-            let mut input = &buf[..n];
-            while let Some(f) = r.push(&mut input) {
-                let Ok(f) = f else { continue };
-                if f.kind != ODOMETRY {
-                    continue;
-                }
-                if let Ok(msgs::wire::Message::UserEvent { args, .. }) = f.message() {
-                    if let (Some(left), Some(right)) = (args.get(0), args.get(1)) {
-                        let m = &mut *msg;
-                        m.pose.pose.position.x = Q0 * (left as f64 + right as f64) / 2.0;
-                        m.pose.pose.orientation.w = 1.0;
-                        let _ = odom.publish_native(&mut msg);
-                    }
-                }
-            }
-        }
+        read_odometry(reader, |x| {
+            let m = &mut *msg;
+            m.pose.pose.position.x = x;
+            m.pose.pose.orientation.w = 1.0;
+            let _ = odom.publish_native(&mut msg);
+        });
     });
     println!("READY");
     let end = std::time::Instant::now() + limit;
@@ -82,13 +102,7 @@ pub fn run(port: u16, limit: Duration) -> Result<(), String> {
     while std::time::Instant::now() < end {
         node.spin_once(Duration::from_millis(100));
         while let std::task::Poll::Ready(Some(t)) = cmd_vel.poll_next_unpin(&mut cx) {
-            let v = (t.linear.x / Q0).round().clamp(-500.0, 500.0) as i16;
-            let frame = msgs::wire::Message::UserEvent {
-                id: SET_SPEED,
-                args: msgs::wire::Words::from_slice(&[v, v]),
-            }
-            .to_frame(0)
-            .map_err(|e| e.to_string())?;
+            let frame = set_speed_frame(t.linear.x)?;
             writer.write_all(&frame).map_err(|e| e.to_string())?;
         }
     }

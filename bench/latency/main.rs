@@ -1,11 +1,16 @@
-//! The latency and jitter harness of `cargo bench` (issues 9 and 19): loop timing, end-to-end
-//! hops through ROS 2 for thymio-rt at its default configuration, the Python driver and a
-//! zero-work floor against Aseba Playground, scaling with robots. Writes JSON and PNG plots to
+//! The latency and jitter harness of `cargo bench` (issues 9, 19 and 29): loop timing, end-to-end
+//! hops through ROS 2 and ROS 1 for thymio-rt at its default configuration, the Python driver and
+//! zero-work floors against Aseba Playground, each with a slow (rclpy, rospy) and a fast (r2r,
+//! roslibrust) client (e2e_rows.rs), scaling with robots. Writes JSON and PNG plots to
 //! `target/bench-results/` and the headline numbers to `target/bench-results/summary.json`.
 //! `THYMIO_BENCH_QUICK=1` shortens every run.
 
+mod client;
+mod client_ros1;
 mod e2e;
+mod e2e_rows;
 mod floor;
+mod floor_ros1;
 mod loop_timing;
 mod matching;
 mod playground;
@@ -136,253 +141,6 @@ pub fn free_port() -> Result<u16, String> {
         .map_err(|e| format!("no free port: {e}"))
 }
 
-/// Environment variable naming the only end-to-end rows to run, comma-separated (e.g.
-/// `thymio-rt,thymio-rt-record`: a row checked on its own); the idle and 8-robot CPU are left out.
-pub const ONLY_ENV: &str = "THYMIO_BENCH_E2E_ROWS";
-
-fn only_rows() -> Option<Vec<String>> {
-    let v = std::env::var(ONLY_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())?;
-    Some(v.split(',').map(|s| s.trim().to_owned()).collect())
-}
-
-/// Runs the end-to-end section: every driver against one Playground robot (a new one each window),
-/// thymio-rt idle, and the CPU at 8 robots.
-fn run_e2e(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String> {
-    // A Playground of its own for every window: nothing a driver leaves behind (its connections, a
-    // robot reset at its exit or left half-loaded) reaches the next row's robot.
-    let fresh_robot = || playground::start(&env.out.join("playground"), 1);
-    // domains below the tests' 100..199, one per driver window
-    let domain = 1 + std::process::id() % 40;
-    let mut drivers = vec![
-        (
-            "thymio-rt",
-            "default",
-            e2e::Driver::ThymioRt {
-                extra: Vec::new(),
-                record: false,
-            },
-        ),
-        ("floor", "zero-work r2r program", e2e::Driver::Floor),
-        (
-            "python",
-            "ROS-Thymio-style Python driver",
-            e2e::Driver::Python,
-        ),
-        (
-            "thymio-rt-250us",
-            "rt.period_us: 250",
-            e2e::Driver::ThymioRt {
-                extra: vec!["rt.period_us:=250".into()],
-                record: false,
-            },
-        ),
-        (
-            "thymio-rt-record",
-            "--record TEMPDIR/bench.mcap",
-            e2e::Driver::ThymioRt {
-                extra: Vec::new(),
-                record: true,
-            },
-        ),
-    ];
-    // the ROS 1 front end (rospy client), when Debian's ROS 1 peers are installed
-    let _master1 = match ros1::missing() {
-        Some(reason) => {
-            eprintln!("end to end: ROS 1 row skipped: {reason}");
-            None
-        }
-        None => {
-            let port = free_port()?;
-            let m = ros1::master(port, &e2e::thymio_rt_params())?;
-            drivers.push((
-                "thymio-rt-ros1",
-                "ROS 1 front end (--ros1), rospy client",
-                e2e::Driver::ThymioRtRos1 { master: port },
-            ));
-            Some(m)
-        }
-    };
-    let only = only_rows();
-    if let Some(only) = &only {
-        drivers.retain(|(label, ..)| only.iter().any(|o| o == label));
-        if drivers.len() != only.len() {
-            return Err(format!(
-                "{ONLY_ENV}={only:?}: a name is not a row (or a row is not available here)"
-            ));
-        }
-        eprintln!("end to end: only the rows {only:?} ({ONLY_ENV}); no idle or 8-robot CPU");
-    }
-    // rounds of every driver in turn, so that the load of a shared machine falls on all alike
-    let mut measured: Vec<e2e::Measured> =
-        drivers.iter().map(|_| e2e::Measured::default()).collect();
-    for round in 0..rounds {
-        for (i, (label, config, driver)) in drivers.iter().enumerate() {
-            eprintln!(
-                "end to end, round {}/{rounds}: {label} ({config}) for {} s",
-                round + 1,
-                window.as_secs()
-            );
-            let d = domain + (i * rounds + round) as u32 % 40;
-            let pg = fresh_robot()?;
-            measured[i].merge(e2e::measure(env, driver, label, pg.ports[0], window, d)?);
-        }
-    }
-    let mut rows = Vec::new();
-    for ((label, config, driver), m) in drivers.iter().zip(&measured) {
-        let (cmd_vel, odom) = (m.cmd_vel.hop(), m.odom.hop());
-        let mut row = json!({
-            "driver": label, "config": config, "extra": driver.is_extra(),
-            "ros": if label.ends_with("ros1") { "ROS 1 (rospy)" } else { "ROS 2 (rclpy)" },
-            "cmd_vel_to_wire_us": e2e::summary(&cmd_vel), "wire_to_odom_us": e2e::summary(&odom),
-            "odom_fit": e2e::fit(&odom), "cpu": m.cpu(),
-            "cdf": {"cmd_vel": cmd_vel.cdf, "odom": odom.cdf},
-        });
-        if let Some(r) = &m.recorded {
-            row["recording"] = r.to_json();
-        }
-        rows.push(row);
-    }
-    for (hop, title) in [
-        (
-            "cmd_vel",
-            "cmd_vel published (rclpy) -> set_speed on the wire",
-        ),
-        ("odom", "odometry on the wire -> odom received (rclpy)"),
-    ] {
-        let series: Vec<(String, Vec<(f64, f64)>)> = rows
-            .iter()
-            .map(|r| {
-                let cdf = serde_json::from_value(r["cdf"][hop].clone()).unwrap_or_default();
-                (
-                    format!(
-                        "{} ({})",
-                        r["driver"].as_str().unwrap_or(""),
-                        r["config"].as_str().unwrap_or("")
-                    ),
-                    cdf,
-                )
-            })
-            .collect();
-        plot::cdf(&format!("e2e_{hop}"), title, "µs", &series);
-    }
-    write_json("e2e", &json!({"rows": rows}));
-    write_e2e_summary(&rows, window, rounds, json!(null), json!(null));
-    // CPU only: a shorter window is enough; the rows above are kept if this part fails
-    if only.is_some() {
-        return Ok(());
-    }
-    let short = window.min(Duration::from_secs(60));
-    eprintln!("end to end: thymio-rt idle for {} s", short.as_secs());
-    let cpu = fresh_robot().and_then(|pg| {
-        let idle = e2e::idle(env, pg.ports[0], short, domain + 45)?;
-        drop(pg);
-        eprintln!("end to end: 8 robots for {} s", short.as_secs());
-        let (ours8, python8) = e2e::eight_robots(env, &env.out, short, domain + 46)?;
-        Ok((idle, ours8, python8))
-    });
-    match cpu {
-        Ok((idle, ours8, python8)) => {
-            write_e2e_summary(
-                &rows,
-                window,
-                rounds,
-                json!(idle),
-                json!({"thymio_rt": ours8, "python": python8}),
-            );
-            Ok(())
-        }
-        Err(e) => {
-            let failed = json!({ "failed": e });
-            write_e2e_summary(&rows, window, rounds, failed.clone(), failed);
-            Err(format!("idle and 8-robot CPU (the rows are written): {e}"))
-        }
-    }
-}
-
-/// Writes the end-to-end part of summary.json: `rows` (without their CDFs), the idle and 8-robot CPU
-/// (`null` when not measured, `{"failed": why}` when their measurement failed).
-fn write_e2e_summary(
-    rows: &[serde_json::Value],
-    window: Duration,
-    rounds: usize,
-    idle: serde_json::Value,
-    cpu_8: serde_json::Value,
-) {
-    let rows: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| {
-            let mut r = r.clone();
-            r.as_object_mut().map(|o| o.remove("cdf"));
-            r
-        })
-        .collect();
-    update_summary(json!({"e2e": {
-        "robot": "Aseba Playground (headless), one Thymio-II, 100 Hz odometry",
-        "client": "rclpy: cmd_vel at 20 Hz, odom received",
-        "window_s": window.as_secs(),
-        "rounds": rounds,
-        "thymio_rt_commit": commit(),
-        "rows": rows,
-        "idle_cpu": idle,
-        "cpu_8_robots": cpu_8,
-        "notes": e2e_notes(),
-    }}));
-}
-
-/// The commit the measured thymio-rt was built from (`+dirty` with uncommitted changes).
-fn commit() -> String {
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-            .unwrap_or_default()
-    };
-    let head = git(&["rev-parse", "--short", "HEAD"]);
-    let dirty = !git(&["status", "--porcelain", "--untracked-files=no"]).is_empty();
-    format!("{head}{}", if dirty { "+dirty" } else { "" })
-}
-
-/// How the end-to-end rows were taken, for the README table.
-fn e2e_notes() -> Vec<String> {
-    vec![
-        format!(
-            "thymio-rt (default): `thymio-rt run --target tcp:host=127.0.0.1;port=<relay>` with the built-in \
-             configuration and only what this robot needs: `-p {}` (Playground's Thymio cannot compile the \
-             firmware-14 script) and `-p {}` (odometry at 100 Hz for every driver, the issue's workload; the \
-             shipped default is 20 Hz); `--switch-port <free port>` keeps the Aseba switch on, off the shared \
-             33333. Extra rows add the setting they name.",
-            e2e::thymio_rt_params()[0],
-            e2e::thymio_rt_params()[1]
-        ),
-        "Python driver: bench/baseline/ (rclpy + thymiodirect, thread-safe dispatch to asyncio, TCP_NODELAY), \
-         publishing odom and /tf only, the same script loaded beforehand. Floor: bench/latency/floor.rs, r2r, \
-         one frame written per cmd_vel, one Odometry published per odometry frame, nothing else."
-            .into(),
-        "Every window runs against a new Aseba Playground (started, its robot answering, before the driver): \
-         nothing a driver leaves behind reaches the next one. Wire stamps: CLOCK_MONOTONIC in the relay (bench/latency/relay.rs); client stamps: \
-         time.monotonic_ns() before publish and in the odom callback. Matching (bench/latency/matching.rs): \
-         cmd_vel by the change of wheel targets it causes; odom by order, aligned on the distance moved. \
-         CPU: utime + stime (/proc/<pid>/stat) of the driver and its descendants over the window. Idle: \
-         thymio-rt (default) with the robot connected and no ROS client; the robot's script still sends its \
-         events (100 Hz odometry, sensors)."
-            .into(),
-        "Recording row (issue 28): thymio-rt (default) plus `--record TEMPDIR/bench.mcap`, the flight recorder \
-         (RT inputs, frames and every published topic) into a new temporary directory per window, deleted after \
-         it; each recording is checked first (the driver's summary `flight recorder: N message(s)` with N > 0, \
-         nothing dropped, not stopped early; the file an MCAP file) and a failed one is marked in the row."
-            .into(),
-        "ROS 1 row: the same driver with `--ros1 --no-ros` (its own TCPROS, no ROS 2), registered with \
-         Debian's rosmaster on loopback, the parameters above set on its parameter server \
-         (`/asebaros/script/path`, …); client bench/latency/e2e_client_ros1.py (rospy, TCP_NODELAY asked on both \
-         connections), the same cmd_vel pattern and stamps."
-            .into(),
-    ]
-}
-
 fn wait_listening(port: u16) -> Result<(), String> {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while std::time::Instant::now() < deadline {
@@ -401,19 +159,43 @@ fn wait_listening(port: u16) -> Result<(), String> {
     Err(format!("the robot did not listen on port {port}"))
 }
 
-fn main() {
-    if let Ok(port) = std::env::var(floor::ENV) {
+/// The floors and the fast clients are this binary re-executed with their environment variable set: runs the one
+/// asked for, if any, and exits.
+fn run_helper() {
+    type Floor = fn(u16, Duration) -> Result<(), String>;
+    let floors: [(&str, &str, Floor); 2] = [
+        (floor::ENV, "floor", floor::run),
+        (floor_ros1::ENV, "ROS 1 floor", floor_ros1::run),
+    ];
+    for (var, name, run) in floors {
+        let Ok(port) = std::env::var(var) else {
+            continue;
+        };
         let limit = std::env::var(FLOOR_LIMIT_ENV)
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(600);
-        let port = port.parse().expect("THYMIO_BENCH_FLOOR: a port");
-        if let Err(e) = floor::run(port, Duration::from_secs(limit)) {
-            eprintln!("floor: {e}");
+        let result = port
+            .parse()
+            .map_err(|e| format!("{var}={port}: not a port: {e}"))
+            .and_then(|port| run(port, Duration::from_secs(limit)));
+        if let Err(e) = result {
+            eprintln!("{name}: {e}");
             std::process::exit(1);
         }
-        return;
+        std::process::exit(0);
     }
+    if let Ok(kind) = std::env::var(client::ENV) {
+        if let Err(e) = client::main(&kind) {
+            eprintln!("{kind} client: {e}");
+            std::process::exit(1);
+        }
+        std::process::exit(0);
+    }
+}
+
+fn main() {
+    run_helper();
     if !cfg!(feature = "ros2") {
         eprintln!(
             "note: benches built without --features ros2: cargo has replaced target/release/thymio-rt with a \
@@ -470,7 +252,7 @@ fn main() {
         match e2e_env() {
             Err(reason) => eprintln!("end to end: skipped: {reason}"),
             Ok(env) => {
-                if let Err(e) = run_e2e(&env, window, rounds) {
+                if let Err(e) = e2e_rows::run(&env, window, rounds) {
                     eprintln!("end to end: failed: {e}");
                     std::process::exit(1);
                 }

@@ -1,4 +1,4 @@
-//! Matching what the rclpy client saw with what the relay saw on the wire, and the percentiles.
+//! Matching what the ROS client saw with what the relay saw on the wire, and the percentiles.
 //!
 //! **cmd_vel → wire.** The client publishes a speed of alternating sign at 20 Hz (the robot rocks
 //! in place), and two publishes apart the magnitude differs, so every `cmd_vel` changes the wheel

@@ -106,12 +106,33 @@ def recording_targets(default, ours_rows: list, verdict) -> list:
             line(f"latency rows unchanged with recording on: p50/p99 within {limits} µs of the default row", latency)]
 
 
+# the rows' clients in the table's order: ROS 2 (rclpy, then the fast r2r), ROS 1 (rospy, then roslibrust)
+CLIENTS = ("rclpy", "r2r", "rospy", "roslibrust")
+ROS1_CLIENTS = ("rospy", "roslibrust")
+
+
+def client_of(r: dict) -> str:
+    """The row's client (summaries from before the `client` field: rospy for the ROS 1 row, else rclpy)."""
+    return r.get("client") or ("rospy" if r["driver"].endswith("ros1") else "rclpy")
+
+
+def base_of(r: dict) -> str:
+    """The row's driver without its client and ROS suffixes: `thymio-rt-ros1/roslibrust` → `thymio-rt`."""
+    base = r["driver"].split("/", 1)[0]
+    return base[: -len("-ros1")] if base.endswith("-ros1") else base
+
+
+def client_rank(r: dict) -> int:
+    c = client_of(r)
+    return CLIENTS.index(c) if c in CLIENTS else len(CLIENTS)
+
+
 def e2e_tables(e2e: dict) -> list:
-    """The end-to-end table (default configuration first, the floor beside it), then the issue's targets per
-    thymio-rt row, computed from the numbers."""
+    """The end-to-end table grouped by client (in each group the default configuration first, the floor beside it),
+    then the issue's targets per thymio-rt ROS 2 row against the floor and Python driver of its own client, and the
+    ROS 1 front end against the ROS 1 floor, computed from the numbers."""
     rows = e2e.get("rows", [])
     by = {r["driver"]: r for r in rows}
-    floor, python = by.get("floor"), by.get("python")
     samples = min((r.get("cmd_vel_to_wire_us") or {}).get("samples", 0) for r in rows) if rows else 0
     rounds = e2e.get("rounds", 1)
     out = [f"End to end, one run: {e2e.get('robot', '?')}; {e2e.get('client', '?')}; timestamps on the wire by a "
@@ -123,22 +144,41 @@ def e2e_tables(e2e: dict) -> list:
            + (" Fewer than 1000 samples: p99.9 is the max (a quick run)." if samples < 1000 else ""), "",
            "| driver (configuration) | ROS (client) | cmd_vel published → wheel targets on the wire | odometry on the "
            "wire → odom received | CPU (of a core) |", "|---|---|---|---|---|"]
-    order = sorted(rows, key=lambda r: (r.get("extra", False), r["driver"] not in ("thymio-rt", "floor"),
-                                        r["driver"] != "thymio-rt"))
+    order = sorted(rows, key=lambda r: (client_rank(r), client_of(r), r.get("extra", False),
+                                        base_of(r) not in ("thymio-rt", "floor"), base_of(r) != "thymio-rt"))
+    grouped = len({client_of(r) for r in rows}) > 1
+    group = None
     for r in order:
+        if grouped and client_of(r) != group:
+            group = client_of(r)
+            ros = "ROS 1" if group in ROS1_CLIENTS else "ROS 2"
+            out.append(f"| **{ros}, {group} client** | | | | |")
         out.append(f"| {r['driver']} ({r['config']}){recording_note(r)} | {r.get('ros', 'ROS 2 (rclpy)')} | "
                    f"{hop_cell(r.get('cmd_vel_to_wire_us'))} | "
                    f"{hop_cell(r.get('wire_to_odom_us'))} | {pct(r.get('cpu'))} |")
-    # the issue-19 targets compare ROS 2 drivers: the ROS 1 row is reported above only
-    ours_rows = [r for r in order if r["driver"].startswith("thymio-rt") and not r["driver"].endswith("ros1")]
-    if not (floor and python and ours_rows):
+
+    def same_client(r, base):
+        """The row of driver `base` measured with r's client (the floor or Python driver to compare r with)."""
+        return next((o for o in order if client_of(o) == client_of(r) and base_of(o) == base
+                     and not o.get("extra", False)), None)
+
+    def column(r):
+        c = client_of(r)
+        return f"thymio-rt ({r['config']})" + ("" if c == "rclpy" else f", {c} client")
+
+    # the issue-19 targets compare ROS 2 drivers of one client: the ROS 1 rows have a report of their own below
+    ours_all = [r for r in order if base_of(r).startswith("thymio-rt") and client_of(r) not in ROS1_CLIENTS]
+    ours_rows = [r for r in ours_all if same_client(r, "floor") and same_client(r, "python")]
+    if not ours_rows:
         # a run of a few rows (THYMIO_BENCH_E2E_ROWS): the recorder's lines still compare with the default row
-        extra = recording_targets(by.get("thymio-rt"), ours_rows, lambda ok: "**met**" if ok else "**not met**")
+        extra = recording_targets(by.get("thymio-rt"), ours_all, lambda ok: "**met**" if ok else "**not met**")
         if extra:
-            out += ["", "| target (same run) | " + " | ".join(f"thymio-rt ({r['config']})" for r in ours_rows)
-                    + " |", "|---|" + "---|" * len(ours_rows)] + extra
-        return out
-    out += ["", "| issue 19 target (same run) | " + " | ".join(f"thymio-rt ({r['config']})" for r in ours_rows) + " |",
+            out += ["", "| target (same run) | " + " | ".join(column(r) for r in ours_all)
+                    + " |", "|---|" + "---|" * len(ours_all)] + extra
+        return out + ros1_report(order, same_client) + notes_of(e2e)
+    against = "" if all(client_of(r) == "rclpy" for r in ours_rows) else \
+        "; each column against the floor and Python driver of its client"
+    out += ["", f"| issue 19 target (same run{against}) | " + " | ".join(column(r) for r in ours_rows) + " |",
             "|---|" + "---|" * len(ours_rows)]
 
     def verdict(ok):
@@ -148,20 +188,24 @@ def e2e_tables(e2e: dict) -> list:
         for q, limit in (("p50", 60), ("p99", 150)):
             cells = []
             for r in ours_rows:
-                d = r[key][q] - floor[key][q]
+                d = r[key][q] - same_client(r, "floor")[key][q]
                 cells.append(f"{d:+.0f} µs {verdict(d <= limit)}")
             out.append(f"| {name} {q}: within +{limit} µs of the floor | " + " | ".join(cells) + " |")
         cells = []
         for r in ours_rows:
+            python = same_client(r, "python")
             ok = all(r[key][q] <= python[key][q] for q in ("p999", "max"))
             cells.append(f"{r[key]['p999']:.0f} / {r[key]['max']:.0f} vs {python[key]['p999']:.0f} / "
                          f"{python[key]['max']:.0f} µs {verdict(ok)}")
         out.append(f"| {name} p99.9 / max: no worse than the Python driver's | " + " | ".join(cells) + " |")
-        cells = [f"{r[key]['p50'] / python[key]['p50']:.2f}× / {r[key]['p99'] / python[key]['p99']:.2f}×"
-                 for r in ours_rows]
+        cells = []
+        for r in ours_rows:
+            python = same_client(r, "python")
+            cells.append(f"{r[key]['p50'] / python[key]['p50']:.2f}× / {r[key]['p99'] / python[key]['p99']:.2f}×")
         out.append(f"| {name} p50 / p99 against the Python driver (report) | " + " | ".join(cells) + " |")
     cells = []
     for r in ours_rows:
+        python = same_client(r, "python")
         ratio = r["cpu"] / python["cpu"] if python.get("cpu") else float("inf")
         cells.append(f"{ratio:.2f}× ({pct(r['cpu'])} vs {pct(python['cpu'])}) {verdict(ratio <= 0.4)}")
     out.append("| CPU ≤ 0.4× the Python driver's | " + " | ".join(cells) + " |")
@@ -177,10 +221,29 @@ def e2e_tables(e2e: dict) -> list:
     if cpu8 and "failed" not in cpu8:
         out.append(f"| CPU at 8 robots (report): thymio-rt, one process / 8 Python drivers | "
                    f"{pct(cpu8.get('thymio_rt'))} / {pct(cpu8.get('python'))} |" + " |" * (len(ours_rows) - 1))
+    return out + ros1_report(order, same_client) + notes_of(e2e)
+
+
+def ros1_report(order: list, same_client) -> list:
+    """The ROS 1 front end against the ROS 1 floor of the same client (report only: issue 19's targets are ROS 2's),
+    when both were measured."""
+    pairs = [(r, same_client(r, "floor")) for r in order
+             if base_of(r).startswith("thymio-rt") and client_of(r) in ROS1_CLIENTS]
+    pairs = [(r, f) for r, f in pairs if f]
+    if not pairs:
+        return []
+    out = ["", "| ROS 1 front end − ROS 1 floor, same run (report) | "
+           + " | ".join(f"{r['driver']} − {f['driver']}" for r, f in pairs) + " |", "|---|" + "---|" * len(pairs)]
+    for key, name in TARGETS:
+        cells = [" / ".join(f"{r[key][q] - f[key][q]:+.0f}" for q in ("p50", "p99")) + " µs" for r, f in pairs]
+        out.append(f"| {name} p50 / p99 | " + " | ".join(cells) + " |")
+    cells = [f"{100 * (r['cpu'] - f['cpu']):+.2f} % ({pct(r['cpu'])} vs {pct(f['cpu'])})" for r, f in pairs]
+    return out + ["| CPU | " + " | ".join(cells) + " |"]
+
+
+def notes_of(e2e: dict) -> list:
     notes = e2e.get("notes", [])
-    if notes:
-        out += [""] + [f"- {n}" for n in notes]
-    return out
+    return [""] + [f"- {n}" for n in notes] if notes else []
 
 
 def rows(summary: dict, crit: pathlib.Path):

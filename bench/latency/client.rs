@@ -74,7 +74,7 @@ impl Args {
 /// The `k`-th `cmd_vel` speed (m/s): ±(0.03 + 0.01·(k mod 5)), alternating in sign, as e2e_client.py: every
 /// message changes the wheel targets and the robot rocks in place.
 pub fn speed(k: u64) -> f64 {
-    let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+    let sign = if k & 1 == 0 { 1.0 } else { -1.0 };
     sign * (0.03 + 0.01 * (k % 5) as f64)
 }
 

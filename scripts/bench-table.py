@@ -106,9 +106,9 @@ def recording_targets(default, ours_rows: list, verdict) -> list:
             line(f"latency rows unchanged with recording on: p50/p99 within {limits} µs of the default row", latency)]
 
 
-# the rows' clients in the table's order: ROS 2 (rclpy, then the fast r2r), ROS 1 (rospy, then roslibrust)
-CLIENTS = ("rclpy", "r2r", "rospy", "roslibrust")
-ROS1_CLIENTS = ("rospy", "roslibrust")
+# the rows' clients in the table's order: ROS 2 (rclpy, then the fast r2r), ROS 1 (rospy, then the fast tcpros)
+CLIENTS = ("rclpy", "r2r", "rospy", "tcpros")
+ROS1_CLIENTS = ("rospy", "tcpros")
 
 
 def client_of(r: dict) -> str:
@@ -117,7 +117,7 @@ def client_of(r: dict) -> str:
 
 
 def base_of(r: dict) -> str:
-    """The row's driver without its client and ROS suffixes: `thymio-rt-ros1/roslibrust` → `thymio-rt`."""
+    """The row's driver without its client and ROS suffixes: `thymio-rt-ros1/tcpros` → `thymio-rt`."""
     base = r["driver"].split("/", 1)[0]
     return base[: -len("-ros1")] if base.endswith("-ros1") else base
 

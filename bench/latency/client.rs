@@ -2,7 +2,7 @@
 //!
 //! The rclpy and rospy clients (e2e_client.py, e2e_client_ros1.py) cost hundreds of µs per message themselves,
 //! which hides what a driver adds. The fast clients keep the same contract with as little of their own work as
-//! their stack allows: this module's r2r client for ROS 2 ([`run_r2r`]), client_ros1.rs's roslibrust client for
+//! their stack allows: this module's r2r client for ROS 2 ([`run_r2r`]), client_ros1.rs's TCPROS client for
 //! ROS 1. Like the floor, they are not separate binaries: the latency bench re-executes itself with [`ENV`] set to
 //! the client's kind and the client's arguments on its command line ([`Args`]).
 //!

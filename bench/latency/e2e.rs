@@ -64,8 +64,9 @@ pub enum Client {
     R2r,
     /// Debian's rospy: bench/latency/e2e_client_ros1.py.
     Rospy,
-    /// roslibrust's ROS 1 node: bench/latency/client_ros1.rs, the bench binary re-executed.
-    Roslibrust,
+    /// The driver's own TCPROS transport (nrt-ros1's `net`, as the ROS 1 floor): bench/latency/client_ros1.rs, the
+    /// bench binary re-executed.
+    Tcpros,
 }
 
 impl Client {
@@ -75,7 +76,7 @@ impl Client {
             Client::Rclpy => "rclpy",
             Client::R2r => crate::client::R2R,
             Client::Rospy => "rospy",
-            Client::Roslibrust => crate::client_ros1::KIND,
+            Client::Tcpros => crate::client_ros1::KIND,
         }
     }
 
@@ -83,7 +84,7 @@ impl Client {
     pub fn ros(self) -> String {
         let ros = match self {
             Client::Rclpy | Client::R2r => "ROS 2",
-            Client::Rospy | Client::Roslibrust => "ROS 1",
+            Client::Rospy | Client::Tcpros => "ROS 1",
         };
         format!("{ros} ({})", self.name())
     }
@@ -106,7 +107,7 @@ impl Client {
                 c.arg(env.root.join("bench/latency/e2e_client_ros1.py"));
                 c
             }
-            Client::R2r | Client::Roslibrust => {
+            Client::R2r | Client::Tcpros => {
                 let exe =
                     std::env::current_exe().map_err(|e| format!("the bench binary's path: {e}"))?;
                 let mut c = Command::new(exe);
@@ -116,7 +117,7 @@ impl Client {
         };
         match (self, master) {
             (Client::Rclpy | Client::R2r, None) => ros_env(&mut c, domain),
-            (Client::Rospy | Client::Roslibrust, Some(m)) => crate::ros1::env(&mut c, m),
+            (Client::Rospy | Client::Tcpros, Some(m)) => crate::ros1::env(&mut c, m),
             _ => {
                 return Err(format!(
                     "the {} client cannot talk to this driver",

@@ -2,9 +2,9 @@
 //! rounds, the plots, and the end-to-end part of summary.json with the notes the README table prints.
 //!
 //! Each driver row has a client ([`Client`]): the rclpy and rospy clients, whose own cost (hundreds of µs a
-//! message) is in every row alike, and the fast ones (r2r, roslibrust: bench/latency/client.rs, client_ros1.rs),
+//! message) is in every row alike, and the fast ones (r2r, tcpros: bench/latency/client.rs, client_ros1.rs),
 //! which show what the drivers themselves add. A row measured with a fast client is labelled `<driver>/<client>`
-//! (`thymio-rt/r2r`, `floor-ros1/roslibrust`); the rclpy and rospy rows keep their labels.
+//! (`thymio-rt/r2r`, `floor-ros1/tcpros`); the rclpy and rospy rows keep their labels.
 
 use crate::e2e::{self, Client, Driver};
 use crate::{playground, plot, ros1, update_summary, write_json};
@@ -44,7 +44,7 @@ fn row(label: &str, config: &'static str, driver: Driver, client: Client) -> Row
 }
 
 /// Every row: ROS 2 with rclpy (the headline rows first, then the extra configurations), ROS 2 with r2r, then
-/// with `master` (a rosmaster's port, when ROS 1 can run here) ROS 1 with rospy and with roslibrust.
+/// with `master` (a rosmaster's port, when ROS 1 can run here) ROS 1 with rospy and with the TCPROS client.
 pub fn all(master: Option<u16>) -> Vec<Row> {
     let ours = || Driver::ThymioRt {
         extra: Vec::new(),
@@ -113,16 +113,16 @@ pub fn all(master: Option<u16>) -> Vec<Row> {
                 Client::Rospy,
             ),
             row(
-                "thymio-rt-ros1/roslibrust",
+                "thymio-rt-ros1/tcpros",
                 "ROS 1 front end (--ros1)",
                 front(),
-                Client::Roslibrust,
+                Client::Tcpros,
             ),
             row(
-                "floor-ros1/roslibrust",
+                "floor-ros1/tcpros",
                 "zero-work ROS 1 program",
                 floor(),
-                Client::Roslibrust,
+                Client::Tcpros,
             ),
         ]);
     }
@@ -336,9 +336,9 @@ fn notes() -> Vec<String> {
          (bench/latency/e2e_client.py) and rospy (e2e_client_ros1.py) cost hundreds of µs a message \
          themselves, in every row alike; the fast clients show what a driver adds: r2r \
          (bench/latency/client.rs: one thread woken by rcl's wait set, odom taken in rcl's native form, \
-         cmd_vel published from a native message) and roslibrust (client_ros1.rs: roslibrust's own ROS 1 node, \
-         not the driver's transport, one thread on a current-thread tokio runtime, TCP_NODELAY set on its \
-         connections). Every client publishes the same cmd_vel pattern at 20 Hz and subscribes odom (ROS 2: \
+         cmd_vel published from a native message) and tcpros (client_ros1.rs: the driver's own ROS 1 transport, nrt-ros1's net, as the \
+         ROS 1 floor, so fast but not independent of the front end it measures; one thread on a current-thread \
+         tokio runtime, TCP_NODELAY on both connections). Every client publishes the same cmd_vel pattern at 20 Hz and subscribes odom (ROS 2: \
          best effort, depth 1000)."
             .into(),
         "Recording row (issue 28): thymio-rt (default) plus `--record TEMPDIR/bench.mcap`, the flight recorder \
@@ -348,7 +348,7 @@ fn notes() -> Vec<String> {
             .into(),
         "ROS 1 rows: the same driver with `--ros1 --no-ros` (its own TCPROS, no ROS 2), registered with \
          Debian's rosmaster on loopback, the parameters above set on its parameter server \
-         (`/asebaros/script/path`, …); clients rospy (TCP_NODELAY asked on both connections) and roslibrust. \
+         (`/asebaros/script/path`, …); clients rospy (TCP_NODELAY asked on both connections) and tcpros. \
          ROS 1 floor: bench/latency/floor_ros1.rs, floor.rs's two hops on the driver's own ROS 1 transport \
          (nrt-ros1's net), nothing else."
             .into(),

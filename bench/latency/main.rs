@@ -1,7 +1,7 @@
 //! The latency and jitter harness of `cargo bench` (issues 9, 19 and 29): loop timing, end-to-end
 //! hops through ROS 2 and ROS 1 for thymio-rt at its default configuration, the Python driver and
 //! zero-work floors against Aseba Playground, each with a slow (rclpy, rospy) and a fast (r2r,
-//! roslibrust) client (e2e_rows.rs), scaling with robots. Writes JSON and PNG plots to
+//! tcpros) client (e2e_rows.rs), scaling with robots. Writes JSON and PNG plots to
 //! `target/bench-results/` and the headline numbers to `target/bench-results/summary.json`.
 //! `THYMIO_BENCH_QUICK=1` shortens every run.
 

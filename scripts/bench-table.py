@@ -219,8 +219,12 @@ def scale_rows(summary: dict):
         out.append((f"{p['robots']} robots through one RT thread (no ROS): CPU{rt}; RT cycle p99",
                     f"{p['cpu']:.1%}", fmt_us(p.get("p99_us")), ""))
     for p in ros:
+        if "failed" in p:
+            out.append((f"{p['robots']} robots, ROS 2 on", f"not measured: {p['failed']}", "", ""))
+            continue
         out.append((f"{p['robots']} robots, ROS 2 on: CPU; odometry wire → published p99 (driver's hop)",
                     f"{p['cpu']:.1%}", fmt_us(p.get("odom_p99_us")), ""))
+    ros = [p for p in ros if "failed" not in p]
     # linear cost: what each added robot costs the RT thread (the slope between consecutive points; the fixed
     # cost of the period is in every point alike and drops out)
     slopes = []

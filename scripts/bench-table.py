@@ -127,6 +127,29 @@ def client_rank(r: dict) -> int:
     return CLIENTS.index(c) if c in CLIENTS else len(CLIENTS)
 
 
+def tails_lines(e2e: dict) -> list:
+    """Where thymio-rt's slow odometry samples spent their time (the rows' `tails`: the driver's slowest
+    samples by its own hop stamps, joined with what the client saw)."""
+    out = []
+    us = lambda q, k="p50": f"{q[k]:.0f}" if q else "–"
+    for r in e2e.get("rows", []):
+        t = r.get("tails")
+        if not t or not t.get("slow"):
+            continue
+        line = (f"- {r['driver']} ({r.get('client', r.get('ros', ''))}): {t['slow']} odometry samples above the "
+                f"floor's p99 ({t['threshold_us']:.0f} µs)")
+        if t.get("driver_known"):
+            line += (f"; {t['driver_known']} among the driver's own slowest: its part p50 {us(t['driver_us'])} / max "
+                     f"{us(t['driver_us'], 'max')} µs (decode {us(t['decode_us'])}, hand-over {us(t['hand_us'])}, "
+                     f"publisher wake-up {us(t['wait_us'])}, publish {us(t['publish_us'])} µs p50), after publish "
+                     f"(DDS and the client) p50 {us(t['after_publish_us'])} / max {us(t['after_publish_us'], 'max')} µs")
+        if t.get("not_kept"):
+            line += (f"; the other {t['not_kept']}: the driver's part at most {t['not_kept_driver_at_most_us']:.0f} µs, "
+                     f"after publish at least {us(t['not_kept_after_publish_at_least_us'])} µs p50")
+        out.append(line + ".")
+    return ["", "Where the tail goes (thymio-rt's own hop stamps, `--report` `odom_slowest`):"] + out if out else []
+
+
 def e2e_tables(e2e: dict) -> list:
     """The end-to-end table grouped by client (in each group the default configuration first, the floor beside it),
     then the issue's targets per thymio-rt ROS 2 row against the floor and Python driver of its own client, and the
@@ -221,7 +244,7 @@ def e2e_tables(e2e: dict) -> list:
     if cpu8 and "failed" not in cpu8:
         out.append(f"| CPU at 8 robots (report): thymio-rt, one process / 8 Python drivers | "
                    f"{pct(cpu8.get('thymio_rt'))} / {pct(cpu8.get('python'))} |" + " |" * (len(ours_rows) - 1))
-    return out + ros1_report(order, same_client) + notes_of(e2e)
+    return out + ros1_report(order, same_client) + tails_lines(e2e) + notes_of(e2e)
 
 
 def ros1_report(order: list, same_client) -> list:
@@ -246,6 +269,50 @@ def notes_of(e2e: dict) -> list:
     return [""] + [f"- {n}" for n in notes] if notes else []
 
 
+def scale_rows(summary: dict):
+    """The scaling points (CPU of the driver alone, its RT thread's share per robot, RT cycle p99, odometry wire →
+    published p99 with ROS 2) and the issue-29 targets on them."""
+    out = []
+    mark = lambda ok: "met" if ok else "**not met**"
+    points, ros = summary.get("scale", []), summary.get("scale_ros", [])
+    for p in points:
+        per = p.get("rt_cpu_per_robot")
+        rt = f", RT thread {per * p['robots']:.1%} = {per:.2%} per robot" if per is not None else ""
+        out.append((f"{p['robots']} robots through one RT thread (no ROS): CPU{rt}; RT cycle p99",
+                    f"{p['cpu']:.1%}", fmt_us(p.get("p99_us")), ""))
+    for p in ros:
+        if "failed" in p:
+            out.append((f"{p['robots']} robots, ROS 2 on", f"not measured: {p['failed']}", "", ""))
+            continue
+        out.append((f"{p['robots']} robots, ROS 2 on: CPU; odometry wire → published p99 (driver's hop)",
+                    f"{p['cpu']:.1%}", fmt_us(p.get("odom_p99_us")), ""))
+    ros = [p for p in ros if "failed" not in p]
+    # linear cost: what each added robot costs the RT thread (the slope between consecutive points; the fixed
+    # cost of the period is in every point alike and drops out)
+    slopes = []
+    for a, b in zip(points, points[1:]):
+        if a.get("rt_cpu_per_robot") is not None and b.get("rt_cpu_per_robot") is not None:
+            ra, rb = a["rt_cpu_per_robot"] * a["robots"], b["rt_cpu_per_robot"] * b["robots"]
+            slopes.append((f"{a['robots']}→{b['robots']}", (rb - ra) / (b["robots"] - a["robots"])))
+    if len(slopes) > 1:
+        ref = slopes[0][1]
+        ok = ref > 0 and all(abs(v - ref) <= 0.25 * ref for _, v in slopes)
+        out.append(("target: RT thread CPU per added robot constant within ±25 % (1 → 64 robots)",
+                    ", ".join(f"{k}: {v:.3%}" for k, v in slopes), mark(ok), ""))
+    big = next((p for p in points if p["robots"] == 64), None)
+    if big:
+        out.append(("target: 64 robots ≤ 8 % of a core, RT cycle p99 ≤ 150 µs",
+                    f"{big['cpu']:.1%}, {fmt_us(big.get('p99_us'))}",
+                    mark(big["cpu"] <= 0.08 and (big.get("p99_us") or 1e9) <= 150), ""))
+    one = next((p for p in ros if p["robots"] == 1), None)
+    many = next((p for p in ros if p["robots"] == 32), None)
+    if one and many and one.get("odom_p99_us") is not None and many.get("odom_p99_us") is not None:
+        d = many["odom_p99_us"] - one["odom_p99_us"]
+        out.append(("target: ROS 2, 32 robots' odometry p99 within +100 µs of one robot's",
+                    f"{d:+.0f} µs", mark(d <= 100), ""))
+    return out
+
+
 def rows(summary: dict, crit: pathlib.Path):
     out = []
     wake = summary.get("wakeup", {})
@@ -254,9 +321,7 @@ def rows(summary: dict, crit: pathlib.Path):
     cyc = summary.get("rt_cycle_ns")
     if cyc:
         out.append(("RT cycle work, 1 robot", f"{cyc.get('p50', 0) / 1000:.1f} µs", "", ""))
-    for point in summary.get("scale", []):
-        out.append((f"{point['robots']} robots through one RT thread (no ROS): CPU, RT cycle p99",
-                    f"{point['cpu']:.1%}", fmt_us(point.get("p99_us")), ""))
+    out += scale_rows(summary)
     for name, label in (("wire/decode_odometry_event", "decode an odometry event frame"),
                         ("wire/encode_set_speed", "encode a set_speed event frame"),
                         ("reassembly/thymio_second_chunks_64", "reassemble 1 s of Thymio traffic (64-byte reads)"),

@@ -20,3 +20,8 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 # target/release too, and a build without ros2 would replace the driver run.sh built with one that has no ROS 2
 # bridge.
 cargo bench --features ros2,ros1 "$@"
+# The RT crate's own criterion benches (one RT cycle, odometry, the rings: the table's "RT cycle" rows) belong
+# to the rt package: a plain run measures them too.
+if [ "$#" -eq 0 ]; then
+    cargo bench -p rt
+fi

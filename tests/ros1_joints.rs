@@ -53,10 +53,11 @@ fn rospy_with(port: u16, scenario: &str, seconds: u64, args: &[&str]) -> Value {
 }
 
 /// The status "asebaros: Hops" lists every hop, in path order.
-const HOP_KEYS: [&str; 6] = [
+const HOP_KEYS: [&str; 7] = [
     "Odometry: wire → decoded (RT) [µs] p50/p99/max",
     "Odometry: handed → publish start [µs] p50/p99/max",
     "Odometry: publish → returned [µs] p50/p99/max",
+    "Odometry: wire → odom published [µs] p50/p99/max",
     "cmd_vel: taken → set-point stored [µs] p50/p99/max",
     "cmd_vel: set-point → wire (RT) [µs] p50/p99/max",
     "Odometry samples dropped (publisher behind)",

@@ -192,6 +192,7 @@ fn cmd_vel_on_the_hot_node_and_odometry_once_from_the_publisher_thread() {
         "Odometry: wire → decoded (RT)",
         "Odometry: handed → publish start",
         "Odometry: publish → returned",
+        "Odometry: wire → odom published",
         "cmd_vel: taken → set-point stored",
         "cmd_vel: set-point → wire (RT)",
     ] {
@@ -205,6 +206,7 @@ fn cmd_vel_on_the_hot_node_and_odometry_once_from_the_publisher_thread() {
     for hop in [
         "Odometry: handed → publish start",
         "Odometry: publish → returned",
+        "Odometry: wire → odom published",
         "cmd_vel: taken → set-point stored",
     ] {
         assert!(value(&key(hop)).contains("(n="), "{hop}: {hops}");
@@ -219,11 +221,29 @@ fn cmd_vel_on_the_hot_node_and_odometry_once_from_the_publisher_thread() {
     for k in [
         "odom_handed_to_publish_ns",
         "odom_publish_ns",
+        "odom_wire_to_published_ns",
         "cmd_vel_to_set_point_ns",
     ] {
         assert!(h[k]["count"].as_u64().unwrap() > 0, "{k}: {h}");
         assert!(h[k]["p50"].as_u64().unwrap() <= h[k]["max"].as_u64().unwrap());
     }
+    // the slowest samples, slowest first, each the sum of its hops and no slower than the hop's max
+    let slowest = v["odom_slowest"].as_array().unwrap();
+    assert!(!slowest.is_empty(), "{v}");
+    let totals: Vec<u64> = slowest
+        .iter()
+        .map(|t| t["total_ns"].as_u64().unwrap())
+        .collect();
+    assert!(totals.windows(2).all(|w| w[0] >= w[1]), "{totals:?}");
+    for t in slowest {
+        let parts: u64 = ["decode_ns", "hand_ns", "wait_ns", "publish_ns"]
+            .iter()
+            .map(|k| t[*k].as_u64().unwrap())
+            .sum();
+        assert_eq!(parts, t["total_ns"].as_u64().unwrap(), "{t}");
+    }
+    let max = h["odom_wire_to_published_ns"]["max"].as_u64().unwrap();
+    assert!(totals[0] <= max + max / 100, "{totals:?} vs max {max}");
     let published = h["odom_publish_ns"]["count"].as_u64().unwrap();
     let samples = v["rt"]["odometry_samples"].as_u64().unwrap();
     assert!(

@@ -143,7 +143,7 @@ pub fn thymio_rt_params() -> Vec<String> {
 }
 
 /// thymio-rt run against `targets` for at most `limit`, with the built-in configuration and
-/// `params`, recording into `record` if given. The Aseba switch stays on (as by default) but on a
+/// `params`, recording into `record` and reporting into `report` if given. The Aseba switch stays on (as by default) but on a
 /// free port: 33333 may be taken on a shared machine.
 pub fn thymio_rt(
     env: &Env,
@@ -151,12 +151,16 @@ pub fn thymio_rt(
     params: &[String],
     limit: Duration,
     record: Option<&Path>,
+    report: Option<&Path>,
 ) -> Result<Command, String> {
     let mut c = Command::new(&env.driver);
     c.args(["run", "--switch-port", &crate::free_port()?.to_string()])
         .args(["--duration", &limit.as_secs().to_string()]);
     if let Some(file) = record {
         c.arg("--record").arg(file);
+    }
+    if let Some(file) = report {
+        c.arg("--report").arg(file);
     }
     for p in targets {
         c.args(["--target", &format!("tcp:host=127.0.0.1;port={p}")]);
@@ -176,8 +180,9 @@ impl Driver {
 }
 
 /// Starts `driver` connected to the robot behind `relay_port` (the robot itself on `robot_port`,
-/// for loading the script), in ROS domain `domain`, recording into `record` (thymio-rt only);
-/// returns it once it is ready.
+/// for loading the script), in ROS domain `domain`, recording into `record` and reporting into `report`
+/// (thymio-rt only); returns it once it is ready.
+#[allow(clippy::too_many_arguments)]
 pub fn start_driver(
     env: &Env,
     driver: &Driver,
@@ -186,12 +191,13 @@ pub fn start_driver(
     domain: u32,
     limit: Duration,
     record: Option<&Path>,
+    report: Option<&Path>,
 ) -> Result<Proc, String> {
     let mut p = match driver {
         Driver::ThymioRt { extra, .. } => {
             let mut params = thymio_rt_params();
             params.extend(extra.iter().cloned());
-            let mut c = thymio_rt(env, &[relay_port], &params, limit, record)?;
+            let mut c = thymio_rt(env, &[relay_port], &params, limit, record, report)?;
             ros_env(&mut c, domain);
             let mut p = Proc::spawn("thymio-rt", c);
             p.wait_for("driver interface ready", Duration::from_secs(60))?;
@@ -203,6 +209,9 @@ pub fn start_driver(
                 .args(["--switch-port", &crate::free_port()?.to_string()])
                 .args(["--duration", &limit.as_secs().to_string()])
                 .args(["--target", &format!("tcp:host=127.0.0.1;port={relay_port}")]);
+            if let Some(file) = report {
+                c.arg("--report").arg(file);
+            }
             crate::ros1::env(&mut c, *master);
             let mut p = Proc::spawn("thymio-rt --ros1", c);
             p.wait_for("driver interface ready", Duration::from_secs(60))?;
@@ -251,6 +260,8 @@ pub struct Measured {
     pub wall_s: f64,
     /// The recordings of a row with the flight recorder on.
     pub recorded: Option<Recorded>,
+    /// thymio-rt's slowest odometry samples, window by window (its `--report`).
+    pub traces: Vec<crate::tails::WindowTraces>,
 }
 
 impl Measured {
@@ -260,6 +271,7 @@ impl Measured {
         self.odom.merge(other.odom);
         self.cpu_s += other.cpu_s;
         self.wall_s += other.wall_s;
+        self.traces.extend(other.traces);
         match (&mut self.recorded, other.recorded) {
             (Some(a), Some(b)) => a.merge(b),
             (a, b) => *a = a.take().or(b),
@@ -290,6 +302,15 @@ pub fn measure(
         _ => None,
     };
     let record_file = recording.as_ref().map(TempRecording::file);
+    let report = matches!(
+        driver,
+        Driver::ThymioRt { .. } | Driver::ThymioRtRos1 { .. }
+    )
+    .then(|| env.out.join(format!("e2e_{file}_report.json")));
+    if let Some(r) = &report {
+        let _ = std::fs::remove_file(r);
+    }
+    let from_ns = rt::clock::monotonic_ns();
     let mut proc = start_driver(
         env,
         driver,
@@ -298,6 +319,7 @@ pub fn measure(
         domain,
         limit,
         record_file.as_deref(),
+        report.as_deref(),
     )?;
     let raw = env.out.join(format!("e2e_{file}_raw.json"));
     let mut c = row.client.command(env, driver, domain)?;
@@ -333,6 +355,14 @@ pub fn measure(
             let _ = proc.wait(Duration::from_secs(20));
             None
         }
+    };
+    let traces = match &report {
+        Some(r) => vec![crate::tails::WindowTraces::read(
+            r,
+            from_ns,
+            rt::clock::monotonic_ns(),
+        )?],
+        None => Vec::new(),
     };
     let rows: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(&raw).map_err(|e| format!("{}: {e}", raw.display()))?,
@@ -376,6 +406,7 @@ pub fn measure(
         cpu_s,
         wall_s,
         recorded,
+        traces,
     })
 }
 
@@ -405,11 +436,25 @@ pub fn idle(env: &Env, robot_port: u16, window: Duration, domain: u32) -> Result
         record: false,
     };
     let limit = window + Duration::from_secs(60);
-    let mut p = start_driver(env, &d, robot_port, relay.port, domain, limit, None)?;
-    let cpu = cpu_of(&[&p], Duration::from_secs(2), window);
+    let mut p = start_driver(env, &d, robot_port, relay.port, domain, limit, None, None)?;
+    std::thread::sleep(Duration::from_secs(2));
+    let before = crate::procs::thread_groups(p.child.id());
+    let cpu = cpu_of(&[&p], Duration::ZERO, window);
+    let after = crate::procs::thread_groups(p.child.id());
     p.interrupt();
     let _ = p.wait(Duration::from_secs(20));
-    eprintln!("  thymio-rt idle: CPU {:.2}% of a core", cpu * 100.0);
+    let threads: Vec<String> = after
+        .iter()
+        .map(|(k, v)| {
+            let d = v - before.get(k).copied().unwrap_or(0.0);
+            format!("{k} {:.2}%", d / window.as_secs_f64() * 100.0)
+        })
+        .collect();
+    eprintln!(
+        "  thymio-rt idle: CPU {:.2}% of a core ({})",
+        cpu * 100.0,
+        threads.join(", ")
+    );
     Ok(cpu)
 }
 
@@ -430,6 +475,7 @@ pub fn eight_robots(
         &pg.ports,
         &params,
         window + Duration::from_secs(120),
+        None,
         None,
     )?;
     ros_env(&mut c, domain);

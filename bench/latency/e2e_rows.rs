@@ -179,6 +179,17 @@ pub fn run(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
             measured[i].merge(e2e::measure(env, r, pg.ports[0], window, d)?);
         }
     }
+    // the tails of thymio-rt's odometry above the floor's p99 (the floor measured with the same client), sample
+    // by sample (tails.rs)
+    let floor_p99 = |client: &str| {
+        rows.iter()
+            .zip(&measured)
+            .find(|(r, _)| {
+                matches!(r.driver, Driver::Floor | Driver::FloorRos1 { .. })
+                    && r.client.name() == client
+            })
+            .map(|(_, m)| (m.odom.hop().p99 * 1000.0) as u64)
+    };
     let mut out = Vec::new();
     for (r, m) in rows.iter().zip(&measured) {
         let (cmd_vel, odom) = (m.cmd_vel.hop(), m.odom.hop());
@@ -191,6 +202,10 @@ pub fn run(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
         });
         if let Some(rec) = &m.recorded {
             row["recording"] = rec.to_json();
+        }
+        if !m.traces.is_empty() {
+            let threshold = floor_p99(r.client.name()).unwrap_or((odom.p99 * 1000.0) as u64);
+            row["tails"] = crate::tails::attribute(&m.odom, &m.traces, threshold);
         }
         out.push(row);
     }

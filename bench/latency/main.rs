@@ -20,6 +20,7 @@ mod record;
 mod relay;
 mod ros1;
 mod scale;
+mod tails;
 
 use serde_json::json;
 use std::path::PathBuf;
@@ -245,6 +246,7 @@ fn main() {
     }
     if want("e2e") {
         matching::self_check();
+        tails::self_check();
         record::self_check();
         // quick: one 20 s window per driver; full: five rounds of 60 s each, interleaved
         let (window, rounds) = if quick() { (20, 1) } else { (60, 5) };
@@ -272,19 +274,57 @@ fn main() {
     }
 }
 
-/// The scaling curve of the RT thread (no ROS): 1 to 64 simulated robots.
+/// The scaling curve of the RT thread: 1 to 64 simulated robots without ROS, 1 to 32 with the ROS 2 front end.
 fn run_scale(env: &e2e::Env) -> Result<(), String> {
     let window = Duration::from_secs(if quick() { 5 } else { 20 });
     let mut points = Vec::new();
-    for n in [1usize, 8, 32, 64] {
-        eprintln!("scale: {n} robots");
-        points.push(scale::point(&env.root, &env.driver, n, window, &env.out)?);
+    for n in scale::ROBOTS {
+        eprintln!("scale: {n} robots, no ROS");
+        points.push(scale::point(
+            &env.root,
+            &env.driver,
+            n,
+            window,
+            &env.out,
+            None,
+        )?);
+    }
+    // domains above the end-to-end section's
+    let domain = 50 + std::process::id() % 40;
+    let mut ros_points = Vec::new();
+    for (i, n) in scale::ROBOTS_ROS.into_iter().enumerate() {
+        eprintln!("scale: {n} robots, ROS 2");
+        // a failed point is marked and the curve goes on (the no-ROS points are already measured)
+        ros_points.push(
+            scale::point(
+                &env.root,
+                &env.driver,
+                n,
+                window,
+                &env.out,
+                Some(domain + i as u32),
+            )
+            .unwrap_or_else(|e| {
+                eprintln!("  {n} robots (ros2): FAILED: {e}");
+                json!({"robots": n, "failed": e})
+            }),
+        );
     }
     let one = &points[0]["cycle_ns"];
-    write_json("scale", &json!({"points": points}));
+    write_json(
+        "scale",
+        &json!({"points": points, "ros_points": ros_points}),
+    );
+    let brief = |p: &serde_json::Value| match p.get("failed") {
+        Some(f) => json!({"robots": p["robots"], "failed": f}),
+        None => json!({"robots": p["robots"], "cpu": p["cpu"], "p99_us": p["p99_us"],
+               "rt_cpu_per_robot": p["rt_cpu_per_robot"], "threads": p["threads"],
+               "odom_p99_us": p["odom_wire_to_published_p99_us"]}),
+    };
     update_summary(json!({
         "rt_cycle_ns": {"p50": one["p50"], "p999": one["p999"]},
-        "scale": points.iter().map(|p| json!({"robots": p["robots"], "cpu": p["cpu"], "p99_us": p["p99_us"]})).collect::<Vec<_>>(),
+        "scale": points.iter().map(brief).collect::<Vec<_>>(),
+        "scale_ros": ros_points.iter().map(brief).collect::<Vec<_>>(),
     }));
     Ok(())
 }

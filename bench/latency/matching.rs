@@ -54,6 +54,9 @@ pub struct Hop {
 pub struct Matched {
     /// Latencies (ns).
     pub lat: Vec<u64>,
+    /// Where each latency of `lat` starts (CLOCK_MONOTONIC ns): the frame on the wire (odometry), the publish
+    /// (cmd_vel).
+    pub start: Vec<u64>,
     pub unmatched: u64,
     /// Worst relative residual of the odometry content fit.
     pub residual: f64,
@@ -68,6 +71,7 @@ impl Matched {
             self.runner_up = other.runner_up;
         }
         self.lat.extend(other.lat);
+        self.start.extend(other.start);
         self.unmatched += other.unmatched;
         self.residual = self.residual.max(other.residual);
         self.runner_up = self.runner_up.min(other.runner_up);
@@ -195,6 +199,7 @@ pub fn match_odometry(frames: &[Frame], received: &[Odom]) -> Result<Matched, St
     }
     let q = se / ee.max(1e-9);
     let mut lat = Vec::with_capacity(received.len());
+    let mut start = Vec::with_capacity(received.len());
     let mut unmatched = 0u64;
     let (mut r_sum, mut r_n) = (0.0f64, 0.0f64);
     for from in (0..received.len()).step_by(BLOCK) {
@@ -207,13 +212,17 @@ pub fn match_odometry(frames: &[Frame], received: &[Odom]) -> Result<Matched, St
         for (i, m) in received.iter().enumerate().take(to).skip(from) {
             let j = i as i64 + d;
             match usize::try_from(j).ok().and_then(|j| frames.get(j)) {
-                Some(f) if f.0 <= m.0 => lat.push(m.0 - f.0),
+                Some(f) if f.0 <= m.0 => {
+                    lat.push(m.0 - f.0);
+                    start.push(f.0);
+                }
                 _ => unmatched += 1,
             }
         }
     }
     Ok(Matched {
         lat,
+        start,
         unmatched,
         residual: r_sum / r_n.max(1.0),
         runner_up,
@@ -224,6 +233,7 @@ pub fn match_odometry(frames: &[Frame], received: &[Odom]) -> Result<Matched, St
 /// (time, left, right) (see the module documentation).
 pub fn match_cmd_vel(published: &[(u64, f64)], arrived: &[(u64, i16, i16)]) -> Matched {
     let mut lat = Vec::with_capacity(published.len());
+    let mut start = Vec::with_capacity(published.len());
     let mut unmatched = 0;
     for (k, &(t, v)) in published.iter().enumerate() {
         let next = published.get(k + 2).map_or(u64::MAX, |p| p.0);
@@ -234,12 +244,16 @@ pub fn match_cmd_vel(published: &[(u64, f64)], arrived: &[(u64, i16, i16)]) -> M
             .take_while(|a| a.0 < next)
             .find(|a| Some(a.1) != before && a.1 != 0 && (a.1 > 0) == (v > 0.0));
         match hit {
-            Some(a) => lat.push(a.0 - t),
+            Some(a) => {
+                lat.push(a.0 - t);
+                start.push(t);
+            }
             None => unmatched += 1,
         }
     }
     Matched {
         lat,
+        start,
         unmatched,
         residual: 0.0,
         runner_up: f64::NAN,

@@ -161,6 +161,73 @@ pub fn ignoring_sigpipe(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
+/// Runs the command on `cpus` only (its affinity mask, kept across exec).
+pub fn pinned_to<'a>(cmd: &'a mut Command, cpus: &[usize]) -> &'a mut Command {
+    use std::os::unix::process::CommandExt;
+    let mut set = nix::sched::CpuSet::new();
+    for c in cpus {
+        let _ = set.set(*c);
+    }
+    // SAFETY: only sched_setaffinity (a system call, async-signal-safe) on a set built before the fork, between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+                .map_err(std::io::Error::from)
+        });
+    }
+    cmd
+}
+
+/// CPU time (seconds) of every thread of process `pid`: `(tid, name, seconds)`; from the scheduler's own
+/// account in ns (`schedstat`) where the kernel has it, else user + system time in clock ticks.
+pub fn thread_cpu_seconds(pid: u32) -> Vec<(u32, String, f64)> {
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|tid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(')')?;
+            let name = head.split_once('(')?.1.to_owned();
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            let ns = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat"))
+                .ok()
+                .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok());
+            Some((
+                tid,
+                name,
+                ns.map_or((ticks(11) + ticks(12)) / hz, |ns| ns / 1e9),
+            ))
+        })
+        .collect()
+}
+
+/// CPU seconds per thread group of process `pid`: `rt` (the RT thread, named `thymio-rt` but not the main
+/// thread), `main` (the NRT loop), then the other threads by name.
+pub fn thread_groups(pid: u32) -> std::collections::BTreeMap<String, f64> {
+    let mut groups = std::collections::BTreeMap::new();
+    for (tid, name, s) in thread_cpu_seconds(pid) {
+        let group = if tid == pid {
+            "main".to_owned()
+        } else if name == "thymio-rt" {
+            "rt".to_owned()
+        } else {
+            // numbered pools (tokio-runtime-w, …) as one
+            name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-')
+                .to_owned()
+        };
+        *groups.entry(group).or_insert(0.0) += s;
+    }
+    groups
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -1,14 +1,23 @@
-//! Scaling: N simulated robots (a separate `thymio-rt sim` process, one TCP port each) through
-//! one RT thread, without ROS. (The CPU at 8 robots with ROS against the Python driver is in the
-//! end-to-end section, on Aseba Playground.)
+//! Scaling: N simulated robots (a separate `thymio-rt sim` process, one TCP port each, pinned away from the
+//! driver's RT CPU so that what is measured is the driver's) through one RT thread, without ROS and with the
+//! ROS 2 front end on. Per point: the driver's CPU (process, and per thread: the RT thread, the main NRT loop,
+//! the others), the RT cycle's p99, and with ROS the driver's own odometry path, wire → `odom` published, p99
+//! over every robot (its `--report`).
 
-use crate::procs::Proc;
+use crate::procs::{self, Proc};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-/// Starts `n` robots on consecutive ports; returns the process and the first port.
+/// Robots without ROS.
+pub const ROBOTS: [usize; 5] = [1, 8, 16, 32, 64];
+/// Robots with the ROS 2 front end.
+pub const ROBOTS_ROS: [usize; 4] = [1, 8, 16, 32];
+
+/// Starts `n` robots on consecutive ports, on every CPU but the driver's RT CPU (when there are others);
+/// returns the process and the first port.
 pub fn robots(driver: &Path, n: usize) -> Result<(Proc, u16), String> {
     let base = free_range(n)?;
     let mut c = Command::new(driver);
@@ -19,11 +28,25 @@ pub fn robots(driver: &Path, n: usize) -> Result<(Proc, u16), String> {
         "--listen",
         &format!("tcp:127.0.0.1:{base}"),
     ]);
+    let others = sim_cpus();
+    if !others.is_empty() {
+        procs::pinned_to(&mut c, &others);
+    }
     let p = Proc::spawn("thymio-rt sim", c);
     for i in 0..n {
         crate::wait_listening(base + i as u16)?;
     }
     Ok((p, base))
+}
+
+/// The CPUs the simulated robots run on: every allowed one but the RT thread's default one (none when there
+/// is only that one).
+fn sim_cpus() -> Vec<usize> {
+    let rt_cpu = rt::sched::default_rt_cpu();
+    rt::sched::allowed_cpus()
+        .into_iter()
+        .filter(|c| Some(*c) != rt_cpu)
+        .collect()
 }
 
 /// A base port with `n` free ports after it.
@@ -53,52 +76,83 @@ fn targets(base: u16, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// CPU fraction of one core used by `procs` over `window` (after `warmup`).
-fn cpu_fraction(procs: &[&Proc], warmup: Duration, window: Duration) -> f64 {
+/// CPU fraction of one core used by `p` over `window` (after `warmup`), in all and per thread group.
+fn cpu_fraction(p: &Proc, warmup: Duration, window: Duration) -> (f64, BTreeMap<String, f64>) {
     std::thread::sleep(warmup);
-    let a: f64 = procs.iter().map(|p| p.cpu_seconds()).sum();
+    let pid = p.child.id();
+    let (a, ta) = (p.cpu_seconds(), procs::thread_groups(pid));
+    let t0 = std::time::Instant::now();
     std::thread::sleep(window);
-    let b: f64 = procs.iter().map(|p| p.cpu_seconds()).sum();
-    (b - a) / window.as_secs_f64()
+    let (b, tb) = (p.cpu_seconds(), procs::thread_groups(pid));
+    let wall = t0.elapsed().as_secs_f64();
+    let threads = tb
+        .iter()
+        .map(|(k, v)| (k.clone(), (v - ta.get(k).copied().unwrap_or(0.0)) / wall))
+        .collect();
+    ((b - a) / wall, threads)
 }
 
-/// One point of the scaling curve: `n` robots through one RT thread (no ROS), RT cycle p99 and
-/// the process's CPU use.
+/// One point of the scaling curve: `n` robots through one RT thread; with `ros_domain`, the ROS 2 front end
+/// on in that domain (loopback only), else `--no-ros`.
 pub fn point(
     root: &Path,
     driver: &Path,
     n: usize,
     window: Duration,
     out: &Path,
+    ros_domain: Option<u32>,
 ) -> Result<serde_json::Value, String> {
     let (_robots, base) = robots(driver, n)?;
-    let report = out.join(format!("scale_{n}_report.json"));
+    let label = if ros_domain.is_some() {
+        "ros2"
+    } else {
+        "no_ros"
+    };
+    let report = out.join(format!("scale_{label}_{n}_report.json"));
     let mut c = Command::new(driver);
-    c.args([
-        "run",
-        "--no-ros",
-        "--config",
-        &root.join("bench/latency/scale.yaml").display().to_string(),
-    ])
-    .args(targets(base, n))
-    .args(["--report", &report.display().to_string()]);
+    c.arg("run")
+        .args([
+            "--config",
+            &root.join("bench/latency/scale.yaml").display().to_string(),
+        ])
+        .args(targets(base, n))
+        .args(["--report", &report.display().to_string()]);
+    match ros_domain {
+        Some(d) => {
+            crate::e2e::ros_env(&mut c, d);
+        }
+        None => {
+            c.arg("--no-ros");
+        }
+    }
     let mut p = Proc::spawn("thymio-rt run", c);
     for _ in 0..n {
         p.wait_for("driven as RT robot", Duration::from_secs(60))?;
     }
-    let cpu = cpu_fraction(&[&p], Duration::from_secs(1), window);
+    let (cpu, threads) = cpu_fraction(&p, Duration::from_secs(2), window);
     p.interrupt();
-    p.wait(Duration::from_secs(10))?;
+    p.wait(Duration::from_secs(20))?;
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).map_err(|e| e.to_string())?)
             .map_err(|e| e.to_string())?;
-    let p99_us = r["rt"]["cycle_ns"]["p99"].as_f64().unwrap_or(0.0) / 1000.0;
+    let us = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0) / 1000.0;
+    let p99_us = us(&r["rt"]["cycle_ns"]["p99"]);
+    let odom_p99_us = ros_domain.map(|_| us(&r["hops"]["odom_wire_to_published_ns"]["p99"]));
+    let rt_cpu = threads.get("rt").copied().unwrap_or(0.0);
     eprintln!(
-        "  {n} robots: CPU {:.1}% of a core, RT cycle p99 {:.1} µs",
+        "  {n} robots ({label}): CPU {:.1}% of a core (RT thread {:.1}%, per robot {:.2}%), RT cycle p99 {:.1} µs{}",
         cpu * 100.0,
-        p99_us
+        rt_cpu * 100.0,
+        rt_cpu * 100.0 / n as f64,
+        p99_us,
+        odom_p99_us.map_or(String::new(), |o| format!(", odometry wire → published p99 {o:.0} µs")),
     );
-    Ok(
-        json!({"robots": n, "cpu": cpu, "p99_us": p99_us, "cycle_ns": r["rt"]["cycle_ns"], "overruns": r["rt"]["overruns"]}),
-    )
+    Ok(json!({
+        "robots": n, "ros": ros_domain.is_some(), "cpu": cpu, "threads": threads,
+        "rt_cpu_per_robot": rt_cpu / n as f64, "cpu_per_robot": cpu / n as f64,
+        "p99_us": p99_us, "cycle_ns": r["rt"]["cycle_ns"], "overruns": r["rt"]["overruns"],
+        "odom_wire_to_published_p99_us": odom_p99_us,
+        "odom_wire_to_decoded_p99_us": us(&r["hops"]["odom_wire_to_decoded_ns"]["p99"]),
+        "frames": {"rx": r["link"]["frames_rx"], "tx": r["link"]["frames_tx"]},
+    }))
 }

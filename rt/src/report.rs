@@ -29,6 +29,40 @@ pub struct Report {
     /// that stopped it), when the run recorded; set with [`Report::with_recording`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recording: Option<serde_json::Value>,
+    /// The slowest odometry samples from the wire to `odom` published, slowest first, each hop by hop (empty
+    /// without ROS; set with [`Report::with_ros_hops`]): where the tail's time went.
+    pub odom_slowest: Vec<SlowOdom>,
+}
+
+/// One odometry sample's path through the driver (`odom_slowest`): when the RT thread found its bytes
+/// readable (CLOCK_MONOTONIC ns) and the time of each hop after it (ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SlowOdom {
+    /// The RT thread found its bytes readable (CLOCK_MONOTONIC ns).
+    pub wire_ns: u64,
+    /// Wire → decoded and integrated (RT thread).
+    pub decode_ns: u64,
+    /// Decoded → handed to the publisher thread (RT thread).
+    pub hand_ns: u64,
+    /// Handed → the publisher thread starts publishing it (its wake-up and any sample before it).
+    pub wait_ns: u64,
+    /// Publish start → `odom` published.
+    pub publish_ns: u64,
+    /// Wire → `odom` published.
+    pub total_ns: u64,
+}
+
+impl From<&handoff::OdomTrace> for SlowOdom {
+    fn from(t: &handoff::OdomTrace) -> Self {
+        SlowOdom {
+            wire_ns: t.wire_ns,
+            decode_ns: t.decoded_ns.saturating_sub(t.wire_ns),
+            hand_ns: t.handed_ns.saturating_sub(t.decoded_ns),
+            wait_ns: t.publish_ns.saturating_sub(t.handed_ns),
+            publish_ns: t.odom_ns.saturating_sub(t.publish_ns),
+            total_ns: t.total_ns(),
+        }
+    }
 }
 
 /// Percentiles of a latency histogram (ns).
@@ -78,6 +112,9 @@ pub struct HopsSection {
     pub odom_handed_to_publish_ns: Option<Quantiles>,
     /// Odometry: publish start → `odom`, `/tf` and `joint_states` returned (publisher thread).
     pub odom_publish_ns: Option<Quantiles>,
+    /// Odometry: bytes found readable (RT thread) → `odom` publish returned: the driver's whole part of the
+    /// wire → `odom` hop.
+    pub odom_wire_to_published_ns: Option<Quantiles>,
     /// Odometry samples dropped because the publisher thread was behind.
     pub odom_out_drops: u64,
     /// cmd_vel: taken from ROS → set-point stored (hot thread).
@@ -89,7 +126,7 @@ pub struct HopsSection {
 impl HopsSection {
     /// The hops as a text table (µs), one line per hop in path order, then the drops.
     pub fn to_text(&self) -> String {
-        let rows: [(&str, Option<Quantiles>); 5] = [
+        let rows: [(&str, Option<Quantiles>); 6] = [
             (
                 "odometry: wire -> decoded (RT)",
                 Some(self.odom_wire_to_decoded_ns),
@@ -99,6 +136,10 @@ impl HopsSection {
                 self.odom_handed_to_publish_ns,
             ),
             ("odometry: publish -> returned", self.odom_publish_ns),
+            (
+                "odometry: wire -> odom published",
+                self.odom_wire_to_published_ns,
+            ),
             (
                 "cmd_vel: taken -> set-point stored",
                 self.cmd_vel_to_set_point_ns,
@@ -298,6 +339,7 @@ impl Report {
                 odom_wire_to_decoded_ns: stats.hops.wire_to_decoded.into(),
                 odom_handed_to_publish_ns: None,
                 odom_publish_ns: None,
+                odom_wire_to_published_ns: None,
                 odom_out_drops: stats.hops.odometry_out_drops,
                 cmd_vel_to_set_point_ns: None,
                 cmd_set_point_to_wire_ns: stats.hops.cmd_to_wire.into(),
@@ -305,6 +347,7 @@ impl Report {
             controllers: (&stats.controllers).into(),
             switch: None,
             recording: None,
+            odom_slowest: Vec::new(),
         }
     }
 
@@ -313,6 +356,13 @@ impl Report {
         self.hops.odom_handed_to_publish_ns = Some(h.handed_to_publish.into());
         self.hops.odom_publish_ns = Some(h.publish.into());
         self.hops.cmd_vel_to_set_point_ns = Some(h.cmd_vel_to_set_point.into());
+        self.hops.odom_wire_to_published_ns = Some(h.wire_to_odom.into());
+        self.odom_slowest = h
+            .slowest
+            .iter()
+            .filter(|t| t.wire_ns != 0)
+            .map(SlowOdom::from)
+            .collect();
         self
     }
 
@@ -348,218 +398,4 @@ impl Report {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use handoff::{LinkId, LinkTotals, NodeId, Pose2, RobotId, Twist2};
-
-    fn stats() -> RtStats {
-        RtStats {
-            hops: Default::default(),
-            elapsed_ns: 2_500_000_000,
-            period_ns: 1_000_000,
-            cycles: 2500,
-            overruns: 3,
-            skipped_periods: 4,
-            allocations: 0,
-            allocator_installed: true,
-            page_faults: 0,
-            page_faults_major: 0,
-            page_faults_warmup: 12,
-            cycle_ns: LatencySummary {
-                count: 2500,
-                min: 900,
-                mean: 1500,
-                p50: 1400,
-                p90: 2000,
-                p99: 5000,
-                p999: 9000,
-                max: 20_000,
-            },
-            wakeup_latency_ns: LatencySummary::default(),
-            ring_drops: RingDrops {
-                frames_to_nrt: 1,
-                events: 2,
-                tx_overflow: 0,
-                invalid_from_nrt: 0,
-            },
-            links: LinkTotals {
-                connected: 1,
-                frames_rejected: 5,
-                bytes_discarded: 17,
-                ..Default::default()
-            },
-            watchdog_stops: 2,
-            speed_frames: 10,
-            odometry_samples: 50,
-            scheduler: SchedulerMode::Fifo { priority: 50 },
-            controllers: Default::default(),
-        }
-    }
-
-    #[test]
-    fn allocations_not_counted_are_null_not_zero() {
-        let s = RtStats {
-            allocator_installed: false,
-            ..stats()
-        };
-        let v: serde_json::Value =
-            serde_json::from_str(&Report::new(&s, None, None).to_json()).unwrap();
-        assert_eq!(v["rt"]["allocation_counting"], false);
-        assert!(v["rt"]["allocations"].is_null(), "{}", v["rt"]);
-        let s = RtStats {
-            allocations: 3,
-            ..stats()
-        };
-        let v: serde_json::Value =
-            serde_json::from_str(&Report::new(&s, None, None).to_json()).unwrap();
-        assert_eq!(v["rt"]["allocations"], 3);
-    }
-
-    #[test]
-    fn json_has_every_required_field() {
-        let odom = OdomSample {
-            robot: RobotId(0),
-            node: NodeId(1),
-            link: LinkId(0),
-            seq: 49,
-            wire_ns: 0,
-            t_ns: 0,
-            robot_ticks: None,
-            dt: 0.05,
-            pose: Pose2 {
-                x: 1.5,
-                y: -0.25,
-                theta: 0.5,
-            },
-            twist: Twist2::default(),
-            wheel_pos: [0.0; 2],
-            wheel_vel: [0.0; 2],
-        };
-        let conn = ConnectorStats {
-            reconnects: 1,
-            ..Default::default()
-        };
-        let r = Report::new(&stats(), Some(&odom), Some(conn));
-        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-        assert_eq!(v["rt"]["cycles"], 2500);
-        assert_eq!(v["rt"]["overruns"], 3);
-        assert_eq!(v["rt"]["allocations"], 0);
-        assert_eq!(v["rt"]["allocation_counting"], true);
-        assert_eq!(v["rt"]["page_faults"], 0);
-        assert_eq!(v["rt"]["ring_drops"], 3);
-        assert_eq!(v["rt"]["scheduler"], "FIFO");
-        for k in ["p50", "p99", "p999", "max"] {
-            assert!(v["rt"]["cycle_ns"][k].is_u64(), "{k}");
-            assert!(v["rt"]["wakeup_latency_ns"][k].is_u64(), "{k}");
-        }
-        assert_eq!(v["rt"]["cycle_ns"]["p999"], 9000);
-        assert_eq!(
-            (v["odom"]["x"].as_f64(), v["odom"]["y"].as_f64()),
-            (Some(1.5), Some(-0.25))
-        );
-        assert_eq!(v["odom"]["theta"], 0.5);
-        assert_eq!(v["odom"]["samples"], 50);
-        let l = &v["link"];
-        assert_eq!(
-            (l["reconnects"].as_u64(), l["frames_rejected"].as_u64()),
-            (Some(1), Some(5))
-        );
-        assert_eq!(
-            (l["bytes_discarded"].as_u64(), l["connected"].as_bool()),
-            (Some(17), Some(true))
-        );
-        assert_eq!(l["watchdog_stops"], 2);
-    }
-
-    #[test]
-    fn without_odometry_or_connector_the_report_is_still_complete() {
-        let mut s = stats();
-        s.scheduler = SchedulerMode::Fallback;
-        let r = Report::new(&s, None, None);
-        assert_eq!(r.rt.scheduler, "fallback");
-        assert_eq!(
-            (r.odom.x, r.odom.y, r.odom.theta, r.odom.robot),
-            (0.0, 0.0, 0.0, None)
-        );
-        assert_eq!(r.link.reconnects, 0);
-        let dir = std::env::temp_dir().join(format!("rt-report-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("r.json");
-        r.write(&path).unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        assert_eq!(v["rt"]["cycle_ns"]["max"], 20_000);
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    fn summary(p50: u64, p99: u64, max: u64, count: u64) -> LatencySummary {
-        LatencySummary {
-            count,
-            p50,
-            p99,
-            max,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn every_hop_is_in_the_json_and_the_text() {
-        let mut s = stats();
-        s.hops.wire_to_decoded = summary(2_000, 9_500, 30_000, 100);
-        s.hops.cmd_to_wire = summary(4_000, 8_000, 12_000, 20);
-        s.hops.odometry_out_drops = 2;
-        let plain = Report::new(&s, None, None);
-        let v: serde_json::Value = serde_json::from_str(&plain.to_json()).unwrap();
-        let h = &v["hops"];
-        assert_eq!(h["odom_wire_to_decoded_ns"]["p99"], 9_500);
-        assert_eq!(h["cmd_set_point_to_wire_ns"]["max"], 12_000);
-        assert_eq!(h["odom_out_drops"], 2);
-        assert!(
-            h["odom_publish_ns"].is_null(),
-            "without ROS: null, not zero"
-        );
-        let text = plain.hops.to_text();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 7, "{text}");
-        assert!(lines[0].starts_with("hop") && lines[0].contains("p99 [µs]"));
-        let cells: Vec<&str> = lines[1].split_whitespace().collect();
-        assert_eq!(
-            cells[cells.len() - 4..],
-            ["2.0", "9.5", "30.0", "100"],
-            "{text}"
-        );
-        assert!(
-            lines[3].starts_with("odometry: publish -> returned") && lines[3].ends_with("no ROS")
-        );
-        assert_eq!(lines[6], "odometry samples dropped (publisher behind): 2");
-
-        let ros = plain.with_ros_hops(RosHops {
-            handed_to_publish: summary(15_000, 60_000, 90_000, 99),
-            publish: summary(30_000, 70_000, 120_000, 99),
-            cmd_vel_to_set_point: LatencySummary::default(),
-        });
-        let v: serde_json::Value = serde_json::from_str(&ros.to_json()).unwrap();
-        assert_eq!(v["hops"]["odom_handed_to_publish_ns"]["p50"], 15_000);
-        assert_eq!(v["hops"]["odom_publish_ns"]["max"], 120_000);
-        assert_eq!(v["hops"]["cmd_vel_to_set_point_ns"]["count"], 0);
-        let text = ros.hops.to_text();
-        let lines: Vec<&str> = text.lines().collect();
-        let cells: Vec<&str> = lines[2].split_whitespace().collect();
-        assert_eq!(
-            cells[cells.len() - 4..],
-            ["15.0", "60.0", "90.0", "99"],
-            "{text}"
-        );
-        assert!(lines[4].ends_with("no samples"), "{text}");
-    }
-
-    #[test]
-    fn the_switch_section_is_there_only_when_given() {
-        let r = Report::new(&stats(), None, None);
-        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-        assert!(v.get("switch").is_none());
-        let r = r.with_switch(serde_json::json!({"oversize": 3, "clients": [{"id": 1}]}));
-        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-        assert_eq!(v["switch"]["oversize"], 3);
-        assert_eq!(v["switch"]["clients"][0]["id"], 1);
-    }
-}
+mod tests;

@@ -90,8 +90,8 @@ pub use ring::{
 };
 pub use service::{service, NrtServiceClient, RequestId, RtServiceServer, ServiceError};
 pub use stats::{
-    ControllerTimes, ControllerTimesTable, LatencySummary, LinkTotals, RingDrops, RosHops, RtHops,
-    RtStats, SchedulerMode, SetupStatus, SetupSummary, TimeSummary,
+    ControllerTimes, ControllerTimesTable, LatencySummary, LinkTotals, OdomTrace, RingDrops,
+    RosHops, RtHops, RtStats, SchedulerMode, SetupStatus, SetupSummary, TimeSummary, SLOWEST_ODOM,
 };
 pub use values::{
     LinkDownReason, LinkKind, OdomSample, ParamError, Pose2, ProximitySample, Quadratic,

@@ -275,6 +275,38 @@ pub struct RosHops {
     pub publish: LatencySummary,
     /// `cmd_vel` taken from rcl → set-point stored (and the RT thread rung).
     pub cmd_vel_to_set_point: LatencySummary,
+    /// Odometry bytes found readable by the RT thread → its `odom` publish returned: the driver's whole part
+    /// of the wire → `odom` hop.
+    pub wire_to_odom: LatencySummary,
+    /// The slowest odometry samples of the run by [`Self::wire_to_odom`], slowest first (unused entries have
+    /// `wire_ns == 0`): where each one's time went.
+    pub slowest: [OdomTrace; SLOWEST_ODOM],
+}
+
+/// How many of the slowest odometry samples [`RosHops::slowest`] keeps.
+pub const SLOWEST_ODOM: usize = 32;
+
+/// The path of one odometry sample through the driver (CLOCK_MONOTONIC ns): each stamp is where the previous
+/// hop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OdomTrace {
+    /// The RT thread found its bytes readable (the wake-up that read them).
+    pub wire_ns: u64,
+    /// Its frame decoded and integrated (RT thread).
+    pub decoded_ns: u64,
+    /// Handed to the publisher thread (RT thread).
+    pub handed_ns: u64,
+    /// The publisher thread started publishing it.
+    pub publish_ns: u64,
+    /// Its `odom` publish returned.
+    pub odom_ns: u64,
+}
+
+impl OdomTrace {
+    /// Wire → `odom` published (ns).
+    pub fn total_ns(&self) -> u64 {
+        self.odom_ns.saturating_sub(self.wire_ns)
+    }
 }
 
 /// Latency of the hops the RT thread owns (ns, CLOCK_MONOTONIC), for `--report` and

@@ -115,6 +115,11 @@ pub struct SwitchParams {
     /// link's budget is three quarters of its line rate (baud / 10 × 3/4: 8 640 B/s at
     /// 115200), the rest kept for the driver's own traffic, which does not count against it.
     pub tcp_budget: u32,
+    /// Between targets (several links form one Aseba network), send every frame read on one link to every
+    /// other link, as asebaros' hub does. Off: a link where no node is known gets everything; one whose nodes
+    /// are all known gets the user events one of them may handle (one whose program we did not load, or our
+    /// script with a handler for it) and the commands of hosts, not what nodes say to hosts.
+    pub forward_unhandled_events: bool,
 }
 
 /// Default of `switch.tcp_budget` (B/s): ten times a 115200-baud serial link, far below what
@@ -127,6 +132,7 @@ impl Default for SwitchParams {
             max_payload: msgs::wire::MAX_PAYLOAD as u16,
             client_queue: 256 * 1024,
             tcp_budget: DEFAULT_TCP_BUDGET,
+            forward_unhandled_events: false,
         }
     }
 }

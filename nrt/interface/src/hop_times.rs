@@ -18,7 +18,7 @@
 //! and the NRT loop reads quantiles once per diagnostics period; the lock is held for a record
 //! or for four quantile look-ups, never across a wait.
 
-use handoff::{LatencySummary, RosHops, RtStats};
+use handoff::{LatencySummary, OdomTrace, RosHops, RtStats, SLOWEST_ODOM};
 use hdrhistogram::Histogram;
 use nrt_engine::diagnostics::{DiagnosticStatus, KeyValue, OK, WARN};
 use std::sync::{Arc, Mutex};
@@ -73,6 +73,36 @@ pub fn summary(h: &Histogram<u64>) -> LatencySummary {
     }
 }
 
+/// The slowest odometry samples by wire → `odom` published, each with where its time went (the tails of the
+/// hop, sample by sample). Recording takes the lock for one comparison, and a copy when the sample is among
+/// the slowest; never allocates.
+#[derive(Debug, Clone, Default)]
+pub struct SlowestOdom(Arc<Mutex<[OdomTrace; SLOWEST_ODOM]>>);
+
+impl SlowestOdom {
+    /// Keeps `t` if it is slower than the fastest kept.
+    pub fn record(&self, t: OdomTrace) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((i, fastest)) = kept
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, k)| (k.wire_ns != 0, k.total_ns()))
+        else {
+            return;
+        };
+        if fastest.wire_ns == 0 || t.total_ns() > fastest.total_ns() {
+            kept[i] = t;
+        }
+    }
+
+    /// The samples kept, slowest first (unused entries, `wire_ns == 0`, last).
+    pub fn sorted(&self) -> [OdomTrace; SLOWEST_ODOM] {
+        let mut kept = *self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.sort_by_key(|k| (k.wire_ns == 0, std::cmp::Reverse(k.total_ns())));
+        kept
+    }
+}
+
 /// The hops the ROS side owns, recorded by its threads (clone to hand to a thread).
 #[derive(Debug, Clone, Default)]
 pub struct NrtHopTimers {
@@ -82,6 +112,10 @@ pub struct NrtHopTimers {
     pub publish: HopHistogram,
     /// `cmd_vel` taken → set-point stored (and the RT thread rung).
     pub cmd_vel_to_set_point: HopHistogram,
+    /// Odometry bytes read by the RT thread → `odom` publish returned (the driver's whole part).
+    pub wire_to_odom: HopHistogram,
+    /// The slowest samples of [`Self::wire_to_odom`], hop by hop.
+    pub slowest: SlowestOdom,
 }
 
 impl NrtHopTimers {
@@ -91,18 +125,28 @@ impl NrtHopTimers {
             handed_to_publish: self.handed_to_publish.summary(),
             publish: self.publish.summary(),
             cmd_vel_to_set_point: self.cmd_vel_to_set_point.summary(),
+            wire_to_odom: self.wire_to_odom.summary(),
+            slowest: self.slowest.sorted(),
         }
+    }
+
+    /// Records an odometry sample's path once its `odom` publish returned at `odom_ns` (the other stamps: see
+    /// [`OdomTrace`]).
+    pub fn record_odom(&self, trace: OdomTrace) {
+        self.wire_to_odom.record(trace.total_ns());
+        self.slowest.record(trace);
     }
 }
 
 /// Every timed hop in path order (odometry out, then cmd_vel in), named as in `/diagnostics`;
 /// the RT hops are zero before the RT thread's first statistics.
-pub fn rows(rt: Option<&RtStats>, nrt: &RosHops) -> [(&'static str, LatencySummary); 5] {
+pub fn rows(rt: Option<&RtStats>, nrt: &RosHops) -> [(&'static str, LatencySummary); 6] {
     let h = rt.map(|s| s.hops).unwrap_or_default();
     [
         ("Odometry: wire → decoded (RT)", h.wire_to_decoded),
         ("Odometry: handed → publish start", nrt.handed_to_publish),
         ("Odometry: publish → returned", nrt.publish),
+        ("Odometry: wire → odom published", nrt.wire_to_odom),
         (
             "cmd_vel: taken → set-point stored",
             nrt.cmd_vel_to_set_point,
@@ -214,6 +258,7 @@ mod tests {
                 "Odometry: wire → decoded (RT) [µs] p50/p99/max",
                 "Odometry: handed → publish start [µs] p50/p99/max",
                 "Odometry: publish → returned [µs] p50/p99/max",
+                "Odometry: wire → odom published [µs] p50/p99/max",
                 "cmd_vel: taken → set-point stored [µs] p50/p99/max",
                 "cmd_vel: set-point → wire (RT) [µs] p50/p99/max",
                 "Odometry samples dropped (publisher behind)",
@@ -243,5 +288,36 @@ mod tests {
             value(&s, "Odometry: wire → decoded (RT) [µs] p50/p99/max"),
             "no samples"
         );
+    }
+
+    fn trace(wire_ns: u64, total: u64) -> OdomTrace {
+        OdomTrace {
+            wire_ns,
+            decoded_ns: wire_ns + 1,
+            handed_ns: wire_ns + 2,
+            publish_ns: wire_ns + 3,
+            odom_ns: wire_ns + total,
+        }
+    }
+
+    #[test]
+    fn the_slowest_samples_are_kept_slowest_first() {
+        let timers = NrtHopTimers::default();
+        for i in 1..=1000u64 {
+            // totals 10..10_000 in a scrambled order
+            let total = 10 * ((i * 389) % 1000 + 1);
+            timers.record_odom(trace(i * 1_000_000, total));
+        }
+        let h = timers.summaries();
+        assert_eq!(h.wire_to_odom.count, 1000);
+        let totals: Vec<u64> = h.slowest.iter().map(|t| t.total_ns()).collect();
+        let want: Vec<u64> = (0..SLOWEST_ODOM as u64).map(|k| 10_000 - 10 * k).collect();
+        assert_eq!(totals, want);
+        // fewer samples than places: those there are, then the unused entries
+        let few = NrtHopTimers::default();
+        few.record_odom(trace(5, 40));
+        few.record_odom(trace(9, 70));
+        let s = few.summaries().slowest;
+        assert_eq!((s[0].wire_ns, s[1].wire_ns, s[2].wire_ns), (9, 5, 0));
     }
 }

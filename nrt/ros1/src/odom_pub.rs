@@ -189,12 +189,23 @@ fn publish(targets: &OdomTargets, graph: &Graph, h: &OdomHandoff, timers: &NrtHo
         transforms: transforms.iter().map(conv::transform).collect(),
     };
     let joints = conv::joint_states(&odometry::joint_states(s, stamp, &r.frames));
+    let odom = graph.publish(&r.odom, &odom);
+    let odom_ns = monotonic_ns();
     let results = [
-        graph.publish(&r.odom, &odom),
+        odom,
         graph.publish(&targets.tf, &tf),
         graph.publish(&r.joints, &joints),
     ];
     timers.publish.record(monotonic_ns().saturating_sub(start));
+    if results[0].is_ok() && s.wire_ns != 0 {
+        timers.record_odom(handoff::OdomTrace {
+            wire_ns: s.wire_ns,
+            decoded_ns: s.t_ns,
+            handed_ns: h.handed_ns,
+            publish_ns: start,
+            odom_ns,
+        });
+    }
     let node = r.node;
     drop(table);
     for e in results.into_iter().filter_map(Result::err) {

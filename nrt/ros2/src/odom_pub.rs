@@ -389,14 +389,25 @@ fn publish(
     cfg.timers
         .handed_to_publish
         .record(start.saturating_sub(h.handed_ns));
+    let odom = r.odom.publish_native(&mut n.odom);
+    let odom_ns = monotonic_ns();
     let results = [
-        r.odom.publish_native(&mut n.odom),
+        odom,
         cfg.targets.tf.publish_native(&mut n.tf),
         r.joints.publish_native(&mut n.joints),
     ];
     cfg.timers
         .publish
         .record(monotonic_ns().saturating_sub(start));
+    if results[0].is_ok() && s.wire_ns != 0 {
+        cfg.timers.record_odom(handoff::OdomTrace {
+            wire_ns: s.wire_ns,
+            decoded_ns: s.t_ns,
+            handed_ns: h.handed_ns,
+            publish_ns: start,
+            odom_ns,
+        });
+    }
     drop(table);
     for e in results.into_iter().filter_map(Result::err) {
         cfg.reporter

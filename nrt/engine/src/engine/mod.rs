@@ -7,6 +7,7 @@ mod anonymous;
 mod builtin;
 mod controllers;
 mod foreign;
+mod forwarding;
 mod lifecycle;
 mod live;
 mod multi;
@@ -67,6 +68,8 @@ pub struct Engine {
     /// Nodes the engine gave the id-addressed variant: their events carry their id first.
     id_addressed: std::collections::BTreeSet<NodeId>,
     links: BTreeMap<LinkId, LinkInfo>,
+    /// Where a frame read on one link goes among the others.
+    forwarding: forwarding::Forwarding,
     robots: Robots,
     backlog: VecDeque<(LinkTarget, Vec<u8>)>,
     pending_accept: Vec<(NodeId, Instant)>,
@@ -162,6 +165,7 @@ impl Engine {
             multi_script,
             id_addressed: Default::default(),
             links: BTreeMap::new(),
+            forwarding: Default::default(),
             robots: Robots::default(),
             backlog: VecDeque::new(),
             pending_accept: Vec::new(),

@@ -35,6 +35,7 @@ impl Engine {
                 RtEvent::LinkUp { link, target, kind } => {
                     let budget = self.link_budget(target, kind, now);
                     self.links.insert(link, LinkInfo { target, budget });
+                    self.forwarding.links_changed();
                     self.net.on_link_up(Via::Link(link), now);
                     self.events
                         .push_back(EngineEvent::LinkUp { link, target, kind });
@@ -46,6 +47,7 @@ impl Engine {
                 } => {
                     tracing::warn!("link {link} (target {target}) down: {reason:?}");
                     self.links.remove(&link);
+                    self.forwarding.links_changed();
                     self.net.on_link_down(Via::Link(link), now);
                     self.events
                         .push_back(EngineEvent::LinkDown { link, target });
@@ -88,6 +90,7 @@ impl Engine {
 
     pub(super) fn drain_frames(&mut self, now: Instant) {
         let multi_link = self.links.len() > 1;
+        let forward_all = self.params.switch.forward_unhandled_events;
         let Engine {
             ends,
             net,
@@ -96,6 +99,7 @@ impl Engine {
             links,
             robots,
             foreign,
+            forwarding,
             ..
         } = self;
         ends.nrt_drain_frames(|rf| {
@@ -108,10 +112,16 @@ impl Engine {
                 s.broadcast(rf.bytes, None);
             }
             if multi_link {
-                // Several targets form one Aseba network, as in asebaros' hub.
-                for l in links.keys().filter(|l| **l != rf.link) {
-                    backlog.push_back((LinkTarget::One(*l), rf.bytes.to_vec()));
-                }
+                // Several targets form one Aseba network, as in asebaros' hub (`forwarding.rs`).
+                let kind = frame.kind;
+                forwarding.each_target(
+                    net,
+                    links.keys().copied(),
+                    rf.link,
+                    kind,
+                    forward_all,
+                    |l| backlog.push_back((LinkTarget::One(l), rf.bytes.to_vec())),
+                );
             }
         });
     }

@@ -27,6 +27,9 @@ pub struct NetworkManager {
     pending: Vec<PendingGet>,
     next_request: RequestId,
     last_ping: Option<Instant>,
+    /// Changes whenever what decides where a node's events may be handled changes: a node appears, is heard
+    /// on another link, or its program changes ([`Self::generation`]).
+    generation: u64,
 }
 
 impl NetworkManager {
@@ -42,6 +45,7 @@ impl NetworkManager {
             pending: Vec::new(),
             next_request: 1,
             last_ping: None,
+            generation: 0,
         }
     }
 
@@ -57,6 +61,13 @@ impl NetworkManager {
     /// The timing in use.
     pub fn config(&self) -> &ManagerConfig {
         &self.config
+    }
+
+    /// A counter that changes whenever a node appears, is heard on another link than before, or its program
+    /// changes (our script loaded or forgotten, another client's bytecode seen): what [`Node::link`] and
+    /// [`Node::may_handle_event`] say of the nodes stays the same while it does.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     // ---- inputs ----------------------------------------------------------------------------
@@ -93,6 +104,16 @@ impl NetworkManager {
     pub fn on_frame(&mut self, link: Via, frame: &Frame<'_>, stamp_ns: u64, now: Instant) {
         let Ok(msg) = frame.message() else { return };
         let source = NodeId(frame.source);
+        if let Message::SetBytecode { dest, .. } = msg {
+            // another client of the network (a switch client, another client of the robot's server) programs
+            // a node: what it runs is no longer the script we loaded
+            if let Some(n) = self.nodes.get_mut(&NodeId(dest)) {
+                if !n.foreign_program {
+                    n.foreign_program = true;
+                    self.generation += 1;
+                }
+            }
+        }
         // Host→node commands (from other hosts on the network, e.g. switch clients) and
         // bootloader traffic say nothing about nodes.
         if frame.kind >= 0xA000 || (0x8000..0x9000).contains(&frame.kind) {
@@ -308,14 +329,27 @@ impl NetworkManager {
         self.send(Dest::Link(link), &Message::Run { dest: id.0 });
         if let Some(n) = self.nodes.get_mut(&id) {
             n.script = Some(script);
+            n.foreign_program = false;
+            self.generation += 1;
         }
         Ok(())
+    }
+
+    /// Records `script` as node `id`'s program without sending it (tests of what depends on it).
+    #[cfg(test)]
+    pub(crate) fn set_script_for_tests(&mut self, id: NodeId, script: LoadedScript) {
+        if let Some(n) = self.nodes.get_mut(&id) {
+            n.script = Some(script);
+            n.foreign_program = false;
+            self.generation += 1;
+        }
     }
 
     /// Forgets the script recorded for a node (e.g. after the node rebooted).
     pub fn clear_script(&mut self, id: NodeId) {
         if let Some(n) = self.nodes.get_mut(&id) {
             n.script = None;
+            self.generation += 1;
         }
     }
 
@@ -329,7 +363,10 @@ impl NetworkManager {
     fn heard(&mut self, link: Via, source: NodeId, now: Instant) {
         if let Some(n) = self.nodes.get_mut(&source) {
             n.last_seen = now;
-            n.link = link;
+            if n.link != link {
+                n.link = link;
+                self.generation += 1;
+            }
             if !n.connected {
                 n.connected = true;
                 self.events.push_back(NetworkEvent::NodeBack { id: source });

@@ -63,6 +63,26 @@ pub struct LoadedScript {
     pub origin: String,
 }
 
+impl LoadedScript {
+    /// Whether the program has a handler for global event `id`: an entry of the bytecode's event vector table
+    /// (word 0: the table's length in words, then `(event id, address)` pairs, as the VM reads it).
+    ///
+    /// ```
+    /// use nrt_engine::network::LoadedScript;
+    /// // a table of 3 words (one handler: event 1 at address 3), then the code
+    /// let s = LoadedScript { bytecode: vec![3, 1, 3, 0], ..LoadedScript::default() };
+    /// assert!(s.handles_event(1));
+    /// assert!(!s.handles_event(2));
+    /// ```
+    pub fn handles_event(&self, id: u16) -> bool {
+        let Some((&len, rest)) = self.bytecode.split_first() else {
+            return false;
+        };
+        let table = rest.get(..(len as usize).saturating_sub(1)).unwrap_or(rest);
+        table.chunks_exact(2).any(|pair| pair[0] == id)
+    }
+}
+
 /// One node of the network.
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -84,6 +104,9 @@ pub struct Node {
     pub script: Option<LoadedScript>,
     /// Last VM execution flags it reported.
     pub vm_flags: Option<u16>,
+    /// Another client of the network sent it a program (bytecode we did not load) since we last loaded
+    /// ours: what it runs is not known.
+    pub foreign_program: bool,
     pub(crate) assembler: DescriptionAssembler,
     pub(crate) describe_sent: Option<Instant>,
 }
@@ -100,8 +123,18 @@ impl Node {
             last_seen: now,
             script: None,
             vm_flags: None,
+            foreign_program: false,
             assembler: DescriptionAssembler::new(),
             describe_sent: None,
+        }
+    }
+
+    /// Whether the node may run a handler for global event `id`: it does unless it runs a script we
+    /// loaded (and nobody replaced since) that has none. A node whose program is not known may.
+    pub fn may_handle_event(&self, id: u16) -> bool {
+        match &self.script {
+            Some(s) if !self.foreign_program => s.handles_event(id),
+            _ => true,
         }
     }
 

@@ -18,6 +18,7 @@ impl NetworkManager {
         now: Instant,
     ) -> &mut Node {
         if !self.nodes.contains_key(&id) {
+            self.generation += 1;
             self.events.push_back(NetworkEvent::NodeDiscovered {
                 id,
                 protocol_version: version,

@@ -6,20 +6,11 @@
 //! fastest of the window's kept samples, and the rest is at least the remainder.
 
 use crate::matching::Matched;
-use serde::Deserialize;
 use serde_json::json;
 use std::path::Path;
 
-/// One sample of the driver's `odom_slowest` (ns).
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct DriverTrace {
-    pub wire_ns: u64,
-    pub decode_ns: u64,
-    pub hand_ns: u64,
-    pub wait_ns: u64,
-    pub publish_ns: u64,
-    pub total_ns: u64,
-}
+/// One sample of the driver's `odom_slowest` (ns): the report's own type.
+pub type DriverTrace = rt::report::SlowOdom;
 
 /// The driver's slowest samples of one window.
 #[derive(Debug, Clone, Default)]

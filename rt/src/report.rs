@@ -35,8 +35,8 @@ pub struct Report {
 }
 
 /// One odometry sample's path through the driver (`odom_slowest`): when the RT thread found its bytes
-/// readable (CLOCK_MONOTONIC ns) and the time of each hop after it (ns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// readable (CLOCK_MONOTONIC ns) and the time of each hop after it (ns). Read back by the latency benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SlowOdom {
     /// The RT thread found its bytes readable (CLOCK_MONOTONIC ns).
     pub wire_ns: u64,

@@ -443,12 +443,9 @@ pub fn idle(env: &Env, robot_port: u16, window: Duration, domain: u32) -> Result
     let after = crate::procs::thread_groups(p.child.id());
     p.interrupt();
     let _ = p.wait(Duration::from_secs(20));
-    let threads: Vec<String> = after
+    let threads: Vec<String> = crate::procs::thread_shares(&before, &after, window.as_secs_f64())
         .iter()
-        .map(|(k, v)| {
-            let d = v - before.get(k).copied().unwrap_or(0.0);
-            format!("{k} {:.2}%", d / window.as_secs_f64() * 100.0)
-        })
+        .map(|(k, share)| format!("{k} {:.2}%", share * 100.0))
         .collect();
     eprintln!(
         "  thymio-rt idle: CPU {:.2}% of a core ({})",

@@ -228,6 +228,23 @@ pub fn thread_groups(pid: u32) -> std::collections::BTreeMap<String, f64> {
     groups
 }
 
+/// Fraction of one core each thread group used between two [`thread_groups`] readings `wall_s` seconds apart.
+pub fn thread_shares(
+    before: &std::collections::BTreeMap<String, f64>,
+    after: &std::collections::BTreeMap<String, f64>,
+    wall_s: f64,
+) -> std::collections::BTreeMap<String, f64> {
+    after
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                (v - before.get(k).copied().unwrap_or(0.0)) / wall_s,
+            )
+        })
+        .collect()
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -85,11 +85,7 @@ fn cpu_fraction(p: &Proc, warmup: Duration, window: Duration) -> (f64, BTreeMap<
     std::thread::sleep(window);
     let (b, tb) = (p.cpu_seconds(), procs::thread_groups(pid));
     let wall = t0.elapsed().as_secs_f64();
-    let threads = tb
-        .iter()
-        .map(|(k, v)| (k.clone(), (v - ta.get(k).copied().unwrap_or(0.0)) / wall))
-        .collect();
-    ((b - a) / wall, threads)
+    ((b - a) / wall, procs::thread_shares(&ta, &tb, wall))
 }
 
 /// One point of the scaling curve: `n` robots through one RT thread; with `ros_domain`, the ROS 2 front end

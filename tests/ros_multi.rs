@@ -229,3 +229,93 @@ fn robots_on_two_links_obey_their_own_commands() {
     stop(driver);
     drop(sims);
 }
+
+/// `n` free consecutive TCP ports on loopback (the first one).
+fn free_ports(n: usize) -> u16 {
+    for _ in 0..50 {
+        let base = free_port();
+        if base as usize + n < 65000
+            && (0..n).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i as u16)).is_ok())
+        {
+            return base;
+        }
+    }
+    panic!("no {n} free consecutive ports");
+}
+
+/// A classroom stopped with Ctrl-C: the stop (zero speed, read-back) and the report come before the ROS teardown.
+/// Tearing ROS 2 down un-announces every endpoint of every robot one by one, which grows with the square of the
+/// robots (seconds from about 10 robots on): it ran first and outlasted the stop guard's 2 s, so the process was
+/// cut short with no report (and, with `reset_on_closing`, no RESET). And the load's own VM states, read seconds
+/// late while the robots' ROS endpoints were being made, were reported as every robot's VM stopped.
+#[test]
+fn a_classroom_stop_writes_its_report_before_ros_is_torn_down() {
+    const ROBOTS: usize = 12;
+    let dir = tempfile::tempdir().unwrap();
+    let base = free_ports(ROBOTS);
+    let mut sim = common::thymio_rt();
+    sim.args(["sim", "--duration", "200", "--robots"])
+        .arg(ROBOTS.to_string())
+        .arg("--listen")
+        .arg(format!("tcp:127.0.0.1:{base}"));
+    let _sim = Proc::spawn("thymio-rt sim", sim);
+    for i in 0..ROBOTS {
+        common::wait_listening(base + i as u16, Duration::from_secs(30));
+    }
+    let targets: Vec<String> = (0..ROBOTS)
+        .map(|i| format!("\"tcp:host=127.0.0.1;port={}\"", base as usize + i))
+        .collect();
+    let config = dir.path().join("classroom.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "targets: [{}]\nport: 0\nnodes: {{thymio: {{name: thymio-II, accept: true, prefix: thymio_}}}}\n\
+             script: {{path: 'builtin:aseba/thymio_ros.aesl'}}\nsimulation: true\n\
+             rt: {{priority: 0, lock_memory: false}}\n",
+            targets.join(", ")
+        ),
+    )
+    .unwrap();
+    let report = dir.path().join("report.json");
+    let mut cmd = common::thymio_rt();
+    cmd.arg("run")
+        .arg("-c")
+        .arg(&config)
+        .arg("--report")
+        .arg(&report)
+        .args(["--ros-args", "-r", "__ns:=/classroom"])
+        .env("ROS_DOMAIN_ID", test_domain_id().to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_PRELOAD");
+    let mut driver = Proc::spawn("thymio-rt run", cmd);
+    for _ in 0..ROBOTS {
+        driver.wait_line(Duration::from_secs(150), |l| {
+            l.contains("driver interface ready")
+        });
+    }
+    driver.signal(nix::sys::signal::Signal::SIGINT);
+    // the stop guard's bounds: 2 s for the stop, 10 s for the teardown
+    let status = driver.wait_exit(Duration::from_secs(30));
+    let log = driver.seen.join("\n");
+    assert!(
+        log.contains("robots were sent zero speed (confirmed)"),
+        "{status}:\n{log}"
+    );
+    let r: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&report)
+            .unwrap_or_else(|e| panic!("no report ({e}); exit {status}:\n{log}")),
+    )
+    .unwrap();
+    assert_eq!(r["link"]["links_connected"], ROBOTS, "{r}");
+    assert!(r["rt"]["odometry_samples"].as_u64().unwrap_or(0) > 0, "{r}");
+    // the teardown may be cut by its own bound on a slow machine, never the stop
+    assert!(
+        status.success() || status.code() == Some(130),
+        "{status}:\n{log}"
+    );
+    assert!(
+        !log.contains("stopped or paused"),
+        "a VM halt reported that no one caused:\n{log}"
+    );
+}

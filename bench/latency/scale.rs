@@ -122,8 +122,16 @@ pub fn point(
         }
     }
     let mut p = Proc::spawn("thymio-rt run", c);
-    for _ in 0..n {
-        p.wait_for("driven as RT robot", Duration::from_secs(60))?;
+    // every robot driven and, with ROS, its endpoints made — one robot after the other, each costing more than the
+    // last (Fast DDS announces the participant's whole entity list on every new endpoint): measure after them
+    let (mut driven, mut ready) = (0, 0);
+    let want_ready = if ros_domain.is_some() { n } else { 0 };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60 + 5 * n as u64);
+    while driven < n || ready < want_ready {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let l = p.wait_for("", left)?;
+        driven += l.contains("driven as RT robot") as usize;
+        ready += l.contains("driver interface ready") as usize;
     }
     let (cpu, threads) = cpu_fraction(&p, Duration::from_secs(2), window);
     p.interrupt();

@@ -10,7 +10,11 @@
 //!   report, RESET, ROS teardown);
 //! - [`ZERO_SPEED_BOUND`] after the first signal if a second one came and the zero speed
 //!   could still not be flushed (a stuck link: the robot's own watchdog stops it);
-//! - [`ORDERLY_BOUND`] after the first signal in any case (a stuck orderly exit).
+//! - [`ORDERLY_BOUND`] after the first signal if the stop itself (zero speed, read-back, RESET,
+//!   recording, report) is not done by then (a stuck orderly exit);
+//! - once it is done ([`mark_orderly_stop_done`]), what is left is the front ends' teardown
+//!   (un-announcing every ROS endpoint of every robot): [`TEARDOWN_BOUND`] more, or at once on a
+//!   further signal.
 
 use nix::errno::Errno;
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
@@ -20,15 +24,19 @@ use std::time::{Duration, Instant};
 
 /// After a second signal, the longest wait for the zero-speed frames to be flushed.
 pub const ZERO_SPEED_BOUND: Duration = Duration::from_millis(200);
-/// After the first signal, the longest orderly exit (zero speed, read-back, report, RESET,
-/// ROS teardown) before the guard ends the process.
+/// After the first signal, the longest orderly stop (zero speed, read-back, RESET, recording,
+/// report) before the guard ends the process.
 pub const ORDERLY_BOUND: Duration = Duration::from_secs(2);
+/// After the orderly stop is done ([`mark_orderly_stop_done`]), the longest teardown of the front
+/// ends (ROS un-announces every endpoint of every robot: seconds with a classroom of robots).
+pub const TEARDOWN_BOUND: Duration = Duration::from_secs(10);
 /// Exit status of an exit forced by the guard (128 + SIGINT, as a shell reports Ctrl-C).
 pub const FORCED_EXIT_STATUS: i32 = 130;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
 static ZERO_FLUSHED: AtomicBool = AtomicBool::new(false);
+static STOP_DONE: AtomicBool = AtomicBool::new(false);
 /// Write end of the guard's pipe (-1: no guard).
 static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 static GUARD: std::sync::Once = std::sync::Once::new();
@@ -104,18 +112,30 @@ fn start_guard() -> Result<(), Errno> {
     Ok(())
 }
 
-/// What the guard does at `since_first` after the first signal.
+/// What the guard does at `since_first` after the first signal, `since_done` after the orderly stop
+/// was done (`None`: not yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
     Wait,
     Exit,
 }
 
-fn verdict(signals: u32, zero_flushed: bool, since_first: Duration) -> Verdict {
+fn verdict(
+    signals: u32,
+    zero_flushed: bool,
+    since_first: Duration,
+    since_done: Option<Duration>,
+) -> Verdict {
     let hurried = signals >= 2;
-    if since_first >= ORDERLY_BOUND
-        || (hurried && (zero_flushed || since_first >= ZERO_SPEED_BOUND))
-    {
+    let exit = match since_done {
+        // only the teardown is left: a further signal or its bound ends it
+        Some(d) => hurried || d >= TEARDOWN_BOUND,
+        None => {
+            since_first >= ORDERLY_BOUND
+                || (hurried && (zero_flushed || since_first >= ZERO_SPEED_BOUND))
+        }
+    };
+    if exit {
         Verdict::Exit
     } else {
         Verdict::Wait
@@ -134,11 +154,16 @@ fn guard(read: OwnedFd) {
         }
     }
     let first = Instant::now();
+    let mut done: Option<Instant> = None;
     loop {
+        if done.is_none() && STOP_DONE.load(Ordering::SeqCst) {
+            done = Some(Instant::now());
+        }
         let v = verdict(
             SIGNALS.load(Ordering::SeqCst),
             ZERO_FLUSHED.load(Ordering::SeqCst),
             first.elapsed(),
+            done.map(|d| d.elapsed()),
         );
         if v == Verdict::Exit {
             // SAFETY: `_exit` never returns; it skips destructors and atexit handlers on
@@ -165,23 +190,48 @@ pub fn mark_zero_speed_flushed() {
     ZERO_FLUSHED.store(true, Ordering::SeqCst);
 }
 
+/// Called by the driver once the stop is done — robots stopped, RESET sent, recording closed,
+/// report written — before it tears its front ends down: from then on the guard bounds the rest
+/// by [`TEARDOWN_BOUND`] instead of [`ORDERLY_BOUND`], and a further signal ends it at once.
+pub fn mark_orderly_stop_done() {
+    STOP_DONE.store(true, Ordering::SeqCst);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn one_signal_waits_for_the_orderly_exit_up_to_its_bound() {
-        assert_eq!(verdict(1, true, Duration::from_millis(500)), Verdict::Wait);
-        assert_eq!(verdict(1, false, Duration::from_millis(500)), Verdict::Wait);
-        assert_eq!(verdict(1, true, ORDERLY_BOUND), Verdict::Exit);
+        let ms = Duration::from_millis;
+        assert_eq!(verdict(1, true, ms(500), None), Verdict::Wait);
+        assert_eq!(verdict(1, false, ms(500), None), Verdict::Wait);
+        assert_eq!(verdict(1, true, ORDERLY_BOUND, None), Verdict::Exit);
+    }
+
+    #[test]
+    fn once_the_stop_is_done_the_teardown_has_its_own_bound() {
+        let ms = Duration::from_millis;
+        // a slow ROS teardown past the orderly bound is not cut short...
+        assert_eq!(
+            verdict(1, true, ORDERLY_BOUND + ms(500), Some(ms(600))),
+            Verdict::Wait
+        );
+        // ...up to its own bound, or a further signal
+        assert_eq!(
+            verdict(1, true, ORDERLY_BOUND, Some(TEARDOWN_BOUND)),
+            Verdict::Exit
+        );
+        assert_eq!(verdict(2, true, ms(100), Some(ms(1))), Verdict::Exit);
     }
 
     #[test]
     fn a_second_signal_never_skips_the_zero_speed_write() {
-        assert_eq!(verdict(2, false, Duration::from_millis(1)), Verdict::Wait);
-        assert_eq!(verdict(5, false, Duration::from_millis(150)), Verdict::Wait);
-        assert_eq!(verdict(2, true, Duration::from_millis(1)), Verdict::Exit);
+        let ms = Duration::from_millis;
+        assert_eq!(verdict(2, false, ms(1), None), Verdict::Wait);
+        assert_eq!(verdict(5, false, ms(150), None), Verdict::Wait);
+        assert_eq!(verdict(2, true, ms(1), None), Verdict::Exit);
         // a stuck link: bounded anyway
-        assert_eq!(verdict(2, false, ZERO_SPEED_BOUND), Verdict::Exit);
+        assert_eq!(verdict(2, false, ZERO_SPEED_BOUND, None), Verdict::Exit);
     }
 }

@@ -172,8 +172,7 @@ pub fn main(args: Args, registry: rt::controllers::Registry) -> CliResult {
         ros1_args: &args.ros1_args,
         cmd_vel: args.cmd_vel,
     };
-    let (stopped, ros_hops, recording) = run_served(config, duration, &wanted, registry)?;
-    finish(&stopped, ros_hops, recording, args.report.as_deref())
+    run_served(config, duration, &wanted, registry, args.report.as_deref())
 }
 
 fn describe(config: &Config) -> String {
@@ -220,14 +219,8 @@ fn run_served(
     duration: Option<Duration>,
     wanted: &Wanted<'_>,
     registry: rt::controllers::Registry,
-) -> Result<
-    (
-        Stopped,
-        Option<handoff::RosHops>,
-        Option<nrt_recorder::flight::FlightReport>,
-    ),
-    CliError,
-> {
+    report: Option<&std::path::Path>,
+) -> CliResult {
     let (nodes, config) = Nodes::new(wanted, config)?;
     // before anything runs: a bad path or an existing recording stops the start with the reason
     let recording = create_recording(
@@ -276,7 +269,11 @@ fn run_served(
             tracing::info!("{s}");
         }
     }
-    drop(front_ends);
+    // The robots, the recording and the report before ROS: tearing ROS down un-announces every endpoint of every
+    // robot one by one (Fast DDS), seconds with a classroom of robots — it must not eat the stop guard's bound
+    // (rt::signals::ORDERLY_BOUND) before the zero speed, the RESET, the recording's end and the report are done.
+    // The front ends' threads outlive the RT thread: they wait on their rings with a timeout, and the NRT loop no
+    // longer steps them.
     let stopped = rt.stop();
     // after the RT thread: its last records (the exit stops) are in the file
     let recording = recorder.map(|r| {
@@ -288,7 +285,12 @@ fn run_served(
         }
         s.report()
     });
-    Ok((stopped, hops, recording))
+    let finished = finish(&stopped, hops, recording, report);
+    rt::signals::mark_orderly_stop_done();
+    let teardown = Instant::now();
+    drop(front_ends);
+    tracing::debug!("front ends torn down in {:.2?}", teardown.elapsed());
+    finished
 }
 
 /// The flight recorder's first file (`record.file`, `--record`; `None`: no recording), made before the runtime

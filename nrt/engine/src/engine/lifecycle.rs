@@ -45,20 +45,28 @@ impl Engine {
                     }
                     self.readd_robot(*id);
                 }
-                NetworkEvent::ExecutionState { id, pc, flags } => {
+                NetworkEvent::ExecutionState {
+                    id,
+                    pc,
+                    flags,
+                    stamp_ns,
+                } => {
+                    // The load's own states (step-by-step until its RUN) are told from later ones by when
+                    // they arrived, not when the engine reads them: a loop held up for seconds (ROS endpoints
+                    // of many robots made at once) reads them late.
+                    let said = received_at(*stamp_ns, now);
                     let idle_reset = *pc == 0
                         && flags
                             & (msgs::opcodes::FLAG_EVENT_ACTIVE | msgs::opcodes::FLAG_STEP_BY_STEP)
                             == 0;
-                    let settled = self
-                        .loaded_at
-                        .get(id)
-                        .is_some_and(|t| now.duration_since(*t) > Duration::from_secs(2));
+                    let settled = self.loaded_at.get(id).is_some_and(|t| {
+                        said.saturating_duration_since(*t) > Duration::from_secs(2)
+                    });
                     if idle_reset && settled {
                         tracing::warn!("node {id} lost its program (it rebooted?): reloading it");
                         self.reload(*id, now);
                     }
-                    self.check_vm_halt(*id, *pc, *flags, now);
+                    self.check_vm_halt(*id, *pc, *flags, said);
                 }
                 NetworkEvent::VmError { id, message } => tracing::warn!("node {id}: {message}"),
                 _ => {}
@@ -341,4 +349,17 @@ fn rt_link(via: Via) -> Option<LinkId> {
         Via::Link(l) => Some(l),
         Via::Switch => None,
     }
+}
+
+/// The instant at which a frame stamped `stamp_ns` (the RT's CLOCK_MONOTONIC receive time) arrived: its age on
+/// that clock taken from the present; `now` (the loop's time) when the stamp is unknown (0).
+fn received_at(stamp_ns: u64, now: Instant) -> Instant {
+    if stamp_ns == 0 {
+        return now;
+    }
+    let age = handoff::monotonic_ns().saturating_sub(stamp_ns);
+    let present = Instant::now();
+    present
+        .checked_sub(Duration::from_nanos(age))
+        .unwrap_or(present)
 }

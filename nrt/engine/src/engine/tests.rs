@@ -511,6 +511,41 @@ fn a_stopped_vm_of_a_driven_robot_is_reported_once_and_set_running() {
     );
 }
 
+/// The load's own states (step-by-step until its RUN) read seconds late by a busy NRT loop (16 robots' ROS 2
+/// endpoints made in one step) were taken for a halt of every robot: warning, `/diagnostics` halt, RUN resent. The
+/// grace after a load counts from when the state arrived (its RT stamp), not from when the loop read it.
+#[test]
+fn the_loads_own_states_read_late_are_not_a_halt() {
+    use msgs::opcodes::{FLAG_EVENT_ACTIVE, FLAG_STEP_BY_STEP};
+    let (mut e, mut rt) = engine(0);
+    driven_robot(&mut e, &mut rt);
+    e.poll(Instant::now());
+    written(&mut rt);
+    let state_now = |rt: &mut RtEnds| {
+        let f = Message::ExecutionStateChanged {
+            pc: 577,
+            flags: FLAG_STEP_BY_STEP | FLAG_EVENT_ACTIVE,
+        }
+        .to_frame(3)
+        .unwrap();
+        assert!(rt.rt_push_frame(LinkId(0), handoff::monotonic_ns(), &f));
+    };
+    // loaded just now, read 5 s later: the load's own state
+    let loaded = Instant::now();
+    e.loaded_at.insert(NodeId(3), loaded);
+    state_now(&mut rt);
+    e.poll(loaded + Duration::from_secs(5));
+    assert!(!written(&mut rt).iter().any(|(_, k, _)| *k == kind::RUN));
+    assert_eq!(e.vm_record(NodeId(3)).map_or(0, |r| r.halts), 0);
+    // loaded 5 s before the state arrived: a real halt, reported and restarted
+    e.loaded_at
+        .insert(NodeId(3), Instant::now() - Duration::from_secs(5));
+    state_now(&mut rt);
+    e.poll(Instant::now());
+    assert!(written(&mut rt).iter().any(|(_, k, _)| *k == kind::RUN));
+    assert_eq!(e.vm_record(NodeId(3)).map(|r| r.halts), Some(1));
+}
+
 #[test]
 fn with_restart_off_a_stopped_vm_is_only_reported() {
     let (mut rt_ends, nrt) = channels(&ChannelConfig::default());

@@ -127,9 +127,9 @@ impl Engine {
         }
     }
 
-    /// An execution state of node `id`: a driven robot's VM found stopped or paused is reported
-    /// once and, with `restart_stopped_vm`, set running again.
-    pub(super) fn check_vm_halt(&mut self, id: NodeId, pc: u16, flags: u16, now: Instant) {
+    /// An execution state of node `id`, said at `said` (its arrival): a driven robot's VM found stopped or paused
+    /// is reported once and, with `restart_stopped_vm`, set running again.
+    pub(super) fn check_vm_halt(&mut self, id: NodeId, pc: u16, flags: u16, said: Instant) {
         if self.robots.of_node(id).is_none() || self.closing {
             return;
         }
@@ -137,7 +137,7 @@ impl Engine {
         if self
             .loaded_at
             .get(&id)
-            .is_some_and(|t| now.duration_since(*t) < Duration::from_secs(1))
+            .is_some_and(|t| said.saturating_duration_since(*t) < Duration::from_secs(1))
         {
             return;
         }

@@ -156,6 +156,7 @@ impl NetworkManager {
                     id: source,
                     pc,
                     flags,
+                    stamp_ns,
                 });
             }
             Message::ArrayAccessOutOfBounds { pc, size_index } => {

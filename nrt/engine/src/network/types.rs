@@ -103,6 +103,9 @@ pub enum NetworkEvent {
         pc: u16,
         /// Execution flags.
         flags: u16,
+        /// RT receive time, CLOCK_MONOTONIC nanoseconds (0 if unknown): when the node said it, not
+        /// when the engine got to it (a busy NRT loop can take seconds).
+        stamp_ns: u64,
     },
     /// A node reported a VM error (it stopped) or a node-specific message.
     VmError {

@@ -227,13 +227,15 @@ impl RtLoop {
                 self.owners[i].started = true;
             }
         }
+        // one clock read per serve: each one's end is the next one's start
+        let mut t0 = monotonic_ns();
         for (k, c) in ctrls.iter_mut().enumerate() {
             // what its endpoints take is recorded as its
             handoff::rt_set_context(id, k as u8);
-            let t0 = monotonic_ns();
             c.serve(view, Some(k) == owner.controller_index());
-            let dt = monotonic_ns().saturating_sub(t0);
-            self.stats.controllers.record_serve(k, dt);
+            let t1 = monotonic_ns();
+            self.stats.controllers.record_serve(k, t1.saturating_sub(t0));
+            t0 = t1;
         }
         match owner {
             OwnerId::ROS => WheelCommand::Twist(self.robots[i].set_point()),

@@ -244,7 +244,8 @@ def e2e_tables(e2e: dict) -> list:
     if cpu8 and "failed" not in cpu8:
         out.append(f"| CPU at 8 robots (report): thymio-rt, one process / 8 Python drivers | "
                    f"{pct(cpu8.get('thymio_rt'))} / {pct(cpu8.get('python'))} |" + " |" * (len(ours_rows) - 1))
-    return out + ros1_report(order, same_client) + tails_lines(e2e) + notes_of(e2e)
+    return (out + ros1_report(order, same_client) + issue29_targets(order, same_client, e2e) + tails_lines(e2e)
+            + notes_of(e2e))
 
 
 def ros1_report(order: list, same_client) -> list:
@@ -262,6 +263,62 @@ def ros1_report(order: list, same_client) -> list:
         out.append(f"| {name} p50 / p99 | " + " | ".join(cells) + " |")
     cells = [f"{100 * (r['cpu'] - f['cpu']):+.2f} % ({pct(r['cpu'])} vs {pct(f['cpu'])})" for r, f in pairs]
     return out + ["| CPU | " + " | ".join(cells) + " |"]
+
+
+# issue 29's end-to-end targets: with a fast client (r2r, tcpros) each hop within these of the floor of that client
+FAST_CLIENTS = ("r2r", "tcpros")
+FAST_LIMITS_US = (("p50", 20), ("p99", 60))
+FAST_TAIL_RATIO = 1.5
+CPU_FLOOR_RATIO = 1.2
+IDLE_LIMIT = 0.005
+
+
+def issue29_targets(order: list, same_client, e2e: dict) -> list:
+    """Issue 29's end-to-end targets, one line per thymio-rt row (default configuration) against the floor of its
+    own client, each unmet one with by how much: with a fast client each hop within +20 / +60 µs of the floor at
+    p50 / p99 and p99.9 / max within 1.5× the floor's; with rclpy / rospy p99.9 / max no worse than the floor's;
+    CPU ≤ 1.2× the floor's; idle ≤ 0.5 % of a core."""
+    ours = [r for r in order if base_of(r) == "thymio-rt" and not r.get("extra", False) and same_client(r, "floor")]
+    if not ours:
+        return []
+    out = ["", "| issue 29 target (same run, against the floor of the same client) | row | measured | verdict |",
+           "|---|---|---|---|"]
+
+    def by(over, unit):
+        return "**met**" if over <= 0 else f"**not met** (by {over:.0f}{unit})"
+
+    for r in ours:
+        f = same_client(r, "floor")
+        row = f"{r['driver']} − {f['driver']}"
+        for key, name in TARGETS:
+            if not (r.get(key) and f.get(key)):
+                continue
+            if client_of(r) in FAST_CLIENTS:
+                for q, limit in FAST_LIMITS_US:
+                    d = r[key][q] - f[key][q]
+                    out.append(f"| {name} {q} within +{limit} µs of the floor (fast client) | {row} | {d:+.0f} µs | "
+                               f"{by(d - limit, ' µs')} |")
+                for q in ("p999", "max"):
+                    ratio = r[key][q] / f[key][q] if f[key][q] else float("inf")
+                    out.append(f"| {name} {q.replace('p999', 'p99.9')} within {FAST_TAIL_RATIO}× the floor's (fast "
+                               f"client) | {row} | {r[key][q]:.0f} vs {f[key][q]:.0f} µs ({ratio:.2f}×) | "
+                               f"{by(r[key][q] - FAST_TAIL_RATIO * f[key][q], ' µs')} |")
+            else:
+                for q in ("p999", "max"):
+                    out.append(f"| {name} {q.replace('p999', 'p99.9')} no worse than the floor's | {row} | "
+                               f"{r[key][q]:.0f} vs {f[key][q]:.0f} µs | {by(r[key][q] - f[key][q], ' µs')} |")
+        if r.get("cpu") and f.get("cpu"):
+            ratio = r["cpu"] / f["cpu"]
+            over = 100 * (r["cpu"] - CPU_FLOOR_RATIO * f["cpu"])
+            out.append(f"| CPU ≤ {CPU_FLOOR_RATIO}× the floor's (whole Thymio interface, 100 Hz odometry) | {row} | "
+                       f"{pct(r['cpu'])} vs {pct(f['cpu'])} ({ratio:.2f}×) | "
+                       + ("**met**" if over <= 0 else f"**not met** (by {over:.2f} % of a core)") + " |")
+    idle = e2e.get("idle_cpu")
+    if isinstance(idle, (int, float)):
+        over = 100 * (idle - IDLE_LIMIT)
+        out.append(f"| idle CPU ≤ {100 * IDLE_LIMIT:.1f} % of a core (robot connected, no ROS traffic) | thymio-rt | "
+                   f"{pct(idle)} | " + ("**met**" if over <= 0 else f"**not met** (by {over:.2f} % of a core)") + " |")
+    return out
 
 
 def notes_of(e2e: dict) -> list:

@@ -154,7 +154,9 @@ def e2e_tables(e2e: dict) -> list:
     """The end-to-end table grouped by client (in each group the default configuration first, the floor beside it),
     then the issue's targets per thymio-rt ROS 2 row against the floor and Python driver of its own client, and the
     ROS 1 front end against the ROS 1 floor, computed from the numbers."""
-    rows = e2e.get("rows", [])
+    # a row none of whose windows could be measured is named below the table, not in it
+    lost = [r for r in e2e.get("rows", []) if "failed" in r]
+    rows = [r for r in e2e.get("rows", []) if "failed" not in r]
     by = {r["driver"]: r for r in rows}
     samples = min((r.get("cmd_vel_to_wire_us") or {}).get("samples", 0) for r in rows) if rows else 0
     rounds = e2e.get("rounds", 1)
@@ -245,7 +247,7 @@ def e2e_tables(e2e: dict) -> list:
         out.append(f"| CPU at 8 robots (report): thymio-rt, one process / 8 Python drivers | "
                    f"{pct(cpu8.get('thymio_rt'))} / {pct(cpu8.get('python'))} |" + " |" * (len(ours_rows) - 1))
     return (out + ros1_report(order, same_client) + issue29_targets(order, same_client, e2e) + tails_lines(e2e)
-            + notes_of(e2e))
+            + failed_lines(rows, lost) + notes_of(e2e))
 
 
 def ros1_report(order: list, same_client) -> list:
@@ -319,6 +321,15 @@ def issue29_targets(order: list, same_client, e2e: dict) -> list:
         out.append(f"| idle CPU ≤ {100 * IDLE_LIMIT:.1f} % of a core (robot connected, no ROS traffic) | thymio-rt | "
                    f"{pct(idle)} | " + ("**met**" if over <= 0 else f"**not met** (by {over:.2f} % of a core)") + " |")
     return out
+
+
+def failed_lines(rows: list, lost: list) -> list:
+    """The windows that failed twice (left out of their row) and the rows not measured at all."""
+    out = [f"- {r['driver']}: {len(r['failed_windows'])} window(s) left out (failed twice): "
+           + "; ".join(r["failed_windows"]) for r in rows if r.get("failed_windows")]
+    out += [f"- {r['driver']} ({r.get('config', '')}): **not measured**, every window failed: " + "; ".join(r["failed"])
+            for r in lost]
+    return ["", "Failed windows:"] + out if out else []
 
 
 def notes_of(e2e: dict) -> list:

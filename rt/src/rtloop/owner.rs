@@ -234,7 +234,9 @@ impl RtLoop {
             handoff::rt_set_context(id, k as u8);
             c.serve(view, Some(k) == owner.controller_index());
             let t1 = monotonic_ns();
-            self.stats.controllers.record_serve(k, t1.saturating_sub(t0));
+            self.stats
+                .controllers
+                .record_serve(k, t1.saturating_sub(t0));
             t0 = t1;
         }
         match owner {

@@ -64,6 +64,9 @@ pub(crate) struct Slots {
     pub retired: LinkTotals,
     /// Bytes a link may read per period.
     budget: usize,
+    /// The read buffer of every link, made once: a `[0u8; WAKE_READ]` on the stack was zeroed at every read of
+    /// every link (4 KiB per link per wake-up; 256 KiB per period with 64 links).
+    rx_buf: Box<[u8]>,
 }
 
 impl Slots {
@@ -92,6 +95,7 @@ impl Slots {
                 .collect(),
             retired: LinkTotals::default(),
             budget,
+            rx_buf: vec![0u8; WAKE_READ].into_boxed_slice(),
         }
     }
 
@@ -202,8 +206,9 @@ impl Slots {
         wake_ns: u64,
         mut on_frame: impl FnMut(LinkId, u64, u64, &Frame<'_>),
     ) -> bool {
-        let mut buf = [0u8; WAKE_READ];
-        let Some(s) = self.slots.get_mut(i).filter(|s| s.live()) else {
+        let Slots { slots, rx_buf, .. } = self;
+        let buf = &mut rx_buf[..];
+        let Some(s) = slots.get_mut(i).filter(|s| s.live()) else {
             return false;
         };
         let Some(link) = s.link.as_mut() else {

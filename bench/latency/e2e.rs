@@ -265,6 +265,11 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// Whether any window was merged in.
+    pub fn any(&self) -> bool {
+        self.wall_s > 0.0
+    }
+
     /// Adds another window.
     pub fn merge(&mut self, other: Measured) {
         self.cmd_vel.merge(other.cmd_vel);

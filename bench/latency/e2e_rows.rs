@@ -167,7 +167,6 @@ pub fn run(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
     // a window that fails is taken again once (a new robot, another domain); one that fails twice is left out of
     // its row, which says so, and the run goes on: one bad window no longer loses an hour of measurements
     let mut failed: Vec<Vec<String>> = rows.iter().map(|_| Vec::new()).collect();
-    let mut measured_windows = vec![0usize; rows.len()];
     for round in 0..rounds {
         for (i, r) in rows.iter().enumerate() {
             eprintln!(
@@ -188,10 +187,7 @@ pub fn run(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
                 attempt(domain + 40 + (i * rounds + round) as u32 % 40)
             });
             match got {
-                Ok(m) => {
-                    measured[i].merge(m);
-                    measured_windows[i] += 1;
-                }
+                Ok(m) => measured[i].merge(m),
                 Err(e) => {
                     eprintln!(
                         "  {}: window failed twice ({e}); left out of the row",
@@ -207,31 +203,30 @@ pub fn run(env: &e2e::Env, window: Duration, rounds: usize) -> Result<(), String
     let floor_p99 = |client: &str| {
         rows.iter()
             .zip(&measured)
-            .zip(&measured_windows)
-            .find(|((r, _), n)| {
+            .find(|(r, m)| {
                 matches!(r.driver, Driver::Floor | Driver::FloorRos1 { .. })
                     && r.client.name() == client
-                    && **n > 0
+                    && m.any()
             })
-            .map(|((_, m), _)| (m.odom.hop().p99 * 1000.0) as u64)
+            .map(|(_, m)| (m.odom.hop().p99 * 1000.0) as u64)
     };
     let mut out = Vec::new();
     for (i, (r, m)) in rows.iter().zip(&measured).enumerate() {
-        if measured_windows[i] == 0 {
-            out.push(json!({
-                "driver": r.label, "config": r.config, "extra": r.driver.is_extra(),
-                "ros": r.client.ros(), "client": r.client.name(), "failed": failed[i],
-            }));
-            continue;
-        }
-        let (cmd_vel, odom) = (m.cmd_vel.hop(), m.odom.hop());
         let mut row = json!({
             "driver": r.label, "config": r.config, "extra": r.driver.is_extra(),
             "ros": r.client.ros(), "client": r.client.name(),
-            "cmd_vel_to_wire_us": e2e::summary(&cmd_vel), "wire_to_odom_us": e2e::summary(&odom),
-            "odom_fit": e2e::fit(&odom), "cpu": m.cpu(),
-            "cdf": {"cmd_vel": cmd_vel.cdf, "odom": odom.cdf},
         });
+        if !m.any() {
+            row["failed"] = json!(failed[i]);
+            out.push(row);
+            continue;
+        }
+        let (cmd_vel, odom) = (m.cmd_vel.hop(), m.odom.hop());
+        row["cmd_vel_to_wire_us"] = e2e::summary(&cmd_vel);
+        row["wire_to_odom_us"] = e2e::summary(&odom);
+        row["odom_fit"] = e2e::fit(&odom);
+        row["cpu"] = json!(m.cpu());
+        row["cdf"] = json!({"cmd_vel": cmd_vel.cdf, "odom": odom.cdf});
         if let Some(rec) = &m.recorded {
             row["recording"] = rec.to_json();
         }

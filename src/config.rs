@@ -45,6 +45,11 @@ pub struct RtSection {
     pub cpu: i32,
     /// SCHED_FIFO priority (1–99; 0 keeps SCHED_OTHER).
     pub priority: u8,
+    /// SCHED_FIFO priority of the front ends' odometry publisher threads, which then run on the
+    /// RT thread's CPU: rung by the RT thread, a publisher runs the moment it waits again rather
+    /// than after another CPU wakes up (README "Latency"). Below `priority`; 0: SCHED_OTHER on
+    /// any CPU. Ignored when `priority` is 0.
+    pub publisher_priority: u8,
     /// `mlockall(MCL_CURRENT | MCL_FUTURE)`.
     pub lock_memory: bool,
     /// Longest time [µs] the NRT side waits while something must be polled: an Aseba switch
@@ -68,6 +73,7 @@ impl Default for RtSection {
             period_us: 10_000,
             cpu: -1,
             priority: 50,
+            publisher_priority: 1,
             lock_memory: true,
             nrt_poll_us: 1000,
             wake_nrt: true,
@@ -84,6 +90,19 @@ impl Section for RtSection {
                 "nrt_poll_us",
                 0,
                 "µs: must be at least 1 µs (0 would spin)",
+            ));
+        }
+        if self.priority > 99 {
+            return Err(Invalid::new("priority", self.priority, "is above 99"));
+        }
+        if self.priority > 0 && self.publisher_priority >= self.priority {
+            return Err(Invalid::new(
+                "publisher_priority",
+                self.publisher_priority,
+                format!(
+                    "must be below the RT thread's priority ({}): the publishers share its CPU",
+                    self.priority
+                ),
             ));
         }
         if self.speed_refresh_ms == 0 {

@@ -257,6 +257,19 @@ pub fn rt_config(config: &Config) -> RtConfig {
     }
 }
 
+/// Where the front ends' odometry publishers run: on the RT thread's CPU at
+/// `rt.publisher_priority`, when the RT thread itself is SCHED_FIFO (a SCHED_FIFO publisher
+/// beside a SCHED_OTHER RT thread would take the CPU from it); otherwise as any NRT thread.
+pub fn companion_placement(config: &Config, rt: &RtConfig) -> handoff::CompanionPlacement {
+    match rt.setup.priority {
+        Some(_) if config.rt.publisher_priority > 0 => handoff::CompanionPlacement {
+            cpu: rt.setup.cpu.and_then(|c| u16::try_from(c).ok()),
+            priority: config.rt.publisher_priority,
+        },
+        _ => handoff::CompanionPlacement::default(),
+    }
+}
+
 /// How to reach a target: through the connector, or the embedded simulator.
 fn connect_spec(t: &Target) -> Result<Option<ConnectSpec>, RuntimeError> {
     Ok(match t {
@@ -380,7 +393,9 @@ impl Runtime {
         let (filters, ports) = rt_filters(config);
         engine.attach_controller(Box::new(ports.reflex));
         engine.attach_controller(Box::new(ports.cliff));
-        let rt = rt::rtloop::spawn(rt_config(config), rt_ends, rt_port, controllers, filters)
+        let rt_cfg = rt_config(config);
+        engine.set_companion_placement(companion_placement(config, &rt_cfg));
+        let rt = rt::rtloop::spawn(rt_cfg, rt_ends, rt_port, controllers, filters)
             .map_err(|error| RuntimeError::Thread { what: "RT", error })?;
         let connector =
             spawn_connector(ConnectorConfig::default(), specs, pipes, port).map_err(|error| {

@@ -529,3 +529,43 @@ fn the_controller_budget_reaches_the_rt_thread_and_bad_values_name_their_key() {
     }
     assert!(Config::from_yaml("control: {controller_budget_us: -1}").is_err());
 }
+
+#[test]
+fn the_publishers_share_the_rt_cpu_below_its_priority() {
+    use crate::runtime::{companion_placement, rt_config};
+    // the default: on the RT thread's CPU at SCHED_FIFO 1
+    let c = Config::from_yaml("rt: {cpu: 0}").unwrap();
+    let p = companion_placement(&c, &rt_config(&c));
+    assert_eq!(
+        p,
+        handoff::CompanionPlacement {
+            cpu: Some(0),
+            priority: 1
+        }
+    );
+    // an RT thread left SCHED_OTHER, or publishers asked SCHED_OTHER: any CPU, SCHED_OTHER
+    for yaml in [
+        "rt: {priority: 0, publisher_priority: 5}",
+        "rt: {publisher_priority: 0}",
+    ] {
+        let c = Config::from_yaml(yaml).unwrap();
+        assert_eq!(
+            companion_placement(&c, &rt_config(&c)),
+            handoff::CompanionPlacement::default(),
+            "{yaml}"
+        );
+    }
+    // at or above the RT thread's priority: refused, naming the key and the rule
+    for (yaml, value) in [
+        ("rt: {publisher_priority: 50}", "50"),
+        ("rt: {priority: 10, publisher_priority: 20}", "20"),
+    ] {
+        let e = Config::from_yaml(yaml).unwrap_err();
+        assert!(
+            matches!(&e, ConfigError::Schema(SchemaError::Invalid(i))
+                if i.key == "rt.publisher_priority" && i.value == value && i.rule.contains("below")),
+            "{yaml}: {e}"
+        );
+    }
+    assert!(Config::from_yaml("rt: {priority: 100}").is_err());
+}

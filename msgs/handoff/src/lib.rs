@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 mod calibration;
+mod companion;
 mod control;
 mod doorbell;
 mod endpoints;
@@ -55,6 +56,7 @@ pub use calibration::{
     calibration_port, CalCommand, CalFailure, CalPortFull, CalReport, NrtCalibrationPort,
     RtCalibrationPort, Wheel, WheelRun, CAL_RING, MAX_SWEEP,
 };
+pub use companion::CompanionPlacement;
 pub use control::{
     JointCommand, JointStateSample, OwnerId, OwnerNames, WheelCommand, MAX_CONTROLLERS,
 };

@@ -36,6 +36,7 @@ pub mod actuators;
 pub mod aseba;
 pub mod calibration;
 pub mod cmd_vel;
+pub mod companion;
 pub mod controller_budget;
 pub mod controllers;
 pub mod driver_events;

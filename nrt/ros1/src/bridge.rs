@@ -111,8 +111,18 @@ impl Ros1Node {
             joints.targets(),
             self.graph.clone(),
             timers.clone(),
+            engine.companion_placement(),
         )
         .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
+        let line = format!(
+            "odometry publisher thread: {}",
+            odom_pub.placed().describe()
+        );
+        if odom_pub.placed().errors.is_empty() {
+            reporter.info(&line);
+        } else {
+            reporter.warn(&line);
+        }
         let diagnostics = self.graph.advertise("/diagnostics", 10, false)?;
         let watch = MasterWatch::start(
             self.graph.master.clone(),

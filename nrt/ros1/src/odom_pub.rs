@@ -18,7 +18,8 @@ use super::net::Publisher;
 use super::ros1_msgs::{
     geometry_msgs::TwistStamped, nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage,
 };
-use handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, RobotId};
+use handoff::{monotonic_ns, CompanionPlacement, NodeId, NrtOdomOut, OdomHandoff, RobotId};
+use nrt_interface::companion::{self, Placed};
 use nrt_interface::frames::Frames;
 use nrt_interface::hop_times::NrtHopTimers;
 use nrt_interface::odometry::OdomSettings;
@@ -99,47 +100,54 @@ pub struct OdomPublisher {
     stop: Arc<AtomicBool>,
     published: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
+    placed: Placed,
 }
 
 impl OdomPublisher {
-    /// Starts the thread on the ring `out`: odometry of `targets`, joint states of `joints`, hops timed in `timers`.
+    /// Starts the thread on the ring `out`: odometry of `targets`, joint states of `joints`, hops timed in `timers`;
+    /// the thread runs at `placement` ([`nrt_interface::companion`]).
     pub fn start(
         mut out: NrtOdomOut,
         targets: OdomTargets,
         joints: JointTargets,
         graph: Graph,
         timers: NrtHopTimers,
+        placement: CompanionPlacement,
     ) -> std::io::Result<OdomPublisher> {
         let stop = Arc::new(AtomicBool::new(false));
         let published = Arc::new(AtomicU64::new(0));
-        let thread = {
+        let (thread, placed) = {
             let (stop, published) = (stop.clone(), published.clone());
-            std::thread::Builder::new()
-                .name("nrt-ros1-odom".into())
-                .spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        out.nrt_wait(WAIT);
-                        while let Some(h) = out.nrt_pop() {
-                            if publish(&targets, &graph, &h, &timers) {
-                                published.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                        while let Some(j) = out.nrt_pop_joint() {
-                            joints.publish(&j);
+            companion::spawn("nrt-ros1-odom", placement, move || {
+                while !stop.load(Ordering::Relaxed) {
+                    out.nrt_wait(WAIT);
+                    while let Some(h) = out.nrt_pop() {
+                        if publish(&targets, &graph, &h, &timers) {
+                            published.fetch_add(1, Ordering::Relaxed);
                         }
                     }
-                })?
+                    while let Some(j) = out.nrt_pop_joint() {
+                        joints.publish(&j);
+                    }
+                }
+            })?
         };
         Ok(OdomPublisher {
             stop,
             published,
             thread: Some(thread),
+            placed,
         })
     }
 
     /// Whether the thread still runs.
     pub fn is_running(&self) -> bool {
         self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Where the thread runs, and what it could not obtain of its placement.
+    pub fn placed(&self) -> &Placed {
+        &self.placed
     }
 
     /// Samples published so far.

@@ -128,6 +128,7 @@ impl RosNode {
             targets: thymio.odom_targets(),
             reporter: reporter.clone(),
             timers: timers.clone(),
+            placement: engine.companion_placement(),
         })
         .map_err(|e| RosError::Spawn(e.to_string()))?;
         let control = Control::new(

@@ -111,6 +111,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
         targets,
         reporter: reporter.clone(),
         timers: timers.clone(),
+        placement: Default::default(),
     })
     .unwrap();
 

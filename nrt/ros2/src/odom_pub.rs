@@ -16,8 +16,11 @@
 use super::joints::{self, JointTarget};
 use super::report::Reporter;
 use super::thymio_conv::{self as conv, Frames};
-use handoff::{monotonic_ns, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId, Twist2};
+use handoff::{
+    monotonic_ns, CompanionPlacement, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId, Twist2,
+};
 use nrt_engine::thymio::model;
+use nrt_interface::companion;
 use nrt_interface::hop_times::NrtHopTimers;
 use nrt_interface::odometry::{self as odo, OdomSettings, RateLimit};
 use r2r::builtin_interfaces::msg::Time;
@@ -272,6 +275,9 @@ pub struct OdomPublisherConfig {
     pub reporter: Reporter,
     /// Where the hops are timed.
     pub timers: NrtHopTimers,
+    /// Where the thread runs ([`nrt_interface::companion`]; the engine's
+    /// `companion_placement`).
+    pub placement: CompanionPlacement,
 }
 
 impl OdomPublisher {
@@ -279,12 +285,17 @@ impl OdomPublisher {
     pub fn start(cfg: OdomPublisherConfig) -> std::io::Result<OdomPublisher> {
         let clocks = super::convert::Clocks::new().map_err(std::io::Error::other)?;
         let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
+        let (placement, reporter) = (cfg.placement, cfg.reporter.clone());
+        let (thread, placed) = {
             let stop = stop.clone();
-            std::thread::Builder::new()
-                .name("nrt-odom-pub".into())
-                .spawn(move || run(cfg, clocks, &stop))?
+            companion::spawn("nrt-odom-pub", placement, move || run(cfg, clocks, &stop))?
         };
+        let line = format!("odometry publisher thread: {}", placed.describe());
+        if placed.errors.is_empty() {
+            reporter.info(&line);
+        } else {
+            reporter.warn(&line);
+        }
         Ok(OdomPublisher {
             stop,
             thread: Some(thread),

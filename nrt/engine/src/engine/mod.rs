@@ -90,6 +90,8 @@ pub struct Engine {
     rt_exited: bool,
     /// The RT thread's setup, once it reported it.
     rt_setup: Option<handoff::SetupSummary>,
+    /// Where the front ends' odometry publishers run (see [`Engine::companion_placement`]).
+    companion: handoff::CompanionPlacement,
     /// Wheel commands to driven robots from other clients of their links (a second driver).
     foreign: foreign::Foreign,
     /// Raw motor commands of the generic interface (see `raw_motor`).
@@ -172,6 +174,7 @@ impl Engine {
             loaded_at: BTreeMap::new(),
             lost_since: BTreeMap::new(),
             reflex_holds: Default::default(),
+            companion: Default::default(),
             cliff_holds: Default::default(),
             not_driven: Default::default(),
             last_liveness: None,
@@ -407,6 +410,20 @@ impl Engine {
     /// writes never make the RT reader wait.
     pub fn live_params(&self) -> handoff::NrtLiveParams {
         self.ends.nrt_params().clone()
+    }
+
+    /// Sets where the threads the RT thread wakes on its hot path (the front ends' odometry
+    /// publishers) should run: the RT thread's CPU and a SCHED_FIFO priority below its own
+    /// (`rt.publisher_priority`); applied by each publisher thread as it starts
+    /// (`nrt_interface::companion`).
+    pub fn set_companion_placement(&mut self, p: handoff::CompanionPlacement) {
+        self.companion = p;
+    }
+
+    /// Where the odometry publisher threads should run ([`Engine::set_companion_placement`];
+    /// default: any CPU, SCHED_OTHER).
+    pub fn companion_placement(&self) -> handoff::CompanionPlacement {
+        self.companion
     }
 
     /// Takes one of the RT thread's odometry rings for a front end's publisher thread (once

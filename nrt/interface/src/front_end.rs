@@ -7,6 +7,12 @@
 //! let every front end [`FrontEnd::serve`] what its clients asked (into the layer or the engine), poll the engine,
 //! hand each engine event to the layer, then to every front end, let the layer [`Interface::serve`] its timers and
 //! RT outputs, and let every front end [`FrontEnd::publish`].
+//!
+//! An iteration reacts to at most one robot's arrival ([`EngineEvent::RobotReady`]): making a robot's endpoints
+//! costs a front end tens to hundreds of milliseconds (ROS 2: every endpoint announced to every participant, more with
+//! each robot), and a classroom's robots all arrive together — reacting to 16 in one iteration held the loop (the
+//! engine unpolled, the RT thread's event ring overflowing, the ROS 2 node taken from its spinner) for 9 s. The
+//! events after such an arrival stay in the engine, in order, for the next iteration, which then does not wait.
 
 use crate::calibration::Calibration;
 use crate::controllers::Controllers;
@@ -180,7 +186,9 @@ pub fn step(
     front_ends: &mut [Box<dyn FrontEnd>],
     spin_period: Duration,
 ) {
-    engine.doorbell().wait(engine.longest_wait(spin_period));
+    if !engine.has_events() {
+        engine.doorbell().wait(engine.longest_wait(spin_period));
+    }
     let now = Instant::now();
     for f in front_ends.iter_mut() {
         f.serve(engine, iface, now);
@@ -189,7 +197,7 @@ pub fn step(
     // the buffer is the layer's, reused from one iteration to the next (taken out while the layer is lent)
     let mut events = std::mem::take(&mut iface.events);
     events.clear();
-    events.extend(std::iter::from_fn(|| engine.next_event()));
+    take_events(|| engine.next_event(), &mut events);
     for event in &events {
         iface.on_engine_event(engine, event);
     }
@@ -202,4 +210,59 @@ pub fn step(
         f.publish(engine, iface, now);
     }
     iface.end_step();
+}
+
+/// Takes one iteration's events from `next` into `out`: all of them, or up to and with the first robot's arrival
+/// (see the module documentation).
+fn take_events(mut next: impl FnMut() -> Option<EngineEvent>, out: &mut Vec<EngineEvent>) {
+    while let Some(event) = next() {
+        let arrival = matches!(event, EngineEvent::RobotReady { .. });
+        out.push(event);
+        if arrival {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use handoff::{LinkId, NodeId, RobotId};
+    use std::collections::VecDeque;
+
+    fn ready(n: u16) -> EngineEvent {
+        EngineEvent::RobotReady {
+            node: NodeId(n),
+            robot: RobotId(n as u8),
+        }
+    }
+
+    #[test]
+    fn an_iteration_takes_at_most_one_robots_arrival_and_leaves_the_rest_in_order() {
+        let up = EngineEvent::LinkUp {
+            link: LinkId(0),
+            target: 0,
+            kind: handoff::LinkKind::Tcp,
+        };
+        let loaded = EngineEvent::ScriptLoaded { node: NodeId(2) };
+        let mut queue: VecDeque<EngineEvent> =
+            [up.clone(), ready(1), loaded.clone(), ready(2), ready(3)].into();
+        let mut iterations = Vec::new();
+        while !queue.is_empty() {
+            let mut out = Vec::new();
+            take_events(|| queue.pop_front(), &mut out);
+            iterations.push(out);
+        }
+        assert_eq!(
+            iterations,
+            vec![vec![up, ready(1)], vec![loaded, ready(2)], vec![ready(3)]]
+        );
+        // without an arrival, everything at once
+        let mut queue: VecDeque<EngineEvent> = (0..5)
+            .map(|n| EngineEvent::ScriptLoaded { node: NodeId(n) })
+            .collect();
+        let mut out = Vec::new();
+        take_events(|| queue.pop_front(), &mut out);
+        assert_eq!((out.len(), queue.len()), (5, 0));
+    }
 }

@@ -246,6 +246,12 @@ impl Engine {
         self.events.pop_front()
     }
 
+    /// Whether events wait to be taken ([`Engine::next_event`]): a loop that left some for its next
+    /// iteration does not wait for the doorbell before it.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
     /// The network manager (read-only view of nodes).
     pub fn network(&self) -> &NetworkManager {
         &self.net

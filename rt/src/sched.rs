@@ -3,6 +3,7 @@
 //! that fails is recorded with its errno and the thread runs anyway (graceful degradation);
 //! the NRT side logs [`SetupSummary::warnings`] once.
 
+pub use handoff::thread_setup::{allowed_cpus, current_policy, pin_current_thread, set_fifo};
 use handoff::{SetupStatus, SetupSummary};
 use nix::errno::Errno;
 use std::fs::File;
@@ -64,63 +65,10 @@ fn status(r: Result<(), Errno>) -> SetupStatus {
     }
 }
 
-/// The CPUs this process may run on (its affinity mask: `taskset`, cpusets), ascending.
-pub fn allowed_cpus() -> Vec<usize> {
-    let mut ids: Vec<usize> = core_affinity::get_core_ids()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
-    ids.sort_unstable();
-    ids
-}
-
 /// The CPU the RT thread takes when none is configured: the last allowed one (CPU 0 takes most
 /// interrupts and housekeeping; under `taskset -c 4,5` it is 5, not "the count minus one").
 pub fn default_rt_cpu() -> Option<usize> {
     allowed_cpus().last().copied()
-}
-
-/// Pins the calling thread to `cpu` (EINVAL: no such CPU, or outside the process's cpuset).
-pub fn pin_current_thread(cpu: usize) -> Result<(), Errno> {
-    // core_affinity writes the bit into a fixed-size cpu_set_t: an index beyond it would panic.
-    if cpu >= nix::libc::CPU_SETSIZE as usize {
-        return Err(Errno::EINVAL);
-    }
-    if core_affinity::set_for_current(core_affinity::CoreId { id: cpu }) {
-        Ok(())
-    } else {
-        // sched_setaffinity's errno, read right after the call that set it.
-        Err(Errno::last())
-    }
-}
-
-/// Switches the calling thread to SCHED_FIFO at `priority`.
-pub fn set_fifo(priority: u8) -> Result<(), Errno> {
-    let param = nix::libc::sched_param {
-        sched_priority: priority as i32,
-    };
-    // SAFETY: `pthread_self()` is the calling thread, alive during the call; `param` is a
-    // valid, initialised sched_param that outlives the call.
-    let rc = unsafe {
-        nix::libc::pthread_setschedparam(nix::libc::pthread_self(), nix::libc::SCHED_FIFO, &param)
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(Errno::from_raw(rc))
-    }
-}
-
-/// The calling thread's scheduling policy and priority.
-pub fn current_policy() -> (i32, i32) {
-    let mut policy = 0;
-    let mut param = nix::libc::sched_param { sched_priority: 0 };
-    // SAFETY: both out-pointers refer to live locals; the thread is the calling one.
-    unsafe {
-        nix::libc::pthread_getschedparam(nix::libc::pthread_self(), &mut policy, &mut param);
-    }
-    (policy, param.sched_priority)
 }
 
 /// Locks current and future pages of the process in RAM.

@@ -28,7 +28,8 @@
 //! | RT → NRT [`record_rings`] (optional) | the flight recorder: every input the RT thread took, every frame it read and wrote | FIFO, drop + count when full |
 //!
 //! Times are nanoseconds of `CLOCK_MONOTONIC` as read by the RT thread.
-// Unsafe code only in `latest` (the triple buffer), each use with its SAFETY line.
+// Unsafe code only in `latest` (the triple buffer) and `thread_setup` (two pthread scheduling calls nix does not
+// wrap), each use with its SAFETY line.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -50,6 +51,7 @@ mod record;
 mod ring;
 mod service;
 mod stats;
+pub mod thread_setup;
 mod values;
 
 pub use calibration::{

@@ -9,6 +9,8 @@
 //! obtained: every step that failed is kept with its cause and the thread runs on where it is
 //! (as the RT thread degrades without privileges).
 
+use crate::report::Reporter;
+use handoff::thread_setup::{pin_current_thread, set_fifo};
 use handoff::CompanionPlacement;
 use std::io;
 use std::sync::mpsc;
@@ -56,6 +58,16 @@ impl Placed {
         }
         s
     }
+
+    /// Says where thread `what` runs: info when it got all of it, a warning naming what it did not get.
+    pub fn report(&self, reporter: &Reporter, what: &str) {
+        let line = format!("{what}: {}", self.describe());
+        if self.errors.is_empty() {
+            reporter.info(&line);
+        } else {
+            reporter.warn(&line);
+        }
+    }
 }
 
 /// Applies `p` to the calling thread: the CPU first (a SCHED_FIFO thread never migrates over a
@@ -63,12 +75,12 @@ impl Placed {
 pub fn nrt_place_current_thread(p: &CompanionPlacement) -> Placed {
     let mut errors = Vec::new();
     if let Some(cpu) = p.cpu {
-        if let Err(source) = pin(cpu) {
+        if let Err(source) = pin_current_thread(usize::from(cpu)).map_err(io::Error::from) {
             errors.push(PlacementError::Affinity { cpu, source });
         }
     }
     if p.priority > 0 {
-        if let Err(source) = fifo(p.priority) {
+        if let Err(source) = set_fifo(p.priority).map_err(io::Error::from) {
             errors.push(PlacementError::Fifo {
                 priority: p.priority,
                 source,
@@ -102,7 +114,6 @@ pub fn spawn<T: Send + 'static>(
         .name(name.to_owned())
         .spawn(move || {
             let _ = tx.send(nrt_place_current_thread(&p));
-            drop(tx);
             f()
         })?;
     let placed = rx
@@ -111,79 +122,30 @@ pub fn spawn<T: Send + 'static>(
     Ok((thread, placed))
 }
 
-fn pin(cpu: u16) -> io::Result<()> {
-    if usize::from(cpu) >= libc::CPU_SETSIZE as usize {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
-    }
-    // SAFETY: cpu_set_t is plain data whose all-zero value is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: the index is below CPU_SETSIZE (checked above), within the set.
-    unsafe { libc::CPU_SET(usize::from(cpu), &mut set) };
-    // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size given.
-    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-fn fifo(priority: u8) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: i32::from(priority),
-    };
-    // SAFETY: pthread_self() is the calling thread, alive; `param` outlives the call.
-    let r = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::from_raw_os_error(r))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn allowed_cpus() -> Vec<u16> {
-        // SAFETY: as in `pin`.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: pid 0 is the calling thread; `set` is written by the call, of the size given.
-        let r =
-            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-        assert_eq!(r, 0);
-        (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: the index is below CPU_SETSIZE.
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-            .map(|c| c as u16)
-            .collect()
-    }
-
-    fn policy() -> (i32, i32) {
-        let mut policy = 0;
-        let mut param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: the calling thread; both out-pointers valid for the call.
-        let r =
-            unsafe { libc::pthread_getschedparam(libc::pthread_self(), &mut policy, &mut param) };
-        assert_eq!(r, 0);
-        (policy, param.sched_priority)
-    }
+    use handoff::thread_setup::{allowed_cpus, current_policy};
 
     #[test]
     fn a_thread_lands_on_its_cpu_with_the_priority_it_could_get() {
-        let cpu = *allowed_cpus().last().unwrap();
+        let cpu = *allowed_cpus().last().unwrap() as u16;
         let asked = CompanionPlacement {
             cpu: Some(cpu),
             priority: 1,
         };
         let (t, placed) = spawn("test-companion", asked, move || {
             // SAFETY: no arguments; returns the CPU the caller runs on.
-            (unsafe { libc::sched_getcpu() }, allowed_cpus(), policy())
+            (
+                unsafe { libc::sched_getcpu() },
+                allowed_cpus(),
+                current_policy(),
+            )
         })
         .unwrap();
         let (on, allowed, (pol, prio)) = t.join().unwrap();
         assert_eq!(placed.asked, asked);
-        assert_eq!(allowed, vec![cpu], "pinned to its CPU alone");
+        assert_eq!(allowed, vec![usize::from(cpu)], "pinned to its CPU alone");
         assert_eq!(on, i32::from(cpu));
         match placed.errors.as_slice() {
             // granted (root, or RLIMIT_RTPRIO): it runs SCHED_FIFO 1

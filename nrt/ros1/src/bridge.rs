@@ -114,15 +114,9 @@ impl Ros1Node {
             engine.companion_placement(),
         )
         .map_err(|e| Ros1Error::Thread("odometry publisher", e))?;
-        let line = format!(
-            "odometry publisher thread: {}",
-            odom_pub.placed().describe()
-        );
-        if odom_pub.placed().errors.is_empty() {
-            reporter.info(&line);
-        } else {
-            reporter.warn(&line);
-        }
+        odom_pub
+            .placed()
+            .report(reporter, "odometry publisher thread");
         let diagnostics = self.graph.advertise("/diagnostics", 10, false)?;
         let watch = MasterWatch::start(
             self.graph.master.clone(),

@@ -290,12 +290,7 @@ impl OdomPublisher {
             let stop = stop.clone();
             companion::spawn("nrt-odom-pub", placement, move || run(cfg, clocks, &stop))?
         };
-        let line = format!("odometry publisher thread: {}", placed.describe());
-        if placed.errors.is_empty() {
-            reporter.info(&line);
-        } else {
-            reporter.warn(&line);
-        }
+        placed.report(&reporter, "odometry publisher thread");
         Ok(OdomPublisher {
             stop,
             thread: Some(thread),

@@ -218,8 +218,9 @@ fn is_thymio_topic(topic: &str) -> bool {
         // the RT controllers' topics (issue 17) publish when their controller does (`reached`
         // when go_to_pose gets a goal, `line_lost` when the line follower loses the line)
         || topic.starts_with("/thymio_driver/controllers/")
-        // an action's hidden topics (calibrate_motors' feedback and status) carry its goals
-        || topic.contains("/_action/")
+        // hidden topics: an action's (calibrate_motors' feedback and status carry its goals), the spinners'
+        // wake-ups (carry nothing for anyone)
+        || topic.split('/').any(|token| token.starts_with('_'))
         || ["/rosout", "/parameter_events", "/diagnostics"].contains(&topic))
 }
 

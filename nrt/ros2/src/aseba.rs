@@ -144,8 +144,21 @@ impl AsebaInterface {
         })
     }
 
-    /// Serves what ROS asked since the last call (services, events to Aseba).
-    pub fn poll_ros(&mut self, node: &mut NodeAccess, engine: &mut Engine) {
+    /// Serves what ROS asked since the last call (services, events to Aseba) when `ros_work`
+    /// (the spinner waited since: [`super::spinner::SharedNode::take_work`]), and the script
+    /// files read since.
+    pub fn poll_ros(&mut self, node: &mut NodeAccess, engine: &mut Engine, ros_work: bool) {
+        while let Some(done) = self.reader.try_done() {
+            let Some(i) = self.loads.iter().position(|l| l.ticket == done.ticket) else {
+                continue;
+            };
+            let load = self.loads.swap_remove(i);
+            self.serve_load_script(node, engine, &load.call.message, done.result);
+            self.respond(load.call, LoadScript::Response {});
+        }
+        if !ros_work {
+            return;
+        }
         let calls: Vec<_> = drain(&mut self.get_nodes).collect();
         for call in calls {
             let nodes = layer::node_list(engine.network(), call.message.ignored);
@@ -162,14 +175,6 @@ impl AsebaInterface {
                     self.respond(call, LoadScript::Response {});
                 }
             }
-        }
-        while let Some(done) = self.reader.try_done() {
-            let Some(i) = self.loads.iter().position(|l| l.ticket == done.ticket) else {
-                continue;
-            };
-            let load = self.loads.swap_remove(i);
-            self.serve_load_script(node, engine, &load.call.message, done.result);
-            self.respond(load.call, LoadScript::Response {});
         }
         for ev in drain(&mut self.anonymous_in).collect::<Vec<_>>() {
             if !layer::from_ros(ev.source) {

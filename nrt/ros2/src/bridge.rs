@@ -217,14 +217,21 @@ impl FrontEnd for RosBridge {
         }
         let shared = self.node.clone();
         let mut node = shared.access();
-        self.params.serve(engine, &self.reporter);
-        self.aseba.poll_ros(&mut node, engine);
-        self.thymio.poll_ros(engine);
+        // the bridge node's streams hold something only after a wait of its spinner
+        let ros_work = shared.take_work();
+        if ros_work {
+            self.params.serve(engine, &self.reporter);
+        }
+        self.aseba.poll_ros(&mut node, engine, ros_work);
+        self.thymio.poll_ros(engine, ros_work);
         self.calibration.serve(engine, &mut iface.calibration, now);
         self.goal_actions
             .serve(engine, &mut iface.goal_actions, now);
-        self.drivers.serve(engine, &mut iface.controllers, now);
-        self.control.serve(engine, iface, now);
+        self.drivers.serve(engine, &mut iface.controllers);
+        if ros_work {
+            // calls and messages only: the switch's, resets', lifecycles' and controllers'
+            self.control.serve(engine, iface, now);
+        }
     }
 
     fn on_engine_event(&mut self, engine: &mut Engine, iface: &mut Interface, event: &EngineEvent) {
@@ -246,9 +253,9 @@ impl FrontEnd for RosBridge {
                 .on_engine_event(engine, &mut iface.controllers, event, &self.reporter);
             self.on_event(&mut node, engine, iface, event);
             self.calibration
-                .on_engine_event(node.get(), engine, &iface.calibration, event);
+                .on_engine_event(&mut node, engine, &iface.calibration, event);
             self.goal_actions
-                .on_engine_event(node.get(), engine, &iface.goal_actions, event);
+                .on_engine_event(&mut node, engine, &iface.goal_actions, event);
         }
     }
 

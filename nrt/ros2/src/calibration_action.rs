@@ -5,6 +5,7 @@
 //! `calibrate_motors (node N): goal rejected: …`).
 
 use super::report::Reporter;
+use super::spinner::NodeAccess;
 use super::thymio_endpoints::topic;
 use futures::{FutureExt, Stream, StreamExt};
 use handoff::NodeId;
@@ -42,7 +43,7 @@ impl CalibrationActions {
     /// its goals rejected while the robot is gone, and is reused if the robot comes back).
     pub fn on_engine_event(
         &mut self,
-        ros: &mut r2r::Node,
+        ros: &mut NodeAccess,
         engine: &Engine,
         cal: &Calibration,
         event: &EngineEvent,
@@ -54,7 +55,10 @@ impl CalibrationActions {
             return;
         }
         let ns = nrt_interface::frames::robot_namespace(engine, *node);
-        match ros.create_action_server::<CalibrateMotors::Action>(&topic(&ns, ACTION)) {
+        match ros
+            .get()
+            .create_action_server::<CalibrateMotors::Action>(&topic(&ns, ACTION))
+        {
             Ok(goals) => {
                 self.servers.insert(*node, Box::new(goals));
             }

@@ -182,7 +182,7 @@ impl Control {
     }
 
     /// Hands the switch calls, the odometry resets and the controllers' messages and calls to the layer (never
-    /// waits).
+    /// waits). Only drains the bridge node's streams: worth calling only after a wait of its spinner.
     pub fn serve(&mut self, engine: &mut Engine, iface: &mut Interface, now: Instant) {
         self.switches.serve(engine, &mut iface.switch, now);
         self.resets.serve(engine);

@@ -10,16 +10,19 @@
 //! The process-wide driver parameters (`cmd_vel_timeout`, `obstacle_stop.*`, …) stay on
 //! `asebaros`; given to a driver node with another value, they are reported and ignored.
 //!
-//! Spinning: the nodes only serve parameter services, which are not latency-critical. They are
-//! not added to the main spinner's node (its wait set would grow, and each wait cost more) nor
-//! given a thread each: the NRT loop, which owns the engine the answers come from, polls them
-//! without waiting at most every [`SERVE_PERIOD`] (an rcl wait with zero timeout on a handful
-//! of services per robot) and answers at once (see [`super::param_server`]).
+//! Spinning: the nodes only serve parameter services, which are not latency-critical, but there
+//! is one per robot. They are not added to the main spinner's node (its wait set would grow, and
+//! each wait cost more), and the NRT loop does not poll them (an rcl wait with zero timeout on
+//! each node every 20 ms was 5 % of a core at 32 robots while nobody called): each node
+//! has a [`Spinner`] of its own, on a small stack, that waits for calls and rings the NRT loop's
+//! doorbell when one comes; the loop, which owns the engine the answers come from, then drains
+//! the calls (never waits) and answers at once (see [`super::param_server`]).
 
 use super::param_server::{to_layer, ParamServices};
 use super::params;
 use super::params_file;
 use super::report::Reporter;
+use super::spinner::{SharedNode, Spinner};
 use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::params::BridgeParams;
@@ -29,14 +32,15 @@ use nrt_interface::controllers::Controllers;
 use nrt_interface::params::{self as layer, Value as LayerValue};
 use r2r::ParameterValue;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 use yaml_serde::Value;
 
 /// The node name, ROS-Thymio's.
 pub const NODE_NAME: &str = "thymio_driver";
 
-/// Longest time a parameter call to a driver node waits before the NRT loop looks at it.
-pub const SERVE_PERIOD: Duration = Duration::from_millis(20);
+/// The stack of a driver node's spinner thread (resident under `mlockall`): its waits and
+/// r2r's taking of parameter calls need little.
+const SPINNER_STACK: usize = 256 * 1024;
 
 /// Why a robot has no `thymio_driver` node.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +48,9 @@ pub enum DriverNodeError {
     /// rcl refused the node or its services.
     #[error("rcl: {0}")]
     Rcl(#[from] r2r::Error),
+    /// Its spinner thread could not start.
+    #[error("cannot start its spinner thread: {0}")]
+    Spawn(#[source] std::io::Error),
     /// A process-wide namespace remapping put the node elsewhere.
     #[error(
         "rcl's process-wide namespace remapping (-r __ns:=..., a launch file's namespace) puts \
@@ -60,7 +67,9 @@ pub enum DriverNodeError {
 
 /// One robot's node.
 struct DriverNode {
-    node: r2r::Node,
+    /// First field: stops its thread before the node goes.
+    _spinner: Spinner,
+    node: Arc<SharedNode>,
     services: ParamServices,
     /// ROS-Thymio's parameters without use here, as given (shown read-only).
     unused: Vec<(String, LayerValue)>,
@@ -72,7 +81,6 @@ pub struct DriverNodes {
     /// The bridge node's namespace (`/` or `/ns`).
     base: String,
     nodes: BTreeMap<NodeId, DriverNode>,
-    last_serve: Option<Instant>,
 }
 
 impl DriverNodes {
@@ -82,7 +90,6 @@ impl DriverNodes {
             ctx,
             base: base.to_owned(),
             nodes: BTreeMap::new(),
-            last_serve: None,
         }
     }
 
@@ -158,9 +165,18 @@ impl DriverNodes {
         for e in engine.set_robot_params(id, &mine) {
             reporter.error(&format!("node {id}: parameter refused: {e}"));
         }
+        let node = SharedNode::new(node);
+        let spinner = Spinner::start_with(
+            node.clone(),
+            engine.doorbell(),
+            "nrt-ros-driver",
+            Some(SPINNER_STACK),
+        )
+        .map_err(DriverNodeError::Spawn)?;
         self.nodes.insert(
             id,
             DriverNode {
+                _spinner: spinner,
                 node,
                 services,
                 unused,
@@ -199,18 +215,13 @@ impl DriverNodes {
         }
     }
 
-    /// Serves the nodes' parameter services, at most every [`SERVE_PERIOD`] (never waits); the
-    /// robots' RT controllers' parameters are `controllers.<controller>.<param>` there.
-    pub fn serve(&mut self, engine: &mut Engine, controllers: &mut Controllers, now: Instant) {
-        if self
-            .last_serve
-            .is_some_and(|t| now.duration_since(t) < SERVE_PERIOD)
-        {
-            return;
-        }
-        self.last_serve = Some(now);
+    /// Answers the parameter calls the nodes' spinners took (never waits); the robots' RT
+    /// controllers' parameters are `controllers.<controller>.<param>` there.
+    pub fn serve(&mut self, engine: &mut Engine, controllers: &mut Controllers) {
         for (id, d) in self.nodes.iter_mut() {
-            d.node.spin_once(Duration::ZERO);
+            if !d.node.take_work() {
+                continue;
+            }
             let unused = &d.unused;
             let engine_ref = std::cell::RefCell::new(&mut *engine);
             let controllers = std::cell::RefCell::new(&mut *controllers);

@@ -6,6 +6,7 @@
 //! response carries no reason: a rejected goal's reason is on `/rosout`.
 
 use super::report::Reporter;
+use super::spinner::NodeAccess;
 use super::thymio_endpoints::topic;
 use futures::{FutureExt, Stream, StreamExt};
 use handoff::{Goal, NodeId, Pose2};
@@ -145,7 +146,7 @@ impl<A: GoalAction> GoalActionServers<A> {
     /// goals rejected while the robot is gone, and is reused if the robot comes back).
     pub fn on_engine_event(
         &mut self,
-        ros: &mut r2r::Node,
+        ros: &mut NodeAccess,
         engine: &Engine,
         goals: &GoalActions,
         event: &EngineEvent,
@@ -159,7 +160,7 @@ impl<A: GoalAction> GoalActionServers<A> {
             return;
         }
         let ns = nrt_interface::frames::robot_namespace(engine, *node);
-        match ros.create_action_server::<A>(&topic(&ns, A::NAME)) {
+        match ros.get().create_action_server::<A>(&topic(&ns, A::NAME)) {
             Ok(server) => {
                 self.servers.insert(*node, Box::new(server));
             }
@@ -248,7 +249,7 @@ impl GoalActionsRos2 {
     /// See [`GoalActionServers::on_engine_event`].
     pub fn on_engine_event(
         &mut self,
-        ros: &mut r2r::Node,
+        ros: &mut NodeAccess,
         engine: &Engine,
         goals: &GoalActions,
         event: &EngineEvent,

@@ -10,8 +10,8 @@
 //! The subscriptions keep the topic names and QoS they had on the bridge node: the hot node has
 //! the bridge node's namespace, and the process's `--ros-args` remappings apply to it too. They
 //! are created and removed by the NRT loop as robots come and go, through
-//! [`SharedNode::access`] (which waits at most [`super::spinner::SPIN_TIMEOUT`] for the hot
-//! thread to step aside, as for the bridge node).
+//! [`SharedNode::access`] (which wakes the hot thread and waits for it to step aside, as for the
+//! bridge node).
 
 use super::spinner::{SharedNode, Spinner};
 use super::RosError;

@@ -335,9 +335,10 @@ impl ThymioInterface {
         }
     }
 
-    /// Serves the robots' subscriptions and services, and passes odometry settings changed live on
+    /// Serves the robots' subscriptions and services when `ros_work` (the spinner waited since:
+    /// [`super::spinner::SharedNode::take_work`]), and passes odometry settings changed live on
     /// to the odometry publisher.
-    pub fn poll_ros(&mut self, engine: &mut Engine) {
+    pub fn poll_ros(&mut self, engine: &mut Engine, ros_work: bool) {
         let now = Instant::now();
         for r in self.robots.values_mut() {
             r.limited_velocity.store(
@@ -356,6 +357,9 @@ impl ThymioInterface {
                 let max_rate = engine.robot_params(r.node).odom_max_rate;
                 self.odom.insert(r.robot, r.odom_robot(&settings, max_rate));
             }
+        }
+        if !ros_work {
+            return;
         }
         let ids: Vec<NodeId> = self.robots.keys().copied().collect();
         for id in ids {

@@ -1,7 +1,9 @@
 //! The odometry publisher thread, the XBotCore way: the RT thread pushes each odometry sample
 //! into a ring of its own and rings this thread's doorbell ([`handoff::NrtOdomOut`]); the
 //! thread wakes, publishes `odom`, then `/tf` (odom → base and the two wheel links), then
-//! `joint_states` of that robot at once, and waits again. It never goes through the NRT engine
+//! `joint_states` of that robot at once, and waits again. When several robots' samples wait
+//! (one RT wake decoded the frames of many robots) it publishes the `odom` of every one of
+//! them first, then their `/tf` and `joint_states`. It never goes through the NRT engine
 //! loop, never waits for the r2r spinner or the node (publishing needs neither), and reuses one
 //! native message of each kind per robot: per sample it writes numbers into them and calls
 //! `publish_native`, so the only allocations left per sample are those inside rcl/rmw
@@ -312,12 +314,50 @@ impl Drop for OdomPublisher {
     }
 }
 
+/// Most samples published together: `odom` of each first, then their `/tf` and `joint_states`.
+const BATCH: usize = 64;
+
+/// A sample of the batch whose `odom` went out.
+#[derive(Clone, Copy)]
+struct Started {
+    /// How long its `odom` publish took [ns].
+    odom_cost_ns: u64,
+}
+
 fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &AtomicBool) {
     let mut natives: BTreeMap<RobotId, Natives> = BTreeMap::new();
+    let mut batch: Vec<(OdomHandoff, Option<Started>)> = Vec::with_capacity(BATCH);
+    let mut carry: Option<OdomHandoff> = None;
     while !stop.load(Ordering::Relaxed) {
         cfg.out.nrt_wait(WAIT);
-        while let Some(h) = cfg.out.nrt_pop() {
-            publish(&cfg, &mut clocks, &mut natives, &h);
+        loop {
+            // the waiting samples, one per robot (a robot's next sample goes in the next batch:
+            // its messages are refilled per sample)
+            batch.clear();
+            while batch.len() < BATCH {
+                let Some(h) = carry.take().or_else(|| cfg.out.nrt_pop()) else {
+                    break;
+                };
+                if batch.iter().any(|(b, _)| b.sample.robot == h.sample.robot) {
+                    carry = Some(h);
+                    break;
+                }
+                batch.push((h, None));
+            }
+            if batch.is_empty() {
+                break;
+            }
+            // a burst (several robots' frames decoded in one RT wake) sends every robot's `odom`
+            // before anyone's `/tf` and `joint_states`: the last robot's odometry waits behind
+            // one publication per robot instead of three
+            for (h, started) in batch.iter_mut() {
+                *started = publish_odom(&cfg, &mut clocks, &mut natives, h);
+            }
+            for (h, started) in &batch {
+                if let Some(started) = started {
+                    publish_rest(&cfg, &mut natives, h, *started);
+                }
+            }
         }
         while let Some(j) = cfg.out.nrt_pop_joint() {
             publish_joints(&cfg, &mut clocks, &j);
@@ -347,13 +387,15 @@ fn publish_joints(
     }
 }
 
-/// Publishes one sample (if its robot is a target and the rate limit lets it through).
-fn publish(
+/// Publishes one sample's `~/cmd_vel_out` and `odom` (if its robot is a target and the rate
+/// limit lets it through) and fills its `/tf` and `joint_states`; `Some` when they are to be
+/// published ([`publish_rest`]).
+fn publish_odom(
     cfg: &OdomPublisherConfig,
     clocks: &mut super::convert::Clocks,
     natives: &mut BTreeMap<RobotId, Natives>,
     h: &OdomHandoff,
-) {
+) -> Option<Started> {
     let s = &h.sample;
     let table = cfg.targets.lock();
     let Some(entry) = table
@@ -362,7 +404,7 @@ fn publish(
         .filter(|e| e.robot.node == s.node)
     else {
         natives.remove(&s.robot);
-        return;
+        return None;
     };
     if natives
         .get(&s.robot)
@@ -375,9 +417,7 @@ fn publish(
         }
         natives.insert(s.robot, fresh);
     }
-    let Some(n) = natives.get_mut(&s.robot) else {
-        return;
-    };
+    let n = natives.get_mut(&s.robot)?;
     let r = &entry.robot;
     if r.limited_velocity.load(Ordering::Relaxed) {
         n.fill_cmd_vel_out(&h.commanded, &clocks.stamp(h.handed_ns));
@@ -387,7 +427,7 @@ fn publish(
         }
     }
     if !n.rate.admit(Instant::now()) {
-        return;
+        return None;
     }
     let stamp = clocks.stamp(s.t_ns);
     n.fill(s, &stamp);
@@ -397,23 +437,51 @@ fn publish(
         .record(start.saturating_sub(h.handed_ns));
     let odom = r.odom.publish_native(&mut n.odom);
     let odom_ns = monotonic_ns();
-    let results = [
-        odom,
-        cfg.targets.tf.publish_native(&mut n.tf),
-        r.joints.publish_native(&mut n.joints),
-    ];
-    cfg.timers
-        .publish
-        .record(monotonic_ns().saturating_sub(start));
-    if results[0].is_ok() && s.wire_ns != 0 {
-        cfg.timers.record_odom(handoff::OdomTrace {
+    drop(table);
+    match odom {
+        Ok(()) if s.wire_ns != 0 => cfg.timers.record_odom(handoff::OdomTrace {
             wire_ns: s.wire_ns,
             decoded_ns: s.t_ns,
             handed_ns: h.handed_ns,
             publish_ns: start,
             odom_ns,
-        });
+        }),
+        Ok(()) => {}
+        Err(e) => cfg
+            .reporter
+            .warn(&format!("node {}: cannot publish odometry: {e}", s.node)),
     }
+    Some(Started {
+        odom_cost_ns: odom_ns.saturating_sub(start),
+    })
+}
+
+/// Publishes the `/tf` and `joint_states` [`publish_odom`] filled for sample `h` (if its robot is
+/// still a target).
+fn publish_rest(
+    cfg: &OdomPublisherConfig,
+    natives: &mut BTreeMap<RobotId, Natives>,
+    h: &OdomHandoff,
+    started: Started,
+) {
+    let s = &h.sample;
+    let table = cfg.targets.lock();
+    let (Some(entry), Some(n)) = (
+        table
+            .robots
+            .get(&s.robot)
+            .filter(|e| e.robot.node == s.node),
+        natives.get_mut(&s.robot),
+    ) else {
+        return;
+    };
+    let start = monotonic_ns();
+    let results = [
+        cfg.targets.tf.publish_native(&mut n.tf),
+        entry.robot.joints.publish_native(&mut n.joints),
+    ];
+    let cost = monotonic_ns().saturating_sub(start) + started.odom_cost_ns;
+    cfg.timers.publish.record(cost);
     drop(table);
     for e in results.into_iter().filter_map(Result::err) {
         cfg.reporter

@@ -331,19 +331,7 @@ fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &
     while !stop.load(Ordering::Relaxed) {
         cfg.out.nrt_wait(WAIT);
         loop {
-            // the waiting samples, one per robot (a robot's next sample goes in the next batch:
-            // its messages are refilled per sample)
-            batch.clear();
-            while batch.len() < BATCH {
-                let Some(h) = carry.take().or_else(|| cfg.out.nrt_pop()) else {
-                    break;
-                };
-                if batch.iter().any(|(b, _)| b.sample.robot == h.sample.robot) {
-                    carry = Some(h);
-                    break;
-                }
-                batch.push((h, None));
-            }
+            next_batch(&mut batch, &mut carry, || cfg.out.nrt_pop());
             if batch.is_empty() {
                 break;
             }
@@ -362,6 +350,26 @@ fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &
         while let Some(j) = cfg.out.nrt_pop_joint() {
             publish_joints(&cfg, &mut clocks, &j);
         }
+    }
+}
+
+/// Fills `batch` with the waiting samples, in order, one per robot: a robot's next sample is
+/// kept in `carry` for the next batch (its native messages are refilled per sample).
+fn next_batch(
+    batch: &mut Vec<(OdomHandoff, Option<Started>)>,
+    carry: &mut Option<OdomHandoff>,
+    mut pop: impl FnMut() -> Option<OdomHandoff>,
+) {
+    batch.clear();
+    while batch.len() < BATCH {
+        let Some(h) = carry.take().or_else(&mut pop) else {
+            break;
+        };
+        if batch.iter().any(|(b, _)| b.sample.robot == h.sample.robot) {
+            *carry = Some(h);
+            break;
+        }
+        batch.push((h, None));
     }
 }
 
@@ -519,6 +527,40 @@ mod tests {
 
     /// The reused native messages carry exactly what the engine-loop path published, with and without
     /// `odom → base_link` on `/tf` and with covariances from the parameters.
+    #[test]
+    fn batches_take_one_sample_per_robot_in_order() {
+        let of = |robot: u8, t_ns: u64| OdomHandoff {
+            sample: OdomSample {
+                robot: RobotId(robot),
+                t_ns,
+                ..sample()
+            },
+            handed_ns: t_ns,
+            commanded: Twist2::default(),
+        };
+        let mut waiting: std::collections::VecDeque<OdomHandoff> =
+            [of(1, 1), of(2, 2), of(1, 3), of(3, 4)].into();
+        let (mut batch, mut carry) = (Vec::new(), None);
+        let taken = |b: &Vec<(OdomHandoff, Option<Started>)>| -> Vec<(u8, u64)> {
+            b.iter()
+                .map(|(h, _)| (h.sample.robot.0, h.sample.t_ns))
+                .collect()
+        };
+        next_batch(&mut batch, &mut carry, || waiting.pop_front());
+        assert_eq!(taken(&batch), [(1, 1), (2, 2)]);
+        next_batch(&mut batch, &mut carry, || waiting.pop_front());
+        assert_eq!(taken(&batch), [(1, 3), (3, 4)]);
+        next_batch(&mut batch, &mut carry, || waiting.pop_front());
+        assert!(batch.is_empty() && carry.is_none());
+        // at most BATCH at once, the rest in the next
+        let mut many: std::collections::VecDeque<OdomHandoff> =
+            (0..BATCH as u8 + 3).map(|r| of(r, r as u64)).collect();
+        next_batch(&mut batch, &mut carry, || many.pop_front());
+        assert_eq!(batch.len(), BATCH);
+        next_batch(&mut batch, &mut carry, || many.pop_front());
+        assert_eq!(batch.len(), 3);
+    }
+
     #[test]
     fn refilled_natives_equal_the_converted_messages() {
         let frames = Frames::new("robot_a", "odom", "base_link", ["left", "right"]);

@@ -83,6 +83,16 @@ pub fn all(master: Option<u16>) -> Vec<Row> {
             Client::Rclpy,
         ),
         row("thymio-rt/r2r", "default", ours(), Client::R2r),
+        // issue 29's tails: the odometry publisher beside the RT thread (the default) or free on any CPU
+        row(
+            "thymio-rt-free-pub/r2r",
+            "rt.publisher_priority: 0 (odometry publisher on any CPU)",
+            Driver::ThymioRt {
+                extra: vec!["rt.publisher_priority:=0".into()],
+                record: false,
+            },
+            Client::R2r,
+        ),
         row(
             "floor/r2r",
             "zero-work r2r program",

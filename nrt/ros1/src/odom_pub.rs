@@ -1,7 +1,8 @@
 //! The ROS 1 odometry publisher thread: the RT thread pushes each odometry sample into a ring of its own (one of
 //! [`handoff::ChannelConfig::odometry_out_consumers`]; the ROS 2 front end has another) and rings this
 //! thread, which publishes `odom`, `/tf` (odom → base_link and the two wheels) and `joint_states` of that robot at
-//! once, then waits again; the extended joint states of the same ring go to `thymio_driver/joint_states`
+//! once, then waits again (when several robots' samples wait, the `odom` of every one of them first, then their
+//! `/tf` and `joint_states`); the extended joint states of the same ring go to `thymio_driver/joint_states`
 //! ([`super::joints`]). The hops handed → publish start and publish → returned are timed ([`NrtHopTimers`]). It never goes through the NRT loop; the serialised messages are queued for their
 //! socket tasks, so publishing never waits for a subscriber.
 //!
@@ -119,11 +120,29 @@ impl OdomPublisher {
         let (thread, placed) = {
             let (stop, published) = (stop.clone(), published.clone());
             companion::spawn("nrt-ros1-odom", placement, move || {
+                let mut rest: Vec<Rest> = Vec::with_capacity(BATCH);
                 while !stop.load(Ordering::Relaxed) {
                     out.nrt_wait(WAIT);
-                    while let Some(h) = out.nrt_pop() {
-                        if publish(&targets, &graph, &h, &timers) {
-                            published.fetch_add(1, Ordering::Relaxed);
+                    loop {
+                        // a burst (several robots' frames decoded in one RT wake) sends every robot's `odom`
+                        // before anyone's `/tf` and `joint_states`, as the ROS 2 front end does
+                        rest.clear();
+                        let mut taken = 0;
+                        while taken < BATCH {
+                            let Some(h) = out.nrt_pop() else {
+                                break;
+                            };
+                            taken += 1;
+                            if let Some(r) = publish_odom(&targets, &graph, &h, &timers) {
+                                published.fetch_add(1, Ordering::Relaxed);
+                                rest.push(r);
+                            }
+                        }
+                        for r in rest.drain(..) {
+                            publish_rest(&targets, &graph, r, &timers);
+                        }
+                        if taken < BATCH {
+                            break;
                         }
                     }
                     while let Some(j) = out.nrt_pop_joint() {
@@ -165,13 +184,30 @@ impl Drop for OdomPublisher {
     }
 }
 
-/// Publishes one sample if its robot is a target and the rate limit lets it through.
-fn publish(targets: &OdomTargets, graph: &Graph, h: &OdomHandoff, timers: &NrtHopTimers) -> bool {
+/// Most samples published together: `odom` of each first, then their `/tf` and `joint_states`.
+const BATCH: usize = 64;
+
+/// What is left to publish of a sample whose `odom` went out.
+struct Rest {
+    robot: RobotId,
+    node: NodeId,
+    tf: TFMessage,
+    joints: JointState,
+    /// How long its `odom` publish took [ns].
+    odom_cost_ns: u64,
+}
+
+/// Publishes one sample's `~/cmd_vel_out` and `odom` if its robot is a target and the rate limit lets it
+/// through; `Some`: its `/tf` and `joint_states`, to be published ([`publish_rest`]).
+fn publish_odom(
+    targets: &OdomTargets,
+    graph: &Graph,
+    h: &OdomHandoff,
+    timers: &NrtHopTimers,
+) -> Option<Rest> {
     let s = &h.sample;
     let mut table = targets.lock();
-    let Some(r) = table.get_mut(&s.robot).filter(|r| r.node == s.node) else {
-        return false;
-    };
+    let r = table.get_mut(&s.robot).filter(|r| r.node == s.node)?;
     if r.limited_velocity.load(Ordering::Relaxed) {
         let stamp = geometry::stamp(h.handed_ns);
         let mut m = conv::twist_stamped(&odometry::cmd_vel_out(&h.commanded, stamp, &r.frames));
@@ -182,7 +218,7 @@ fn publish(targets: &OdomTargets, graph: &Graph, h: &OdomHandoff, timers: &NrtHo
         }
     }
     if !r.rate.admit(Instant::now()) {
-        return false;
+        return None;
     }
     let start = monotonic_ns();
     timers
@@ -192,32 +228,50 @@ fn publish(targets: &OdomTargets, graph: &Graph, h: &OdomHandoff, timers: &NrtHo
     let mut odom = conv::odometry(&odometry::odometry(s, stamp, &r.frames, &r.settings));
     odom.header.seq = r.seq;
     r.seq = r.seq.wrapping_add(1);
-    let transforms = odometry::transforms(s, stamp, &r.frames, &r.settings);
-    let tf = TFMessage {
-        transforms: transforms.iter().map(conv::transform).collect(),
-    };
-    let joints = conv::joint_states(&odometry::joint_states(s, stamp, &r.frames));
-    let odom = graph.publish(&r.odom, &odom);
+    let published = graph.publish(&r.odom, &odom);
     let odom_ns = monotonic_ns();
-    let results = [
-        odom,
-        graph.publish(&targets.tf, &tf),
-        graph.publish(&r.joints, &joints),
-    ];
-    timers.publish.record(monotonic_ns().saturating_sub(start));
-    if results[0].is_ok() && s.wire_ns != 0 {
-        timers.record_odom(handoff::OdomTrace {
+    let transforms = odometry::transforms(s, stamp, &r.frames, &r.settings);
+    let rest = Rest {
+        robot: s.robot,
+        node: r.node,
+        tf: TFMessage {
+            transforms: transforms.iter().map(conv::transform).collect(),
+        },
+        joints: conv::joint_states(&odometry::joint_states(s, stamp, &r.frames)),
+        odom_cost_ns: odom_ns.saturating_sub(start),
+    };
+    drop(table);
+    match published {
+        Ok(()) if s.wire_ns != 0 => timers.record_odom(handoff::OdomTrace {
             wire_ns: s.wire_ns,
             decoded_ns: s.t_ns,
             handed_ns: h.handed_ns,
             publish_ns: start,
             odom_ns,
-        });
+        }),
+        Ok(()) => {}
+        Err(e) => tracing::warn!("ROS 1: node {}: cannot publish odometry: {e}", rest.node),
     }
-    let node = r.node;
+    Some(rest)
+}
+
+/// Publishes the `/tf` and `joint_states` of a sample whose `odom` [`publish_odom`] sent (if its robot is still a
+/// target).
+fn publish_rest(targets: &OdomTargets, graph: &Graph, rest: Rest, timers: &NrtHopTimers) {
+    let table = targets.lock();
+    let Some(r) = table.get(&rest.robot).filter(|r| r.node == rest.node) else {
+        return;
+    };
+    let start = monotonic_ns();
+    let results = [
+        graph.publish(&targets.tf, &rest.tf),
+        graph.publish(&r.joints, &rest.joints),
+    ];
+    timers
+        .publish
+        .record(monotonic_ns().saturating_sub(start) + rest.odom_cost_ns);
     drop(table);
     for e in results.into_iter().filter_map(Result::err) {
-        tracing::warn!("ROS 1: node {node}: cannot publish odometry: {e}");
+        tracing::warn!("ROS 1: node {}: cannot publish odometry: {e}", rest.node);
     }
-    true
 }

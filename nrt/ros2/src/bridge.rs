@@ -224,9 +224,14 @@ impl FrontEnd for RosBridge {
         }
         self.aseba.poll_ros(&mut node, engine, ros_work);
         self.thymio.poll_ros(engine, ros_work);
-        self.calibration.serve(engine, &mut iface.calibration, now);
-        self.goal_actions
+        let calibration = self.calibration.serve(engine, &mut iface.calibration, now);
+        let goals = self
+            .goal_actions
             .serve(engine, &mut iface.goal_actions, now);
+        if calibration || goals {
+            // r2r answers an accepted cancel at the start of its spinner's next wait
+            shared.wake();
+        }
         self.drivers.serve(engine, &mut iface.controllers);
         if ros_work {
             // calls and messages only: the switch's, resets', lifecycles' and controllers'

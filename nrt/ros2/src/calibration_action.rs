@@ -68,8 +68,9 @@ impl CalibrationActions {
         }
     }
 
-    /// Hands the goals and cancels that came to the layer (never blocks).
-    pub fn serve(&mut self, engine: &mut Engine, cal: &mut Calibration, now: Instant) {
+    /// Hands the goals and cancels that came to the layer (never blocks); whether it accepted a cancel (r2r sends
+    /// the answer at its spinner's next wait: wake it).
+    pub fn serve(&mut self, engine: &mut Engine, cal: &mut Calibration, now: Instant) -> bool {
         for (node, goals) in self.servers.iter_mut() {
             while let Some(Some(req)) = goals.next().now_or_never() {
                 let g = &req.goal;
@@ -103,10 +104,12 @@ impl CalibrationActions {
                 cancelled.push(*id);
             }
         }
+        let answered = !cancelled.is_empty();
         for id in cancelled {
             self.cancels.remove(&id);
             cal.cancel(engine, id);
         }
+        answered
     }
 }
 

@@ -170,8 +170,9 @@ impl<A: GoalAction> GoalActionServers<A> {
         }
     }
 
-    /// Hands the goals and cancels that came to the layer (never blocks).
-    pub fn serve(&mut self, engine: &mut Engine, goals: &mut GoalActions, now: Instant) {
+    /// Hands the goals and cancels that came to the layer (never blocks); whether it accepted a cancel (r2r sends
+    /// the answer at its spinner's next wait: wake it).
+    pub fn serve(&mut self, engine: &mut Engine, goals: &mut GoalActions, now: Instant) -> bool {
         for (node, server) in self.servers.iter_mut() {
             while let Some(Some(req)) = server.next().now_or_never() {
                 let goal = A::goal(&req.goal);
@@ -200,10 +201,12 @@ impl<A: GoalAction> GoalActionServers<A> {
                 cancelled.push(*id);
             }
         }
+        let answered = !cancelled.is_empty();
         for id in cancelled {
             self.cancels.remove(&id);
             goals.cancel(engine, id);
         }
+        answered
     }
 }
 
@@ -260,9 +263,10 @@ impl GoalActionsRos2 {
     }
 
     /// See [`GoalActionServers::serve`].
-    pub fn serve(&mut self, engine: &mut Engine, goals: &mut GoalActions, now: Instant) {
-        self.drive.serve(engine, goals, now);
-        self.rotate.serve(engine, goals, now);
-        self.navigate.serve(engine, goals, now);
+    pub fn serve(&mut self, engine: &mut Engine, goals: &mut GoalActions, now: Instant) -> bool {
+        let drive = self.drive.serve(engine, goals, now);
+        let rotate = self.rotate.serve(engine, goals, now);
+        let navigate = self.navigate.serve(engine, goals, now);
+        drive || rotate || navigate
     }
 }

@@ -136,6 +136,12 @@ impl SharedNode {
         guard
     }
 
+    /// Ends the spinner's current (or next) wait, for what r2r does only between waits (the
+    /// answers to accepted action cancels).
+    pub fn wake(&self) {
+        self.wake_spinner();
+    }
+
     /// Ends the spinner's current (or next) wait; without a spinner, or if publishing fails,
     /// the wait ends at its timeout.
     fn wake_spinner(&self) {

@@ -224,10 +224,12 @@ impl FrontEnd for RosBridge {
         }
         self.aseba.poll_ros(&mut node, engine, ros_work);
         self.thymio.poll_ros(engine, ros_work);
-        let calibration = self.calibration.serve(engine, &mut iface.calibration, now);
-        let goals = self
-            .goal_actions
-            .serve(engine, &mut iface.goal_actions, now);
+        // goals and cancels come through the bridge node's streams too
+        let calibration = ros_work && self.calibration.serve(engine, &mut iface.calibration, now);
+        let goals = ros_work
+            && self
+                .goal_actions
+                .serve(engine, &mut iface.goal_actions, now);
         if calibration || goals {
             // r2r answers an accepted cancel at the start of its spinner's next wait
             shared.wake();

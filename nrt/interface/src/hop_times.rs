@@ -108,8 +108,8 @@ impl SlowestOdom {
 pub struct NrtHopTimers {
     /// Odometry handed over by the RT thread → the publisher thread starts publishing it.
     pub handed_to_publish: HopHistogram,
-    /// Time spent publishing one sample's `odom`, `/tf` and `joint_states` (ROS 2: the `odom` of a burst's
-    /// samples go out first, then their `/tf` and `joint_states`).
+    /// Time spent publishing one sample's `odom`, `/tf` and `joint_states` (the `odom` of a burst's samples go out
+    /// first, then their `/tf` and `joint_states`: [`crate::odom_burst`]).
     pub publish: HopHistogram,
     /// `cmd_vel` taken → set-point stored (and the RT thread rung).
     pub cmd_vel_to_set_point: HopHistogram,

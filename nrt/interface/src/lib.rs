@@ -51,6 +51,7 @@ pub mod joints;
 pub mod lifecycle;
 pub mod load_script;
 pub mod names;
+pub mod odom_burst;
 pub mod odometry;
 pub mod owner_switch;
 pub mod params;

@@ -2,7 +2,7 @@
 //! [`handoff::ChannelConfig::odometry_out_consumers`]; the ROS 2 front end has another) and rings this
 //! thread, which publishes `odom`, `/tf` (odom → base_link and the two wheels) and `joint_states` of that robot at
 //! once, then waits again (when several robots' samples wait, the `odom` of every one of them first, then their
-//! `/tf` and `joint_states`); the extended joint states of the same ring go to `thymio_driver/joint_states`
+//! `/tf` and `joint_states`: [`nrt_interface::odom_burst`]); the extended joint states of the same ring go to `thymio_driver/joint_states`
 //! ([`super::joints`]). The hops handed → publish start and publish → returned are timed ([`NrtHopTimers`]). It never goes through the NRT loop; the serialised messages are queued for their
 //! socket tasks, so publishing never waits for a subscriber.
 //!
@@ -23,6 +23,7 @@ use handoff::{monotonic_ns, CompanionPlacement, NodeId, NrtOdomOut, OdomHandoff,
 use nrt_interface::companion::{self, Placed};
 use nrt_interface::frames::Frames;
 use nrt_interface::hop_times::NrtHopTimers;
+use nrt_interface::odom_burst::Burst;
 use nrt_interface::odometry::OdomSettings;
 use nrt_interface::{geometry, odometry};
 use std::collections::BTreeMap;
@@ -120,29 +121,20 @@ impl OdomPublisher {
         let (thread, placed) = {
             let (stop, published) = (stop.clone(), published.clone());
             companion::spawn("nrt-ros1-odom", placement, move || {
-                let mut rest: Vec<Rest> = Vec::with_capacity(BATCH);
+                let mut burst: Burst<Rest> = Burst::new();
                 while !stop.load(Ordering::Relaxed) {
                     out.nrt_wait(WAIT);
-                    loop {
-                        // a burst (several robots' frames decoded in one RT wake) sends every robot's `odom`
-                        // before anyone's `/tf` and `joint_states`, as the ROS 2 front end does
-                        rest.clear();
-                        let mut taken = 0;
-                        while taken < BATCH {
-                            let Some(h) = out.nrt_pop() else {
-                                break;
-                            };
-                            taken += 1;
-                            if let Some(r) = publish_odom(&targets, &graph, &h, &timers) {
+                    while burst.take(|| out.nrt_pop()) {
+                        for (h, rest) in burst.items_mut() {
+                            *rest = publish_odom(&targets, &graph, h, &timers);
+                            if rest.is_some() {
                                 published.fetch_add(1, Ordering::Relaxed);
-                                rest.push(r);
                             }
                         }
-                        for r in rest.drain(..) {
-                            publish_rest(&targets, &graph, r, &timers);
-                        }
-                        if taken < BATCH {
-                            break;
+                        for (_, rest) in burst.items_mut() {
+                            if let Some(rest) = rest.take() {
+                                publish_rest(&targets, &graph, rest, &timers);
+                            }
                         }
                     }
                     while let Some(j) = out.nrt_pop_joint() {
@@ -183,9 +175,6 @@ impl Drop for OdomPublisher {
         }
     }
 }
-
-/// Most samples published together: `odom` of each first, then their `/tf` and `joint_states`.
-const BATCH: usize = 64;
 
 /// What is left to publish of a sample whose `odom` went out.
 struct Rest {

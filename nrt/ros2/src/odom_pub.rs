@@ -3,7 +3,7 @@
 //! thread wakes, publishes `odom`, then `/tf` (odom → base and the two wheel links), then
 //! `joint_states` of that robot at once, and waits again. When several robots' samples wait
 //! (one RT wake decoded the frames of many robots) it publishes the `odom` of every one of
-//! them first, then their `/tf` and `joint_states`. It never goes through the NRT engine
+//! them first, then their `/tf` and `joint_states` ([`nrt_interface::odom_burst`]). It never goes through the NRT engine
 //! loop, never waits for the r2r spinner or the node (publishing needs neither), and reuses one
 //! native message of each kind per robot: per sample it writes numbers into them and calls
 //! `publish_native`, so the only allocations left per sample are those inside rcl/rmw
@@ -24,6 +24,7 @@ use handoff::{
 use nrt_engine::thymio::model;
 use nrt_interface::companion;
 use nrt_interface::hop_times::NrtHopTimers;
+use nrt_interface::odom_burst::Burst;
 use nrt_interface::odometry::{self as odo, OdomSettings, RateLimit};
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::TwistStamped;
@@ -314,10 +315,7 @@ impl Drop for OdomPublisher {
     }
 }
 
-/// Most samples published together: `odom` of each first, then their `/tf` and `joint_states`.
-const BATCH: usize = 64;
-
-/// A sample of the batch whose `odom` went out.
+/// A sample of the burst whose `odom` went out.
 #[derive(Clone, Copy)]
 struct Started {
     /// How long its `odom` publish took [ns].
@@ -326,50 +324,23 @@ struct Started {
 
 fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &AtomicBool) {
     let mut natives: BTreeMap<RobotId, Natives> = BTreeMap::new();
-    let mut batch: Vec<(OdomHandoff, Option<Started>)> = Vec::with_capacity(BATCH);
-    let mut carry: Option<OdomHandoff> = None;
+    // one sample per robot per burst: its native messages are filled in the first pass
+    let mut burst: Burst<Started> = Burst::new();
     while !stop.load(Ordering::Relaxed) {
         cfg.out.nrt_wait(WAIT);
-        loop {
-            next_batch(&mut batch, &mut carry, || cfg.out.nrt_pop());
-            if batch.is_empty() {
-                break;
-            }
-            // a burst (several robots' frames decoded in one RT wake) sends every robot's `odom`
-            // before anyone's `/tf` and `joint_states`: the last robot's odometry waits behind
-            // one publication per robot instead of three
-            for (h, started) in batch.iter_mut() {
+        while burst.take(|| cfg.out.nrt_pop()) {
+            for (h, started) in burst.items_mut() {
                 *started = publish_odom(&cfg, &mut clocks, &mut natives, h);
             }
-            for (h, started) in &batch {
-                if let Some(started) = started {
-                    publish_rest(&cfg, &mut natives, h, *started);
+            for (h, started) in burst.items_mut() {
+                if let Some(started) = started.take() {
+                    publish_rest(&cfg, &mut natives, h, started);
                 }
             }
         }
         while let Some(j) = cfg.out.nrt_pop_joint() {
             publish_joints(&cfg, &mut clocks, &j);
         }
-    }
-}
-
-/// Fills `batch` with the waiting samples, in order, one per robot: a robot's next sample is
-/// kept in `carry` for the next batch (its native messages are refilled per sample).
-fn next_batch(
-    batch: &mut Vec<(OdomHandoff, Option<Started>)>,
-    carry: &mut Option<OdomHandoff>,
-    mut pop: impl FnMut() -> Option<OdomHandoff>,
-) {
-    batch.clear();
-    while batch.len() < BATCH {
-        let Some(h) = carry.take().or_else(&mut pop) else {
-            break;
-        };
-        if batch.iter().any(|(b, _)| b.sample.robot == h.sample.robot) {
-            *carry = Some(h);
-            break;
-        }
-        batch.push((h, None));
     }
 }
 
@@ -527,40 +498,6 @@ mod tests {
 
     /// The reused native messages carry exactly what the engine-loop path published, with and without
     /// `odom → base_link` on `/tf` and with covariances from the parameters.
-    #[test]
-    fn batches_take_one_sample_per_robot_in_order() {
-        let of = |robot: u8, t_ns: u64| OdomHandoff {
-            sample: OdomSample {
-                robot: RobotId(robot),
-                t_ns,
-                ..sample()
-            },
-            handed_ns: t_ns,
-            commanded: Twist2::default(),
-        };
-        let mut waiting: std::collections::VecDeque<OdomHandoff> =
-            [of(1, 1), of(2, 2), of(1, 3), of(3, 4)].into();
-        let (mut batch, mut carry) = (Vec::new(), None);
-        let taken = |b: &Vec<(OdomHandoff, Option<Started>)>| -> Vec<(u8, u64)> {
-            b.iter()
-                .map(|(h, _)| (h.sample.robot.0, h.sample.t_ns))
-                .collect()
-        };
-        next_batch(&mut batch, &mut carry, || waiting.pop_front());
-        assert_eq!(taken(&batch), [(1, 1), (2, 2)]);
-        next_batch(&mut batch, &mut carry, || waiting.pop_front());
-        assert_eq!(taken(&batch), [(1, 3), (3, 4)]);
-        next_batch(&mut batch, &mut carry, || waiting.pop_front());
-        assert!(batch.is_empty() && carry.is_none());
-        // at most BATCH at once, the rest in the next
-        let mut many: std::collections::VecDeque<OdomHandoff> =
-            (0..BATCH as u8 + 3).map(|r| of(r, r as u64)).collect();
-        next_batch(&mut batch, &mut carry, || many.pop_front());
-        assert_eq!(batch.len(), BATCH);
-        next_batch(&mut batch, &mut carry, || many.pop_front());
-        assert_eq!(batch.len(), 3);
-    }
-
     #[test]
     fn refilled_natives_equal_the_converted_messages() {
         let frames = Frames::new("robot_a", "odom", "base_link", ["left", "right"]);

@@ -245,8 +245,9 @@ impl FrontEnd for RosBridge {
         self.on_engine_events(engine, iface, std::slice::from_ref(event));
     }
 
-    /// The node is taken once for all the events of an iteration: each taking waits for the spinner's current
-    /// wait to end (up to its timeout), so taking it per event stalled the loop behind busy sensor traffic.
+    /// The node is taken at most once for all the events of an iteration, and only by an event that needs it (a
+    /// robot coming or going, a script loaded): each taking wakes the spinner and waits for it to step aside,
+    /// which costs a rebuild of the node's whole wait set.
     fn on_engine_events(
         &mut self,
         engine: &mut Engine,

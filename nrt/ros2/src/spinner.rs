@@ -5,11 +5,13 @@
 //! Fast DDS attaches and detaches each of them: about 0.5 ms per robot's interface per wait.
 //! Called once per NRT iteration (1 kHz) it was most of the bridge's CPU. The spinner thread
 //! instead waits in `spin_once` with a long timeout and only wakes when ROS has work (a message,
-//! a service call), when someone wants the node, or when the timeout ends. When the wait ended before its timeout (ROS had work) it rings the NRT
-//! loop's doorbell (the one the RT thread rings too), and the loop serves the streams r2r filled;
-//! a wait that ran out found nothing (rcl returns at once with nothing taken), so it rings no one.
-//! Work that became ready in the last instant of a wait, returned just after the timeout, is
-//! served at the NRT loop's next wake-up (at most its longest wait,
+//! a service call), when someone wakes it ([`SharedNode::wake`]) or when the timeout ends. After
+//! each wait it marks the node's streams worth draining ([`SharedNode::take_work`]: the NRT loop
+//! drains them only then); when the wait ended before its timeout (ROS had work) it also rings
+//! the NRT loop's doorbell (the one the RT thread rings too), and the loop serves the streams r2r
+//! filled; a wait that ran out found nothing (rcl returns at once with nothing taken), so it
+//! rings no one. Work that became ready in the last instant of a wait, returned just after the
+//! timeout, is served at the NRT loop's next wake-up (at most its longest wait,
 //! `nrt_engine::engine::IDLE_TICK`). The NRT loop itself only reads the rings and publishes
 //! (publishing does not need the node).
 //!
@@ -27,6 +29,7 @@
 //! thread after every wait (the Thymio driver's `cmd_vel` goes straight to the RT thread's
 //! set-point atomics this way).
 
+use futures::Stream;
 use handoff::Doorbell;
 use r2r::std_msgs::msg::Empty;
 use r2r::{Publisher, QosProfile};
@@ -153,9 +156,7 @@ impl SharedNode {
 
     /// Creates the spinner's wake-up topic on the node: the publisher is kept here, the
     /// subscription returned (the spinner drains it).
-    fn make_wake(
-        &self,
-    ) -> Result<impl futures::Stream<Item = Empty> + Unpin + Send + 'static, r2r::Error> {
+    fn make_wake(&self) -> Result<impl Stream<Item = Empty> + Unpin + Send + 'static, r2r::Error> {
         let topic = wake_topic();
         let qos = QosProfile::default().keep_last(1).reliable().volatile();
         let mut node = self.node.lock().unwrap_or_else(|e| e.into_inner());
@@ -239,11 +240,7 @@ impl Spinner {
             if let Some(bytes) = stack {
                 builder = builder.stack_size(bytes);
             }
-            builder.spawn(move || {
-                spin(&shared, &wake, &mut || {
-                    let _ = super::drain(&mut woken).count();
-                })
-            })?
+            builder.spawn(move || spin(&shared, &wake, &mut woken))?
         };
         Ok(Spinner {
             shared,
@@ -270,12 +267,14 @@ fn wake_topic() -> String {
     format!("{WAKE_TOPIC_PREFIX}{:016x}", h.finish())
 }
 
-fn spin(shared: &SharedNode, wake: &Doorbell, drain_wake: &mut dyn FnMut()) {
+/// Spins until stopped, ringing `wake` after each wait ROS ended; drops the wake-up messages
+/// (`woken`: they only ended a wait).
+fn spin(shared: &SharedNode, wake: &Doorbell, woken: &mut (impl Stream<Item = Empty> + Unpin)) {
     while !shared.stop.load(Ordering::Relaxed) {
         if shared.spin_once(SPIN_TIMEOUT) {
             wake.ring();
         }
-        drain_wake();
+        let _ = super::drain(woken).count();
     }
 }
 
@@ -316,8 +315,7 @@ mod tests {
         )
         .expect("node");
         let shared = SharedNode::new(node);
-        let bell = Doorbell::new();
-        let spinner = Spinner::start(shared.clone(), bell.clone()).expect("spinner");
+        let spinner = Spinner::start(shared.clone(), Doorbell::new()).expect("spinner");
         let start = Instant::now();
         for _ in 0..10 {
             // until the spinner holds the node again: it is in, or entering, its wait

@@ -213,6 +213,36 @@ fn one_stop_signal_stops_and_confirms() {
     assert_eq!(targets(&mut obs), Some([0, 0]));
 }
 
+/// `reset_on_closing` (asebaros): the robots' VMs are reset when the driver closes — also when Ctrl-C closes it.
+/// The RT thread, stopped by the signal itself, used to end before NRT (told by the same signal) had handed it
+/// the RESET frames: the robot's VM kept running. Now the exit waits for them.
+#[test]
+fn reset_on_closing_reaches_the_robot_after_a_stop_signal() {
+    let port = free_port();
+    let _sim = sim_server(port, SIM_SECONDS);
+    let mut obs = observer(port);
+    let dir = tempfile::tempdir().unwrap();
+    let config = driver_config(dir.path(), "reset_on_closing: true");
+    let mut d = driver(&config, &tcp_target(port), 0);
+    wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
+    assert!(
+        vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP == 0),
+        "the driver's script runs"
+    );
+    d.signal(Signal::SIGINT);
+    assert!(d.wait_exit(Duration::from_secs(5)).success());
+    let log = d.seen.join("\n");
+    assert!(
+        log.contains("robots were sent zero speed (confirmed)"),
+        "{log}"
+    );
+    assert_eq!(targets(&mut obs), Some([0, 0]));
+    assert!(
+        vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP != 0),
+        "the VM was not reset at closing:\n{log}"
+    );
+}
+
 #[test]
 fn a_cut_link_stops_the_robot_by_itself() {
     let port = free_port();

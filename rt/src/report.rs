@@ -186,6 +186,8 @@ pub struct DropsDetail {
     pub tx_overflow: u64,
     /// Invalid records from NRT.
     pub invalid_from_nrt: u64,
+    /// Frames from NRT refused while the robots were being stopped.
+    pub refused_at_exit: u64,
 }
 
 impl From<RingDrops> for DropsDetail {
@@ -195,6 +197,7 @@ impl From<RingDrops> for DropsDetail {
             events: d.events,
             tx_overflow: d.tx_overflow,
             invalid_from_nrt: d.invalid_from_nrt,
+            refused_at_exit: d.refused_at_exit,
         }
     }
 }

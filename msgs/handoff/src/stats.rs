@@ -34,12 +34,19 @@ pub struct RingDrops {
     pub tx_overflow: u64,
     /// Records from NRT that were not a valid frame or named no link.
     pub invalid_from_nrt: u64,
+    /// Frames from NRT not written because the robots were being stopped (after a signal only
+    /// those that stop or reset a VM go out).
+    pub refused_at_exit: u64,
 }
 
 impl RingDrops {
     /// Sum of all drops.
     pub fn total(&self) -> u64 {
-        self.frames_to_nrt + self.events + self.tx_overflow + self.invalid_from_nrt
+        self.frames_to_nrt
+            + self.events
+            + self.tx_overflow
+            + self.invalid_from_nrt
+            + self.refused_at_exit
     }
 }
 

@@ -31,6 +31,7 @@ fn stats() -> RtStats {
             events: 2,
             tx_overflow: 0,
             invalid_from_nrt: 0,
+            refused_at_exit: 0,
         },
         links: LinkTotals {
             connected: 1,

@@ -2,15 +2,20 @@
 //! write of the motor targets, which a stopped VM cannot ignore), flushed, then read back
 //! until every robot with readable targets confirms zero — all within
 //! `RtConfig::exit_flush_timeout`, shortened by a further stop signal once the frames are
-//! flushed.
+//! flushed. Stopped by a signal, the loop also waits (within the same bound) for NRT, told by the
+//! same signal, to hand its closing frames (RESET with `reset_on_closing`) and its `Shutdown`;
+//! of what NRT hands meanwhile only the frames that stop or reset a VM go out.
 
-use super::{ns, RtExit, RtLoop};
+use super::{ns, RtExit, RtLoop, MAX_INPUTS_PER_CYCLE};
 use crate::clock::{monotonic_ns, sleep_until};
 use crate::controllers::RtControllers;
 use crate::link_port::LinkReturn;
 use crate::robot::Robot;
 use crate::signals;
-use handoff::{ExitReason, LinkDownReason, NodeId, RobotId, RtEvent, RtStats, SetupSummary};
+use handoff::{
+    ExitReason, LinkDownReason, NodeId, RobotId, RtCommand, RtEvent, RtStats, SetupSummary,
+};
+use msgs::wire::{kind, read_header};
 
 /// Interval between two read-backs of a robot's motor targets while the exit waits.
 const READBACK_INTERVAL_NS: u64 = 20_000_000;
@@ -28,8 +33,9 @@ pub struct StopOutcome {
 }
 
 impl RtLoop {
-    /// Exit path: stop every configured robot, flush, and wait (bounded) for the read-backs.
-    pub(super) fn stop_robots(&mut self) {
+    /// Exit path (the loop ended for `reason`): stop every configured robot, flush, and wait
+    /// (bounded) for the read-backs — and, after a signal, for NRT's closing frames.
+    pub(super) fn stop_robots(&mut self, reason: ExitReason) {
         let start_ns = monotonic_ns;
         // the flight recorder: what follows is the exit sequence (not a pass; a replay ends here)
         self.pass_ns = start_ns();
@@ -46,9 +52,17 @@ impl RtLoop {
         let deadline = start + ns(self.cfg.exit_flush_timeout);
         let mut last_readback = start;
         let mut flushed = false;
+        // Stopped by NRT (Shutdown, its stop flag, gone) or a cycle limit, NRT has nothing more to hand.
+        // Stopped by a signal, NRT heard it too and closes: its frames (RESET with `reset_on_closing`) come
+        // before its Shutdown.
+        let mut nrt_closed = reason != ExitReason::Signal;
         loop {
+            if !nrt_closed {
+                nrt_closed = self.take_closing_frames();
+            }
             self.slots.flush_all(&mut self.stats.cmd_to_wire);
-            if !flushed && self.slots.all_flushed() {
+            let all_out = self.slots.all_flushed();
+            if !flushed && all_out {
                 flushed = true;
                 if self.cfg.honor_signals {
                     signals::mark_zero_speed_flushed();
@@ -64,7 +78,7 @@ impl RtLoop {
                 .iter()
                 .all(|r| r.stop_confirmed() != Some(false));
             let hurried = self.cfg.honor_signals && signals::hurry_signalled();
-            if (flushed && (confirmed || hurried)) || now >= deadline {
+            if (all_out && confirmed && nrt_closed) || (flushed && hurried) || now >= deadline {
                 break;
             }
             if now.saturating_sub(last_readback) >= READBACK_INTERVAL_NS {
@@ -83,6 +97,39 @@ impl RtLoop {
         }
         self.forget_dead_links();
         self.retire_dead_links();
+    }
+
+    /// While the robots stop after a signal: takes what NRT hands. Of its frames only those that stop or
+    /// reset a VM (RESET, STOP) are queued; anything else that raced with the stop (a `set_speed`, a variable
+    /// write) is refused and counted (`refused_at_exit`), as are its other commands. Returns whether NRT is
+    /// done: its `Shutdown` read (it hands its frames before) and its frames all taken, or NRT gone.
+    fn take_closing_frames(&mut self) -> bool {
+        let mut done = self.ends.rt_peer_gone();
+        for _ in 0..MAX_INPUTS_PER_CYCLE {
+            match self.ends.rt_pop_command() {
+                Some(RtCommand::Shutdown) => done = true,
+                // nothing else applies to robots being stopped
+                Some(_) => {}
+                None => break,
+            }
+        }
+        for _ in 0..MAX_INPUTS_PER_CYCLE {
+            let (target, n) = match self.ends.rt_pop_frame(&mut self.frame) {
+                None => return done,
+                Some(Err(_)) => {
+                    self.stats.drops.invalid_from_nrt += 1;
+                    continue;
+                }
+                Some(Ok(x)) => x,
+            };
+            if read_header(&self.frame[..n]).is_some_and(|h| stops_a_vm(h.kind)) {
+                self.queue_nrt_frame(target, n);
+            } else {
+                self.stats.drops.refused_at_exit += 1;
+            }
+        }
+        // more frames than one round takes: the next round goes on
+        false
     }
 
     pub(super) fn finish(&mut self, reason: ExitReason) -> RtStats {
@@ -142,4 +189,9 @@ impl RtLoop {
             controllers: std::mem::replace(&mut self.controllers, RtControllers::none()),
         }
     }
+}
+
+/// The messages that may still go out while the robots stop: those that stop or reset a VM.
+fn stops_a_vm(kind: u16) -> bool {
+    matches!(kind, kind::RESET | kind::STOP)
 }

@@ -238,24 +238,29 @@ impl RtLoop {
                 }
                 Some(Ok(x)) => x,
             };
-            let frame = &self.frame[..n];
-            handoff::rt_record_frame(
-                FrameDir::FromNrt,
-                target.to_byte(),
-                self.pass_ns,
-                self.pass_ns,
-                frame,
-            );
-            match target {
-                LinkTarget::One(l) => match self.slots.queue(l, frame) {
-                    Ok(()) => {}
-                    Err(QueueError::Full) => self.stats.drops.tx_overflow += 1,
-                    Err(QueueError::NoLink) => self.stats.drops.invalid_from_nrt += 1,
-                },
-                LinkTarget::All => {
-                    let (_, full) = self.slots.queue_all(frame);
-                    self.stats.drops.tx_overflow += full as u64;
-                }
+            self.queue_nrt_frame(target, n);
+        }
+    }
+
+    /// Queues the frame NRT handed (`self.frame[..n]`) on its link or on all links, recorded.
+    pub(super) fn queue_nrt_frame(&mut self, target: LinkTarget, n: usize) {
+        let frame = &self.frame[..n];
+        handoff::rt_record_frame(
+            FrameDir::FromNrt,
+            target.to_byte(),
+            self.pass_ns,
+            self.pass_ns,
+            frame,
+        );
+        match target {
+            LinkTarget::One(l) => match self.slots.queue(l, frame) {
+                Ok(()) => {}
+                Err(QueueError::Full) => self.stats.drops.tx_overflow += 1,
+                Err(QueueError::NoLink) => self.stats.drops.invalid_from_nrt += 1,
+            },
+            LinkTarget::All => {
+                let (_, full) = self.slots.queue_all(frame);
+                self.stats.drops.tx_overflow += full as u64;
             }
         }
     }

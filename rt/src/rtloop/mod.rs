@@ -345,7 +345,7 @@ impl RtLoop {
         } else {
             self.run_periodic(start, period)
         };
-        self.stop_robots();
+        self.stop_robots(reason);
         let stats = self.finish(reason);
         alloc::mark_current_thread_rt(false);
         // its rings abandoned: the recorder's NRT side takes what is left and closes the file

@@ -602,8 +602,9 @@ impl Engine {
             for id in ids {
                 let _ = self.net.command(id, crate::network::Command::Reset);
             }
-            self.flush_outgoing();
         }
+        // whatever is queued goes before the Shutdown (the RT thread takes the frames it lets out at exit)
+        self.flush_outgoing();
         if self.ends.nrt_push_command(RtCommand::Shutdown).is_err() {
             tracing::warn!(
                 "cannot queue the shutdown command: the RT thread is not reading its commands"

@@ -1,5 +1,6 @@
 //! The stop paths that do not trust the robot's script: direct writes of the motor targets,
-//! their read-back, the refresh until a stop is confirmed, and the link-back stop.
+//! their read-back, the refresh until a stop is confirmed, the link-back stop, and what NRT
+//! hands while the robots stop after a signal.
 
 use super::*;
 use handoff::{NodeId, RobotId};
@@ -172,7 +173,7 @@ fn the_exit_waits_for_the_read_back_and_reports_it() {
             seen
         })
     };
-    rt.stop_robots();
+    rt.stop_robots(ExitReason::Requested);
     assert_eq!(rt.robots[0].stop_confirmed(), Some(true));
     stop.store(true, Ordering::Relaxed);
     let seen = answering.join().unwrap();
@@ -187,7 +188,48 @@ fn an_unanswered_exit_stop_is_reported_unconfirmed_within_the_bound() {
     go(&mut nrt, 0.1);
     rt.cycle(10 * MS);
     let t = std::time::Instant::now();
-    rt.stop_robots();
+    rt.stop_robots(ExitReason::Requested);
     assert!(t.elapsed() < Duration::from_secs(2));
     assert_eq!(rt.robots[0].stop_confirmed(), Some(false));
+}
+
+/// Stopped by a signal, the RT thread stops the robots at once, but NRT (told by the same signal) hands its
+/// closing frames after: RESET with `reset_on_closing`. They used to be left in the ring (the loop had
+/// exited); now the exit waits for NRT's Shutdown and lets out only what stops or resets a VM — not a
+/// `set_speed` that raced with the stop.
+#[test]
+fn a_signal_exit_waits_for_nrts_closing_frames_and_lets_out_only_stops_and_resets() {
+    let (rt_ends, mut nrt) = channels(&ChannelConfig {
+        robots: 4,
+        ..Default::default()
+    });
+    let (rt_port, mut port) = link_port();
+    let cfg = RtConfig {
+        // far beyond the test: only NRT's Shutdown ends the wait
+        exit_flush_timeout: Duration::from_secs(60),
+        ..test_config()
+    };
+    let mut rt = RtLoop::new(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new());
+    let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
+    configure(&mut nrt, &mut rt, MS);
+    let exiting = std::thread::spawn(move || {
+        rt.stop_robots(ExitReason::Signal);
+        rt
+    });
+    let mut got = Vec::new();
+    crate::testutil::until(Duration::from_secs(10), || {
+        got.extend(received(&mut peer));
+        !got.is_empty()
+    });
+    assert_eq!(got, [(SET_SPEED, vec![0, 0])], "the stop goes out first");
+    // what NRT hands once it has heard the signal: a racing set_speed, its RESET, then Shutdown
+    nrt.nrt_push_frame(LinkTarget::All, &event(0, SET_SPEED, &[300, 300]))
+        .unwrap();
+    let reset = Message::Reset { dest: NODE }.to_frame(0).unwrap();
+    nrt.nrt_push_frame(LinkTarget::One(LinkId(0)), &reset)
+        .unwrap();
+    nrt.nrt_push_command(RtCommand::Shutdown).unwrap();
+    let rt = exiting.join().unwrap();
+    assert_eq!(received(&mut peer), [(kind::RESET, vec![])]);
+    assert_eq!(rt.stats.drops.refused_at_exit, 1);
 }

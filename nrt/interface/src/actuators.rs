@@ -24,11 +24,11 @@ pub enum Actuator {
     Gesture(Gesture),
     /// `led/gesture/off`.
     GestureOff,
-    /// `led/gesture/<circle|blink|kit>` with its period [s].
+    /// `led/gesture/<circle|blink|kit>` with its period \[s\].
     Preset(Preset, f32),
     /// `led/gesture/alive`.
     Alive,
-    /// `sound/play`: frequency [Hz], duration [s].
+    /// `sound/play`: frequency \[Hz\], duration \[s\].
     Tone(f32, f64),
     /// `sound/play/system`.
     SystemSound(i8),

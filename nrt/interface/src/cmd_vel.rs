@@ -20,7 +20,7 @@ pub fn stamp_age(stamp: Option<Stamp>, now: Stamp) -> Duration {
     }
 }
 
-/// The age beyond which a stamped command is ignored: `cmd_vel_timeout` [s]; none when it is not positive (no
+/// The age beyond which a stamped command is ignored: `cmd_vel_timeout` \[s\]; none when it is not positive (no
 /// watchdog, no limit) or not finite.
 pub fn max_age(cmd_vel_timeout: f64) -> Option<Duration> {
     (cmd_vel_timeout > 0.0)
@@ -49,7 +49,7 @@ pub struct CmdVelGate {
 }
 
 impl CmdVelGate {
-    /// The gate of RT robot `robot` (node `node`); stamped commands older than `cmd_vel_timeout` [s] are ignored
+    /// The gate of RT robot `robot` (node `node`); stamped commands older than `cmd_vel_timeout` \[s\] are ignored
     /// (≤ 0: no limit).
     pub fn new(
         params: NrtLiveParams,

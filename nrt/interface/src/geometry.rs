@@ -78,7 +78,7 @@ pub struct Transform {
     pub header: Header,
     /// Child frame.
     pub child_frame_id: String,
-    /// Translation [m].
+    /// Translation \[m\].
     pub translation: Vector3,
     /// Rotation.
     pub rotation: Quaternion,

@@ -20,15 +20,15 @@ pub struct Odometry {
     pub header: Header,
     /// `base_link`.
     pub child_frame_id: String,
-    /// Position [m].
+    /// Position \[m\].
     pub position: Vector3,
     /// Orientation.
     pub orientation: Quaternion,
     /// Pose covariance (row-major 6×6).
     pub pose_covariance: [f64; 36],
-    /// Linear velocity [m/s].
+    /// Linear velocity \[m/s\].
     pub linear: Vector3,
-    /// Angular velocity [rad/s].
+    /// Angular velocity \[rad/s\].
     pub angular: Vector3,
     /// Twist covariance (row-major 6×6).
     pub twist_covariance: [f64; 36],
@@ -41,9 +41,9 @@ pub struct WheelJoints {
     pub header: Header,
     /// The wheel joints, prefixed.
     pub name: Vec<String>,
-    /// Angles [rad].
+    /// Angles \[rad\].
     pub position: Vec<f64>,
-    /// Velocities [rad/s].
+    /// Velocities \[rad/s\].
     pub velocity: Vec<f64>,
 }
 
@@ -210,9 +210,9 @@ pub const CMD_VEL_OUT: &str = "thymio_driver/cmd_vel_out";
 pub struct TwistStamped {
     /// Stamp and the robot's base frame.
     pub header: Header,
-    /// Linear velocity [m/s].
+    /// Linear velocity \[m/s\].
     pub linear: Vector3,
-    /// Angular velocity [rad/s].
+    /// Angular velocity \[rad/s\].
     pub angular: Vector3,
 }
 
@@ -235,7 +235,7 @@ pub fn publishes_limited_velocity(engine: &Engine, id: NodeId) -> bool {
     engine.robot_params(id).publish_limited_velocity
 }
 
-/// `odom_max_rate` [Hz] of one robot's odometry: at most that many samples per second; ≤ 0 (or too small to make
+/// `odom_max_rate` \[Hz\] of one robot's odometry: at most that many samples per second; ≤ 0 (or too small to make
 /// a gap): every sample.
 #[derive(Debug, Clone, Default)]
 pub struct RateLimit {

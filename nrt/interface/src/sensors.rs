@@ -40,13 +40,13 @@ pub struct Range {
     pub header: Header,
     /// [`INFRARED`].
     pub radiation_type: u8,
-    /// [rad].
+    /// \[rad\].
     pub field_of_view: f32,
-    /// [m].
+    /// \[m\].
     pub min_range: f32,
-    /// [m].
+    /// \[m\].
     pub max_range: f32,
-    /// [m]; +inf: nothing seen, −inf: closer than `min_range`.
+    /// \[m\]; +inf: nothing seen, −inf: closer than `min_range`.
     pub range: f32,
 }
 
@@ -55,21 +55,21 @@ pub struct Range {
 pub struct LaserScan {
     /// Stamp and `laser_link`.
     pub header: Header,
-    /// [rad].
+    /// \[rad\].
     pub angle_min: f32,
-    /// [rad].
+    /// \[rad\].
     pub angle_max: f32,
-    /// [rad].
+    /// \[rad\].
     pub angle_increment: f32,
-    /// [s].
+    /// \[s\].
     pub time_increment: f32,
-    /// [s].
+    /// \[s\].
     pub scan_time: f32,
-    /// [m].
+    /// \[m\].
     pub range_min: f32,
-    /// [m].
+    /// \[m\].
     pub range_max: f32,
-    /// [m], right to left.
+    /// \[m\], right to left.
     pub ranges: Vec<f32>,
     /// The raw readings.
     pub intensities: Vec<f32>,

@@ -14,17 +14,17 @@ pub const SET_ODOMETRY: &str = "thymio_driver/set_odometry";
 /// A request: the new pose of `base_link` in `odom`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SetOdometryRequest {
-    /// x [m].
+    /// x \[m\].
     pub x: f64,
-    /// y [m].
+    /// y \[m\].
     pub y: f64,
-    /// z [m] (0: planar odometry).
+    /// z \[m\] (0: planar odometry).
     pub z: f64,
-    /// Roll [rad] (0).
+    /// Roll \[rad\] (0).
     pub roll: f64,
-    /// Pitch [rad] (0).
+    /// Pitch \[rad\] (0).
     pub pitch: f64,
-    /// Yaw [rad].
+    /// Yaw \[rad\].
     pub yaw: f64,
 }
 

@@ -4,6 +4,7 @@
 //! are). ROS 2's goal response carries no reason: a rejected goal's reason is on `/rosout` (warning
 //! `calibrate_motors (node N): goal rejected: …`).
 
+use super::action_cancels::ActionCancels;
 use super::report::Reporter;
 use super::spinner::NodeAccess;
 use super::thymio_endpoints::topic;
@@ -14,18 +15,17 @@ use nrt_interface::calibration::{
     CalResult, Calibration, End, Feedback, Goal, GoalHandle, GoalId, ACTION,
 };
 use r2r::thymio_rt_msgs::action::CalibrateMotors;
-use r2r::{ActionServerCancelRequest, ActionServerGoal, ActionServerGoalRequest};
+use r2r::{ActionServerGoal, ActionServerGoalRequest};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 type Goals = Box<dyn Stream<Item = ActionServerGoalRequest<CalibrateMotors::Action>> + Unpin>;
-type Cancels = Box<dyn Stream<Item = ActionServerCancelRequest> + Unpin>;
 
 /// Every driven robot's `calibrate_motors` action server.
 pub struct CalibrationActions {
     servers: BTreeMap<NodeId, Goals>,
     /// The cancel requests of the goals running.
-    cancels: BTreeMap<GoalId, Cancels>,
+    cancels: ActionCancels<GoalId>,
     reporter: Reporter,
 }
 
@@ -34,7 +34,7 @@ impl CalibrationActions {
     pub fn new(reporter: Reporter) -> CalibrationActions {
         CalibrationActions {
             servers: BTreeMap::new(),
-            cancels: BTreeMap::new(),
+            cancels: ActionCancels::new(),
             reporter,
         }
     }
@@ -88,7 +88,7 @@ impl CalibrationActions {
                 match req.accept() {
                     Ok((goal, cancels)) => {
                         let id = cal.start(engine, *node, plan, Box::new(Ros2Goal(goal)), now);
-                        self.cancels.insert(id, Box::new(cancels));
+                        self.cancels.insert(id, cancels);
                     }
                     Err(e) => self.reporter.warn(&format!(
                         "{ACTION} (node {node}): cannot accept a goal: {e}"
@@ -96,20 +96,11 @@ impl CalibrationActions {
                 }
             }
         }
-        self.cancels.retain(|id, _| cal.is_active(*id));
-        let mut cancelled = Vec::new();
-        for (id, cancels) in self.cancels.iter_mut() {
-            if let Some(Some(cancel)) = cancels.next().now_or_never() {
-                cancel.accept();
-                cancelled.push(*id);
-            }
-        }
-        let answered = !cancelled.is_empty();
-        for id in cancelled {
-            self.cancels.remove(&id);
+        let cancelled = self.cancels.accept_all(|id| cal.is_active(id));
+        for &id in &cancelled {
             cal.cancel(engine, id);
         }
-        answered
+        !cancelled.is_empty()
     }
 }
 

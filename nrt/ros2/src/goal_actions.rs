@@ -5,6 +5,7 @@
 //! ([`GoalActionServers`]) per action; each action only says how its messages map ([`GoalAction`]). ROS 2's goal
 //! response carries no reason: a rejected goal's reason is on `/rosout`.
 
+use super::action_cancels::ActionCancels;
 use super::report::Reporter;
 use super::spinner::NodeAccess;
 use super::thymio_endpoints::topic;
@@ -17,9 +18,7 @@ use nrt_interface::goal_actions::{
 };
 use r2r::geometry_msgs::msg::Pose2D;
 use r2r::thymio_rt_msgs::action::{DriveDistance, NavigateToPosition, RotateAngle};
-use r2r::{
-    ActionServerCancelRequest, ActionServerGoal, ActionServerGoalRequest, WrappedActionTypeSupport,
-};
+use r2r::{ActionServerGoal, ActionServerGoalRequest, WrappedActionTypeSupport};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -122,13 +121,12 @@ impl GoalAction for NavigateToPosition::Action {
 }
 
 type Goals<A> = Box<dyn Stream<Item = ActionServerGoalRequest<A>> + Unpin>;
-type Cancels = Box<dyn Stream<Item = ActionServerCancelRequest> + Unpin>;
 
 /// Every driven robot's action server of the goal action `A`.
 pub struct GoalActionServers<A: GoalAction> {
     servers: BTreeMap<NodeId, Goals<A>>,
     /// The cancel requests of the goals running.
-    cancels: BTreeMap<GoalId, Cancels>,
+    cancels: ActionCancels<GoalId>,
     reporter: Reporter,
 }
 
@@ -137,7 +135,7 @@ impl<A: GoalAction> GoalActionServers<A> {
     pub fn new(reporter: Reporter) -> Self {
         GoalActionServers {
             servers: BTreeMap::new(),
-            cancels: BTreeMap::new(),
+            cancels: ActionCancels::new(),
             reporter,
         }
     }
@@ -184,7 +182,7 @@ impl<A: GoalAction> GoalActionServers<A> {
                     Ok((handle, cancels)) => {
                         let id =
                             goals.start(engine, *node, goal, Box::new(Ros2Goal::<A>(handle)), now);
-                        self.cancels.insert(id, Box::new(cancels));
+                        self.cancels.insert(id, cancels);
                     }
                     Err(e) => self.reporter.warn(&format!(
                         "{} (node {node}): cannot accept a goal: {e}",
@@ -193,20 +191,11 @@ impl<A: GoalAction> GoalActionServers<A> {
                 }
             }
         }
-        self.cancels.retain(|id, _| goals.is_active(*id));
-        let mut cancelled = Vec::new();
-        for (id, cancels) in self.cancels.iter_mut() {
-            if let Some(Some(cancel)) = cancels.next().now_or_never() {
-                cancel.accept();
-                cancelled.push(*id);
-            }
-        }
-        let answered = !cancelled.is_empty();
-        for id in cancelled {
-            self.cancels.remove(&id);
+        let cancelled = self.cancels.accept_all(|id| goals.is_active(id));
+        for &id in &cancelled {
             goals.cancel(engine, id);
         }
-        answered
+        !cancelled.is_empty()
     }
 }
 

@@ -25,6 +25,7 @@
 #![cfg(feature = "ros2")]
 #![warn(missing_docs)]
 
+pub mod action_cancels;
 pub mod aseba;
 mod bridge;
 pub mod bridge_params;

@@ -192,25 +192,36 @@ fn close_stop_signals_never_skip_the_zero_speed() {
     }
 }
 
-#[test]
-fn one_stop_signal_stops_and_confirms() {
+/// A driver binary (its configuration's `extra` YAML) driving the simulated robot forward, stopped by one SIGINT
+/// once the robot moves (`before` runs on the observer first). Checks the exit and its confirmed stop; returns the
+/// robot's process (alive), the observer and the driver's output.
+fn stopped_by_one_signal(
+    extra: &str,
+    before: impl FnOnce(&mut Runtime),
+) -> (Proc, Runtime, String) {
     let port = free_port();
-    let _sim = sim_server(port, SIM_SECONDS);
+    let sim = sim_server(port, SIM_SECONDS);
     let mut obs = observer(port);
     let dir = tempfile::tempdir().unwrap();
-    let config = driver_config(dir.path(), "  constants:\n    SPEED_TIMEOUT: 0\n");
+    let config = driver_config(dir.path(), extra);
     let mut d = driver(&config, &tcp_target(port), 0);
     wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
+    before(&mut obs);
     d.signal(Signal::SIGINT);
-    assert!(d.wait_exit(Duration::from_secs(5)).success());
+    let status = d.wait_exit(Duration::from_secs(5));
+    let log = d.seen.join("\n");
+    assert!(status.success(), "{status}:\n{log}");
     assert!(
-        d.seen
-            .iter()
-            .any(|l| l.contains("robots were sent zero speed (confirmed)")),
-        "{}",
-        d.seen.join("\n")
+        log.contains("robots were sent zero speed (confirmed)"),
+        "{log}"
     );
     assert_eq!(targets(&mut obs), Some([0, 0]));
+    (sim, obs, log)
+}
+
+#[test]
+fn one_stop_signal_stops_and_confirms() {
+    stopped_by_one_signal("  constants:\n    SPEED_TIMEOUT: 0\n", |_| {});
 }
 
 /// `reset_on_closing` (asebaros): the robots' VMs are reset when the driver closes — also when Ctrl-C closes it.
@@ -218,27 +229,14 @@ fn one_stop_signal_stops_and_confirms() {
 /// the RESET frames: the robot's VM kept running. Now the exit waits for them.
 #[test]
 fn reset_on_closing_reaches_the_robot_after_a_stop_signal() {
-    let port = free_port();
-    let _sim = sim_server(port, SIM_SECONDS);
-    let mut obs = observer(port);
-    let dir = tempfile::tempdir().unwrap();
-    let config = driver_config(dir.path(), "reset_on_closing: true");
-    let mut d = driver(&config, &tcp_target(port), 0);
-    wait_targets(&mut obs, Duration::from_secs(20), "driven", moving);
-    assert!(
-        vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP == 0),
-        "the driver's script runs"
-    );
-    d.signal(Signal::SIGINT);
-    assert!(d.wait_exit(Duration::from_secs(5)).success());
-    let log = d.seen.join("\n");
-    assert!(
-        log.contains("robots were sent zero speed (confirmed)"),
-        "{log}"
-    );
-    assert_eq!(targets(&mut obs), Some([0, 0]));
-    assert!(
-        vm_flags(&mut obs).is_some_and(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP != 0),
+    let step_by_step =
+        |obs: &mut Runtime| vm_flags(obs).map(|f| f & msgs::opcodes::FLAG_STEP_BY_STEP != 0);
+    let (_sim, mut obs, log) = stopped_by_one_signal("reset_on_closing: true", |obs| {
+        assert_eq!(step_by_step(obs), Some(false), "the driver's script runs");
+    });
+    assert_eq!(
+        step_by_step(&mut obs),
+        Some(true),
         "the VM was not reset at closing:\n{log}"
     );
 }

@@ -24,19 +24,17 @@ fn test_config() -> RtConfig {
 }
 
 fn build() -> (RtLoop, NrtEnds, NrtLinkPort) {
+    build_with(test_config())
+}
+
+fn build_with(cfg: RtConfig) -> (RtLoop, NrtEnds, NrtLinkPort) {
     let (rt_ends, nrt) = channels(&ChannelConfig {
         robots: 4,
         ..Default::default()
     });
     let (rt_port, port) = link_port();
     (
-        RtLoop::new(
-            test_config(),
-            rt_ends,
-            rt_port,
-            RtControllers::none(),
-            Vec::new(),
-        ),
+        RtLoop::new(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()),
         nrt,
         port,
     )

@@ -199,17 +199,11 @@ fn an_unanswered_exit_stop_is_reported_unconfirmed_within_the_bound() {
 /// `set_speed` that raced with the stop.
 #[test]
 fn a_signal_exit_waits_for_nrts_closing_frames_and_lets_out_only_stops_and_resets() {
-    let (rt_ends, mut nrt) = channels(&ChannelConfig {
-        robots: 4,
-        ..Default::default()
-    });
-    let (rt_port, mut port) = link_port();
-    let cfg = RtConfig {
+    let (mut rt, mut nrt, mut port) = build_with(RtConfig {
         // far beyond the test: only NRT's Shutdown ends the wait
         exit_flush_timeout: Duration::from_secs(60),
         ..test_config()
-    };
-    let mut rt = RtLoop::new(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new());
+    });
     let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
     configure(&mut nrt, &mut rt, MS);
     let exiting = std::thread::spawn(move || {

@@ -113,23 +113,8 @@ impl RtLoop {
                 None => break,
             }
         }
-        for _ in 0..MAX_INPUTS_PER_CYCLE {
-            let (target, n) = match self.ends.rt_pop_frame(&mut self.frame) {
-                None => return done,
-                Some(Err(_)) => {
-                    self.stats.drops.invalid_from_nrt += 1;
-                    continue;
-                }
-                Some(Ok(x)) => x,
-            };
-            if read_header(&self.frame[..n]).is_some_and(|h| stops_a_vm(h.kind)) {
-                self.queue_nrt_frame(target, n);
-            } else {
-                self.stats.drops.refused_at_exit += 1;
-            }
-        }
         // more frames than one round takes: the next round goes on
-        false
+        self.apply_outgoing_where(stops_a_vm) && done
     }
 
     pub(super) fn finish(&mut self, reason: ExitReason) -> RtStats {
@@ -191,7 +176,7 @@ impl RtLoop {
     }
 }
 
-/// The messages that may still go out while the robots stop: those that stop or reset a VM.
-fn stops_a_vm(kind: u16) -> bool {
-    matches!(kind, kind::RESET | kind::STOP)
+/// The frames that may still go out while the robots stop: those that stop or reset a VM.
+fn stops_a_vm(frame: &[u8]) -> bool {
+    read_header(frame).is_some_and(|h| matches!(h.kind, kind::RESET | kind::STOP))
 }

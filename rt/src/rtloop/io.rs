@@ -229,17 +229,28 @@ impl RtLoop {
     }
 
     pub(super) fn apply_outgoing(&mut self) {
+        self.apply_outgoing_where(|_| true);
+    }
+
+    /// Takes up to one round of the frames NRT handed and queues those `keep` accepts (the
+    /// others are counted as `refused_at_exit`: only the exit filters). Returns whether the ring is now empty.
+    pub(super) fn apply_outgoing_where(&mut self, keep: impl Fn(&[u8]) -> bool) -> bool {
         for _ in 0..MAX_INPUTS_PER_CYCLE {
             let (target, n) = match self.ends.rt_pop_frame(&mut self.frame) {
-                None => break,
+                None => return true,
                 Some(Err(_)) => {
                     self.stats.drops.invalid_from_nrt += 1;
                     continue;
                 }
                 Some(Ok(x)) => x,
             };
-            self.queue_nrt_frame(target, n);
+            if keep(&self.frame[..n]) {
+                self.queue_nrt_frame(target, n);
+            } else {
+                self.stats.drops.refused_at_exit += 1;
+            }
         }
+        false
     }
 
     /// Queues the frame NRT handed (`self.frame[..n]`) on its link or on all links, recorded.

@@ -94,6 +94,35 @@ fn ros1_master_sees_the_node_and_rospy_drives_it() {
     drv.drain();
 }
 
+/// Nobody subscribes to `odom`, `/tf`, `joint_states` or `cmd_vel_out`: the RT thread decodes the robot's
+/// odometry but hands none of it to the ROS 1 publisher thread, which sleeps (`--report`: RT samples, no hand-off).
+#[test]
+fn ros1_odometry_is_not_handed_over_without_a_subscriber() {
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let report = std::env::temp_dir().join(format!("ros1-idle-report-{port}.json"));
+    let _ = std::fs::remove_file(&report);
+    let mut drv = driver(port, &["--report", report.to_str().unwrap()]);
+    // the robot is driven (its topics registered) and streams while rospy looks at the graph
+    rospy_until(port, &["graph"], Duration::from_secs(30), |v| {
+        names(v, "publishes").contains(&"/odom".to_owned())
+    });
+    drv.signal(Signal::SIGINT);
+    assert!(drv.wait_exit(Duration::from_secs(20)).success());
+    let v: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&report);
+    assert!(v["rt"]["odometry_samples"].as_u64().unwrap_or(0) > 0, "{v}");
+    assert_eq!(
+        v["hops"]["odom_handed_to_publish_ns"]["count"].as_u64(),
+        Some(0),
+        "{}",
+        v["hops"]
+    );
+}
+
 /// get_variable and set_variable through rospy service proxies; unknown variables and wrong sizes are errors
 /// that the caller sees (rospy's ServiceException with our reason), not empty answers.
 #[test]

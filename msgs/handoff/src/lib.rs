@@ -80,7 +80,7 @@ pub use msg_endpoints::{
     FromMsg, MsgCallError, MsgCtx, MsgValue, NrtMessageCall, NrtMessageDrain, NrtMessagePort,
     NrtMessageStore, RtMessagePublisher, RtMessageService, RtMessageSubscriber, ToMsg,
 };
-pub use odom_out::{odom_out, NrtOdomOut, OdomHandoff, RtOdomOut};
+pub use odom_out::{odom_out, NrtOdomOut, OdomDemand, OdomHandoff, RtOdomOut};
 pub use params::{live_params, monotonic_ns, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
 pub use publisher::{publisher, NrtPublisher, RtPublisher};
 pub use record::{

@@ -5,13 +5,18 @@
 //!
 //! The publisher half is taken once ([`super::NrtEnds::nrt_take_odometry_out`]); until it is
 //! taken the RT side pushes nothing (no drops are counted for a consumer that does not exist).
+//! Its [`OdomDemand`] says which robots' samples it wants (all by default): a front end that
+//! finds nobody subscribed to anything it makes of a robot's odometry clears that robot's bit,
+//! and the RT thread then neither pushes those samples nor wakes the publisher for them (an idle
+//! driver's publisher thread sleeps).
 
 use super::control::JointStateSample;
 use super::doorbell::Doorbell;
+use super::ids::{RobotId, MAX_ROBOTS};
 use super::publisher::{publisher, NrtPublisher, RtPublisher};
 use super::values::{OdomSample, Twist2};
 use std::os::fd::BorrowedFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,6 +35,63 @@ pub struct OdomHandoff {
     pub commanded: Twist2,
 }
 
+// `OdomDemand` is a bit set of robots.
+const _: () = assert!(MAX_ROBOTS <= 64);
+
+/// Which robots' odometry samples a publisher half wants, shared between its owner (NRT, which
+/// sets it) and the RT half (which reads it before each push): one bit per [`RobotId`], every
+/// robot wanted until told otherwise. Extended joint states are not filtered by it (the RT
+/// thread makes them only for subscribed robots already).
+///
+/// # Example
+///
+/// ```
+/// use handoff::{odom_out, OdomSample, RobotId, Twist2};
+///
+/// let (mut rt, mut nrt) = odom_out(4);
+/// nrt.nrt_activate();
+/// let demand = nrt.nrt_demand();
+/// demand.nrt_want(RobotId(1), false); // nobody listens to robot 1
+/// let of = |robot| OdomSample { robot: RobotId(robot), ..OdomSample::default() };
+/// assert!(!rt.rt_publish(of(1), Twist2::default(), 1)); // not pushed, nobody woken
+/// assert!(rt.rt_publish(of(0), Twist2::default(), 2));
+/// assert_eq!(rt.rt_dropped(), 0, "an unwanted sample is not a drop");
+/// assert_eq!(nrt.nrt_pop().map(|h| h.sample.robot), Some(RobotId(0)));
+/// ```
+#[derive(Debug, Clone)]
+pub struct OdomDemand(Arc<AtomicU64>);
+
+impl OdomDemand {
+    fn new() -> OdomDemand {
+        OdomDemand(Arc::new(AtomicU64::new(u64::MAX)))
+    }
+
+    fn bit(robot: RobotId) -> u64 {
+        // RobotId < MAX_ROBOTS <= 64 (asserted above); an out-of-range id maps to no robot
+        1u64.checked_shl(u32::from(robot.0)).unwrap_or(0)
+    }
+
+    /// Whether samples of `robot` are wanted (read by the RT half: one relaxed load).
+    pub fn wants(&self, robot: RobotId) -> bool {
+        self.0.load(Ordering::Relaxed) & Self::bit(robot) != 0
+    }
+
+    /// Wants the samples of `robot` from now on, or no longer.
+    pub fn nrt_want(&self, robot: RobotId, wanted: bool) {
+        let bit = Self::bit(robot);
+        if wanted {
+            self.0.fetch_or(bit, Ordering::Relaxed);
+        } else {
+            self.0.fetch_and(!bit, Ordering::Relaxed);
+        }
+    }
+
+    /// Wants exactly the robots of `mask` (bit `i` = `RobotId(i)`).
+    pub fn nrt_want_only(&self, mask: u64) {
+        self.0.store(mask, Ordering::Relaxed);
+    }
+}
+
 /// RT half: pushes without blocking and rings the publisher's doorbell.
 #[derive(Debug)]
 pub struct RtOdomOut {
@@ -37,6 +99,7 @@ pub struct RtOdomOut {
     joints: RtPublisher<JointStateSample>,
     bell: Doorbell,
     taken: Arc<AtomicBool>,
+    demand: OdomDemand,
 }
 
 /// Publisher half (NRT): waits for samples and pops them. `Send`, owned by one thread.
@@ -46,6 +109,7 @@ pub struct NrtOdomOut {
     joints: NrtPublisher<JointStateSample>,
     bell: Doorbell,
     taken: Arc<AtomicBool>,
+    demand: OdomDemand,
 }
 
 /// A pair with room for `capacity` samples in flight; the RT half pushes nothing until the NRT
@@ -69,27 +133,34 @@ pub fn odom_out(capacity: usize) -> (RtOdomOut, NrtOdomOut) {
     let (joints_rt, joints_nrt) = publisher(capacity);
     let bell = Doorbell::new();
     let taken = Arc::new(AtomicBool::new(false));
+    let demand = OdomDemand::new();
     (
         RtOdomOut {
             queue: rt,
             joints: joints_rt,
             bell: bell.clone(),
             taken: taken.clone(),
+            demand: demand.clone(),
         },
         NrtOdomOut {
             queue: nrt,
             joints: joints_nrt,
             bell,
             taken,
+            demand,
         },
     )
 }
 
 impl RtOdomOut {
     /// Queues a sample handed over at `handed_ns`, with the twist commanded then, and rings the
-    /// publisher; false if nobody publishes or the queue is full (then dropped and counted).
+    /// publisher; false if nobody publishes, the publisher does not want this robot's samples
+    /// ([`OdomDemand`]) or the queue is full (only then dropped and counted).
     pub fn rt_publish(&mut self, sample: OdomSample, commanded: Twist2, handed_ns: u64) -> bool {
-        if !self.taken.load(Ordering::Acquire) || self.queue.rt_peer_gone() {
+        if !self.taken.load(Ordering::Acquire)
+            || !self.demand.wants(sample.robot)
+            || self.queue.rt_peer_gone()
+        {
             return false;
         }
         let ok = self.queue.rt_publish(OdomHandoff {
@@ -122,6 +193,11 @@ impl NrtOdomOut {
     /// Marks this half as in use: from now on the RT side pushes.
     pub fn nrt_activate(&mut self) {
         self.taken.store(true, Ordering::Release);
+    }
+
+    /// Which robots' samples this half wants (shared: keep a clone where subscribers are counted).
+    pub fn nrt_demand(&self) -> OdomDemand {
+        self.demand.clone()
     }
 
     /// Waits until a sample may be there or `timeout` passed (see [`Doorbell::wait`]).
@@ -204,5 +280,41 @@ mod tests {
         drop(nrt);
         assert!(!rt.rt_publish(s(4), Twist2::default(), 40));
         assert_eq!(rt.rt_dropped(), 1, "a gone publisher is not a drop");
+    }
+
+    #[test]
+    fn unwanted_robots_are_neither_pushed_nor_rung_and_come_back_when_wanted() {
+        let (mut rt, mut nrt) = odom_out(4);
+        nrt.nrt_activate();
+        let demand = nrt.nrt_demand();
+        let of = |robot| OdomSample {
+            robot: RobotId(robot),
+            ..OdomSample::default()
+        };
+        assert!(
+            demand.wants(RobotId(0)) && demand.wants(RobotId(63)),
+            "all by default"
+        );
+        demand.nrt_want_only(0);
+        assert!(!rt.rt_publish(of(0), Twist2::default(), 1));
+        assert!(!nrt.nrt_drain_bell(), "nobody woken for an unwanted sample");
+        assert_eq!(nrt.nrt_pop(), None);
+        assert!(
+            rt.rt_publish_joint(JointStateSample::default()),
+            "joint states are not filtered"
+        );
+        assert!(nrt.nrt_drain_bell());
+        demand.nrt_want(RobotId(5), true);
+        assert!(rt.rt_publish(of(5), Twist2::default(), 2));
+        assert!(!rt.rt_publish(of(4), Twist2::default(), 3));
+        demand.nrt_want(RobotId(5), false);
+        assert!(!rt.rt_publish(of(5), Twist2::default(), 4));
+        assert_eq!(nrt.nrt_pop().map(|h| h.handed_ns), Some(2));
+        assert_eq!(nrt.nrt_pop(), None);
+        assert_eq!(rt.rt_dropped(), 0);
+        assert!(
+            !OdomDemand::new().wants(RobotId(64)),
+            "no robot past MAX_ROBOTS"
+        );
     }
 }

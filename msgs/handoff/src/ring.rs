@@ -479,8 +479,8 @@ impl NrtEnds {
     }
 
     /// Takes an odometry ring's publisher half (one per [`ChannelConfig::odometry_out_consumers`]):
-    /// from then on the RT thread hands every odometry sample and joint state to it as well as
-    /// sending [`RtEvent::Odometry`].
+    /// from then on the RT thread hands it every odometry sample its [`super::OdomDemand`] wants and
+    /// every extended joint state (the NRT engine gets no odometry).
     pub fn nrt_take_odometry_out(&mut self) -> Option<NrtOdomOut> {
         if self.odom_out.is_empty() {
             return None;

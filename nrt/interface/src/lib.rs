@@ -27,7 +27,8 @@
 //!   machine for every goal controller;
 //! - asebaros: [`aseba`] (node list, descriptions, event routing), [`load_script`];
 //! - thymio_driver: [`frames`] (prefixes, URDF), [`odometry`] (`odom` with its covariances, `/tf`, wheel
-//!   `joint_states`, rate limit), [`set_odometry`] (the pose reset),
+//!   `joint_states`, rate limit), [`odom_demand`] (samples handed over only while someone listens),
+//!   [`set_odometry`] (the pose reset),
 //!   [`tf`] (the merged `/tf_static`), [`sensors`], [`actuators`], [`cmd_vel`] (the set-point, its stale-stamp rule
 //!   and its refusals); [`geometry`] (stamps, headers, transforms) is shared by their messages.
 #![warn(missing_docs)]
@@ -52,6 +53,7 @@ pub mod lifecycle;
 pub mod load_script;
 pub mod names;
 pub mod odom_burst;
+pub mod odom_demand;
 pub mod odometry;
 pub mod owner_switch;
 pub mod params;

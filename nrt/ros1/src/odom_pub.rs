@@ -3,7 +3,8 @@
 //! thread, which publishes `odom`, `/tf` (odom → base_link and the two wheels) and `joint_states` of that robot at
 //! once, then waits again (when several robots' samples wait, the `odom` of every one of them first, then their
 //! `/tf` and `joint_states`: [`nrt_interface::odom_burst`]); the extended joint states of the same ring go to `thymio_driver/joint_states`
-//! ([`super::joints`]). The hops handed → publish start and publish → returned are timed ([`NrtHopTimers`]). It never goes through the NRT loop; the serialised messages are queued for their
+//! ([`super::joints`]). The RT thread hands it only the samples of robots someone listens to (connected
+//! subscribers counted every 100 ms, [`nrt_interface::odom_demand`]). The hops handed → publish start and publish → returned are timed ([`NrtHopTimers`]). It never goes through the NRT loop; the serialised messages are queued for their
 //! socket tasks, so publishing never waits for a subscriber.
 //!
 //! Each hand-off's limited twist (`OdomHandoff::commanded`) goes to the robot's `thymio_driver/cmd_vel_out` while
@@ -24,6 +25,7 @@ use nrt_interface::companion::{self, Placed};
 use nrt_interface::frames::Frames;
 use nrt_interface::hop_times::NrtHopTimers;
 use nrt_interface::odom_burst::Burst;
+use nrt_interface::odom_demand::{DemandCheck, Listeners};
 use nrt_interface::odometry::OdomSettings;
 use nrt_interface::{geometry, odometry};
 use std::collections::BTreeMap;
@@ -122,8 +124,13 @@ impl OdomPublisher {
             let (stop, published) = (stop.clone(), published.clone());
             companion::spawn("nrt-ros1-odom", placement, move || {
                 let mut burst: Burst<Rest> = Burst::new();
+                let mut demand = DemandCheck::new(out.nrt_demand());
                 while !stop.load(Ordering::Relaxed) {
                     out.nrt_wait(WAIT);
+                    let now = Instant::now();
+                    if demand.due(now) {
+                        check_listeners(&targets, &mut demand, now);
+                    }
                     while burst.take(|| out.nrt_pop()) {
                         for (h, rest) in burst.items_mut() {
                             *rest = publish_odom(&targets, &graph, h, &timers);
@@ -174,6 +181,29 @@ impl Drop for OdomPublisher {
             let _ = t.join();
         }
     }
+}
+
+/// Asks the RT thread for the samples of the robots someone listens to ([`nrt_interface::odom_demand`]).
+fn check_listeners(targets: &OdomTargets, demand: &mut DemandCheck, now: Instant) {
+    let tf = Some(targets.tf.subscriber_count());
+    let table = targets.lock();
+    demand.apply(
+        now,
+        table.iter().map(|(id, r)| {
+            let cmd_vel_out = if r.limited_velocity.load(Ordering::Relaxed) {
+                r.cmd_vel_out.subscriber_count()
+            } else {
+                0
+            };
+            let listeners = Listeners {
+                odom: Some(r.odom.subscriber_count()),
+                tf,
+                joint_states: Some(r.joints.subscriber_count()),
+                cmd_vel_out: Some(cmd_vel_out),
+            };
+            (*id, listeners)
+        }),
+    );
 }
 
 /// What is left to publish of a sample whose `odom` went out.

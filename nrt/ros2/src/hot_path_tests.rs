@@ -2,7 +2,8 @@
 //! lock taken, as the NRT loop holds it while it creates a robot's topics, and its spinner thus
 //! stuck), odometry handed over by the RT half still gets published by the publisher thread, and
 //! `cmd_vel` still reaches the RT set-point through the hot node, stamped and timed; so do the
-//! extended joint states (publisher thread) and `joint_command` (hot node) of issue 17.
+//! extended joint states (publisher thread) and `joint_command` (hot node) of issue 17. The RT half hands
+//! a robot's odometry over only while someone subscribes to what the publisher thread makes of it.
 
 use super::hot::HotNode;
 use super::joints::{self, JointTarget};
@@ -172,8 +173,10 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
                 t_ns: monotonic_ns(),
                 ..OdomSample::default()
             };
-            assert!(rt_out.rt_publish(s, Twist2::default(), monotonic_ns()));
-            next += 1;
+            // refused until the publisher thread counted the client's subscription (odom_demand)
+            if rt_out.rt_publish(s, Twist2::default(), monotonic_ns()) {
+                next += 1;
+            }
         }
         client.spin_once(Duration::from_millis(20));
         received.extend(super::drain(&mut odom_sub).map(|m| m.header.frame_id));
@@ -262,4 +265,92 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     drop(publisher);
     drop(hot);
     drop(spinner);
+}
+
+/// A sample handed over to nobody is refused by the RT half (no push, no wake-up of the publisher thread):
+/// at first (no subscriber), after a client subscribes to `odom` it is published, and after the client went
+/// away it is refused again.
+#[test]
+fn odometry_is_handed_over_only_while_someone_listens() {
+    if rerun_without_ld_library_path(
+        &test_path("odometry_is_handed_over_only_while_someone_listens"),
+        TEST_TIMEOUT,
+    ) {
+        return;
+    }
+    // inside the rerun's bound, so that a failure says which step
+    let deadline = Instant::now() + TEST_TIMEOUT - Duration::from_secs(10);
+    let ns = format!("odom_demand_{}", std::process::id());
+    let mut node = r2r::Node::create(context(), "odom_demand_bridge", &ns).expect("node");
+    let reporter = super::report::node_reporter(&mut node).expect("reporter");
+    let qos = reliable(10);
+    let odom = node
+        .create_publisher::<Odometry>("odom", qos.clone())
+        .unwrap();
+    let targets = OdomTargets::new(node.create_publisher("tf_demand", qos.clone()).unwrap());
+    targets.insert(
+        RobotId(2),
+        OdomRobot {
+            node: NodeId(3),
+            odom,
+            joints: node.create_publisher("joint_states", qos.clone()).unwrap(),
+            frames: Frames::new(&ns, "odom", "base_link", ["l", "r"]),
+            settings: OdomSettings::new(&Calibration::simulation(), &Default::default()),
+            max_rate: -1.0,
+            cmd_vel_out: node
+                .create_publisher("thymio_driver/cmd_vel_out", qos.clone())
+                .unwrap(),
+            limited_velocity: Default::default(),
+        },
+    );
+    let (mut rt_out, mut nrt_out) = odom_out(16);
+    nrt_out.nrt_activate();
+    let publisher = OdomPublisher::start(OdomPublisherConfig {
+        out: nrt_out,
+        targets,
+        reporter,
+        timers: NrtHopTimers::default(),
+        placement: Default::default(),
+    })
+    .unwrap();
+    let mut seq = 0;
+    let mut hand = |rt_out: &mut handoff::RtOdomOut| {
+        seq += 1;
+        let s = OdomSample {
+            robot: RobotId(2),
+            node: NodeId(3),
+            seq,
+            t_ns: monotonic_ns(),
+            ..OdomSample::default()
+        };
+        rt_out.rt_publish(s, Twist2::default(), monotonic_ns())
+    };
+    let poll = Duration::from_millis(10);
+    while hand(&mut rt_out) {
+        assert!(Instant::now() < deadline, "handed over to nobody");
+        std::thread::sleep(poll);
+    }
+    let mut client = r2r::Node::create(context(), "odom_demand_client", &ns).expect("client");
+    let mut sub = client.subscribe::<Odometry>("odom", qos.clone()).unwrap();
+    let mut received = 0;
+    while received == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "never handed over to the subscriber"
+        );
+        hand(&mut rt_out);
+        client.spin_once(poll);
+        received += super::drain(&mut sub).count();
+    }
+    drop(sub);
+    drop(client);
+    while hand(&mut rt_out) {
+        assert!(
+            Instant::now() < deadline,
+            "still handed over after the subscriber left"
+        );
+        std::thread::sleep(poll);
+    }
+    assert_eq!(rt_out.rt_dropped(), 0);
+    drop(publisher);
 }

@@ -1,7 +1,9 @@
 //! The odometry publisher thread, the XBotCore way: the RT thread pushes each odometry sample
 //! into a ring of its own and rings this thread's doorbell ([`handoff::NrtOdomOut`]); the
 //! thread wakes, publishes `odom`, then `/tf` (odom → base and the two wheel links), then
-//! `joint_states` of that robot at once, and waits again. When several robots' samples wait
+//! `joint_states` of that robot at once, and waits again. The RT thread hands it only the samples of robots
+//! someone listens to (subscribers counted every 100 ms, [`nrt_interface::odom_demand`]): with nobody
+//! subscribed it sleeps. When several robots' samples wait
 //! (one RT wake decoded the frames of many robots) it publishes the `odom` of every one of
 //! them first, then their `/tf` and `joint_states` ([`nrt_interface::odom_burst`]). It never goes through the NRT engine
 //! loop, never waits for the r2r spinner or the node (publishing needs neither), and reuses one
@@ -25,6 +27,7 @@ use nrt_engine::thymio::model;
 use nrt_interface::companion;
 use nrt_interface::hop_times::NrtHopTimers;
 use nrt_interface::odom_burst::Burst;
+use nrt_interface::odom_demand::{DemandCheck, Listeners};
 use nrt_interface::odometry::{self as odo, OdomSettings, RateLimit};
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::TwistStamped;
@@ -326,8 +329,13 @@ fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &
     let mut natives: BTreeMap<RobotId, Natives> = BTreeMap::new();
     // one sample per robot per burst: its native messages are filled in the first pass
     let mut burst: Burst<Started> = Burst::new();
+    let mut demand = DemandCheck::new(cfg.out.nrt_demand());
     while !stop.load(Ordering::Relaxed) {
         cfg.out.nrt_wait(WAIT);
+        let now = Instant::now();
+        if demand.due(now) {
+            check_listeners(&cfg.targets, &mut demand, now);
+        }
         while burst.take(|| cfg.out.nrt_pop()) {
             for (h, started) in burst.items_mut() {
                 *started = publish_odom(&cfg, &mut clocks, &mut natives, h);
@@ -342,6 +350,35 @@ fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &
             publish_joints(&cfg, &mut clocks, &j);
         }
     }
+}
+
+/// The subscribers of `p` (`None` if they cannot be counted).
+fn count<T: r2r::WrappedTypesupport + 'static>(p: &Publisher<T>) -> Option<usize> {
+    p.get_inter_process_subscription_count().ok()
+}
+
+/// Asks the RT thread for the samples of the robots someone listens to ([`nrt_interface::odom_demand`]).
+fn check_listeners(targets: &OdomTargets, demand: &mut DemandCheck, now: Instant) {
+    let tf = count(&targets.tf);
+    let table = targets.lock();
+    demand.apply(
+        now,
+        table.robots.iter().map(|(id, e)| {
+            let r = &e.robot;
+            let cmd_vel_out = if r.limited_velocity.load(Ordering::Relaxed) {
+                count(&r.cmd_vel_out)
+            } else {
+                Some(0)
+            };
+            let listeners = Listeners {
+                odom: count(&r.odom),
+                tf,
+                joint_states: count(&r.joints),
+                cmd_vel_out,
+            };
+            (*id, listeners)
+        }),
+    );
 }
 
 /// Publishes one extended joint state (if its robot is a target).

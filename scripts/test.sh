@@ -60,7 +60,8 @@ setup_args=()
 [ $fuzz -eq 1 ] && setup_args+=(--fuzz)
 "$ROOT/scripts/setup.sh" "${setup_args[@]}"
 
-step() { printf '\n==== %s\n' "$*" >&2; }
+t0=$SECONDS
+step() { printf '\n==== %s (at %d s)\n' "$*" "$((SECONDS - t0))" >&2; }
 # Loopback-only DDS for everything below.
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
@@ -69,27 +70,32 @@ step "format"
 cargo fmt --all -- --check
 step "lints"
 cargo clippy --workspace --all-targets -- -D warnings
-step "release binary"
-# The integration tests run the binary users run (tests/common::thymio_rt reads THYMIO_RT_BIN),
-# built in a target directory of its own so that run.sh's ROS 2 build in target/release stays.
-cargo build --release --bin thymio-rt --target-dir "$ROOT/target/tests-release"
-step "workspace tests"
-THYMIO_RT_BIN="$ROOT/target/tests-release/release/thymio-rt" cargo test --workspace --no-fail-fast
 
-if [ $ros -eq 1 ]; then
+if [ $ros -eq 0 ]; then
+    step "release binary"
+    # The integration tests run the release binary (tests/common::thymio_rt reads THYMIO_RT_BIN), built in a
+    # target directory of its own so that run.sh's ROS 2 build in target/release stays.
+    cargo build --release --bin thymio-rt --target-dir "$ROOT/target/tests-release"
+    step "workspace tests"
+    THYMIO_RT_BIN="$ROOT/target/tests-release/release/thymio-rt" cargo test --workspace --no-fail-fast
+else
     # shellcheck source=scripts/ros2-env.sh
     source "$ROOT/scripts/ros2-env.sh"
-    step "lints (ros2)"
-    cargo clippy --workspace --all-targets --features ros2 -- -D warnings
-    step "ROS 2 end-to-end tests"
-    cargo test --workspace --features ros2 --no-fail-fast -- --test-threads=2
-    step "lints (ros1, ros1+ros2)"
-    cargo clippy --workspace --all-targets --features ros1 -- -D warnings
+    step "lints (ros1+ros2; ros2, ros1)"
+    # Every target with both front ends; the code each front end builds alone (a ROS 1 build needs no ROS 2
+    # install) without the tests, which the build with both compiles and lints.
     cargo clippy --workspace --all-targets --features ros1,ros2 -- -D warnings
-    step "ROS 1 end-to-end tests"
-    cargo test --features ros1 -p nrt-ros1 -p thymio_rt --no-fail-fast --test 'ros1_*' --test behaviour --lib -- --test-threads=2
-    # both front ends at once, and a controller crate built as a user builds it, driven from rclpy and rospy
-    cargo test --features ros1,ros2 --no-fail-fast --test ros1_with_ros2 --test plugin_crate
+    cargo clippy --workspace --lib --bins --features ros2 -- -D warnings
+    cargo clippy --workspace --lib --bins --features ros1 -- -D warnings
+    # Every test once, in one build with both front ends (each test built and run once: the ROS 2 and ROS 1
+    # end-to-end tests beside the others, which then run the binary with ROS compiled in, as users build it;
+    # the ROS 1 tests pass --no-ros, the tests of both at once and the controller crate built as a user builds it
+    # need both features).
+    step "workspace tests with ROS 2 and ROS 1 (end to end)"
+    cargo test --workspace --features ros1,ros2 --no-fail-fast -- --test-threads=2
+    # What a build without ROS does differently: the CLI's refusals of --ros1 and of ROS 2 options, its unit tests.
+    step "tests of the build without ROS"
+    cargo test -p thymio_rt --no-fail-fast --lib --bins --test cli_args --test ros1_cli
 fi
 
 if [ $fuzz -eq 1 ]; then

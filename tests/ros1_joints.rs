@@ -114,7 +114,7 @@ fn ros1_joint_states_bad_joint_commands_ground_truth_and_hops() {
     let hops = rospy(port, "hops", 30);
     assert_eq!(hops["name"], "asebaros: Hops", "{hops}");
     assert_eq!(hops["keys"], serde_json::json!(HOP_KEYS), "{hops}");
-    // joint states and odometry went out through this front end's publisher thread: timed
+    // odometry, which the scenario listens to, went out through this front end's publisher thread: timed
     assert_ne!(
         hops["values"][HOP_KEYS[2]], "no samples",
         "ROS 1's publish hop is not timed: {hops}"

@@ -216,6 +216,9 @@ pub fn run_r2r(_args: &Args) -> Result<(), String> {
 
 /// Runs the client `kind` with the command line's arguments (the bench binary re-executed with [`ENV`]).
 pub fn main(kind: &str) -> Result<(), String> {
+    if kind == crate::listener::KIND {
+        return crate::listener::main();
+    }
     let args = Args::parse(std::env::args().skip(1))?;
     match kind {
         R2R => run_r2r(&args),

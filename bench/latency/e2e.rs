@@ -460,9 +460,9 @@ pub fn idle(env: &Env, robot_port: u16, window: Duration, domain: u32) -> Result
     Ok(cpu)
 }
 
-/// CPU at 8 robots (report only, no client): one thymio-rt process at its defaults (the limit of
-/// one robot raised: `nodes.thymio.maximal_number`) against eight Python driver processes (one
-/// per robot, as ROS-Thymio runs them).
+/// CPU at 8 robots (report only, no client but a `/tf` listener, [`crate::listener`]): one thymio-rt process at
+/// its defaults (the limit of one robot raised: `nodes.thymio.maximal_number`) against eight Python driver
+/// processes (one per robot, as ROS-Thymio runs them).
 pub fn eight_robots(
     env: &Env,
     dir: &Path,
@@ -485,7 +485,11 @@ pub fn eight_robots(
     for _ in &pg.ports {
         ours.wait_for("driver interface ready", Duration::from_secs(90))?;
     }
+    // a /tf listener for each (thymio-rt publishes odometry only while someone listens; the Python drivers
+    // always do): both publish every robot's odometry to one subscriber
+    let listener = crate::listener::start(domain, window + Duration::from_secs(60))?;
     let cpu_ours = cpu_of(&[&ours], Duration::from_secs(2), window);
+    drop(listener);
     ours.interrupt();
     let _ = ours.wait(Duration::from_secs(20));
     // new robots for the Python drivers, as every end-to-end window gets (thymio-rt reset these at its exit)
@@ -508,8 +512,10 @@ pub fn eight_robots(
         p.wait_for("READY", Duration::from_secs(60))?;
         python.push(p);
     }
+    let listener = crate::listener::start(domain + 1, window + Duration::from_secs(60))?;
     let refs: Vec<&Proc> = python.iter().collect();
     let cpu_python = cpu_of(&refs, Duration::from_secs(2), window);
+    drop(listener);
     eprintln!(
         "  8 robots: thymio-rt {:.1}% of a core, 8 Python drivers {:.1}%",
         cpu_ours * 100.0,

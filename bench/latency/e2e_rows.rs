@@ -385,7 +385,9 @@ fn notes() -> Vec<String> {
          (bench/latency/matching.rs): cmd_vel by the change of wheel targets it causes; odom by order, aligned \
          on the distance moved. CPU: utime + stime (/proc/<pid>/stat) of the driver and its descendants over \
          the window. Idle: thymio-rt (default) with the robot connected and no ROS client; the robot's script \
-         still sends its events (100 Hz odometry, sensors)."
+         still sends its events (100 Hz odometry, sensors). CPU at 8 robots and the scale points with ROS 2: \
+         no client but one /tf listener (bench/latency/listener.rs, r2r), since thymio-rt publishes odometry \
+         only while someone listens; the Python drivers get the same listener."
             .into(),
         "Clients: each row names its own; the rows of one client compare with each other. rclpy \
          (bench/latency/e2e_client.py) and rospy (e2e_client_ros1.py) cost hundreds of µs a message \

@@ -11,6 +11,7 @@ mod e2e;
 mod e2e_rows;
 mod floor;
 mod floor_ros1;
+mod listener;
 mod loop_timing;
 mod matching;
 mod playground;

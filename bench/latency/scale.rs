@@ -2,7 +2,8 @@
 //! driver's RT CPU so that what is measured is the driver's) through one RT thread, without ROS and with the
 //! ROS 2 front end on. Per point: the driver's CPU (process, and per thread: the RT thread, the main NRT loop,
 //! the others), the RT cycle's p99, and with ROS the driver's own odometry path, wire → `odom` published, p99
-//! over every robot (its `--report`).
+//! over every robot (its `--report`), with a `/tf` listener so that every robot's odometry is published
+//! ([`crate::listener`]).
 
 use crate::procs::{self, Proc};
 use serde_json::json;
@@ -133,7 +134,13 @@ pub fn point(
         driven += l.contains("driven as RT robot") as usize;
         ready += l.contains("driver interface ready") as usize;
     }
+    // with ROS, a /tf listener: the driver publishes odometry only while someone listens (crate::listener)
+    let listener = match ros_domain {
+        Some(d) => Some(crate::listener::start(d, window + Duration::from_secs(60))?),
+        None => None,
+    };
     let (cpu, threads) = cpu_fraction(&p, Duration::from_secs(2), window);
+    drop(listener);
     p.interrupt();
     p.wait(Duration::from_secs(20))?;
     let r: serde_json::Value =

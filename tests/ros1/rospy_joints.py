@@ -217,16 +217,23 @@ def ground_truth(deadline):
 
 
 def hops(deadline):
+    """The driver's Hops status once its odometry publish hop is timed (odometry is published, and timed,
+    only while someone listens: this scenario subscribes to /odom), or the last one seen at the deadline."""
     from diagnostic_msgs.msg import DiagnosticArray
+    from nav_msgs.msg import Odometry
     init()
     diag = Latest("/diagnostics", DiagnosticArray)
+    Latest("/odom", Odometry)
+    seen = {"name": None}
     while time.time() < deadline:
         m = diag.fresh(deadline)
         for st in (m.status if m else []):
             if st.name.endswith(": Hops"):
-                done({"name": st.name, "level": st.level, "keys": [kv.key for kv in st.values],
-                      "values": {kv.key: kv.value for kv in st.values}})
-    done({"name": None})
+                seen = {"name": st.name, "level": st.level, "keys": [kv.key for kv in st.values],
+                        "values": {kv.key: kv.value for kv in st.values}}
+                if any(k.startswith("Odometry: publish") and v != "no samples" for k, v in seen["values"].items()):
+                    done(seen)
+    done(seen)
 
 
 if __name__ == "__main__":

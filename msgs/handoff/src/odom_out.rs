@@ -86,8 +86,9 @@ impl OdomDemand {
         }
     }
 
-    /// Wants exactly the robots of `mask` (bit `i` = `RobotId(i)`).
-    pub fn nrt_want_only(&self, mask: u64) {
+    /// Wants exactly `robots` (the others no longer).
+    pub fn nrt_want_only(&self, robots: impl IntoIterator<Item = RobotId>) {
+        let mask = robots.into_iter().fold(0, |m, r| m | Self::bit(r));
         self.0.store(mask, Ordering::Relaxed);
     }
 }
@@ -295,7 +296,7 @@ mod tests {
             demand.wants(RobotId(0)) && demand.wants(RobotId(63)),
             "all by default"
         );
-        demand.nrt_want_only(0);
+        demand.nrt_want_only([]);
         assert!(!rt.rt_publish(of(0), Twist2::default(), 1));
         assert!(!nrt.nrt_drain_bell(), "nobody woken for an unwanted sample");
         assert_eq!(nrt.nrt_pop(), None);

@@ -95,13 +95,12 @@ impl DemandCheck {
     /// ```
     pub fn apply(&mut self, now: Instant, robots: impl IntoIterator<Item = (RobotId, Listeners)>) {
         self.last = Some(now);
-        let mask = robots
-            .into_iter()
-            .filter(|(_, l)| l.wanted())
-            .fold(0u64, |m, (r, _)| {
-                m | 1u64.checked_shl(u32::from(r.0)).unwrap_or(0)
-            });
-        self.demand.nrt_want_only(mask);
+        self.demand.nrt_want_only(
+            robots
+                .into_iter()
+                .filter(|(_, l)| l.wanted())
+                .map(|(r, _)| r),
+        );
     }
 }
 

@@ -2,8 +2,8 @@
 # Runs the benchmarks (cargo bench) with everything they need: the ROS 2 toolchain, the driver built with the
 # ros2 feature (and ros1: the ROS 1 row, with Debian's rosmaster and rospy), the Python driver; the end-to-end
 # section also needs Aseba Playground (Debian aseba, scripts/setup-aseba-peers.sh) and is skipped, saying so,
-# without it. Results in target/bench-results/; the README
-# table from them with scripts/bench-table.py. THYMIO_BENCH_QUICK=1 for the short version (the end-to-end section
+# without it. Results in target/bench-results/; the report
+# docs/performance.md from them with scripts/bench-table.py. THYMIO_BENCH_QUICK=1 for the short version (the end-to-end section
 # alone: `THYMIO_BENCH_QUICK=1 scripts/bench.sh --bench latency -- e2e`, about 5 to 7 minutes);
 # THYMIO_BENCH_E2E_ROWS=thymio-rt,thymio-rt-record runs only the end-to-end rows it names.
 #   scripts/bench.sh [cargo bench arguments, e.g. --bench latency -- loop]

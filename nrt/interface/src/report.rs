@@ -2,8 +2,28 @@
 //! (through `tracing`) and to every front end's `/rosout` ([`LogSink`]), so that ROS 1 and ROS 2 users read the same
 //! lines (the asebaros services have no error field: `/rosout` is how a client learns why).
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
+
+/// Characters of an untrusted string (a peer's caller id, topic, path, header) kept by [`clip`].
+pub const CLIP_CHARS: usize = 200;
+/// Characters of a reported line kept by [`Reporter::report`] (a backstop: the strings in it are [`clip`]ped).
+pub const LINE_CHARS: usize = 2000;
+
+/// `s` cut to [`CLIP_CHARS`] characters, then `…(N bytes)` (N its whole length) when longer: what a log line or
+/// `/rosout` may echo of a string a peer sent.
+pub fn clip(s: &str) -> Cow<'_, str> {
+    clip_to(s, CLIP_CHARS)
+}
+
+/// `s` cut to `chars` characters, then `…(N bytes)` when longer.
+pub fn clip_to(s: &str, chars: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(chars) {
+        None => Cow::Borrowed(s),
+        Some((at, _)) => Cow::Owned(format!("{}…({} bytes)", &s[..at], s.len())),
+    }
+}
 
 /// Severity of a line (the levels of `rcl_interfaces/msg/Log` and `rosgraph_msgs/Log`, mapped by each front end).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,8 +75,9 @@ impl Reporter {
         &self.logger
     }
 
-    /// Logs `text` with `severity` on the console and on every `/rosout`.
+    /// Logs `text` with `severity` on the console and on every `/rosout` (cut to [`LINE_CHARS`] characters).
     pub fn report(&self, severity: Severity, text: &str) {
+        let text = &*clip_to(text, LINE_CHARS);
         match severity {
             Severity::Debug => tracing::debug!("{}: {text}", self.logger),
             Severity::Info => tracing::info!("{}: {text}", self.logger),
@@ -120,5 +141,30 @@ mod tests {
             );
             assert_eq!(lines[1].0, Severity::Error);
         }
+    }
+
+    #[test]
+    fn untrusted_strings_and_lines_are_cut_with_their_length() {
+        assert_eq!(clip("/cmd_vel"), "/cmd_vel");
+        let long = "é".repeat(4 << 20);
+        let c = clip(&long);
+        assert!(c.starts_with(&"é".repeat(CLIP_CHARS)), "{}", &c[..50]);
+        assert!(
+            c.ends_with(&format!("…({} bytes)", 8 << 20)),
+            "{}",
+            &c[c.len() - 40..]
+        );
+        assert!(c.chars().count() < CLIP_CHARS + 30);
+        assert_eq!(clip_to("abcd", 4), "abcd");
+        assert_eq!(clip_to("abcde", 4), "abcd…(5 bytes)");
+        let r = Reporter::new("asebaros");
+        let sink = Arc::new(Lines::default());
+        r.add_sink(sink.clone());
+        r.error(&format!("cannot read {}", "x".repeat(4 << 20)));
+        let lines = sink.0.lock().unwrap();
+        assert!(lines[0].2.chars().count() < LINE_CHARS + 30);
+        assert!(lines[0]
+            .2
+            .ends_with(&format!("…({} bytes)", 12 + (4 << 20))));
     }
 }

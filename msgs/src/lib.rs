@@ -9,3 +9,4 @@ pub mod opcodes;
 pub mod reassembler;
 pub mod target;
 pub mod wire;
+pub mod yaml_guard;

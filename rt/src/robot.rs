@@ -295,7 +295,9 @@ impl Robot {
     }
 
     /// Reads the set-point from the live parameters and applies the watchdog (`watchdog_ns`
-    /// 0 = off). Only configured robots consume set-points.
+    /// 0 = off). Only configured robots consume set-points. The watchdog arms while the wheels
+    /// are commanded to move ([`Robot::moving`]): a non-zero set-point, or a zero one the
+    /// motion limits are still decelerating to; at its deadline it stops them at once.
     pub fn poll_set_point(
         &mut self,
         params: &mut RtLiveParams,
@@ -313,9 +315,8 @@ impl Robot {
             self.pending = true;
             return CmdUpdate::New;
         }
-        let moving = self.set_point.linear != 0.0 || self.set_point.angular != 0.0;
         if watchdog_ns > 0
-            && moving
+            && self.moving()
             && !self.tripped
             && now_ns.saturating_sub(self.last_cmd_ns) > watchdog_ns
         {
@@ -326,6 +327,14 @@ impl Robot {
             return CmdUpdate::WatchdogStop;
         }
         CmdUpdate::None
+    }
+
+    /// Whether the wheels are commanded to move: a non-zero set-point, or a non-zero twist
+    /// still commanded after the motion limits ([`Robot::commanded`], the last cycle's: e.g. a
+    /// zero set-point still being decelerated to). What the watchdogs arm on, whatever the owner.
+    pub fn moving(&self) -> bool {
+        let nonzero = |t: Twist2| t.linear != 0.0 || t.angular != 0.0;
+        nonzero(self.set_point) || nonzero(self.commanded)
     }
 
     /// Discards the set-point (zero, watchdog disarmed): the wheels changed owner, and a

@@ -296,3 +296,57 @@ fn speed_frames_carry_both_wheels_in_one_message() {
     r.clear();
     assert!(r.config().is_none());
 }
+
+/// Issue 42: a zero set-point the motion limits still decelerate to (here at 0.01 m/s², 10 s
+/// from 0.1 m/s) is stopped by the watchdog at its deadline, at once; the robot used to coast on
+/// because the watchdog armed only on a non-zero set-point.
+#[test]
+fn the_watchdog_stops_a_zero_set_point_still_being_decelerated_to() {
+    let (mut r, mut p) = robot();
+    let slow = handoff::MotionLimits {
+        linear: handoff::AxisLimits {
+            max_deceleration: 0.01,
+            ..handoff::AxisLimits::OFF
+        },
+        angular: handoff::AxisLimits::OFF,
+    };
+    p.nrt.nrt_set_motion_limits(RobotId(1), slow).unwrap();
+    let twist = |linear| Twist2 {
+        linear,
+        angular: 0.0,
+    };
+    const MS: u64 = 1_000_000;
+    const WATCHDOG: u64 = 500 * MS;
+    // One cycle: poll, then the owner's (ros) command through the limits.
+    let cycle = |r: &mut Robot, p: &mut Params, now: u64| {
+        let up = r.poll_set_point(&mut p.rt, now, WATCHDOG);
+        let cmd = WheelCommand::Twist(r.set_point());
+        r.limit(&mut p.rt, cmd, cmd, now);
+        up
+    };
+    p.nrt.nrt_set_cmd_vel(RobotId(1), twist(0.1)).unwrap();
+    assert_eq!(cycle(&mut r, &mut p, 0), CmdUpdate::New);
+    // (the first cycle has no interval: the limiter starts on the next; no acceleration limit)
+    assert_eq!(cycle(&mut r, &mut p, 10 * MS), CmdUpdate::None);
+    assert_eq!(r.commanded(), twist(0.1));
+    // The user's zero twist, then silence: the limiter decelerates (0.0001 m/s a 10 ms cycle).
+    p.nrt.nrt_set_cmd_vel(RobotId(1), twist(0.0)).unwrap();
+    assert_eq!(cycle(&mut r, &mut p, 20 * MS), CmdUpdate::New);
+    let mut t = 20 * MS;
+    while t < 20 * MS + WATCHDOG {
+        t += 10 * MS;
+        assert_eq!(cycle(&mut r, &mut p, t), CmdUpdate::None, "at {t} ns");
+        assert!(
+            r.moving() && r.commanded().linear > 0.09,
+            "{:?}",
+            r.commanded()
+        );
+    }
+    // Past the deadline: stopped at once, not at 0.01 m/s².
+    assert_eq!(cycle(&mut r, &mut p, t + 10 * MS), CmdUpdate::WatchdogStop);
+    assert_eq!(r.commanded(), Twist2::default());
+    assert!(r.watchdog_tripped() && !r.moving());
+    // It stays stopped, and trips once.
+    assert_eq!(cycle(&mut r, &mut p, t + 20 * MS), CmdUpdate::None);
+    assert_eq!(r.commanded(), Twist2::default());
+}

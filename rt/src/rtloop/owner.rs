@@ -20,6 +20,9 @@
 //! - `joint`: rad/s × wheel radius → wheel speeds (each wheel through its own inverse
 //!   calibration, capped on its own); NaN keeps that wheel's command; the cmd_vel watchdog
 //!   applies to the joint command stream.
+//! - The watchdogs of `ros` and `joint` arm on what the wheels are commanded after the motion
+//!   limits as well as on the owner's command: a zero command the limiter is still
+//!   decelerating to is stopped at the deadline, at once (`Robot::stop_limiter`).
 
 use super::budget::Streak;
 use super::RtLoop;
@@ -176,6 +179,9 @@ impl RtLoop {
         } else if let Some((_, _, true)) = params.rt_cmd_vel_stamped(id) {
             self.owners[i].dropped = self.owners[i].dropped.wrapping_add(1);
         }
+        // what the wheels are commanded after the limits (a zero joint command may still be
+        // decelerated to): the joint watchdog arms on it too
+        let limiter_moving = self.robots[i].commanded() != handoff::Twist2::default();
         let st = &mut self.owners[i];
         match params.rt_joint_command_stamped(id) {
             Some((cmd, _, true)) if owner == OwnerId::JOINT => {
@@ -192,7 +198,7 @@ impl RtLoop {
         }
         if owner == OwnerId::JOINT
             && wd_ns > 0
-            && st.joint != [0.0; 2]
+            && (st.joint != [0.0; 2] || limiter_moving)
             && !st.joint_tripped
             && now.saturating_sub(st.joint_ns) > wd_ns
         {

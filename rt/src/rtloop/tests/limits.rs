@@ -200,3 +200,65 @@ fn a_cliff_stop_is_not_slowed_and_backing_away_is_allowed() {
     rt.cycle(30 * MS);
     assert_eq!(speeds(&mut peer), [vec![-293, -293]]);
 }
+
+/// Issue 42: for both owners with a watchdog (`ros`: cmd_vel, `joint`: joint commands), a zero
+/// command the limits still decelerate to (0.01 m/s²: 10 s from 0.1 m/s), then silence: the
+/// watchdog (0.5 s) stops the wheels at its deadline, at once. It used to arm only on a
+/// non-zero command, and the robot coasted on for seconds with no client.
+#[test]
+fn the_watchdog_stops_a_zero_command_still_being_decelerated_to_for_every_owner() {
+    use handoff::{JointCommand, OwnerId};
+    for owner in [OwnerId::ROS, OwnerId::JOINT] {
+        let (mut rt, mut nrt, mut port) = build();
+        let mut peer = attach(&mut rt, &mut port, &mut nrt, 0);
+        configure(&mut nrt, &mut rt, 0);
+        let p = nrt.nrt_params().clone();
+        p.nrt_set_motion_limits(RobotId(0), limits(f64::NAN, 0.01))
+            .unwrap();
+        p.nrt_request_owner(RobotId(0), owner).unwrap();
+        rt.cycle(MS);
+        // 0.1 m/s forward (joint: 0.1 m/s / 0.022 m wheel radius), stamped `t`.
+        let command = |nrt: &mut NrtEnds, v: f64, t: u64| {
+            if owner == OwnerId::ROS {
+                go(nrt, v);
+            } else {
+                let w = v / 0.022;
+                p.nrt_set_joint_command_at(RobotId(0), JointCommand { velocity: [w, w] }, t)
+                    .unwrap();
+            }
+        };
+        command(&mut nrt, 0.1, 1);
+        rt.cycle(10 * MS);
+        let first = speeds(&mut peer);
+        assert!(
+            first.len() == 1 && (first[0][0] - 293).abs() <= 1,
+            "{owner:?}: {first:?}"
+        );
+        // The zero command at 20 ms, then silence until the deadline at 520 ms.
+        command(&mut nrt, 0.0, 2);
+        let mut stopped_at = None;
+        for k in 2..=100u64 {
+            rt.cycle(k * 10 * MS);
+            let sent = speeds(&mut peer);
+            if sent.contains(&vec![0, 0]) {
+                stopped_at = Some(k * 10);
+                break;
+            }
+            // before the deadline the robot decelerates at 0.01 m/s² (≤ 15 units in 0.5 s)
+            assert!(sent.iter().all(|s| s[0] > 270), "{owner:?}: {sent:?}");
+        }
+        // Stopped in the first cycle past the deadline (20 ms + 500 ms), not after 10 s.
+        assert_eq!(stopped_at, Some(530), "{owner:?}");
+        let ev = events(&mut nrt);
+        assert!(
+            ev.contains(&RtEvent::WatchdogStop { robot: RobotId(0) }),
+            "{owner:?}: {ev:?}"
+        );
+        // And it stays stopped.
+        rt.cycle(1200 * MS);
+        assert!(
+            speeds(&mut peer).iter().all(|s| s == &vec![0, 0]),
+            "{owner:?}"
+        );
+    }
+}

@@ -5,6 +5,7 @@
 //! `rt` (real-time thread), `sim` (embedded simulator) and `control` (communication switch). Unknown keys are errors that name
 //! the key.
 
+use msgs::yaml_guard::{self, YamlGuardError, YamlLimits};
 use nrt_engine::engine::{is_builtin, BUILTIN_PREFIX};
 use nrt_engine::params::BridgeParams;
 use nrt_engine::schema::{self, aliases, Invalid, SchemaError, Section};
@@ -270,6 +271,15 @@ pub enum ConfigError {
         #[source]
         source: yaml_serde::Error,
     },
+    /// Too large or too deeply nested to be given to the YAML parser.
+    #[error("configuration {file}{}{source}", if file.is_empty() { "" } else { ": " })]
+    Bounds {
+        /// File ("" for text).
+        file: String,
+        /// The limit exceeded.
+        #[source]
+        source: YamlGuardError,
+    },
     /// YAML, but not a map at the top.
     #[error("configuration {file}{}must be a map of parameters", if file.is_empty() { "" } else { ": " })]
     NotAMap {
@@ -318,9 +328,11 @@ impl Config {
     /// paths name the scripts built into the binary. Keys it leaves out take the schema's
     /// defaults (asebaros' and ROS-Thymio's), not the shipped file's.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
+        let text = yaml_guard::read_to_string(path, YamlLimits::CONFIG).map_err(|source| {
+            ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            }
         })?;
         let mut c = Self::parse_yaml(&text, &path.display().to_string())?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -351,6 +363,10 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
+        yaml_guard::check(text, YamlLimits::CONFIG).map_err(|source| ConfigError::Bounds {
+            file: file.to_owned(),
+            source,
+        })?;
         let value: Value = yaml_serde::from_str(text).map_err(|source| ConfigError::Syntax {
             file: file.to_owned(),
             source,

@@ -93,6 +93,21 @@ pub fn check(text: &str, limits: YamlLimits) -> Result<(), YamlGuardError> {
     Ok(())
 }
 
+/// Reads the file `path` as text, at most one byte more than [`YamlLimits::max_bytes`] (so that
+/// [`check`] refuses a larger one as [`YamlGuardError::TooLarge`] without reading it whole).
+pub fn read_to_string(path: &std::path::Path, limits: YamlLimits) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limits.max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > limits.max_bytes {
+        // cut anywhere, maybe inside a character: only its size matters now
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
 /// The lexer's state between lines. Columns are `isize` so that -1 is "above the top level".
 struct Scanner {
     limits: YamlLimits,

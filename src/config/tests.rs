@@ -569,3 +569,38 @@ fn the_publishers_share_the_rt_cpu_below_its_priority() {
     }
     assert!(Config::from_yaml("rt: {priority: 100}").is_err());
 }
+
+#[test]
+fn a_hostile_configuration_is_refused_by_the_guard_before_the_parser() {
+    use msgs::yaml_guard::YamlGuardError;
+    // 400 KB of nesting: the YAML parser takes >30 s to refuse it, the guard milliseconds
+    let text = format!("targets:\n  - {}\n", "[".repeat(400_000));
+    let e = Config::from_yaml(&text).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            ConfigError::Bounds {
+                source: YamlGuardError::TooDeep { line: 2, .. },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("nested deeper than"), "{e}");
+    let dir = std::env::temp_dir().join(format!("thymio-rt-guard-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.yaml");
+    std::fs::write(&path, format!("a: '{}'\n", "x".repeat(2 << 20))).unwrap();
+    let e = Config::from_file(&path).unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        matches!(
+            &e,
+            ConfigError::Bounds {
+                source: YamlGuardError::TooLarge { .. },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}

@@ -68,6 +68,11 @@ impl CmdVelGate {
         }
     }
 
+    /// `cmd_vel_timeout` when positive (the watchdog period; `None`: no watchdog).
+    pub fn max_age(&self) -> Option<Duration> {
+        self.max_age
+    }
+
     /// Stamped commands ignored as older than `cmd_vel_timeout` so far (shared: shown in `/diagnostics`).
     pub fn stale_count(&self) -> Arc<AtomicU64> {
         self.stale.clone()

@@ -3,6 +3,11 @@
 //! the layer's [`CmdVelGate`] (a stamp older than `cmd_vel_timeout` is ignored and counted; a refused message —
 //! NaN, infinite — leaves the last good set-point in force; a run of either is reported once), stamped with the
 //! time it was taken; the hop taken → set-point stored is timed ([`HopHistogram`]).
+//!
+//! Commands delayed by an outage are not obeyed: with a watchdog (`cmd_vel_timeout` > 0), a publisher's connection
+//! silent for longer than `cmd_vel_timeout` has its backlog — the messages TCP delivers in a burst when the link
+//! comes back — dropped, and the robot (stopped by the watchdog meanwhile) stays stopped until a message arrives
+//! that was sent after the link came back (the rule, to the millisecond, is in [`crate::net`]'s subscriber).
 
 use super::conv;
 use super::graph::{Graph, Task};
@@ -56,11 +61,12 @@ pub fn subscribe(
     is_stamped: bool,
     target: CmdVelTarget,
 ) -> Result<Task, Ros1Error> {
+    let stall = target.gate.max_age();
     if is_stamped {
-        let sub = g.subscribe::<TwistStamped>(topic, queue)?;
+        let sub = g.subscribe_commands::<TwistStamped>(topic, queue, stall)?;
         Ok(g.spawn(run(sub, stamped, target)))
     } else {
-        let sub = g.subscribe::<Twist>(topic, queue)?;
+        let sub = g.subscribe_commands::<Twist>(topic, queue, stall)?;
         Ok(g.spawn(run(sub, plain, target)))
     }
 }
@@ -76,7 +82,10 @@ async fn run<T: RosMessageType>(
         let (twist, stamp) = match m {
             Ok(m) => read(&m),
             Err(e) => {
-                tracing::warn!("ROS 1: node {id}: cmd_vel: {e}");
+                tracing::warn!(
+                    "ROS 1: node {id}: cmd_vel: {}",
+                    crate::net::clip(&e.to_string())
+                );
                 continue;
             }
         };

@@ -210,10 +210,22 @@ impl Graph {
         topic: &str,
         queue: usize,
     ) -> Result<Subscriber<T>, Ros1Error> {
-        let s = self
-            .node
-            .subscribe::<T>(topic, queue)
-            .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
+        self.subscribe_commands(topic, queue, None)
+    }
+
+    /// Subscribes to `topic` (global) of commands: with `stall` (the watchdog period), what a connection silent
+    /// for longer delivers in a burst is dropped ([`crate::net::Node::subscribe_commands`]).
+    pub fn subscribe_commands<T: RosMessageType>(
+        &self,
+        topic: &str,
+        queue: usize,
+        stall: Option<std::time::Duration>,
+    ) -> Result<Subscriber<T>, Ros1Error> {
+        let s = match stall {
+            Some(stall) => self.node.subscribe_commands::<T>(topic, queue, stall),
+            None => self.node.subscribe::<T>(topic, queue),
+        }
+        .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
         self.registry.add(Registration::Subscriber {
             topic: topic.to_owned(),
             ty: T::DESCRIPTION.ros_type_name.to_owned(),
@@ -264,7 +276,9 @@ impl Graph {
                         bell.ring();
                     }
                     Ok(None) => {}
-                    Err(e) => tracing::warn!("ROS 1: {topic}: {e}"),
+                    Err(e) => {
+                        tracing::warn!("ROS 1: {topic}: {}", crate::net::clip(&e.to_string()))
+                    }
                 }
             }
         }))

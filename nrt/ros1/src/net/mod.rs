@@ -20,6 +20,7 @@
 //! Threads: the tokio runtime given to [`Node::start`] runs the accept loops and one task per connection.
 
 pub mod addr;
+mod door;
 pub mod header;
 pub mod http;
 mod publisher;
@@ -32,6 +33,9 @@ mod tcpros;
 pub mod xml;
 
 pub use addr::{AddrError, Address};
+/// Cuts a string a peer sent to a bounded length before it goes to a log line or `/rosout` (every log site that
+/// echoes peer data uses it).
+pub use nrt_interface::report::clip;
 pub use publisher::Publisher;
 pub use raw::{RawDescriptor, RawMessage, RawServiceDescriptor};
 pub use service::ServiceServer;
@@ -61,14 +65,18 @@ pub struct Limits {
     pub max_depth: usize,
     /// A TCPROS handshake (header in, header out; a one-shot service request) must complete within this.
     pub handshake: Duration,
-    /// An XML-RPC connection is served (request read and answered) within this.
+    /// An XML-RPC connection sends its whole request (head and body) within this, and takes the answer within
+    /// this again (else it is closed).
     pub xmlrpc_timeout: Duration,
     /// A write to a subscriber or service client must complete within this (else the connection is closed).
     pub write_timeout: Duration,
     /// Inbound TCPROS connections at once (subscribers of our topics, service clients, handshakes).
     pub max_connections: usize,
-    /// XML-RPC connections served at once.
+    /// XML-RPC connections at once; a newcomer beyond drops the oldest one still sending its request.
     pub max_xmlrpc: usize,
+    /// XML-RPC connections at once from one address; a newcomer beyond drops that address's oldest one still
+    /// sending its request.
+    pub max_xmlrpc_per_peer: usize,
     /// Publishers one subscription connects to.
     pub max_publishers: usize,
 }
@@ -81,10 +89,11 @@ impl Default for Limits {
             max_body: 1024 * 1024,
             max_depth: 64,
             handshake: Duration::from_secs(2),
-            xmlrpc_timeout: Duration::from_secs(5),
+            xmlrpc_timeout: Duration::from_secs(2),
             write_timeout: Duration::from_secs(5),
             max_connections: 256,
-            max_xmlrpc: 16,
+            max_xmlrpc: 64,
+            max_xmlrpc_per_peer: 16,
             max_publishers: 64,
         }
     }
@@ -305,7 +314,18 @@ impl Node {
         topic: &str,
         queue: usize,
     ) -> Result<Subscriber<T>, NetError> {
-        self.subscribe_as(topic, &RawDescriptor::of::<T>(), queue)
+        self.subscribe_as(topic, &RawDescriptor::of::<T>(), queue, None)
+    }
+
+    /// [`Node::subscribe`] for commands (`cmd_vel`): a connection silent for longer than `stall` (the watchdog
+    /// period) has its backlog dropped when it comes back (the outage rule of [`subscriber`]).
+    pub fn subscribe_commands<T: RosMessageType>(
+        &self,
+        topic: &str,
+        queue: usize,
+        stall: Duration,
+    ) -> Result<Subscriber<T>, NetError> {
+        self.subscribe_as(topic, &RawDescriptor::of::<T>(), queue, Some(stall))
     }
 
     /// [`Node::subscribe`] with the type given by `d`; the handle's `T` says how messages are taken from it.
@@ -314,8 +334,9 @@ impl Node {
         topic: &str,
         d: &RawDescriptor,
         queue: usize,
+        stall: Option<Duration>,
     ) -> Result<Subscriber<T>, NetError> {
-        let s = Subscription::new(topic, d, queue);
+        let s = Subscription::new(topic, d, queue, stall);
         {
             let mut subs = lock(&self.0.subs);
             if subs.contains_key(topic) {

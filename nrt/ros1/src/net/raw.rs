@@ -79,7 +79,7 @@ impl Node {
         d: &RawDescriptor,
         queue: usize,
     ) -> Result<Subscriber<RawMessage>, NetError> {
-        self.subscribe_as(topic, d, queue)
+        self.subscribe_as(topic, d, queue, None)
     }
 
     /// Serves `name` (global) of the type `d` with `f`, which takes the serialised request and gives the serialised

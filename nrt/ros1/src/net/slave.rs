@@ -1,73 +1,131 @@
 //! The XML-RPC slave API (ROS 1's node API): `getBusStats`, `getBusInfo`, `getMasterUri`, `shutdown`, `getPid`,
 //! `getSubscriptions`, `getPublications`, `paramUpdate`, `publisherUpdate`, `requestTopic`. The accept loop only
-//! accepts; each connection is served by a task of its own (at most [`super::Limits::max_xmlrpc`] at once; beyond,
-//! closed at once) within [`super::Limits::xmlrpc_timeout`]: the request is read bounded ([`super::http`]), its
+//! accepts; each connection is served by a task of its own, let in by the [`super::door`] (a newcomer is never
+//! refused for slow or idle connections: the oldest still sending its request is dropped instead), and must send
+//! its whole request (head and body) within [`super::Limits::xmlrpc_timeout`]; the answer is written within that
+//! time again. The request is read bounded ([`super::http`]), its
 //! nesting checked by a streaming scan ([`super::xml::check_depth`]) before serde_xmlrpc decodes it, and answered
 //! `[code, statusMessage, value]` — or a fault for a body that is not a call we can read.
 
+use super::door::{Door, Pass};
 use super::http::{read_request, write_response};
 use super::xml::{check_depth, fault};
-use super::{lock, Limits, Shared};
+use super::{clip, lock, Limits, Shared};
 use serde_xmlrpc::Value;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
 
 /// Accepts connections until the node is gone.
 pub(crate) async fn accept(listener: TcpListener, node: Weak<Shared>) {
     let Some(limits) = node.upgrade().map(|n| n.limits.clone()) else {
         return;
     };
-    let slots = Arc::new(Semaphore::new(limits.max_xmlrpc));
+    let door = Door::new(limits.max_xmlrpc, limits.max_xmlrpc_per_peer);
     loop {
-        let stream = match listener.accept().await {
-            Ok((s, _)) => s,
+        let (stream, peer) = match listener.accept().await {
+            Ok(s) => s,
             Err(e) => {
                 tracing::warn!("ROS 1: XML-RPC accept: {e}");
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             }
         };
-        let Ok(permit) = slots.clone().try_acquire_owned() else {
-            tracing::debug!("ROS 1: XML-RPC connection refused: too many at once");
+        let (pass, dropped) = door.enter(peer.ip());
+        if dropped > 0 {
+            tracing::debug!(
+                "ROS 1: XML-RPC: {dropped} connection(s) still sending their request dropped for one from {peer}"
+            );
+        }
+        let Some(pass) = pass else {
+            tracing::debug!(
+                "ROS 1: XML-RPC connection from {peer} refused: every place is being answered"
+            );
             continue;
         };
         let (node, limits) = (node.clone(), limits.clone());
         tokio::spawn(async move {
-            let _permit = permit;
-            let served = tokio::time::timeout(limits.xmlrpc_timeout, serve(stream, &node, &limits));
-            match served.await {
-                Ok(Err(e)) => tracing::debug!("ROS 1: XML-RPC connection: {e}"),
-                Err(_) => tracing::debug!("ROS 1: XML-RPC connection timed out"),
-                Ok(Ok(())) => {}
+            match serve(stream, &node, &limits, &pass).await {
+                Err(e) => tracing::debug!(
+                    "ROS 1: XML-RPC connection from {peer}: {}",
+                    clip(&e.to_string())
+                ),
+                Ok(()) => {}
             }
         });
     }
 }
 
-async fn serve(mut stream: TcpStream, node: &Weak<Shared>, limits: &Limits) -> std::io::Result<()> {
+/// Reads one request (within [`Limits::xmlrpc_timeout`], unless `pass` is dropped for a newcomer first) and
+/// answers it (within the same time again).
+async fn serve(
+    mut stream: TcpStream,
+    node: &Weak<Shared>,
+    limits: &Limits,
+    pass: &Pass,
+) -> std::io::Result<()> {
     let _ = stream.set_nodelay(true);
-    let body = match read_request(&mut stream, limits.max_body).await {
-        Ok(b) => b,
-        Err(e) => {
-            if let Some(status) = e.status() {
-                tracing::debug!("ROS 1: XML-RPC request refused: {e}");
-                let text = format!("{e}\n");
-                write_response(&mut stream, status, "text/plain", text.as_bytes()).await?;
-            }
-            return Ok(());
+    let read = tokio::time::timeout(
+        limits.xmlrpc_timeout,
+        read_request(&mut stream, limits.max_body),
+    );
+    let body = tokio::select! {
+        r = read => r,
+        _ = pass.evicted.notified() => {
+            return Err(std::io::Error::other("dropped for a newer connection (the door was full)"));
+        }
+    };
+    pass.answering();
+    let body = match body {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => {
+            let Some(status) = e.status() else {
+                return Err(std::io::Error::other(e.to_string()));
+            };
+            let text = clip(&e.to_string()).into_owned();
+            tracing::debug!("ROS 1: XML-RPC request refused: {text}");
+            return write(
+                &mut stream,
+                limits,
+                status,
+                "text/plain",
+                format!("{text}\n").as_bytes(),
+            )
+            .await;
+        }
+        Err(_) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no whole request within {:?}", limits.xmlrpc_timeout),
+            ))
         }
     };
     let xml = match answer(&body, node, limits) {
         Ok(v) => serde_xmlrpc::response_to_string(std::iter::once(v))
             .unwrap_or_else(|e| fault(-1, &format!("cannot encode the answer: {e}"))),
         Err(why) => {
+            let why = clip(&why).into_owned();
             tracing::debug!("ROS 1: XML-RPC fault: {why}");
             fault(-1, &why)
         }
     };
-    write_response(&mut stream, (200, "OK"), "text/xml", xml.as_bytes()).await
+    write(&mut stream, limits, (200, "OK"), "text/xml", xml.as_bytes()).await
+}
+
+/// Writes an answer within [`Limits::xmlrpc_timeout`].
+async fn write(
+    stream: &mut TcpStream,
+    limits: &Limits,
+    status: (u16, &str),
+    content_type: &str,
+    body: &[u8],
+) -> std::io::Result<()> {
+    tokio::time::timeout(
+        limits.xmlrpc_timeout,
+        write_response(stream, status, content_type, body),
+    )
+    .await
+    .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "answer not taken in time"))?
 }
 
 /// The answer to one request body (`Err`: the fault's message).
@@ -139,7 +197,11 @@ fn call(node: &Shared, method: &str, params: &[Value]) -> Value {
         "paramUpdate" => reply(1, "", Value::Int(0)),
         "shutdown" => {
             let why = string(params.get(1)).unwrap_or("");
-            tracing::warn!("ROS 1: {caller} asked this node to shut down ({why})");
+            tracing::warn!(
+                "ROS 1: {} asked this node to shut down ({})",
+                clip(caller),
+                clip(why)
+            );
             node.shutdown.store(true, Ordering::Relaxed);
             reply(1, "shutdown", Value::Int(0))
         }
@@ -153,7 +215,11 @@ fn call(node: &Shared, method: &str, params: &[Value]) -> Value {
                     sub.update(node, &uris, true);
                     reply(1, "", Value::Int(0))
                 }
-                None => reply(1, &format!("not subscribed to {topic}"), Value::Int(0)),
+                None => reply(
+                    1,
+                    &format!("not subscribed to {}", clip(topic)),
+                    Value::Int(0),
+                ),
             }
         }
         "requestTopic" => {
@@ -163,7 +229,11 @@ fn call(node: &Shared, method: &str, params: &[Value]) -> Value {
             let tcpros = matches!(params.get(2), Some(Value::Array(protocols))
                 if protocols.iter().any(|p| matches!(p, Value::Array(p) if string(p.first()) == Some("TCPROS"))));
             if !lock(&node.pubs).contains_key(topic) {
-                return reply(-1, &format!("{topic} is not published here"), Value::Int(0));
+                return reply(
+                    -1,
+                    &format!("{} is not published here", clip(topic)),
+                    Value::Int(0),
+                );
             }
             if !tcpros {
                 return reply(0, "only TCPROS is served", Value::Array(vec![]));
@@ -175,7 +245,11 @@ fn call(node: &Shared, method: &str, params: &[Value]) -> Value {
             ];
             reply(1, "ready", Value::Array(answer))
         }
-        _ => reply(-1, &format!("unknown method {method}"), Value::Int(0)),
+        _ => reply(
+            -1,
+            &format!("unknown method {}", clip(method)),
+            Value::Int(0),
+        ),
     }
 }
 

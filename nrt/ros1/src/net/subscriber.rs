@@ -5,10 +5,21 @@
 //! most [`super::Limits::max_message`] into the subscription's bounded queue (oldest dropped when full), decoded
 //! by [`Subscriber::next`]. A connection that cannot be made is tried again a few times while its publisher is
 //! listed.
+//!
+//! **Commands delayed by an outage** ([`Node::subscribe_commands`], `cmd_vel`): a plain `Twist` has no stamp, so a
+//! command is judged by when it arrives on its connection. A connection on which nothing arrived for longer than
+//! its `stall` (the `cmd_vel_timeout` watchdog period) has stalled — a link that went away — and what comes next
+//! may be the backlog TCP kept for it. A message that arrives after a stall is a **backlog** when another one
+//! follows it within [`BURST_GAP`]: then it and every message arriving within [`BURST_GAP`] of the one before are
+//! dropped (counted; one log line), and the first that arrives more than [`BURST_GAP`] after its predecessor — sent
+//! after the link came back — is taken, as is everything after it (a backlog is dropped for at most [`BURST_MAX`]:
+//! a publisher faster than 1 / [`BURST_GAP`] is taken again then). A message after a stall with none following it
+//! within [`BURST_GAP`] is taken, [`BURST_GAP`] late (one message is not a backlog: a publisher that sends now and
+//! then is obeyed). The watchdog stopped the robot during the stall, so it stays stopped until a fresh command.
 
 use super::header::{encode, read_frame, read_header, WireError};
 use super::queue::Queue;
-use super::{lock, Limits, NetError, Node, RawDescriptor, Shared};
+use super::{clip, lock, Limits, NetError, Node, RawDescriptor, Shared};
 use crate::master::{Client, MasterError};
 use roslibrust::RosMessageType;
 use serde_xmlrpc::Value;
@@ -16,7 +27,7 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
@@ -24,6 +35,10 @@ use tokio::net::TcpStream;
 const TRIES: u32 = 5;
 /// Between attempts.
 const RETRY: Duration = Duration::from_millis(500);
+/// After a stall, messages arriving within this of the one before are a backlog (see the module documentation).
+pub const BURST_GAP: Duration = Duration::from_millis(10);
+/// A backlog is dropped for at most this long.
+pub const BURST_MAX: Duration = Duration::from_secs(1);
 
 /// Why a connection to a publisher failed.
 #[derive(Debug, thiserror::Error)]
@@ -52,10 +67,19 @@ pub(crate) struct Subscription {
     next: AtomicU64,
     /// Messages received.
     pub received: AtomicU64,
+    /// Commands: the silence after which a connection has stalled (its backlog is dropped); `None`: all taken.
+    stall: Option<Duration>,
+    /// Messages dropped as the backlog of a stalled connection.
+    pub backlog: AtomicU64,
 }
 
 impl Subscription {
-    pub fn new(topic: &str, d: &RawDescriptor, queue: usize) -> Arc<Subscription> {
+    pub fn new(
+        topic: &str,
+        d: &RawDescriptor,
+        queue: usize,
+        stall: Option<Duration>,
+    ) -> Arc<Subscription> {
         Arc::new(Subscription {
             topic: topic.to_owned(),
             ty: d.ros_type.clone(),
@@ -65,6 +89,8 @@ impl Subscription {
             links: Mutex::default(),
             next: AtomicU64::new(0),
             received: AtomicU64::new(0),
+            stall,
+            backlog: AtomicU64::new(0),
         })
     }
 
@@ -88,7 +114,7 @@ impl Subscription {
             if links.len() >= node.limits.max_publishers {
                 tracing::warn!(
                     "ROS 1: {}: more than {} publishers: the others are ignored",
-                    self.topic,
+                    clip(&self.topic),
                     node.limits.max_publishers
                 );
                 break;
@@ -140,15 +166,25 @@ async fn link(s: Arc<Subscription>, uri: String, id: u64, own: String, limits: L
     loop {
         match connect(&s, &uri, &own, &limits).await {
             Ok(stream) => {
-                if let Err(e) = receive(&s, stream, &limits).await {
-                    tracing::warn!("ROS 1: {}: from {uri}: {e}", s.topic);
+                if let Err(e) = receive(&s, stream, &limits, &uri).await {
+                    tracing::warn!(
+                        "ROS 1: {}: from {}: {}",
+                        s.topic,
+                        clip(&uri),
+                        clip(&e.to_string())
+                    );
                 }
                 break;
             }
             Err(e) => {
                 tries += 1;
                 if tries >= TRIES {
-                    tracing::warn!("ROS 1: {}: cannot subscribe at {uri}: {e}", s.topic);
+                    tracing::warn!(
+                        "ROS 1: {}: cannot subscribe at {}: {}",
+                        s.topic,
+                        clip(&uri),
+                        clip(&e.to_string())
+                    );
                     break;
                 }
                 tokio::time::sleep(RETRY).await;
@@ -226,14 +262,114 @@ async fn receive(
     s: &Subscription,
     mut stream: TcpStream,
     limits: &Limits,
+    uri: &str,
 ) -> Result<(), WireError> {
+    let mut backlog = s.stall.map(|stall| Backlog::new(stall, Instant::now()));
     while let Some(frame) = read_frame(&mut stream, limits.max_message).await? {
         s.received.fetch_add(1, Ordering::Relaxed);
+        if let Some(b) = backlog.as_mut() {
+            let take = match b.arrived(Instant::now()) {
+                Arrival::Take => true,
+                Arrival::Drop => false,
+                Arrival::AfterStall(silence) => {
+                    // does another message follow it at once (the backlog of an outage)?
+                    let mut one = [0u8; 1];
+                    let more = tokio::time::timeout(BURST_GAP, stream.peek(&mut one)).await;
+                    if !matches!(more, Ok(Ok(n)) if n > 0) {
+                        true
+                    } else {
+                        b.start_burst(Instant::now());
+                        tracing::warn!(
+                            "ROS 1: {}: messages from {} arrive in a burst after {:.3} s of silence (what TCP kept \
+                             during an outage): dropped until a fresh one, the robot stays stopped",
+                            s.topic,
+                            clip(uri),
+                            silence.as_secs_f64()
+                        );
+                        false
+                    }
+                }
+            };
+            if !take {
+                s.backlog.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            if let Some(n) = b.ended() {
+                tracing::warn!(
+                    "ROS 1: {}: {n} messages of the burst from {} dropped; taking fresh ones again",
+                    s.topic,
+                    clip(uri)
+                );
+            }
+        }
         if !s.queue.push(frame) {
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// What to do with a message that just arrived on a connection under the outage rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arrival {
+    /// Take it.
+    Take,
+    /// Drop it: part of a backlog.
+    Drop,
+    /// It ends a silence of this long: a backlog if another one follows within [`BURST_GAP`].
+    AfterStall(Duration),
+}
+
+/// The outage rule of one connection (see the module documentation), fed with arrival times.
+#[derive(Debug)]
+struct Backlog {
+    stall: Duration,
+    last: Instant,
+    /// When the burst being dropped started, and how many it dropped.
+    burst: Option<(Instant, u64)>,
+    /// The count of the burst that just ended (said once).
+    ended: Option<u64>,
+}
+
+impl Backlog {
+    fn new(stall: Duration, connected: Instant) -> Backlog {
+        Backlog {
+            stall,
+            last: connected,
+            burst: None,
+            ended: None,
+        }
+    }
+
+    /// A message arrived at `now`.
+    fn arrived(&mut self, now: Instant) -> Arrival {
+        let gap = now.saturating_duration_since(self.last);
+        self.last = now;
+        if let Some((start, dropped)) = self.burst.as_mut() {
+            if gap <= BURST_GAP && now.saturating_duration_since(*start) < BURST_MAX {
+                *dropped += 1;
+                return Arrival::Drop;
+            }
+            self.ended = Some(*dropped);
+            self.burst = None;
+        }
+        if gap > self.stall {
+            Arrival::AfterStall(gap)
+        } else {
+            Arrival::Take
+        }
+    }
+
+    /// The message that ended a silence had another one right behind it: a burst starts (that one dropped).
+    fn start_burst(&mut self, now: Instant) {
+        self.burst = Some((now, 1));
+        self.last = now;
+    }
+
+    /// The count of the burst that the last message ended, once.
+    fn ended(&mut self) -> Option<u64> {
+        self.ended.take()
+    }
 }
 
 /// A handle on a topic we subscribe to; dropping it unsubscribes.
@@ -274,5 +410,74 @@ impl<T: RosMessageType> Subscriber<T> {
 impl<T> Drop for Subscriber<T> {
     fn drop(&mut self) {
         self.node.unsubscribe(&self.s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STALL: Duration = Duration::from_millis(500);
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_steady_publisher_is_always_taken() {
+        let t0 = Instant::now();
+        let mut b = Backlog::new(STALL, t0);
+        for i in 1..100 {
+            assert_eq!(b.arrived(t0 + ms(50 * i)), Arrival::Take);
+        }
+    }
+
+    #[test]
+    fn the_backlog_after_a_stall_is_dropped_until_a_fresh_message() {
+        let t0 = Instant::now();
+        let mut b = Backlog::new(STALL, t0);
+        assert_eq!(b.arrived(t0 + ms(50)), Arrival::Take);
+        // 1.5 s of outage, then 30 messages at once
+        let back = t0 + ms(1550);
+        assert_eq!(b.arrived(back), Arrival::AfterStall(ms(1500)));
+        b.start_burst(back);
+        for i in 1..30 {
+            assert_eq!(
+                b.arrived(back + Duration::from_micros(20 * i)),
+                Arrival::Drop
+            );
+        }
+        assert_eq!(b.ended(), None);
+        // the first one sent after the link came back: 50 ms later
+        assert_eq!(b.arrived(back + ms(50)), Arrival::Take);
+        assert_eq!(b.ended(), Some(30));
+        assert_eq!(b.ended(), None);
+        assert_eq!(b.arrived(back + ms(100)), Arrival::Take);
+    }
+
+    #[test]
+    fn a_backlog_is_dropped_for_at_most_burst_max() {
+        let t0 = Instant::now();
+        let mut b = Backlog::new(STALL, t0);
+        let back = t0 + ms(2000);
+        assert!(matches!(b.arrived(back), Arrival::AfterStall(_)));
+        b.start_burst(back);
+        let mut t = back;
+        while t < back + BURST_MAX - ms(5) {
+            t += ms(5);
+            assert_eq!(b.arrived(t), Arrival::Drop);
+        }
+        // a 200 Hz publisher is taken again after BURST_MAX
+        assert_eq!(b.arrived(back + BURST_MAX + ms(1)), Arrival::Take);
+    }
+
+    #[test]
+    fn a_message_after_a_stall_is_judged_again() {
+        let t0 = Instant::now();
+        let mut b = Backlog::new(STALL, t0);
+        // the first message of a connection after more than the stall: the caller looks for a burst
+        assert_eq!(b.arrived(t0 + ms(600)), Arrival::AfterStall(ms(600)));
+        // alone (taken by the caller): the next one 400 ms later is ordinary
+        assert_eq!(b.arrived(t0 + ms(1000)), Arrival::Take);
     }
 }

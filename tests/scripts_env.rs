@@ -8,6 +8,9 @@ use std::process::Command;
 #[path = "common/missing.rs"]
 mod missing;
 
+/// The README's and docs/' links and anchors resolve (no test binary of its own: the team keeps their number down).
+mod doc_links;
+
 /// Whether the ROS 2 venv the script sets up is there (scripts/setup-ros2.sh). A default-feature test that needs it:
 /// missing, the test fails naming it and its install step (`false` only when the run opted out, e.g. on a machine
 /// without ROS with `scripts/test.sh --no-ros`: the skip is recorded, end the test).

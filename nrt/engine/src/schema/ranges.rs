@@ -140,6 +140,40 @@ pub const OBSTACLE_MAX_AGE: Range = Range {
     unit: "s",
     why: "proximity readings come every 0.1 s; a reading older than 10 s says nothing",
 };
+/// `linear.x.max_acceleration`, `max_deceleration` and their `_reverse` (NaN: off, checked
+/// apart). 0 is no "off": it is a rate of zero, a robot that never starts (acceleration) or
+/// never slows down (deceleration: it coasted on at 0.1 m/s, issue 42).
+pub const LINEAR_RATE: Range = Range {
+    min: 0.05,
+    max: 1000.0,
+    unit: "m/s²",
+    why: "or .nan (off); at 0.05 a Thymio at its top speed (0.2 m/s) stops within 4 s; above 1000 \
+          one 1 ms cycle spans its whole speed range",
+};
+/// `angular.z.max_acceleration`, `max_deceleration` and their `_reverse` (NaN: off).
+pub const ANGULAR_RATE: Range = Range {
+    min: 1.0,
+    max: 20_000.0,
+    unit: "rad/s²",
+    why: "or .nan (off); 1 rad/s² is 0.047 m/s² at wheels 0.0935 m apart: the top yaw rate \
+          (4.3 rad/s) stops within 4.3 s; above 20000 one 1 ms cycle spans its whole range",
+};
+/// `linear.x.max_jerk` (NaN: off).
+pub const LINEAR_JERK: Range = Range {
+    min: 0.1,
+    max: 1e6,
+    unit: "m/s³",
+    why: "or .nan (off); at 0.1 the deceleration alone stops 0.2 m/s within 2 s; at 1e6 the \
+          top rate (1000 m/s²) is reached within one 1 ms cycle",
+};
+/// `angular.z.max_jerk` (NaN: off).
+pub const ANGULAR_JERK: Range = Range {
+    min: 2.0,
+    max: 2e7,
+    unit: "rad/s³",
+    why: "or .nan (off); 2 rad/s³ is 0.094 m/s³ at the wheels: the top yaw rate stops within \
+          2.1 s; at 2e7 the top rate (20000 rad/s²) is reached within one 1 ms cycle",
+};
 /// A `calibrate_motors` goal's `timeout` (0: the standard one).
 pub const CALIBRATION_TIMEOUT: Range = Range {
     min: 1.0,
@@ -180,8 +214,24 @@ pub fn of_driver_param(name: &str) -> Option<Range> {
         ["lost_robot_timeout"] => LOST_ROBOT_TIMEOUT,
         ["obstacle_stop", "max_age"] | ["cliff_stop", "max_age"] => OBSTACLE_MAX_AGE,
         ["motor", _, "deadband"] => MOTOR_DEADBAND,
+        ["linear", "x", rate] => motion_limit(false, rate)?,
+        ["angular", "z", rate] => motion_limit(true, rate)?,
         _ => return None,
     })
+}
+
+/// The range of motion limit `field` (`max_deceleration`) of the angular (yaw rate) or the
+/// linear axis, if it has one: the acceleration and deceleration rates and the jerk (the
+/// velocity bounds have their own rule, `thymio::motion_limits`).
+pub fn motion_limit(angular: bool, field: &str) -> Option<Range> {
+    match field {
+        "max_acceleration"
+        | "max_deceleration"
+        | "max_acceleration_reverse"
+        | "max_deceleration_reverse" => Some(if angular { ANGULAR_RATE } else { LINEAR_RATE }),
+        "max_jerk" => Some(if angular { ANGULAR_JERK } else { LINEAR_JERK }),
+        _ => None,
+    }
 }
 
 /// The integer range of the driver parameter `name` (dotted), if it has one (`integer_range`).
@@ -231,6 +281,16 @@ mod tests {
         assert_eq!(of_driver_param("motor.left.deadband"), Some(MOTOR_DEADBAND));
         assert_eq!(of_driver_param("motor.left.parameters"), None);
         assert_eq!(of_driver_param("odom_frame"), None);
+        assert_eq!(
+            of_driver_param("linear.x.max_deceleration"),
+            Some(LINEAR_RATE)
+        );
+        assert_eq!(
+            of_driver_param("angular.z.max_acceleration_reverse"),
+            Some(ANGULAR_RATE)
+        );
+        assert_eq!(of_driver_param("angular.z.max_jerk"), Some(ANGULAR_JERK));
+        assert_eq!(of_driver_param("linear.x.max_velocity"), None);
         assert_eq!(int_of_driver_param("ground.threshold"), Some((0, 1023)));
         let e = check_int("ground.threshold", 5000, GROUND_THRESHOLD, "10-bit").unwrap_err();
         assert_eq!(

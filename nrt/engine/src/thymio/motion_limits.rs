@@ -6,7 +6,7 @@
 //! under the parameter's own name; the limits reach the RT limiter through
 //! `NrtLiveParams::nrt_set_motion_limits` (see `engine::robot_params`).
 
-use crate::schema::Invalid;
+use crate::schema::{ranges, Invalid};
 use handoff::{AxisLimits, MotionLimits, ParamError};
 use serde::{Deserialize, Serialize};
 
@@ -91,10 +91,29 @@ pub fn to_rt(linear: &LinearLimits, angular: &AngularLimits) -> MotionLimits {
     }
 }
 
-/// Checks the limits with the RT side's rule; the error names the parameter
+/// Checks the limits: the acceleration, deceleration and jerk limits that are set (not NaN)
+/// against their physically meaningful range ([`ranges::motion_limit`]: a deceleration of 0 or
+/// 1e-9 let a robot coast on for seconds, an acceleration of 5e-324 kept it from ever moving),
+/// then the RT side's rule ([`MotionLimits::validate`]); the error names the parameter
 /// (`linear.x.max_acceleration`) and says what it needs.
 pub fn validate(linear: &LinearLimits, angular: &AngularLimits) -> Result<(), Invalid> {
     let limits = to_rt(linear, angular);
+    for (angular, axis, prefix) in [
+        (false, &limits.linear, "linear.x."),
+        (true, &limits.angular, "angular.z."),
+    ] {
+        for (field, v) in [
+            ("max_acceleration", axis.max_acceleration),
+            ("max_deceleration", axis.max_deceleration),
+            ("max_acceleration_reverse", axis.max_acceleration_reverse),
+            ("max_deceleration_reverse", axis.max_deceleration_reverse),
+            ("max_jerk", axis.max_jerk),
+        ] {
+            if let Some(range) = ranges::motion_limit(angular, field).filter(|_| !v.is_nan()) {
+                range.check(&format!("{prefix}{field}"), v)?;
+            }
+        }
+    }
     let Err(e) = limits.validate() else {
         return Ok(());
     };
@@ -159,5 +178,53 @@ mod tests {
         assert!(e.to_string().contains("≤ 0"), "{e}");
         let bad: LinearLimits = yaml_serde::from_str("x: {max_jerk: .inf}").unwrap();
         assert_eq!(validate(&bad, &a).unwrap_err().key, "linear.x.max_jerk");
+    }
+
+    /// Issue 42: rates too small to stop (or start) a robot in time are refused with their
+    /// range, on both axes; NaN (off) and the bounds themselves are accepted.
+    #[test]
+    fn rates_below_their_physical_minimum_are_refused_with_the_range() {
+        let lin = |yaml: &str| -> LinearLimits { yaml_serde::from_str(yaml).unwrap() };
+        let ang = |yaml: &str| -> AngularLimits { yaml_serde::from_str(yaml).unwrap() };
+        let off_l = LinearLimits::default();
+        let off_a = AngularLimits::default();
+        for field in [
+            "max_acceleration",
+            "max_deceleration",
+            "max_acceleration_reverse",
+            "max_deceleration_reverse",
+        ] {
+            for bad in ["0", "1e-9", "5e-324", "0.049", "1001", "-0.1"] {
+                let e = validate(&lin(&format!("x: {{{field}: {bad}}}")), &off_a).unwrap_err();
+                assert_eq!(e.key, format!("linear.x.{field}"));
+                assert!(e.to_string().contains("[0.05, 1000] m/s²"), "{e}");
+            }
+            for bad in ["0", "1e-9", "5e-324", "0.99", "20001", "-0.1"] {
+                let e = validate(&off_l, &ang(&format!("z: {{{field}: {bad}}}"))).unwrap_err();
+                assert_eq!(e.key, format!("angular.z.{field}"));
+                assert!(e.to_string().contains("[1, 20000] rad/s²"), "{e}");
+            }
+            for ok in ["0.05", "1000", ".nan"] {
+                assert_eq!(
+                    validate(&lin(&format!("x: {{{field}: {ok}}}")), &off_a),
+                    Ok(())
+                );
+            }
+            for ok in ["1", "20000", ".nan"] {
+                assert_eq!(
+                    validate(&off_l, &ang(&format!("z: {{{field}: {ok}}}"))),
+                    Ok(())
+                );
+            }
+        }
+        for bad in ["0", "1e-9", "0.09", "2e6"] {
+            let e = validate(&lin(&format!("x: {{max_jerk: {bad}}}")), &off_a).unwrap_err();
+            assert!(e.to_string().contains("[0.1, 1000000] m/s³"), "{e}");
+        }
+        let e = validate(&off_l, &ang("z: {max_jerk: 1.9}")).unwrap_err();
+        assert_eq!(e.key, "angular.z.max_jerk");
+        assert!(e.to_string().contains("[2, 20000000] rad/s³"), "{e}");
+        // Velocity bounds keep their own rule: 0 (no forward motion) is a velocity bound.
+        assert_eq!(validate(&lin("x: {max_velocity: 0}"), &off_a), Ok(()));
     }
 }

@@ -70,8 +70,9 @@ pub use endpoints::{
 };
 pub use events::{ExitReason, OverBudget, RtCommand, RtEvent};
 pub use goal::{
-    goal_port, Goal, GoalAbort, GoalCommand, GoalId, GoalPortFull, GoalReport, NrtGoalPort,
-    RtGoalPort, GOAL_RING,
+    check_angle, check_coordinate, check_pose, goal_port, normalize_yaw, Goal, GoalAbort,
+    GoalCommand, GoalId, GoalPortFull, GoalReport, NrtGoalPort, RangeError, RtGoalPort, GOAL_RING,
+    MAX_POSE_COORDINATE, MAX_POSE_YAW, MIN_GOAL_ROTATION_SPEED, MIN_GOAL_TRANSLATION_SPEED,
 };
 pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
 pub use latest::{latest, NrtLatest, RtLatest};

@@ -5,15 +5,24 @@
 //! [`GoalActions::cancel`], and gets feedback and the result back through the goal's [`GoalActionHandle`]. Each
 //! action drives the RT controller of the same name (`rt::controllers::goal`, through its private goal port).
 //!
-//! A goal is checked first: a robot that is not driven, has no such controller or already runs a goal (of any of
-//! the three actions), or a goal that is not finite, is **rejected**, the reason reported
+//! A goal is checked first: a robot that is not driven, has no such controller, already runs a goal (of any of
+//! the three actions) or whose wheels are held (a managed node that is not active), or a goal out of range
+//! ([`handoff::Goal::check`]: numbers finite, targets within the odometry frame's ±10 km, speed limits 0 — the
+//! controller's parameter — or from the slowest that moves the robot), is **rejected**, the reason reported
 //! (`drive_distance (node N): goal rejected: …`). An accepted goal makes the controller the robot's owner (the
 //! previous owner is kept), the controller reports feedback (what is left, the pose) and the end; then the previous
 //! owner gets the wheels back. A cancel stops the robot at once and gives the wheels back. The controller aborts a
 //! goal when the cliff reflex or the obstacle stop holds the robot, on a stall, or when the link goes down (the
 //! previous owner gets the wheels back); a `switch_controller` to another owner during the goal aborts it and
 //! leaves the wheels to that owner; a robot that goes away aborts it; a controller that does not take the wheels
-//! within [`START_TIMEOUT`] aborts it.
+//! within [`START_TIMEOUT`] aborts it; a managed node deactivated during the goal aborts it (`inactive`).
+//!
+//! **A goal whose client is gone is aborted** (`client_gone`): a front end that can tell reports, for each of its
+//! action servers with a goal running, whether anyone listens to the action's status or feedback
+//! ([`GoalActions::client_listening`]: ROS 2, a subscriber in the DDS graph; ROS 1, a connected subscriber of
+//! actionlib's `status`/`feedback` topics). Every action client listens to them while its goal runs, so when nobody
+//! has for [`CLIENT_GONE_TIMEOUT`] the goal's client died or left: the robot stops and the previous owner gets the
+//! wheels back. A front end that never reports (none of the built-in ones) leaves its goals to run to their end.
 
 use crate::calibration::End;
 use crate::report::Reporter;
@@ -29,6 +38,10 @@ use std::time::{Duration, Instant};
 pub const ACTIONS: [&str; 3] = ["drive_distance", "rotate_angle", "navigate_to_position"];
 /// How long the controller may take to start a goal after it was accepted.
 pub const START_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a running goal may have nobody listening to its action's status or feedback before it is aborted as
+/// `client_gone` (see the module documentation): long enough for a client's subscriptions to be seen after its
+/// goal (discovery), short enough that a robot does not drive on for long after its client died.
+pub const CLIENT_GONE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One of [`ACTIONS`] (its index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -76,7 +89,7 @@ pub struct GoalResult {
     /// What happened (the abort's reason).
     pub message: String,
     /// Why it was aborted: `cliff`, `obstacle`, `stall`, `owner_lost`, `link_lost`, `bad_goal`, `timeout`,
-    /// `robot_removed`; "" otherwise.
+    /// `robot_removed`, `inactive`, `client_gone`; "" otherwise.
     pub reason: &'static str,
     /// Final odometry pose (the last known).
     pub pose: Pose2,
@@ -119,6 +132,8 @@ pub trait GoalHost {
     fn robot(&self, node: NodeId) -> Option<RobotId>;
     /// Asks the RT thread to give `robot`'s wheels to `owner`.
     fn request_owner(&mut self, robot: RobotId, owner: OwnerId) -> Result<(), String>;
+    /// Whether the RT loop holds the wheels of the robot on `node` at zero (a managed node that is not active).
+    fn held(&self, node: NodeId) -> bool;
 }
 
 impl GoalHost for Engine {
@@ -130,6 +145,10 @@ impl GoalHost for Engine {
         self.live_params()
             .nrt_request_owner(robot, owner)
             .map_err(|e| e.to_string())
+    }
+
+    fn held(&self, node: NodeId) -> bool {
+        self.wheels_held(node)
     }
 }
 
@@ -150,6 +169,8 @@ struct Active {
     accepted: Instant,
     started: bool,
     pose: Pose2,
+    /// When someone last listened to the action's status or feedback; `None` while the front end does not tell.
+    listened: Option<Instant>,
 }
 
 /// Every driven robot's goals of the three actions (see the module documentation).
@@ -239,7 +260,8 @@ impl GoalActions {
                 Some(robot) if !self.serves(action, robot) => {
                     Err(format!("the robot has no {} controller", action.name()))
                 }
-                Some(_) => check_goal(goal),
+                Some(_) if host.held(node) => Err(HELD.to_owned()),
+                Some(_) => goal.check().map_err(|e| e.to_string()),
             }
         };
         if let Err(why) = &checked {
@@ -303,6 +325,7 @@ impl GoalActions {
             accepted: now,
             started: false,
             pose: Pose2::default(),
+            listened: None,
         };
         self.active.insert(node, active);
         id
@@ -332,6 +355,29 @@ impl GoalActions {
         };
         self.end(a.action.name(), node, a.handle, End::Canceled, r);
         true
+    }
+
+    /// The front end's word on the robot of `node`'s `action`: whether anyone listens to its status or feedback now
+    /// (see the module documentation); about the goal running there, if it is one of `action`.
+    pub fn client_listening(
+        &mut self,
+        node: NodeId,
+        action: ActionId,
+        listening: bool,
+        now: Instant,
+    ) {
+        let Some(a) = self.active.get_mut(&node).filter(|a| a.action == action) else {
+            return;
+        };
+        // the first word counts from the goal's acceptance: its client may not be seen yet
+        let since = a.listened.unwrap_or(a.accepted);
+        a.listened = Some(if listening { now } else { since });
+    }
+
+    /// The nodes whose goal of `action` runs (the front ends tell [`Self::client_listening`] about these).
+    pub fn running(&self, action: ActionId) -> impl Iterator<Item = NodeId> + '_ {
+        let it = self.active.iter();
+        it.filter_map(move |(n, a)| (a.action == action).then_some(*n))
     }
 
     /// Follows the owners; a robot that goes away ends its goal.
@@ -411,6 +457,29 @@ impl GoalActions {
                 break;
             }
         }
+        if end.is_none() && host.held(node) {
+            let _ = port.nrt_send(GoalCommand::Cancel { id: want });
+            end = Some((
+                End::Aborted,
+                GoalResult::failed("inactive", HELD, a.pose),
+                true,
+            ));
+        }
+        let gone = a
+            .listened
+            .is_some_and(|t| now.saturating_duration_since(t) > CLIENT_GONE_TIMEOUT);
+        if end.is_none() && gone {
+            let _ = port.nrt_send(GoalCommand::Cancel { id: want });
+            let why = format!(
+                "nobody listened to the action's status or feedback for {} s: its client is gone",
+                CLIENT_GONE_TIMEOUT.as_secs_f64()
+            );
+            end = Some((
+                End::Aborted,
+                GoalResult::failed("client_gone", &why, a.pose),
+                true,
+            ));
+        }
         if end.is_none() && !a.started && now.duration_since(a.accepted) > START_TIMEOUT {
             let _ = port.nrt_send(GoalCommand::Cancel { id: want });
             let why =
@@ -461,21 +530,9 @@ fn rt_id(id: GoalId) -> handoff::GoalId {
     handoff::GoalId(id.0 as u32)
 }
 
-/// Whether `goal`'s numbers are finite (the controller checks the ranges against the robot's pose).
-fn check_goal(goal: &Goal) -> Result<(), String> {
-    let finite = match goal {
-        Goal::DriveDistance { distance, .. } => distance.is_finite(),
-        Goal::RotateAngle { angle, .. } => angle.is_finite(),
-        Goal::NavigateToPosition { pose, .. } => {
-            pose.x.is_finite() && pose.y.is_finite() && pose.theta.is_finite()
-        }
-    };
-    if finite {
-        Ok(())
-    } else {
-        Err(format!("the goal must be finite: {goal:?}"))
-    }
-}
+/// Why a goal is refused, or ended, while the robot's wheels are held.
+const HELD: &str =
+    "the robot's wheels are held: its managed node is not active (lifecycle: configure and activate it first)";
 
 #[cfg(test)]
 #[path = "goal_actions_tests.rs"]

@@ -20,6 +20,8 @@ const AT: Pose2 = Pose2 {
 #[derive(Default)]
 struct Host {
     driven: bool,
+    /// The wheels held (a managed node not active).
+    held: bool,
     owners: Vec<(RobotId, OwnerId)>,
 }
 
@@ -30,6 +32,9 @@ impl GoalHost for Host {
     fn request_owner(&mut self, robot: RobotId, owner: OwnerId) -> Result<(), String> {
         self.owners.push((robot, owner));
         Ok(())
+    }
+    fn held(&self, node: NodeId) -> bool {
+        self.held && node == NODE
     }
 }
 
@@ -374,4 +379,146 @@ fn action_names_and_goal_kinds_match() {
         assert_eq!(ActionId(k).name(), ACTIONS[k]);
     }
     assert_eq!(ActionId::from_name("go_to_pose"), None);
+}
+
+#[test]
+fn huge_targets_and_speed_limits_that_are_not_finite_and_positive_are_rejected_with_the_reason() {
+    let mut r = rig();
+    let speed = |v: f64| Goal::DriveDistance {
+        distance: 0.05,
+        max_translation_speed: v,
+    };
+    let turn = |w: f64| Goal::RotateAngle {
+        angle: 1.0,
+        max_rotation_speed: w,
+    };
+    let far = Goal::NavigateToPosition {
+        pose: Pose2 {
+            x: 0.0,
+            y: 1e17,
+            theta: 0.0,
+        },
+        achieve_goal_heading: false,
+        max_translation_speed: 0.0,
+        max_rotation_speed: 0.0,
+    };
+    for (goal, why) in [
+        (
+            speed(f64::NAN),
+            "the goal must be finite: max_translation_speed = NaN",
+        ),
+        (
+            speed(f64::INFINITY),
+            "the goal must be finite: max_translation_speed = inf",
+        ),
+        (
+            speed(-0.1),
+            "max_translation_speed = -0.1 m/s: a speed limit must be 0",
+        ),
+        (
+            turn(-1.0),
+            "max_rotation_speed = -1 rad/s: a speed limit must be 0",
+        ),
+        (turn(1e-9), "max_rotation_speed = 0.000000001 rad/s"),
+        (
+            drive(1e17),
+            "distance = 100000000000000000 m is out of range: |distance| must be at most 10000 m",
+        ),
+        (
+            rotate(1e17),
+            "angle = 100000000000000000 rad is out of range",
+        ),
+        (
+            far,
+            "y = 100000000000000000 m is out of range: |y| must be at most 10000 m",
+        ),
+    ] {
+        let got = r.goal(goal).0.unwrap_err();
+        assert!(got.starts_with(why), "{goal:?}: {got}");
+        assert!(r.warned(&format!("goal rejected: {why}")), "{why}");
+    }
+    assert!(r.host.owners.is_empty(), "nobody took the wheels");
+    assert!(r.rt[0].rt_next_command().is_none());
+    // 0: the controller's parameter
+    assert!(r.goal(speed(0.0)).0.is_ok());
+}
+
+#[test]
+fn a_goal_for_an_inactive_managed_node_is_rejected_and_a_deactivation_aborts_the_running_one() {
+    let mut r = rig();
+    r.host.held = true;
+    let why = r.goal(drive(0.05)).0.unwrap_err();
+    assert!(why.contains("its managed node is not active"), "{why}");
+    assert!(r.warned("drive_distance (node 7): goal rejected: the robot's wheels are held"));
+    assert!(r.host.owners.is_empty() && r.rt[0].rt_next_command().is_none());
+    r.host.held = false;
+    let (id, seen) = r.goal(drive(0.05));
+    id.unwrap();
+    let rt = r.started(0, drive(0.05));
+    r.report(0, GoalReport::Started { id: rt });
+    r.serve();
+    assert!(seen.lock().unwrap().end.is_none());
+    // deactivated while it runs
+    r.host.held = true;
+    r.serve();
+    let (end, result) = seen.lock().unwrap().end.clone().unwrap();
+    assert_eq!((end, result.reason), (End::Aborted, "inactive"));
+    assert_eq!(
+        r.rt[0].rt_next_command(),
+        Some(GoalCommand::Cancel { id: rt })
+    );
+    assert_eq!(r.host.owners.last(), Some(&(ROBOT, OwnerId::ROS)));
+}
+
+#[test]
+fn a_goal_nobody_listens_to_is_aborted_after_the_timeout_and_one_listened_to_runs_on() {
+    let mut r = rig();
+    let t0 = Instant::now();
+    let (id, seen) = r.goal(rotate(3.0));
+    let id = id.unwrap();
+    let rt = r.started(1, rotate(3.0));
+    r.report(1, GoalReport::Started { id: rt });
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    assert_eq!(r.goals.running(ActionId(1)).collect::<Vec<_>>(), [NODE]);
+    assert_eq!(r.goals.running(ActionId(0)).count(), 0);
+    // listened to: runs on long past the timeout
+    for ms in (0..=6000).step_by(100) {
+        r.goals.client_listening(NODE, ActionId(1), true, at(ms));
+        // another action's word is not this goal's
+        r.goals.client_listening(NODE, ActionId(0), false, at(ms));
+        r.goals.serve(&mut r.host, at(ms));
+    }
+    assert!(r.goals.is_active(id));
+    // the client died at 6 s: aborted once nobody listened for CLIENT_GONE_TIMEOUT, not before
+    let gone = 6000 + CLIENT_GONE_TIMEOUT.as_millis() as u64;
+    for ms in (6100..gone).step_by(100) {
+        r.goals.client_listening(NODE, ActionId(1), false, at(ms));
+        r.goals.serve(&mut r.host, at(ms));
+    }
+    assert!(r.goals.is_active(id), "aborted before the timeout");
+    r.goals
+        .client_listening(NODE, ActionId(1), false, at(gone + 100));
+    r.goals.serve(&mut r.host, at(gone + 100));
+    let (end, result) = seen.lock().unwrap().end.clone().unwrap();
+    assert_eq!((end, result.reason), (End::Aborted, "client_gone"));
+    assert_eq!(
+        r.rt[1].rt_next_command(),
+        Some(GoalCommand::Cancel { id: rt })
+    );
+    assert_eq!(r.host.owners.last(), Some(&(ROBOT, OwnerId::ROS)));
+    assert!(r.warned("rotate_angle (node 7): aborted: nobody listened"));
+    // a client never seen counts from the goal's acceptance
+    let (id, seen) = r.goal(drive(0.5));
+    id.unwrap();
+    r.goals
+        .client_listening(NODE, ActionId(0), false, Instant::now());
+    r.serve();
+    assert!(seen.lock().unwrap().end.is_none());
+    let late = Instant::now() + CLIENT_GONE_TIMEOUT + Duration::from_millis(10);
+    r.goals.client_listening(NODE, ActionId(0), false, late);
+    r.goals.serve(&mut r.host, late);
+    assert_eq!(
+        seen.lock().unwrap().end.clone().unwrap().1.reason,
+        "client_gone"
+    );
 }

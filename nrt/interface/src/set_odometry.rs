@@ -2,10 +2,12 @@
 //! on newer distributions; here `thymio_rt_msgs/srv/SetOdometry`, the same fields): sets the pose the RT odometry
 //! integrates from, at the RT thread's next cycle boundary (the wheel angles and the speed are kept). The odometry
 //! is planar: `z`, `roll` and `pitch` are 0 or the call is refused with the reason, as is a value that is not
-//! finite; nothing changes on a refusal. Both front ends answer with [`set_odometry`].
+//! finite, an `x` or `y` beyond ±[`handoff::MAX_POSE_COORDINATE`] (10 km: beyond it a double's steps grow until a
+//! goal's progress no longer registers) or a `yaw` beyond ±[`handoff::MAX_POSE_YAW`]; the yaw is normalised to
+//! (-π, π]; nothing changes on a refusal. Both front ends answer with [`set_odometry`].
 
 use crate::report::Reporter;
-use handoff::{NodeId, Pose2};
+use handoff::{check_angle, check_coordinate, normalize_yaw, NodeId, Pose2};
 use nrt_engine::engine::Engine;
 
 /// The service under the robot's namespace (on its driver node, as `~/cmd_vel_out`).
@@ -77,16 +79,22 @@ fn answer(engine: &mut Engine, node: NodeId, req: &SetOdometryRequest) -> (bool,
             format!("{name} = {v}: the odometry is planar, z, roll and pitch must be 0; odometry unchanged"),
         );
     }
+    let in_range = check_coordinate("x", req.x)
+        .and_then(|()| check_coordinate("y", req.y))
+        .and_then(|()| check_angle("yaw", req.yaw));
+    if let Err(e) = in_range {
+        return (false, format!("{e}; odometry unchanged"));
+    }
     let pose = Pose2 {
         x: req.x,
         y: req.y,
-        theta: req.yaw,
+        theta: normalize_yaw(req.yaw),
     };
     match engine.reset_odometry(node, pose) {
         Ok(()) => {
             let message = format!(
                 "odometry of node {node} set to x = {} m, y = {} m, yaw = {} rad",
-                req.x, req.y, req.yaw
+                pose.x, pose.y, pose.theta
             );
             tracing::info!("{message}");
             (true, message)
@@ -152,13 +160,49 @@ mod tests {
                     ..Default::default()
                 },
             ),
+            // the red team's: a double's step at 1e17 is 16 m, a goal's progress never registered
+            (
+                "x",
+                SetOdometryRequest {
+                    x: 1e17,
+                    ..Default::default()
+                },
+            ),
+            (
+                "y",
+                SetOdometryRequest {
+                    y: -1e308,
+                    ..Default::default()
+                },
+            ),
+            (
+                "yaw",
+                SetOdometryRequest {
+                    yaw: 1e17,
+                    ..Default::default()
+                },
+            ),
+            (
+                "x",
+                SetOdometryRequest {
+                    x: 10_000.001,
+                    ..Default::default()
+                },
+            ),
         ] {
             let (success, message) = call(&mut engine, request);
             assert!(!success, "{field}");
             assert!(
-                message.starts_with(field) && message.ends_with("odometry unchanged"),
+                (message.starts_with(field) || message.contains(&format!(": {field} = ")))
+                    && message.ends_with("odometry unchanged"),
                 "{message}"
             );
+            if !message.contains("finite") && !message.contains("planar") {
+                assert!(message.contains("out of range: |"), "{message}");
+                assert!(
+                    message.contains("at most 10000 m") || message.contains("at most 1000 rad")
+                );
+            }
         }
         // a node that is not a driven robot
         let (success, message) = call(

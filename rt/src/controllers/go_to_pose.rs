@@ -3,7 +3,8 @@
 //! heading; within both tolerances it stops, says so on `reached` and holds zero speed. A goal
 //! comes through the `goal` topic (`geometry_msgs/Pose2D`) or the `set_goal` service
 //! (`thymio_rt_msgs/SetPose2D`, which refuses a non-finite pose or one beyond
-//! [`MAX_GOAL_DISTANCE`] / [`MAX_GOAL_HEADING`]; the topic ignores them), in the odometry frame.
+//! [`MAX_GOAL_DISTANCE`] / [`MAX_GOAL_HEADING`] / [`handoff::MAX_POSE_COORDINATE`]; the topic ignores
+//! them), in the odometry frame.
 //!
 //! Hysteresis: once in position it only turns (a drift of less than twice the position
 //! tolerance does not send it driving again), so that it settles instead of hunting.
@@ -128,8 +129,9 @@ pub const MAX_GOAL_DISTANCE: f64 = 100.0;
 /// turns of unwrapped angle are tolerated, not a value whose wrapping loses all precision.
 pub const MAX_GOAL_HEADING: f64 = 1000.0;
 
-/// Whether `goal` is a goal for a robot at `pose`: finite, within [`MAX_GOAL_DISTANCE`] of it
-/// and with a heading within ±[`MAX_GOAL_HEADING`]; else why not.
+/// Whether `goal` is a goal for a robot at `pose`: finite, within the odometry frame's
+/// ±[`handoff::MAX_POSE_COORDINATE`], within [`MAX_GOAL_DISTANCE`] of the robot and with a heading
+/// within ±[`MAX_GOAL_HEADING`]; else why not.
 pub(crate) fn check_goal(goal: &Pose2, pose: &Pose2) -> Result<(), &'static str> {
     if !(goal.x.is_finite() && goal.y.is_finite() && goal.theta.is_finite()) {
         return Err("the goal must be finite");
@@ -139,6 +141,11 @@ pub(crate) fn check_goal(goal: &Pose2, pose: &Pose2) -> Result<(), &'static str>
     }
     if goal.theta.abs() > MAX_GOAL_HEADING {
         return Err("the goal's heading is beyond ±1000 rad (MAX_GOAL_HEADING)");
+    }
+    if goal.x.abs().max(goal.y.abs()) > handoff::MAX_POSE_COORDINATE {
+        return Err(
+            "the goal is beyond ±10 km (MAX_POSE_COORDINATE) of the odometry frame's origin",
+        );
     }
     Ok(())
 }
@@ -492,6 +499,18 @@ mod tests {
             pose_stamped(&text),
             Err("pose.position.x is not a finite number".into())
         );
+    }
+
+    #[test]
+    fn a_goal_beside_a_robot_beyond_the_odometry_frames_range_is_refused() {
+        // the red team's set_odometry to 1e17 (refused now): a goal 1 m from there never came closer
+        let at = |x: f64| Pose2 {
+            x,
+            ..Pose2::default()
+        };
+        let why = check_goal(&at(1e17 + 1.0), &at(1e17)).unwrap_err();
+        assert!(why.contains("±10 km (MAX_POSE_COORDINATE)"), "{why}");
+        assert_eq!(check_goal(&at(9_999.0), &at(9_990.0)), Ok(()));
     }
 
     #[test]

@@ -8,15 +8,59 @@
 //! - [`NavigateToPosition`] (`navigate_to_position`): go-to-pose's law (turn toward the goal,
 //!   drive while steering, then its heading if asked).
 //!
-//! A goal's speed limit of 0 or not finite means the parameter's; a larger one is capped by it.
+//! A goal's speed limit of 0 means the parameter's; a larger one is capped by it; a goal that
+//! [`Goal::check`] refuses (a speed limit not finite, negative or too slow, a target out of the
+//! odometry frame's range) is a bad goal.
+//!
+//! Progress is measured from the start of the goal, never from absolute coordinates:
+//! `drive_distance` and `rotate_angle` sum the wheels' turns since the start (the odometry's own
+//! wheel angles, [`RobotView::wheel_pos`]: the same travel the pose integrates, but free of the
+//! pose's magnitude, so a far origin or a `set_odometry` during the goal changes nothing).
 
-use super::go_to_pose::{check_goal, steer, wrap, Params, MAX_GOAL_DISTANCE, MAX_GOAL_HEADING};
+use super::go_to_pose::{check_goal, steer, Params, MAX_GOAL_DISTANCE, MAX_GOAL_HEADING};
 use super::goal::{Motion, Step};
 use super::RobotView;
-use handoff::{ControllerInit, DeclareError, Goal, GoalAbort, ParamId, Pose2, RtParams, Twist2};
+use handoff::{ControllerInit, DeclareError, Goal, GoalAbort, ParamId, RtParams, Twist2};
+
+/// The wheels' travel since the start of a goal, summed step by step from the odometry's wheel
+/// angles: how far the centre went along the start heading (m) and how far it turned (rad).
+#[derive(Debug, Clone, Copy, Default)]
+struct Travel {
+    last: [f64; 2],
+    /// Along the start heading (m).
+    along: f64,
+    /// Turned since the start (rad, unwrapped).
+    turned: f64,
+}
+
+impl Travel {
+    fn start(robot: &RobotView) -> Travel {
+        Travel {
+            last: robot.wheel_pos,
+            ..Travel::default()
+        }
+    }
+
+    /// Adds the wheels' turns since the last call (an arc: its chord along the heading midway).
+    fn update(&mut self, robot: &RobotView) {
+        let (r, axis) = (
+            robot.calibration.wheel_radius,
+            robot.calibration.axis_length,
+        );
+        let dl = (robot.wheel_pos[0] - self.last[0]) * r;
+        let dr = (robot.wheel_pos[1] - self.last[1]) * r;
+        self.last = robot.wheel_pos;
+        if !(dl.is_finite() && dr.is_finite() && axis > 0.0) {
+            return;
+        }
+        let dtheta = (dr - dl) / axis;
+        self.along += (dl + dr) / 2.0 * (self.turned + dtheta / 2.0).cos();
+        self.turned += dtheta;
+    }
+}
 use std::f64::consts::PI;
 
-/// `goal`'s limit capped by the parameter `param` (0 / not finite: the parameter).
+/// `goal`'s limit capped by the parameter `param` (0, or not finite — refused before: the parameter).
 fn cap(goal: f64, param: f64) -> f64 {
     if goal.is_finite() && goal > 0.0 {
         goal.min(param)
@@ -43,7 +87,7 @@ pub struct DriveDistance {
     min_speed: ParamId,
     tolerance: ParamId,
     k_heading: ParamId,
-    start: Pose2,
+    travel: Travel,
     distance: f64,
     goal_max: f64,
 }
@@ -70,7 +114,7 @@ impl Motion for DriveDistance {
                 20.0,
                 "turn rate per radian off the start heading (1/s)",
             )?,
-            start: Pose2::default(),
+            travel: Travel::default(),
             distance: 0.0,
             goal_max: 0.0,
         })
@@ -81,8 +125,8 @@ impl Motion for DriveDistance {
             Goal::DriveDistance {
                 distance,
                 max_translation_speed,
-            } if distance.is_finite() && distance.abs() <= MAX_GOAL_DISTANCE => {
-                self.start = robot.pose;
+            } if goal.check().is_ok() && distance.abs() <= MAX_GOAL_DISTANCE => {
+                self.travel = Travel::start(robot);
                 self.distance = distance;
                 self.goal_max = max_translation_speed;
                 Ok(())
@@ -92,15 +136,14 @@ impl Motion for DriveDistance {
     }
 
     fn step(&mut self, robot: &RobotView, params: &RtParams) -> Step {
-        let (s, p) = (self.start, robot.pose);
-        let along = (p.x - s.x) * s.theta.cos() + (p.y - s.y) * s.theta.sin();
-        let left = self.distance - along;
+        self.travel.update(robot);
+        let left = self.distance - self.travel.along;
         if left.abs() <= params.get(self.tolerance) {
             return Step::Done;
         }
         let max = cap(self.goal_max, params.get(self.max_speed));
         let linear = proportional(params.get(self.k), left, params.get(self.min_speed), max);
-        let angular = (params.get(self.k_heading) * wrap(s.theta - p.theta)).clamp(-1.0, 1.0);
+        let angular = (params.get(self.k_heading) * -self.travel.turned).clamp(-1.0, 1.0);
         Step::Go {
             twist: Twist2 { linear, angular },
             remaining: left.abs(),
@@ -116,8 +159,7 @@ pub struct RotateAngle {
     min_speed: ParamId,
     tolerance: ParamId,
     angle: f64,
-    turned: f64,
-    last_theta: f64,
+    travel: Travel,
     goal_max: f64,
 }
 
@@ -149,8 +191,7 @@ impl Motion for RotateAngle {
                 "angle left that counts as there (rad)",
             )?,
             angle: 0.0,
-            turned: 0.0,
-            last_theta: 0.0,
+            travel: Travel::default(),
             goal_max: 0.0,
         })
     }
@@ -160,10 +201,9 @@ impl Motion for RotateAngle {
             Goal::RotateAngle {
                 angle,
                 max_rotation_speed,
-            } if angle.is_finite() && angle.abs() <= MAX_GOAL_HEADING => {
+            } if goal.check().is_ok() && angle.abs() <= MAX_GOAL_HEADING => {
                 self.angle = angle;
-                self.turned = 0.0;
-                self.last_theta = robot.pose.theta;
+                self.travel = Travel::start(robot);
                 self.goal_max = max_rotation_speed;
                 Ok(())
             }
@@ -172,9 +212,8 @@ impl Motion for RotateAngle {
     }
 
     fn step(&mut self, robot: &RobotView, params: &RtParams) -> Step {
-        self.turned += wrap(robot.pose.theta - self.last_theta);
-        self.last_theta = robot.pose.theta;
-        let left = self.angle - self.turned;
+        self.travel.update(robot);
+        let left = self.angle - self.travel.turned;
         if left.abs() <= params.get(self.tolerance) {
             return Step::Done;
         }
@@ -194,7 +233,7 @@ impl Motion for RotateAngle {
 #[derive(Debug)]
 pub struct NavigateToPosition {
     p: Params,
-    goal: Pose2,
+    goal: handoff::Pose2,
     heading: bool,
     goal_max: [f64; 2],
     in_position: bool,
@@ -206,7 +245,7 @@ impl Motion for NavigateToPosition {
     fn declare(init: &mut ControllerInit) -> Result<Self, DeclareError> {
         Ok(NavigateToPosition {
             p: Params::declare(init, ["max_translation_speed", "max_rotation_speed"])?,
-            goal: Pose2::default(),
+            goal: handoff::Pose2::default(),
             heading: false,
             goal_max: [0.0; 2],
             in_position: false,
@@ -220,7 +259,7 @@ impl Motion for NavigateToPosition {
                 achieve_goal_heading,
                 max_translation_speed,
                 max_rotation_speed,
-            } if check_goal(&pose, &robot.pose).is_ok() => {
+            } if goal.check().is_ok() && check_goal(&pose, &robot.pose).is_ok() => {
                 self.goal = pose;
                 self.heading = achieve_goal_heading;
                 self.goal_max = [max_translation_speed, max_rotation_speed];

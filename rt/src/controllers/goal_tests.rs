@@ -83,6 +83,10 @@ impl<M: Motion + std::fmt::Debug> Bench<M> {
         } else {
             wheels.map(|w| w / r)
         };
+        // the odometry's wheel angles, as the RT loop integrates them
+        for (pos, vel) in v.wheel_pos.iter_mut().zip(v.wheel_vel) {
+            *pos += vel * dt;
+        }
         v.now_ns += DT_NS;
         v.odom_t_ns = Some(v.now_ns);
         while let Some(rep) = self.port.nrt_next_report() {
@@ -116,6 +120,13 @@ fn drive(distance: f64, max: f64) -> Goal {
     Goal::DriveDistance {
         distance,
         max_translation_speed: max,
+    }
+}
+
+fn rotate(angle: f64, max: f64) -> Goal {
+    Goal::RotateAngle {
+        angle,
+        max_rotation_speed: max,
     }
 }
 
@@ -383,5 +394,90 @@ fn the_shipped_goal_controllers_declare_a_goal_port() {
         let private = p.private.as_ref().map(|p| p.0.is::<NrtGoalPort>());
         assert_eq!(private, Some(true), "{name}");
         assert_eq!(p.params.get("stall_timeout"), Some(1.0), "{name}");
+    }
+}
+
+/// The red team's case: the odometry's origin so far away that a double's step (16 m at 1e17)
+/// swallows every move, so the pose never changes while the wheels turn. Progress is the wheels'
+/// travel since the start, so the goals end all the same; and as at a far but allowed origin.
+#[test]
+fn progress_is_measured_from_the_start_whatever_the_odometry_origin() {
+    for origin in [1e4, -1e4, 1e17] {
+        let far = Pose2 {
+            x: origin,
+            y: -origin,
+            theta: 0.3,
+        };
+        let mut b = Bench::<DriveDistance>::new();
+        b.view.pose = far;
+        b.goal(1, drive(0.05, 0.05));
+        let end = b.run(3000);
+        assert!(
+            matches!(end, GoalReport::Succeeded { .. }),
+            "{origin}: {end:?}"
+        );
+        // the wheels went 5 cm (each wheel: radius × angle)
+        let r = b.view.calibration.wheel_radius;
+        let went = (b.view.wheel_pos[0] + b.view.wheel_pos[1]) / 2.0 * r;
+        assert!((went - 0.05).abs() <= 0.005, "{origin}: drove {went} m");
+        let mut b = Bench::<RotateAngle>::new();
+        b.view.pose = far;
+        b.goal(2, rotate(-1.5, 1.0));
+        let end = b.run(3000);
+        assert!(
+            matches!(end, GoalReport::Succeeded { .. }),
+            "{origin}: {end:?}"
+        );
+        let axis = b.view.calibration.axis_length;
+        let turned = (b.view.wheel_pos[1] - b.view.wheel_pos[0]) * r / axis;
+        assert!(
+            (turned + 1.5).abs() <= 0.03,
+            "{origin}: turned {turned} rad"
+        );
+    }
+}
+
+/// Speed limits not finite, negative or too slow to move the robot, and a target beyond the
+/// odometry frame's range, are bad goals: the robot never moves for them.
+#[test]
+fn speed_limits_not_finite_and_positive_and_far_targets_are_bad_goals() {
+    let nav = |x: f64, v: f64, w: f64| Goal::NavigateToPosition {
+        pose: Pose2 {
+            x,
+            ..Pose2::default()
+        },
+        achieve_goal_heading: false,
+        max_translation_speed: v,
+        max_rotation_speed: w,
+    };
+    let mut drives = Bench::<DriveDistance>::new();
+    let mut turns = Bench::<RotateAngle>::new();
+    let mut navs = Bench::<NavigateToPosition>::new();
+    // a robot already far away (as the red team's set_odometry left it): a goal next to it
+    navs.view.pose.x = 1e17;
+    for (k, v) in [f64::NAN, f64::INFINITY, -0.1, 1e-300]
+        .into_iter()
+        .enumerate()
+    {
+        let id = k as u32 + 1;
+        drives.goal(id, drive(0.05, v));
+        assert_eq!(drives.cycle(false), WheelCommand::Stop, "{v}");
+        turns.goal(id, rotate(1.0, v));
+        assert_eq!(turns.cycle(false), WheelCommand::Stop, "{v}");
+        navs.goal(id, nav(1e17 + 1.0, 0.0, v));
+        assert_eq!(navs.cycle(false), WheelCommand::Stop, "{v}");
+    }
+    for b in [&drives.reports, &turns.reports, &navs.reports] {
+        assert_eq!(b.len(), 4, "{b:?}");
+        assert!(
+            b.iter().all(|r| matches!(
+                r,
+                GoalReport::Aborted {
+                    reason: GoalAbort::BadGoal,
+                    ..
+                }
+            )),
+            "{b:?}"
+        );
     }
 }

@@ -13,6 +13,7 @@ use crate::geometry::Stamp;
 use crate::sensors::{self, Imu, Joy, LaserScan, Range, Temperature};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
+use nrt_engine::thymio::params::Ranges;
 use nrt_engine::thymio::sensors as values;
 use nrt_engine::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};
 
@@ -193,11 +194,13 @@ impl SensorTopic {
     }
 }
 
-/// The messages of a proximity sample (the seven raw readings, `cal` the robot's calibration) for the topics
-/// `wanted` keeps (a front end may skip the topics nobody hears), handed to `out` in the catalogue's order.
+/// The messages of a proximity sample (the seven raw readings, `cal` the robot's calibration, `ranges` the
+/// robot's `ranges` parameter: [`sensors::range_value`]) for the topics `wanted` keeps (a front end may skip the
+/// topics nobody hears), handed to `out` in the catalogue's order.
 pub fn proximity_messages(
     raw: &[i16; 7],
     cal: &Calibration,
+    ranges: Ranges,
     stamp: Stamp,
     frames: &Frames,
     wanted: impl Fn(SensorTopic) -> bool,
@@ -207,7 +210,7 @@ pub fn proximity_messages(
         let topic = SensorTopic::Proximity(i);
         if wanted(topic) {
             let frame = frames.link(&sensors::proximity_frame(i));
-            let range = sensors::proximity(*value, cal, i, stamp, frame);
+            let range = sensors::proximity(*value, cal, i, stamp, frame, ranges);
             out(topic, SensorMessage::Range(range));
         }
     }
@@ -218,11 +221,13 @@ pub fn proximity_messages(
 }
 
 /// The messages of a decoded script event of the robot ([`sensors::robot_event`]; `threshold` is the ground
-/// sensors' `ground.threshold`) for the topics `wanted` keeps, handed to `out`. Odometry and proximity come from
-/// the RT thread and the ground's raw readings have no topic: they give none.
+/// sensors' `ground.threshold`, `ranges` the robot's `ranges` parameter) for the topics `wanted` keeps, handed to
+/// `out`. Odometry and proximity come from the RT thread and the ground's raw readings have no topic: they give
+/// none.
 pub fn event_messages(
     event: RobotEvent,
     threshold: i16,
+    ranges: Ranges,
     stamp: Stamp,
     frames: &Frames,
     wanted: impl Fn(SensorTopic) -> bool,
@@ -240,7 +245,7 @@ pub fn event_messages(
             for (i, d) in delta.iter().enumerate() {
                 one(SensorTopic::Ground(i), &|| {
                     let frame = frames.link(&sensors::ground_frame(i));
-                    SensorMessage::Range(sensors::ground(*d, threshold, stamp, frame))
+                    SensorMessage::Range(sensors::ground(*d, threshold, stamp, frame, ranges))
                 });
             }
         }

@@ -1,13 +1,15 @@
 //! The sensor topics of a driven robot besides odometry (ros-aseba-interface.md §3.3; REP-117 ranges): which
 //! script events they come from ([`robot_event`]) and their content — `proximity/<name>` (Range ×7) and
 //! `proximity/laser` (LaserScan) from the RT thread's proximity samples; `ground/<name>`, `imu`, `temperature`,
-//! `buttons` (Joy) and `comm/rx` from the script's events.
+//! `buttons` (Joy) and `comm/rx` from the script's events. The `Range` topics follow REP-117 (±inf where a reading
+//! is no distance) or, with `ranges: ros_thymio`, ROS-Thymio's values ([`range_value`]).
 
 use crate::geometry::{Header, Stamp, Vector3};
 use handoff::NodeId;
 use nrt_engine::engine::Engine;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
+use nrt_engine::thymio::params::Ranges;
 use nrt_engine::thymio::sensors::{
     self, GROUND_RANGE_MAX, GROUND_RANGE_MIN, PROXIMITY_RANGE_MAX, PROXIMITY_RANGE_MIN, SENSOR_FOV,
 };
@@ -46,7 +48,7 @@ pub struct Range {
     pub min_range: f32,
     /// \[m\].
     pub max_range: f32,
-    /// \[m\]; +inf: nothing seen, −inf: closer than `min_range`.
+    /// \[m\]; REP-117: +inf nothing seen, −inf closer than `min_range` ([`range_value`] for ROS-Thymio's).
     pub range: f32,
 }
 
@@ -120,15 +122,41 @@ pub fn ground_frame(index: usize) -> String {
     format!("ground_{}_link", GROUND_NAMES[index])
 }
 
-/// One horizontal proximity sensor (REP-117: +inf nothing seen, −inf saturated).
-pub fn proximity(raw: i16, cal: &Calibration, index: usize, stamp: Stamp, frame: String) -> Range {
+/// The `range` of a `Range` message from its REP-117 value `rep117`, as `ranges` asks; `min_range` is the message's.
+///
+/// - [`Ranges::Rep117`]: `rep117` itself.
+/// - [`Ranges::RosThymio`], as ROS-Thymio's ROS 2 driver (`ProximityConversion.aseba_to_si`,
+///   `on_aseba_ground_event`): a proximity sensor that sees nothing (+inf) gives −1.0, a saturated one (−inf)
+///   `min_range`; a ground sensor (`ground: true`) gives 0.0 where the ground reflects (−inf) and 1.0 over a void
+///   or black (+inf). Finite distances are the same in both.
+pub fn range_value(rep117: f32, min_range: f32, ground: bool, ranges: Ranges) -> f32 {
+    match (ranges, ground) {
+        (Ranges::Rep117, _) => rep117,
+        (Ranges::RosThymio, false) if rep117 == f32::INFINITY => -1.0,
+        (Ranges::RosThymio, false) if rep117 == f32::NEG_INFINITY => min_range,
+        (Ranges::RosThymio, false) => rep117,
+        (Ranges::RosThymio, true) if rep117 == f32::NEG_INFINITY => 0.0,
+        (Ranges::RosThymio, true) => 1.0,
+    }
+}
+
+/// One horizontal proximity sensor (REP-117: +inf nothing seen, −inf saturated; `ranges`: [`range_value`]).
+pub fn proximity(
+    raw: i16,
+    cal: &Calibration,
+    index: usize,
+    stamp: Stamp,
+    frame: String,
+    ranges: Ranges,
+) -> Range {
+    let rep117 = sensors::proximity_range(raw, &cal.proximity[index]);
     Range {
         header: Header::new(stamp, frame),
         radiation_type: INFRARED,
         field_of_view: SENSOR_FOV,
         min_range: PROXIMITY_RANGE_MIN,
         max_range: PROXIMITY_RANGE_MAX,
-        range: sensors::proximity_range(raw, &cal.proximity[index]),
+        range: range_value(rep117, PROXIMITY_RANGE_MIN, false, ranges),
     }
 }
 
@@ -150,15 +178,16 @@ pub fn laser(raw: &[i16; 7], cal: &Calibration, stamp: Stamp, frame: String) -> 
     }
 }
 
-/// One ground sensor (REP-117: −inf when the ground reflects, +inf over a void or black).
-pub fn ground(delta: i16, threshold: i16, stamp: Stamp, frame: String) -> Range {
+/// One ground sensor (REP-117: −inf when the ground reflects, +inf over a void or black; `ranges`: [`range_value`]).
+pub fn ground(delta: i16, threshold: i16, stamp: Stamp, frame: String, ranges: Ranges) -> Range {
+    let rep117 = sensors::ground_range(delta, threshold);
     Range {
         header: Header::new(stamp, frame),
         radiation_type: INFRARED,
         field_of_view: SENSOR_FOV,
         min_range: GROUND_RANGE_MIN,
         max_range: GROUND_RANGE_MAX,
-        range: sensors::ground_range(delta, threshold),
+        range: range_value(rep117, GROUND_RANGE_MIN, true, ranges),
     }
 }
 
@@ -199,11 +228,12 @@ pub fn joy(values: [i16; 5], stamp: Stamp) -> Joy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nrt_engine::thymio::params::DriverParams;
 
     #[test]
     fn ranges_follow_rep_117_and_the_laser_runs_right_to_left() {
         let cal = Calibration::real();
-        let far = proximity(0, &cal, 2, Stamp::ZERO, proximity_frame(2));
+        let far = proximity(0, &cal, 2, Stamp::ZERO, proximity_frame(2), Ranges::Rep117);
         assert_eq!(far.range, f32::INFINITY);
         assert_eq!(far.header.frame_id, "proximity_center_link");
         assert_eq!(
@@ -218,11 +248,46 @@ mod tests {
         assert!(scan.ranges[0] != f32::INFINITY && scan.ranges[4] == f32::INFINITY);
         assert_eq!(scan.angle_max, -scan.angle_min);
         assert_eq!(scan.range_min, PROXIMITY_RANGE_MIN + sensors::LASER_SHIFT);
-        let g = ground(500, 100, Stamp::ZERO, ground_frame(1));
+        let g = ground(500, 100, Stamp::ZERO, ground_frame(1), Ranges::Rep117);
         assert_eq!(
             (g.range, g.header.frame_id.as_str()),
             (f32::NEG_INFINITY, "ground_right_link")
         );
+    }
+
+    /// `ranges: ros_thymio` gives ROS-Thymio's values where REP-117 gives ±inf (ros-aseba-interface.md §3.6 and
+    /// §3.3: −1.0 when nothing reflects, `min_range` when saturated; ground 1.0 over a void, 0.0 on the floor);
+    /// distances are the same in both, and the default stays REP-117.
+    #[test]
+    fn ranges_ros_thymio_publishes_what_ros_thymio_published() {
+        assert_eq!(DriverParams::default().ranges, Ranges::Rep117);
+        let cal = Calibration::real();
+        let r_max = cal.proximity[2].parameters[0] as i16 + 10;
+        let prox = |raw: i16, ranges| {
+            proximity(raw, &cal, 2, Stamp::ZERO, proximity_frame(2), ranges).range
+        };
+        // nothing reflects
+        assert_eq!(prox(0, Ranges::Rep117), f32::INFINITY);
+        assert_eq!(prox(0, Ranges::RosThymio), -1.0);
+        // saturated: touching
+        assert_eq!(prox(r_max, Ranges::Rep117), f32::NEG_INFINITY);
+        assert_eq!(prox(r_max, Ranges::RosThymio), PROXIMITY_RANGE_MIN);
+        // a distance is a distance in both (r = 2000 ≈ 9.6 cm)
+        let d = prox(2000, Ranges::RosThymio);
+        assert_eq!(d, prox(2000, Ranges::Rep117));
+        assert!((0.09..0.10).contains(&d), "{d}");
+        // ground: threshold 100, the floor reflects 500, a void 20
+        let g = |delta: i16, ranges| ground(delta, 100, Stamp::ZERO, ground_frame(0), ranges).range;
+        assert_eq!(
+            (g(500, Ranges::Rep117), g(20, Ranges::Rep117)),
+            (f32::NEG_INFINITY, f32::INFINITY)
+        );
+        assert_eq!(
+            (g(500, Ranges::RosThymio), g(20, Ranges::RosThymio)),
+            (0.0, 1.0)
+        );
+        // ROS-Thymio compares `delta < threshold`: the threshold itself is ground
+        assert_eq!(g(100, Ranges::RosThymio), 0.0);
     }
 
     #[test]

@@ -196,11 +196,11 @@ impl ThymioInterface {
         })
     }
 
-    /// Every driven robot's `odom`, as a global name.
+    /// Every driven robot's `odom`, as a global name (remapped as registered).
     pub fn odom_topics(&self) -> Vec<String> {
         self.robots
             .values()
-            .map(|r| global(&[&self.base, &r.namespace, "odom"]))
+            .map(|r| crate::remap::apply(&global(&[&self.base, &r.namespace, "odom"])).into_owned())
             .collect()
     }
 
@@ -331,9 +331,15 @@ impl ThymioInterface {
             return;
         };
         let stamp = geometry::stamp(s.t_ns);
-        let result =
-            r.out
-                .publish_proximity(&self.graph, &s.values, &slot.calibration, stamp, &r.frames);
+        let ranges = engine.robot_params(id).ranges;
+        let result = r.out.publish_proximity(
+            &self.graph,
+            &s.values,
+            &slot.calibration,
+            ranges,
+            stamp,
+            &r.frames,
+        );
         if let Err(e) = result {
             self.reporter
                 .warn(&format!("ROS 1: node {id}: cannot publish proximity: {e}"));
@@ -383,10 +389,15 @@ impl ThymioInterface {
         let Some(r) = self.robots.get(&id) else {
             return;
         };
-        let threshold = engine.robot_params(id).ground.threshold;
-        let result = r
-            .out
-            .publish_event(&self.graph, decoded, stamp, &r.frames, threshold);
+        let params = engine.robot_params(id);
+        let result = r.out.publish_event(
+            &self.graph,
+            decoded,
+            stamp,
+            &r.frames,
+            params.ground.threshold,
+            params.ranges,
+        );
         if let Err(e) = result {
             self.reporter
                 .warn(&format!("node {id}: cannot publish event {event}: {e}"));

@@ -14,6 +14,7 @@ use super::ros1_msgs::{sensor_msgs as sm, std_msgs, thymio_msgs};
 use super::Ros1Error;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
+use nrt_engine::thymio::params::Ranges;
 use nrt_interface::frames::Frames;
 use nrt_interface::geometry::Stamp;
 use nrt_interface::sensor_topics::{self as catalogue, Kind, SensorMessage, SensorTopic};
@@ -112,8 +113,9 @@ pub struct Outputs {
 
 impl Outputs {
     /// Advertises the topics (`t` makes a leaf's global name) on the registrar thread, and publishes the latched
-    /// ones: `robot_description` (`urdf`; none when `None`: the topic stays empty, as with ROS-Thymio's
-    /// `launch_model` off), `obstacle_stop` and `cliff_stop` (false: the reflexes hold nothing yet).
+    /// ones: `robot_description` (`urdf`, also set as the parameter of that name, where ROS 1's tools read it;
+    /// none when `None`: the topic stays empty, as with ROS-Thymio's `launch_model` off), `obstacle_stop` and
+    /// `cliff_stop` (false: the reflexes hold nothing yet).
     pub fn advertise(
         g: &Graph,
         t: &dyn Fn(&str) -> String,
@@ -129,6 +131,12 @@ impl Outputs {
             _description: g.advertise(&t("robot_description"), 1, true)?,
         };
         if let Some(urdf) = urdf {
+            // ROS 1's tools (robot_state_publisher, RViz's RobotModel) read the model from the parameter server,
+            // in the robot's namespace: the same name as the topic
+            let param = crate::remap::apply(&t("robot_description")).into_owned();
+            g.master
+                .set_param(&param, serde_xmlrpc::Value::String(urdf.clone()))
+                .map_err(|e| Ros1Error::Params(param, e.into()))?;
             g.publish(&out._description, &std_msgs::String { data: urdf })?;
         }
         g.publish(&out.obstacle_stop, &std_msgs::Bool { data: false })?;
@@ -159,12 +167,14 @@ impl Outputs {
         }
     }
 
-    /// Publishes a proximity reading (the 7 raw values) as the catalogue says (7 ranges and the laser scan).
+    /// Publishes a proximity reading (the 7 raw values) as the catalogue says (7 ranges and the laser scan), with
+    /// the robot's calibration and `ranges` parameter.
     pub fn publish_proximity(
         &self,
         g: &Graph,
         raw: &[i16; 7],
         cal: &Calibration,
+        ranges: Ranges,
         stamp: Stamp,
         f: &Frames,
     ) -> Result<(), Ros1Error> {
@@ -172,6 +182,7 @@ impl Outputs {
         catalogue::proximity_messages(
             raw,
             cal,
+            ranges,
             stamp,
             f,
             |_| true,
@@ -182,7 +193,7 @@ impl Outputs {
 
     /// Publishes what a script event of the robot says (decoded by `sensors::robot_event`, which leaves out what
     /// the RT thread decodes; the messages are the catalogue's); `threshold` is the ground sensors'
-    /// (`ground.threshold`).
+    /// (`ground.threshold`), `ranges` the robot's `ranges` parameter.
     pub fn publish_event(
         &self,
         g: &Graph,
@@ -190,11 +201,13 @@ impl Outputs {
         stamp: Stamp,
         f: &Frames,
         threshold: i16,
+        ranges: Ranges,
     ) -> Result<(), Ros1Error> {
         let mut result = Ok(());
         catalogue::event_messages(
             event,
             threshold,
+            ranges,
             stamp,
             f,
             |_| true,

@@ -296,6 +296,7 @@ impl ThymioInterface {
         sensor_topics::proximity_messages(
             &s.values,
             &slot.calibration,
+            engine.robot_params(id).ranges,
             stamp,
             &r.frames,
             |t| sensors.get(&t).is_some_and(|p| p.heard(t)),
@@ -318,12 +319,13 @@ impl ThymioInterface {
         let Some(r) = self.robots.get(&id) else {
             return;
         };
-        let threshold = engine.robot_params(id).ground.threshold;
+        let params = engine.robot_params(id);
         let sensors = &r.out.sensors;
         let mut result = Ok(());
         sensor_topics::event_messages(
             decoded,
-            threshold,
+            params.ground.threshold,
+            params.ranges,
             stamp,
             &r.frames,
             |t| sensors.get(&t).is_some_and(|p| p.heard(t)),

@@ -57,6 +57,10 @@ pub struct DriverParams {
     /// instead of ROS-Thymio's (reliable, volatile, depth 1); a default-QoS (reliable)
     /// subscriber then receives nothing from them.
     pub sensor_data_qos: bool,
+    /// How the proximity and ground `Range` topics say "nothing seen" and "too close" ([`Ranges`]): REP-117's
+    /// ±inf (the default) or ROS-Thymio's −1 / `min_range` / 1.0 / 0.0, for code written against ROS-Thymio.
+    /// Read at start.
+    pub ranges: Ranges,
     /// Remove a robot whose node stayed lost this long [s]: its RT slot is freed and its ROS
     /// interface destroyed; it is added back when the node returns (≤ 0 never removes).
     pub lost_robot_timeout: f64,
@@ -286,6 +290,7 @@ impl Default for DriverParams {
             cmd_vel_timeout: 0.5,
             cmd_vel_stamped: false,
             sensor_data_qos: false,
+            ranges: Ranges::Rep117,
             lost_robot_timeout: 10.0,
             motor: BTreeMap::new(),
             proximity: BTreeMap::new(),
@@ -302,6 +307,22 @@ impl Default for DriverParams {
             managed: false,
         }
     }
+}
+
+/// `ranges`: the values of the proximity and ground `Range` topics where a reading is not a distance
+/// (`nrt_interface::sensors` maps them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ranges {
+    /// REP-117: +inf when nothing is seen, −inf when closer than `min_range` (a ground sensor: −inf when the
+    /// ground reflects, +inf over a void or black).
+    #[default]
+    Rep117,
+    /// What ROS-Thymio's ROS 2 driver publishes (its "Galactic does not like ±inf" workaround): a proximity
+    /// sensor gives −1.0 when nothing reflects and `min_range` when saturated; a ground sensor 0.0 when the ground
+    /// reflects and 1.0 over a void or black. The laser scan stays REP-117 (ROS-Thymio's shows every empty
+    /// sector as an obstacle).
+    RosThymio,
 }
 
 /// `ground.*`.

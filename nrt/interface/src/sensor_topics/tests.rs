@@ -1,5 +1,6 @@
 use super::*;
 use nrt_engine::thymio::calibration::Calibration;
+use nrt_engine::thymio::params::Ranges;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -89,13 +90,14 @@ fn every_message_has_its_topics_kind() {
     proximity_messages(
         &[0, 1000, 2000, 3000, 4000, 0, 100],
         &cal,
+        Ranges::Rep117,
         stamp,
         &f,
         |_| true,
         &mut check,
     );
     for e in every_event() {
-        event_messages(e, 500, stamp, &f, |_| true, &mut check);
+        event_messages(e, 500, Ranges::Rep117, stamp, &f, |_| true, &mut check);
     }
     // every topic but the buttons not pressed in these events is fed by some input
     let fed: BTreeSet<SensorTopic> = SensorTopic::all()
@@ -112,6 +114,7 @@ fn messages_carry_the_layers_content_in_the_robots_frames() {
         event_messages(
             RobotEvent::Ground([100, 900]),
             500,
+            Ranges::Rep117,
             stamp,
             &f,
             |_| true,
@@ -127,7 +130,8 @@ fn messages_carry_the_layers_content_in_the_robots_frames() {
                     100,
                     500,
                     stamp,
-                    "t1/ground_left_link".into()
+                    "t1/ground_left_link".into(),
+                    Ranges::Rep117
                 ))
             ),
             (
@@ -136,13 +140,23 @@ fn messages_carry_the_layers_content_in_the_robots_frames() {
                     900,
                     500,
                     stamp,
-                    "t1/ground_right_link".into()
+                    "t1/ground_right_link".into(),
+                    Ranges::Rep117
                 ))
             ),
         ]
     );
-    let got =
-        collect(|out| event_messages(RobotEvent::Temperature(245), 500, stamp, &f, |_| true, out));
+    let got = collect(|out| {
+        event_messages(
+            RobotEvent::Temperature(245),
+            500,
+            Ranges::Rep117,
+            stamp,
+            &f,
+            |_| true,
+            out,
+        )
+    });
     assert_eq!(
         got,
         vec![(
@@ -158,10 +172,22 @@ fn topics_nobody_wants_are_not_built() {
     let f = frames();
     let cal = Calibration::simulation();
     let only_laser = |t: SensorTopic| t == SensorTopic::Laser;
-    let got = collect(|out| proximity_messages(&[0; 7], &cal, stamp, &f, only_laser, out));
+    let got = collect(|out| {
+        proximity_messages(&[0; 7], &cal, Ranges::Rep117, stamp, &f, only_laser, out)
+    });
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].0, SensorTopic::Laser);
-    let got = collect(|out| event_messages(RobotEvent::Tap, 500, stamp, &f, |_| false, out));
+    let got = collect(|out| {
+        event_messages(
+            RobotEvent::Tap,
+            500,
+            Ranges::Rep117,
+            stamp,
+            &f,
+            |_| false,
+            out,
+        )
+    });
     assert!(got.is_empty());
 }
 
@@ -175,6 +201,7 @@ fn a_button_index_beyond_the_five_is_no_topic() {
                 pressed: true,
             },
             500,
+            Ranges::Rep117,
             Duration::ZERO,
             &f,
             |_| true,
@@ -182,4 +209,64 @@ fn a_button_index_beyond_the_five_is_no_topic() {
         )
     });
     assert!(got.is_empty());
+}
+
+/// `ranges: ros_thymio` reaches every proximity and ground `Range` topic (ROS-Thymio's −1, `min_range`, 1.0, 0.0
+/// where the default gives ±inf); the laser scan keeps REP-117's +inf for an empty sector either way.
+#[test]
+fn ranges_ros_thymio_reaches_every_range_topic_and_not_the_laser() {
+    let (f, cal, stamp) = (frames(), Calibration::real(), Duration::ZERO);
+    let raw = [0, 0, 5000, 2000, 0, 0, 0];
+    let ranges = |mode: Ranges| {
+        let mut out = Vec::new();
+        proximity_messages(
+            &raw,
+            &cal,
+            mode,
+            stamp,
+            &f,
+            |_| true,
+            |t, m| out.push((t, m)),
+        );
+        event_messages(
+            RobotEvent::Ground([20, 900]),
+            500,
+            mode,
+            stamp,
+            &f,
+            |_| true,
+            |t, m| out.push((t, m)),
+        );
+        out.into_iter()
+            .map(|(t, m)| match m {
+                SensorMessage::Range(r) => (t, vec![r.range]),
+                SensorMessage::LaserScan(s) => (t, s.ranges),
+                m => panic!("{t:?}: {m:?}"),
+            })
+            .collect::<Vec<_>>()
+    };
+    let (inf, min) = (f32::INFINITY, values::PROXIMITY_RANGE_MIN);
+    let rep = ranges(Ranges::Rep117);
+    let ros = ranges(Ranges::RosThymio);
+    let value = |all: &[(SensorTopic, Vec<f32>)], topic| {
+        all.iter().find(|(t, _)| *t == topic).unwrap().1.clone()
+    };
+    for (i, (r, t)) in [(inf, -1.0), (inf, -1.0), (-inf, min)]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(value(&rep, SensorTopic::Proximity(i)), [r], "sensor {i}");
+        assert_eq!(value(&ros, SensorTopic::Proximity(i)), [t], "sensor {i}");
+    }
+    let d = value(&rep, SensorTopic::Proximity(3));
+    assert!(d[0].is_finite() && d == value(&ros, SensorTopic::Proximity(3)));
+    assert_eq!(
+        value(&rep, SensorTopic::Laser),
+        value(&ros, SensorTopic::Laser)
+    );
+    assert_eq!(value(&ros, SensorTopic::Laser)[4], inf, "{ros:?}");
+    assert_eq!(value(&rep, SensorTopic::Ground(0)), [inf]);
+    assert_eq!(value(&rep, SensorTopic::Ground(1)), [-inf]);
+    assert_eq!(value(&ros, SensorTopic::Ground(0)), [1.0]);
+    assert_eq!(value(&ros, SensorTopic::Ground(1)), [0.0]);
 }

@@ -27,7 +27,7 @@ pub struct Args {
     /// topics and frames (node /thymio_rt_replay) — at the recorded pace.
     #[arg(long)]
     ros: bool,
-    /// With --ros: this many times the recorded pace (0: as fast as possible).
+    /// With --ros: this many times the recorded pace, 0.01 to 100 (0: as fast as possible).
     #[arg(long, value_name = "FACTOR", default_value_t = 1.0, requires = "ros")]
     rate: f64,
     /// With --ros: wait up to this many seconds for a subscriber of a robot's odom before publishing (0: start
@@ -35,6 +35,13 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0, requires = "ros")]
     wait_subscriber: f64,
 }
+
+/// The `--rate` factors accepted (besides 0): a slower pace would wait days between samples, a faster one is
+/// "as fast as possible" (0).
+const RATES: std::ops::RangeInclusive<f64> = 0.01..=100.0;
+/// The longest sleep of `--ros` pacing: a stop signal is looked at this often, whatever the rate.
+#[cfg(feature = "ros2")]
+const PACE_SLICE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Exit status of a replay that differs from the recording.
 const DIFFERS: u8 = 1;
@@ -50,10 +57,12 @@ fn unreadable(message: impl std::fmt::Display) -> CliError {
 
 /// Entry point of `thymio-rt replay` with the RT controllers of `registry` (the recorded run's, or changed ones).
 pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
-    if !(args.rate.is_finite() && args.rate >= 0.0) {
+    if !(args.rate == 0.0 || RATES.contains(&args.rate)) {
         return Err(CliError::new(format!(
-            "--rate {}: a factor of 0 or more",
-            args.rate
+            "--rate {}: a factor from {} to {} (0: as fast as possible)",
+            args.rate,
+            RATES.start(),
+            RATES.end()
         )));
     }
     if !(args.wait_subscriber.is_finite() && (0.0..=3600.0).contains(&args.wait_subscriber)) {
@@ -68,6 +77,16 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
         ));
     }
     let rec = load(&args.file).map_err(unreadable)?;
+    for (file, why) in &rec.ignored {
+        tracing::warn!("{}: not read: {why}", file.display());
+    }
+    if let Some((file, cut)) = &rec.cut {
+        tracing::warn!(
+            "{}: {cut}; replayed up to there ({} record(s) of whole passes)",
+            file.display(),
+            rec.records.len()
+        );
+    }
     if let Some(first) = rec.first_seq().filter(|s| *s > 0) {
         return Err(unreadable(format!(
             "{}: the recording starts at record {first}, not at its run's start (its first files were deleted: \
@@ -85,6 +104,13 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
                 args.file.display()
             ))
         })?;
+    // bounded before the YAML parser, which takes seconds to refuse deeply nested text
+    msgs::yaml_guard::check(yaml, msgs::yaml_guard::YamlLimits::CONFIG).map_err(|e| {
+        unreadable(format!(
+            "{}: its configuration (metadata): {e}",
+            args.file.display()
+        ))
+    })?;
     let config = Config::from_yaml(yaml)
         .map_err(|e| unreadable(format!("{}: its configuration: {e}", args.file.display())))?;
     let loaded = config.control.load(&mut registry).map_err(CliError::new)?;
@@ -106,11 +132,18 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
         } => Some(*now_ns),
         _ => None,
     });
-    let recorded_odometry: Vec<&OdometryMsg> = rec
+    let mut recorded_odometry: Vec<&OdometryMsg> = rec
         .odometry
         .iter()
         .filter(|o| exit_ns.is_none_or(|e| o.handed_ns < e))
         .collect();
+    let mut replayed_odometry = &out.odometry[..];
+    if rec.cut.is_some() {
+        // cut: the odometry channel and the records end at different places; compared where both are
+        let n = recorded_odometry.len().min(replayed_odometry.len());
+        recorded_odometry.truncate(n);
+        replayed_odometry = &replayed_odometry[..n];
+    }
     print_out(&summary(&args, &rec, &out, recorded.len()))?;
     for why in &out.refused {
         tracing::warn!("an input could not be put back: {why}");
@@ -134,14 +167,18 @@ pub fn main(args: Args, mut registry: rt::controllers::Registry) -> CliResult {
             code: DIFFERS,
         });
     }
-    if let Some(d) = first_odometry_difference(&recorded_odometry, &out.odometry) {
+    if let Some(d) = first_odometry_difference(&recorded_odometry, replayed_odometry) {
         return Err(CliError {
             message: format!("the replay differs from the recording: {d}"),
             code: DIFFERS,
         });
     }
+    let upto = match &rec.cut {
+        Some((file, cut)) => format!(" up to the cut ({}: {cut})", file.display()),
+        None => String::new(),
+    };
     print_out(&format!(
-        "check: identical — {} frame(s) written and {} odometry sample(s), bit for bit",
+        "check: identical{upto} — {} frame(s) written and {} odometry sample(s), bit for bit",
         recorded.len(),
         recorded_odometry.len()
     ))
@@ -242,6 +279,9 @@ fn publish(args: &Args, rec: &Loaded, odometry: &[OdomHandoff]) -> CliResult {
     let _dds = super::run::dds_boundary()?;
     let mut ros = nrt_ros2::replay_pub::ReplayPublisher::new()
         .map_err(|e| CliError::new(format!("--ros: {e}")))?;
+    // after ROS's own (rcl takes SIGINT and would keep it from ending the pacing): Ctrl-C stops the replay
+    rt::signals::install_stop_handlers()
+        .map_err(|e| CliError::new(format!("--ros: cannot install the stop handlers: {e}")))?;
     // each robot as the recording last described it
     for d in &rec.robots {
         let (frames, settings) = d.frames_and_settings();
@@ -259,7 +299,7 @@ fn publish(args: &Args, rec: &Loaded, odometry: &[OdomHandoff]) -> CliResult {
     }
     // a subscriber of a robot's odom is there: then a little longer for the others it has (a viewer subscribes
     // to /tf and joint_states too), within the same bound
-    while !ros.heard(false) && Instant::now() < until {
+    while !ros.heard(false) && Instant::now() < until && !rt::signals::stop_signalled() {
         ros.spin_once(Duration::from_millis(20));
     }
     let others = (Instant::now() + Duration::from_secs(2)).min(until);
@@ -275,10 +315,18 @@ fn publish(args: &Args, rec: &Loaded, odometry: &[OdomHandoff]) -> CliResult {
             break;
         }
         if args.rate > 0.0 {
+            // bounded: the rate is in RATES, a recording's span is at most u64 ns (584 years)
             let offset = h.sample.t_ns.saturating_sub(first.sample.t_ns) as f64 / 1e9 / args.rate;
-            let due = start + Duration::from_secs_f64(offset);
-            while Instant::now() < due {
-                ros.spin_once((due - Instant::now()).min(Duration::from_millis(50)));
+            let due = Duration::try_from_secs_f64(offset)
+                .ok()
+                .and_then(|d| start.checked_add(d));
+            // in slices that look at the stop signal: Ctrl-C is honoured at any rate
+            while due.is_none_or(|d| Instant::now() < d) && !rt::signals::stop_signalled() {
+                let left = due.map_or(PACE_SLICE, |d| d.saturating_duration_since(Instant::now()));
+                ros.spin_once(left.min(PACE_SLICE));
+            }
+            if rt::signals::stop_signalled() {
+                break;
             }
         }
         let stamp = SystemTime::now()
@@ -291,8 +339,11 @@ fn publish(args: &Args, rec: &Loaded, odometry: &[OdomHandoff]) -> CliResult {
             published += 1;
         }
     }
+    let stopped = rt::signals::stop_signalled();
+    rt::signals::mark_orderly_stop_done();
     print_out(&format!(
-        "published {published} odometry sample(s) on ROS 2 (odom, /tf, joint_states; node /{})",
-        nrt_ros2::replay_pub::NODE_NAME
+        "published {published} odometry sample(s) on ROS 2 (odom, /tf, joint_states; node /{}){}",
+        nrt_ros2::replay_pub::NODE_NAME,
+        if stopped { "; stopped by a signal" } else { "" }
     ))
 }

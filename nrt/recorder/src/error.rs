@@ -65,6 +65,15 @@ pub enum RecordError {
     /// A write named a channel this recording never registered.
     #[error("recording: unknown channel key {0:?} (keys come from Recording::channel of the same recording)")]
     UnknownChannel(ChannelKey),
+    /// The MCAP writer panicked (a bug of the `mcap` crate or of its use): caught at the recorder's boundary, the
+    /// recording ends here and the driver goes on.
+    #[error("recording {path:?}: the MCAP writer failed inside ({what}); the recording ends here, the driver goes on")]
+    Panicked {
+        /// The file being written.
+        path: PathBuf,
+        /// The panic's message.
+        what: String,
+    },
     /// The recording stopped at an earlier error (named here); nothing more is written.
     #[error("recording stopped after an earlier error: {cause}")]
     Stopped {
@@ -128,6 +137,10 @@ impl RecordError {
                 reason: reason.clone(),
             },
             RecordError::UnknownChannel(k) => RecordError::UnknownChannel(*k),
+            RecordError::Panicked { path, what } => RecordError::Panicked {
+                path: path.clone(),
+                what: what.clone(),
+            },
             RecordError::Stopped { cause } => RecordError::Stopped {
                 cause: cause.clone(),
             },

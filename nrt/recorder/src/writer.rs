@@ -7,6 +7,10 @@
 //! zstd-sys) that would be compiled into the driver, the messages are small (a frame, an odometry sample) and the
 //! recorder must cost little CPU; readers (the `mcap` Python reader, rosbag2, Foxglove) read uncompressed chunks.
 //! Each chunk is closed after [`CHUNK_MAX_AGE`] of log time or its size target, so that a crash loses little.
+//!
+//! The MCAP writer never seeks: a chunk is made in memory and written out whole (a device such as `/dev/null`, whose
+//! position is always 0, made the seeking writer's chunk code panic), so a file cut by a crash or a full disk holds
+//! whole chunks followed by at most one cut short, which `flight::read` reads up to.
 
 use crate::error::RecordError;
 use crate::naming::Naming;
@@ -81,8 +85,10 @@ pub struct RecordSummary {
     pub deleted: Vec<PathBuf>,
     /// Messages written per topic (deleted files included).
     pub messages: BTreeMap<String, u64>,
-    /// Bytes written, deleted files included.
+    /// Bytes written, deleted files included (a file left without its summary by an error: its size on disk).
     pub bytes: u64,
+    /// The file an error left without its summary (readable up to its last complete chunk), if one did.
+    pub cut: Option<PathBuf>,
 }
 
 /// A channel as registered, written again into every file.
@@ -93,12 +99,35 @@ struct ChannelDef {
     schema: Option<SchemaDef>,
     message_encoding: String,
     messages: u64,
+    /// Messages handed to the system by the last successful flush or close (what a crash keeps).
+    durable: u64,
+}
+
+/// The MCAP writer of a file, which is never dropped while a panic unwinds: the `mcap` writer's own `Drop` finishes
+/// the file and panics when a panic inside it left it without its stream (a panic during unwinding aborts the
+/// process); it is leaked instead, with what its buffer held.
+struct Guarded(Option<Writer<Counting<BufWriter<File>>>>);
+
+impl Guarded {
+    fn get(&mut self) -> &mut Writer<Counting<BufWriter<File>>> {
+        self.0
+            .as_mut()
+            .expect("a file's writer is taken only when it is closed")
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            std::mem::forget(self.0.take());
+        }
+    }
 }
 
 /// The file being written.
 struct OpenFile {
     path: PathBuf,
-    writer: Writer<Counting<BufWriter<File>>>,
+    writer: Guarded,
     /// The furthest byte written into it.
     end: Arc<AtomicU64>,
     /// The MCAP channel id of each channel, by key.
@@ -108,6 +137,8 @@ struct OpenFile {
     chunks: u64,
     /// The open chunk: its first log time, messages and bytes (none open: `None`).
     chunk: Option<(u64, u64, u64)>,
+    /// The furthest byte handed to the system by the last successful flush (what a crash keeps).
+    durable_end: u64,
 }
 
 /// A rotating MCAP recording: registered channels' messages go into `stem.mcap`, then (with a size or duration
@@ -233,9 +264,10 @@ impl Recording {
                 .then(|| schema.clone()),
             message_encoding: message_encoding.to_owned(),
             messages: 0,
+            durable: 0,
         };
         let file = self.file()?;
-        match register(&mut file.writer, &def) {
+        match register(file.writer.get(), &def) {
             Ok(id) => file.ids.push(id),
             Err(e) => {
                 let e = RecordError::from_mcap(&file.path, "a channel", e);
@@ -267,18 +299,14 @@ impl Recording {
         }
         let chunk_target = self.chunk_target;
         let sequence = self.channels[idx].messages;
-        let file = self.file()?;
-        if let Some((first, _, bytes)) = file.chunk {
+        if let Some((first, _, bytes)) = self.file()?.chunk {
             let old = log_time_ns.saturating_sub(first) >= CHUNK_MAX_AGE.as_nanos() as u64;
             if bytes >= chunk_target || old {
                 // closes the chunk (its message indexes) and hands it to the file
-                if let Err(e) = file.writer.flush() {
-                    let e = RecordError::from_mcap(&file.path, "writing a chunk", e);
-                    return Err(self.fail(e));
-                }
-                file.chunk = None;
+                self.flush()?;
             }
         }
+        let file = self.file()?;
         let header = MessageHeader {
             channel_id: file.ids[idx],
             // the MCAP sequence is a u32: it wraps
@@ -286,7 +314,7 @@ impl Recording {
             log_time: log_time_ns,
             publish_time: publish_time_ns,
         };
-        if let Err(e) = file.writer.write_to_known_channel(&header, data) {
+        if let Err(e) = file.writer.get().write_to_known_channel(&header, data) {
             let e = RecordError::from_mcap(&file.path, "writing a message", e);
             return Err(self.fail(e));
         }
@@ -309,34 +337,102 @@ impl Recording {
     pub fn flush(&mut self) -> Result<(), RecordError> {
         self.check_running()?;
         let file = self.file()?;
-        if let Err(e) = file.writer.flush() {
+        if let Err(e) = file.writer.get().flush() {
             let e = RecordError::from_mcap(&file.path, "writing a chunk", e);
             return Err(self.fail(e));
         }
         file.chunk = None;
+        file.durable_end = file.end.load(Ordering::Relaxed);
+        for c in &mut self.channels {
+            c.durable = c.messages;
+        }
         Ok(())
     }
 
     /// Closes the current file and ends the recording. After an error, it still tries to close the file that
     /// failed and returns [`RecordError::Stopped`] naming that error.
-    pub fn finish(mut self) -> Result<RecordSummary, RecordError> {
-        let closed = self.current.take().map(|file| self.close(file));
-        if let Some(cause) = self.failed.take() {
-            return Err(RecordError::Stopped { cause });
-        }
-        if let Some(Err(e)) = closed {
-            return Err(e);
-        }
-        Ok(RecordSummary {
+    pub fn finish(self) -> Result<RecordSummary, RecordError> {
+        let (summary, result) = self.finish_with_account();
+        result.map(|()| summary)
+    }
+
+    /// Closes the current file and ends the recording, as [`Recording::finish`], and says what is on disk whether
+    /// or not it failed: after an error, the messages of the chunks written out whole (what a reader gets back)
+    /// and the files' sizes, the file left without its summary in [`RecordSummary::cut`].
+    pub fn finish_with_account(mut self) -> (RecordSummary, Result<(), RecordError>) {
+        let mut cut = None;
+        let closed = match (self.current.take(), &self.failed) {
+            (Some(file), None) => {
+                let path = file.path.clone();
+                let r = self.close(file);
+                if r.is_err() {
+                    cut = Some(path);
+                }
+                r
+            }
+            (Some(file), Some(_)) => {
+                // the writer failed: what it holds is not written (it could not be); the file is left as it is
+                cut = Some(file.path.clone());
+                self.leave(file);
+                Ok(())
+            }
+            (None, _) => Ok(()),
+        };
+        let result = match (self.failed.take(), closed) {
+            (Some(cause), _) => Err(RecordError::Stopped { cause }),
+            (None, Err(e)) => Err(e),
+            (None, Ok(())) => Ok(()),
+        };
+        let summary = RecordSummary {
             files: std::mem::take(&mut self.files),
             deleted: std::mem::take(&mut self.deleted),
             messages: self
                 .channels
                 .iter()
-                .map(|c| (c.topic.clone(), c.messages))
+                .map(|c| {
+                    (
+                        c.topic.clone(),
+                        if result.is_ok() {
+                            c.messages
+                        } else {
+                            c.durable
+                        },
+                    )
+                })
                 .collect(),
             bytes: self.closed_bytes,
-        })
+            cut,
+        };
+        (summary, result)
+    }
+
+    /// Ends the recording after a panic inside the MCAP writer (caught by the caller): the writer is leaked, not
+    /// closed (it may panic again), and the account says what reached the disk (see
+    /// [`Recording::finish_with_account`]).
+    pub fn abandon_after_panic(mut self, why: &str) -> (RecordSummary, RecordError) {
+        let path = self.naming.path(self.index);
+        if let Some(mut file) = self.current.take() {
+            std::mem::forget(file.writer.0.take());
+            self.leave(file);
+        }
+        let error = RecordError::Panicked {
+            path: path.clone(),
+            what: why.to_owned(),
+        };
+        self.failed = Some(Arc::new(error.shadow()));
+        let (mut summary, _) = self.finish_with_account();
+        summary.cut = Some(path);
+        (summary, error)
+    }
+
+    /// Counts a file that is left without its summary: its size on disk (a device: what was flushed to it).
+    fn leave(&mut self, file: OpenFile) {
+        let on_disk = std::fs::metadata(&file.path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        self.closed_bytes += on_disk.unwrap_or(file.durable_end);
+        // the writer (and what its buffer holds) is dropped here: it failed, nothing more can be written
     }
 
     /// The files of the recording still on disk, oldest first (the last one is being written).
@@ -402,7 +498,10 @@ impl Recording {
             Some((_, n, _)) => (file.chunks + 1, n + 1),
             None => (file.chunks + 1, 1),
         };
+        // the open chunk is in memory until it closes (the writer never seeks): its messages count here
+        let open_chunk = file.chunk.map_or(0, |(_, _, bytes)| bytes);
         let projected = file.end.load(Ordering::Relaxed)
+            + open_chunk
             + size::CHUNK_HEADER
             + size::MESSAGE_OVERHEAD
             + len
@@ -464,6 +563,8 @@ impl Recording {
         let mut writer = WriteOptions::new()
             .compression(None)
             .chunk_size(None)
+            // chunks made in memory and written out whole: see the module documentation
+            .disable_seeking(true)
             .library(LIBRARY)
             .create(sink)
             .map_err(|e| mcap_err("the header", e))?;
@@ -478,28 +579,42 @@ impl Recording {
         }
         Ok(OpenFile {
             path,
-            writer,
+            writer: Guarded(Some(writer)),
             end,
             ids,
             first_log_time: None,
             chunks: 0,
             chunk: None,
+            durable_end: 0,
         })
     }
 
     /// Finishes `file` (summary, footer) and writes it out; counts its bytes.
     fn close(&mut self, mut file: OpenFile) -> Result<(), RecordError> {
         let path = file.path.clone();
-        file.writer
-            .finish()
-            .map_err(|e| RecordError::from_mcap(&path, "closing the file (summary, footer)", e))?;
-        let mut out = file.writer.into_inner().into_inner();
-        out.flush().map_err(|source| RecordError::Io {
-            path: path.clone(),
-            what: "writing the file out",
-            source,
-        })?;
+        if let Err(e) = file.writer.get().finish() {
+            self.leave(file);
+            return Err(RecordError::from_mcap(
+                &path,
+                "closing the file (summary, footer)",
+                e,
+            ));
+        }
+        let writer = file.writer.0.take().expect("an open file has its writer");
+        let mut out = writer.into_inner().into_inner();
+        if let Err(source) = out.flush() {
+            drop(out);
+            self.leave(file);
+            return Err(RecordError::Io {
+                path: path.clone(),
+                what: "writing the file out",
+                source,
+            });
+        }
         self.closed_bytes += file.end.load(Ordering::Relaxed);
+        for c in &mut self.channels {
+            c.durable = c.messages;
+        }
         Ok(())
     }
 }

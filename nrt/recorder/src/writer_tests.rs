@@ -535,3 +535,36 @@ fn flush_puts_the_messages_on_disk_before_the_file_is_closed() {
         Err(RecordError::Stopped { .. })
     ));
 }
+
+#[test]
+fn a_device_whose_position_is_always_0_is_written_to() {
+    // `run --record` to a link to /dev/null (allowed, as a link to /dev/full is): lseek there always gives 0,
+    // which made the seeking chunk writer's check of its position panic at the first chunk and abort the driver
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("null.mcap");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let mut rec = Recording::create(&link, RecordLimits::NONE, &meta()).unwrap();
+    let a = rec.channel("/a", &raw("t/A"), "bin").unwrap();
+    for i in 0..5u64 {
+        // each message older than CHUNK_MAX_AGE after the last: a chunk each, and flushed
+        rec.write(a, i * 2_000_000_000, i, &[7; 300]).unwrap();
+        rec.flush().unwrap();
+    }
+    let s = rec.finish().unwrap();
+    assert_eq!(s.messages["/a"], 5);
+    assert_eq!(s.cut, None);
+}
+
+#[test]
+fn a_failed_recording_accounts_for_what_reached_the_disk() {
+    // /dev/full takes nothing: nothing is counted as written, and the file is named as left without a summary
+    let mut rec = Recording::create(Path::new("/dev/full"), RecordLimits::NONE, &[]).unwrap();
+    let a = rec.channel("/a", &raw("t/A"), "bin").unwrap();
+    rec.write(a, 1, 1, &[1]).unwrap();
+    assert!(rec.flush().is_err());
+    let (s, r) = rec.finish_with_account();
+    assert!(matches!(r, Err(RecordError::Stopped { .. })), "{r:?}");
+    assert_eq!(s.messages["/a"], 0);
+    assert_eq!(s.cut.as_deref(), Some(Path::new("/dev/full")));
+    assert_eq!(s.files, [PathBuf::from("/dev/full")]);
+}

@@ -11,6 +11,7 @@ mod front;
 pub mod outputs;
 pub mod read;
 pub mod rt_channels;
+pub mod scan;
 
 use crate::{RecordError, RecordLimits, RecordSummary, Recording};
 pub use front::DIAGNOSTICS;
@@ -20,6 +21,7 @@ use nrt_interface::front_end::FrontEnd;
 use outputs::{Outputs, RobotDescription, RobotOutputs};
 use rt_channels::RtChannels;
 use std::collections::{BTreeMap, VecDeque};
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -126,6 +128,13 @@ impl FlightSummary {
             ),
             None => "flight recorder: nothing written".to_owned(),
         };
+        if let Some(cut) = self.summary.as_ref().and_then(|r| r.cut.as_ref()) {
+            s += &format!(
+                " ({} left without its summary: replay reads it up to its last complete chunk; the messages counted \
+                 are those of its complete chunks)",
+                cut.display()
+            );
+        }
         if self.dropped != (0, 0) {
             s += &format!(
                 "; the RT thread dropped {} input(s) and {} frame(s) (its rings were full)",
@@ -153,6 +162,8 @@ pub struct FlightRecorder {
     ros_namespace: String,
     /// [`FlightConfig::diagnostics_prefix`], for the front end.
     diagnostics_prefix: String,
+    /// The recording's first file.
+    path: PathBuf,
 }
 
 impl std::fmt::Debug for FlightRecorder {
@@ -275,13 +286,14 @@ impl FlightRecorder {
                     )
                 })
                 .map_err(|source| RecordError::Io {
-                    path,
+                    path: path.clone(),
                     what: "starting the recorder thread",
                     source,
                 })?
         };
         Ok(FlightRecorder {
             shared,
+            path,
             thread: Some(thread),
             ros_namespace,
             diagnostics_prefix,
@@ -306,12 +318,23 @@ impl FlightRecorder {
         self.shared.finish.store(true, Ordering::Relaxed);
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(s)) => s,
-            _ => FlightSummary {
-                summary: None,
-                error: None,
-                dropped: (0, 0),
-                dropped_published: 0,
-            },
+            joined => {
+                let what = match joined {
+                    Some(Err(p)) => panic_text(&*p),
+                    _ => "the recorder thread is gone".to_owned(),
+                };
+                let error = RecordError::Panicked {
+                    path: self.path.clone(),
+                    what,
+                };
+                tracing::error!("{error}");
+                FlightSummary {
+                    summary: None,
+                    error: Some(error),
+                    dropped: (0, 0),
+                    dropped_published: 0,
+                }
+            }
         }
     }
 }
@@ -334,7 +357,8 @@ fn run(
     mut odometry: Option<NrtOdomOut>,
     shared: &Shared,
 ) -> FlightSummary {
-    let mut error = Stop(None);
+    let path = rec.files().first().cloned().unwrap_or_default();
+    let mut error = Stop(None, None, path.clone());
     let mut pending = PendingOdometry::default();
     let mut finish_by: Option<Instant> = None;
     let mut next_flush = Instant::now() + FLUSH_PERIOD;
@@ -393,17 +417,29 @@ fn run(
         }
         std::thread::sleep(DRAIN_PERIOD);
     }
-    let mut error = error.0;
+    let Stop(mut error, panicked, _) = error;
     let dropped = recording.nrt_dropped();
-    let summary = match rec.finish() {
-        Ok(s) => Some(s),
-        Err(e) => {
-            if error.is_none() {
-                tracing::error!("{e}: the flight recording could not be closed");
-                error = Some(e);
+    let summary = match panicked {
+        Some(why) => Some(rec.abandon_after_panic(&why).0),
+        None => match std::panic::catch_unwind(AssertUnwindSafe(|| rec.finish_with_account())) {
+            Ok((s, Ok(()))) => Some(s),
+            Ok((s, Err(e))) => {
+                if error.is_none() {
+                    tracing::error!("{e}: the flight recording could not be closed");
+                    error = Some(e);
+                }
+                Some(s)
             }
-            None
-        }
+            Err(p) => {
+                let e = RecordError::Panicked {
+                    path: path.to_path_buf(),
+                    what: panic_text(&*p),
+                };
+                tracing::error!("{e}");
+                error.get_or_insert(e);
+                None
+            }
+        },
     };
     FlightSummary {
         summary,
@@ -456,27 +492,51 @@ impl PendingOdometry {
 }
 
 /// The error that stopped the recording: once there is one, nothing more is written (the rings are still taken).
-struct Stop(Option<RecordError>);
+/// A panic inside a write (the `mcap` crate's) is caught here, at the recorder's boundary: it is that error, and
+/// its text is kept (`.1`) so that the recording is abandoned, not closed by the writer that panicked.
+struct Stop(Option<RecordError>, Option<String>, PathBuf);
 
 impl Stop {
     fn run(&mut self, write: impl FnOnce() -> Result<(), RecordError>) {
-        if self.0.is_none() {
-            if let Err(e) = write() {
-                tracing::error!("{e}: the flight recorder stopped (the driver goes on)");
-                self.0 = Some(e);
-            }
+        if self.0.is_some() {
+            return;
         }
+        let e = match std::panic::catch_unwind(AssertUnwindSafe(write)) {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => e,
+            Err(p) => {
+                let why = panic_text(&*p);
+                self.1 = Some(why.clone());
+                RecordError::Panicked {
+                    path: self.2.clone(),
+                    what: why,
+                }
+            }
+        };
+        // said once: later writes are not tried
+        tracing::error!("{e}: the flight recorder stopped (the driver goes on)");
+        self.0 = Some(e);
     }
 }
 
+/// A caught panic's message.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
 /// The metadata the driver writes into every file: `thymio_rt` (version, the monotonic → wall clock offset at
-/// the start) and `configuration` (the YAML in effect).
+/// the start, the run id that tells the files of this run's rotation from any other's: [`read::RUN_ID`]) and
+/// `configuration` (the YAML in effect).
 pub fn driver_metadata(
     version: &str,
     config_yaml: &str,
 ) -> Vec<(String, BTreeMap<String, String>)> {
     let driver = BTreeMap::from([
         ("version".to_owned(), version.to_owned()),
+        (read::RUN_ID.1.to_owned(), run_id()),
         (
             "realtime_minus_monotonic_ns".to_owned(),
             rt_channels::realtime_offset_ns().to_string(),
@@ -489,7 +549,42 @@ pub fn driver_metadata(
     ]
 }
 
+/// A run id: the wall clock (ns), the process id and the monotonic clock (ns), in hex — unique per run on a host,
+/// and two hosts' runs differ by their clocks.
+fn run_id() -> String {
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!(
+        "{wall:x}-{:x}-{:x}",
+        std::process::id(),
+        handoff::monotonic_ns()
+    )
+}
+
 /// `path` made absolute (the log says where the recording is, whatever the working directory).
 pub fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_a_write_stops_the_recording_once_and_is_caught() {
+        let mut stop = Stop(None, None, PathBuf::from("/r/run.mcap"));
+        stop.run(|| panic!("chunk position"));
+        let e = stop.0.as_ref().expect("the panic is the error").to_string();
+        assert!(
+            e.contains("\"/r/run.mcap\"")
+                && e.contains("chunk position")
+                && e.contains("the driver goes on"),
+            "{e}"
+        );
+        assert_eq!(stop.1.as_deref(), Some("chunk position"));
+        // nothing more is tried
+        stop.run(|| unreachable!("a write after the recording stopped"));
+    }
 }

@@ -1,9 +1,14 @@
 //! Reading a flight recording back (`thymio-rt replay`): the RT thread's records of every file of a rotation, in
-//! their order, the odometry it handed out and the metadata (the driver's version and configuration). A file that
-//! is not MCAP, is cut short or holds a record that does not decode is an error naming the file and what is wrong.
+//! their order, the odometry it handed out and the metadata (the driver's version and configuration). Files are
+//! streamed ([`scan`]: memory bounded whatever they hold) and must be regular files. A file cut short (no summary:
+//! SIGKILL, power loss, a full disk) is read up to its last complete chunk and the cut is said ([`Loaded::cut`]);
+//! a file that is not MCAP or holds a record that does not decode is an error naming the file and what is wrong.
+//! The files of a rotation are those beside the first that carry the same run id ([`RUN_ID`]), not any file that
+//! has a matching name.
 
 use super::outputs::{RobotDescription, ROBOTS};
 use super::rt_channels::{FrameMsg, InputMsg, OdometryMsg, FRAMES, INPUTS, ODOMETRY};
+use super::scan::{self, Cut};
 use handoff::{FrameDir, Record};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,13 +24,23 @@ pub enum ReadError {
         /// Why.
         source: std::io::Error,
     },
-    /// Not an MCAP file, or a damaged or truncated one.
-    #[error("{path:?} is not a readable MCAP file (damaged or cut short?): {source}")]
-    Mcap {
+    /// Not a regular file: a FIFO, a device, a directory (replay would block or never end).
+    #[error("{path:?} is {kind}, not a regular file: replay reads recordings (FILE.mcap)")]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// Not an MCAP file, or a damaged one (a record that does not parse, or one too large to read).
+    #[error("{path:?} is not a readable MCAP file (damaged at byte {at}): {what}")]
+    Damaged {
         /// The file.
         path: PathBuf,
-        /// The reader's error.
-        source: mcap::McapError,
+        /// Where the record that does not read starts.
+        at: u64,
+        /// What is wrong.
+        what: String,
     },
     /// Chunks compressed by another tool (the recorder writes none; decompressing needs C libraries the driver
     /// does not link).
@@ -54,12 +69,16 @@ pub enum ReadError {
     },
 }
 
+/// The metadata record and key of a recording's run id (the same in every file of its rotation).
+pub const RUN_ID: (&str, &str) = ("thymio_rt", "run_id");
+
 /// A recording read back.
 #[derive(Debug, Default)]
 pub struct Loaded {
     /// The files read, in order.
     pub files: Vec<PathBuf>,
-    /// The RT thread's records, sorted by their sequence number.
+    /// The RT thread's records, sorted by their sequence number (a cut recording: those up to the last pass
+    /// that is whole in it, see [`Loaded::cut`]).
     pub records: Vec<Record>,
     /// The odometry it handed out, in order.
     pub odometry: Vec<OdometryMsg>,
@@ -71,6 +90,11 @@ pub struct Loaded {
     /// Records the recording lacks: sequence numbers never seen below the highest one (dropped by a full ring, or
     /// in deleted files).
     pub missing: u64,
+    /// The file cut short (the last read: a rotation ends there) and where.
+    pub cut: Option<(PathBuf, Cut)>,
+    /// Files named as the rotation's next ones that are not of its run (another run id, none, or unreadable), with
+    /// why: not read.
+    pub ignored: Vec<(PathBuf, String)>,
 }
 
 impl Loaded {
@@ -78,10 +102,19 @@ impl Loaded {
     pub fn first_seq(&self) -> Option<u64> {
         self.records.first().map(Record::seq)
     }
+
+    /// The recording's run id, if it has one (recordings of older drivers have none).
+    pub fn run_id(&self) -> Option<&str> {
+        self.metadata
+            .get(RUN_ID.0)
+            .and_then(|m| m.get(RUN_ID.1))
+            .map(String::as_str)
+    }
 }
 
-/// The files of the rotation `path` belongs to, from `path` on: `run.mcap` then `run_001.mcap`, `run_002.mcap`…
-/// while they exist; from `run_004.mcap` on when that is the path given.
+/// The files named as the rotation `path` belongs to, from `path` on: `run.mcap` then `run_001.mcap`,
+/// `run_002.mcap`… while they exist; from `run_004.mcap` on when that is the path given. Whether they are of the
+/// same run is [`load`]'s to tell (by their run id).
 pub fn rotation(path: &Path) -> Vec<PathBuf> {
     let (dir, name) = (path.parent().unwrap_or(Path::new("")), path.file_name());
     let name = name.and_then(|n| n.to_str()).unwrap_or_default();
@@ -97,9 +130,9 @@ pub fn rotation(path: &Path) -> Vec<PathBuf> {
         _ => (stem, 0),
     };
     let mut files = vec![path.to_path_buf()];
-    for i in start + 1.. {
+    for i in start.saturating_add(1)..u32::MAX {
         let next = dir.join(format!("{base}_{i:03}{ext}"));
-        if !next.exists() {
+        if std::fs::symlink_metadata(&next).is_err() {
             break;
         }
         files.push(next);
@@ -107,12 +140,47 @@ pub fn rotation(path: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Reads the rotation of `path` (see [`rotation`]).
+/// Reads the rotation of `path` (see [`rotation`]): the files of its run, up to a file cut short.
 pub fn load(path: &Path) -> Result<Loaded, ReadError> {
     let mut out = Loaded::default();
-    for file in rotation(path) {
-        read_file(&file, &mut out)?;
-        out.files.push(file);
+    let mut names = rotation(path).into_iter();
+    let first = names.next().unwrap_or_else(|| path.to_path_buf());
+    let scanned = read_file(&first, &mut out)?;
+    out.metadata = scanned.metadata;
+    out.files.push(first.clone());
+    if let Some(c) = scanned.cut {
+        out.cut = Some((first, c));
+    }
+    let run = out.run_id().map(str::to_owned);
+    for file in names {
+        if out.cut.is_some() {
+            out.ignored.push((file, "after a file cut short".into()));
+            continue;
+        }
+        let theirs = match scan::scan(&file, true, |_, _| Ok(())) {
+            Ok(s) => s
+                .metadata
+                .get(RUN_ID.0)
+                .and_then(|m| m.get(RUN_ID.1))
+                .cloned(),
+            Err(e) => {
+                out.ignored.push((file, format!("unreadable: {e}")));
+                break;
+            }
+        };
+        if run.is_some() && theirs != run {
+            let why = match theirs {
+                Some(id) => format!("run id {id}, not {}", run.as_deref().unwrap_or_default()),
+                None => "no run id".to_owned(),
+            };
+            out.ignored.push((file, format!("not of this run ({why})")));
+            break;
+        }
+        let scanned = read_file(&file, &mut out)?;
+        out.files.push(file.clone());
+        if let Some(c) = scanned.cut {
+            out.cut = Some((file, c));
+        }
     }
     if out.records.is_empty() {
         return Err(ReadError::NotARecording {
@@ -121,56 +189,78 @@ pub fn load(path: &Path) -> Result<Loaded, ReadError> {
     }
     out.records.sort_by_key(Record::seq);
     out.records.dedup_by_key(|r| r.seq());
-    let first = out.first_seq().unwrap_or(0);
-    let last = out.records.last().map_or(0, Record::seq);
-    out.missing = (last - first + 1).saturating_sub(out.records.len() as u64) + first;
+    if out.cut.is_some() {
+        keep_whole_passes(&mut out.records);
+    }
+    out.missing = missing(&out.records);
     Ok(out)
 }
 
-fn read_file(path: &Path, out: &mut Loaded) -> Result<(), ReadError> {
-    let bytes = std::fs::read(path).map_err(|source| ReadError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mcap_err = |source| match source {
-        mcap::McapError::UnsupportedCompression(c) => ReadError::Compressed {
-            path: path.to_path_buf(),
-            compression: c,
-        },
-        source => ReadError::Mcap {
-            path: path.to_path_buf(),
-            source,
-        },
+/// The records a recording lacks below its highest: `first` (records before the first kept: deleted files) plus
+/// the gaps; exact for any sequence numbers (u64::MAX included), saturated at u64::MAX.
+pub fn missing(sorted: &[Record]) -> u64 {
+    let (Some(first), Some(last)) = (sorted.first(), sorted.last()) else {
+        return 0;
     };
-    if out.metadata.is_empty() {
-        for r in mcap::read::LinearReader::new(&bytes).map_err(mcap_err)? {
-            if let mcap::records::Record::Metadata(m) = r.map_err(mcap_err)? {
-                out.metadata.insert(m.name, m.metadata);
+    let span = u128::from(last.seq()) - u128::from(first.seq()) + 1;
+    let gaps = span.saturating_sub(sorted.len() as u128) + u128::from(first.seq());
+    u64::try_from(gaps).unwrap_or(u64::MAX)
+}
+
+/// A cut recording's records reduced to what is whole: the RT thread's inputs and frames go through two rings the
+/// recorder takes in turn, so a cut may keep a pass's inputs and lose its frames (or the reverse); what is kept
+/// ends at the lower of the two channels' last records, then before the last pass that starts there (it may lack
+/// its end).
+fn keep_whole_passes(records: &mut Vec<Record>) {
+    let last = |frames: bool| {
+        records
+            .iter()
+            .rev()
+            .find(|r| matches!(r, Record::Frame { .. }) == frames)
+            .map(Record::seq)
+    };
+    let upto = match (last(false), last(true)) {
+        (Some(i), Some(f)) => i.min(f),
+        (Some(i), None) => i,
+        (None, _) => 0,
+    };
+    records.retain(|r| r.seq() <= upto);
+    let last_pass = records.iter().rposition(|r| {
+        matches!(
+            r,
+            Record::Input {
+                input: handoff::RecInput::Pass { .. },
+                ..
             }
-        }
+        )
+    });
+    if let Some(p) = last_pass {
+        records.truncate(p);
     }
-    for m in mcap::MessageStream::new(&bytes).map_err(mcap_err)? {
-        let m = m.map_err(mcap_err)?;
-        let topic = m.channel.topic.as_str();
+}
+
+/// Reads `path`'s messages into `out`; its metadata and cut.
+fn read_file(path: &Path, out: &mut Loaded) -> Result<scan::Scanned, ReadError> {
+    scan::scan(path, false, |topic, data| {
         let decode = |source| ReadError::Decode {
             path: path.to_path_buf(),
             topic: topic.to_owned(),
             source,
         };
         if topic == INPUTS {
-            let i: InputMsg = ciborium::from_reader(&m.data[..]).map_err(decode)?;
+            let i: InputMsg = ciborium::from_reader(data).map_err(decode)?;
             out.records.push(Record::Input {
                 seq: i.seq,
                 input: i.input,
             });
         } else if topic == ROBOTS {
             out.robots
-                .push(ciborium::from_reader(&m.data[..]).map_err(decode)?);
+                .push(ciborium::from_reader(data).map_err(decode)?);
         } else if topic == ODOMETRY {
             out.odometry
-                .push(ciborium::from_reader(&m.data[..]).map_err(decode)?);
+                .push(ciborium::from_reader(data).map_err(decode)?);
         } else if let Some(d) = FRAMES.iter().position(|t| *t == topic) {
-            let f: FrameMsg = ciborium::from_reader(&m.data[..]).map_err(decode)?;
+            let f: FrameMsg = ciborium::from_reader(data).map_err(decode)?;
             out.records.push(Record::Frame {
                 seq: f.seq,
                 dir: [FrameDir::In, FrameDir::Out, FrameDir::FromNrt][d],
@@ -180,56 +270,10 @@ fn read_file(path: &Path, out: &mut Loaded) -> Result<(), ReadError> {
                 bytes: f.frame,
             });
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_rotation_is_read_from_the_file_given_on() {
-        let dir = tempfile::tempdir().unwrap();
-        for n in ["run.mcap", "run_001.mcap", "run_002.mcap", "run_004.mcap"] {
-            std::fs::write(dir.path().join(n), b"").unwrap();
-        }
-        let names = |p: &str| -> Vec<String> {
-            rotation(&dir.path().join(p))
-                .iter()
-                .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
-                .collect()
-        };
-        assert_eq!(
-            names("run.mcap"),
-            ["run.mcap", "run_001.mcap", "run_002.mcap"]
-        );
-        assert_eq!(names("run_001.mcap"), ["run_001.mcap", "run_002.mcap"]);
-        assert_eq!(names("run_004.mcap"), ["run_004.mcap"]);
-    }
-
-    #[test]
-    fn damaged_and_foreign_files_are_errors_naming_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let junk = dir.path().join("junk.mcap");
-        std::fs::write(&junk, b"not an mcap file at all").unwrap();
-        let e = load(&junk).unwrap_err().to_string();
-        assert!(
-            e.contains("junk.mcap") && e.contains("not a readable MCAP"),
-            "{e}"
-        );
-        let missing = load(&dir.path().join("none.mcap")).unwrap_err().to_string();
-        assert!(
-            missing.contains("none.mcap") && missing.contains("cannot read"),
-            "{missing}"
-        );
-        // an MCAP file without the RT thread's channels
-        let empty = dir.path().join("empty.mcap");
-        crate::Recording::create(&empty, crate::RecordLimits::NONE, &[])
-            .unwrap()
-            .finish()
-            .unwrap();
-        let e = load(&empty).unwrap_err().to_string();
-        assert!(e.contains("no record of the RT thread"), "{e}");
-    }
-}
+#[path = "read_tests.rs"]
+mod tests;

@@ -192,10 +192,12 @@ impl DriverEvents for RecorderFront {
             return;
         };
         let stamp = geometry::stamp(sample.t_ns);
+        let ranges = engine.robot_params(id).ranges;
         self.sensors(id, stamp, |frames, out| {
             sensor_topics::proximity_messages(
                 &sample.values,
                 &slot.calibration,
+                ranges,
                 stamp,
                 frames,
                 |_| true,
@@ -212,9 +214,10 @@ impl DriverEvents for RecorderFront {
         decoded: RobotEvent,
         stamp: Stamp,
     ) {
-        let threshold = engine.robot_params(id).ground.threshold;
+        let params = engine.robot_params(id);
+        let (threshold, ranges) = (params.ground.threshold, params.ranges);
         self.sensors(id, stamp, |frames, out| {
-            sensor_topics::event_messages(decoded, threshold, stamp, frames, |_| true, out)
+            sensor_topics::event_messages(decoded, threshold, ranges, stamp, frames, |_| true, out)
         });
     }
 }

@@ -153,3 +153,73 @@ fn sim_refuses_unknown_options_and_stray_positionals() {
     refused(&["sim", "--robot", "2", "--duration", "1"], "--robot");
     refused(&["sim", "--duration", "1", "extra"], "extra");
 }
+
+/// `thymio-rt run ARGS` with the ROS 2 bridge refuses what rcl cannot parse with one line naming it and exit status
+/// `code`, no panic (r2r panicked in `rcl_init` with a backtrace, status 101).
+#[cfg(feature = "ros2")]
+fn ros2_refused(more: &[&str], code: i32, says: &str) {
+    let args = ["run", "--switch-port", "0", "--duration", "5"]
+        .into_iter()
+        .chain(more.iter().copied())
+        .collect::<Vec<_>>();
+    let (got, out) = run(&args);
+    assert_eq!(got, Some(code), "thymio-rt {args:?}:\n{out}");
+    assert!(
+        !out.contains("panicked") && !out.contains("backtrace"),
+        "{out}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.contains(says))
+        .unwrap_or_else(|| panic!("thymio-rt {args:?} does not say {says:?}:\n{out}"));
+    assert!(
+        line.starts_with("thymio-rt: ") || line.starts_with("error: "),
+        "{out}"
+    );
+}
+
+#[cfg(feature = "ros2")]
+#[test]
+fn run_refuses_parameter_files_and_rules_rcl_cannot_parse() {
+    let dir = std::env::temp_dir().join(format!("thymio-rt-cli-params-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let missing = dir.join("missing.yaml").display().to_string();
+    let bad = file("bad.yaml", "/**:\n  ros__parameters: {axis_length: [\n");
+    let deep = file("deep.yaml", &"[".repeat(400_000));
+    // YAML, but a rule of rcl's own: one type per list
+    let mixed = file(
+        "mixed.yaml",
+        "/**:\n  ros__parameters:\n    motor: {left: {parameters: [1, x]}}\n",
+    );
+    ros2_refused(
+        &["--ros-args", "--params-file", &missing],
+        1,
+        &format!("parameter file {missing}: "),
+    );
+    ros2_refused(
+        &["--ros-args", "--params-file", &bad],
+        1,
+        &format!("parameter file {bad}: "),
+    );
+    ros2_refused(
+        &["--ros-args", "--params-file", &deep],
+        1,
+        "nested deeper than the limit",
+    );
+    ros2_refused(
+        &["--ros-args", "--params-file", &mixed],
+        1,
+        "rcl refused the ROS arguments: Couldn't parse params file",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    ros2_refused(
+        &["--ros-args", "-p", "axis_length:=["],
+        2,
+        "'-p axis_length:=[': the value is not YAML",
+    );
+}

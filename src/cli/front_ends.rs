@@ -27,6 +27,39 @@ pub(super) struct Wanted<'a> {
     pub cmd_vel: Option<(f64, f64)>,
 }
 
+/// The ROS 2 bridge node. r2r panics when rcl refuses the command line (`rcl_init`): the parameter
+/// files are checked first (readable, within the YAML guard's limits, YAML), and what rcl still
+/// refuses (a rule of its own: a list of mixed types, an alias) is its reason on one line, not a
+/// panic with a backtrace.
+#[cfg(feature = "ros2")]
+fn ros2_node() -> Result<nrt_ros2::RosNode, CliError> {
+    let args: Vec<String> = std::env::args().collect();
+    nrt_ros2::params_file::check_files(&args).map_err(CliError::new)?;
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let made = std::panic::catch_unwind(|| nrt_ros2::RosNode::new(nrt_ros2::RosOptions::default()));
+    std::panic::set_hook(hook);
+    match made {
+        Ok(node) => node.map_err(CliError::new),
+        Err(payload) => Err(CliError::new(format!(
+            "cannot start ROS 2: rcl refused the ROS arguments: {}",
+            rcl_reason(payload.as_ref())
+        ))),
+    }
+}
+
+/// rcl's error in a panic of r2r's, on one line and without rcl's source locations.
+#[cfg(feature = "ros2")]
+fn rcl_reason(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("unknown error");
+    let text = text.split(", at /").next().unwrap_or(text);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The front ends' nodes, made before the engine.
 pub(super) struct Nodes {
     #[cfg(feature = "ros2")]
@@ -53,8 +86,7 @@ impl Nodes {
         };
         #[cfg(feature = "ros2")]
         let (ros2, config) = if wanted.ros2 {
-            let mut node =
-                nrt_ros2::RosNode::new(nrt_ros2::RosOptions::default()).map_err(CliError::new)?;
+            let mut node = ros2_node()?;
             let config = config
                 .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
                 .map_err(CliError::new)?;
@@ -220,7 +252,7 @@ impl Nodes {
     }
 }
 
-/// The ROS 1 node's options: the environment's, then roslaunch's `__name:=` and `__ns:=`.
+/// The ROS 1 node's options: the environment's, then roslaunch's `__name:=`, `__ns:=` and remappings.
 #[cfg(feature = "ros1")]
 fn ros1_options(args: &[Ros1Arg]) -> Result<nrt_ros1::Ros1Options, CliError> {
     let mut options = nrt_ros1::Ros1Options::from_env().map_err(CliError::new)?;
@@ -228,6 +260,7 @@ fn ros1_options(args: &[Ros1Arg]) -> Result<nrt_ros1::Ros1Options, CliError> {
         match a {
             Ros1Arg::Name(n) => options.node_name = n.clone(),
             Ros1Arg::Namespace(ns) => options.namespace = ns.clone(),
+            Ros1Arg::Remap(from, to) => options.remaps.push((from.clone(), to.clone())),
             Ros1Arg::Log(_) | Ros1Arg::Param(..) => {}
         }
     }

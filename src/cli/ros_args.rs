@@ -5,7 +5,8 @@
 //!   between a `--ros-args` and rcl's `--` terminator (or the end). [`split_ros2`] removes those segments before clap
 //!   parses the rest; a `--` of ours ends our options, and only ROS segments may follow it.
 //! - ROS 1: roslaunch gives a node `name:=value` arguments (`__name:=`, `__log:=`, remappings, `_param:=`).
-//!   [`parse_ros1_arg`] accepts the ones the ROS 1 front end honours and refuses the others, saying why.
+//!   [`parse_ros1_arg`] accepts the ones the ROS 1 front end honours and refuses the others, saying why; remappings
+//!   are resolved by the ROS 1 front end (`nrt_ros1::remap`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -80,8 +81,51 @@ pub fn check_ros2(ros: &[String]) -> Result<(), String> {
         if matches!(a, "-r" | "--remap" | "-p" | "--param") && !value.contains(":=") {
             return Err(format!("ROS argument '{a} {value}': expected NAME:=VALUE"));
         }
+        if matches!(a, "-p" | "--param") {
+            check_param_rule(value).map_err(|why| format!("ROS argument '{a} {value}': {why}"))?;
+        }
     }
     Ok(())
+}
+
+/// Checks a `-p NAME:=VALUE` as rcl reads it (r2r panics when rcl cannot): a name, and a value
+/// that is YAML (within the YAML guard's limits): a scalar or a list of scalars of one type.
+fn check_param_rule(rule: &str) -> Result<(), String> {
+    use yaml_serde::Value;
+    let (name, value) = rule.split_once(":=").unwrap_or((rule, ""));
+    if name.is_empty() {
+        return Err("the parameter name is empty".into());
+    }
+    if value.trim().is_empty() {
+        return Err("the value is empty (rcl takes YAML: '' for an empty string)".into());
+    }
+    msgs::yaml_guard::check(value, msgs::yaml_guard::YamlLimits::CONFIG)
+        .map_err(|e| e.to_string())?;
+    let v: Value =
+        yaml_serde::from_str(value).map_err(|e| format!("the value is not YAML: {e}"))?;
+    let kind = |v: &Value| match v {
+        Value::Bool(_) => Some("bool"),
+        Value::Number(n) if n.is_f64() => Some("double"),
+        Value::Number(_) => Some("integer"),
+        Value::String(_) => Some("string"),
+        _ => None,
+    };
+    match v {
+        Value::Mapping(_) | Value::Tagged(_) => {
+            Err("the value must be a scalar or a list of scalars, not a map".into())
+        }
+        Value::Sequence(items) => {
+            // rcl takes nulls and nested lists in a list (and ignores them)
+            let kinds: Vec<_> = items.iter().filter_map(kind).collect();
+            if kinds.windows(2).any(|w| w[0] != w[1]) {
+                return Err(
+                    "a list must hold scalars of one type (bool, integer, double or string)".into(),
+                );
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Splits the arguments of `thymio-rt run` (after the subcommand's name) into ours and the ROS 2 ones, as rcl
@@ -137,6 +181,8 @@ pub enum Ros1Arg {
     /// `_NAME:=VALUE`: a private parameter (`~NAME`), as a configuration entry (`/` nests as `.`); it wins over
     /// the parameter server's.
     Param(String, yaml_serde::Value),
+    /// `FROM:=TO`: a remapping of a topic or service name (`<remap>`), resolved as ROS 1 does.
+    Remap(String, String),
 }
 
 /// Whether `s` is a ROS 1 name (possibly nested with `/`): letters, digits and `_`, not starting with a digit.
@@ -150,7 +196,7 @@ fn is_ros1_name(s: &str) -> bool {
 }
 
 /// Parses one ROS 1 argument (`name:=value`), for clap: the ones the front end honours, an error saying why for
-/// the others (remapping, `__master:=`, `__ip:=`, `__hostname:=`, other special keys, anything else).
+/// the others (`__master:=`, `__ip:=`, `__hostname:=`, other special keys, anything else).
 pub fn parse_ros1_arg(arg: &str) -> Result<Ros1Arg, String> {
     let Some((name, value)) = arg.split_once(":=") else {
         return Err(format!(
@@ -180,10 +226,14 @@ pub fn parse_ros1_arg(arg: &str) -> Result<Ros1Arg, String> {
                 .unwrap_or_else(|_| yaml_serde::Value::String(value.into()));
             Ok(Ros1Arg::Param(name[1..].replace('/', "."), v))
         }
-        _ if is_ros1_name(name.trim_start_matches(['/', '~'])) => Err(format!(
-            "'{arg}': ROS 1 remapping is not supported by thymio-rt's ROS 1 front end (its topics are \
-             asebaros' and ROS-Thymio's names under the namespace: use __ns:=)"
-        )),
+        _ if is_ros1_name(name.trim_start_matches(['/', '~'])) => {
+            match is_ros1_name(value.trim_start_matches(['/', '~'])) {
+                true => Ok(Ros1Arg::Remap(name.into(), value.into())),
+                false => Err(format!(
+                    "'{arg}': '{value}' is not a ROS name to remap {name} to"
+                )),
+            }
+        }
         _ => Err(format!("'{arg}' is not a ROS 1 argument (NAME:=VALUE)")),
     }
 }
@@ -253,15 +303,40 @@ mod tests {
                 "__ns:=/x",
                 "--disable-rosout-logs",
                 "--log-level",
-                "debug"
+                "debug",
+                "-p",
+                "b:=''",
+                "-p",
+                "c:=[]",
+                "-p",
+                "d:=~",
+                "-p",
+                "e:=[1, 2]",
+                "-p",
+                "f:=[[1]]",
+                "-p",
+                "n:g:=[x, 'y']",
             ])),
             Ok(())
         );
+        let deep = format!("a:={}", "[".repeat(400_000));
+        let e = check_ros2(&args(&["-p", &deep])).unwrap_err();
+        assert!(e.contains("nested deeper than the limit"), "{e}");
         for (bad, named) in [
             (&["--foo"][..], "'--foo'"),
             (&["-p"], "'-p'"),
             (&["-p", "a=1"], "a=1"),
             (&["--params-file"], "'--params-file'"),
+            // values rcl cannot parse (r2r panicked)
+            (
+                &["-p", "axis_length:=["],
+                "axis_length:=[': the value is not YAML",
+            ),
+            (&["-p", "a:="], "the value is empty"),
+            (&["--param", ":=1"], "the parameter name is empty"),
+            (&["-p", "a:={b: 1}"], "not a map"),
+            (&["-p", "a:=[1, 2.0]"], "of one type"),
+            (&["-p", "a:=[true, x]"], "of one type"),
         ] {
             let e = check_ros2(&args(bad)).unwrap_err();
             assert!(e.contains(named), "{bad:?}: {e}");
@@ -296,12 +371,20 @@ mod tests {
                 yaml_serde::Value::from("thymio_")
             ))
         );
+        assert_eq!(
+            parse_ros1_arg("cmd_vel:=/robot/cmd_vel"),
+            Ok(Ros1Arg::Remap("cmd_vel".into(), "/robot/cmd_vel".into()))
+        );
+        assert_eq!(
+            parse_ros1_arg("~set_parameters:=reconf"),
+            Ok(Ros1Arg::Remap("~set_parameters".into(), "reconf".into()))
+        );
     }
 
     #[test]
     fn other_ros1_arguments_are_refused_saying_why() {
         for (arg, why) in [
-            ("cmd_vel:=/robot/cmd_vel", "remapping"),
+            ("cmd_vel:=robot cmd_vel", "not a ROS name"),
             ("__master:=http://x:11311", "ROS_MASTER_URI"),
             ("__ip:=10.0.0.1", "ROS_IP"),
             ("__foo:=1", "__foo"),

@@ -385,6 +385,7 @@ fn ros1_arg_text(a: &Ros1Arg) -> String {
             n.replace('.', "/"),
             yaml_serde::to_string(v).unwrap_or_default().trim()
         ),
+        Ros1Arg::Remap(from, to) => format!("{from}:={to}"),
     }
 }
 

@@ -47,6 +47,8 @@ impl Ros1Node {
     pub fn new(options: Ros1Options) -> Result<Ros1Node, Ros1Error> {
         options.validate()?;
         let name = global(&[&options.namespace, &options.node_name]);
+        let remaps = crate::remap::Remaps::new(&options.remaps, &options.namespace, &name)?;
+        crate::remap::install(remaps);
         let graph = Graph::start(&options.master_uri, &name)?;
         Ok(Ros1Node { graph, options })
     }

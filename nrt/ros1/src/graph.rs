@@ -193,6 +193,7 @@ impl Graph {
         queue: usize,
         latched: bool,
     ) -> Result<Publisher<T>, Ros1Error> {
+        let topic: &str = &crate::remap::apply(topic);
         let p = self
             .node
             .advertise::<T>(topic, queue, latched)
@@ -221,6 +222,7 @@ impl Graph {
         queue: usize,
         stall: Option<std::time::Duration>,
     ) -> Result<Subscriber<T>, Ros1Error> {
+        let topic: &str = &crate::remap::apply(topic);
         let s = match stall {
             Some(stall) => self.node.subscribe_commands::<T>(topic, queue, stall),
             None => self.node.subscribe::<T>(topic, queue),
@@ -239,6 +241,7 @@ impl Graph {
         name: &str,
         f: impl Fn(S::Request) -> Result<S::Response, anyhow::Error> + Send + Sync + 'static,
     ) -> Result<ServiceServer, Ros1Error> {
+        let name: &str = &crate::remap::apply(name);
         let server = self
             .node
             .serve::<S>(name, f)
@@ -292,6 +295,7 @@ impl Graph {
         queue: usize,
         latched: bool,
     ) -> Result<Publisher<RawMessage>, Ros1Error> {
+        let topic: &str = &crate::remap::apply(topic);
         let p = self
             .node
             .advertise_raw(topic, d, queue, latched)
@@ -310,6 +314,7 @@ impl Graph {
         d: &RawDescriptor,
         queue: usize,
     ) -> Result<Subscriber<RawMessage>, Ros1Error> {
+        let topic: &str = &crate::remap::apply(topic);
         let s = self
             .node
             .subscribe_raw(topic, d, queue)
@@ -329,6 +334,7 @@ impl Graph {
         d: &RawServiceDescriptor,
         f: impl Fn(Vec<u8>) -> Result<Vec<u8>, String> + Send + Sync + 'static,
     ) -> Result<ServiceServer, Ros1Error> {
+        let name: &str = &crate::remap::apply(name);
         let server = self
             .node
             .serve_raw(name, d, f)
@@ -372,7 +378,7 @@ impl Graph {
     /// Forgets the registration of `name` (its publisher, subscriber or service was dropped): not registered
     /// again with a new master.
     pub fn forget(&self, name: &str) {
-        self.registry.remove(name);
+        self.registry.remove(&crate::remap::apply(name));
     }
 
     /// Whether the node still runs (no peer asked it to shut down).

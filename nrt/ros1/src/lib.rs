@@ -38,6 +38,7 @@ pub mod net;
 pub mod odom_pub;
 pub mod params;
 pub mod reconfigure;
+pub mod remap;
 pub mod rivals;
 pub mod rosout;
 pub mod thymio;
@@ -68,6 +69,8 @@ pub struct Ros1Options {
     pub node_name: String,
     /// Namespace of the node and its interface (`ROS_NAMESPACE`, "" by default).
     pub namespace: String,
+    /// Remappings `(from, to)` as given (`from:=to`), resolved for the node when it is made ([`remap`]).
+    pub remaps: Vec<(String, String)>,
 }
 
 impl Ros1Options {
@@ -81,6 +84,7 @@ impl Ros1Options {
             master_uri,
             node_name: "asebaros".into(),
             namespace: std::env::var("ROS_NAMESPACE").unwrap_or_default(),
+            remaps: Vec::new(),
         })
     }
 
@@ -115,6 +119,9 @@ pub enum Ros1Error {
     /// A node name or namespace ROS refuses.
     #[error("{0:?} is not a valid ROS name")]
     Name(String),
+    /// A remapping argument that cannot be honoured.
+    #[error(transparent)]
+    Remap(#[from] remap::RemapError),
     /// The tokio runtime could not start.
     #[error("cannot start the ROS 1 runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -151,6 +158,7 @@ mod tests {
             master_uri: "http://127.0.0.1:11311".into(),
             node_name: "asebaros".into(),
             namespace: "/lab".into(),
+            remaps: Vec::new(),
         };
         assert!(o.validate().is_ok());
         let bad_uri = Ros1Options {

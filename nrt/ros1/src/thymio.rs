@@ -196,11 +196,11 @@ impl ThymioInterface {
         })
     }
 
-    /// Every driven robot's `odom`, as a global name.
+    /// Every driven robot's `odom`, as a global name (remapped as registered).
     pub fn odom_topics(&self) -> Vec<String> {
         self.robots
             .values()
-            .map(|r| global(&[&self.base, &r.namespace, "odom"]))
+            .map(|r| crate::remap::apply(&global(&[&self.base, &r.namespace, "odom"])).into_owned())
             .collect()
     }
 

@@ -113,8 +113,9 @@ pub struct Outputs {
 
 impl Outputs {
     /// Advertises the topics (`t` makes a leaf's global name) on the registrar thread, and publishes the latched
-    /// ones: `robot_description` (`urdf`; none when `None`: the topic stays empty, as with ROS-Thymio's
-    /// `launch_model` off), `obstacle_stop` and `cliff_stop` (false: the reflexes hold nothing yet).
+    /// ones: `robot_description` (`urdf`, also set as the parameter of that name, where ROS 1's tools read it;
+    /// none when `None`: the topic stays empty, as with ROS-Thymio's `launch_model` off), `obstacle_stop` and
+    /// `cliff_stop` (false: the reflexes hold nothing yet).
     pub fn advertise(
         g: &Graph,
         t: &dyn Fn(&str) -> String,
@@ -130,6 +131,12 @@ impl Outputs {
             _description: g.advertise(&t("robot_description"), 1, true)?,
         };
         if let Some(urdf) = urdf {
+            // ROS 1's tools (robot_state_publisher, RViz's RobotModel) read the model from the parameter server,
+            // in the robot's namespace: the same name as the topic
+            let param = crate::remap::apply(&t("robot_description")).into_owned();
+            g.master
+                .set_param(&param, serde_xmlrpc::Value::String(urdf.clone()))
+                .map_err(|e| Ros1Error::Params(param, e.into()))?;
             g.publish(&out._description, &std_msgs::String { data: urdf })?;
         }
         g.publish(&out.obstacle_stop, &std_msgs::Bool { data: false })?;

@@ -9,6 +9,7 @@
 //! sections r2r left out that name it, in file order, so that a ROS-Thymio parameter file with
 //! `/<ns>/thymio_driver:` sections applies to that robot only, as it does with rclcpp.
 
+use msgs::yaml_guard::{self, YamlGuardError, YamlLimits};
 use nrt_engine::schema;
 use yaml_serde::{Mapping, Value};
 
@@ -23,6 +24,15 @@ pub enum ParamsFileError {
         /// Why.
         #[source]
         source: std::io::Error,
+    },
+    /// Too large or too deeply nested to be given to the YAML parser.
+    #[error("parameter file {path}: {source}")]
+    Bounds {
+        /// The file.
+        path: String,
+        /// The limit exceeded.
+        #[source]
+        source: YamlGuardError,
     },
     /// Not YAML.
     #[error("parameter file {path}: {source}")]
@@ -58,6 +68,10 @@ pub fn params_files(args: &[String]) -> Vec<String> {
 
 /// The sections of the YAML parameter file `text`, in file order.
 pub fn sections(text: &str, path: &str) -> Result<Vec<Section>, ParamsFileError> {
+    yaml_guard::check(text, YamlLimits::CONFIG).map_err(|source| ParamsFileError::Bounds {
+        path: path.to_owned(),
+        source,
+    })?;
     let root: Value = yaml_serde::from_str(text).map_err(|source| ParamsFileError::Syntax {
         path: path.to_owned(),
         source,
@@ -109,6 +123,26 @@ fn given_by_r2r(pattern: &str, name: &str) -> bool {
     pattern == "**" || pattern == name
 }
 
+/// The text of parameter file `path`, read bounded (see [`yaml_guard::read_to_string`]).
+fn read(path: &str) -> Result<String, ParamsFileError> {
+    yaml_guard::read_to_string(std::path::Path::new(path), YamlLimits::CONFIG).map_err(|source| {
+        ParamsFileError::Read {
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// Checks that every parameter file named in `args` (the process's command line) can be read,
+/// is within the YAML guard's limits and is YAML, before rcl reads them: r2r panics when rcl
+/// cannot.
+pub fn check_files(args: &[String]) -> Result<(), ParamsFileError> {
+    for path in params_files(args) {
+        sections(&read(&path)?, &path)?;
+    }
+    Ok(())
+}
+
 /// The parameters of the files named in `args` for the node `name` of fully qualified name
 /// `fqn` that r2r did not give it, in file order (a later one overrides an earlier one).
 pub fn extra_overrides(
@@ -118,11 +152,7 @@ pub fn extra_overrides(
 ) -> Result<Vec<(String, Value)>, ParamsFileError> {
     let mut out = Vec::new();
     for path in params_files(args) {
-        let text = std::fs::read_to_string(&path).map_err(|source| ParamsFileError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        for (pattern, params) in sections(&text, &path)? {
+        for (pattern, params) in sections(&read(&path)?, &path)? {
             if !given_by_r2r(&pattern, name) && matches(&pattern, fqn) {
                 out.extend(params);
             }
@@ -163,6 +193,36 @@ mod tests {
         );
         assert_eq!(s[1].1[0].0, "motor.left.parameters");
         assert!(sections("a: [", "f").is_err());
+    }
+
+    #[test]
+    fn a_file_is_checked_before_rcl_reads_it() {
+        let dir = std::env::temp_dir().join(format!("thymio-rt-pf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p.display().to_string()
+        };
+        let good = file("good.yaml", "/**:\n  ros__parameters: {a: 1}\n");
+        let bad = file("bad.yaml", "a: [\n");
+        let deep = file("deep.yaml", &"[".repeat(400_000));
+        let missing = dir.join("missing.yaml").display().to_string();
+        let check = |f: &str| check_files(&args(&format!("run --ros-args --params-file {f}")));
+        let got = [check(&good), check(&bad), check(&deep), check(&missing)];
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(got[0].is_ok(), "{:?}", got[0]);
+        assert!(matches!(&got[1], Err(ParamsFileError::Syntax { path, .. }) if *path == bad));
+        assert!(matches!(
+            &got[2],
+            Err(ParamsFileError::Bounds {
+                source: YamlGuardError::TooDeep { .. },
+                ..
+            })
+        ));
+        assert!(matches!(&got[3], Err(ParamsFileError::Read { path, .. }) if *path == missing));
+        let e = got[3].as_ref().unwrap_err().to_string();
+        assert!(e.starts_with(&format!("parameter file {missing}: ")), "{e}");
     }
 
     #[test]

@@ -9,7 +9,9 @@
 #                tests/scripts_env.rs, built by default, needs the ROS 2 venv: on a machine without ROS add the opt-out)
 # A real-peer test whose peer is missing FAILS, naming the install step. THYMIO_SKIP_MISSING_PEERS=1 (a machine
 # without ROS or Aseba; refused with CI=true) skips such tests instead. Every skipped test is recorded in
-# target/skipped-tests.tsv (THYMIO_SKIP_RECORD, tests/common/missing.rs) and summed up at the end.
+# target/skipped-tests.tsv (THYMIO_SKIP_RECORD, tests/common/missing.rs) and summed up at the end ("skipped: N");
+# under CI (CI set, not false/0) a skip fails the test and the run. Outside CI, a test the machine cannot run
+# (network namespaces or capabilities without the privileges) is skipped and listed.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -38,11 +40,14 @@ export THYMIO_SKIP_RECORD="$ROOT/target/skipped-tests.tsv"
 mkdir -p "$ROOT/target"
 : >"$THYMIO_SKIP_RECORD"
 not_run=()
+# A CI run: CI set to anything but empty, 0 or false (tests/common/missing.rs `is_ci`).
+ci_run() { case "$(printf '%s' "${CI:-}" | tr '[:upper:]' '[:lower:]' | tr -d '[:space:]')" in ""|0|false) return 1 ;; esac; }
 summary() {
-    local n
+    local rc=$? n
     n=$(grep -c . "$THYMIO_SKIP_RECORD" 2>/dev/null || true)
-    printf '\n==== skipped tests: %s\n' "${n:-0}" >&2
-    if [ "${n:-0}" -gt 0 ]; then
+    n=${n:-0}
+    printf '\n==== skipped: %s\n' "$n" >&2
+    if [ "$n" -gt 0 ]; then
         # kind, test, reason
         awk -F'\t' '{ printf "  %-15s %s: %s\n", $1, $2, $3 }' "$THYMIO_SKIP_RECORD" >&2
     fi
@@ -50,6 +55,11 @@ summary() {
     for step in "${not_run[@]}"; do
         printf '==== step not run: %s\n' "$step" >&2
     done
+    # A test that checked nothing fails a CI run (the tests fail themselves in CI; this catches any skip left).
+    if [ "$n" -gt 0 ] && ci_run; then
+        printf '==== FAILED: %s tests skipped with CI=%s: a CI run must check every test\n' "$n" "$CI" >&2
+        [ "$rc" -ne 0 ] || exit 1
+    fi
 }
 trap summary EXIT
 [ $ros -eq 0 ] && not_run+=("ROS 2 and ROS 1 end-to-end (--no-ros)")

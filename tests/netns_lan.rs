@@ -75,10 +75,10 @@ fn a_host_without_its_cable_reaches_nobody() {
     );
 }
 
-/// Runs `hosts_reach_each_other_but_not_each_others_loopback` of this very binary again, bounded, with `CI=true`
-/// and without the opt-out: with every capability dropped (`setpriv`) when `no_caps`, else with `PATH` empty (no
-/// `ip`). Its exit status, output and skip record.
-fn rerun(no_caps: bool) -> (bool, String, String) {
+/// Runs `hosts_reach_each_other_but_not_each_others_loopback` of this very binary again, bounded, with `CI` set to
+/// `ci` (`None`: unset) and without the opt-out: with every capability dropped (`setpriv`) when `no_caps`, else with
+/// `PATH` empty (no `ip`). Its exit status, output and skip record.
+fn rerun(no_caps: bool, ci: Option<&str>) -> (bool, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("skipped.tsv");
     let mut c = std::process::Command::new("/usr/bin/timeout");
@@ -94,9 +94,12 @@ fn rerun(no_caps: bool) -> (bool, String, String) {
             "--exact",
         ])
         .env(common::missing::RECORD, &record)
-        .env("CI", "true")
+        .env_remove("CI")
         .env_remove(common::missing::OPT_OUT)
         .stdin(Stdio::null());
+    if let Some(ci) = ci {
+        c.env("CI", ci);
+    }
     let out = c.output().expect("run this test binary again");
     let text = format!(
         "{}{}",
@@ -110,29 +113,41 @@ fn rerun(no_caps: bool) -> (bool, String, String) {
     )
 }
 
-/// A machine that forbids network namespaces skips the multi-host tests, saying why and recording it as such
-/// (`machine-cannot`), even in CI: that is no missing peer. A missing `ip` is one: the test fails with the install
-/// step. Before, both were the same silent "ok".
+/// A machine that forbids network namespaces skips the multi-host tests outside CI, saying why and recording it as
+/// such (`machine-cannot`): that is no missing peer. In CI (`CI=true`) the same skip is recorded and FAILS: a CI job
+/// must check every test (before, it passed there with nothing checked). A missing `ip` is a missing peer: the test
+/// fails with the install step, in CI or not.
 #[test]
-fn a_machine_without_namespaces_skips_and_a_missing_ip_fails() {
+fn a_machine_without_namespaces_skips_outside_ci_and_fails_in_ci_and_a_missing_ip_fails() {
     // an unprivileged test process cannot drop capabilities it does not have: its child is just as unprivileged
-    let (ok, out, record) = rerun(common::netns::unavailable().is_none());
-    assert!(ok, "{out}");
+    let no_caps = common::netns::unavailable().is_none();
     let test = "netns_lan::hosts_reach_each_other_but_not_each_others_loopback";
-    assert!(
-        out.contains(&format!(
-            "SKIPPED: {test}: network namespaces unavailable on this machine"
-        )),
-        "{out}"
-    );
-    assert!(
-        record.starts_with(&format!(
-            "machine-cannot\t{test}\tnetwork namespaces unavailable on this machine"
-        )) && record.lines().count() == 1,
-        "{record}"
-    );
+    let line = format!("machine-cannot\t{test}\tnetwork namespaces unavailable on this machine");
+    for ci in [None, Some("false"), Some("0")] {
+        let (ok, out, record) = rerun(no_caps, ci);
+        assert!(ok, "CI={ci:?}: {out}");
+        assert!(
+            out.contains(&format!(
+                "SKIPPED: {test}: network namespaces unavailable on this machine"
+            )),
+            "{out}"
+        );
+        assert!(
+            record.starts_with(&line) && record.lines().count() == 1,
+            "{record}"
+        );
+    }
+    for ci in ["true", "1", "yes"] {
+        let (ok, out, record) = rerun(no_caps, Some(ci));
+        assert!(!ok, "passed in CI ({ci}) with nothing checked:\n{out}");
+        assert!(out.contains("nothing checked, refused with CI="), "{out}");
+        assert!(
+            record.starts_with(&line) && record.lines().count() == 1,
+            "{record}"
+        );
+    }
 
-    let (ok, out, record) = rerun(false);
+    let (ok, out, record) = rerun(false, Some("true"));
     assert!(!ok, "passed without ip:\n{out}");
     assert!(
         out.contains("ip not found: run apt-get install iproute2"),

@@ -1,7 +1,8 @@
 //! `thymio-rt run` started as root keeps no capability beyond what its RT setup needs (issue 23
 //! item 7): read from `/proc/<pid>/status` and every thread's `/proc/<pid>/task/*/status` once
 //! the RT thread reported its setup. Where the test runs without capabilities there is nothing
-//! to drop: it says so and checks nothing.
+//! to drop: the machine cannot run it (tests/common/missing.rs): skipped and recorded outside CI,
+//! a failure in CI.
 
 mod common;
 
@@ -29,8 +30,7 @@ fn capabilities_beyond_the_rt_setup_are_dropped_once_it_is_done() {
     let me = std::fs::read_to_string("/proc/self/status").unwrap();
     let mine = mask(&me, "CapEff");
     if mine == 0 {
-        eprintln!("no capabilities here: nothing for thymio-rt to drop, nothing checked");
-        return;
+        skip!("no capabilities here (run as root): nothing for thymio-rt to drop");
     }
     let mut cmd = common::thymio_rt();
     cmd.args(["run", "--no-ros", "--switch-port", "0", "--duration", "60"]);
@@ -114,4 +114,55 @@ fn capabilities_beyond_the_rt_setup_are_dropped_once_it_is_done() {
     p.signal(nix::sys::signal::Signal::SIGINT);
     let exit = p.wait_exit(Duration::from_secs(10));
     assert!(exit.success(), "{exit}:\n{}", p.seen.join("\n"));
+}
+
+/// Without capabilities the test above checks nothing: it says so and records the skip (`machine-cannot`); outside CI
+/// it passes, in CI it fails (before, it passed silently everywhere). Run again with every capability dropped
+/// (`setpriv`, needs capabilities to drop: as root), bounded.
+#[test]
+fn without_capabilities_nothing_is_checked_and_ci_fails() {
+    let mine = mask(
+        &std::fs::read_to_string("/proc/self/status").unwrap(),
+        "CapEff",
+    );
+    if mine == 0 {
+        skip!("no capabilities here (run as root): none to drop for the rerun");
+    }
+    let test = "privileges::capabilities_beyond_the_rt_setup_are_dropped_once_it_is_done";
+    for (ci, passes) in [(None, true), (Some("true"), false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("skipped.tsv");
+        let mut c = std::process::Command::new("/usr/bin/timeout");
+        c.args([
+            "60",
+            "/usr/bin/setpriv",
+            "--bounding-set=-all",
+            "--inh-caps=-all",
+        ])
+        .arg(std::env::current_exe().unwrap())
+        .args([test.split_once("::").unwrap().1, "--exact"])
+        .env(common::missing::RECORD, &record)
+        .env_remove("CI")
+        .stdin(std::process::Stdio::null());
+        if let Some(ci) = ci {
+            c.env("CI", ci);
+        }
+        let out = c.output().expect("run this test binary again");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.success(), passes, "CI={ci:?}:\n{text}");
+        assert!(
+            text.contains(&format!("SKIPPED: {test}: no capabilities here")),
+            "{text}"
+        );
+        let record = std::fs::read_to_string(&record).unwrap_or_default();
+        assert!(
+            record.starts_with(&format!("machine-cannot\t{test}\tno capabilities here"))
+                && record.lines().count() == 1,
+            "{record}"
+        );
+    }
 }

@@ -148,7 +148,8 @@ pub fn have(program: &str) -> bool {
 
 /// Whether this machine can make test hosts (network namespaces, `netns`). Without `ip` the test fails like
 /// any missing peer ([`need_programs`]); a machine that forbids namespaces (no CAP_SYS_ADMIN / CAP_NET_ADMIN) is
-/// no missing peer: the skip is recorded as such ([`missing::machine_cannot`]). `false`: end the test.
+/// no missing peer: the skip is recorded as such, and fails the test in CI ([`missing::machine_cannot`]). `false`:
+/// end the test.
 pub fn can_make_hosts() -> bool {
     if !need_programs(&["ip"], "apt-get install iproute2") {
         return false;

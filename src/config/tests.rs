@@ -604,3 +604,58 @@ fn a_hostile_configuration_is_refused_by_the_guard_before_the_parser() {
         "{e:?}"
     );
 }
+
+/// Issue 42: a configuration file's motion-limit rates below their physical minimum (a
+/// deceleration of 0 or 1e-9 let a robot coast on, an acceleration of 5e-324 kept it still)
+/// are a start error naming the key, the value and the range; `.nan` (off) stays accepted.
+#[test]
+fn motion_limit_rates_below_their_minimum_are_start_errors_with_the_range() {
+    for (yaml, key, value, range) in [
+        (
+            "linear: {x: {max_deceleration: 0}}",
+            "linear.x.max_deceleration",
+            "0",
+            "[0.05, 1000] m/s²",
+        ),
+        (
+            "linear: {x: {max_deceleration: 1e-9}}",
+            "linear.x.max_deceleration",
+            "0.000000001",
+            "[0.05, 1000] m/s²",
+        ),
+        (
+            "linear: {x: {max_acceleration: 5e-324}}",
+            "linear.x.max_acceleration",
+            "0.000",
+            "[0.05, 1000] m/s²",
+        ),
+        (
+            "angular: {z: {max_deceleration: 0.01}}",
+            "angular.z.max_deceleration",
+            "0.01",
+            "[1, 20000] rad/s²",
+        ),
+        (
+            "angular: {z: {max_jerk: 0}}",
+            "angular.z.max_jerk",
+            "0",
+            "[2, 20000000] rad/s³",
+        ),
+    ] {
+        let e = Config::from_yaml(yaml).unwrap_err();
+        assert!(
+            matches!(&e, ConfigError::Schema(SchemaError::Invalid(i)) if i.key == key && i.value.starts_with(value)),
+            "{yaml}: {e:?}"
+        );
+        let text = e.to_string();
+        assert!(text.contains(key) && text.contains(range), "{text}");
+    }
+    let c = Config::from_yaml(
+        "linear: {x: {max_deceleration: 0.05, max_acceleration: .nan}}\nangular: {z: {max_deceleration: 1}}",
+    )
+    .unwrap();
+    let limits = c.driver.motion_limits();
+    assert_eq!(limits.linear.max_deceleration, 0.05);
+    assert!(limits.linear.max_acceleration.is_nan());
+    assert_eq!(limits.angular.max_deceleration, 1.0);
+}

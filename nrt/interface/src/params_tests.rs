@@ -163,3 +163,63 @@ fn values_round_trip_through_yaml() {
     assert_eq!(Value::Integer(2).number(), Some(2.0));
     assert_eq!(Value::Bool(true).number(), None);
 }
+
+/// Issue 42: the motion limits' rates show their range in the driver table (what the ROS 2
+/// descriptors and ROS 1 dynamic_reconfigure's min/max are made of), and a rate below it is
+/// refused with the range and changes nothing: a deceleration of 0 or 1e-9 let a robot coast
+/// on, an acceleration of 5e-324 kept it still. NaN (off) and the minimum are accepted.
+#[test]
+fn motion_limit_rates_show_their_range_and_too_small_ones_are_refused_with_it() {
+    let (mut e, _rt) = engine();
+    let id = NodeId(3);
+    let e = RefCell::new(&mut e);
+    let table = || driver_table(&e.borrow(), id, &[], None);
+    let mut set = |n: &str, v: &Value| set_driver(&mut e.borrow_mut(), None, id, n, v);
+    for (name, range) in [
+        ("linear.x.max_deceleration", (0.05, 1000.0)),
+        ("linear.x.max_acceleration", (0.05, 1000.0)),
+        ("angular.z.max_deceleration_reverse", (1.0, 20_000.0)),
+        ("linear.x.max_jerk", (0.1, 1e6)),
+    ] {
+        let t = table();
+        let p = find(&t, name).unwrap();
+        assert_eq!(p.range, Some(range), "{name}");
+        assert!(!p.read_only, "{name}");
+    }
+    let bad = [
+        ("linear.x.max_deceleration", 0.0, "[0.05, 1000] m/s²"),
+        ("linear.x.max_deceleration", 1e-9, "[0.05, 1000] m/s²"),
+        ("linear.x.max_acceleration", 5e-324, "[0.05, 1000] m/s²"),
+        ("angular.z.max_deceleration", 0.5, "[1, 20000] rad/s²"),
+        ("linear.x.max_jerk", 0.01, "[0.1, 1000000] m/s³"),
+    ];
+    for (name, v, range) in bad {
+        let verdicts = set_each(&table, &mut set, &[(name.into(), Value::Double(v))]);
+        assert!(!verdicts[0].successful, "{name} {v}: {verdicts:?}");
+        let why = &verdicts[0].reason;
+        assert!(why.contains(name) && why.contains(range), "{why}");
+        assert!(
+            matches!(find(&table(), name).unwrap().value, Value::Double(x) if x.is_nan()),
+            "{name} changed"
+        );
+    }
+    let ok = set_each(
+        &table,
+        &mut set,
+        &[
+            ("linear.x.max_deceleration".into(), Value::Double(0.05)),
+            ("angular.z.max_acceleration".into(), Value::Double(1.0)),
+        ],
+    );
+    assert_eq!(ok, [Verdict::from(Ok(())), Verdict::from(Ok(()))]);
+    assert_eq!(
+        find(&table(), "linear.x.max_deceleration").unwrap().value,
+        Value::Double(0.05)
+    );
+    let off = set_each(
+        &table,
+        &mut set,
+        &[("linear.x.max_deceleration".into(), Value::Double(f64::NAN))],
+    );
+    assert_eq!(off, [Verdict::from(Ok(()))]);
+}

@@ -309,6 +309,15 @@ fn publish(args: &Args, rec: &Loaded, odometry: &[OdomHandoff]) -> CliResult {
     let (Some(first), start) = (odometry.first(), Instant::now()) else {
         return Ok(());
     };
+    tracing::info!(
+        "--ros: publishing {} odometry sample(s) {} (Ctrl-C stops)",
+        odometry.len(),
+        if args.rate > 0.0 {
+            format!("at {}x the recorded pace", args.rate)
+        } else {
+            "as fast as possible".to_owned()
+        }
+    );
     let mut published = 0u64;
     for h in odometry {
         if rt::signals::stop_signalled() {

@@ -3,8 +3,11 @@
 //! packages (`read_mcap.py`, run with the workspace's `.venv-ros/bin/python`), whose channels, schemas, metadata,
 //! message counts and decoded field values must be those written.
 //!
-//! Without the venv or its modules the test fails when `CI=true`, else says why and passes
-//! (`scripts/setup-ros2.sh` installs them).
+//! Without the venv or its modules the test fails naming `scripts/setup-ros2.sh` (tests/common/missing.rs: a
+//! missing peer fails; `THYMIO_SKIP_MISSING_PEERS=1` skips it outside CI, recorded as a skip).
+
+#[path = "../../../tests/common/missing.rs"]
+mod missing;
 
 use nrt_interface::geometry::{Header, Transform};
 use nrt_interface::odometry::{Odometry, TwistStamped, WheelJoints};
@@ -322,13 +325,12 @@ fn python() -> Result<PathBuf, String> {
     }
 }
 
-/// A missing reader fails under CI, else is reported and the test passes.
+/// A missing reader fails the test (the rules of tests/common/missing.rs); opted out, the skip is recorded.
 fn missing(why: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "the MCAP Python reader is missing: {why}"
+    missing::peer_missing(
+        &format!("the MCAP Python reader ({why})"),
+        missing::ROS2_SETUP,
     );
-    eprintln!("skipped: the MCAP Python reader is missing: {why}");
 }
 
 /// Runs the reader on `files`, bounded in time: its exit code, stdout and stderr.

@@ -147,3 +147,50 @@ fn one_switch_for_ros1_and_ros2() {
     assert_eq!(v["owner"], "ros", "ROS 1's controller_owner: {v}");
     drv.drain();
 }
+
+/// Issue 42, unsafe motion on ROS 1 (tests/ros1/motion_peer.py): dynamic_reconfigure shows the deceleration's
+/// range and refuses values below it (0, 1e-9; an acceleration of 5e-324), the driver saying why with the range;
+/// with the smallest deceleration allowed (0.05 m/s²: 2 s from 0.1 m/s), a zero twist then silence: the robot
+/// is still decelerating after the zero twist, and the cmd_vel watchdog (0.5 s) stops it at its deadline. It
+/// used to coast on: the watchdog armed on a non-zero set-point only.
+#[test]
+fn ros1_the_watchdog_stops_a_decelerating_robot_and_too_small_limits_are_refused() {
+    if !need_ros1() {
+        return; // peer missing, run opted out: skip recorded
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let mut drv = driver(port, &[]);
+    let v = rospy_script(port, "motion_peer.py", &["60"], Duration::from_secs(90));
+    assert!(v.get("error").is_none(), "{v}");
+    assert_eq!(v["range"], json!([0.05, 1000.0]), "{v}");
+    for (set, in_effect) in v["refused"].as_object().expect("refused") {
+        assert_eq!(in_effect, &Value::Null, "{set} was taken: {v}");
+    }
+    assert_eq!(v["refused"].as_object().map(|o| o.len()), Some(3), "{v}");
+    drv.wait_line(Duration::from_secs(20), |l| {
+        l.contains("linear.x.max_deceleration refused, unchanged")
+            && l.contains("[0.05, 1000] m/s²")
+    });
+    assert_eq!(v["accepted"], json!(0.05), "{v}");
+    assert_eq!(v["at_speed"], json!(true), "{v}");
+    let samples: Vec<(f64, f64)> = v["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| (s[0].as_f64().unwrap(), s[1].as_f64().unwrap()))
+        .collect();
+    // still moving a quarter of a second after the zero twist: the deceleration limit is in effect
+    let later = samples.iter().find(|(t, _)| *t >= 0.25);
+    assert!(
+        later.is_some_and(|(_, v)| *v > 0.05),
+        "not decelerating: {samples:?}"
+    );
+    // stopped within the watchdog (0.5 s) and a margin, not after 2 s of deceleration
+    let stopped = samples.iter().find(|(t, v)| *t >= 0.0 && v.abs() < 0.005);
+    assert!(
+        stopped.is_some_and(|(t, _)| *t < 1.2),
+        "the robot was not stopped 1.2 s after the zero twist: {samples:?}"
+    );
+    drv.drain();
+}

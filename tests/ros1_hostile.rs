@@ -152,6 +152,192 @@ fn ros1_hostile_xmlrpc_requests_are_refused_and_the_driver_survives() {
     drv.drain();
 }
 
+/// The attacker of [`ros1_slow_and_idle_xmlrpc_connections_keep_no_caller_out`]: `slow` connections to
+/// 127.0.0.1:`port` sending a request head one byte every 50 ms and `idle` ones sending nothing, each opened again
+/// as soon as the driver drops it, until `stop`. Says on `ready` when all are open; returns how many were reopened.
+fn slowloris(
+    port: u16,
+    slow: usize,
+    idle: usize,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ready: std::sync::mpsc::Sender<()>,
+) -> usize {
+    use std::sync::atomic::Ordering;
+    // a refused connect (the listener's backlog full) is tried again at the next round
+    let open = || {
+        let s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        s.set_nonblocking(true).ok()?;
+        Some(s)
+    };
+    let head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    let mut conns: Vec<(Option<TcpStream>, bool, usize)> =
+        (0..slow + idle).map(|i| (open(), i < slow, 0)).collect();
+    let _ = ready.send(());
+    let mut reopened = 0;
+    while !stop.load(Ordering::Relaxed) {
+        for (conn, is_slow, sent) in conns.iter_mut() {
+            let Some(s) = conn else {
+                *conn = open();
+                continue;
+            };
+            let mut b = [0u8; 64];
+            let closed = match s.peek(&mut b) {
+                Ok(0) => true,
+                // an answer (a refusal) or an error: the driver is done with it
+                Ok(_) => true,
+                Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+            };
+            let byte = [*head.get(*sent).unwrap_or(&b'a')];
+            if closed || (*is_slow && s.write(&byte).is_err()) {
+                *conn = open();
+                *sent = 0;
+                reopened += 1;
+            } else if *is_slow {
+                *sent += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    reopened
+}
+
+/// 64 connections trickling a request head byte by byte and 64 idle ones, each opened again as soon as the driver
+/// drops it (all from 127.0.0.1, as every caller on loopback): `getPid` and `requestTopic` are still answered
+/// within 1 s each, and a new rospy subscriber (whose `requestTopic` comes to this door) still gets odometry.
+#[test]
+fn ros1_slow_and_idle_xmlrpc_connections_keep_no_caller_out() {
+    if skip() {
+        return;
+    }
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let port = free_port();
+    let _master = rosmaster(port);
+    let mut drv = driver(port, &[]);
+    let api = driver_api(port);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready, opened) = std::sync::mpsc::channel();
+    let attacker = {
+        let stop = stop.clone();
+        std::thread::spawn(move || slowloris(api, 64, 64, stop, ready))
+    };
+    opened
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the attacker's connections open");
+    // let the slow ones get going (a bounded number of the attacker's rounds)
+    std::thread::sleep(Duration::from_millis(300));
+    let protocols =
+        "<value><array><data><value><array><data><value><string>TCPROS</string></value>\
+                     </data></array></value></data></array></value>";
+    let mut worst = Duration::ZERO;
+    for _ in 0..10 {
+        let t0 = Instant::now();
+        let pid = post(api, &call("getPid", &[string("/legit")]));
+        let t1 = Instant::now();
+        let topic = post(
+            api,
+            &call(
+                "requestTopic",
+                &[string("/legit"), string("/odom"), protocols.into()],
+            ),
+        );
+        let t2 = Instant::now();
+        worst = worst.max(t1 - t0).max(t2 - t1);
+        assert!(
+            pid.contains(&format!(">{}<", drv.child.id())) && topic.contains("TCPROS"),
+            "a legitimate call under 128 slow and idle connections: getPid {pid:?}, requestTopic {topic:?}"
+        );
+        assert!(
+            worst < Duration::from_secs(1),
+            "a legitimate call answered in {worst:?}"
+        );
+    }
+    let v = rospy(port, &["odom", "10"], Duration::from_secs(30));
+    stop.store(true, Ordering::Relaxed);
+    let reopened = attacker.join().unwrap();
+    eprintln!("legitimate calls answered in at most {worst:?}; the attacker reopened {reopened} connections");
+    assert_eq!(v["odom"], true, "a new rospy subscriber under attack: {v}");
+    assert!(drv.child.try_wait().unwrap().is_none(), "the driver died");
+    drv.drain();
+}
+
+/// Reads `/rosout` while calling `aseba/load_script` with a 4 MB path and `aseba/set_variable` with a 4 MB name
+/// (both refused, both reported); prints the lengths of the `/rosout` lines that echo them.
+const LONG_NAMES: &str = r#"
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+import rospy_peer
+am = rospy_peer.asebaros_msgs()
+import rospy
+from rosgraph_msgs.msg import Log
+rospy.init_node("long_names", anonymous=True, disable_signals=True)
+lines = []
+sub = rospy.Subscriber("/rosout", Log, lambda m: lines.append(m.msg) if "xxxxxxxx" in m.msg else None, queue_size=100)
+rospy.wait_for_service("/aseba/load_script", timeout=10)
+deadline = time.time() + 10
+while sub.get_num_connections() == 0 and time.time() < deadline:
+    time.sleep(0.05)
+long = "x" * (4 << 20)
+load = rospy.ServiceProxy("/aseba/load_script", am.srv.LoadScript)
+put = rospy.ServiceProxy("/aseba/set_variable", am.srv.SetVariable)
+errors = [rospy_peer.error_of(lambda: load(file_name="/tmp/" + long)), rospy_peer.error_of(lambda: put(long, [1]))]
+deadline = time.time() + 10
+while len(lines) < 2 and time.time() < deadline:
+    time.sleep(0.05)
+print(json.dumps({"rosout": [len(l) for l in lines], "tails": [l[-40:] for l in lines],
+                  "errors": [None if e is None else len(e) for e in errors]}), flush=True)
+"#;
+
+/// A 4 MB path (`aseba/load_script`) and a 4 MB variable name (`aseba/set_variable`) are refused and reported,
+/// cut to a bounded length with their size, on the console and on `/rosout`.
+#[test]
+fn ros1_untrusted_names_are_cut_in_the_log_and_rosout() {
+    if skip() {
+        return;
+    }
+    let port = free_port();
+    let _master = rosmaster(port);
+    let mut drv = driver(port, &[]);
+    let mut c = Command::new("timeout");
+    c.args(["60", PYTHON, "-c", LONG_NAMES])
+        .arg(common::root().join("tests/ros1"))
+        .env("ROS_MASTER_URI", peers::master_uri(port))
+        .env("ROS_IP", "127.0.0.1")
+        .env("ROS_HOME", tempfile::tempdir().unwrap().keep());
+    let out = c.output().expect("run the rospy client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| {
+            panic!(
+                "rospy client: {e}\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let rosout: Vec<u64> = v["rosout"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|n| n.as_u64()).collect())
+        .unwrap_or_default();
+    assert!(
+        rosout.len() >= 2 && rosout.iter().all(|&n| n < 4096),
+        "/rosout lines echoing the 4 MB strings (lengths): {v}"
+    );
+    assert!(
+        v["tails"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t.as_str().unwrap_or_default().contains("bytes)")),
+        "a cut line says how long the string was: {v}"
+    );
+    drv.drain();
+    let longest = drv.seen.iter().map(|l| l.len()).max().unwrap_or(0);
+    let echoed = drv.seen.iter().filter(|l| l.contains("xxxxxxxx")).count();
+    assert!(
+        echoed >= 2 && longest < 4096,
+        "the driver's log: {echoed} lines echo the strings, the longest has {longest} bytes"
+    );
+}
+
 /// A connection to the `odom` port announcing a header of 0xFFFFFFF0 bytes is closed at once and costs no memory;
 /// an idle connection to it blocks no one: a new rospy subscriber gets odometry while it stays open.
 #[test]

@@ -194,7 +194,10 @@ fn register_message(
                                 return;
                             }
                         }
-                        Err(err) => tracing::warn!("ROS 1: {topic}: message dropped: {err}"),
+                        Err(err) => tracing::warn!(
+                            "ROS 1: {topic}: message dropped: {}",
+                            crate::net::clip(&err.to_string())
+                        ),
                     }
                 }
             }));
@@ -244,7 +247,7 @@ fn forward<T: RosMessageType>(
                         return;
                     }
                 }
-                Err(e) => tracing::warn!("ROS 1: {name}: {e}"),
+                Err(e) => tracing::warn!("ROS 1: {name}: {}", crate::net::clip(&e.to_string())),
             }
         }
     }))

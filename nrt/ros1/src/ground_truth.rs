@@ -106,7 +106,10 @@ impl Ros1GroundTruth {
                                 },
                             );
                         }
-                        Err(e) => tracing::warn!("ROS 1: node {id}: no {TOPIC}: {e}"),
+                        Err(e) => tracing::warn!(
+                            "ROS 1: node {id}: no {TOPIC}: {}",
+                            crate::net::clip(&e.to_string())
+                        ),
                     });
             }
             EngineEvent::RobotRemoved { node, .. } => {

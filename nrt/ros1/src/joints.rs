@@ -197,10 +197,13 @@ impl Ros1Joints {
                         match m {
                             Ok(m) => {
                                 if let Some(line) = input.take(&m.name, &m.velocity, taken) {
-                                    tracing::warn!("ROS 1: {line}");
+                                    tracing::warn!("ROS 1: {}", crate::net::clip(&line));
                                 }
                             }
-                            Err(e) => tracing::warn!("ROS 1: node {id}: joint_command: {e}"),
+                            Err(e) => tracing::warn!(
+                                "ROS 1: node {id}: joint_command: {}",
+                                crate::net::clip(&e.to_string())
+                            ),
                         }
                     }
                 });

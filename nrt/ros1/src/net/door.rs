@@ -92,6 +92,7 @@ impl Door {
     }
 
     /// Connections in the table.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().entries.len()
     }

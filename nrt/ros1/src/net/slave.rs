@@ -45,14 +45,15 @@ pub(crate) async fn accept(listener: TcpListener, node: Weak<Shared>) {
         };
         let (node, limits) = (node.clone(), limits.clone());
         tokio::spawn(async move {
-            match serve(stream, &node, &limits, &pass).await {
-                Err(e) => tracing::debug!(
+            if let Err(e) = serve(stream, &node, &limits, &pass).await {
+                tracing::debug!(
                     "ROS 1: XML-RPC connection from {peer}: {}",
                     clip(&e.to_string())
-                ),
-                Ok(()) => {}
+                );
             }
         });
+        // the new connection's task reads what it already sent before the next newcomer can drop it
+        tokio::task::yield_now().await;
     }
 }
 

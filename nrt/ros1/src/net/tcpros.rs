@@ -31,7 +31,7 @@ pub(crate) async fn accept(listener: TcpListener, node: Weak<Shared>) {
         tokio::spawn(async move {
             let _permit = permit;
             if let Err(e) = connection(stream, weak, &limits, &own).await {
-                tracing::debug!("ROS 1: TCPROS connection: {e}");
+                tracing::debug!("ROS 1: TCPROS connection: {}", super::clip(&e.to_string()));
             }
         });
     }

@@ -349,6 +349,61 @@ fn thymio_driver_on_the_simulated_robot() {
     stop(driver);
 }
 
+/// `ranges: ros_thymio` (issue 42 item 5): where REP-117 gives ±inf (the test above), the Range topics carry what
+/// ROS-Thymio's ROS 2 driver published — −1.0 for a proximity sensor that sees nothing, 0.0 for a ground sensor on
+/// the floor — while a wall in range is the same distance and the laser scan stays REP-117.
+#[test]
+fn ranges_ros_thymio_publishes_minus_one_where_rep_117_gives_inf() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = "thymio_ranges";
+    let dir = tempfile::tempdir().unwrap();
+    // as above: facing away from the east wall, 9 cm from it behind
+    let arena = "width: 2.0\nheight: 2.0\nrobots:\n  - [1.88, 1.0, 3.14159]\n";
+    let driver = driver(dir.path(), ns, 1, "ranges: ros_thymio\n", arena);
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let t = |leaf: &str| format!("/{ns}/{leaf}");
+    for leaf in ["proximity/center", "proximity/rear_left", "ground/left"] {
+        peer.subscribe(&t(leaf), "sensor_msgs/msg/Range", "best_effort", deadline)
+            .unwrap();
+    }
+    peer.subscribe(
+        &t("proximity/laser"),
+        "sensor_msgs/msg/LaserScan",
+        "best_effort",
+        deadline,
+    )
+    .unwrap();
+    peer.call(&t("is_ready"), "std_srvs/srv/Empty", json!({}), deadline)
+        .unwrap();
+    let front = peer
+        .message(&t("proximity/center"), deadline, |_| true)
+        .unwrap();
+    assert_eq!(range(&front), -1.0, "nothing ahead: {front}");
+    assert_eq!(
+        front["min_range"].as_f64().map(|m| m as f32),
+        Some(0.0215),
+        "{front}"
+    );
+    let rear = peer
+        .message(&t("proximity/rear_left"), deadline, |m| range(m) > 0.0)
+        .unwrap();
+    let d = range(&rear);
+    assert!((0.06..0.13).contains(&d), "the wall behind: rear range {d}");
+    let ground = peer.message(&t("ground/left"), deadline, |_| true).unwrap();
+    assert_eq!(range(&ground), 0.0, "the floor: {ground}");
+    let scan = peer
+        .message(&t("proximity/laser"), deadline, |_| true)
+        .unwrap();
+    let empty = scan["ranges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r == "inf");
+    assert!(empty, "the laser keeps REP-117: {scan}");
+    drop(peer);
+    stop(driver);
+}
+
 #[test]
 fn two_simulated_robots_in_two_namespaces() {
     let deadline = Instant::now() + TEST_TIMEOUT;
@@ -459,13 +514,15 @@ fn thymio_driver_on_aseba_playground() {
     .unwrap();
     peer.call(&t("is_ready"), "std_srvs/srv/Empty", json!({}), deadline)
         .unwrap();
-    let front = peer
-        .message(&t("proximity/center"), deadline, |_| true)
-        .unwrap();
-    assert!(
-        range(&front) == f64::INFINITY || range(&front).is_finite(),
-        "{front}"
-    );
+    // the robot stands 1.6 m from the wall it faces (common::playground's scene): nothing in range, +inf (a finite
+    // range or ROS-Thymio's −1 here would be an obstacle that is not there), sample after sample
+    for _ in 0..5 {
+        peer.forget(&t("proximity/center"));
+        let front = peer
+            .message(&t("proximity/center"), deadline, |_| true)
+            .unwrap();
+        assert_eq!(range(&front), f64::INFINITY, "nothing ahead: {front}");
+    }
     let start = x_of(&peer.message(&t("odom"), deadline, |_| true).unwrap());
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(2) {

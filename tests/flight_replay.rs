@@ -467,3 +467,41 @@ fn replay_at_a_slow_rate_ends_on_ctrl_c() {
     assert!(status.success(), "{status}\n{log}");
     assert!(log.contains("stopped by a signal"), "{log}");
 }
+
+#[test]
+fn a_deeply_nested_configuration_in_a_recording_is_refused_before_the_yaml_parser() {
+    use nrt_recorder::flight::rt_channels::RtChannels;
+    use nrt_recorder::{RecordLimits, Recording};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nested.mcap");
+    // 80 KB of nesting: the YAML parser took seconds to refuse it
+    let yaml = format!("{}{}", "[".repeat(40_000), "]".repeat(40_000));
+    let meta = std::collections::BTreeMap::from([("yaml".to_owned(), yaml)]);
+    let mut rec = Recording::create(&file, RecordLimits::NONE, &[("configuration", meta)]).unwrap();
+    let mut channels = RtChannels::register(&mut rec, 0).unwrap();
+    let pass = handoff::RecInput::Pass {
+        kind: handoff::PassKind::Periodic,
+        now_ns: 1_000_000,
+        wake: false,
+        timer: true,
+        signal: false,
+    };
+    channels
+        .input(
+            &mut rec,
+            &handoff::RecEntry {
+                seq: 0,
+                input: pass,
+            },
+        )
+        .unwrap();
+    rec.finish().unwrap();
+    let (code, out) = thymio_rt(&["replay", &text(&file)], Duration::from_secs(30));
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains(
+            "nested.mcap: its configuration (metadata): YAML nested deeper than the limit"
+        ),
+        "{out}"
+    );
+}

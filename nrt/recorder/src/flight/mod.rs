@@ -96,6 +96,8 @@ pub struct FlightReport {
     pub dropped_published: u64,
     /// What stopped the recording early, if anything.
     pub error: Option<String>,
+    /// The file that error left without its summary (replay reads it up to its last complete chunk), if any.
+    pub cut: Option<String>,
 }
 
 impl FlightSummary {
@@ -110,6 +112,7 @@ impl FlightSummary {
             dropped_frames: self.dropped.1,
             dropped_published: self.dropped_published,
             error: self.error.as_ref().map(|e| e.to_string()),
+            cut: s.cut.as_ref().map(|p| p.display().to_string()),
         }
     }
 

@@ -8,6 +8,9 @@
 mod common;
 #[path = "ros1/peers.rs"]
 mod peers;
+// roslaunch, robot_state_publisher, tf2_ros and rosbag with the shipped launch files (issue 44 item 1)
+#[path = "ros1/launch.rs"]
+mod launch;
 
 use common::free_port;
 use nix::sys::signal::Signal;

@@ -486,3 +486,142 @@ fn joint_commands_move_the_wheels_and_joint_states_show_them() {
     diagnostics_count(&mut peer, "Bad joint commands dropped", deadline);
     stop(driver);
 }
+
+/// Seconds since the epoch of a message's header stamp (the simulator stamps with system time).
+fn stamp_s(m: &Value) -> f64 {
+    let s = &m["header"]["stamp"];
+    s["sec"].as_f64().unwrap() + s["nanosec"].as_f64().unwrap() * 1e-9
+}
+
+/// System time now, in seconds since the epoch.
+fn now_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// `send` of the command that keeps robot `ns` at 0.1 m/s, every 100 ms until the simulator's true speed
+/// is there (and at least 1 s); then ONE zero command (`send(peer, false)`) and silence: the true speeds
+/// `(seconds after the zero command, m/s)` until the robot stands (under 5 mm/s), 3 s at most.
+fn zero_then_silence(
+    peer: &mut RclpyPeer,
+    ns: &str,
+    deadline: Instant,
+    send: impl Fn(&mut RclpyPeer, bool),
+) -> Vec<(f64, f64)> {
+    let gt = format!("/{ns}/sim/ground_truth");
+    let t0 = Instant::now();
+    loop {
+        send(peer, true);
+        let v = forward(&truth(peer, ns, deadline));
+        if t0.elapsed() > Duration::from_secs(1) && v > 0.09 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never at 0.1 m/s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    peer.forget(&gt);
+    let t_zero = now_s();
+    send(peer, false);
+    let end = deadline.min(Instant::now() + Duration::from_secs(3));
+    let mut out = Vec::new();
+    while let Ok(m) = peer.message(&gt, end, |_| true) {
+        let (t, v) = (stamp_s(&m) - t_zero, forward(&m));
+        out.push((t, v));
+        if t >= 0.0 && v.abs() < 0.005 {
+            break;
+        }
+    }
+    out
+}
+
+/// The true speeds after a zero command show a robot still decelerating (the limit in effect), then stopped
+/// by the watchdog (0.5 s) within a margin, not after the 2 s the deceleration would take.
+fn stopped_by_the_watchdog(samples: &[(f64, f64)], owner: &str) {
+    let later = samples.iter().find(|(t, _)| *t >= 0.25);
+    assert!(
+        later.is_some_and(|(_, v)| *v > 0.05),
+        "{owner}: not decelerating: {samples:?}"
+    );
+    let stopped = samples.iter().find(|(t, v)| *t >= 0.0 && v.abs() < 0.005);
+    assert!(
+        stopped.is_some_and(|(t, _)| *t < 1.2),
+        "{owner}: the robot was not stopped 1.2 s after the zero command: {samples:?}"
+    );
+}
+
+/// Issue 42, unsafe motion on ROS 2: the motion limits' rates publish their range and refuse values below it
+/// (a deceleration of 0 or 1e-9 let the robot coast on at 0.1 m/s, an acceleration of 5e-324 kept it still);
+/// with the smallest deceleration allowed (0.05 m/s²: 2 s from 0.1 m/s), a zero command then silence is
+/// stopped by the watchdog at its deadline, for `ros` (cmd_vel) and `joint` (joint commands). The watchdog
+/// used to arm on a non-zero command only, whatever the limiter still commanded.
+#[test]
+fn the_watchdog_stops_a_decelerating_robot_and_too_small_limits_are_refused() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let ns = format!("ul{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let driver = driver(
+        dir.path(),
+        &ns,
+        "width: 4.0\nheight: 2.0\nrobots:\n  - [0.3, 1.0, 0.0]\n",
+        &[],
+    );
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let gt = format!("/{ns}/sim/ground_truth");
+    peer.subscribe(&gt, ODOM, "volatile", deadline).unwrap();
+    let described = peer
+        .call(
+            &format!("/{ns}/thymio_driver/describe_parameters"),
+            "rcl_interfaces/srv/DescribeParameters",
+            json!({ "names": ["linear.x.max_deceleration", "angular.z.max_acceleration"] }),
+            deadline,
+        )
+        .unwrap();
+    let range = |k: usize| {
+        let r = &described["descriptors"][k]["floating_point_range"][0];
+        (r["from_value"].as_f64(), r["to_value"].as_f64())
+    };
+    assert_eq!(range(0), (Some(0.05), Some(1000.0)), "{described}");
+    assert_eq!(range(1), (Some(1.0), Some(20000.0)), "{described}");
+    for (name, v, why) in [
+        ("linear.x.max_deceleration", 0.0, "[0.05, 1000] m/s²"),
+        ("linear.x.max_deceleration", 1e-9, "[0.05, 1000] m/s²"),
+        ("linear.x.max_acceleration", 5e-324, "[0.05, 1000] m/s²"),
+        ("angular.z.max_deceleration", 0.0, "[1, 20000] rad/s²"),
+    ] {
+        let (ok, reason) = set_param(&mut peer, &ns, name, v, deadline);
+        assert!(
+            !ok && reason.contains(name) && reason.contains(why),
+            "{name} {v}: {reason}"
+        );
+    }
+    let (ok, why) = set_param(&mut peer, &ns, "linear.x.max_deceleration", 0.05, deadline);
+    assert!(ok, "{why}");
+
+    let cmd_vel = format!("/{ns}/cmd_vel");
+    let samples = zero_then_silence(&mut peer, &ns, deadline, |peer, go| {
+        let x = if go { 0.1 } else { 0.0 };
+        peer.publish(&cmd_vel, TWIST, json!({"linear": {"x": x}}), 1, deadline)
+            .unwrap()
+    });
+    stopped_by_the_watchdog(&samples, "ros");
+
+    let (ok, why) = switch(&mut peer, &ns, "joint", deadline);
+    assert!(ok, "{why}");
+    let joint = format!("/{ns}/thymio_driver/joint_command");
+    let samples = zero_then_silence(&mut peer, &ns, deadline, |peer, go| {
+        // 0.1 m/s on 0.022 m wheels
+        let w = if go { 0.1 / 0.022 } else { 0.0 };
+        peer.publish(
+            &joint,
+            "sensor_msgs/msg/JointState",
+            json!({"velocity": [w, w]}),
+            1,
+            deadline,
+        )
+        .unwrap()
+    });
+    stopped_by_the_watchdog(&samples, "joint");
+    stop(driver);
+}

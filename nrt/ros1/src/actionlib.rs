@@ -208,6 +208,12 @@ impl<A: ActionTypes> ActionServer<A> {
         }
     }
 
+    /// Whether anyone listens to the action: a subscriber connected to its `status` or `feedback` (every actionlib
+    /// client subscribes to both; a client whose process died has its connections closed).
+    pub fn listened(&self) -> bool {
+        self.shared.status.subscriber_count() + self.shared.feedback.subscriber_count() > 0
+    }
+
     /// Publishes `<action>/status` when it changed or is due.
     pub fn publish_status(&mut self, now: Instant) {
         let (changed, list) = {

@@ -4,6 +4,8 @@
 //! transport of the layer's ONE goal state machine ([`nrt_interface::goal_actions`]: the checks, the goal, the
 //! feedback, the result and their texts). One generic server set ([`GoalActionServers`]) per action; each action only
 //! says how its messages map to the layer's types ([`GoalAction`]). A rejection's reason is the goal's status text.
+//! While a goal runs, the layer is told whether anyone subscribes to the action's `status` or `feedback` (a goal
+//! whose client is gone is aborted: [`nrt_interface::goal_actions::CLIENT_GONE_TIMEOUT`]).
 
 use super::actionlib::{self, ActionServer, ActionTypes, ServerGoal};
 use super::actionlib_state::{Asked, Terminal};
@@ -314,8 +316,13 @@ where
             };
             self.servers.insert(node, server);
         }
+        let action = ActionId::from_name(A::NAME);
         for (node, s) in self.servers.iter_mut() {
             s.running.retain(|_, id| goals.is_active(*id));
+            // a goal whose client is gone (nrt_interface::goal_actions): anyone on status or feedback?
+            if let Some(action) = action.filter(|a| goals.running(*a).any(|n| n == *node)) {
+                goals.client_listening(*node, action, s.action.listened(), now);
+            }
             while let Some(asked) = s.action.next(now) {
                 match asked {
                     Asked::Goal(id, g) => {

@@ -234,6 +234,9 @@ impl FrontEnd for RosBridge {
             // r2r answers an accepted cancel at the start of its spinner's next wait
             shared.wake();
         }
+        // a goal whose client is gone (the graph's word, not a stream's)
+        self.goal_actions
+            .watch_clients(&mut iface.goal_actions, now);
         self.drivers.serve(engine, &mut iface.controllers);
         if ros_work {
             // calls and messages only: the switch's, resets', lifecycles' and controllers'

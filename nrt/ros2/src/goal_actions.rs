@@ -4,6 +4,13 @@
 //! machine ([`nrt_interface::goal_actions`]: checks, goal, feedback, result and their texts). One generic server set
 //! ([`GoalActionServers`]) per action; each action only says how its messages map ([`GoalAction`]). ROS 2's goal
 //! response carries no reason: a rejected goal's reason is on `/rosout`.
+//!
+//! A goal whose client is gone: r2r does not show its action server's publishers, so each server has a probe, a
+//! publisher of its own on the action's hidden `<action>/_action/status` (the status's type and QoS, never
+//! published on) whose matched subscriptions are the action clients listening (every rclpy / rclcpp action client
+//! subscribes to it). While a goal runs, the layer is told whether there are any
+//! ([`nrt_interface::goal_actions::CLIENT_GONE_TIMEOUT`]). A client that exits leaves the DDS graph at once; one
+//! killed leaves it when its DDS participant's lease runs out (Fast DDS: within its lease duration).
 
 use super::action_cancels::ActionCancels;
 use super::report::Reporter;
@@ -16,9 +23,12 @@ use nrt_interface::calibration::End;
 use nrt_interface::goal_actions::{
     ActionId, GoalActionHandle, GoalActions, GoalFeedback, GoalId, GoalResult,
 };
+use r2r::action_msgs::msg::GoalStatusArray;
 use r2r::geometry_msgs::msg::Pose2D;
 use r2r::thymio_rt_msgs::action::{DriveDistance, NavigateToPosition, RotateAngle};
-use r2r::{ActionServerGoal, ActionServerGoalRequest, WrappedActionTypeSupport};
+use r2r::{
+    ActionServerGoal, ActionServerGoalRequest, Publisher, QosProfile, WrappedActionTypeSupport,
+};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -125,6 +135,8 @@ type Goals<A> = Box<dyn Stream<Item = ActionServerGoalRequest<A>> + Unpin>;
 /// Every driven robot's action server of the goal action `A`.
 pub struct GoalActionServers<A: GoalAction> {
     servers: BTreeMap<NodeId, Goals<A>>,
+    /// Each server's probe of its status's subscribers (see the module documentation).
+    probes: BTreeMap<NodeId, Publisher<GoalStatusArray>>,
     /// The cancel requests of the goals running.
     cancels: ActionCancels<GoalId>,
     reporter: Reporter,
@@ -135,6 +147,7 @@ impl<A: GoalAction> GoalActionServers<A> {
     pub fn new(reporter: Reporter) -> Self {
         GoalActionServers {
             servers: BTreeMap::new(),
+            probes: BTreeMap::new(),
             cancels: ActionCancels::new(),
             reporter,
         }
@@ -158,13 +171,46 @@ impl<A: GoalAction> GoalActionServers<A> {
             return;
         }
         let ns = nrt_interface::frames::robot_namespace(engine, *node);
-        match ros.get().create_action_server::<A>(&topic(&ns, A::NAME)) {
+        let name = topic(&ns, A::NAME);
+        match ros.get().create_action_server::<A>(&name) {
             Ok(server) => {
                 self.servers.insert(*node, Box::new(server));
             }
             Err(e) => self
                 .reporter
                 .error(&format!("node {node}: no {} action: {e}", A::NAME)),
+        }
+        // the status's QoS (rcl_action's: reliable, transient local, the last one), so that every client matches
+        let qos = QosProfile::default()
+            .keep_last(1)
+            .reliable()
+            .transient_local();
+        let status = format!("{name}/_action/status");
+        match ros.get().create_publisher::<GoalStatusArray>(&status, qos) {
+            Ok(probe) => {
+                self.probes.insert(*node, probe);
+            }
+            Err(e) => self.reporter.warn(&format!(
+                "node {node}: {}: no probe of its clients ({e}): a goal whose client is gone runs to its end",
+                A::NAME
+            )),
+        }
+    }
+
+    /// Tells the layer, for each robot whose goal of this action runs, whether an action client listens to its
+    /// status (never blocks).
+    pub fn watch_clients(&self, goals: &mut GoalActions, now: Instant) {
+        let Some(action) = ActionId::from_name(A::NAME) else {
+            return;
+        };
+        let running: Vec<NodeId> = goals.running(action).collect();
+        for node in running {
+            let Some(probe) = self.probes.get(&node) else {
+                continue;
+            };
+            if let Ok(n) = probe.get_inter_process_subscription_count() {
+                goals.client_listening(node, action, n > 0, now);
+            }
         }
     }
 
@@ -249,6 +295,13 @@ impl GoalActionsRos2 {
         self.drive.on_engine_event(ros, engine, goals, event);
         self.rotate.on_engine_event(ros, engine, goals, event);
         self.navigate.on_engine_event(ros, engine, goals, event);
+    }
+
+    /// See [`GoalActionServers::watch_clients`].
+    pub fn watch_clients(&self, goals: &mut GoalActions, now: Instant) {
+        self.drive.watch_clients(goals, now);
+        self.rotate.watch_clients(goals, now);
+        self.navigate.watch_clients(goals, now);
     }
 
     /// See [`GoalActionServers::serve`].

@@ -82,11 +82,11 @@ fn run_refuses_stray_positionals_and_what_follows_its_double_dash() {
         "--foo",
     );
     refused(&with(RUN, &["--duration", "1", "--ros-args", "-p"]), "-p");
-    // ROS 1 arguments need the ROS 1 front end; remapping it does not do
+    // ROS 1 arguments need the ROS 1 front end; a remapping to what is not a ROS name it refuses
     refused(&with(RUN, &["--duration", "1", "__name:=x"]), "__name:=x");
     refused(
-        &with(RUN, &["--duration", "1", "--ros1", "cmd_vel:=/x"]),
-        "cmd_vel:=/x",
+        &with(RUN, &["--duration", "1", "--ros1", "cmd_vel:=9x"]),
+        "cmd_vel:=9x",
     );
 }
 
@@ -222,4 +222,29 @@ fn run_refuses_parameter_files_and_rules_rcl_cannot_parse() {
         2,
         "'-p axis_length:=[': the value is not YAML",
     );
+}
+
+#[cfg(feature = "ros2")]
+#[test]
+fn run_refuses_a_robot_section_of_wrong_types_like_the_bridge_sections() {
+    let dir = std::env::temp_dir().join(format!("thymio-rt-cli-driver-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let bridge = file(
+        "bridge.yaml",
+        "asebaros:\n  ros__parameters:\n    axis_length: abc\n",
+    );
+    let robot = file(
+        "robot.yaml",
+        "thymio_driver:\n  ros__parameters:\n    axis_length: abc\n",
+    );
+    let says = "configuration key `axis_length`: invalid type: string \"abc\", expected f64";
+    // the bridge's section was refused; the robot's started the driver on the default calibration
+    ros2_refused(&["--ros-args", "--params-file", &bridge], 1, says);
+    ros2_refused(&["--ros-args", "--params-file", &robot], 1, says);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -90,6 +90,10 @@ impl Nodes {
             let config = config
                 .with_overrides(&node.parameter_overrides().map_err(CliError::new)?)
                 .map_err(CliError::new)?;
+            // the robots' sections too, before anything runs (their nodes come with the robots)
+            let args: Vec<String> = std::env::args().collect();
+            nrt_ros2::params_file::check_driver_sections(&args, &config.driver)
+                .map_err(CliError::new)?;
             node.set_spin_period(std::time::Duration::from_micros(config.rt.nrt_poll_us))
                 .map_err(CliError::new)?;
             (Some(node), config)

@@ -221,7 +221,9 @@ pub fn parse_ros1_arg(arg: &str) -> Result<Ros1Arg, String> {
             "'{arg}': {name} is not a special key the ROS 1 front end knows (__name, __ns, __log)"
         )),
         _ if name.starts_with('_') && is_ros1_name(&name[1..]) => {
-            // as rospy reads it: YAML, a plain string when it is not
+            // as rospy reads it: YAML, a plain string when it is not; bounded first
+            msgs::yaml_guard::check(value, msgs::yaml_guard::YamlLimits::CONFIG)
+                .map_err(|e| format!("'{name}:=…': {e}"))?;
             let v = yaml_serde::from_str(value)
                 .unwrap_or_else(|_| yaml_serde::Value::String(value.into()));
             Ok(Ros1Arg::Param(name[1..].replace('/', "."), v))
@@ -341,6 +343,8 @@ mod tests {
             let e = check_ros2(&args(bad)).unwrap_err();
             assert!(e.contains(named), "{bad:?}: {e}");
         }
+        let e = parse_ros1_arg(&format!("_axis_length:={}", "[".repeat(400_000))).unwrap_err();
+        assert!(e.contains("'_axis_length:=…': YAML nested deeper"), "{e}");
     }
 
     #[test]

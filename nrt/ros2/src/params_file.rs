@@ -11,6 +11,7 @@
 
 use msgs::yaml_guard::{self, YamlGuardError, YamlLimits};
 use nrt_engine::schema;
+use nrt_engine::thymio::params::DriverParams;
 use yaml_serde::{Mapping, Value};
 
 /// Why a parameter file could not be read.
@@ -33,6 +34,18 @@ pub enum ParamsFileError {
         /// The limit exceeded.
         #[source]
         source: YamlGuardError,
+    },
+    /// A robot's `thymio_driver` section sets one of the robot's parameters to a value the
+    /// configuration refuses (as it refuses it in the bridge's sections).
+    #[error("parameter file {path}, section {section}: {source}")]
+    DriverParam {
+        /// The file.
+        path: String,
+        /// The section's name, as written (without leading slash).
+        section: String,
+        /// The schema's error, naming the key.
+        #[source]
+        source: schema::SchemaError,
     },
     /// Not YAML.
     #[error("parameter file {path}: {source}")]
@@ -143,6 +156,37 @@ pub fn check_files(args: &[String]) -> Result<(), ParamsFileError> {
     Ok(())
 }
 
+/// Checks the robots' `thymio_driver` sections (those whose last name is the driver node's) of
+/// the parameter files named in `args`: each of the robot's parameters they set must be one the
+/// configuration takes over `base` (the process's driver parameters), as the bridge's sections
+/// are checked, so that a wrong type stops the start instead of leaving that robot on the
+/// default calibration. Parameters that are not the robot's are left to the node (it says what
+/// it ignores).
+pub fn check_driver_sections(args: &[String], base: &DriverParams) -> Result<(), ParamsFileError> {
+    for path in params_files(args) {
+        for (section, params) in sections(&read(&path)?, &path)? {
+            if section.rsplit('/').next() != Some(crate::driver_node::NODE_NAME) {
+                continue;
+            }
+            let mut current = base.clone();
+            for (name, value) in params {
+                let name = schema::aliases::canonical_name(&name);
+                if !DriverParams::is_per_robot(&name) {
+                    continue;
+                }
+                current = schema::set(&current, &name, value).map_err(|source| {
+                    ParamsFileError::DriverParam {
+                        path: path.clone(),
+                        section: section.clone(),
+                        source,
+                    }
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The parameters of the files named in `args` for the node `name` of fully qualified name
 /// `fqn` that r2r did not give it, in file order (a later one overrides an earlier one).
 pub fn extra_overrides(
@@ -223,6 +267,46 @@ mod tests {
         assert!(matches!(&got[3], Err(ParamsFileError::Read { path, .. }) if *path == missing));
         let e = got[3].as_ref().unwrap_err().to_string();
         assert!(e.starts_with(&format!("parameter file {missing}: ")), "{e}");
+    }
+
+    #[test]
+    fn a_robot_section_is_checked_like_the_bridge_sections() {
+        let dir = std::env::temp_dir().join(format!("thymio-rt-pfd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            format!("run --ros-args --params-file {}", p.display())
+        };
+        let good = file(
+            "good.yaml",
+            concat!(
+                "/ns/thymio_1/thymio_driver:\n  ros__parameters:\n    axis_length: 0.1\n",
+                "    motor: {left: {parameters: [0.00033, 0.0]}}\n    unknown_one: x\n",
+                "    cmd_vel_timeout: 2.0\n"
+            ),
+        );
+        let bad = file(
+            "bad.yaml",
+            "/**:\n  ros__parameters: {axis_length: 0.1}\n/**/thymio_driver:\n  ros__parameters:\n    motor: {left: {parameters: x}}\n",
+        );
+        let base = DriverParams::default();
+        let got = [
+            check_driver_sections(&args(&good), &base),
+            check_driver_sections(&args(&bad), &base),
+        ];
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(got[0].is_ok(), "{:?}", got[0]);
+        let e = got[1].as_ref().unwrap_err();
+        assert!(
+            matches!(e, ParamsFileError::DriverParam { section, .. } if section == "**/thymio_driver"),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .contains("configuration key `motor.left.parameters`"),
+            "{e}"
+        );
     }
 
     #[test]

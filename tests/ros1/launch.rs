@@ -297,3 +297,39 @@ fn roslaunch_ros_thymio_style_launch_with_a_remap() {
     assert_model(&v, "/thymio/rob_st_pub");
     launch.stop();
 }
+
+/// `publish_model:=false` beside a user's own model (tests/ros1/own_model.launch: their URDF as
+/// `robot_description`, their robot_state_publisher): the parameter stays theirs, the wheels on `/tf` come from
+/// their robot_state_publisher only (the driver no longer publishes them: before, both did), which the driver's
+/// `joint_states` still turn; tf2 resolves odom → base_link → both wheels.
+#[test]
+fn roslaunch_publish_model_false_leaves_the_wheels_to_the_users_model() {
+    if !need_launch_tools() {
+        return; // peer missing, run opted out: skip recorded
+    }
+    let port = free_port();
+    let home = tempfile::tempdir().unwrap();
+    let _master = rosmaster(port);
+    let own = common::root().join("tests/ros1/own_model.urdf");
+    let file = common::root().join("tests/ros1/own_model.launch");
+    let mut launch = Launch::start(port, home.path(), &[file.to_str().unwrap()]);
+    launch.wait_driver();
+    let rsp = "/thymio/my_state_publisher";
+    let v = peer(
+        port,
+        home.path(),
+        &["model", "/thymio", "/thymio/cmd_vel", rsp, "60"],
+        Duration::from_secs(90),
+    );
+    assert_model(&v, rsp);
+    let theirs = std::fs::read_to_string(&own).unwrap().len() as u64;
+    assert_eq!(
+        v["description"].as_u64(),
+        Some(theirs),
+        "robot_description is not the user's: {v}"
+    );
+    for (wheel, publishers) in v["wheel_publishers"].as_object().expect("wheel_publishers") {
+        assert_eq!(publishers, &serde_json::json!([rsp]), "{wheel}: {v}");
+    }
+    launch.stop();
+}

@@ -59,6 +59,9 @@ pub struct OdomRobot {
     pub limited_velocity: Arc<AtomicBool>,
     /// Sequence number of the next `~/cmd_vel_out` header.
     pub cmd_vel_out_seq: u32,
+    /// Whether the wheels (base_link → wheel links) go on `/tf`: the driver publishes the model (`publish_model`);
+    /// without it they are the user's robot_state_publisher's (from `joint_states`, still published).
+    pub wheel_tf: bool,
 }
 
 /// The robots whose odometry is published, shared by the NRT loop and the thread.
@@ -249,7 +252,10 @@ fn publish_odom(
     r.seq = r.seq.wrapping_add(1);
     let published = graph.publish(&r.odom, &odom);
     let odom_ns = monotonic_ns();
-    let transforms = odometry::transforms(s, stamp, &r.frames, &r.settings);
+    let mut transforms = odometry::transforms(s, stamp, &r.frames, &r.settings);
+    if !r.wheel_tf {
+        transforms.retain(|t| !r.frames.wheels.contains(&t.child_frame_id));
+    }
     let rest = Rest {
         robot: s.robot,
         node: r.node,

@@ -88,6 +88,8 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
     let cmd_vel = cmd_vel::subscribe(g, &t("cmd_vel"), DEPTH, p.stamped, target)?;
     let is_ready =
         g.serve::<std_srvs::Empty>(&t("is_ready"), |_| Ok(std_srvs::EmptyResponse {}))?;
+    // without the driver's model, the wheels on /tf are the user's robot_state_publisher's
+    let wheel_tf = p.urdf.is_some();
     let out = Outputs::advertise(g, &t, p.urdf)?;
     let inputs = thymio_inputs::subscribe(g, &t, id, &p.inbox)?;
     let odom = match &p.settings {
@@ -102,6 +104,7 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
             cmd_vel_out: g.advertise(&t(CMD_VEL_OUT), ODOM_QUEUE, false)?,
             limited_velocity: p.limited_velocity.clone(),
             cmd_vel_out_seq: 0,
+            wheel_tf,
         }),
         None => None,
     };

@@ -217,9 +217,22 @@ impl SimWheels {
 /// `sim.*`, read at start.
 impl Section for SimParams {
     fn validate(&self) -> Result<(), Invalid> {
+        if self.robots > msgs::target::MAX_SIM_ROBOTS {
+            return Err(Invalid::new(
+                "robots",
+                self.robots,
+                format!(
+                    "is out of range: at most {} simulated robots (the most one driver drives)",
+                    msgs::target::MAX_SIM_ROBOTS
+                ),
+            ));
+        }
         self.wheels.spec().map(|_| ())
     }
 }
+
+// the simulator's robots are the ones a driver drives
+const _: () = assert!(msgs::target::MAX_SIM_ROBOTS as usize == handoff::MAX_ROBOTS);
 
 /// The `ros1` section: the ROS 1 front end (feature `ros1`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -147,6 +147,20 @@ pub enum TargetError {
         /// Whole target.
         target: String,
     },
+    /// A number outside the range its parameter allows.
+    #[error("{param} \"{value}\" in \"{target}\" is out of range: {param} must be {min} to {max}")]
+    OutOfRange {
+        /// Parameter.
+        param: &'static str,
+        /// Value.
+        value: String,
+        /// Smallest allowed.
+        min: u64,
+        /// Largest allowed.
+        max: u64,
+        /// Whole target.
+        target: String,
+    },
     /// A value that does not fit its parameter.
     #[error("invalid {param} \"{value}\" in \"{target}\"")]
     Invalid {
@@ -158,6 +172,10 @@ pub enum TargetError {
         target: String,
     },
 }
+
+/// Most robots of the embedded simulator (`sim:robots=N`): as many as one driver drives
+/// (`handoff::MAX_ROBOTS`).
+pub const MAX_SIM_ROBOTS: u16 = 64;
 
 /// Aseba keys accepted on any target (asebaswitch remapping), kept aside.
 const ASEBA_EXTRA: &[&str] = &["remapLocal", "remapTarget"];
@@ -419,11 +437,19 @@ fn build(proto: &str, v: &Values<'_>) -> Result<Target, TargetError> {
         "stdin" => Target::Stdin,
         "stdout" => Target::Stdout,
         "sim" => {
-            let robots: u16 = v.number("robots")?;
-            if robots == 0 {
-                return Err(v.invalid("robots", "0"));
+            let robots: u64 = v.number("robots")?;
+            if !(1..=u64::from(MAX_SIM_ROBOTS)).contains(&robots) {
+                return Err(TargetError::OutOfRange {
+                    param: "robots",
+                    value: robots.to_string(),
+                    min: 1,
+                    max: MAX_SIM_ROBOTS.into(),
+                    target: v.target.to_owned(),
+                });
             }
-            Target::Sim { robots }
+            Target::Sim {
+                robots: robots as u16,
+            }
         }
         _ => unreachable!("protocol checked by spec()"),
     })

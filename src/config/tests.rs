@@ -659,3 +659,19 @@ fn motion_limit_rates_below_their_minimum_are_start_errors_with_the_range() {
     assert!(limits.linear.max_acceleration.is_nan());
     assert_eq!(limits.angular.max_deceleration, 1.0);
 }
+
+#[test]
+fn simulated_robots_are_bounded_as_the_sim_target() {
+    assert_eq!(
+        Config::from_yaml("sim: {robots: 64}").unwrap().sim.robots,
+        64
+    );
+    let e = Config::from_yaml("sim: {robots: 65}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("sim.robots") && e.contains("at most 64"), "{e}");
+    let e = Config::from_yaml("targets: ['sim:robots=100000']")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("robots must be 1 to 64"), "{e}");
+}

@@ -173,7 +173,21 @@ fn errors_name_parameter_and_text() {
     assert_eq!(e("ser:bits=9"), "invalid bits \"9\" in \"ser:bits=9\"");
     assert_eq!(
         e("sim:robots=0"),
-        "invalid robots \"0\" in \"sim:robots=0\""
+        "robots \"0\" in \"sim:robots=0\" is out of range: robots must be 1 to 64"
+    );
+    // a number too large for its type was "invalid robots", without the range
+    assert_eq!(
+        e("sim:robots=100000"),
+        "robots \"100000\" in \"sim:robots=100000\" is out of range: robots must be 1 to 64"
+    );
+    assert_eq!(
+        e("sim:robots=65"),
+        "robots \"65\" in \"sim:robots=65\" is out of range: robots must be 1 to 64"
+    );
+    assert_eq!(p("sim:robots=64"), Target::Sim { robots: 64 });
+    assert_eq!(
+        e("sim:robots=x"),
+        "invalid robots \"x\" in \"sim:robots=x\""
     );
     assert_eq!(
         e("tcp:host=a;port=1;remapLocal=x"),
@@ -222,7 +236,7 @@ fn target() -> impl Strategy<Value = Target> {
         (path, any::<bool>()).prop_map(|(name, write)| Target::File { name, write }),
         Just(Target::Stdin),
         Just(Target::Stdout),
-        (1u16..1000).prop_map(|robots| Target::Sim { robots }),
+        (1u16..=MAX_SIM_ROBOTS).prop_map(|robots| Target::Sim { robots }),
     ]
 }
 

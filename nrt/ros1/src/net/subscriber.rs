@@ -7,15 +7,16 @@
 //! listed.
 //!
 //! **Commands delayed by an outage** ([`Node::subscribe_commands`], `cmd_vel`): a plain `Twist` has no stamp, so a
-//! command is judged by when it arrives on its connection. A connection on which nothing arrived for longer than
+//! command is judged by how it arrives on its connection. A connection on which nothing arrived for longer than
 //! its `stall` (the `cmd_vel_timeout` watchdog period) has stalled — a link that went away — and what comes next
-//! may be the backlog TCP kept for it. A message that arrives after a stall is a **backlog** when another one
-//! follows it within [`BURST_GAP`]: then it and every message arriving within [`BURST_GAP`] of the one before are
-//! dropped (counted; one log line), and the first that arrives more than [`BURST_GAP`] after its predecessor — sent
-//! after the link came back — is taken, as is everything after it (a backlog is dropped for at most [`BURST_MAX`]:
-//! a publisher faster than 1 / [`BURST_GAP`] is taken again then). A message after a stall with none following it
-//! within [`BURST_GAP`] is taken, [`BURST_GAP`] late (one message is not a backlog: a publisher that sends now and
-//! then is obeyed). The watchdog stopped the robot during the stall, so it stays stopped until a fresh command.
+//! may be the backlog TCP kept for it. The first message after a stall starts a **backlog** when more bytes are
+//! already there behind it or arrive within [`BURST_GAP`]; a backlog goes on while, after each of its messages,
+//! more bytes are there or arrive within [`BURST_GAP`], for at most [`BURST_MAX`]. Every message of a backlog is
+//! dropped (counted; a log line when it starts and one when it ends); the first message after it — sent after the
+//! link came back — is taken, as is everything after it. A message after a stall with nothing behind it within
+//! [`BURST_GAP`] is taken, that much late (one message is not a backlog: a publisher that sends now and then is
+//! obeyed). A publisher faster than 1 / [`BURST_GAP`] is taken again [`BURST_MAX`] after its link came back. The
+//! watchdog stopped the robot during the stall, so it stays stopped until a fresh command.
 
 use super::header::{encode, read_frame, read_header, WireError};
 use super::queue::Queue;
@@ -36,7 +37,7 @@ const TRIES: u32 = 5;
 /// Between attempts.
 const RETRY: Duration = Duration::from_millis(500);
 /// After a stall, messages arriving within this of the one before are a backlog (see the module documentation).
-pub const BURST_GAP: Duration = Duration::from_millis(10);
+pub const BURST_GAP: Duration = Duration::from_millis(20);
 /// A backlog is dropped for at most this long.
 pub const BURST_MAX: Duration = Duration::from_secs(1);
 
@@ -264,42 +265,39 @@ async fn receive(
     limits: &Limits,
     uri: &str,
 ) -> Result<(), WireError> {
-    let mut backlog = s.stall.map(|stall| Backlog::new(stall, Instant::now()));
+    let mut last = Instant::now();
+    // the backlog being dropped: when it started, how many so far
+    let mut burst: Option<(Instant, u64)> = None;
     while let Some(frame) = read_frame(&mut stream, limits.max_message).await? {
         s.received.fetch_add(1, Ordering::Relaxed);
-        if let Some(b) = backlog.as_mut() {
-            let take = match b.arrived(Instant::now()) {
-                Arrival::Take => true,
-                Arrival::Drop => false,
-                Arrival::AfterStall(silence) => {
-                    // does another message follow it at once (the backlog of an outage)?
-                    let mut one = [0u8; 1];
-                    let more = tokio::time::timeout(BURST_GAP, stream.peek(&mut one)).await;
-                    if !matches!(more, Ok(Ok(n)) if n > 0) {
-                        true
-                    } else {
-                        b.start_burst(Instant::now());
-                        tracing::warn!(
-                            "ROS 1: {}: messages from {} arrive in a burst after {:.3} s of silence (what TCP kept \
-                             during an outage): dropped until a fresh one, the robot stays stopped",
-                            s.topic,
-                            clip(uri),
-                            silence.as_secs_f64()
-                        );
-                        false
-                    }
-                }
-            };
-            if !take {
-                s.backlog.fetch_add(1, Ordering::Relaxed);
-                continue;
-            }
-            if let Some(n) = b.ended() {
+        if let Some(stall) = s.stall {
+            let now = Instant::now();
+            let silence = now.saturating_duration_since(last);
+            last = now;
+            if burst.is_none() && silence > stall && more_within(&stream, BURST_GAP).await {
                 tracing::warn!(
-                    "ROS 1: {}: {n} messages of the burst from {} dropped; taking fresh ones again",
+                    "ROS 1: {}: messages from {} arrive in a burst after {:.3} s of silence (what TCP kept \
+                     during an outage): dropped until a fresh one, the robot stays stopped",
                     s.topic,
-                    clip(uri)
+                    clip(uri),
+                    silence.as_secs_f64()
                 );
+                burst = Some((now, 0));
+            }
+            if let Some((start, dropped)) = burst.as_mut() {
+                *dropped += 1;
+                s.backlog.fetch_add(1, Ordering::Relaxed);
+                let goes_on = start.elapsed() < BURST_MAX && more_within(&stream, BURST_GAP).await;
+                if !goes_on {
+                    tracing::warn!(
+                        "ROS 1: {}: {dropped} messages of the burst from {} dropped; taking fresh ones again",
+                        s.topic,
+                        clip(uri)
+                    );
+                    burst = None;
+                }
+                last = Instant::now();
+                continue;
             }
         }
         if !s.queue.push(frame) {
@@ -309,67 +307,13 @@ async fn receive(
     Ok(())
 }
 
-/// What to do with a message that just arrived on a connection under the outage rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Arrival {
-    /// Take it.
-    Take,
-    /// Drop it: part of a backlog.
-    Drop,
-    /// It ends a silence of this long: a backlog if another one follows within [`BURST_GAP`].
-    AfterStall(Duration),
-}
-
-/// The outage rule of one connection (see the module documentation), fed with arrival times.
-#[derive(Debug)]
-struct Backlog {
-    stall: Duration,
-    last: Instant,
-    /// When the burst being dropped started, and how many it dropped.
-    burst: Option<(Instant, u64)>,
-    /// The count of the burst that just ended (said once).
-    ended: Option<u64>,
-}
-
-impl Backlog {
-    fn new(stall: Duration, connected: Instant) -> Backlog {
-        Backlog {
-            stall,
-            last: connected,
-            burst: None,
-            ended: None,
-        }
-    }
-
-    /// A message arrived at `now`.
-    fn arrived(&mut self, now: Instant) -> Arrival {
-        let gap = now.saturating_duration_since(self.last);
-        self.last = now;
-        if let Some((start, dropped)) = self.burst.as_mut() {
-            if gap <= BURST_GAP && now.saturating_duration_since(*start) < BURST_MAX {
-                *dropped += 1;
-                return Arrival::Drop;
-            }
-            self.ended = Some(*dropped);
-            self.burst = None;
-        }
-        if gap > self.stall {
-            Arrival::AfterStall(gap)
-        } else {
-            Arrival::Take
-        }
-    }
-
-    /// The message that ended a silence had another one right behind it: a burst starts (that one dropped).
-    fn start_burst(&mut self, now: Instant) {
-        self.burst = Some((now, 1));
-        self.last = now;
-    }
-
-    /// The count of the burst that the last message ended, once.
-    fn ended(&mut self) -> Option<u64> {
-        self.ended.take()
-    }
+/// Whether bytes are waiting on `stream`, or arrive within `gap` (or it is closed: nothing more to judge).
+async fn more_within(stream: &TcpStream, gap: Duration) -> bool {
+    let mut one = [0u8; 1];
+    matches!(
+        tokio::time::timeout(gap, stream.peek(&mut one)).await,
+        Ok(Ok(n)) if n > 0
+    )
 }
 
 /// A handle on a topic we subscribe to; dropping it unsubscribes.
@@ -416,68 +360,70 @@ impl<T> Drop for Subscriber<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::net::TcpListener;
 
-    const STALL: Duration = Duration::from_millis(500);
-
-    fn ms(n: u64) -> Duration {
-        Duration::from_millis(n)
+    fn frame(n: u8) -> Vec<u8> {
+        vec![1, 0, 0, 0, n]
     }
 
-    #[test]
-    fn a_steady_publisher_is_always_taken() {
-        let t0 = Instant::now();
-        let mut b = Backlog::new(STALL, t0);
-        for i in 1..100 {
-            assert_eq!(b.arrived(t0 + ms(50 * i)), Arrival::Take);
-        }
+    /// What the subscription keeps of `script` (`(pause before, frames sent at once)`), sent on a connection with
+    /// a stall of 300 ms.
+    fn kept(script: Vec<(u64, Vec<u8>)>) -> (Vec<u8>, u64) {
+        block_multi(async move {
+            let d = RawDescriptor {
+                ros_type: "std_msgs/UInt8".into(),
+                md5sum: "*".into(),
+                definition: String::new(),
+            };
+            let s = Subscription::new("/cmd", &d, 100, Some(Duration::from_millis(300)));
+            let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let at = l.local_addr().unwrap();
+            let writer = tokio::spawn(async move {
+                let mut w = TcpStream::connect(at).await.unwrap();
+                w.set_nodelay(true).unwrap();
+                for (pause, bytes) in script {
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                    w.write_all(&bytes).await.unwrap();
+                }
+            });
+            let (r, _) = l.accept().await.unwrap();
+            receive(&s, r, &Limits::default(), "test").await.unwrap();
+            writer.await.unwrap();
+            s.queue.close();
+            let mut out = Vec::new();
+            while let Some(f) = s.queue.pop().await {
+                out.push(f[4]);
+            }
+            (out, s.backlog.load(Ordering::Relaxed))
+        })
+    }
+
+    fn block_multi<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
     }
 
     #[test]
     fn the_backlog_after_a_stall_is_dropped_until_a_fresh_message() {
-        let t0 = Instant::now();
-        let mut b = Backlog::new(STALL, t0);
-        assert_eq!(b.arrived(t0 + ms(50)), Arrival::Take);
-        // 1.5 s of outage, then 30 messages at once
-        let back = t0 + ms(1550);
-        assert_eq!(b.arrived(back), Arrival::AfterStall(ms(1500)));
-        b.start_burst(back);
-        for i in 1..30 {
-            assert_eq!(
-                b.arrived(back + Duration::from_micros(20 * i)),
-                Arrival::Drop
-            );
-        }
-        assert_eq!(b.ended(), None);
-        // the first one sent after the link came back: 50 ms later
-        assert_eq!(b.arrived(back + ms(50)), Arrival::Take);
-        assert_eq!(b.ended(), Some(30));
-        assert_eq!(b.ended(), None);
-        assert_eq!(b.arrived(back + ms(100)), Arrival::Take);
+        let backlog: Vec<u8> = (10..40).flat_map(frame).collect();
+        let (kept, dropped) = kept(vec![
+            (0, frame(1)),
+            (50, frame(2)),
+            (600, backlog),
+            (60, frame(3)),
+            (50, frame(4)),
+        ]);
+        assert_eq!(kept, vec![1, 2, 3, 4]);
+        assert_eq!(dropped, 30);
     }
 
     #[test]
-    fn a_backlog_is_dropped_for_at_most_burst_max() {
-        let t0 = Instant::now();
-        let mut b = Backlog::new(STALL, t0);
-        let back = t0 + ms(2000);
-        assert!(matches!(b.arrived(back), Arrival::AfterStall(_)));
-        b.start_burst(back);
-        let mut t = back;
-        while t < back + BURST_MAX - ms(5) {
-            t += ms(5);
-            assert_eq!(b.arrived(t), Arrival::Drop);
-        }
-        // a 200 Hz publisher is taken again after BURST_MAX
-        assert_eq!(b.arrived(back + BURST_MAX + ms(1)), Arrival::Take);
-    }
-
-    #[test]
-    fn a_message_after_a_stall_is_judged_again() {
-        let t0 = Instant::now();
-        let mut b = Backlog::new(STALL, t0);
-        // the first message of a connection after more than the stall: the caller looks for a burst
-        assert_eq!(b.arrived(t0 + ms(600)), Arrival::AfterStall(ms(600)));
-        // alone (taken by the caller): the next one 400 ms later is ordinary
-        assert_eq!(b.arrived(t0 + ms(1000)), Arrival::Take);
+    fn a_lone_message_after_a_stall_is_taken() {
+        let (kept, dropped) = kept(vec![(0, frame(1)), (600, frame(2)), (60, frame(3))]);
+        assert_eq!((kept, dropped), (vec![1, 2, 3], 0));
     }
 }

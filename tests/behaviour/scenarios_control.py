@@ -255,11 +255,12 @@ def motion_limits(c, env):
         check(applied, f"{name} = {value} refused: {reason}")
         check_eq(in_effect, value, f"{name} in effect")
     name = "linear.x.max_acceleration"
-    applied, reason, in_effect = c.set_parameter(node, name, -1.0)
-    check(not applied, f"{name} = -1.0 applied")
+    # below the physical minimum (0 would keep the robot still): refused with the range (issue 42)
+    applied, reason, in_effect = c.set_parameter(node, name, 0.0)
+    check(not applied, f"{name} = 0.0 applied")
     check_eq(in_effect, accel, f"{name} after the refused set")
     if c.transport == "ros2":
-        check(name in reason and "≥ 0" in reason, f"the refusal's reason: {reason!r}")
+        check(name in reason and "[0.05, 1000] m/s²" in reason, f"the refusal's reason: {reason!r}")
     # at rest, ~/cmd_vel_out says so (published with every odometry sample)
     rest = out.wait(timeout=10, what="~/cmd_vel_out at rest")
     check_eq(rest["header"]["frame_id"], c.frame("base_link"), "cmd_vel_out's frame")

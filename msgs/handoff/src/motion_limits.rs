@@ -8,6 +8,13 @@
 //! except `min_velocity` (the lowest velocity allowed, ≤ 0). **NaN turns a limit off**; a NaN
 //! `_reverse` limit takes its forward counterpart and a NaN `min_velocity` is `-max_velocity`
 //! (as in diff_drive_controller), so all-NaN (the default) is the identity.
+//!
+//! [`MotionLimits::validate`] is the RT side's structural rule (finite, signs). A rate is not "off"
+//! at 0: it is a rate of zero (a deceleration of 0 never slows the robot, an acceleration of 0
+//! never starts it); the physically meaningful ranges of the rates and the jerk (e.g.
+//! deceleration ≥ 0.05 m/s²) are the parameters' (`nrt_engine::schema::ranges::motion_limit`),
+//! checked on every input path before the limits reach here. Whatever the limits, the RT
+//! watchdogs arm on what the limiter still commands (`rt::robot::Robot::moving`).
 
 use super::values::ParamError;
 

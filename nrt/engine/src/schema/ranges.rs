@@ -147,32 +147,32 @@ pub const LINEAR_RATE: Range = Range {
     min: 0.05,
     max: 1000.0,
     unit: "m/s²",
-    why: "or .nan (off); at 0.05 a Thymio at its top speed (0.2 m/s) stops within 4 s; above 1000 \
-          one 1 ms cycle spans its whole speed range",
+    why: ".nan: off; 0.05 stops a Thymio at its top speed (0.2 m/s) within 4 s; above 1000 one \
+          1 ms cycle spans its whole speed range",
 };
 /// `angular.z.max_acceleration`, `max_deceleration` and their `_reverse` (NaN: off).
 pub const ANGULAR_RATE: Range = Range {
     min: 1.0,
     max: 20_000.0,
     unit: "rad/s²",
-    why: "or .nan (off); 1 rad/s² is 0.047 m/s² at wheels 0.0935 m apart: the top yaw rate \
-          (4.3 rad/s) stops within 4.3 s; above 20000 one 1 ms cycle spans its whole range",
+    why: ".nan: off; 1 rad/s² (0.047 m/s² at wheels 0.0935 m apart) stops the top yaw rate \
+          (4.3 rad/s) within 4.3 s; above 20000 one 1 ms cycle spans its whole range",
 };
 /// `linear.x.max_jerk` (NaN: off).
 pub const LINEAR_JERK: Range = Range {
     min: 0.1,
     max: 1e6,
     unit: "m/s³",
-    why: "or .nan (off); at 0.1 the deceleration alone stops 0.2 m/s within 2 s; at 1e6 the \
-          top rate (1000 m/s²) is reached within one 1 ms cycle",
+    why: ".nan: off; 0.1 alone stops 0.2 m/s within 2 s; 1e6 reaches the top rate \
+          (1000 m/s²) within one 1 ms cycle",
 };
 /// `angular.z.max_jerk` (NaN: off).
 pub const ANGULAR_JERK: Range = Range {
     min: 2.0,
     max: 2e7,
     unit: "rad/s³",
-    why: "or .nan (off); 2 rad/s³ is 0.094 m/s³ at the wheels: the top yaw rate stops within \
-          2.1 s; at 2e7 the top rate (20000 rad/s²) is reached within one 1 ms cycle",
+    why: ".nan: off; 2 rad/s³ (0.094 m/s³ at the wheels) alone stops the top yaw rate within \
+          2.1 s; 2e7 reaches the top rate (20000 rad/s²) within one 1 ms cycle",
 };
 /// A `calibrate_motors` goal's `timeout` (0: the standard one).
 pub const CALIBRATION_TIMEOUT: Range = Range {

@@ -44,7 +44,7 @@ const ODOMETRY: &str = "odom_frame_id: odom_rt\nbase_frame_id: base_rt\n\
 fn group_params(group: &str) -> &'static str {
     match group {
         "odometry" => ODOMETRY,
-        "lifecycle" => "managed: true\n",
+        "lifecycle" | "goal_inactive" => "managed: true\n",
         _ => "",
     }
 }
@@ -179,3 +179,6 @@ group!(cliff_line, super::LINE);
 group!(lifecycle, super::OPEN);
 group!(goals, super::OPEN);
 group!(goal_cliff, super::TABLE);
+group!(goal_ranges, super::OPEN);
+group!(goal_inactive, super::OPEN);
+group!(goal_client_gone, super::OPEN);

@@ -4,7 +4,13 @@ to `ros`; a bad goal is rejected with its reason; a cancel stops the robot; a go
 by the cliff reflex before the edge. Texts are the layer's (nrt/interface/src/goal_actions.rs, handoff::GoalAbort).
 """
 
+import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import threading
 import time
 
 from client import check, check_eq
@@ -122,4 +128,129 @@ def goal_cliff(c, env):
     check(feedback and feedback[-1]["remaining_travel_distance"] > 0.8, f"feedback: {feedback[-1:]}")
 
 
-GROUPS = {"goals": goals, "goal_cliff": goal_cliff}
+def goal_ranges(c, env):
+    """Poses and goals in range (issue 42): set_odometry refuses x, y beyond +-10 km and a yaw beyond +-1000 rad
+    (the red team's 1e17, after which a 5 cm drive never ended), naming the range, and changes nothing; a yaw is
+    normalised to (-pi, pi]; at a far but allowed origin a 5 cm drive_distance ends as asked; speed limits that are
+    not finite or negative, and targets out of range, are rejected with the reason."""
+    odom = c.subscribe(c.name("odom"), ODOM)
+    odom.wait(timeout=30, what="the first odometry")
+    service, kind = c.private("set_odometry"), "thymio_rt_msgs/SetOdometry"
+    for field, value, unit in [("x", 1e17, "10000 m"), ("y", -1e308, "10000 m"), ("yaw", 1e17, "1000 rad"),
+                               ("x", 10000.5, "10000 m")]:
+        r = c.call(service, kind, {field: value})
+        check(r.ok and not r.response["success"], f"set_odometry {field} = {value} accepted: {r}")
+        message = r.response["message"]
+        check(f"|{field}| must be at most {unit}" in message and message.endswith("odometry unchanged"),
+              f"set_odometry {field} = {value}: {message!r}")
+    odom.forget()
+    check(abs(x_of(odom.wait(timeout=5, what="odometry after the refusals"))) < 1.0, "a refused reset moved the pose")
+    # a far but allowed origin, its yaw normalised
+    r = c.call(service, kind, {"x": 9000.0, "y": -9000.0, "yaw": 7.0})
+    check(r.ok and r.response["success"], f"set_odometry at x = 9000 refused: {r}")
+    odom.forget()
+    at = odom.wait(lambda m: abs(x_of(m) - 9000.0) < 1e-3, 5, "odometry at x = 9000 after set_odometry")
+    check(abs(_yaw(at) - (7.0 - 2.0 * math.pi)) < 1e-3, f"yaw {_yaw(at)} for 7 rad: not normalised to (-pi, pi]")
+    h = c.send_goal(c.name("drive_distance"), DRIVE, {"distance": 0.05, "max_translation_speed": 0.05}, timeout=30)
+    check(h.accepted, "a 5 cm drive rejected at x = 9000")
+    status, result = h.result(timeout=15)
+    check_eq(status, "succeeded", f"the 5 cm drive at x = 9000 ({result})")
+    end = odom.latest()
+    went = math.hypot(x_of(end) - 9000.0, end["pose"]["pose"]["position"]["y"] + 9000.0)
+    check(abs(went - 0.05) < 0.01, f"drove {went} m for 5 cm at x = 9000")
+    # goals out of range, rejected with the reason (ROS 2: on /rosout; ROS 1: the status text too)
+    for action, type_name, goal, why in [
+        ("drive_distance", DRIVE, {"distance": 0.05, "max_translation_speed": float("nan")},
+         "the goal must be finite: max_translation_speed = NaN"),
+        ("drive_distance", DRIVE, {"distance": 0.05, "max_translation_speed": float("inf")},
+         "the goal must be finite: max_translation_speed = inf"),
+        ("drive_distance", DRIVE, {"distance": 0.05, "max_translation_speed": -0.1},
+         "max_translation_speed = -0.1 m/s: a speed limit must be 0 (the controller's parameter) or from 0.01"),
+        ("rotate_angle", ROTATE, {"angle": 1.0, "max_rotation_speed": -1.0},
+         "max_rotation_speed = -1 rad/s: a speed limit must be 0"),
+        ("drive_distance", DRIVE, {"distance": 1e17}, "distance = 100000000000000000 m is out of range"),
+        ("navigate_to_position", NAVIGATE, {"goal_pose": {"x": 1e17, "y": 0.0, "theta": 0.0}},
+         "x = 100000000000000000 m is out of range: |x| must be at most 10000 m"),
+    ]:
+        h = c.send_goal(c.name(action), type_name, goal, timeout=30)
+        check(not h.accepted, f"{action} {goal} accepted")
+        c.expect_log("warn", f"{action} (node 1): goal rejected: {why}")
+
+
+def goal_inactive(c, env):
+    """A goal for a managed node that is not active is rejected at once with that reason (it was accepted, then
+    aborted ~1 s later as a stall); active, a goal runs; deactivated during it, it is aborted as `inactive`."""
+    from scenarios_lifecycle import _change
+
+    odom = c.subscribe(c.name("odom"), ODOM)
+    odom.wait(timeout=30, what="the first odometry")
+    events = c.subscribe(c.private("transition_event"), "lifecycle_msgs/TransitionEvent")
+    t0 = time.monotonic()
+    h = c.send_goal(c.name("drive_distance"), DRIVE, {"distance": 0.05}, timeout=30)
+    check(not h.accepted, "a goal accepted while the node is unconfigured")
+    c.expect_log("warn", "drive_distance (node 1): goal rejected: the robot's wheels are held: its managed node "
+                 "is not active")
+    check(time.monotonic() - t0 < 30, "the rejection came late")
+    _change(c, events, label="configure")
+    h = c.send_goal(c.name("drive_distance"), DRIVE, {"distance": 0.05}, timeout=30)
+    check(not h.accepted, "a goal accepted while the node is inactive")
+    _change(c, events, label="activate")
+    h = c.send_goal(c.name("drive_distance"), DRIVE, {"distance": 0.05, "max_translation_speed": 0.05}, timeout=30)
+    check(h.accepted, "a goal rejected while the node is active")
+    status, result = h.result(timeout=15)
+    check_eq(status, "succeeded", f"the goal of the active node ({result})")
+    x0 = x_of(odom.latest())
+    h = c.send_goal(c.name("drive_distance"), DRIVE, {"distance": 1.0, "max_translation_speed": 0.1}, timeout=30)
+    check(h.accepted, "a 1 m drive rejected")
+    odom.wait(lambda m: x_of(m) > x0 + 0.03, 10, "the 1 m drive under way")
+    _change(c, events, label="deactivate")
+    status, result = h.result(timeout=10)
+    check_eq((status, result["reason"]), ("aborted", "inactive"), f"the goal deactivated during it ({result})")
+
+
+def _kill_after(proc, seconds):
+    """SIGKILLs `proc` after `seconds` whatever happens (a scenario that fails leaves no client behind)."""
+    t = threading.Timer(seconds, lambda: proc.poll() is None and proc.kill())
+    t.daemon = True
+    t.start()
+
+
+def _turn_rate(odom):
+    return odom["twist"]["twist"]["angular"]["z"]
+
+
+def goal_client_gone(c, env):
+    """A goal whose client process is killed (SIGKILL: no cancel, no goodbye) is aborted as `client_gone` once
+    nobody listened to the action's status or feedback for CLIENT_GONE_TIMEOUT (2 s); the robot stops and `ros`
+    gets the wheels back (it drove on, 16 s and more, before). The goal, 60 rad at 1 rad/s, would take a minute. On
+    ROS 1 the killed client's connections close at once; on ROS 2 it leaves the DDS graph when its participant's
+    lease runs out (Fast DDS's default: 20 s). This process never makes a client of the action."""
+    owner = c.subscribe(c.name("controller_owner"), "std_msgs/String", latched=True)
+    owner.wait(lambda m: m["data"] == "ros", 30, "the owner at start")
+    odom = c.subscribe(c.name("odom"), ODOM)
+    odom.wait(timeout=30, what="the first odometry")
+    here = os.path.dirname(os.path.abspath(__file__))
+    goal = json.dumps({"angle": 60.0, "max_rotation_speed": 1.0})
+    child = subprocess.Popen([sys.executable, os.path.join(here, "goal_client.py"), c.transport, c.ns,
+                              "rotate_angle", ROTATE, goal], stdout=subprocess.PIPE, text=True)
+    _kill_after(child, 90)
+    try:
+        line = child.stdout.readline().strip()
+        check_eq(line, "accepted", "the killed client's goal")
+        owner.wait(lambda m: m["data"] == "rotate_angle", 10, "rotate_angle owning the wheels")
+        odom.wait(lambda m: abs(_turn_rate(m)) > 0.5, 10, "the 60 rad turn under way")
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    killed = time.monotonic()
+    bound = 2.0 + 3.0 if c.transport == "ros1" else 2.0 + 20.0 + 5.0
+    owner.wait(lambda m: m["data"] == "ros", bound, f"the wheels back to ros within {bound} s of the kill")
+    took = time.monotonic() - killed
+    c.expect_log("warn", "rotate_angle (node 1): aborted: nobody listened to the action's status or feedback")
+    odom.forget()
+    odom.wait(lambda m: abs(_turn_rate(m)) < 1e-3, 5, "the robot stopped")
+    print(f"goal_client_gone: the wheels back {took:.1f} s after the kill", file=sys.stderr)
+
+
+GROUPS = {"goals": goals, "goal_cliff": goal_cliff, "goal_ranges": goal_ranges, "goal_inactive": goal_inactive,
+          "goal_client_gone": goal_client_gone}

@@ -349,6 +349,12 @@ fn publish(args: &Args, rec: &Loaded, odometry: &[OdomHandoff]) -> CliResult {
         }
     }
     let stopped = rt::signals::stop_signalled();
+    // the last samples leave through DDS's own threads: a moment for them before the node goes (a listener under
+    // load missed the last joint_states)
+    let linger = Instant::now() + Duration::from_millis(300);
+    while !stopped && Instant::now() < linger {
+        ros.spin_once(Duration::from_millis(20));
+    }
     rt::signals::mark_orderly_stop_done();
     print_out(&format!(
         "published {published} odometry sample(s) on ROS 2 (odom, /tf, joint_states; node /{}){}",

@@ -61,6 +61,14 @@ pub enum ReadError {
         /// The decoder's error.
         source: ciborium::de::Error<std::io::Error>,
     },
+    /// More than replay holds in memory ([`MEMORY_MAX`]): the records of a very long run.
+    #[error("{path:?}: the recording's records take more than {max} bytes in memory, the most replay holds; replay a shorter run (record.max_file_s with keep_files, or several runs)")]
+    TooLarge {
+        /// The file where the bound was passed.
+        path: PathBuf,
+        /// The bound.
+        max: u64,
+    },
     /// No record of the RT thread in it.
     #[error("{path:?} holds no record of the RT thread (not a thymio-rt flight recording)")]
     NotARecording {
@@ -68,6 +76,12 @@ pub enum ReadError {
         path: PathBuf,
     },
 }
+
+/// The most memory the records read back take (their bytes and a bound of each record's own size): a replay
+/// holds them all; about 20 million records, hours of a busy robot.
+pub const MEMORY_MAX: u64 = 2 << 30;
+/// What one record takes in memory besides its frame bytes (bound).
+const RECORD_COST: u64 = 96;
 
 /// The metadata record and key of a recording's run id (the same in every file of its rotation).
 pub const RUN_ID: (&str, &str) = ("thymio_rt", "run_id");
@@ -142,10 +156,16 @@ pub fn rotation(path: &Path) -> Vec<PathBuf> {
 
 /// Reads the rotation of `path` (see [`rotation`]): the files of its run, up to a file cut short.
 pub fn load(path: &Path) -> Result<Loaded, ReadError> {
+    load_within(path, MEMORY_MAX)
+}
+
+/// [`load`] holding at most `memory` bytes of records ([`MEMORY_MAX`] for `load`).
+pub fn load_within(path: &Path, memory: u64) -> Result<Loaded, ReadError> {
     let mut out = Loaded::default();
+    let mut budget = memory;
     let mut names = rotation(path).into_iter();
     let first = names.next().unwrap_or_else(|| path.to_path_buf());
-    let scanned = read_file(&first, &mut out)?;
+    let scanned = read_file(&first, &mut out, &mut budget)?;
     out.metadata = scanned.metadata;
     out.files.push(first.clone());
     if let Some(c) = scanned.cut {
@@ -176,7 +196,7 @@ pub fn load(path: &Path) -> Result<Loaded, ReadError> {
             out.ignored.push((file, format!("not of this run ({why})")));
             break;
         }
-        let scanned = read_file(&file, &mut out)?;
+        let scanned = read_file(&file, &mut out, &mut budget)?;
         out.files.push(file.clone());
         if let Some(c) = scanned.cut {
             out.cut = Some((file, c));
@@ -240,8 +260,16 @@ fn keep_whole_passes(records: &mut Vec<Record>) {
 }
 
 /// Reads `path`'s messages into `out`; its metadata and cut.
-fn read_file(path: &Path, out: &mut Loaded) -> Result<scan::Scanned, ReadError> {
+fn read_file(path: &Path, out: &mut Loaded, budget: &mut u64) -> Result<scan::Scanned, ReadError> {
+    let max = *budget;
     scan::scan(path, false, |topic, data| {
+        // what is kept costs at most its bytes and a record's own size
+        *budget = budget
+            .checked_sub(RECORD_COST + data.len() as u64)
+            .ok_or_else(|| ReadError::TooLarge {
+                path: path.to_path_buf(),
+                max,
+            })?;
         let decode = |source| ReadError::Decode {
             path: path.to_path_buf(),
             topic: topic.to_owned(),

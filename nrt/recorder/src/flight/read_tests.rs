@@ -230,3 +230,17 @@ fn attachments_are_skipped_and_records_read_are_bounded() {
         "{e}"
     );
 }
+
+#[test]
+fn the_records_held_in_memory_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("long.mcap");
+    recording(&p, "L", &(0..50).collect::<Vec<_>>(), 10, true);
+    assert_eq!(load_within(&p, 1 << 20).unwrap().records.len(), 50);
+    let e = load_within(&p, 2_000).unwrap_err();
+    assert!(matches!(e, ReadError::TooLarge { max: 2_000, .. }), "{e:?}");
+    assert!(
+        e.to_string().contains("more than 2000 bytes in memory"),
+        "{e}"
+    );
+}

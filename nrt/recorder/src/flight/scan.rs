@@ -177,8 +177,11 @@ pub fn scan(
                         compression: header.compression,
                     });
                 }
-                messages += chunk(&data, &mut topics, &mut message)
-                    .map_err(|e| damaged(pos, format!("in the chunk there: {e}")))?;
+                messages += chunk(&data, &mut topics, &mut message).map_err(|e| match e {
+                    // the caller's own error (a message that does not decode, too much to hold)
+                    ChunkError::Message(e) => e,
+                    e => damaged(pos, format!("in the chunk there: {e}")),
+                })?;
                 chunks += 1;
             }
             _ => {}

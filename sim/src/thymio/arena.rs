@@ -154,15 +154,20 @@ impl Arena {
     /// Reads an arena file.
     pub fn load(path: &Path) -> Result<Arena, ArenaError> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| ArenaError::Read {
-            path: p.clone(),
-            error,
-        })?;
+        let limits = msgs::yaml_guard::YamlLimits::CONFIG;
+        let text =
+            msgs::yaml_guard::read_to_string(path, limits).map_err(|error| ArenaError::Read {
+                path: p.clone(),
+                error,
+            })?;
         Arena::parse(&text).map_err(|message| ArenaError::Invalid { path: p, message })
     }
 
     /// Parses arena YAML.
     pub fn parse(text: &str) -> Result<Arena, String> {
+        // bounded before the YAML parser (its time grows with the square of the nesting)
+        msgs::yaml_guard::check(text, msgs::yaml_guard::YamlLimits::CONFIG)
+            .map_err(|e| e.to_string())?;
         let a: Arena = yaml_serde::from_str(text).map_err(|e| e.to_string())?;
         if !(a.width > 0.0 && a.height > 0.0 && a.width.is_finite() && a.height.is_finite()) {
             return Err(format!(

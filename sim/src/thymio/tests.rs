@@ -330,3 +330,13 @@ fn the_ground_sensors_see_the_table_edge_and_a_robot_past_it_falls() {
     // the robot went over the edge and stopped there (fell)
     assert!((1.2..1.21).contains(&r.pose.x), "fell at x = {}", r.pose.x);
 }
+
+#[test]
+fn a_hostile_arena_is_refused_by_the_yaml_guard() {
+    // 400 KB of nesting: the YAML parser alone takes seconds to refuse it
+    let e = Arena::parse(&format!("width: 2.0\nobstacles: {}\n", "[".repeat(400_000))).unwrap_err();
+    assert_eq!(
+        e, "YAML nested deeper than the limit of 64 levels at line 2",
+        "{e}"
+    );
+}

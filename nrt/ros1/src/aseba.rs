@@ -294,8 +294,11 @@ impl AsebaInterface {
             }
             Call::Event { node, name, data } => {
                 if let Err(e) = engine.emit_script_event(node, &name, &data) {
-                    self.reporter
-                        .error(&format!("event {name} to node {node}: {e}"));
+                    self.reporter.error(&format!(
+                        "event {} to node {node}: {}",
+                        crate::net::clip(&name),
+                        crate::net::clip(&e.to_string())
+                    ));
                 }
             }
             Call::Anonymous { event, data } => {

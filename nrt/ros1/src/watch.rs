@@ -55,7 +55,10 @@ impl MasterWatch {
                                         }
                                         Err(e) => {
                                             pending = true;
-                                            tracing::warn!("ROS 1: registering again: {e}");
+                                            tracing::warn!(
+                                                "ROS 1: registering again: {}",
+                                                crate::net::clip(&e.to_string())
+                                            );
                                         }
                                     }
                                     known = Some(pid);
@@ -63,7 +66,10 @@ impl MasterWatch {
                             }
                             Err(e) => {
                                 if known.is_some() {
-                                    tracing::warn!("ROS 1: master lost: {e}");
+                                    tracing::warn!(
+                                        "ROS 1: master lost: {}",
+                                        crate::net::clip(&e.to_string())
+                                    );
                                 }
                                 known = None;
                                 pending = true;

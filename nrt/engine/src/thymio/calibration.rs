@@ -221,6 +221,9 @@ pub fn parse_file(yaml: &str) -> Result<CalibrationFile, CalibrationError> {
     if yaml.trim().is_empty() {
         return Ok(CalibrationFile::new());
     }
+    // bounded before the YAML parser (its time grows with the square of the nesting)
+    msgs::yaml_guard::check(yaml, msgs::yaml_guard::YamlLimits::CONFIG)
+        .map_err(|e| CalibrationError::Parse(e.to_string()))?;
     yaml_serde::from_str(yaml).map_err(|e| CalibrationError::Parse(e.to_string()))
 }
 
@@ -247,7 +250,8 @@ pub fn read_file(path: &str) -> Result<CalibrationFile, CalibrationError> {
     if path.is_empty() {
         return Ok(CalibrationFile::new());
     }
-    let text = std::fs::read_to_string(path)
+    let limits = msgs::yaml_guard::YamlLimits::CONFIG;
+    let text = msgs::yaml_guard::read_to_string(std::path::Path::new(path), limits)
         .map_err(|e| CalibrationError::Parse(format!("cannot read {path}: {e}")))?;
     parse_file(&text)
 }
@@ -255,6 +259,17 @@ pub fn read_file(path: &str) -> Result<CalibrationFile, CalibrationError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hostile_calibration_file_is_refused_by_the_yaml_guard() {
+        let deep = format!("1: {{motor: {}}}\n", "[".repeat(400_000));
+        assert_eq!(
+            parse_file(&deep),
+            Err(CalibrationError::Parse(
+                "YAML nested deeper than the limit of 64 levels at line 1".into()
+            ))
+        );
+    }
 
     #[test]
     fn defaults_are_ros_thymio_ones() {

@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod common;
 pub mod compile;
+pub mod doctor;
 pub mod emit;
 mod front_ends;
 pub mod nodes;
@@ -80,6 +81,9 @@ pub enum Command {
     /// Run the RT core again on a flight recording (`run --record`), no robot needed; --check compares its
     /// outputs with the recorded ones bit for bit.
     Replay(replay::Args),
+    /// Bring-up check of a real robot: USB, port holders and permission (udev rule), firmware,
+    /// battery, sensors against the reflexes' thresholds, wheels (--wheels); exit 0 when healthy.
+    Doctor(doctor::Args),
 }
 
 /// An error reported to the user as one line, with a non-zero exit status.
@@ -157,5 +161,6 @@ pub fn dispatch_with(cli: Cli, registry: rt::controllers::Registry) -> CliResult
         Command::Compile(a) => compile::main(a),
         Command::Sim(a) => sim::main(a),
         Command::Replay(a) => replay::main(a, registry),
+        Command::Doctor(a) => doctor::main(a),
     }
 }

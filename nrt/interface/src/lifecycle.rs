@@ -9,6 +9,8 @@
 //! - Unconfigured, inactive and finalized: its topics are published (state, odometry) but the RT loop holds its
 //!   wheels at zero whatever the owner commands ([`Engine::set_wheels_held`]); **active**: it drives as today.
 //! - `deactivate`, `cleanup` and `shutdown` hold the wheels at once (a stop the motion limits never slow).
+//! - The goal actions follow the hold ([`crate::goal_actions`]): a goal for a robot whose wheels are held is
+//!   rejected at once with that reason, and a goal running when they become held is aborted (`inactive`).
 //! - A link loss (its state stale, its node lost or removed) while inactive or active takes the error path:
 //!   errorprocessing, then unconfigured (`on_error` succeeds), with its events; the wheels stay held.
 //! - A transition is asked for by id or by label (a label, when given, wins, as rcl does); one that is not

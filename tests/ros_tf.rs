@@ -452,3 +452,80 @@ fn an_explicit_tf_prefix_wins_over_the_namespace() {
     drop(peer);
     stop(driver);
 }
+
+/// `publish_model: false` (a model kept from ROS-Thymio, published by the user's own
+/// robot_state_publisher from `joint_states`): the driver's `/tf` keeps `odom → base_link` but
+/// not the wheel transforms (they were published twice, by the driver and by the user's
+/// robot_state_publisher), and `joint_states` stay, turning with the wheels.
+#[test]
+fn without_the_model_the_wheel_transforms_are_left_to_the_users_robot_state_publisher() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let dir = tempfile::tempdir().unwrap();
+    let ns = "tf_user_model";
+    let driver = driver_with(dir.path(), ns, "publish_model: false\n");
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    let joints_topic = format!("/{ns}/joint_states");
+    peer.subscribe("/tf", "tf2_msgs/msg/TFMessage", "volatile", deadline)
+        .unwrap();
+    peer.subscribe(
+        &joints_topic,
+        "sensor_msgs/msg/JointState",
+        "volatile",
+        deadline,
+    )
+    .unwrap();
+    let base = format!("{ns}/base_link");
+    let wheels = [
+        format!("{ns}/left_wheel_link"),
+        format!("{ns}/right_wheel_link"),
+    ];
+    let has_wheel = |m: &Value| wheels.iter().any(|w| transform_to(m, w).is_some());
+    // odom → base_link is still the driver's, alone in its message
+    let m = peer
+        .message("/tf", deadline, |m| transform_to(m, &base).is_some())
+        .unwrap();
+    assert!(
+        !has_wheel(&m),
+        "the driver published the wheel transforms: {m}"
+    );
+    // drive: the joint states turn (the user's robot_state_publisher turns the wheels from them)
+    let mut position: f64 = 0.0;
+    while position.abs() < 0.5 {
+        assert!(
+            Instant::now() < deadline,
+            "joint_states never turned: {position}"
+        );
+        peer.publish(
+            &format!("/{ns}/cmd_vel"),
+            "geometry_msgs/msg/Twist",
+            json!({"linear": {"x": 0.1}}),
+            1,
+            deadline,
+        )
+        .unwrap();
+        let j = peer.message(&joints_topic, deadline, |_| true).unwrap();
+        assert_eq!(
+            j["name"],
+            json!([
+                format!("{ns}/left_wheel_joint"),
+                format!("{ns}/right_wheel_joint")
+            ])
+        );
+        position = j["position"][0].as_f64().unwrap();
+    }
+    // one more /tf message after the wheels turned, and none of them had a wheel transform
+    let m = peer
+        .message("/tf", deadline, |m| transform_to(m, &base).is_some())
+        .unwrap();
+    assert!(
+        !has_wheel(&m),
+        "the driver published the wheel transforms: {m}"
+    );
+    assert!(
+        !peer.received("/tf", has_wheel),
+        "the driver published wheel transforms without its model:\n{}",
+        peer.unconsumed()
+    );
+    drop(peer);
+    stop(driver);
+}

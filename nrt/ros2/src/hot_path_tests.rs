@@ -93,6 +93,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
             max_rate: -1.0,
             cmd_vel_out,
             limited_velocity: Default::default(),
+            wheel_tf: true,
         },
     );
     let ext_probe = ext.clone();
@@ -301,6 +302,7 @@ fn odometry_is_handed_over_only_while_someone_listens() {
                 .create_publisher("thymio_driver/cmd_vel_out", qos.clone())
                 .unwrap(),
             limited_velocity: Default::default(),
+            wheel_tf: true,
         },
     );
     let (mut rt_out, mut nrt_out) = odom_out(16);

@@ -64,6 +64,9 @@ pub struct OdomRobot {
     /// Whether `~/cmd_vel_out` is published (its `publish_limited_velocity`, set live by the NRT
     /// loop).
     pub limited_velocity: Arc<AtomicBool>,
+    /// Whether the wheels (base_link → wheel links) go on `/tf`: the driver publishes the model (`publish_model`);
+    /// without it they are the user's robot_state_publisher's (from `joint_states`, still published).
+    pub wheel_tf: bool,
 }
 
 struct Entry {
@@ -155,15 +158,25 @@ struct Natives {
     rate: RateLimit,
     /// `tf` starts with odom → base_link (`enable_odom_tf`).
     odom_tf: bool,
+    /// `tf` holds the two wheel transforms after it (`publish_model`).
+    wheel_tf: bool,
 }
 
 impl Natives {
     /// Built from the layer's messages for a robot with `frames` and `settings` (allocates:
-    /// once per robot and per change of its entry); at most `max_rate` samples per second.
-    fn new(frames: &Frames, settings: &OdomSettings, generation: u64, max_rate: f64) -> Natives {
+    /// once per robot and per change of its entry); at most `max_rate` samples per second; the
+    /// wheel transforms on `/tf` only with `wheel_tf`.
+    fn new(
+        frames: &Frames,
+        settings: &OdomSettings,
+        wheel_tf: bool,
+        generation: u64,
+        max_rate: f64,
+    ) -> Natives {
         let (s, stamp) = (OdomSample::default(), Duration::ZERO);
         let transforms = odo::transforms(&s, stamp, frames, settings)
             .iter()
+            .filter(|t| wheel_tf || !frames.wheels.contains(&t.child_frame_id))
             .map(conv::transform)
             .collect();
         Natives {
@@ -182,6 +195,7 @@ impl Natives {
             ))),
             rate: RateLimit::new(max_rate),
             odom_tf: settings.odom_tf,
+            wheel_tf,
         }
     }
 
@@ -237,7 +251,8 @@ impl Natives {
         } else {
             0
         };
-        for (i, t) in tfs.iter_mut().skip(wheels).take(2).enumerate() {
+        let wheel_tfs = if self.wheel_tf { 2 } else { 0 };
+        for (i, t) in tfs.iter_mut().skip(wheels).take(wheel_tfs).enumerate() {
             let q = model::quaternion([0.0, s.wheel_pos[i], 0.0]);
             t.transform.rotation.x = q[0];
             t.transform.rotation.y = q[1];
@@ -427,7 +442,13 @@ fn publish_odom(
         .is_none_or(|n| n.generation != entry.generation)
     {
         let r = &entry.robot;
-        let mut fresh = Natives::new(&r.frames, &r.settings, entry.generation, r.max_rate);
+        let mut fresh = Natives::new(
+            &r.frames,
+            &r.settings,
+            r.wheel_tf,
+            entry.generation,
+            r.max_rate,
+        );
         if let Some(old) = natives.get(&s.robot) {
             fresh.rate = old.rate.clone();
         }
@@ -492,10 +513,13 @@ fn publish_rest(
         return;
     };
     let start = monotonic_ns();
-    let results = [
-        cfg.targets.tf.publish_native(&mut n.tf),
-        entry.robot.joints.publish_native(&mut n.joints),
-    ];
+    // nothing on /tf when neither odom → base_link nor the wheels are the driver's
+    let tf = if n.tf.transforms.size > 0 {
+        cfg.targets.tf.publish_native(&mut n.tf)
+    } else {
+        Ok(())
+    };
+    let results = [tf, entry.robot.joints.publish_native(&mut n.joints)];
     let cost = monotonic_ns().saturating_sub(start) + started.odom_cost_ns;
     cfg.timers.publish.record(cost);
     drop(table);
@@ -547,9 +571,15 @@ mod tests {
             enable_odom_tf: false,
             ..DriverParams::default()
         };
-        for params in [DriverParams::default(), nav2] {
+        // and without the wheels (`publish_model: false`: the user's robot_state_publisher's)
+        for (params, wheel_tf) in [
+            (DriverParams::default(), true),
+            (nav2.clone(), true),
+            (DriverParams::default(), false),
+            (nav2, false),
+        ] {
             let settings = OdomSettings::new(&calibration, &params);
-            let mut n = Natives::new(&frames, &settings, 1, 0.0);
+            let mut n = Natives::new(&frames, &settings, wheel_tf, 1, 0.0);
             let at = Duration::new(1_700_000_000, 123_456_789);
             let stamp = super::super::convert::time(at);
             for s in [sample(), OdomSample::default(), sample()] {
@@ -560,9 +590,14 @@ mod tests {
                 );
                 let transforms: Vec<_> = odo::transforms(&s, at, &frames, &settings)
                     .iter()
+                    .filter(|t| wheel_tf || !frames.wheels.contains(&t.child_frame_id))
                     .map(conv::transform)
                     .collect();
-                assert_eq!(transforms.len(), if params.enable_odom_tf { 3 } else { 2 });
+                let wheels = if wheel_tf { 2 } else { 0 };
+                assert_eq!(
+                    transforms.len(),
+                    usize::from(params.enable_odom_tf) + wheels
+                );
                 assert_eq!(TFMessage::from_native(&n.tf), TFMessage { transforms });
                 assert_eq!(
                     JointState::from_native(&n.joints),

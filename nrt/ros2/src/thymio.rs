@@ -60,6 +60,8 @@ struct RobotInterface {
     /// Whether the odometry publisher thread publishes its `~/cmd_vel_out` (its
     /// `publish_limited_velocity`, followed live by [`ThymioInterface::poll_ros`]).
     limited_velocity: Arc<AtomicBool>,
+    /// Whether its wheel transforms are the driver's (`publish_model`; else the user's robot_state_publisher's).
+    wheel_tf: bool,
 }
 
 impl RobotInterface {
@@ -74,6 +76,7 @@ impl RobotInterface {
             max_rate,
             cmd_vel_out: self.out.cmd_vel_out.clone(),
             limited_velocity: self.limited_velocity.clone(),
+            wheel_tf: self.wheel_tf,
         }
     }
 }
@@ -176,7 +179,10 @@ impl ThymioInterface {
             }
         };
         let inp = Inputs::create(node, &t)?;
-        if let Some(urdf) = robot_frames::robot_description(engine, id, &frames) {
+        // without the driver's model, the wheels on /tf are the user's robot_state_publisher's
+        let description = robot_frames::robot_description(engine, id, &frames);
+        let wheel_tf = description.is_some();
+        if let Some(urdf) = description {
             if let Err(e) = out.description.publish(&RosString { data: urdf }) {
                 self.reporter
                     .warn(&format!("node {id}: cannot publish robot_description: {e}"));
@@ -199,6 +205,7 @@ impl ThymioInterface {
             alarm: Alarm::default(),
             odom_topic,
             limited_velocity: Arc::new(AtomicBool::new(limited)),
+            wheel_tf,
         };
         if let Some(settings) = &r.settings {
             self.odom

@@ -3,9 +3,9 @@
 //! accepts; each connection is served by a task of its own, let in by the [`super::door`] (a newcomer is never
 //! refused for slow or idle connections: the oldest still sending its request is dropped instead), and must send
 //! its whole request (head and body) within [`super::Limits::xmlrpc_timeout`]; the answer is written within that
-//! time again. The request is read bounded ([`super::http`]), its
-//! nesting checked by a streaming scan ([`super::xml::check_depth`]) before serde_xmlrpc decodes it, and answered
-//! `[code, statusMessage, value]` — or a fault for a body that is not a call we can read.
+//! time again. The request is read bounded ([`super::http`]), its nesting checked by a streaming scan
+//! ([`super::xml::check_depth`]) before serde_xmlrpc decodes it, and answered `[code, statusMessage, value]` — or a
+//! fault for a body that is not a call we can read. What a peer sent is [`super::clip`]ped before it is logged.
 
 use super::door::{Door, Pass};
 use super::http::{read_request, write_response};

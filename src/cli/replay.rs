@@ -303,7 +303,11 @@ fn publish(args: &Args, rec: &Loaded, odometry: &[OdomHandoff]) -> CliResult {
         ros.spin_once(Duration::from_millis(20));
     }
     let others = (Instant::now() + Duration::from_secs(2)).min(until);
-    while ros.heard(false) && !ros.heard(true) && Instant::now() < others {
+    while ros.heard(false)
+        && !ros.heard(true)
+        && Instant::now() < others
+        && !rt::signals::stop_signalled()
+    {
         ros.spin_once(Duration::from_millis(20));
     }
     let (Some(first), start) = (odometry.first(), Instant::now()) else {

@@ -112,3 +112,73 @@ fn ros2_env_keeps_the_users_networking_variables() {
         );
     }
 }
+
+/// Bounding box `[min, max]` of a binary STL, checking its size says its triangle count.
+fn stl_bounds(bytes: &[u8]) -> [[f32; 3]; 2] {
+    assert!(bytes.len() >= 84, "not a binary STL");
+    let count = u32::from_le_bytes(bytes[80..84].try_into().unwrap()) as usize;
+    assert_eq!(bytes.len(), 84 + 50 * count, "size vs triangle count");
+    let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
+    for t in bytes[84..].chunks(50) {
+        // normal, then three vertices
+        for v in 1..4 {
+            for (axis, c) in t[v * 12..v * 12 + 12].chunks(4).enumerate() {
+                let x = f32::from_le_bytes(c.try_into().unwrap());
+                b[0][axis] = b[0][axis].min(x);
+                b[1][axis] = b[1][axis].max(x);
+            }
+        }
+    }
+    b
+}
+
+/// The robot model's meshes (meshes/, used by robot_description) are what scripts/gen-meshes.py makes, byte for byte,
+/// and of the model's size: the body is the URDF's collision box (110 × 112 × 53 mm from x = −0.03, z = 0.005), the
+/// wheel its radius (22 mm) and width (15 mm, a bar 1 mm proud of each face).
+#[test]
+fn the_committed_meshes_are_what_the_generator_writes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tempfile::tempdir().unwrap();
+    let run = Command::new("python3")
+        .arg(root.join("scripts/gen-meshes.py"))
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        run.status.success(),
+        "scripts/gen-meshes.py failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let mut names: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["thymio_body.stl", "thymio_wheel.stl"]);
+    for name in &names {
+        let fresh = std::fs::read(out.path().join(name)).unwrap();
+        let committed = std::fs::read(root.join("meshes").join(name))
+            .unwrap_or_else(|e| panic!("meshes/{name}: {e} (run scripts/gen-meshes.py)"));
+        assert!(
+            fresh == committed,
+            "meshes/{name} is not what scripts/gen-meshes.py writes: run it and commit the result"
+        );
+    }
+    let close = |got: [[f32; 3]; 2], want: [[f32; 3]; 2]| {
+        got.iter()
+            .flatten()
+            .zip(want.iter().flatten())
+            .all(|(g, w)| (g - w).abs() < 1e-6)
+    };
+    let body = stl_bounds(&std::fs::read(root.join("meshes/thymio_body.stl")).unwrap());
+    assert!(
+        close(body, [[-0.03, -0.056, 0.005], [0.08, 0.056, 0.058]]),
+        "{body:?}"
+    );
+    let wheel = stl_bounds(&std::fs::read(root.join("meshes/thymio_wheel.stl")).unwrap());
+    assert!(
+        close(wheel, [[-0.022, -0.0085, -0.022], [0.022, 0.0085, 0.022]]),
+        "{wheel:?}"
+    );
+}

@@ -126,10 +126,16 @@ pub const BODY_CENTER: [f64; 3] = [0.025, 0.0, 0.0315];
 pub const WHEEL_WIDTH: f64 = 0.015;
 /// Mass of the body and of one wheel [kg] (thymio_description).
 pub const MASSES: [f64; 2] = [0.2, 0.024];
+/// The body's visual mesh (`meshes/` of the repository, written by `scripts/gen-meshes.py`; installed in the
+/// package's share directory, ROS 1's package at `launch/ros1` links it), in `body_link`.
+pub const BODY_MESH: &str = "package://thymio_rt/meshes/thymio_body.stl";
+/// A wheel's visual mesh (about y, centred), in its wheel link.
+pub const WHEEL_MESH: &str = "package://thymio_rt/meshes/thymio_wheel.stl";
 
 /// The URDF of a Thymio-II, every link and joint prefixed, with the given axis length and wheel
 /// joint names (`left_wheel_joint`, `right_wheel_joint`, unprefixed), with thymio_description's
-/// dimensions, masses and frames.
+/// dimensions, masses and frames: the body and wheels seen as the meshes [`BODY_MESH`] and
+/// [`WHEEL_MESH`], colliding as a box and cylinders of the same size.
 pub fn urdf(prefix: &str, axis_length: f64, wheel_joints: [&str; 2]) -> String {
     let n = |s: &str| prefixed(prefix, s);
     let [bx, by, bz] = BODY_SIZE;
@@ -152,7 +158,7 @@ pub fn urdf(prefix: &str, axis_length: f64, wheel_joints: [&str; 2]) -> String {
             // inertia of thymio_description: I = k · m
             let m = MASSES[0];
             out.push_str(&format!(
-                "  <link name=\"{}\">\n    <visual>{body_box}<material name=\"white\"><color rgba=\"1 1 1 1\"/></material></visual>\n    <inertial><origin xyz=\"0.0243 0 0.0315\"/><mass value=\"{m}\"/><inertia ixx=\"{}\" ixy=\"0\" ixz=\"{}\" iyy=\"{}\" iyz=\"0\" izz=\"{}\"/></inertial>\n  </link>\n",
+                "  <link name=\"{}\">\n    <visual><geometry><mesh filename=\"{BODY_MESH}\"/></geometry><material name=\"white\"><color rgba=\"1 1 1 1\"/></material></visual>\n    <inertial><origin xyz=\"0.0243 0 0.0315\"/><mass value=\"{m}\"/><inertia ixx=\"{}\" ixy=\"0\" ixz=\"{}\" iyy=\"{}\" iyz=\"0\" izz=\"{}\"/></inertial>\n  </link>\n",
                 n(f.name),
                 0.002199 * m,
                 -0.000760 * m,
@@ -180,7 +186,7 @@ pub fn urdf(prefix: &str, axis_length: f64, wheel_joints: [&str; 2]) -> String {
     {
         let link = n(&wheel_link(side));
         out.push_str(&format!(
-            "  <link name=\"{link}\">\n    <visual><origin rpy=\"{h} 0 0\"/><geometry><cylinder radius=\"{r}\" length=\"{w}\"/></geometry><material name=\"black\"><color rgba=\"0.1 0.1 0.1 1\"/></material></visual>\n    <collision><origin rpy=\"{h} 0 0\"/><geometry><cylinder radius=\"{r}\" length=\"{w}\"/></geometry></collision>\n    <inertial><mass value=\"{m}\"/><inertia ixx=\"{i_side}\" ixy=\"0\" ixz=\"0\" iyy=\"{i_axis}\" iyz=\"0\" izz=\"{i_side}\"/></inertial>\n  </link>\n",
+            "  <link name=\"{link}\">\n    <visual><geometry><mesh filename=\"{WHEEL_MESH}\"/></geometry><material name=\"black\"><color rgba=\"0.1 0.1 0.1 1\"/></material></visual>\n    <collision><origin rpy=\"{h} 0 0\"/><geometry><cylinder radius=\"{r}\" length=\"{w}\"/></geometry></collision>\n    <inertial><mass value=\"{m}\"/><inertia ixx=\"{i_side}\" ixy=\"0\" ixz=\"0\" iyy=\"{i_axis}\" iyz=\"0\" izz=\"{i_side}\"/></inertial>\n  </link>\n",
             h = std::f64::consts::FRAC_PI_2
         ));
         out.push_str(&format!(
@@ -230,6 +236,30 @@ mod tests {
         assert_eq!(u.matches("<joint ").count(), FIXED_FRAMES.len() + 2);
         assert!(u.contains("<joint name=\"t1/left_wheel_joint\" type=\"continuous\">"));
         assert!(u.contains("<box size=\"0.11 0.112 0.053\"/>"));
+        // seen as the meshes, colliding as the box and cylinders
+        assert_eq!(u.matches(BODY_MESH).count(), 1);
+        assert_eq!(u.matches(WHEEL_MESH).count(), 2);
+        assert_eq!(u.matches("<collision><origin rpy").count(), 2);
+        assert_eq!(
+            u.matches("<collision><origin xyz=\"0.025 0 0.0315\"/><geometry><box")
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn the_meshes_are_in_the_package_on_ros_2_and_ros_1() {
+        // package://thymio_rt/X: X of the repository (installed to share/thymio_rt/X by colcon), and of the ROS 1
+        // package at launch/ros1 (a link to it)
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for uri in [BODY_MESH, WHEEL_MESH] {
+            let rel = uri.strip_prefix("package://thymio_rt/").unwrap();
+            for dir in [root.clone(), root.join("launch/ros1")] {
+                let meta = std::fs::metadata(dir.join(rel))
+                    .unwrap_or_else(|e| panic!("{uri} in {dir:?}: {e}"));
+                assert!(meta.len() > 84, "{uri}: not a binary STL");
+            }
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ mod rclpy_peer;
 mod ros_driver;
 
 use common::Proc;
-use rclpy_peer::{test_domain_id, RclpyPeer};
+use rclpy_peer::{project_root, test_domain_id, RclpyPeer};
 use ros_driver::{
     driver_script_yaml, expect_log, get_variable, log_heard, rosout_peer, stop, LOG_ERROR, LOG_WARN,
 };
@@ -449,4 +449,180 @@ fn physically_meaningless_values_are_refused_with_the_range() {
     )
     .unwrap_or_else(|e| panic!("{e}\nreports:\n{}", peer.unconsumed()));
     stop(driver);
+}
+
+/// The one node a ROS 2 launch file of launch/ros2 starts with the launch arguments `args`, as
+/// tests/ros/launch_params.py reads it (`ros2 launch` is not on this machine): `{package, executable, namespace,
+/// arguments, parameters}`.
+fn launched(file: &str, args: &[String]) -> Value {
+    let root = project_root();
+    let out = std::process::Command::new(root.join(".venv-ros/bin/python"))
+        .arg(root.join("tests/ros/launch_params.py"))
+        .arg(root.join(file))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{file} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let nodes: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(nodes.as_array().map(Vec::len), Some(1), "{file}: {nodes}");
+    let node = nodes[0].clone();
+    assert_eq!(
+        (node["package"].as_str(), node["executable"].as_str()),
+        (Some("thymio_rt"), Some("thymio-rt")),
+        "{file}"
+    );
+    node
+}
+
+/// Whether the `rcl_interfaces/ParameterValue` `got` holds the launch file's `want` (numbers by value: an XML
+/// launch file's `-1` is an integer that a double parameter holds as -1.0).
+fn holds(got: &Value, want: &Value) -> bool {
+    match want {
+        Value::Bool(b) => got["type"] == 1 && got["bool_value"] == *b,
+        Value::Number(n) => {
+            let v = match got["type"].as_u64() {
+                Some(2) => got["integer_value"].as_f64(),
+                Some(3) => got["double_value"].as_f64(),
+                _ => None,
+            };
+            v == n.as_f64()
+        }
+        Value::String(_) => got["type"] == 4 && got["string_value"] == *want,
+        Value::Array(_) => got["type"] == 9 && got["string_array_value"] == *want,
+        _ => false,
+    }
+}
+
+/// ROS-Thymio's driver parameters among a launch file's: the robot's `thymio_driver` node holds them too.
+const LAUNCHED_DRIVER_PARAMS: [&str; 6] = [
+    "axis_length",
+    "odom_max_rate",
+    "tf_prefix",
+    "calibration_file",
+    "simulation",
+    "publish_model",
+];
+
+/// The ROS 2 launch files (launch/ros2/main.launch and main.launch.py) pass the driver ROS-Thymio's arguments as
+/// parameters it accepts with the same values: each file's node (read by tests/ros/launch_params.py, the same for
+/// both files) is started as launch_ros would start it (its arguments, its namespace as `-r __ns:=`, its parameters
+/// in a `/**` parameter file), and `get_parameters` of `asebaros` and of the robot's `thymio_driver` gives back every
+/// value. Test-only additions: `port:=0` (no Aseba switch port shared between tests), an unprivileged RT thread in
+/// an `asebaros:` section, and for the several-robot case (no namespace) `-r asebaros:__ns:=`.
+#[test]
+fn the_ros2_launch_files_parameters_are_all_accepted_with_their_values() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let dir = tempfile::tempdir().unwrap();
+    let pid = std::process::id();
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    // ROS-Thymio's defaults; then one robot of several, ROS-Thymio's other values
+    let cases: [(String, Vec<String>, &str); 2] = [
+        (format!("lpa{pid}"), vec![], ""),
+        (
+            format!("lpb{pid}"),
+            [
+                "single:=false",
+                "device:=sim:robots=1",
+                "simulation:=True",
+                "axis_length:=0.1",
+                "odom_max_rate:=10",
+                "motor_period:=10",
+                "emit_buttons:=1",
+                "model:=false",
+                "highest_acceptable_protocol_version:=20",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "thymio_1",
+        ),
+    ];
+    for (name, mut args, robot) in cases {
+        args.extend([format!("name:={name}"), "port:=0".to_owned()]);
+        let xml = launched("launch/ros2/main.launch", &args);
+        let py = launched("launch/ros2/main.launch.py", &args);
+        // the two files pass the same
+        assert_eq!(xml["arguments"], py["arguments"]);
+        assert_eq!(xml["namespace"], py["namespace"]);
+        let (xp, pp) = (
+            xml["parameters"].as_object().unwrap(),
+            py["parameters"].as_object().unwrap(),
+        );
+        assert_eq!(xp.keys().collect::<Vec<_>>(), {
+            let mut k: Vec<_> = pp.keys().collect();
+            k.sort();
+            k
+        });
+        for (k, v) in xp {
+            let same = v == &pp[k] || (v.is_number() && v.as_f64() == pp[k].as_f64());
+            assert!(same, "{k}: {v} (XML) vs {} (Python)", pp[k]);
+        }
+        for (file, node) in [("main.launch", &xml), ("main.launch.py", &py)] {
+            let params_file = dir.path().join(format!("{name}-{file}.yaml"));
+            let mut text = String::from(
+                "asebaros:\n  ros__parameters:\n    rt: {priority: 0, lock_memory: false}\n",
+            );
+            text.push_str("/**:\n  ros__parameters:\n");
+            for (k, v) in node["parameters"].as_object().unwrap() {
+                text.push_str(&format!("    {k}: {v}\n")); // JSON is YAML
+            }
+            std::fs::write(&params_file, text).unwrap();
+            let mut cmd = common::thymio_rt();
+            for a in node["arguments"].as_array().unwrap() {
+                cmd.arg(a.as_str().unwrap());
+            }
+            let remap = match node["namespace"].as_str().unwrap() {
+                "" => format!("asebaros:__ns:=/{name}"),
+                ns => format!("__ns:=/{ns}"),
+            };
+            cmd.args(["--ros-args", "-r", &remap, "--params-file"])
+                .arg(&params_file)
+                .env("ROS_DOMAIN_ID", test_domain_id().to_string())
+                .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+                .env_remove("LD_LIBRARY_PATH")
+                .env_remove("LD_PRELOAD");
+            let driver = Proc::spawn("thymio-rt run", cmd);
+            let driver_node = [name.as_str(), robot, "thymio_driver"]
+                .iter()
+                .filter(|p| !p.is_empty())
+                .fold(String::new(), |n, p| format!("{n}/{p}"));
+            for (node_name, names) in [
+                (
+                    format!("/{name}/asebaros"),
+                    node["parameters"]
+                        .as_object()
+                        .unwrap()
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                ),
+                (
+                    driver_node,
+                    LAUNCHED_DRIVER_PARAMS.map(String::from).to_vec(),
+                ),
+            ] {
+                let r = peer
+                    .call(
+                        &format!("{node_name}/get_parameters"),
+                        GET,
+                        json!({ "names": names }),
+                        deadline,
+                    )
+                    .unwrap();
+                let values = r["values"].as_array().unwrap();
+                assert_eq!(values.len(), names.len(), "{node_name}: {r}");
+                for (n, got) in names.iter().zip(values) {
+                    let want = &node["parameters"][n];
+                    assert!(
+                        holds(got, want),
+                        "{file} {args:?}: {node_name} {n} = {got}, launched {want}"
+                    );
+                }
+            }
+            stop(driver);
+        }
+    }
 }

@@ -529,3 +529,97 @@ fn without_the_model_the_wheel_transforms_are_left_to_the_users_robot_state_publ
     drop(peer);
     stop(driver);
 }
+
+/// The topics an RViz configuration (launch/ros1/thymio.rviz, RViz 1's format, or launch/ros2/thymio.rviz, RViz 2's)
+/// reads, as `(display class without its plugin prefix, topic, ROS 2 message type)`; for RViz 1's RobotModel, the
+/// parameter it reads (`robot_description`, which the ROS 1 driver also latches as a topic). Panics unless it is
+/// YAML with displays and a fixed frame.
+fn rviz_topics(file: &str) -> Vec<(String, String, &'static str)> {
+    let text = std::fs::read_to_string(project_root().join(file)).unwrap();
+    let config: yaml_serde::Value =
+        yaml_serde::from_str(&text).unwrap_or_else(|e| panic!("{file} is not YAML: {e}"));
+    let manager = &config["Visualization Manager"];
+    assert_eq!(
+        manager["Global Options"]["Fixed Frame"].as_str(),
+        Some("odom"),
+        "{file}: the driver's odometry frame"
+    );
+    let displays = manager["Displays"]
+        .as_sequence()
+        .unwrap_or_else(|| panic!("{file}: no displays"));
+    let mut out = Vec::new();
+    for d in displays {
+        let class = d["Class"].as_str().unwrap();
+        let (plugin, kind) = class.split_once('/').unwrap();
+        let ros2 = file.contains("ros2");
+        assert_eq!(
+            plugin,
+            if ros2 { "rviz_default_plugins" } else { "rviz" },
+            "{file}: {class}"
+        );
+        // RViz 2 nests a topic with its QoS (`Value`); RViz 1 names it
+        let topic = |key: &str| {
+            let v = &d[key];
+            v["Value"].as_str().or(v.as_str()).map(str::to_owned)
+        };
+        let (topic, ty) = match kind {
+            "RobotModel" if ros2 => (topic("Description Topic"), "std_msgs/msg/String"),
+            "RobotModel" => (topic("Robot Description"), "std_msgs/msg/String"),
+            "Odometry" => (topic("Topic"), "nav_msgs/msg/Odometry"),
+            "LaserScan" => (topic("Topic"), "sensor_msgs/msg/LaserScan"),
+            "Range" => (topic("Topic"), "sensor_msgs/msg/Range"),
+            "Grid" | "TF" => continue,
+            other => panic!("{file}: display {other} not checked here"),
+        };
+        let topic = topic.unwrap_or_else(|| panic!("{file}: {class} without a topic"));
+        out.push((kind.to_owned(), topic, ty));
+    }
+    out
+}
+
+/// The RViz configurations (RViz 1 and RViz 2) are YAML whose displays show the robot model, TF, odometry, the
+/// proximity laser and all nine Range topics, each a topic the driver publishes with the display's type (seen in the
+/// ROS 2 graph of a driver in a namespace, which prefixes them; the ROS 1 front end has the same names).
+#[test]
+fn the_rviz_configurations_read_the_topics_the_driver_publishes() {
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let dir = tempfile::tempdir().unwrap();
+    let ns = "tf_rviz";
+    let driver = driver(dir.path(), ns);
+    let mut peer = RclpyPeer::serve(test_domain_id(), deadline).unwrap();
+    // the driver is up and in the peer's graph once its odometry arrives
+    let odom = format!("/{ns}/odom");
+    peer.subscribe(&odom, "nav_msgs/msg/Odometry", "volatile", deadline)
+        .unwrap();
+    peer.message(&odom, deadline, |_| true).unwrap();
+    for file in ["launch/ros1/thymio.rviz", "launch/ros2/thymio.rviz"] {
+        let wanted = rviz_topics(file);
+        let count = |kind: &str| wanted.iter().filter(|(k, _, _)| k == kind).count();
+        assert_eq!(
+            [
+                count("RobotModel"),
+                count("Odometry"),
+                count("LaserScan"),
+                count("Range")
+            ],
+            [1, 1, 1, 9],
+            "{file}: {wanted:?}"
+        );
+        let mut missing = wanted.clone();
+        while !missing.is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "{file}: not published by the driver: {missing:?}"
+            );
+            let graph = peer.topics(deadline).unwrap();
+            missing.retain(|(_, topic, ty)| {
+                let full = format!("/{ns}/{}", topic.trim_start_matches('/'));
+                !graph.iter().any(|t| {
+                    t["topic"] == full && t["types"].as_array().unwrap().contains(&json!(ty))
+                })
+            });
+        }
+    }
+    drop(peer);
+    stop(driver);
+}

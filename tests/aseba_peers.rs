@@ -267,3 +267,76 @@ fn playground_thymio_variables_and_events_through_the_switch() {
     assert!(ticks.windows(2).all(|w| w[1] == w[0] + 1), "{ticks:?}");
     rt.stop();
 }
+
+/// `thymio-rt doctor` against Aseba Playground's robot (issue 44 item 4): with the built-in configuration the driver's
+/// firmware-14 script does not compile for the Playground's Thymio, and the doctor names it (exit 1) with the fix;
+/// with the Playground script configured the robot is healthy (exit 0). The Playground has no battery to read.
+#[test]
+fn doctor_checks_the_playground_robot() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = free_port();
+    let Some(_pg) = playground(dir.path(), base, 1) else {
+        return; // peer missing, run opted out: skip recorded
+    };
+    let target = format!("tcp:host=127.0.0.1;port={base}");
+    let doctor = |extra: &[&str]| {
+        let out = thymio_rt()
+            .args(["doctor", "--json", "--samples", "3", "--target", &target])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), v)
+    };
+    let status = |v: &serde_json::Value, name: &str| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {v:#}"))
+            .clone()
+    };
+    let (code, v) = doctor(&[]);
+    assert_eq!(code, Some(1), "{v:#}");
+    let failed: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["script"], "{v:#}");
+    let script = status(&v, "script");
+    assert!(
+        script["message"]
+            .as_str()
+            .unwrap()
+            .contains("prox.comm.rx._payloads is not a defined variable"),
+        "{script}"
+    );
+    assert!(
+        script["fix"]
+            .as_str()
+            .unwrap()
+            .contains("builtin:aseba/thymio_ros_playground.aesl"),
+        "{script}"
+    );
+    assert_eq!(status(&v, "protocol")["data"]["protocol_version"], 5);
+    assert_eq!(status(&v, "battery")["status"], "skip", "{v:#}");
+
+    let config = dir.path().join("playground.yaml");
+    std::fs::write(
+        &config,
+        "script: {path: 'builtin:aseba/thymio_ros_playground.aesl'}\n",
+    )
+    .unwrap();
+    let (code, v) = doctor(&["--config", config.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{v:#}");
+    assert_eq!(v["healthy"], true);
+    for name in ["connect", "protocol", "script", "proximity", "ground"] {
+        assert_eq!(status(&v, name)["status"], "ok", "{name}: {v:#}");
+    }
+}

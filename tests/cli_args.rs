@@ -248,3 +248,18 @@ fn run_refuses_a_robot_section_of_wrong_types_like_the_bridge_sections() {
     ros2_refused(&["--ros-args", "--params-file", &robot], 1, says);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn doctor_refuses_bad_arguments_with_usage_status() {
+    refused(&["doctor", "--samples", "0"], "0");
+    refused(&["doctor", "--target", "bogus:x"], "bogus:x:");
+    refused(
+        &["doctor", "--timeout", "0", "--target", "sim"],
+        "--timeout",
+    );
+    refused(
+        &["doctor", "--udev-rule", "--install-udev-rule"],
+        "--install-udev-rule",
+    );
+    refused(&["doctor", "--wheel"], "--wheel");
+}

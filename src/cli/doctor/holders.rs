@@ -1,7 +1,9 @@
 //! Who holds a serial port: the processes with a file descriptor on the device, found by reading
 //! the `/proc/<pid>/fd/*` links (as `fuser` does), named by their command (argv[0], since `comm` is
 //! cut at 15 characters: `thymio-device-m`). The proc root is a parameter so the scan is tested on
-//! a tree of files.
+//! a tree of files. A pseudo-terminal's own server (the process holding its master side, e.g.
+//! `thymio-rt sim --pty`, which keeps the slave open too) is told apart: it is the robot's end,
+//! not a rival.
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -13,6 +15,8 @@ pub struct Holder {
     pub pid: u32,
     /// Its command's name (argv[0]'s file name, else `comm`).
     pub name: String,
+    /// It holds the master side of this pseudo-terminal: it serves the port (the robot's end).
+    pub serves: bool,
 }
 
 /// The result of a scan.
@@ -28,6 +32,10 @@ pub struct Scan {
 /// resolving symbolic links (`/dev/serial/by-id/…` is the same port as `/dev/ttyACM0`).
 pub fn scan(proc: &Path, device: &Path, self_pid: u32) -> Scan {
     let device = std::fs::canonicalize(device).unwrap_or_else(|_| device.to_path_buf());
+    let pts = device
+        .strip_prefix("/dev/pts")
+        .ok()
+        .and_then(|n| n.to_str()?.parse::<u32>().ok());
     let mut out = Scan::default();
     let Ok(entries) = std::fs::read_dir(proc) else {
         return out;
@@ -43,19 +51,36 @@ pub fn scan(proc: &Path, device: &Path, self_pid: u32) -> Scan {
             out.unreadable += 1;
             continue;
         };
-        let holds = fds
-            .flatten()
-            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
-            .any(|target| target == device);
+        let mut holds = false;
+        let mut serves = false;
+        for fd in fds.flatten() {
+            let Ok(target) = std::fs::read_link(fd.path()) else {
+                continue;
+            };
+            holds |= target == device;
+            if pts.is_some() && target.file_name().is_some_and(|n| n == "ptmx") {
+                let info = e.path().join("fdinfo").join(fd.file_name());
+                serves |= std::fs::read_to_string(info).is_ok_and(|i| tty_index(&i) == pts);
+            }
+        }
         if holds {
             out.holders.push(Holder {
                 pid,
                 name: process_name(&e.path()),
+                serves,
             });
         }
     }
     out.holders.sort_by_key(|h| h.pid);
     out
+}
+
+/// The `tty-index` of a pseudo-terminal master's `/proc/<pid>/fdinfo/<fd>`.
+pub fn tty_index(fdinfo: &str) -> Option<u32> {
+    fdinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("tty-index:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// A process's name: argv[0]'s file name from `cmdline`, else `comm`, else `?`.
@@ -140,11 +165,13 @@ mod tests {
             vec![
                 Holder {
                     pid: 7,
-                    name: "sleep".into()
+                    name: "sleep".into(),
+                    serves: false,
                 },
                 Holder {
                     pid: 40,
-                    name: "thymio-device-manager".into()
+                    name: "thymio-device-manager".into(),
+                    serves: false,
                 },
             ]
         );
@@ -156,21 +183,47 @@ mod tests {
     }
 
     #[test]
+    fn tells_a_pseudo_terminals_server_from_its_rivals() {
+        assert_eq!(
+            tty_index("pos:\t0\nflags:\t0104002\ntty-index:\t3\n"),
+            Some(3)
+        );
+        assert_eq!(tty_index("pos:\t0\n"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let proc = dir.path();
+        let pts = Path::new("/dev/pts/3");
+        let ptmx = Path::new("/dev/ptmx");
+        process(proc, 10, b"thymio-rt\0sim\0", "thymio-rt", &[ptmx, pts]);
+        fs::create_dir_all(proc.join("10/fdinfo")).unwrap();
+        fs::write(proc.join("10/fdinfo/0"), "pos:\t0\ntty-index:\t3\n").unwrap();
+        // another pseudo-terminal's server that also has our slave open
+        process(proc, 11, b"socat\0", "socat", &[ptmx, pts]);
+        fs::create_dir_all(proc.join("11/fdinfo")).unwrap();
+        fs::write(proc.join("11/fdinfo/0"), "tty-index:\t4\n").unwrap();
+        let s = scan(proc, pts, 1);
+        let got: Vec<(u32, bool)> = s.holders.iter().map(|h| (h.pid, h.serves)).collect();
+        assert_eq!(got, vec![(10, true), (11, false)]);
+    }
+
+    #[test]
     fn fixes_name_the_known_holders() {
         let tdm = Holder {
             pid: 40,
             name: "thymio-device-manager".into(),
+            serves: false,
         };
         assert!(fix_for(&tdm).contains("Thymio Suite"), "{}", fix_for(&tdm));
         assert!(fix_for(&tdm).contains("kill 40"));
         let mm = Holder {
             pid: 3,
             name: "ModemManager".into(),
+            serves: false,
         };
         assert!(fix_for(&mm).contains("udev rule"));
         let other = Holder {
             pid: 8,
             name: "minicom".into(),
+            serves: false,
         };
         assert!(fix_for(&other).contains("stop minicom (pid 8)"));
     }

@@ -79,7 +79,7 @@ pub fn main(args: Args) -> CliResult {
     };
     if let Some(t) = &args.target {
         t.parse::<Target>()
-            .map_err(|e| usage(format!("--target: {e}")))?;
+            .map_err(|e| usage(format!("--target {t}: {e}")))?;
     }
     let found = usb::thymio_ports(Path::new("/sys"));
     let mut checks = vec![usb_check(&found, args.target.is_some())];
@@ -90,7 +90,7 @@ pub fn main(args: Args) -> CliResult {
     if let Some(target) = &target {
         let parsed: Target = target
             .parse()
-            .map_err(|e| usage(format!("--target: {e}")))?;
+            .map_err(|e| usage(format!("--target {target}: {e}")))?;
         let mut reachable = true;
         if let Target::Serial(serial) = &parsed {
             let port = port_checks(&serial.selector, &found);
@@ -210,27 +210,36 @@ fn holders_check(device: &Path) -> Check {
     let scan = holders::scan(Path::new("/proc"), device, std::process::id());
     let data =
         serde_json::json!({"holders": scan.holders, "uninspected_processes": scan.unreadable});
-    if scan.holders.is_empty() {
+    let (servers, rivals): (Vec<_>, Vec<_>) = scan.holders.iter().partition(|h| h.serves);
+    let served = servers
+        .iter()
+        .map(|h| {
+            format!(
+                "; the pseudo-terminal is served by {} (pid {})",
+                h.name, h.pid
+            )
+        })
+        .collect::<String>();
+    if rivals.is_empty() {
         let note = if scan.unreadable > 0 {
             format!(
-                "no process of ours holds it ({} processes of other users not inspected: as root all are)",
+                "no process of ours holds it ({} processes of other users not inspected: as root all are){served}",
                 scan.unreadable
             )
         } else {
-            "no other process holds it".to_owned()
+            format!("no other process holds it{served}")
         };
         return Check::new("holders", Status::Ok, note).data(data);
     }
-    let names: Vec<String> = scan
-        .holders
+    let names: Vec<String> = rivals
         .iter()
         .map(|h| format!("{} (pid {})", h.name, h.pid))
         .collect();
-    let fixes: Vec<String> = scan.holders.iter().map(holders::fix_for).collect();
+    let fixes: Vec<String> = rivals.iter().map(|h| holders::fix_for(h)).collect();
     Check::new(
         "holders",
         Status::Fail,
-        format!("{} held by {}", device.display(), names.join(", ")),
+        format!("{} held by {}{served}", device.display(), names.join(", ")),
     )
     .fix(fixes.join("; "))
     .data(data)

@@ -7,9 +7,9 @@ embedded simulator (issue 42, "stops that cannot be slowed").
 
 Through /thymio_driver's dynamic_reconfigure server: reads the range of linear.x.max_deceleration, sets
 values below it (0 and 1e-9 for max_deceleration, 5e-324 for max_acceleration: each answer is the value in
-effect), then 0.05 m/s² (the minimum). Then drives at 0.1 m/s with a cmd_vel stream until the simulator's true
+effect), then 0.05 m/s² (the minimum). Then drives at 0.15 m/s with a cmd_vel stream until the simulator's true
 speed (/sim/ground_truth) is there, publishes ONE zero twist and goes silent, recording the true speed until the
-robot stands (3 s at most).
+robot stands (4 s at most).
 
 Prints one JSON object on its last line: {"range": [min, max], "refused": {"NAME=VALUE": value in effect},
 "accepted": value, "at_speed": bool, "samples": [[seconds after the zero twist (header stamp), true speed]]}.
@@ -57,23 +57,23 @@ def main(seconds):
     while pub.get_num_connections() == 0 and time.time() < deadline:
         time.sleep(0.02)
     cmd = Twist()
-    cmd.linear.x = 0.1
+    cmd.linear.x = 0.15
     start = time.time()
     at_speed = False
-    # the stream keeps the watchdog fed until the robot is at 0.1 m/s (for at least 1 s)
+    # the stream keeps the watchdog fed until the robot is at 0.15 m/s (for at least 1 s)
     while time.time() < deadline:
         pub.publish(cmd)
         with lock:
             v = samples[-1][1] if samples else 0.0
-        if time.time() - start > 1.0 and v > 0.09:
+        if time.time() - start > 1.0 and v > 0.135:
             at_speed = True
             break
         time.sleep(0.1)
     out["at_speed"] = at_speed
     t_zero = time.time()
     pub.publish(Twist())
-    # silence: nobody commands the robot any more; watched until it stands (a true speed under 5 mm/s), 3 s at most
-    end = t_zero + 3.0
+    # silence: nobody commands the robot any more; watched until it stands (a true speed under 5 mm/s), 4 s at most
+    end = t_zero + 4.0
     while time.time() < end:
         with lock:
             if any(t >= t_zero and abs(v) < 0.005 for t, v in samples):

@@ -196,10 +196,10 @@ fn roslaunch_main_launch_model_tf2_and_rosbag() {
         Duration::from_secs(90),
     );
     assert_model(&v, "/thymio/rob_st_pub");
-    // the robot's interface for a few seconds, while its odometry streams (someone subscribes: the bag). Named
-    // topics, not `-a`: roscpp asks the driver for 40-odd topics at once, and the transport's XML-RPC door (at most
-    // 16 connections still sending their request per address) drops some of them, so that `-a` records an
-    // arbitrary part of the interface (a transport issue of its own, reported with issue 44)
+    // the whole interface for a few seconds (`-a`), while its odometry streams (someone subscribes: the bag).
+    // roscpp asks the driver for 40-odd topics at once from one address: each must be recorded (the XML-RPC door
+    // lets such a burst wait for places instead of dropping its own callers — it used to drop some, and `-a`
+    // recorded an arbitrary part of the interface)
     let topics = [
         "/thymio/odom",
         "/tf",
@@ -221,10 +221,10 @@ fn roslaunch_main_launch_model_tf2_and_rosbag() {
             "/usr/bin/rosbag",
             "record",
             "--duration=4",
+            "-a",
             "-O",
         ])
         .arg(&bag)
-        .args(topics)
         .env("ROS_MASTER_URI", master_uri(port))
         .env("ROS_IP", "127.0.0.1")
         .env("ROS_HOME", home.path())

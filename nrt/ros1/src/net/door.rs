@@ -1,21 +1,39 @@
 //! Who gets in at the XML-RPC door: at most [`super::Limits::max_xmlrpc`] connections at once, at most
 //! [`super::Limits::max_xmlrpc_per_peer`] from one address. A newcomer is never turned away for the others: when
-//! its address (or the whole door) is full, the **oldest connection still sending its request** is dropped to
-//! make room. A slow or idle peer can hold a place only until newer connections need it (and never longer than
-//! the request deadline), so a caller that sends its request promptly is served however many slow connections
-//! are open — on loopback, where every peer is 127.0.0.1, as from another host. Only a connection already
-//! answered (its request read whole) is never dropped; a door full of those turns the newcomer away.
+//! its address (or the whole door) is full, the **oldest connection still sending its request after the grace**
+//! ([`super::Limits::xmlrpc_grace`]) is dropped to make room. A slow or idle peer can hold a place only until
+//! newer connections need it (and never longer than the request deadline), so a caller that sends its request
+//! promptly is served however many slow connections are open — on loopback, where every peer is 127.0.0.1, as
+//! from another host. A connection younger than the grace is never dropped: a burst of prompt callers (roscpp's
+//! `rosbag record -a` opens some forty `requestTopic` connections at once) waits at the door
+//! ([`Admission::Wait`]) for a place, which such callers free within milliseconds, instead of dropping one
+//! another. Only a connection already answered (its request read whole) is never dropped at all; a door full of
+//! those turns the newcomer away.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 struct Entry {
     peer: IpAddr,
-    /// Still sending its request (may be dropped for a newcomer).
+    /// When it was let in.
+    since: Instant,
+    /// Still sending its request (may be dropped for a newcomer once older than the grace).
     reading: bool,
     evict: Arc<Notify>,
+}
+
+/// What the door says to a newcomer.
+pub(crate) enum Admission {
+    /// Let in.
+    In(Pass),
+    /// No place yet: every connection that could make room is younger than the grace. Try again when a place is
+    /// freed ([`Door::freed`]) or after this long, when the oldest of them is past its grace.
+    Wait(Duration),
+    /// Every place is held by a connection being answered.
+    Full,
 }
 
 #[derive(Default)]
@@ -30,6 +48,9 @@ pub(crate) struct Door {
     table: Mutex<Table>,
     max: usize,
     per_peer: usize,
+    grace: Duration,
+    /// Notified whenever a connection leaves or is answered (a waiting newcomer may find room).
+    freed: Notify,
 }
 
 /// A connection let in: told when it is dropped for a newcomer; leaves the table when this is dropped.
@@ -41,36 +62,60 @@ pub(crate) struct Pass {
 }
 
 impl Door {
-    /// A door for `max` connections at once, `per_peer` of them from one address (each at least 1).
-    pub fn new(max: usize, per_peer: usize) -> Arc<Door> {
+    /// A door for `max` connections at once, `per_peer` of them from one address (each at least 1); a connection
+    /// still reading is dropped for a newcomer only once older than `grace`.
+    pub fn new(max: usize, per_peer: usize, grace: Duration) -> Arc<Door> {
         Arc::new(Door {
             table: Mutex::default(),
             max: max.max(1),
             per_peer: per_peer.max(1),
+            grace,
+            freed: Notify::new(),
         })
+    }
+
+    /// Completes when a connection leaves or is answered (or was since the last wait): a newcomer told to
+    /// [`Admission::Wait`] tries again then.
+    pub async fn freed(&self) {
+        self.freed.notified().await
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Lets a connection from `peer` in, dropping the oldest one still sending its request of the same address
-    /// when that address is full, then of any address when the door is full; `None` when every place is held by
-    /// a connection being answered. The second value counts the connections dropped.
-    pub fn enter(self: &Arc<Door>, peer: IpAddr) -> (Option<Pass>, usize) {
+    /// Lets a connection from `peer` in now (see [`Door::enter_at`]). The second value counts the connections
+    /// dropped.
+    pub fn enter(self: &Arc<Door>, peer: IpAddr) -> (Admission, usize) {
+        self.enter_at(peer, Instant::now())
+    }
+
+    /// Lets a connection from `peer` in at `now`, dropping the oldest one still sending its request past its
+    /// grace of the same address when that address is full, then of any address when the door is full.
+    pub fn enter_at(self: &Arc<Door>, peer: IpAddr, now: Instant) -> (Admission, usize) {
         let mut t = self.lock();
         let mut dropped = 0;
         let from_peer = t.entries.values().filter(|e| e.peer == peer).count();
-        if from_peer >= self.per_peer && evict_oldest(&mut t, |e| e.peer == peer) {
+        if from_peer >= self.per_peer && self.evict_oldest(&mut t, now, |e| e.peer == peer) {
             dropped += 1;
         }
-        if t.entries.len() >= self.max && evict_oldest(&mut t, |_| true) {
+        if t.entries.len() >= self.max && self.evict_oldest(&mut t, now, |_| true) {
             dropped += 1;
         }
-        let room = t.entries.len() < self.max
-            && t.entries.values().filter(|e| e.peer == peer).count() < self.per_peer;
-        if !room {
-            return (None, dropped);
+        let peer_full = t.entries.values().filter(|e| e.peer == peer).count() >= self.per_peer;
+        let door_full = t.entries.len() >= self.max;
+        if peer_full || door_full {
+            // the reader that will first be past its grace among those that could make room
+            let first_due = t
+                .entries
+                .values()
+                .filter(|e| e.reading && (door_full || e.peer == peer))
+                .map(|e| (e.since + self.grace).saturating_duration_since(now))
+                .min();
+            return match first_due {
+                Some(d) => (Admission::Wait(d), dropped),
+                None => (Admission::Full, dropped),
+            };
         }
         let id = t.next;
         t.next += 1;
@@ -79,6 +124,7 @@ impl Door {
             id,
             Entry {
                 peer,
+                since: now,
                 reading: true,
                 evict: evict.clone(),
             },
@@ -88,7 +134,25 @@ impl Door {
             id,
             evicted: evict,
         };
-        (Some(pass), dropped)
+        (Admission::In(pass), dropped)
+    }
+
+    /// Drops the oldest connection still reading and past its grace at `now` among those `which` selects;
+    /// whether there was one.
+    fn evict_oldest(&self, t: &mut Table, now: Instant, which: impl Fn(&Entry) -> bool) -> bool {
+        let Some(id) = t
+            .entries
+            .iter()
+            .find(|(_, e)| e.reading && now.duration_since(e.since) >= self.grace && which(e))
+            .map(|(id, _)| *id)
+        else {
+            return false;
+        };
+        if let Some(e) = t.entries.remove(&id) {
+            // a permit is kept if the task is not waiting yet: it sees it at its first wait
+            e.evict.notify_one();
+        }
+        true
     }
 
     /// Connections in the table.
@@ -98,35 +162,20 @@ impl Door {
     }
 }
 
-/// Drops the oldest connection still reading among those `which` selects; whether there was one.
-fn evict_oldest(t: &mut Table, which: impl Fn(&Entry) -> bool) -> bool {
-    let Some(id) = t
-        .entries
-        .iter()
-        .find(|(_, e)| e.reading && which(e))
-        .map(|(id, _)| *id)
-    else {
-        return false;
-    };
-    if let Some(e) = t.entries.remove(&id) {
-        // a permit is kept if the task is not waiting yet: it sees it at its first wait
-        e.evict.notify_one();
-    }
-    true
-}
-
 impl Pass {
     /// The request is read whole: from now on the connection is not dropped for a newcomer.
     pub fn answering(&self) {
         if let Some(e) = self.door.lock().entries.get_mut(&self.id) {
             e.reading = false;
         }
+        self.door.freed.notify_one();
     }
 }
 
 impl Drop for Pass {
     fn drop(&mut self) {
         self.door.lock().entries.remove(&self.id);
+        self.door.freed.notify_one();
     }
 }
 
@@ -139,17 +188,30 @@ mod tests {
         IpAddr::V4(Ipv4Addr::new(10, 0, 0, n))
     }
 
+    const GRACE: Duration = Duration::from_millis(250);
+
+    fn door(max: usize, per_peer: usize) -> Arc<Door> {
+        Door::new(max, per_peer, GRACE)
+    }
+
+    fn pass(a: (Admission, usize)) -> Option<Pass> {
+        match a.0 {
+            Admission::In(p) => Some(p),
+            _ => None,
+        }
+    }
+
     #[test]
-    fn a_full_address_drops_its_own_oldest_reader() {
-        let door = Door::new(10, 2);
-        let (a, _) = door.enter(ip(1));
-        let (b, _) = door.enter(ip(1));
-        let (other, _) = door.enter(ip(2));
-        let (c, dropped) = door.enter(ip(1));
+    fn a_full_address_drops_its_own_oldest_reader_past_its_grace() {
+        let t0 = Instant::now();
+        let door = door(10, 2);
+        let a = pass(door.enter_at(ip(1), t0)).unwrap();
+        let b = pass(door.enter_at(ip(1), t0 + Duration::from_millis(1))).unwrap();
+        let other = pass(door.enter_at(ip(2), t0)).unwrap();
+        let (c, dropped) = door.enter_at(ip(1), t0 + GRACE);
         assert_eq!(dropped, 1);
-        assert!(c.is_some());
+        assert!(matches!(c, Admission::In(_)));
         // a (the oldest of 10.0.0.1) was told; b and the other address were not
-        let (a, b, other) = (a.unwrap(), b.unwrap(), other.unwrap());
         assert!(block_notified(&a.evicted));
         assert!(!block_notified(&b.evicted));
         assert!(!block_notified(&other.evicted));
@@ -158,12 +220,15 @@ mod tests {
 
     #[test]
     fn a_full_door_drops_the_oldest_reader_and_lets_the_newcomer_in() {
-        let door = Door::new(3, 3);
-        let passes: Vec<Pass> = (0..3).map(|i| door.enter(ip(i)).0.unwrap()).collect();
+        let t0 = Instant::now();
+        let door = door(3, 3);
+        let passes: Vec<Pass> = (0..3)
+            .map(|i| pass(door.enter_at(ip(i), t0)).unwrap())
+            .collect();
         // the oldest is being answered: the next oldest still reading goes
         passes[0].answering();
-        let (newcomer, dropped) = door.enter(ip(9));
-        assert!(newcomer.is_some());
+        let (newcomer, dropped) = door.enter_at(ip(9), t0 + GRACE);
+        assert!(matches!(newcomer, Admission::In(_)));
         assert_eq!(dropped, 1);
         assert!(!block_notified(&passes[0].evicted));
         assert!(block_notified(&passes[1].evicted));
@@ -171,27 +236,73 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_of_prompt_callers_waits_for_a_place_instead_of_dropping_one_another() {
+        // roscpp's `rosbag record -a`: some forty requestTopic connections from 127.0.0.1 at once
+        let t0 = Instant::now();
+        let door = door(64, 2);
+        let a = pass(door.enter_at(ip(1), t0)).unwrap();
+        let b = pass(door.enter_at(ip(1), t0)).unwrap();
+        let (third, dropped) = door.enter_at(ip(1), t0 + Duration::from_millis(10));
+        assert_eq!(dropped, 0);
+        match third {
+            Admission::Wait(d) => assert_eq!(d, GRACE - Duration::from_millis(10)),
+            _ => panic!("a newcomer beside young callers must wait"),
+        }
+        assert!(!block_notified(&a.evicted));
+        assert!(!block_notified(&b.evicted));
+        // the first caller is answered and leaves: the door says so, and the newcomer gets its place
+        a.answering();
+        drop(a);
+        assert!(block_notified(&door.freed));
+        assert!(pass(door.enter_at(ip(1), t0 + Duration::from_millis(11))).is_some());
+        assert!(!block_notified(&b.evicted));
+    }
+
+    #[test]
     fn a_door_full_of_answered_connections_turns_the_newcomer_away() {
-        let door = Door::new(2, 2);
-        let a = door.enter(ip(1)).0.unwrap();
-        let b = door.enter(ip(1)).0.unwrap();
+        let t0 = Instant::now();
+        let door = door(2, 2);
+        let a = pass(door.enter_at(ip(1), t0)).unwrap();
+        let b = pass(door.enter_at(ip(1), t0)).unwrap();
         a.answering();
         b.answering();
-        assert!(door.enter(ip(2)).0.is_none());
+        assert!(matches!(
+            door.enter_at(ip(2), t0 + GRACE).0,
+            Admission::Full
+        ));
         drop(a);
-        assert!(door.enter(ip(2)).0.is_some());
+        assert!(pass(door.enter_at(ip(2), t0 + GRACE)).is_some());
     }
 
     #[test]
     fn many_slow_connections_never_keep_a_newcomer_out() {
-        let door = Door::new(8, 4);
+        let t0 = Instant::now();
+        let door = door(8, 4);
         let mut slow = Vec::new();
+        let mut now = t0;
         for _ in 0..100 {
-            let (p, _) = door.enter(ip(1));
-            slow.push(p.expect("always let in"));
+            // each newcomer comes when the oldest slow one is past its grace (or earlier: then it waits until then)
+            let p = loop {
+                match door.enter_at(ip(1), now) {
+                    (Admission::In(p), _) => break p,
+                    (Admission::Wait(d), _) => now += d,
+                    (Admission::Full, _) => panic!("slow connections are never answered"),
+                }
+            };
+            slow.push(p);
         }
         assert!(door.len() <= 4);
-        let legit = door.enter(ip(1)).0.expect("let in");
+        assert!(now <= t0 + GRACE * 100);
+        let legit = loop {
+            match door.enter_at(ip(1), now) {
+                (Admission::In(p), _) => break p,
+                (Admission::Wait(d), _) => {
+                    assert!(d <= GRACE);
+                    now += d
+                }
+                (Admission::Full, _) => panic!("never full of answered ones"),
+            }
+        };
         assert!(!block_notified(&legit.evicted));
     }
 

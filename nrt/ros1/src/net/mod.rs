@@ -72,11 +72,16 @@ pub struct Limits {
     pub write_timeout: Duration,
     /// Inbound TCPROS connections at once (subscribers of our topics, service clients, handshakes).
     pub max_connections: usize,
-    /// XML-RPC connections at once; a newcomer beyond drops the oldest one still sending its request.
+    /// XML-RPC connections at once; a newcomer beyond drops the oldest one still sending its request past
+    /// [`Limits::xmlrpc_grace`], or waits for a place.
     pub max_xmlrpc: usize,
     /// XML-RPC connections at once from one address; a newcomer beyond drops that address's oldest one still
     /// sending its request.
     pub max_xmlrpc_per_peer: usize,
+    /// How long a connection still sending its request keeps its place whatever newcomers come: a prompt
+    /// caller sends its request well within it, a burst of them (roscpp's `rosbag record -a`) waits for places
+    /// instead of dropping one another; a slow or idle one is dropped for a newcomer once past it.
+    pub xmlrpc_grace: Duration,
     /// Publishers one subscription connects to.
     pub max_publishers: usize,
 }
@@ -93,7 +98,8 @@ impl Default for Limits {
             write_timeout: Duration::from_secs(5),
             max_connections: 256,
             max_xmlrpc: 64,
-            max_xmlrpc_per_peer: 16,
+            max_xmlrpc_per_peer: 48,
+            xmlrpc_grace: Duration::from_millis(100),
             max_publishers: 64,
         }
     }

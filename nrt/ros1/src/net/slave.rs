@@ -7,7 +7,7 @@
 //! ([`super::xml::check_depth`]) before serde_xmlrpc decodes it, and answered `[code, statusMessage, value]` — or a
 //! fault for a body that is not a call we can read. What a peer sent is [`super::clip`]ped before it is logged.
 
-use super::door::{Door, Pass};
+use super::door::{Admission, Door, Pass};
 use super::http::{read_request, write_response};
 use super::xml::{check_depth, fault};
 use super::{clip, lock, Limits, Shared};
@@ -21,7 +21,11 @@ pub(crate) async fn accept(listener: TcpListener, node: Weak<Shared>) {
     let Some(limits) = node.upgrade().map(|n| n.limits.clone()) else {
         return;
     };
-    let door = Door::new(limits.max_xmlrpc, limits.max_xmlrpc_per_peer);
+    let door = Door::new(
+        limits.max_xmlrpc,
+        limits.max_xmlrpc_per_peer,
+        limits.xmlrpc_grace,
+    );
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(s) => s,
@@ -31,16 +35,7 @@ pub(crate) async fn accept(listener: TcpListener, node: Weak<Shared>) {
                 continue;
             }
         };
-        let (pass, dropped) = door.enter(peer.ip());
-        if dropped > 0 {
-            tracing::debug!(
-                "ROS 1: XML-RPC: {dropped} connection(s) still sending their request dropped for one from {peer}"
-            );
-        }
-        let Some(pass) = pass else {
-            tracing::debug!(
-                "ROS 1: XML-RPC connection from {peer} refused: every place is being answered"
-            );
+        let Some(pass) = admit(&door, peer, &limits).await else {
             continue;
         };
         let (node, limits) = (node.clone(), limits.clone());
@@ -54,6 +49,47 @@ pub(crate) async fn accept(listener: TcpListener, node: Weak<Shared>) {
         });
         // the new connection's task reads what it already sent before the next newcomer can drop it
         tokio::task::yield_now().await;
+    }
+}
+
+/// Lets the connection from `peer` in (see [`super::door`]): at once, or once a place is freed or a slow
+/// connection is past its grace; `None` when every place is being answered or no place came within
+/// [`Limits::xmlrpc_timeout`] (the connection is then closed). Newer connections wait in the listen backlog meanwhile.
+async fn admit(
+    door: &std::sync::Arc<Door>,
+    peer: std::net::SocketAddr,
+    limits: &Limits,
+) -> Option<Pass> {
+    let deadline = tokio::time::Instant::now() + limits.xmlrpc_timeout;
+    loop {
+        let (admission, dropped) = door.enter(peer.ip());
+        if dropped > 0 {
+            tracing::debug!(
+                "ROS 1: XML-RPC: {dropped} connection(s) still sending their request dropped for one from {peer}"
+            );
+        }
+        let wait = match admission {
+            Admission::In(pass) => return Some(pass),
+            Admission::Full => {
+                tracing::debug!(
+                    "ROS 1: XML-RPC connection from {peer} refused: every place is being answered"
+                );
+                return None;
+            }
+            Admission::Wait(d) => d,
+        };
+        let until = (tokio::time::Instant::now() + wait).min(deadline);
+        tokio::select! {
+            _ = door.freed() => {}
+            _ = tokio::time::sleep_until(until) => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            tracing::debug!(
+                "ROS 1: XML-RPC connection from {peer} closed: no place within {:?}",
+                limits.xmlrpc_timeout
+            );
+            return None;
+        }
     }
 }
 

@@ -602,3 +602,32 @@ fn doctor_names_a_port_without_permission_and_the_udev_rule() {
         "{rule}"
     );
 }
+
+/// An interrupted wheel check still stops the wheels: without a script the firmware keeps a motor target for ever.
+#[test]
+fn doctor_wheel_check_stops_the_wheels_when_interrupted() {
+    let port = free_port();
+    let (_sim, pty) = sim_with_pty(port);
+    let mut c = thymio_rt();
+    c.args(["doctor", "--wheels", "--samples", "1", "--target"])
+        .arg(format!("ser:device={pty}"));
+    let mut d = Proc::spawn("thymio-rt doctor --wheels", c);
+    d.wait_line(Duration::from_secs(20), |l| {
+        l.contains("wheel check of node 1")
+    });
+    d.signal(nix::sys::signal::Signal::SIGINT);
+    let exit = d.wait_exit(Duration::from_secs(20));
+    assert!(exit.success(), "{exit}:\n{}", d.seen.join("\n"));
+    assert!(
+        d.seen
+            .iter()
+            .any(|l| l.contains("wheels") && l.starts_with("ok")),
+        "{}",
+        d.seen.join("\n")
+    );
+    let target = format!("tcp:host=127.0.0.1;port={port}");
+    for var in ["motor.left.target", "motor.right.target"] {
+        let (ok, out, err) = tool(&["vars", "get", "--target", &target, "--node", "1", var]);
+        assert!(ok && out.trim() == "0", "{var} left at {out} {err}");
+    }
+}

@@ -121,15 +121,16 @@ pub fn battery(raw: Option<i16>) -> Check {
     }
 }
 
-/// The protocol verdict: thymio-rt bridges nodes speaking `min..=max` (`max`:
-/// `highest_acceptable_protocol_version`).
-pub fn protocol(version: u16, min: u16, max: u16) -> Check {
-    let data = json!({"protocol_version": version, "accepted": [min, max]});
+/// The protocol verdict: thymio-rt speaks protocol `host` and bridges nodes speaking `min..=max`
+/// (`max`: `highest_acceptable_protocol_version`).
+pub fn protocol(version: u16, min: u16, max: u16, host: u16) -> Check {
+    let data =
+        json!({"protocol_version": version, "accepted": [min, max], "host_protocol_version": host});
     if (min..=max).contains(&version) {
         return Check::new(
             "protocol",
             Status::Ok,
-            format!("protocol {version} (accepted {min}..={max})"),
+            format!("protocol {version} (thymio-rt speaks {host}, accepts {min}..={max})"),
         )
         .data(data);
     }
@@ -199,11 +200,11 @@ mod tests {
 
     #[test]
     fn protocol_range() {
-        assert_eq!(protocol(9, 4, 100).status, Status::Ok);
-        let old = protocol(3, 4, 100);
+        assert_eq!(protocol(9, 4, 100, 9).status, Status::Ok);
+        let old = protocol(3, 4, 100, 9);
         assert_eq!(old.status, Status::Fail);
         assert!(old.fix.unwrap().contains("firmware"));
-        let new = protocol(9, 4, 5);
+        let new = protocol(9, 4, 5, 9);
         assert!(new
             .fix
             .unwrap()

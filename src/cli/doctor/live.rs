@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::runtime::Runtime;
 use handoff::NodeId;
 use nrt_engine::engine::{ScriptError, ScriptSource};
-use nrt_engine::network::{Node, MIN_TARGET_PROTOCOL_VERSION};
+use nrt_engine::network::{Node, HOST_PROTOCOL_VERSION, MIN_TARGET_PROTOCOL_VERSION};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -78,8 +78,13 @@ fn connect_failure(target: &str, cause: &str) -> Check {
 fn node_checks(rt: &mut Runtime, node: &Node, config: &Config, opts: &Options) -> Vec<Check> {
     let id = node.id.0;
     let max = config.bridge.max_protocol_version();
-    let mut out =
-        vec![checks::protocol(node.protocol_version, MIN_TARGET_PROTOCOL_VERSION, max).node(id)];
+    let mut out = vec![checks::protocol(
+        node.protocol_version,
+        MIN_TARGET_PROTOCOL_VERSION,
+        max,
+        HOST_PROTOCOL_VERSION,
+    )
+    .node(id)];
     let Some(desc) = node.description.as_ref() else {
         out.push(
             Check::new(
@@ -231,8 +236,16 @@ fn sensor_checks(
 }
 
 /// Drives both wheels slowly forward then backward, reads their measured speeds back, and stops
-/// them (always, also after a failure).
+/// them (always, also after a failure). Ctrl-C and SIGTERM wait for the stop: without a script the
+/// firmware keeps a motor target for ever, so an interrupted check would leave the robot creeping.
+/// Each read is bounded by a second, so they wait a few seconds at most.
 fn wheel_check(rt: &mut Runtime, node: NodeId, timeout: Duration) -> Check {
+    let _deferred = DeferInterrupts::new();
+    eprintln!(
+        "thymio-rt doctor: wheel check of node {node}: both wheels forward then backward at {WHEEL_TARGET} \
+         (about 4 cm/s), then stopped; Ctrl-C waits for the stop"
+    );
+    let timeout = timeout.min(Duration::from_secs(1));
     let run = |rt: &mut Runtime| -> Result<Check, String> {
         let forward = drive(rt, node, WHEEL_TARGET, timeout)?;
         let backward = drive(rt, node, -WHEEL_TARGET, timeout)?;
@@ -240,8 +253,43 @@ fn wheel_check(rt: &mut Runtime, node: NodeId, timeout: Duration) -> Check {
         Ok(checks::wheels(forward, backward, stopped, WHEEL_TARGET))
     };
     let result = run(rt);
-    let _ = set_targets(rt, node, 0);
-    result.unwrap_or_else(|e| read_failure("wheels", "motor speeds", &e))
+    let stop = set_targets(rt, node, 0).and_then(|()| {
+        read_variable(rt, node, "motor.left.target", timeout).map_err(|e| e.message)
+    });
+    match (result, stop) {
+        (Ok(c), Ok(_)) => c,
+        (Err(e), _) | (Ok(_), Err(e)) => Check::new("wheels", Status::Fail, format!("wheel check: {e}"))
+            .fix("the robot may still move: switch it off (hold its centre button), check the link, run the check again"),
+    }
+}
+
+/// SIGINT and SIGTERM ignored while it lives (the previous dispositions restored when dropped).
+struct DeferInterrupts {
+    previous: [(nix::libc::c_int, nix::libc::sighandler_t); 2],
+}
+
+impl DeferInterrupts {
+    fn new() -> Self {
+        let ignore = |sig| {
+            // SAFETY: installing SIG_IGN runs no code in the handler's context; the previous
+            // disposition is kept to be restored.
+            (sig, unsafe { nix::libc::signal(sig, nix::libc::SIG_IGN) })
+        };
+        DeferInterrupts {
+            previous: [ignore(nix::libc::SIGINT), ignore(nix::libc::SIGTERM)],
+        }
+    }
+}
+
+impl Drop for DeferInterrupts {
+    fn drop(&mut self) {
+        for (sig, handler) in self.previous {
+            if handler != nix::libc::SIG_ERR {
+                // SAFETY: restores the disposition `signal` returned for this signal.
+                unsafe { nix::libc::signal(sig, handler) };
+            }
+        }
+    }
 }
 
 /// Sets both motor targets to `target` and reads the measured speeds until they reach it (within

@@ -400,7 +400,13 @@ fn check<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value
 
 /// `thymio-rt sim` serving one robot on TCP `port` and on a pseudo-terminal: the process and the pty's path.
 fn sim_with_pty(port: u16) -> (Proc, String) {
-    let mut s = sim(port, 1, &["--pty"]);
+    sim_robots_with_pty(port, 1)
+}
+
+/// `thymio-rt sim` serving `robots` robots from TCP `port` and all of them on one pseudo-terminal (as a wireless
+/// dongle carries several robots): the process and the pty's path.
+fn sim_robots_with_pty(port: u16, robots: usize) -> (Proc, String) {
+    let mut s = sim(port, robots, &["--pty"]);
     let line = s
         .seen
         .iter()
@@ -447,8 +453,10 @@ fn doctor_reports_a_healthy_simulated_robot_over_a_pty_and_tcp() {
         check(&r, "script")["data"]["fwversion"],
         serde_json::json!([14, 0])
     );
-    let volts = check(&r, "battery")["data"]["volts"].as_f64().unwrap();
-    assert!((3.5..=4.3).contains(&volts), "{volts}");
+    assert!(
+        check(&r, "battery")["data"]["volts"].as_f64().unwrap() >= 3.5,
+        "{r:#}"
+    );
     let prox = &check(&r, "proximity")["data"];
     assert_eq!(prox["sensors"].as_array().unwrap().len(), 7, "{prox}");
     assert_eq!(prox["threshold"], 2000);
@@ -629,5 +637,41 @@ fn doctor_wheel_check_stops_the_wheels_when_interrupted() {
     for var in ["motor.left.target", "motor.right.target"] {
         let (ok, out, err) = tool(&["vars", "get", "--target", &target, "--node", "1", var]);
         assert!(ok && out.trim() == "0", "{var} left at {out} {err}");
+    }
+}
+
+/// Several robots behind one port (a wireless dongle's case): every node is checked.
+#[test]
+fn doctor_checks_every_robot_behind_one_port() {
+    let (_sim, pty) = sim_robots_with_pty(consecutive_free_ports(2), 2);
+    let (code, r, err) = doctor(
+        &["--target", &format!("ser:device={pty}"), "--samples", "2"],
+        false,
+    );
+    assert_eq!(code, Some(0), "{r:#}\n{err}");
+    assert_eq!(
+        check(&r, "connect")["data"]["nodes"],
+        serde_json::json!([1, 2])
+    );
+    for node in [1, 2] {
+        let of_node: Vec<(&str, &str)> = r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["node"] == node)
+            .map(|c| (c["check"].as_str().unwrap(), c["status"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            of_node,
+            [
+                ("protocol", "ok"),
+                ("script", "ok"),
+                ("battery", "ok"),
+                ("proximity", "ok"),
+                ("ground", "ok"),
+                ("wheels", "skip")
+            ],
+            "node {node}: {r:#}"
+        );
     }
 }

@@ -33,46 +33,56 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod cal_command;
 mod calibration;
 mod companion;
 mod control;
+mod controller_params;
 mod doorbell;
 mod endpoints;
 mod events;
 mod goal;
+mod goal_command;
 mod ids;
 mod latest;
 mod motion_limits;
 pub mod msg_endpoints;
+mod msg_port;
 mod odom_out;
 mod params;
+mod prefault;
 mod publisher;
 mod record;
 mod ring;
+mod ros_value;
 mod service;
 mod stats;
 pub mod thread_setup;
 mod values;
 
+pub use cal_command::{CalCommand, Wheel, WheelRun, MAX_SWEEP};
 pub use calibration::{
-    calibration_port, CalCommand, CalFailure, CalPortFull, CalReport, NrtCalibrationPort,
-    RtCalibrationPort, Wheel, WheelRun, CAL_RING, MAX_SWEEP,
+    calibration_port, CalFailure, CalPortFull, CalReport, NrtCalibrationPort, RtCalibrationPort,
+    CAL_RING,
 };
 pub use companion::CompanionPlacement;
 pub use control::{
     JointCommand, JointStateSample, OwnerId, OwnerNames, WheelCommand, MAX_CONTROLLERS,
 };
+pub use controller_params::{NrtParams, ParamDecl, ParamId, ParamSetError, RtParams};
 pub use doorbell::Doorbell;
 pub use endpoints::{
-    ControllerInit, DeclareError, NrtControl, NrtControllerPorts, NrtEndpoint, NrtParams, Outcome,
-    ParamBlock, ParamDecl, ParamId, ParamSetError, PrivatePort, RosKind, RosType, RosValue,
-    RtParams, RtServiceEndpoint, RtTopicPublisher, RtTopicSubscriber, MAX_PARAMS,
+    ControllerInit, DeclareError, NrtControl, NrtControllerPorts, NrtEndpoint, PrivatePort,
+    RtServiceEndpoint, RtTopicPublisher, RtTopicSubscriber,
 };
 pub use events::{ExitReason, OverBudget, RtCommand, RtEvent};
 pub use goal::{
-    check_angle, check_coordinate, check_pose, goal_port, normalize_yaw, Goal, GoalAbort,
-    GoalCommand, GoalId, GoalPortFull, GoalReport, NrtGoalPort, RangeError, RtGoalPort, GOAL_RING,
-    MAX_POSE_COORDINATE, MAX_POSE_YAW, MIN_GOAL_ROTATION_SPEED, MIN_GOAL_TRANSLATION_SPEED,
+    goal_port, GoalAbort, GoalPortFull, GoalReport, NrtGoalPort, RtGoalPort, GOAL_RING,
+};
+pub use goal_command::{
+    check_angle, check_coordinate, check_pose, normalize_yaw, Goal, GoalCommand, GoalId,
+    RangeError, MAX_POSE_COORDINATE, MAX_POSE_YAW, MIN_GOAL_ROTATION_SPEED,
+    MIN_GOAL_TRANSLATION_SPEED,
 };
 pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
 pub use latest::{latest, NrtLatest, RtLatest};
@@ -83,16 +93,15 @@ pub use msg_endpoints::{
 };
 pub use odom_out::{odom_out, NrtOdomOut, OdomDemand, OdomHandoff, RtOdomOut};
 pub use params::{live_params, monotonic_ns, NrtLiveParams, RtLiveParams, DEFAULT_WATCHDOG_S};
+pub use prefault::prefault_ring;
 pub use publisher::{publisher, NrtPublisher, RtPublisher};
 pub use record::{
     record_rings, rt_context, rt_install, rt_record, rt_record_frame, rt_recording, rt_set_context,
     rt_uninstall, FrameDir, NrtRecording, PassKind, RecEntry, RecFrame, RecInput, Record,
     RecordRings, RtRecorder,
 };
-pub use ring::{
-    channels, prefault_ring, ChannelConfig, InvalidRecord, NrtEnds, ReceivedFrame, RtEnds,
-    SendError,
-};
+pub use ring::{channels, ChannelConfig, InvalidRecord, NrtEnds, ReceivedFrame, RtEnds, SendError};
+pub use ros_value::{Outcome, ParamBlock, RosKind, RosType, RosValue, MAX_PARAMS};
 pub use service::{service, NrtServiceClient, RequestId, RtServiceServer, ServiceError};
 pub use stats::{
     ControllerTimes, ControllerTimesTable, LatencySummary, LinkTotals, OdomTrace, RingDrops,

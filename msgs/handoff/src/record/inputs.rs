@@ -1,13 +1,13 @@
 //! What the flight recorder records of the RT thread's inputs: [`RecInput`], one value per input taken, in the
 //! order and at the place it was taken (see the [module](super)).
 
-use crate::calibration::CalCommand;
+use crate::cal_command::CalCommand;
 use crate::control::{JointCommand, OwnerId};
-use crate::endpoints::{ParamBlock, RosValue};
 use crate::events::RtCommand;
-use crate::goal::GoalCommand;
+use crate::goal_command::GoalCommand;
 use crate::ids::{LinkId, RobotId};
 use crate::motion_limits::MotionLimits;
+use crate::ros_value::{ParamBlock, RosValue};
 use crate::values::{RobotCalibration, Twist2};
 use serde::{Deserialize, Serialize};
 

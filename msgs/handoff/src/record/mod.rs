@@ -15,7 +15,7 @@ mod inputs;
 pub use inputs::{PassKind, RecInput};
 
 use super::ids::RobotId;
-use super::ring::prefault_ring;
+use super::prefault::prefault_ring;
 use msgs::wire::{HEADER_LEN, MAX_FRAME};
 use rtrb::{Consumer, Producer, RingBuffer};
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! What can go wrong while recording, each error naming the file (or the channel, or the argument) it concerns and
 //! keeping its cause.
 
-use crate::writer::ChannelKey;
+use crate::channel::ChannelKey;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;

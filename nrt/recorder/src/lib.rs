@@ -8,6 +8,7 @@
 //! write stops the recording ([`RecordError::Stopped`]), not the driver.
 
 pub mod cdr;
+mod channel;
 mod error;
 pub mod flight;
 mod naming;
@@ -15,5 +16,6 @@ pub mod ros2;
 mod size;
 mod writer;
 
+pub use channel::{ChannelKey, SchemaDef};
 pub use error::RecordError;
-pub use writer::{ChannelKey, RecordLimits, RecordSummary, Recording, SchemaDef, CHUNK_MAX_AGE};
+pub use writer::{RecordLimits, RecordSummary, Recording, CHUNK_MAX_AGE};

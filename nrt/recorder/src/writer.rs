@@ -12,6 +12,7 @@
 //! position is always 0, made the seeking writer's chunk code panic), so a file cut by a crash or a full disk holds
 //! whole chunks followed by at most one cut short, which `flight::read` reads up to.
 
+use crate::channel::{ChannelKey, SchemaDef};
 use crate::error::RecordError;
 use crate::naming::Naming;
 use crate::size::{self, Counting};
@@ -59,22 +60,6 @@ impl RecordLimits {
         self.max_bytes > 0 || !self.max_duration.is_zero()
     }
 }
-
-/// A channel's schema: `name` (e.g. `nav_msgs/msg/Odometry`), `encoding` (`ros2msg`, `jsonschema`, or "" for
-/// none) and its text. A schema of encoding "" must have no data (its name still tells what the bytes are).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SchemaDef {
-    /// The type's name.
-    pub name: String,
-    /// The schema's encoding ("" for none).
-    pub encoding: String,
-    /// The schema (empty with encoding "").
-    pub data: Vec<u8>,
-}
-
-/// A channel of a [`Recording`], from [`Recording::channel`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ChannelKey(u16);
 
 /// What a finished recording wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -10,6 +10,7 @@
 mod front;
 pub mod outputs;
 pub mod read;
+mod read_error;
 pub mod rt_channels;
 pub mod scan;
 

@@ -4,7 +4,7 @@
 //! a full disk, which leave no summary — is read up to its last complete record, and the cut is said
 //! ([`Cut`]); a file that is not a regular file (a FIFO, a device, a directory) is refused before it is opened.
 
-use super::read::ReadError;
+use super::read_error::ReadError;
 use mcap::records::{op, Record};
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -1,13 +1,11 @@
 //! Generates the ROS 1 message types (with their MD5 sums and full definitions) from the definitions vendored in
-//! `msg/` (no ROS install needed), when the feature `ros1` is on.
+//! `msg/` (no ROS install needed).
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    #[cfg(feature = "ros1")]
-    generate();
+        generate();
 }
 
-#[cfg(feature = "ros1")]
 fn generate() {
     let dir = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
@@ -30,7 +28,6 @@ fn generate() {
 
 /// The texts of every vendored `.msg` and `.srv` (msg/ and thymio_rt_msgs), included in the binary for the
 /// run-time type resolver (`src/dynamic/`): `EMBEDDED`, sorted `(package, "msg" | "srv", name, text)`.
-#[cfg(feature = "ros1")]
 fn embed(roots: &[std::path::PathBuf], out_dir: &std::path::Path) {
     let mut rows = Vec::new();
     for root in roots {
@@ -80,7 +77,6 @@ fn embed(roots: &[std::path::PathBuf], out_dir: &std::path::Path) {
 /// thymio-rt's own interfaces (`thymio_rt_msgs`) are defined once, in the ROS 2 package of `msgs/ros/`; their
 /// definitions are ROS 1 syntax too. The ROS 2 package.xml (ament) would make the generator read them as ROS 2, so
 /// they are generated from a copy under `OUT_DIR` with a ROS 1 (catkin) package.xml; the directory of that copy.
-#[cfg(feature = "ros1")]
 fn own_interfaces(package: &std::path::Path, out_dir: &std::path::Path) -> std::path::PathBuf {
     let root = out_dir.join("own_interfaces");
     let copy = root.join("thymio_rt_msgs");

@@ -1,7 +1,7 @@
 """The behaviour suite's client API on ROS 1 (Debian's rospy, actionlib and dynamic_reconfigure; /usr/bin/python3).
 
 `ROS_MASTER_URI` and `ROS_IP` come from the environment. The Python classes of the packages Debian does not ship
-(asebaros_msgs and thymio_msgs from nrt/ros1/msg, thymio_rt_msgs from its one definition in msgs/ros, its action
+(asebaros_msgs and thymio_msgs from nrt/ros1_client/msg, thymio_rt_msgs from its one definition in msgs/ros, its action
 expanded into the actionlib messages) are generated with genpy into a temporary directory at start.
 """
 
@@ -13,7 +13,7 @@ import tempfile
 from client import Client, GoalHandle, Reply, ScenarioFailure, Subscription, wait_until
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENDORED = os.path.join(ROOT, "nrt", "ros1", "msg")
+VENDORED = os.path.join(ROOT, "nrt", "ros1_client", "msg")
 SOURCES = {
     "asebaros_msgs": os.path.join(VENDORED, "asebaros_msgs"),
     "thymio_msgs": os.path.join(VENDORED, "thymio_msgs"),

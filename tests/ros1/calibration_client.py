@@ -28,7 +28,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ACTION = os.path.join(ROOT, "msgs", "ros", "thymio_rt_msgs", "action", "CalibrateMotors.action")
-MSG_DIR = os.path.join(ROOT, "nrt", "ros1", "msg")
+MSG_DIR = os.path.join(ROOT, "nrt", "ros1_client", "msg")
 
 
 def report(**kw):

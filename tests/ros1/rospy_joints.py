@@ -28,7 +28,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OWN = os.path.join(ROOT, "msgs", "ros", "thymio_rt_msgs")
-VENDORED = os.path.join(ROOT, "nrt", "ros1", "msg")
+VENDORED = os.path.join(ROOT, "nrt", "ros1_client", "msg")
 
 
 def thymio_rt_msgs():

@@ -4,7 +4,7 @@
     rospy_peer.py SCENARIO [ARGS...]
 
 Prints one JSON object on its last line. ROS_MASTER_URI and ROS_IP come from the environment. The asebaros_msgs
-Python classes are generated from nrt/ros1/msg with genpy (Debian's python3-genpy) into a temporary directory.
+Python classes are generated from nrt/ros1_client/msg with genpy (Debian's python3-genpy) into a temporary directory.
 
 Scenarios:
   graph               what the master knows of /asebaros (node URI, its publications, subscriptions, services)
@@ -31,17 +31,17 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MSG_DIR = os.path.join(ROOT, "nrt", "ros1", "msg")
+MSG_DIR = os.path.join(ROOT, "nrt", "ros1_client", "msg")
 
 
 def package_dir(package):
-    """A package of nrt/ros1/msg, or thymio-rt's own of msgs/ros (thymio_rt_msgs, defined once for both ROS)."""
+    """A package of nrt/ros1_client/msg, or thymio-rt's own of msgs/ros (thymio_rt_msgs, defined once for both ROS)."""
     vendored = os.path.join(MSG_DIR, package)
     return vendored if os.path.isdir(vendored) else os.path.join(ROOT, "msgs", "ros", package)
 
 
 def generated(package):
-    """Generates (genpy) and imports the Python classes of a package of nrt/ros1/msg (or thymio_rt_msgs)."""
+    """Generates (genpy) and imports the Python classes of a package of nrt/ros1_client/msg (or thymio_rt_msgs)."""
     from genpy.generator import MsgGenerator, SrvGenerator
     from genpy import generate_initpy
     import importlib

@@ -13,9 +13,6 @@
 //! lines reported, are the layer's ([`nrt_interface::aseba`], [`nrt_interface::load_script`]), as on ROS 2.
 
 use super::conv;
-use super::graph::{global, Graph, Task};
-use super::net::{Publisher, ServiceServer};
-use super::ros1_msgs::asebaros_msgs as am;
 use super::Ros1Error;
 use handoff::NodeId;
 use nrt_engine::engine::{read_script_file, Engine, EngineEvent, ScriptFileError};
@@ -24,6 +21,9 @@ use nrt_interface::actuators::RobotCommand;
 use nrt_interface::aseba::{self as layer, Routed};
 use nrt_interface::load_script::{self, LoadScriptRequest};
 use nrt_interface::report::Reporter;
+use nrt_ros1_client::graph::{global, Graph, Task};
+use nrt_ros1_client::net::{Publisher, ServiceServer};
+use nrt_ros1_client::ros1_msgs::asebaros_msgs as am;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::{Duration, Instant};
@@ -114,7 +114,7 @@ pub enum Call {
 /// Hands a request to the NRT loop and waits for its answer (on tokio's blocking pool, never on the RT thread).
 pub fn ask<R>(
     inbox: &Inbox,
-    bell: &handoff::Doorbell,
+    bell: &nrt_ros1_client::Bell,
     make: impl FnOnce(SyncSender<R>) -> Call,
 ) -> Result<R, anyhow::Error> {
     let (tx, rx): (SyncSender<R>, Receiver<R>) = sync_channel(1);
@@ -296,8 +296,8 @@ impl AsebaInterface {
                 if let Err(e) = engine.emit_script_event(node, &name, &data) {
                     self.reporter.error(&format!(
                         "event {} to node {node}: {}",
-                        crate::net::clip(&name),
-                        crate::net::clip(&e.to_string())
+                        nrt_ros1_client::net::clip(&name),
+                        nrt_ros1_client::net::clip(&e.to_string())
                     ));
                 }
             }

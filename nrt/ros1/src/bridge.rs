@@ -7,17 +7,13 @@ use super::calibration::CalibrationActions;
 use super::control::ControlInterface;
 use super::conv;
 use super::goal_actions::GoalActionsRos1;
-use super::graph::{global, Graph};
 use super::ground_truth::Ros1GroundTruth;
 use super::joints::Ros1Joints;
-use super::net::Publisher;
 use super::odom_pub::OdomPublisher;
 use super::reconfigure::Reconfigure;
 use super::rivals::RivalLookout;
-use super::ros1_msgs::diagnostic_msgs::DiagnosticArray;
 use super::rosout::Rosout;
 use super::thymio::ThymioInterface;
-use super::watch::MasterWatch;
 use super::{params, Ros1Error, Ros1Options};
 use handoff::{NodeId, RosHops};
 use nrt_engine::diagnostics;
@@ -28,6 +24,10 @@ use nrt_interface::hop_times::{self, NrtHopTimers};
 use nrt_interface::joints::BAD_JOINT;
 use nrt_interface::report::Reporter;
 use nrt_interface::{FrontEnd, Interface};
+use nrt_ros1_client::graph::{global, Graph};
+use nrt_ros1_client::net::Publisher;
+use nrt_ros1_client::ros1_msgs::diagnostic_msgs::DiagnosticArray;
+use nrt_ros1_client::watch::MasterWatch;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,8 +47,9 @@ impl Ros1Node {
     pub fn new(options: Ros1Options) -> Result<Ros1Node, Ros1Error> {
         options.validate()?;
         let name = global(&[&options.namespace, &options.node_name]);
-        let remaps = crate::remap::Remaps::new(&options.remaps, &options.namespace, &name)?;
-        crate::remap::install(remaps);
+        let remaps =
+            nrt_ros1_client::remap::Remaps::new(&options.remaps, &options.namespace, &name)?;
+        nrt_ros1_client::remap::install(remaps);
         let graph = Graph::start(&options.master_uri, &name)?;
         Ok(Ros1Node { graph, options })
     }
@@ -89,7 +90,9 @@ impl Ros1Node {
         engine: &mut Engine,
         reporter: &Reporter,
     ) -> Result<Ros1Bridge, Ros1Error> {
-        self.graph.set_bell(engine.doorbell());
+        let doorbell = engine.doorbell();
+        self.graph
+            .set_bell(nrt_ros1_client::Bell::new(move || doorbell.ring()));
         reporter.add_sink(Rosout::advertise(&self.graph)?);
         let (inbox, calls) = channel();
         let base = self.options.namespace.clone();

@@ -1,20 +1,20 @@
-//! The motor calibration action on ROS 1: an actionlib server ([`super::actionlib`]) `<ns>/calibrate_motors`
+//! The motor calibration action on ROS 1: an actionlib server ([`nrt_ros1_client::actionlib`]) `<ns>/calibrate_motors`
 //! (`thymio_rt_msgs/CalibrateMotorsAction`, the name ROS 2's action has) for each driven Thymio that has the
 //! controller, a transport of the layer's goal state machine ([`nrt_interface::calibration`]: the checks, the run,
 //! the result and their texts). Unlike ROS 2, actionlib carries a rejection's reason: it is the goal's status text.
 
-use super::actionlib::{self, ActionServer, ActionTypes, ServerGoal};
-use super::actionlib_state::{Asked, Terminal};
-use super::graph::{global, Graph};
-use super::ros1_msgs::actionlib_msgs::{GoalID, GoalStatus};
-use super::ros1_msgs::std_msgs::Header;
-use super::ros1_msgs::thymio_rt_msgs as tm;
 use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::calibration::{
     CalResult, Calibration, End, Feedback, Goal, GoalHandle, GoalId, ACTION,
 };
 use nrt_interface::report::Reporter;
+use nrt_ros1_client::actionlib::{self, ActionServer, ActionTypes, ServerGoal};
+use nrt_ros1_client::actionlib_state::{Asked, Terminal};
+use nrt_ros1_client::graph::{global, Graph};
+use nrt_ros1_client::ros1_msgs::actionlib_msgs::{GoalID, GoalStatus};
+use nrt_ros1_client::ros1_msgs::std_msgs::Header;
+use nrt_ros1_client::ros1_msgs::thymio_rt_msgs as tm;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::Instant;

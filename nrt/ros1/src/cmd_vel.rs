@@ -7,18 +7,18 @@
 //! Commands delayed by an outage are not obeyed: with a watchdog (`cmd_vel_timeout` > 0), a publisher's connection
 //! silent for longer than `cmd_vel_timeout` has its backlog — the messages TCP delivers in a burst when the link
 //! comes back — dropped, and the robot (stopped by the watchdog meanwhile) stays stopped until a message arrives
-//! that was sent after the link came back (the rule, to the millisecond, is in [`crate::net`]'s subscriber).
+//! that was sent after the link came back (the rule, to the millisecond, is in [`nrt_ros1_client::net`]'s subscriber).
 
 use super::conv;
-use super::graph::{Graph, Task};
-use super::net::Subscriber;
-use super::ros1_msgs::geometry_msgs::{Twist, TwistStamped};
 use super::Ros1Error;
 use handoff::{monotonic_ns, NodeId, Twist2};
 use nrt_interface::cmd_vel::{CmdVelGate, Verdict};
 use nrt_interface::geometry::{self, Stamp};
 use nrt_interface::hop_times::HopHistogram;
 use nrt_interface::report::Reporter;
+use nrt_ros1_client::graph::{Graph, Task};
+use nrt_ros1_client::net::Subscriber;
+use nrt_ros1_client::ros1_msgs::geometry_msgs::{Twist, TwistStamped};
 use roslibrust::RosMessageType;
 
 /// Where one robot's `cmd_vel` goes.
@@ -84,7 +84,7 @@ async fn run<T: RosMessageType>(
             Err(e) => {
                 tracing::warn!(
                     "ROS 1: node {id}: cmd_vel: {}",
-                    crate::net::clip(&e.to_string())
+                    nrt_ros1_client::net::clip(&e.to_string())
                 );
                 continue;
             }

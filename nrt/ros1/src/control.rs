@@ -10,20 +10,21 @@
 //! inbox of their own ([`ControlCall`]) and ring its bell; a handler then waits, bounded, for the layer's answer.
 
 use super::controllers::{self, ControllerEndpoints};
-use super::graph::{global, Graph};
 use super::lifecycle::{self, LifecycleAnswer, LifecycleCall};
-use super::net::{Publisher, ServiceServer};
-use super::ros1_msgs::std_msgs;
-use super::ros1_msgs::thymio_rt_msgs::{
-    SetOdometry, SetOdometryResponse, SwitchController, SwitchControllerResponse,
-};
 use super::Ros1Error;
-use handoff::{Doorbell, MsgValue, NodeId, RobotId, RosValue};
+use handoff::{MsgValue, NodeId, RobotId, RosValue};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::controllers::{Endpoint, EndpointId, MsgAnswer};
 use nrt_interface::owner_switch::{Answer, SWITCH_TIMEOUT};
 use nrt_interface::set_odometry::{set_odometry, SetOdometryRequest, SET_ODOMETRY};
 use nrt_interface::Interface;
+use nrt_ros1_client::graph::{global, Graph};
+use nrt_ros1_client::net::{Publisher, ServiceServer};
+use nrt_ros1_client::ros1_msgs::std_msgs;
+use nrt_ros1_client::ros1_msgs::thymio_rt_msgs::{
+    SetOdometry, SetOdometryResponse, SwitchController, SwitchControllerResponse,
+};
+use nrt_ros1_client::Bell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::{Duration, Instant};
@@ -108,7 +109,7 @@ pub enum ControlCall {
 #[derive(Clone)]
 pub struct ControlInbox {
     tx: Sender<ControlCall>,
-    bell: Doorbell,
+    bell: Bell,
 }
 
 impl ControlInbox {

@@ -5,20 +5,20 @@
 //! `std_srvs/Trigger`, of `Bool` a `std_srvs/SetBool`, of `Pose2D` a `thymio_rt_msgs/SetPose2D`), and the one
 //! conversion of each between ROS 1 and the layer's values. An endpoint of a ROS type of the controller's choosing
 //! ([`RosKind::Message`]) is published, subscribed and served from its ROS 1 definition at run time
-//! ([`super::dynamic`]): the layer's JSON messages are encoded and decoded here.
+//! ([`nrt_ros1_client::dynamic`]): the layer's JSON messages are encoded and decoded here.
 
 use super::control::{ControlCall, ControlInbox};
-use super::dynamic::{MessageType, Ros1Types, TypeError};
-use super::graph::{Graph, Task};
-use super::net::RawMessage;
-use super::net::{Publisher, ServiceServer};
-use super::ros1_msgs::geometry_msgs::{Pose2D, Twist, Vector3};
-use super::ros1_msgs::std_msgs::{Bool, Float64};
-use super::ros1_msgs::std_srvs::{SetBool, SetBoolResponse, Trigger, TriggerResponse};
-use super::ros1_msgs::thymio_rt_msgs::{SetPose2D, SetPose2DResponse};
 use super::Ros1Error;
 use handoff::{NodeId, Pose2, RosKind, RosValue, Twist2};
 use nrt_interface::controllers::{Endpoint, EndpointId, Payload, Published, Role, SERVICE_TIMEOUT};
+use nrt_ros1_client::dynamic::{MessageType, Ros1Types, TypeError};
+use nrt_ros1_client::graph::{Graph, Task};
+use nrt_ros1_client::net::RawMessage;
+use nrt_ros1_client::net::{Publisher, ServiceServer};
+use nrt_ros1_client::ros1_msgs::geometry_msgs::{Pose2D, Twist, Vector3};
+use nrt_ros1_client::ros1_msgs::std_msgs::{Bool, Float64};
+use nrt_ros1_client::ros1_msgs::std_srvs::{SetBool, SetBoolResponse, Trigger, TriggerResponse};
+use nrt_ros1_client::ros1_msgs::thymio_rt_msgs::{SetPose2D, SetPose2DResponse};
 use roslibrust::RosMessageType;
 
 /// Depth of the controllers' topics (as on ROS 2).
@@ -196,7 +196,7 @@ fn register_message(
                         }
                         Err(err) => tracing::warn!(
                             "ROS 1: {topic}: message dropped: {}",
-                            crate::net::clip(&err.to_string())
+                            nrt_ros1_client::net::clip(&err.to_string())
                         ),
                     }
                 }
@@ -247,7 +247,10 @@ fn forward<T: RosMessageType>(
                         return;
                     }
                 }
-                Err(e) => tracing::warn!("ROS 1: {name}: {}", crate::net::clip(&e.to_string())),
+                Err(e) => tracing::warn!(
+                    "ROS 1: {name}: {}",
+                    nrt_ros1_client::net::clip(&e.to_string())
+                ),
             }
         }
     }))
@@ -271,7 +274,7 @@ fn serve(
             reply,
         })
     };
-    match e.kind {
+    Ok(match e.kind {
         RosKind::Bool => g.serve::<SetBool>(name, move |req| {
             let (success, message) = ask(RosValue::Bool(req.data))?;
             Ok(SetBoolResponse { success, message })
@@ -285,7 +288,7 @@ fn serve(
             let (success, message) = ask(RosValue::Empty)?;
             Ok(TriggerResponse { success, message })
         }),
-    }
+    }?)
 }
 
 fn pose(p: Pose2D) -> RosValue {

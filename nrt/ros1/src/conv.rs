@@ -1,16 +1,16 @@
 //! The layer's neutral content (`nrt_interface`) → ROS 1 messages: one conversion per message type, and the
 //! clocks that stamp them.
 
-use crate::ros1_msgs::{
-    asebaros_msgs as am, diagnostic_msgs as dm, geometry_msgs as gm, nav_msgs, sensor_msgs as sm,
-    std_msgs,
-};
 use nrt_engine::diagnostics::DiagnosticStatus;
 use nrt_interface::aseba::{AnonymousEvent, Event, NodeDescription, NodeInfo};
 use nrt_interface::geometry::{self, Header, Quaternion, Transform, Vector3};
 use nrt_interface::load_script::LoadScriptRequest;
 use nrt_interface::odometry::{Odometry, TwistStamped, WheelJoints};
 use nrt_interface::sensors::{Imu, Joy, LaserScan, Range, Temperature};
+use nrt_ros1_client::ros1_msgs::{
+    asebaros_msgs as am, diagnostic_msgs as dm, geometry_msgs as gm, nav_msgs, sensor_msgs as sm,
+    std_msgs,
+};
 use roslibrust::codegen::integral_types::Time;
 use std::time::Duration;
 
@@ -298,7 +298,7 @@ mod tests {
             "9f195f881246fdfa2798d1d3eebca84a"
         );
         assert_eq!(
-            md5(crate::ros1_msgs::tf2_msgs::TFMessage::DESCRIPTION),
+            md5(nrt_ros1_client::ros1_msgs::tf2_msgs::TFMessage::DESCRIPTION),
             "94810edda583a504dfda3829e70d7eec"
         );
         assert_eq!(

@@ -1,4 +1,4 @@
-//! The goal actions on ROS 1: actionlib servers ([`super::actionlib`]) `<ns>/drive_distance`, `<ns>/rotate_angle`
+//! The goal actions on ROS 1: actionlib servers ([`nrt_ros1_client::actionlib`]) `<ns>/drive_distance`, `<ns>/rotate_angle`
 //! and `<ns>/navigate_to_position` (`thymio_rt_msgs/DriveDistanceAction`, `RotateAngleAction`,
 //! `NavigateToPositionAction`, the names ROS 2's actions have) for each driven Thymio that has the controllers, a
 //! transport of the layer's ONE goal state machine ([`nrt_interface::goal_actions`]: the checks, the goal, the
@@ -7,13 +7,6 @@
 //! While a goal runs, the layer is told whether anyone subscribes to the action's `status` or `feedback` (a goal
 //! whose client is gone is aborted: [`nrt_interface::goal_actions::CLIENT_GONE_TIMEOUT`]).
 
-use super::actionlib::{self, ActionServer, ActionTypes, ServerGoal};
-use super::actionlib_state::{Asked, Terminal};
-use super::graph::{global, Graph};
-use super::ros1_msgs::actionlib_msgs::{GoalID, GoalStatus};
-use super::ros1_msgs::geometry_msgs::Pose2D;
-use super::ros1_msgs::std_msgs::Header;
-use super::ros1_msgs::thymio_rt_msgs as tm;
 use handoff::{Goal, NodeId, Pose2};
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::calibration::End;
@@ -21,6 +14,13 @@ use nrt_interface::goal_actions::{
     ActionId, GoalActionHandle, GoalActions, GoalFeedback, GoalId, GoalResult,
 };
 use nrt_interface::report::Reporter;
+use nrt_ros1_client::actionlib::{self, ActionServer, ActionTypes, ServerGoal};
+use nrt_ros1_client::actionlib_state::{Asked, Terminal};
+use nrt_ros1_client::graph::{global, Graph};
+use nrt_ros1_client::ros1_msgs::actionlib_msgs::{GoalID, GoalStatus};
+use nrt_ros1_client::ros1_msgs::geometry_msgs::Pose2D;
+use nrt_ros1_client::ros1_msgs::std_msgs::Header;
+use nrt_ros1_client::ros1_msgs::thymio_rt_msgs as tm;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::Instant;

@@ -4,13 +4,13 @@
 //! ([`Ros1GroundTruth`] exists then); the publishers are advertised on the registrar thread.
 
 use super::conv;
-use super::graph::{global, Graph};
-use super::net::Publisher;
-use super::ros1_msgs::{geometry_msgs as gm, nav_msgs};
 use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::frames::{self, Frames};
 use nrt_interface::ground_truth::{GroundTruth, GroundTruthSink, TOPIC, WORLD_FRAME};
+use nrt_ros1_client::graph::{global, Graph};
+use nrt_ros1_client::net::Publisher;
+use nrt_ros1_client::ros1_msgs::{geometry_msgs as gm, nav_msgs};
 use roslibrust::codegen::integral_types::Time;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -108,7 +108,7 @@ impl Ros1GroundTruth {
                         }
                         Err(e) => tracing::warn!(
                             "ROS 1: node {id}: no {TOPIC}: {}",
-                            crate::net::clip(&e.to_string())
+                            nrt_ros1_client::net::clip(&e.to_string())
                         ),
                     });
             }

@@ -11,9 +11,6 @@
 //! [`Ros1Joints::poll_built`].
 
 use super::conv;
-use super::graph::{global, Graph, Task};
-use super::net::Publisher;
-use super::ros1_msgs::{sensor_msgs, thymio_rt_msgs};
 use super::Ros1Error;
 use handoff::{monotonic_ns, JointStateSample, NodeId, OwnerNames, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
@@ -21,6 +18,9 @@ use nrt_interface::frames::{self, Frames};
 use nrt_interface::joints::{
     joint_state, JointCommandInput, JointRates, JointStateOut, JOINT_COMMAND, JOINT_STATES,
 };
+use nrt_ros1_client::graph::{global, Graph, Task};
+use nrt_ros1_client::net::Publisher;
+use nrt_ros1_client::ros1_msgs::{sensor_msgs, thymio_rt_msgs};
 use roslibrust::codegen::integral_types::Time;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -197,12 +197,12 @@ impl Ros1Joints {
                         match m {
                             Ok(m) => {
                                 if let Some(line) = input.take(&m.name, &m.velocity, taken) {
-                                    tracing::warn!("ROS 1: {}", crate::net::clip(&line));
+                                    tracing::warn!("ROS 1: {}", nrt_ros1_client::net::clip(&line));
                                 }
                             }
                             Err(e) => tracing::warn!(
                                 "ROS 1: node {id}: joint_command: {}",
-                                crate::net::clip(&e.to_string())
+                                nrt_ros1_client::net::clip(&e.to_string())
                             ),
                         }
                     }

@@ -1,6 +1,7 @@
-//! ROS 1 front end (feature `ros1`): asebaros' and ROS-Thymio's ROS 1 interface, natively on TCPROS and XML-RPC
-//! through our own node transport ([`net`]; no ROS install: the message types are roslibrust's, generated at
-//! build time from the definitions in `msg/`, with their ROS 1 MD5 sums), registered with the master of
+//! ROS 1 front end (feature `ros1`): asebaros' and ROS-Thymio's ROS 1 interface, the mapping of the layer
+//! (`nrt_interface`) onto the ROS 1 client library of `nrt_ros1_client` (our own TCPROS and XML-RPC node transport,
+//! [`net`]; no ROS install: the message types are roslibrust's, generated at build time from the definitions
+//! vendored in `nrt/ros1_client/msg/`, with their ROS 1 MD5 sums), registered with the master of
 //! `ROS_MASTER_URI`.
 //!
 //! Usage (the NRT thread of `thymio-rt run --ros1`):
@@ -9,17 +10,15 @@
 //! 2. [`Ros1Node::parameter_overrides`] reads the parameter server (ROS-Thymio's ROS 1 names, at start only);
 //! 3. the engine is built from the merged configuration, and [`Ros1Node::start`] creates the interface
 //!    ([`aseba`], [`thymio`], [`joints`], [`control`]; [`ground_truth`] when a simulator runs) and the odometry
-//!    publisher ([`odom_pub`]) and master watcher ([`watch`]) threads;
+//!    publisher ([`odom_pub`]) and master watcher ([`nrt_ros1_client::watch`]) threads;
 //! 4. the NRT loop drives the running bridge as one of its front ends ([`nrt_interface::FrontEnd`]).
 //!
 //! Hot paths as in ROS 2: `cmd_vel` goes to the RT set-point from the socket task that received it; odometry is
-//! published by a thread of its own on its own RT ring. [`master`] calls the master (registration, parameters)
-//! and [`watch`] registers everything again with a restarted master.
+//! published by a thread of its own on its own RT ring. [`nrt_ros1_client::master`] calls the master
+//! (registration, parameters) and [`nrt_ros1_client::watch`] registers everything again with a restarted master.
 #![cfg(feature = "ros1")]
 #![warn(missing_docs)]
 
-pub mod actionlib;
-pub mod actionlib_state;
 pub mod aseba;
 mod bridge;
 pub mod calibration;
@@ -27,38 +26,24 @@ pub mod cmd_vel;
 pub mod control;
 pub mod controllers;
 pub mod conv;
-pub mod dynamic;
 pub mod goal_actions;
-pub mod graph;
 pub mod ground_truth;
 pub mod joints;
 pub mod lifecycle;
-pub mod master;
-pub mod net;
 pub mod odom_pub;
 pub mod params;
 pub mod reconfigure;
-pub mod remap;
 pub mod rivals;
 pub mod rosout;
 pub mod thymio;
 pub mod thymio_inputs;
 pub mod thymio_outputs;
-pub mod watch;
 
 pub use bridge::{Ros1Bridge, Ros1Node};
 
-/// The ROS 1 message and service types (generated from `msg/` at build time).
-#[allow(
-    missing_docs,
-    clippy::all,
-    non_snake_case,
-    non_camel_case_types,
-    unused
-)]
-pub mod ros1_msgs {
-    include!(concat!(env!("OUT_DIR"), "/ros1_msgs.rs"));
-}
+/// The ROS 1 client library the front end is made on (its transport, graph and message types), under the names
+/// the driver's tests and benches use.
+pub use nrt_ros1_client::{net, remap, ros1_msgs};
 
 /// Options of the ROS 1 node.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,21 +107,15 @@ pub enum Ros1Error {
     /// A remapping argument that cannot be honoured.
     #[error(transparent)]
     Remap(#[from] remap::RemapError),
-    /// The tokio runtime could not start.
-    #[error("cannot start the ROS 1 runtime: {0}")]
-    Runtime(#[source] std::io::Error),
+    /// The node could not start, a registration or a publication failed.
+    #[error(transparent)]
+    Graph(#[from] nrt_ros1_client::graph::GraphError),
     /// The master did not answer in time.
     #[error("no answer from the ROS master in time ({0})")]
     Timeout(String),
-    /// The node could not be made (address, listening sockets).
-    #[error("cannot create the ROS 1 node {0}: {1}")]
-    Node(String, #[source] anyhow::Error),
     /// A topic or service could not be registered.
     #[error("cannot register {0}: {1}")]
     Register(String, #[source] anyhow::Error),
-    /// A message could not be queued.
-    #[error("cannot publish: {0}")]
-    Publish(#[source] net::NetError),
     /// The parameter server could not be read.
     #[error("parameters {0}: {1}")]
     Params(String, #[source] anyhow::Error),

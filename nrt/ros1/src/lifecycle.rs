@@ -6,12 +6,12 @@
 //! handler itself.
 
 use super::control::{ControlCall, ControlInbox};
-use super::graph::Graph;
-use super::net::{Publisher, ServiceServer};
-use super::ros1_msgs::lifecycle_msgs as lm;
 use super::Ros1Error;
 use handoff::NodeId;
 use nrt_interface::lifecycle::{self as layer, State as LState};
+use nrt_ros1_client::graph::Graph;
+use nrt_ros1_client::net::{Publisher, ServiceServer};
+use nrt_ros1_client::ros1_msgs::lifecycle_msgs as lm;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::time::Duration;
 

@@ -14,12 +14,7 @@
 //! sample).
 
 use super::conv;
-use super::graph::Graph;
 use super::joints::JointTargets;
-use super::net::Publisher;
-use super::ros1_msgs::{
-    geometry_msgs::TwistStamped, nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage,
-};
 use handoff::{monotonic_ns, CompanionPlacement, NodeId, NrtOdomOut, OdomHandoff, RobotId};
 use nrt_interface::companion::{self, Placed};
 use nrt_interface::frames::Frames;
@@ -28,6 +23,11 @@ use nrt_interface::odom_burst::Burst;
 use nrt_interface::odom_demand::{DemandCheck, Listeners};
 use nrt_interface::odometry::OdomSettings;
 use nrt_interface::{geometry, odometry};
+use nrt_ros1_client::graph::Graph;
+use nrt_ros1_client::net::Publisher;
+use nrt_ros1_client::ros1_msgs::{
+    geometry_msgs::TwistStamped, nav_msgs::Odometry, sensor_msgs::JointState, tf2_msgs::TFMessage,
+};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

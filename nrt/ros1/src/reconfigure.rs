@@ -8,9 +8,6 @@
 //! dynamic_reconfigure has no error field: a refused value is answered with the configuration in effect (the value
 //! unchanged) and why is said on the Reporter (`/rosout`), with the text ROS 2 gives in its `SetParametersResult`.
 
-use super::graph::{global, Graph};
-use super::net::{Publisher, ServiceServer};
-use super::ros1_msgs::dynamic_reconfigure as dr;
 use super::Ros1Error;
 use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
@@ -18,6 +15,9 @@ use nrt_engine::schema;
 use nrt_engine::thymio::params::DriverParams;
 use nrt_interface::params::{self, ControllerParams, Param, Value};
 use nrt_interface::report::Reporter;
+use nrt_ros1_client::graph::{global, Graph};
+use nrt_ros1_client::net::{Publisher, ServiceServer};
+use nrt_ros1_client::ros1_msgs::dynamic_reconfigure as dr;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::{Duration, Instant};

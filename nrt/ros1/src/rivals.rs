@@ -2,8 +2,8 @@
 //! [`CHECK_PERIOD`] for its publishers (`getSystemState`) and for where our node's name is served (`lookupNode`),
 //! and hands the latest answer to the NRT loop, which never waits for the master.
 
-use super::master::Client;
 pub use nrt_engine::rivals::CHECK_PERIOD;
+use nrt_ros1_client::master::Client;
 use serde_xmlrpc::Value;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

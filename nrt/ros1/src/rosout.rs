@@ -3,11 +3,11 @@
 //! e.g. with `rqt_console` or `rostopic echo /rosout`.
 
 use super::conv;
-use super::graph::Graph;
-use super::net::Publisher;
-use super::ros1_msgs::{rosgraph_msgs::Log, std_msgs::Header};
 use super::Ros1Error;
 use nrt_interface::report::{LogSink, Severity};
+use nrt_ros1_client::graph::Graph;
+use nrt_ros1_client::net::Publisher;
+use nrt_ros1_client::ros1_msgs::{rosgraph_msgs::Log, std_msgs::Header};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -6,13 +6,10 @@
 //! LEDs, gestures, sounds, alarm, proximity communication, shutdown); the `is_ready` service (std_srvs/Empty);
 //! the robots' sensor frames on the latched `/tf_static`.
 
-use super::aseba::Inbox;
+use super::aseba::{Call, Inbox};
 use super::cmd_vel::{self, CmdVelTarget};
 use super::conv;
-use super::graph::{global, Graph, Task};
-use super::net::{Publisher, ServiceServer};
 use super::odom_pub::{OdomRobot, OdomTargets};
-use super::ros1_msgs::{std_srvs, tf2_msgs};
 use super::thymio_inputs::{self, Inputs, INPUT_NAMES};
 use super::thymio_outputs::Outputs;
 use super::Ros1Error;
@@ -29,6 +26,9 @@ use nrt_interface::hop_times::HopHistogram;
 use nrt_interface::odometry::{self, OdomSettings, RateLimit, CMD_VEL_OUT};
 use nrt_interface::report::Reporter;
 use nrt_interface::tf::{self, StaticFrames};
+use nrt_ros1_client::graph::{global, Graph, Task};
+use nrt_ros1_client::net::{Publisher, ServiceServer};
+use nrt_ros1_client::ros1_msgs::{std_srvs, tf2_msgs};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -88,6 +88,25 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
     let cmd_vel = cmd_vel::subscribe(g, &t("cmd_vel"), DEPTH, p.stamped, target)?;
     let is_ready =
         g.serve::<std_srvs::Empty>(&t("is_ready"), |_| Ok(std_srvs::EmptyResponse {}))?;
+    // the NRT loop applies it (`serve_command`) and the latched `emergency_stop` topic says when it did
+    let inbox = p.inbox.clone();
+    let emergency_stop = g.serve::<std_srvs::SetBool>(&t("emergency_stop"), move |req| {
+        let call = Call::Robot {
+            node: id,
+            topic: "emergency_stop",
+            command: RobotCommand::EmergencyStop(req.data),
+        };
+        Ok(match inbox.send(call) {
+            Ok(()) => std_srvs::SetBoolResponse {
+                success: true,
+                message: actuators::emergency_stop_text(req.data).to_owned(),
+            },
+            Err(_) => std_srvs::SetBoolResponse {
+                success: false,
+                message: "emergency stop not applied: the driver is stopping".to_owned(),
+            },
+        })
+    })?;
     // without the driver's model, the wheels on /tf are the user's robot_state_publisher's
     let wheel_tf = p.urdf.is_some();
     let out = Outputs::advertise(g, &t, p.urdf)?;
@@ -117,6 +136,7 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
             out,
             _inputs: inputs,
             _is_ready: is_ready,
+            _emergency_stop: emergency_stop,
             _cmd_vel: cmd_vel,
             stale,
             limited_velocity: p.limited_velocity,
@@ -136,6 +156,8 @@ struct Robot {
     /// Its actuator subscriptions.
     _inputs: Inputs,
     _is_ready: ServiceServer,
+    /// `emergency_stop` (std_srvs/SetBool).
+    _emergency_stop: ServiceServer,
     /// Aborted on drop: no more set-points from ROS 1.
     _cmd_vel: Task,
     /// Stamped `cmd_vel` ignored as older than `cmd_vel_timeout`.
@@ -203,7 +225,10 @@ impl ThymioInterface {
     pub fn odom_topics(&self) -> Vec<String> {
         self.robots
             .values()
-            .map(|r| crate::remap::apply(&global(&[&self.base, &r.namespace, "odom"])).into_owned())
+            .map(|r| {
+                nrt_ros1_client::remap::apply(&global(&[&self.base, &r.namespace, "odom"]))
+                    .into_owned()
+            })
             .collect()
     }
 
@@ -366,6 +391,12 @@ impl ThymioInterface {
                 self.reporter.error(&actuators::refused(node, topic, &e))
             }
             RobotCommand::Alarm(on) => self.alarms.entry(node).or_default().set(on, Instant::now()),
+            RobotCommand::EmergencyStop(on) => {
+                if let Err(e) = engine.set_emergency_stop(node, on) {
+                    self.reporter
+                        .error(&format!("ROS 1: node {node}: emergency stop: {e}"));
+                }
+            }
         }
     }
 
@@ -443,6 +474,16 @@ impl DriverEvents for ThymioInterface {
             if let Err(e) = r.out.publish_cliff_stop(&self.graph, engaged) {
                 self.reporter
                     .warn(&format!("ROS 1: node {id}: cannot publish cliff_stop: {e}"));
+            }
+        }
+    }
+
+    fn emergency_stop(&mut self, id: NodeId, engaged: bool) {
+        if let Some(r) = self.robots.get(&id) {
+            if let Err(e) = r.out.publish_emergency_stop(&self.graph, engaged) {
+                self.reporter.warn(&format!(
+                    "ROS 1: node {id}: cannot publish emergency_stop: {e}"
+                ));
             }
         }
     }

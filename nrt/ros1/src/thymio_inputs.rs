@@ -9,12 +9,12 @@
 //! from its own task ([`super::thymio`]).
 
 use super::aseba::{Call, Inbox};
-use super::graph::{Graph, Task};
-use super::ros1_msgs::{std_msgs, thymio_msgs};
 use super::Ros1Error;
 use handoff::NodeId;
 use nrt_engine::thymio::actuators::{BodyLed, Gesture, Preset};
 use nrt_interface::actuators::Actuator;
+use nrt_ros1_client::graph::{Graph, Task};
+use nrt_ros1_client::ros1_msgs::{std_msgs, thymio_msgs};
 use roslibrust::RosMessageType;
 
 /// The actuator topics (leaves under the robot's namespace), in the order [`subscribe`] makes them.
@@ -118,13 +118,14 @@ impl Forward<'_> {
         convert: impl Fn(T) -> Actuator + Send + 'static,
     ) -> Result<Task, Ros1Error> {
         let node = self.node;
-        self.g
+        Ok(self
+            .g
             .forward(&(self.t)(leaf), queue, self.inbox.clone(), move |m: T| {
                 Some(Call::Robot {
                     node,
                     topic: leaf,
                     command: convert(m).command(),
                 })
-            })
+            })?)
     }
 }

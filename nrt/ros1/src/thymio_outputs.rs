@@ -8,9 +8,6 @@
 //! publishers (1).
 
 use super::conv;
-use super::graph::Graph;
-use super::net::Publisher;
-use super::ros1_msgs::{sensor_msgs as sm, std_msgs, thymio_msgs};
 use super::Ros1Error;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
@@ -18,13 +15,21 @@ use nrt_engine::thymio::params::Ranges;
 use nrt_interface::frames::Frames;
 use nrt_interface::geometry::Stamp;
 use nrt_interface::sensor_topics::{self as catalogue, Kind, SensorMessage, SensorTopic};
+use nrt_ros1_client::graph::{Graph, GraphError};
+use nrt_ros1_client::net::Publisher;
+use nrt_ros1_client::ros1_msgs::{sensor_msgs as sm, std_msgs, thymio_msgs};
 use std::collections::BTreeMap;
 
 /// Queue of every sensor topic (ROS-Thymio's rospy queue sizes are 1).
 const DEPTH: usize = 1;
 
 /// The leaves of [`Outputs`] besides the sensor topics of the catalogue.
-pub const STATE_NAMES: [&str; 3] = ["obstacle_stop", "cliff_stop", "robot_description"];
+pub const STATE_NAMES: [&str; 4] = [
+    "obstacle_stop",
+    "cliff_stop",
+    "robot_description",
+    "emergency_stop",
+];
 
 /// The publisher of one sensor topic, typed by the catalogue's kind.
 enum SensorPublisher {
@@ -57,7 +62,7 @@ impl SensorPublisher {
     }
 
     /// Publishes `m`, converted once per kind (the catalogue gives each topic messages of its kind only).
-    fn publish(&self, g: &Graph, m: SensorMessage) -> Result<(), Ros1Error> {
+    fn publish(&self, g: &Graph, m: SensorMessage) -> Result<(), GraphError> {
         match (self, m) {
             (SensorPublisher::Range(p), SensorMessage::Range(r)) => g.publish(p, &conv::range(&r)),
             (SensorPublisher::LaserScan(p), SensorMessage::LaserScan(l)) => {
@@ -107,6 +112,8 @@ pub struct Outputs {
     obstacle_stop: Publisher<std_msgs::Bool>,
     /// Latched: whether the RT cliff reflex holds the robot.
     cliff_stop: Publisher<std_msgs::Bool>,
+    /// Latched: whether the emergency stop holds the robot's wheels.
+    emergency_stop: Publisher<std_msgs::Bool>,
     /// Latched: the URDF, when the driver publishes the model.
     _description: Publisher<std_msgs::String>,
 }
@@ -114,8 +121,8 @@ pub struct Outputs {
 impl Outputs {
     /// Advertises the topics (`t` makes a leaf's global name) on the registrar thread, and publishes the latched
     /// ones: `robot_description` (`urdf`, also set as the parameter of that name, where ROS 1's tools read it;
-    /// none when `None`: the topic stays empty, as with ROS-Thymio's `launch_model` off), `obstacle_stop` and
-    /// `cliff_stop` (false: the reflexes hold nothing yet).
+    /// none when `None`: the topic stays empty, as with ROS-Thymio's `launch_model` off), `obstacle_stop`,
+    /// `cliff_stop` and `emergency_stop` (false: nothing holds the robot yet).
     pub fn advertise(
         g: &Graph,
         t: &dyn Fn(&str) -> String,
@@ -128,12 +135,13 @@ impl Outputs {
             sensors,
             obstacle_stop: g.advertise(&t("obstacle_stop"), 1, true)?,
             cliff_stop: g.advertise(&t("cliff_stop"), 1, true)?,
+            emergency_stop: g.advertise(&t("emergency_stop"), 1, true)?,
             _description: g.advertise(&t("robot_description"), 1, true)?,
         };
         if let Some(urdf) = urdf {
             // ROS 1's tools (robot_state_publisher, RViz's RobotModel) read the model from the parameter server,
             // in the robot's namespace: the same name as the topic
-            let param = crate::remap::apply(&t("robot_description")).into_owned();
+            let param = nrt_ros1_client::remap::apply(&t("robot_description")).into_owned();
             g.master
                 .set_param(&param, serde_xmlrpc::Value::String(urdf.clone()))
                 .map_err(|e| Ros1Error::Params(param, e.into()))?;
@@ -141,6 +149,7 @@ impl Outputs {
         }
         g.publish(&out.obstacle_stop, &std_msgs::Bool { data: false })?;
         g.publish(&out.cliff_stop, &std_msgs::Bool { data: false })?;
+        g.publish(&out.emergency_stop, &std_msgs::Bool { data: false })?;
         Ok(out)
     }
 
@@ -162,7 +171,7 @@ impl Outputs {
         if let Some(p) = self.sensors.get(&topic) {
             let r = p.publish(g, m);
             if result.is_ok() {
-                *result = r;
+                *result = r.map_err(Into::into);
             }
         }
     }
@@ -217,12 +226,17 @@ impl Outputs {
     }
 
     /// Publishes (latched) whether the obstacle-stop reflex holds the robot.
-    pub fn publish_obstacle_stop(&self, g: &Graph, engaged: bool) -> Result<(), Ros1Error> {
+    pub fn publish_obstacle_stop(&self, g: &Graph, engaged: bool) -> Result<(), GraphError> {
         g.publish(&self.obstacle_stop, &std_msgs::Bool { data: engaged })
     }
 
     /// Publishes (latched) whether the cliff reflex holds the robot.
-    pub fn publish_cliff_stop(&self, g: &Graph, engaged: bool) -> Result<(), Ros1Error> {
+    pub fn publish_cliff_stop(&self, g: &Graph, engaged: bool) -> Result<(), GraphError> {
         g.publish(&self.cliff_stop, &std_msgs::Bool { data: engaged })
+    }
+
+    /// Publishes (latched) whether the emergency stop holds the robot's wheels.
+    pub fn publish_emergency_stop(&self, g: &Graph, engaged: bool) -> Result<(), GraphError> {
+        g.publish(&self.emergency_stop, &std_msgs::Bool { data: engaged })
     }
 }

@@ -11,12 +11,10 @@
 //! takes master round trips: make it on the registrar thread ([`super::graph::Graph::submit`]).
 
 use super::actionlib_state::{Asked, Goals, Terminal};
-use super::conv;
-use super::graph::{global, Graph, Task};
+use super::graph::{global, Graph, GraphError, Task};
 use super::net::Publisher;
 use super::ros1_msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
 use super::ros1_msgs::std_msgs::Header;
-use super::Ros1Error;
 use roslibrust::RosMessageType;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -80,7 +78,7 @@ impl<A: ActionTypes> Shared<A> {
     fn header(&self) -> Header {
         Header {
             seq: self.seq.fetch_add(1, Ordering::Relaxed),
-            stamp: conv::now(),
+            stamp: super::now(),
             frame_id: String::new(),
         }
     }
@@ -111,7 +109,7 @@ pub fn topics(name: &str) -> [String; 5] {
 
 impl<A: ActionTypes> ActionServer<A> {
     /// Serves the action `name` (global) on `graph` (blocking: master round trips).
-    pub fn new(graph: &Graph, name: &str) -> Result<ActionServer<A>, Ros1Error> {
+    pub fn new(graph: &Graph, name: &str) -> Result<ActionServer<A>, GraphError> {
         let t = |leaf: &str| global(&[name, leaf]);
         let shared = Arc::new(Shared::<A> {
             goals: Mutex::default(),
@@ -253,7 +251,7 @@ impl<A: ActionTypes> ServerGoal<A> {
     }
 
     /// Publishes `feedback` (nothing once the goal ended).
-    pub fn feedback(&self, feedback: A::Feedback) -> Result<(), Ros1Error> {
+    pub fn feedback(&self, feedback: A::Feedback) -> Result<(), GraphError> {
         let Some(status) = self.shared.goals().running(&self.id) else {
             return Ok(());
         };
@@ -261,7 +259,7 @@ impl<A: ActionTypes> ServerGoal<A> {
         self.shared
             .feedback
             .publish(&msg)
-            .map_err(Ros1Error::Publish)
+            .map_err(GraphError::Publish)
     }
 
     /// Ends the goal as `how`, saying `text`, with `result`; false if it had ended already.

@@ -14,11 +14,27 @@ use super::net::{
     Address, Limits, NetError, Node, Publisher, RawDescriptor, RawMessage, RawServiceDescriptor,
     ServiceServer, Subscriber,
 };
-use super::Ros1Error;
-use handoff::Doorbell;
+use super::Bell;
 use roslibrust::{RosMessageType, RosServiceType};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+
+/// Errors of the graph: starting the node, registering with the master, publishing.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    /// The tokio runtime (or the registrar thread) could not start.
+    #[error("cannot start the ROS 1 runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The node could not be made (address, listening sockets).
+    #[error("cannot create the ROS 1 node {0}: {1}")]
+    Node(String, #[source] anyhow::Error),
+    /// A topic or service could not be registered.
+    #[error("cannot register {0}: {1}")]
+    Register(String, #[source] anyhow::Error),
+    /// A message could not be queued.
+    #[error("cannot publish: {0}")]
+    Publish(#[source] NetError),
+}
 
 /// One registration with the master, to redo after a master restart.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,20 +137,20 @@ pub struct Graph {
     /// What to redo after a master restart.
     pub registry: Registry,
     /// Rung when a request waits for the NRT loop.
-    pub bell: Doorbell,
+    pub bell: Bell,
 }
 
 impl Graph {
     /// Starts the runtime and the node `name` (global) with the master at `master_uri`, listening at the address
     /// of `ROS_IP` / `ROS_HOSTNAME` ([`Address::from_env`]); requests are not rung until [`Graph::set_bell`].
-    pub fn start(master_uri: &str, name: &str) -> Result<Graph, Ros1Error> {
+    pub fn start(master_uri: &str, name: &str) -> Result<Graph, GraphError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("nrt-ros1")
             .enable_all()
             .build()
-            .map_err(Ros1Error::Runtime)?;
-        let node_err = |e: NetError| Ros1Error::Node(name.to_owned(), e.into());
+            .map_err(GraphError::Runtime)?;
+        let node_err = |e: NetError| GraphError::Node(name.to_owned(), e.into());
         let address = Address::from_env().map_err(|e| node_err(e.into()))?;
         let node = Node::start(
             rt.handle().clone(),
@@ -153,7 +169,7 @@ impl Graph {
             caller_api,
             name: name.to_owned(),
             registry: Registry::default(),
-            bell: Doorbell::silent(),
+            bell: Bell::silent(),
         };
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let own = graph.clone();
@@ -164,7 +180,7 @@ impl Graph {
                     job(&own);
                 }
             })
-            .map_err(Ros1Error::Runtime)?;
+            .map_err(GraphError::Runtime)?;
         graph.jobs = Some(tx);
         Ok(graph)
     }
@@ -177,7 +193,7 @@ impl Graph {
     }
 
     /// Rings `bell` (the NRT loop's) when a request waits for the loop.
-    pub fn set_bell(&mut self, bell: Doorbell) {
+    pub fn set_bell(&mut self, bell: Bell) {
         self.bell = bell;
     }
 
@@ -192,12 +208,12 @@ impl Graph {
         topic: &str,
         queue: usize,
         latched: bool,
-    ) -> Result<Publisher<T>, Ros1Error> {
-        let topic: &str = &crate::remap::apply(topic);
+    ) -> Result<Publisher<T>, GraphError> {
+        let topic: &str = &super::remap::apply(topic);
         let p = self
             .node
             .advertise::<T>(topic, queue, latched)
-            .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
+            .map_err(|e| GraphError::Register(topic.to_owned(), e.into()))?;
         self.registry.add(Registration::Publisher {
             topic: topic.to_owned(),
             ty: T::DESCRIPTION.ros_type_name.to_owned(),
@@ -210,7 +226,7 @@ impl Graph {
         &self,
         topic: &str,
         queue: usize,
-    ) -> Result<Subscriber<T>, Ros1Error> {
+    ) -> Result<Subscriber<T>, GraphError> {
         self.subscribe_commands(topic, queue, None)
     }
 
@@ -221,13 +237,13 @@ impl Graph {
         topic: &str,
         queue: usize,
         stall: Option<std::time::Duration>,
-    ) -> Result<Subscriber<T>, Ros1Error> {
-        let topic: &str = &crate::remap::apply(topic);
+    ) -> Result<Subscriber<T>, GraphError> {
+        let topic: &str = &super::remap::apply(topic);
         let s = match stall {
             Some(stall) => self.node.subscribe_commands::<T>(topic, queue, stall),
             None => self.node.subscribe::<T>(topic, queue),
         }
-        .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
+        .map_err(|e| GraphError::Register(topic.to_owned(), e.into()))?;
         self.registry.add(Registration::Subscriber {
             topic: topic.to_owned(),
             ty: T::DESCRIPTION.ros_type_name.to_owned(),
@@ -240,12 +256,12 @@ impl Graph {
         &self,
         name: &str,
         f: impl Fn(S::Request) -> Result<S::Response, anyhow::Error> + Send + Sync + 'static,
-    ) -> Result<ServiceServer, Ros1Error> {
-        let name: &str = &crate::remap::apply(name);
+    ) -> Result<ServiceServer, GraphError> {
+        let name: &str = &super::remap::apply(name);
         let server = self
             .node
             .serve::<S>(name, f)
-            .map_err(|e| Ros1Error::Register(name.to_owned(), e.into()))?;
+            .map_err(|e| GraphError::Register(name.to_owned(), e.into()))?;
         self.registry.add(Registration::Service {
             name: name.to_owned(),
             uri: self.node.service_uri(),
@@ -254,8 +270,8 @@ impl Graph {
     }
 
     /// Queues `msg` on `p` (never waits for a subscriber).
-    pub fn publish<T: RosMessageType>(&self, p: &Publisher<T>, msg: &T) -> Result<(), Ros1Error> {
-        p.publish(msg).map_err(Ros1Error::Publish)
+    pub fn publish<T: RosMessageType>(&self, p: &Publisher<T>, msg: &T) -> Result<(), GraphError> {
+        p.publish(msg).map_err(GraphError::Publish)
     }
 
     /// Subscribes `topic` (global) and hands what `convert` makes of each message to the NRT loop (`inbox`,
@@ -266,7 +282,7 @@ impl Graph {
         queue: usize,
         inbox: std::sync::mpsc::Sender<C>,
         convert: impl Fn(T) -> Option<C> + Send + 'static,
-    ) -> Result<Task, Ros1Error> {
+    ) -> Result<Task, GraphError> {
         let mut sub = self.subscribe::<T>(topic, queue)?;
         let (bell, topic) = (self.bell.clone(), topic.to_owned());
         Ok(self.spawn(async move {
@@ -280,7 +296,7 @@ impl Graph {
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        tracing::warn!("ROS 1: {topic}: {}", crate::net::clip(&e.to_string()))
+                        tracing::warn!("ROS 1: {topic}: {}", super::net::clip(&e.to_string()))
                     }
                 }
             }
@@ -294,12 +310,12 @@ impl Graph {
         d: &RawDescriptor,
         queue: usize,
         latched: bool,
-    ) -> Result<Publisher<RawMessage>, Ros1Error> {
-        let topic: &str = &crate::remap::apply(topic);
+    ) -> Result<Publisher<RawMessage>, GraphError> {
+        let topic: &str = &super::remap::apply(topic);
         let p = self
             .node
             .advertise_raw(topic, d, queue, latched)
-            .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
+            .map_err(|e| GraphError::Register(topic.to_owned(), e.into()))?;
         self.registry.add(Registration::Publisher {
             topic: topic.to_owned(),
             ty: d.ros_type.clone(),
@@ -313,12 +329,12 @@ impl Graph {
         topic: &str,
         d: &RawDescriptor,
         queue: usize,
-    ) -> Result<Subscriber<RawMessage>, Ros1Error> {
-        let topic: &str = &crate::remap::apply(topic);
+    ) -> Result<Subscriber<RawMessage>, GraphError> {
+        let topic: &str = &super::remap::apply(topic);
         let s = self
             .node
             .subscribe_raw(topic, d, queue)
-            .map_err(|e| Ros1Error::Register(topic.to_owned(), e.into()))?;
+            .map_err(|e| GraphError::Register(topic.to_owned(), e.into()))?;
         self.registry.add(Registration::Subscriber {
             topic: topic.to_owned(),
             ty: d.ros_type.clone(),
@@ -333,12 +349,12 @@ impl Graph {
         name: &str,
         d: &RawServiceDescriptor,
         f: impl Fn(Vec<u8>) -> Result<Vec<u8>, String> + Send + Sync + 'static,
-    ) -> Result<ServiceServer, Ros1Error> {
-        let name: &str = &crate::remap::apply(name);
+    ) -> Result<ServiceServer, GraphError> {
+        let name: &str = &super::remap::apply(name);
         let server = self
             .node
             .serve_raw(name, d, f)
-            .map_err(|e| Ros1Error::Register(name.to_owned(), e.into()))?;
+            .map_err(|e| GraphError::Register(name.to_owned(), e.into()))?;
         self.registry.add(Registration::Service {
             name: name.to_owned(),
             uri: self.node.service_uri(),
@@ -355,7 +371,7 @@ impl Graph {
         queue: usize,
         inbox: std::sync::mpsc::Sender<C>,
         convert: impl Fn(Vec<u8>) -> Option<C> + Send + 'static,
-    ) -> Result<Task, Ros1Error> {
+    ) -> Result<Task, GraphError> {
         let mut sub = self.subscribe_raw(topic, d, queue)?;
         let bell = self.bell.clone();
         Ok(self.spawn(async move {
@@ -378,7 +394,7 @@ impl Graph {
     /// Forgets the registration of `name` (its publisher, subscriber or service was dropped): not registered
     /// again with a new master.
     pub fn forget(&self, name: &str) {
-        self.registry.remove(&crate::remap::apply(name));
+        self.registry.remove(&super::remap::apply(name));
     }
 
     /// Whether the node still runs (no peer asked it to shut down).

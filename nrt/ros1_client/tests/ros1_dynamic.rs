@@ -3,14 +3,13 @@
 //! `advertise_raw`, subscribes a sensor_msgs/JointState that rospy publishes through `forward_raw` and decodes
 //! it, serves std_srvs/SetBool through `serve_raw` (an answer and an error); and genpy's md5sums and full
 //! definitions (`_md5sum`, `_full_text`) are those `Ros1Types` computes.
-#![cfg(feature = "ros1")]
 
 #[path = "../../../tests/common/missing.rs"]
 #[allow(unused_macros)]
 mod missing;
 
-use nrt_ros1::dynamic::Ros1Types;
-use nrt_ros1::graph::{Graph, Registration};
+use nrt_ros1_client::dynamic::Ros1Types;
+use nrt_ros1_client::graph::{Graph, Registration};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

@@ -130,7 +130,7 @@ impl Calibration {
     /// Checks that every value is usable: in its physically meaningful range
     /// ([`crate::schema::ranges`]); the error names the key, the value and the range.
     pub fn validate(&self) -> Result<(), CalibrationError> {
-        use super::params::{check_proximity, check_quadratic};
+        use crate::schema::ranges::{check_proximity, check_quadratic};
         let invalid = |e: crate::schema::Invalid| CalibrationError::Invalid(e.to_string());
         for (side, m) in [("left", &self.left), ("right", &self.right)] {
             check_quadratic(&format!("motor.{side}.parameters"), m.parameters).map_err(invalid)?;

@@ -7,6 +7,8 @@ use super::calibration::{
 };
 use super::motion_limits::{self, AngularLimits, LinearLimits};
 use super::odometry_params;
+/// The motor and proximity model checks, here where they were first defined.
+pub use crate::schema::ranges::{check_proximity, check_quadratic};
 use crate::schema::{ranges, Invalid, Section};
 use handoff::NodeId;
 use serde::{Deserialize, Serialize};
@@ -247,27 +249,6 @@ pub fn check_motor(key: &str, m: &MotorEntry) -> Result<(), Invalid> {
     }
     if let Some(d) = m.deadband {
         ranges::MOTOR_DEADBAND.check(&format!("{key}.deadband"), d)?;
-    }
-    Ok(())
-}
-
-/// Checks a motor model `[q0, q1]` (`key` names the list).
-pub fn check_quadratic(key: &str, [q0, q1]: [f64; 2]) -> Result<(), Invalid> {
-    ranges::MOTOR_Q0.check_element(key, "q0", q0)?;
-    ranges::MOTOR_Q1.check_element(key, "q1", q1)
-}
-
-/// Checks a proximity model `[r_max, x0, c]` (`key` names the list), `x0² < c` included.
-pub fn check_proximity(key: &str, [r_max, x0, c]: [f64; 3]) -> Result<(), Invalid> {
-    ranges::PROXIMITY_R_MAX.check_element(key, "r_max", r_max)?;
-    ranges::PROXIMITY_X0.check_element(key, "x0", x0)?;
-    ranges::PROXIMITY_C.check_element(key, "c", c)?;
-    if x0 * x0 >= c {
-        return Err(Invalid::new(
-            key,
-            format!("{:?}", [r_max, x0, c]),
-            "needs x0² < c",
-        ));
     }
     Ok(())
 }

@@ -33,9 +33,6 @@ mod tcpros;
 pub mod xml;
 
 pub use addr::{AddrError, Address};
-/// Cuts a string a peer sent to a bounded length before it goes to a log line or `/rosout` (every log site that
-/// echoes peer data uses it).
-pub use nrt_interface::report::clip;
 pub use publisher::Publisher;
 pub use raw::{RawDescriptor, RawMessage, RawServiceDescriptor};
 pub use service::ServiceServer;
@@ -45,12 +42,25 @@ use super::master::{Client, MasterError};
 use publisher::Publication;
 use roslibrust::{RosMessageType, RosServiceType};
 use service::ServiceEntry;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use subscriber::Subscription;
 use tokio::sync::Semaphore;
+
+/// Characters of a string a peer sent (a caller id, topic, path, header) kept by [`clip`].
+pub const CLIP_CHARS: usize = 200;
+
+/// Cuts a string a peer sent to [`CLIP_CHARS`] characters, then `…(N bytes)` (N its whole length) when longer,
+/// before it goes to a log line or `/rosout` (every log site that echoes peer data uses it).
+pub fn clip(s: &str) -> Cow<'_, str> {
+    match s.char_indices().nth(CLIP_CHARS) {
+        None => Cow::Borrowed(s),
+        Some((at, _)) => Cow::Owned(format!("{}…({} bytes)", &s[..at], s.len())),
+    }
+}
 
 /// The bounds of what a peer may make the node do (the defaults are documented in the README's safety table).
 #[derive(Debug, Clone, PartialEq)]
@@ -442,6 +452,19 @@ pub(crate) fn block<F: std::future::Future>(f: F) -> F::Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clip_bounds_what_a_peer_sent() {
+        assert_eq!(clip("short"), "short");
+        let long = "é".repeat(CLIP_CHARS + 5);
+        let clipped = clip(&long);
+        assert!(clipped.starts_with(&"é".repeat(CLIP_CHARS)));
+        assert!(clipped.ends_with(&format!("…({} bytes)", long.len())));
+        assert_eq!(
+            clipped.chars().count(),
+            CLIP_CHARS + format!("…({} bytes)", long.len()).chars().count()
+        );
+    }
 
     #[test]
     fn uris_bracket_ipv6_hosts() {

@@ -234,6 +234,12 @@ fn node_values(
             "armed"
         };
         values.push(kv("Cliff stop", cliff));
+        let estop = if engine.emergency_stop_holds(n.id) {
+            "holding"
+        } else {
+            "released"
+        };
+        values.push(kv("Emergency stop", estop));
         values.extend(robot_values(n.id));
     }
     push_vm_state(&mut values, engine, n.id);

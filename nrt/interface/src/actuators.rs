@@ -51,6 +51,18 @@ pub enum RobotCommand {
     Events(Result<Vec<ScriptEvent>, CommandError>),
     /// `alarm`: start (`true`) or stop the repeated alarm sound.
     Alarm(bool),
+    /// `emergency_stop` (a service, std_srvs/SetBool): hold every wheel (`true`) or release them
+    /// (`nrt_engine::engine::Engine::set_emergency_stop`).
+    EmergencyStop(bool),
+}
+
+/// The answer of a successful `emergency_stop` call (std_srvs/SetBool's `message`), the same on every front end.
+pub fn emergency_stop_text(on: bool) -> &'static str {
+    if on {
+        "emergency stop: every wheel held until emergency_stop is called with false"
+    } else {
+        "emergency stop released"
+    }
 }
 
 impl RobotCommand {

@@ -5,7 +5,8 @@
 //!
 //! - a robot ready makes its interface when the driver interface is enabled (`thymio_driver.enabled`) and it has
 //!   none yet; a robot removed loses it;
-//! - the RT thread's obstacle-stop and cliff-stop flags and proximity samples go to the robot's topics;
+//! - the RT thread's obstacle-stop and cliff-stop flags, the emergency stop and proximity samples go to the robot's
+//!   topics;
 //! - a script event of a robot with an interface is decoded by the layer ([`crate::sensors::robot_event`]: what the
 //!   RT thread decodes already — odometry, proximity — and what is not the robot's are left out) and published
 //!   stamped with its arrival time.
@@ -29,6 +30,8 @@ pub trait DriverEvents {
     fn obstacle_stop(&mut self, id: NodeId, engaged: bool);
     /// Publishes the cliff-stop flag of robot `id`.
     fn cliff_stop(&mut self, id: NodeId, engaged: bool);
+    /// Publishes the emergency-stop flag of robot `id` (latched `emergency_stop`).
+    fn emergency_stop(&mut self, id: NodeId, engaged: bool);
     /// Publishes a proximity sample of robot `id` (range and laser topics).
     fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &ProximitySample);
     /// Publishes a decoded script event of robot `id` (its `event` number, for reports).
@@ -53,6 +56,7 @@ pub fn on_engine_event(driver: &mut impl DriverEvents, engine: &Engine, event: &
         EngineEvent::RobotRemoved { node, .. } => driver.remove_robot(*node),
         EngineEvent::ObstacleStop { node, engaged } => driver.obstacle_stop(*node, *engaged),
         EngineEvent::CliffStop { node, engaged } => driver.cliff_stop(*node, *engaged),
+        EngineEvent::EmergencyStop { node, engaged } => driver.emergency_stop(*node, *engaged),
         EngineEvent::Proximity { node, sample } => driver.proximity(engine, *node, sample),
         EngineEvent::Network(NetworkEvent::UserEvent {
             source,

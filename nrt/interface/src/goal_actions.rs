@@ -15,7 +15,8 @@
 //! goal when the cliff reflex or the obstacle stop holds the robot, on a stall, or when the link goes down (the
 //! previous owner gets the wheels back); a `switch_controller` to another owner during the goal aborts it and
 //! leaves the wheels to that owner; a robot that goes away aborts it; a controller that does not take the wheels
-//! within [`START_TIMEOUT`] aborts it; a managed node deactivated during the goal aborts it (`inactive`).
+//! within [`START_TIMEOUT`] aborts it; a managed node deactivated during the goal aborts it (`inactive`), an emergency stop aborts it
+//! (`emergency_stop`) and refuses new goals until it is released.
 //!
 //! **A goal whose client is gone is aborted** (`client_gone`): a front end that can tell reports, for each of its
 //! action servers with a goal running, whether anyone listens to the action's status or feedback
@@ -89,7 +90,7 @@ pub struct GoalResult {
     /// What happened (the abort's reason).
     pub message: String,
     /// Why it was aborted: `cliff`, `obstacle`, `stall`, `owner_lost`, `link_lost`, `bad_goal`, `timeout`,
-    /// `robot_removed`, `inactive`, `client_gone`; "" otherwise.
+    /// `robot_removed`, `inactive`, `emergency_stop`, `client_gone`; "" otherwise.
     pub reason: &'static str,
     /// Final odometry pose (the last known).
     pub pose: Pose2,
@@ -134,6 +135,10 @@ pub trait GoalHost {
     fn request_owner(&mut self, robot: RobotId, owner: OwnerId) -> Result<(), String>;
     /// Whether the RT loop holds the wheels of the robot on `node` at zero (a managed node that is not active).
     fn held(&self, node: NodeId) -> bool;
+    /// Whether the emergency stop holds the wheels of the robot on `node` (none by default).
+    fn emergency_stopped(&self, _node: NodeId) -> bool {
+        false
+    }
 }
 
 impl GoalHost for Engine {
@@ -149,6 +154,10 @@ impl GoalHost for Engine {
 
     fn held(&self, node: NodeId) -> bool {
         self.wheels_held(node)
+    }
+
+    fn emergency_stopped(&self, node: NodeId) -> bool {
+        self.emergency_stop_holds(node)
     }
 }
 
@@ -261,6 +270,7 @@ impl GoalActions {
                     Err(format!("the robot has no {} controller", action.name()))
                 }
                 Some(_) if host.held(node) => Err(HELD.to_owned()),
+                Some(_) if host.emergency_stopped(node) => Err(EMERGENCY.to_owned()),
                 Some(_) => goal.check().map_err(|e| e.to_string()),
             }
         };
@@ -457,6 +467,14 @@ impl GoalActions {
                 break;
             }
         }
+        if end.is_none() && host.emergency_stopped(node) {
+            let _ = port.nrt_send(GoalCommand::Cancel { id: want });
+            end = Some((
+                End::Aborted,
+                GoalResult::failed("emergency_stop", EMERGENCY, a.pose),
+                true,
+            ));
+        }
         if end.is_none() && host.held(node) {
             let _ = port.nrt_send(GoalCommand::Cancel { id: want });
             end = Some((
@@ -529,6 +547,10 @@ impl GoalActions {
 fn rt_id(id: GoalId) -> handoff::GoalId {
     handoff::GoalId(id.0 as u32)
 }
+
+/// Why a goal is refused, or ended, while the emergency stop holds the robot's wheels.
+const EMERGENCY: &str =
+    "the robot's wheels are held by its emergency stop (call emergency_stop with false to release them)";
 
 /// Why a goal is refused, or ended, while the robot's wheels are held.
 const HELD: &str =

@@ -22,6 +22,8 @@ struct Host {
     driven: bool,
     /// The wheels held (a managed node not active).
     held: bool,
+    /// The emergency stop holds the wheels.
+    estop: bool,
     owners: Vec<(RobotId, OwnerId)>,
 }
 
@@ -35,6 +37,9 @@ impl GoalHost for Host {
     }
     fn held(&self, node: NodeId) -> bool {
         self.held && node == NODE
+    }
+    fn emergency_stopped(&self, node: NodeId) -> bool {
+        self.estop && node == NODE
     }
 }
 
@@ -468,6 +473,35 @@ fn a_goal_for_an_inactive_managed_node_is_rejected_and_a_deactivation_aborts_the
         Some(GoalCommand::Cancel { id: rt })
     );
     assert_eq!(r.host.owners.last(), Some(&(ROBOT, OwnerId::ROS)));
+}
+
+#[test]
+fn an_emergency_stop_aborts_the_running_goal_and_refuses_new_ones_until_released() {
+    let mut r = rig();
+    let (id, seen) = r.goal(drive(0.05));
+    id.unwrap();
+    let rt = r.started(0, drive(0.05));
+    r.report(0, GoalReport::Started { id: rt });
+    r.serve();
+    assert!(seen.lock().unwrap().end.is_none());
+    r.host.estop = true;
+    r.serve();
+    let (end, result) = seen.lock().unwrap().end.clone().unwrap();
+    assert_eq!((end, result.reason), (End::Aborted, "emergency_stop"));
+    assert!(
+        result.message.contains("emergency stop"),
+        "{}",
+        result.message
+    );
+    assert_eq!(
+        r.rt[0].rt_next_command(),
+        Some(GoalCommand::Cancel { id: rt })
+    );
+    assert_eq!(r.host.owners.last(), Some(&(ROBOT, OwnerId::ROS)));
+    let why = r.goal(drive(0.05)).0.unwrap_err();
+    assert!(why.contains("emergency stop"), "{why}");
+    r.host.estop = false;
+    r.goal(drive(0.05)).0.unwrap();
 }
 
 #[test]

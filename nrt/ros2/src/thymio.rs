@@ -5,7 +5,8 @@
 //! events of the robot script (REP-117 ranges, laser scan, IMU, buttons, …), actuators
 //! validated and sent as script events, `cmd_vel` to the RT set-point (taken on the hot node,
 //! [`super::hot`]; the RT watchdog stops a robot left without commands), the robot model
-//! (`robot_description`, `/tf_static`) and `is_ready`.
+//! (`robot_description`, `/tf_static`), `is_ready` and the emergency stop (`emergency_stop`: a SetBool service and
+//! a latched Bool topic).
 
 use super::drain;
 use super::names::{check_namespace, NameError};
@@ -215,6 +216,7 @@ impl ThymioInterface {
         // Latched: a late subscriber learns whether the reflex holds the robot.
         self.publish_obstacle_stop(id, false);
         self.publish_cliff_stop(id, false);
+        self.publish_emergency_stop(id, engine.emergency_stop_holds(id));
         Ok(())
     }
 
@@ -248,6 +250,16 @@ impl ThymioInterface {
         if let Err(e) = r.out.cliff_stop.publish(&Bool { data: engaged }) {
             self.reporter
                 .warn(&format!("node {id}: cannot publish cliff_stop: {e}"));
+        }
+    }
+
+    fn publish_emergency_stop(&self, id: NodeId, engaged: bool) {
+        let Some(r) = self.robots.get(&id) else {
+            return;
+        };
+        if let Err(e) = r.out.emergency_stop.publish(&Bool { data: engaged }) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish emergency_stop: {e}"));
         }
     }
 
@@ -383,6 +395,21 @@ impl ThymioInterface {
                 }
             }
             let node = r.node;
+            for call in drain(&mut r.inp.emergency_stop).collect::<Vec<_>>() {
+                let on = call.message.data;
+                let (success, message) = match engine.set_emergency_stop(node, on) {
+                    Ok(()) => (
+                        true,
+                        nrt_interface::actuators::emergency_stop_text(on).to_owned(),
+                    ),
+                    Err(e) => (false, format!("emergency stop not applied: {e}")),
+                };
+                let reply = r2r::std_srvs::srv::SetBool::Response { success, message };
+                if let Err(e) = call.respond(reply) {
+                    self.reporter
+                        .warn(&format!("node {id}: cannot answer emergency_stop: {e}"));
+                }
+            }
             let mut events = Vec::new();
             for (topic, m) in messages {
                 match m.command() {
@@ -393,6 +420,12 @@ impl ThymioInterface {
                         self.reporter.error(&actuators::refused(node, topic, &e))
                     }
                     RobotCommand::Alarm(on) => r.alarm.set(on, now),
+                    RobotCommand::EmergencyStop(on) => {
+                        if let Err(e) = engine.set_emergency_stop(node, on) {
+                            self.reporter
+                                .error(&format!("node {node}: emergency stop: {e}"));
+                        }
+                    }
                 }
             }
             match r.alarm.due(now) {
@@ -459,6 +492,10 @@ impl DriverEvents for WithNode<'_, '_> {
 
     fn cliff_stop(&mut self, id: NodeId, engaged: bool) {
         self.thymio.publish_cliff_stop(id, engaged)
+    }
+
+    fn emergency_stop(&mut self, id: NodeId, engaged: bool) {
+        self.thymio.publish_emergency_stop(id, engaged)
     }
 
     fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &handoff::ProximitySample) {

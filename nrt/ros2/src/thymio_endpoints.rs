@@ -3,7 +3,7 @@
 //!
 //! QoS as ROS-Thymio (its rclpy publishers and subscriptions take a depth only): reliable, volatile, depth 1 on
 //! every topic (`led`: depth 6), so that a subscriber with ROS 2's default QoS receives everything; transient-local
-//! where the topic latches (`robot_description`, `obstacle_stop`). `sensor_data_qos` gives the sensor topics ROS 2's
+//! where the topic latches (`robot_description`, `obstacle_stop`, `cliff_stop`, `emergency_stop`). `sensor_data_qos` gives the sensor topics ROS 2's
 //! sensor-data profile (best effort, depth 5) instead.
 
 use super::report::Reporter;
@@ -31,21 +31,7 @@ pub(crate) fn latched() -> QosProfile {
         .transient_local()
 }
 
-/// ROS-Thymio's depth of every topic but `led`.
-pub(crate) const DEPTH: usize = 1;
-
-/// The QoS of the sensor topics: ROS-Thymio's, or ROS 2's sensor-data profile (`sensor_data_qos`).
-pub(crate) fn sensor_qos(sensor_data: bool) -> QosProfile {
-    if sensor_data {
-        QosProfile::sensor_data()
-    } else {
-        reliable(DEPTH)
-    }
-}
-
-pub(crate) fn reliable(depth: usize) -> QosProfile {
-    QosProfile::default().keep_last(depth).reliable()
-}
+pub(crate) use crate::qos::{reliable, sensor_qos, DEPTH};
 
 /// The QoS of the plain `cmd_vel` subscription: best effort, volatile, the last command only. A `Twist` carries no
 /// stamp, so its age is unknown to the driver: a reliable reader would make a publisher's reliable writer resend,
@@ -67,6 +53,8 @@ pub(crate) struct Outputs {
     pub(crate) obstacle_stop: Publisher<Bool>,
     /// Whether the RT cliff reflex holds the robot (latched).
     pub(crate) cliff_stop: Publisher<Bool>,
+    /// Whether the emergency stop holds the robot's wheels (latched).
+    pub(crate) emergency_stop: Publisher<Bool>,
     /// The limited twist (`~/cmd_vel_out`), published by the odometry publisher thread while the robot's
     /// `publish_limited_velocity` is true.
     pub(crate) cmd_vel_out: Publisher<TwistStamped>,
@@ -86,6 +74,7 @@ impl Outputs {
             sensors: sensor_publishers::create(node, t, sensor_data)?,
             obstacle_stop: node.create_publisher(&t("obstacle_stop"), latched())?,
             cliff_stop: node.create_publisher(&t("cliff_stop"), latched())?,
+            emergency_stop: node.create_publisher(&t("emergency_stop"), latched())?,
             description: node.create_publisher(&t("robot_description"), latched())?,
             cmd_vel_out: node.create_publisher(&t(CMD_VEL_OUT), reliable(DEPTH))?,
         })
@@ -100,6 +89,7 @@ impl Outputs {
             description,
             obstacle_stop,
             cliff_stop,
+            emergency_stop,
             cmd_vel_out,
         } = self;
         node.destroy_publisher(odom);
@@ -108,6 +98,7 @@ impl Outputs {
         node.destroy_publisher(description);
         node.destroy_publisher(obstacle_stop);
         node.destroy_publisher(cliff_stop);
+        node.destroy_publisher(emergency_stop);
         node.destroy_publisher(cmd_vel_out);
     }
 }
@@ -194,6 +185,8 @@ pub(crate) struct Inputs {
     pub(crate) comm_tx: Sub<Int16>,
     pub(crate) shutdown: Sub<Empty>,
     pub(crate) is_ready: Srv<r2r::std_srvs::srv::Empty::Service>,
+    /// `emergency_stop` (std_srvs/SetBool): true holds every wheel, false releases.
+    pub(crate) emergency_stop: Srv<r2r::std_srvs::srv::SetBool::Service>,
 }
 
 impl Inputs {
@@ -233,6 +226,10 @@ impl Inputs {
             shutdown: subscribe(node, &t("shutdown"))?,
             is_ready: Box::new(node.create_service::<r2r::std_srvs::srv::Empty::Service>(
                 &t("is_ready"),
+                QosProfile::default(),
+            )?),
+            emergency_stop: Box::new(node.create_service::<r2r::std_srvs::srv::SetBool::Service>(
+                &t("emergency_stop"),
                 QosProfile::default(),
             )?),
         })

@@ -154,6 +154,7 @@ impl Engine {
         self.lost_since.remove(&id);
         self.reflex_holds.remove(&id);
         self.cliff_holds.remove(&id);
+        self.forget_holds(id);
         if let Some(slot) = self.robots.release(id) {
             let _ = self
                 .ends

@@ -6,6 +6,7 @@
 mod anonymous;
 mod builtin;
 mod controllers;
+mod estop;
 mod foreign;
 mod forwarding;
 mod lifecycle;
@@ -82,6 +83,8 @@ pub struct Engine {
     reflex_holds: std::collections::BTreeSet<NodeId>,
     /// Nodes the RT cliff reflex holds now.
     cliff_holds: std::collections::BTreeSet<NodeId>,
+    /// Wheel holds asked for, the RT loop's one hold being either (see `estop`).
+    holds: estop::Holds,
     last_liveness: Option<Instant>,
     vm_halts: vm_halt::VmHalts,
     events: VecDeque<EngineEvent>,
@@ -176,6 +179,7 @@ impl Engine {
             reflex_holds: Default::default(),
             companion: Default::default(),
             cliff_holds: Default::default(),
+            holds: Default::default(),
             not_driven: Default::default(),
             last_liveness: None,
             vm_halts: Default::default(),
@@ -381,25 +385,16 @@ impl Engine {
     }
 
     /// Holds driven robot `node`'s wheels at zero in the RT loop whatever its owner commands (`true`: a managed
-    /// driver node that is not active), or lets its owner's command through again (`false`).
+    /// driver node that is not active), or lets its owner's command through again (`false`; an emergency stop,
+    /// [`Engine::set_emergency_stop`], still holds them).
     pub fn set_wheels_held(&mut self, node: NodeId, held: bool) -> Result<(), EngineError> {
-        let robot = self
-            .robots
-            .of_node(node)
-            .ok_or(EngineError::NotARobot(node))?
-            .robot;
-        self.ends
-            .nrt_params()
-            .nrt_set_held(robot, held)
-            .map_err(|source| EngineError::param(&format!("wheel hold of node {node}"), source))
+        self.set_hold(node, estop::Hold::Lifecycle, held).map(|_| ())
     }
 
-    /// Whether the RT loop holds driven robot `node`'s wheels at zero (false for a node that is not driven).
+    /// Whether a managed node that is not active holds driven robot `node`'s wheels at zero (false for a node
+    /// that is not driven; an emergency stop is [`Engine::emergency_stop_holds`]).
     pub fn wheels_held(&self, node: NodeId) -> bool {
-        self.robots
-            .of_node(node)
-            .and_then(|s| self.ends.nrt_params().nrt_held(s.robot))
-            .unwrap_or(false)
+        self.robots.of_node(node).is_some() && self.holds.holds(node, estop::Hold::Lifecycle)
     }
 
     /// Whether `node` is a driven robot whose node is on the network (not lost).

@@ -116,6 +116,13 @@ pub enum EngineEvent {
         /// Holding.
         engaged: bool,
     },
+    /// The emergency stop started (`engaged`) or stopped holding a robot's wheels ([`super::Engine::set_emergency_stop`]).
+    EmergencyStop {
+        /// Node id.
+        node: NodeId,
+        /// Holding.
+        engaged: bool,
+    },
     /// Raw motor targets sent to a driven robot through the generic interface (`set_speed`,
     /// `motor.*.target`) were beyond the driver's cap and were capped; once per robot.
     RawMotorCapped {

@@ -35,7 +35,7 @@ pub const DIAGNOSTICS: &str = "/diagnostics";
 pub(super) enum Payload {
     /// A sensor topic's message (boxed: the others are small).
     Sensor(Box<SensorMessage>),
-    /// `obstacle_stop` / `cliff_stop`.
+    /// `obstacle_stop` / `cliff_stop` / `emergency_stop`.
     Flag(bool),
     /// `/diagnostics`.
     Diagnostics(Vec<DiagnosticStatus>),
@@ -185,6 +185,10 @@ impl DriverEvents for RecorderFront {
 
     fn cliff_stop(&mut self, id: NodeId, engaged: bool) {
         self.flag(id, "cliff_stop", engaged)
+    }
+
+    fn emergency_stop(&mut self, id: NodeId, engaged: bool) {
+        self.flag(id, "emergency_stop", engaged)
     }
 
     fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &ProximitySample) {

@@ -35,8 +35,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use yaml_serde::Value;
 
-/// The node name, ROS-Thymio's.
-pub const NODE_NAME: &str = "thymio_driver";
+pub use crate::node_name::NODE_NAME;
 
 /// The stack of a driver node's spinner thread (resident under `mlockall`): its waits and
 /// r2r's taking of parameter calls need little.

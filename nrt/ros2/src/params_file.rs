@@ -165,7 +165,7 @@ pub fn check_files(args: &[String]) -> Result<(), ParamsFileError> {
 pub fn check_driver_sections(args: &[String], base: &DriverParams) -> Result<(), ParamsFileError> {
     for path in params_files(args) {
         for (section, params) in sections(&read(&path)?, &path)? {
-            if section.rsplit('/').next() != Some(crate::driver_node::NODE_NAME) {
+            if section.rsplit('/').next() != Some(crate::node_name::NODE_NAME) {
                 continue;
             }
             let mut current = base.clone();

@@ -1,8 +1,8 @@
 //! The publishers of one robot's sensor topics on ROS 2: one per entry of the layer's catalogue
 //! (`nrt_interface::sensor_topics`), typed by its kind, with one conversion per kind to r2r's generated types.
 
+use super::qos::{reliable, sensor_qos, DEPTH};
 use super::thymio_conv as conv;
-use super::thymio_endpoints::{reliable, sensor_qos, DEPTH};
 use nrt_interface::sensor_topics::{Kind, SensorMessage, SensorTopic};
 use r2r::sensor_msgs::msg as sm;
 use r2r::std_msgs::msg::{Bool, Empty, Float32, Int8};

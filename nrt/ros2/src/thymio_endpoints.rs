@@ -31,7 +31,7 @@ pub(crate) fn latched() -> QosProfile {
         .transient_local()
 }
 
-pub(crate) use crate::qos::{reliable, sensor_qos, DEPTH};
+pub(crate) use crate::qos::{reliable, DEPTH};
 
 /// The QoS of the plain `cmd_vel` subscription: best effort, volatile, the last command only. A `Twist` carries no
 /// stamp, so its age is unknown to the driver: a reliable reader would make a publisher's reliable writer resend,

@@ -16,12 +16,7 @@
 
 use std::time::Duration;
 
-/// Environment variable that turns the bench binary into a client: its kind, [`R2R`] or
-/// [`crate::client_ros1::KIND`].
-pub const ENV: &str = "THYMIO_BENCH_CLIENT";
-
-/// The kind (and the `client` field of the rows) of the r2r client.
-pub const R2R: &str = "r2r";
+pub use crate::kinds::CLIENT_ENV as ENV;
 
 /// A client's arguments, e2e_client.py's.
 #[derive(Debug, Clone)]
@@ -212,17 +207,4 @@ pub fn run_r2r(args: &Args) -> Result<(), String> {
 #[cfg(not(feature = "ros2"))]
 pub fn run_r2r(_args: &Args) -> Result<(), String> {
     Err("the r2r client needs the ros2 feature".into())
-}
-
-/// Runs the client `kind` with the command line's arguments (the bench binary re-executed with [`ENV`]).
-pub fn main(kind: &str) -> Result<(), String> {
-    if kind == crate::listener::KIND {
-        return crate::listener::main();
-    }
-    let args = Args::parse(std::env::args().skip(1))?;
-    match kind {
-        R2R => run_r2r(&args),
-        crate::client_ros1::KIND => crate::client_ros1::run(&args),
-        _ => Err(format!("{ENV}={kind}: not a client kind")),
-    }
 }

@@ -18,8 +18,7 @@ use crate::client::Args;
 #[cfg(feature = "ros1")]
 use crate::client::{speed, yaw, Rows};
 
-/// The kind (and the `client` field of the rows) of this client: its transport, TCPROS.
-pub const KIND: &str = "tcpros";
+pub use crate::kinds::TCPROS as KIND;
 
 /// Runs the client (see the module documentation).
 #[cfg(feature = "ros1")]

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 /// Event ids of the driver script (config/aseba/thymio_ros_playground.aesl).
 const SET_SPEED: u16 = 1;
-pub const ODOMETRY: u16 = 2;
+pub use crate::kinds::{ros_env, ODOMETRY};
 
 /// Where things are.
 pub struct Env {
@@ -30,10 +30,16 @@ pub struct Env {
     pub out: PathBuf,
 }
 
-/// A ROS 2 process environment confined to loopback in its own domain.
-pub fn ros_env(cmd: &mut Command, domain: u32) {
-    cmd.env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        .env("ROS_DOMAIN_ID", domain.to_string());
+/// One row: its label, its configuration (the table's parenthesis), the driver, the client.
+pub struct Row {
+    /// The row's name (`THYMIO_BENCH_E2E_ROWS`, the `driver` field, file names).
+    pub label: String,
+    /// What it runs, for the table.
+    pub config: &'static str,
+    /// The driver under test.
+    pub driver: Driver,
+    /// The ROS client publishing `cmd_vel` and receiving `odom`.
+    pub client: Client,
 }
 
 /// One driver under test.
@@ -74,9 +80,9 @@ impl Client {
     pub fn name(self) -> &'static str {
         match self {
             Client::Rclpy => "rclpy",
-            Client::R2r => crate::client::R2R,
+            Client::R2r => crate::kinds::R2R,
             Client::Rospy => "rospy",
-            Client::Tcpros => crate::client_ros1::KIND,
+            Client::Tcpros => crate::kinds::TCPROS,
         }
     }
 
@@ -111,7 +117,7 @@ impl Client {
                 let exe =
                     std::env::current_exe().map_err(|e| format!("the bench binary's path: {e}"))?;
                 let mut c = Command::new(exe);
-                c.env(crate::client::ENV, self.name());
+                c.env(crate::kinds::CLIENT_ENV, self.name());
                 c
             }
         };
@@ -292,7 +298,7 @@ impl Measured {
 /// Measures both hops and the CPU of `row`'s driver, with its client, over `window`.
 pub fn measure(
     env: &Env,
-    row: &crate::e2e_rows::Row,
+    row: &Row,
     robot_port: u16,
     window: Duration,
     domain: u32,

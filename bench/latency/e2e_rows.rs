@@ -6,7 +6,7 @@
 //! which show what the drivers themselves add. A row measured with a fast client is labelled `<driver>/<client>`
 //! (`thymio-rt/r2r`, `floor-ros1/tcpros`); the rclpy and rospy rows keep their labels.
 
-use crate::e2e::{self, Client, Driver};
+use crate::e2e::{self, Client, Driver, Row};
 use crate::{playground, plot, ros1, update_summary, write_json};
 use serde_json::json;
 use std::time::Duration;
@@ -20,18 +20,6 @@ fn only_rows() -> Option<Vec<String>> {
         .ok()
         .filter(|v| !v.trim().is_empty())?;
     Some(v.split(',').map(|s| s.trim().to_owned()).collect())
-}
-
-/// One row: its label, its configuration (the table's parenthesis), the driver, the client.
-pub struct Row {
-    /// The row's name (`THYMIO_BENCH_E2E_ROWS`, the `driver` field, file names).
-    pub label: String,
-    /// What it runs, for the table.
-    pub config: &'static str,
-    /// The driver under test.
-    pub driver: Driver,
-    /// The ROS client publishing `cmd_vel` and receiving `odom`.
-    pub client: Client,
 }
 
 fn row(label: &str, config: &'static str, driver: Driver, client: Client) -> Row {

@@ -5,7 +5,7 @@
 //! published, as a driver in use publishes them; the Python driver publishes with or without one, and gets the
 //! same listener where it is compared.
 //!
-//! The bench binary re-executed with [`crate::client::ENV`] = [`KIND`] and `--limit S`: an r2r node (compiled,
+//! The bench binary re-executed with [`crate::kinds::CLIENT_ENV`] = [`KIND`] and `--limit S`: an r2r node (compiled,
 //! taking each message in rcl's native form, so that it costs the machine little beside the driver), `LISTENING`
 //! on stdout once the first `/tf` message came, then it takes messages until `S` seconds passed.
 
@@ -13,8 +13,7 @@ use crate::procs::Proc;
 use std::process::Command;
 use std::time::Duration;
 
-/// The client kind of the listener.
-pub const KIND: &str = "tf-listener";
+pub use crate::kinds::TF_LISTENER as KIND;
 
 /// Starts a listener in ROS 2 domain `domain` (loopback only) and waits until it heard `/tf`.
 pub fn start(domain: u32, limit: Duration) -> Result<Proc, String> {
@@ -22,7 +21,7 @@ pub fn start(domain: u32, limit: Duration) -> Result<Proc, String> {
     let mut c = Command::new(exe);
     c.env(crate::client::ENV, KIND)
         .args(["--limit", &limit.as_secs().to_string()]);
-    crate::e2e::ros_env(&mut c, domain);
+    crate::kinds::ros_env(&mut c, domain);
     let mut p = Proc::spawn("tf listener", c);
     p.wait_for("LISTENING", Duration::from_secs(60))?;
     Ok(p)

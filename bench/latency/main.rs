@@ -11,6 +11,7 @@ mod e2e;
 mod e2e_rows;
 mod floor;
 mod floor_ros1;
+mod kinds;
 mod listener;
 mod loop_timing;
 mod matching;
@@ -188,7 +189,7 @@ fn run_helper() {
         std::process::exit(0);
     }
     if let Ok(kind) = std::env::var(client::ENV) {
-        if let Err(e) = client::main(&kind) {
+        if let Err(e) = client_main(&kind) {
             eprintln!("{kind} client: {e}");
             std::process::exit(1);
         }
@@ -331,4 +332,17 @@ fn run_scale(env: &e2e::Env) -> Result<(), String> {
         "scale_ros": ros_points.iter().map(brief).collect::<Vec<_>>(),
     }));
     Ok(())
+}
+
+/// Runs the client `kind` with the command line's arguments (the bench binary re-executed with [`kinds::CLIENT_ENV`]).
+fn client_main(kind: &str) -> Result<(), String> {
+    if kind == listener::KIND {
+        return listener::main();
+    }
+    let args = client::Args::parse(std::env::args().skip(1))?;
+    match kind {
+        kinds::R2R => client::run_r2r(&args),
+        client_ros1::KIND => client_ros1::run(&args),
+        _ => Err(format!("{}={kind}: not a client kind", kinds::CLIENT_ENV)),
+    }
 }

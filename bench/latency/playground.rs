@@ -120,7 +120,7 @@ pub fn load_driver_script(driver: &Path, ports: &[u16]) -> Result<(), String> {
         let silent: Vec<u16> = ports
             .iter()
             .copied()
-            .filter(|p| !heard(*p, &[], crate::e2e::ODOMETRY, Duration::from_secs(3)))
+            .filter(|p| !heard(*p, &[], crate::kinds::ODOMETRY, Duration::from_secs(3)))
             .collect();
         if silent.is_empty() {
             return Ok(());

@@ -7,8 +7,8 @@
 //! ([`RosKind::Message`]) is published, subscribed and served from its ROS 1 definition at run time
 //! ([`nrt_ros1_client::dynamic`]): the layer's JSON messages are encoded and decoded here.
 
-use super::control::{ControlCall, ControlInbox};
 use super::Ros1Error;
+use crate::control_inbox::{ControlCall, ControlInbox};
 use handoff::{NodeId, Pose2, RosKind, RosValue, Twist2};
 use nrt_interface::controllers::{Endpoint, EndpointId, Payload, Published, Role, SERVICE_TIMEOUT};
 use nrt_ros1_client::dynamic::{MessageType, Ros1Types, TypeError};

@@ -24,6 +24,7 @@ mod bridge;
 pub mod calibration;
 pub mod cmd_vel;
 pub mod control;
+mod control_inbox;
 pub mod controllers;
 pub mod conv;
 pub mod goal_actions;

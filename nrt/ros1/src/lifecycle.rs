@@ -5,8 +5,8 @@
 //! calls that read the current state go through the NRT loop's inbox, the graph and the states are answered by the
 //! handler itself.
 
-use super::control::{ControlCall, ControlInbox};
 use super::Ros1Error;
+use crate::control_inbox::{ControlCall, ControlInbox};
 use handoff::NodeId;
 use nrt_interface::lifecycle::{self as layer, State as LState};
 use nrt_ros1_client::graph::Graph;
@@ -15,17 +15,7 @@ use nrt_ros1_client::ros1_msgs::lifecycle_msgs as lm;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::time::Duration;
 
-/// What a lifecycle call asks of the NRT loop.
-#[derive(Debug, Clone)]
-pub enum LifecycleCall {
-    /// `change_state`: the transition's id and label.
-    Change(u8, String),
-    /// Only the current state.
-    State,
-}
-
-/// The NRT loop's answer: whether the transition succeeded (true for [`LifecycleCall::State`]) and the state now.
-pub type LifecycleAnswer = (bool, LState);
+pub use crate::control_inbox::{LifecycleAnswer, LifecycleCall};
 
 /// How long a handler waits for the NRT loop.
 const WAIT: Duration = Duration::from_secs(5);

@@ -3,7 +3,7 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-        generate();
+    generate();
 }
 
 fn generate() {

@@ -252,5 +252,60 @@ def goal_client_gone(c, env):
     print(f"goal_client_gone: the wheels back {took:.1f} s after the kill", file=sys.stderr)
 
 
+def emergency_stop(c, env):
+    """The emergency stop (std_srvs/SetBool `emergency_stop`): true holds every wheel in the RT loop whatever the
+    owner — a running drive_distance is aborted with reason `emergency_stop`, cmd_vel moves nothing, a new goal is
+    rejected — and the latched `emergency_stop` topic and /diagnostics say so; false releases: cmd_vel drives again.
+    Texts are the layer's (nrt_interface::actuators::emergency_stop_text, goal_actions.rs)."""
+    from scenarios_control import BOOL, DIAGNOSTICS, diagnostics_value
+    from scenarios_io import speed_of
+
+    owner = _owner(c)
+    odom = c.subscribe(c.name("odom"), ODOM)
+    odom.wait(timeout=30, what="the first odometry")
+    diagnostics = c.subscribe("/diagnostics", DIAGNOSTICS)
+    flag = c.subscribe(c.name("emergency_stop"), BOOL, latched=True)
+    check_eq(flag.wait(timeout=30, what="the latched emergency_stop")["data"], False, "emergency_stop at start")
+    diagnostics.wait(lambda m: diagnostics_value(m, "Emergency stop") == "released", 10,
+                     "/diagnostics: Emergency stop released")
+    # a goal under way: aborted
+    x0 = x_of(odom.latest())
+    h = c.send_goal(c.name("drive_distance"), DRIVE, {"distance": 1.0, "max_translation_speed": 0.1}, timeout=30)
+    check(h.accepted, "a 1 m drive rejected")
+    odom.wait(lambda m: x_of(m) > x0 + 0.03, 10, "the 1 m drive under way")
+    r = c.call(c.name("emergency_stop"), "std_srvs/SetBool", {"data": True}, timeout=20)
+    check(r.ok, f"emergency_stop true: {r}")
+    check(r.response["success"], f"emergency_stop true refused: {r.response}")
+    check_eq(r.response["message"], "emergency stop: every wheel held until emergency_stop is called with false",
+             "emergency_stop true's answer")
+    flag.wait(lambda m: m["data"], 10, "emergency_stop true")
+    status, result = h.result(timeout=10)
+    check_eq((status, result["reason"]), ("aborted", "emergency_stop"), f"the goal under way ({result})")
+    owner.wait(lambda m: m["data"] == "ros", 10, "the wheels back to ros after the abort")
+    odom.forget()
+    odom.wait(lambda m: abs(speed_of(m)) < 1e-3, 5, "the robot stopped")
+    # cmd_vel insists: nothing moves
+    held = x_of(odom.latest())
+    end = time.monotonic() + 1.5
+    while time.monotonic() < end:
+        c.publish(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}})
+        time.sleep(0.05)
+    later = odom.latest()
+    check(abs(x_of(later) - held) < 0.003 and abs(speed_of(later)) < 1e-3,
+          f"moved under the emergency stop: {held} -> {x_of(later)}, speed {speed_of(later)}")
+    diagnostics.wait(lambda m: diagnostics_value(m, "Emergency stop") == "holding", 10,
+                     "/diagnostics: Emergency stop holding")
+    h = c.send_goal(c.name("drive_distance"), DRIVE, {"distance": 0.05}, timeout=30)
+    check(not h.accepted, "a goal accepted under the emergency stop")
+    c.expect_log("warn", "drive_distance (node 1): goal rejected: the robot's wheels are held by its emergency stop")
+    # released: cmd_vel drives again
+    r = c.call(c.name("emergency_stop"), "std_srvs/SetBool", {"data": False}, timeout=20)
+    check(r.ok and r.response["success"], f"emergency_stop false: {r}")
+    check_eq(r.response["message"], "emergency stop released", "emergency_stop false's answer")
+    flag.wait(lambda m: not m["data"], 10, "emergency_stop false")
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}},
+             lambda: odom.poll(lambda m: x_of(m) > held + 0.02), 10, "cmd_vel driving after the release")
+
+
 GROUPS = {"goals": goals, "goal_cliff": goal_cliff, "goal_ranges": goal_ranges, "goal_inactive": goal_inactive,
-          "goal_client_gone": goal_client_gone}
+          "goal_client_gone": goal_client_gone, "emergency_stop": emergency_stop}

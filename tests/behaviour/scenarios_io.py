@@ -196,4 +196,46 @@ def load_script(c, env):
              {"data": [21]}, "the script in effect after the refused loads")
 
 
-GROUPS = {"drive": drive, "sensors": sensors, "variables": variables, "load_script": load_script}
+BATTERY = "sensor_msgs/BatteryState"
+# nrt_interface::battery::DISCHARGE_CURVE: one Li-Po cell's charge against its voltage
+_CURVE = [(3.30, 0.00), (3.61, 0.05), (3.69, 0.10), (3.73, 0.20), (3.77, 0.30), (3.80, 0.40), (3.84, 0.50),
+          (3.87, 0.60), (3.95, 0.70), (4.02, 0.80), (4.11, 0.90), (4.20, 1.00)]
+
+
+def _charge(volts):
+    if volts <= _CURVE[0][0]:
+        return 0.0
+    for (v0, p0), (v1, p1) in zip(_CURVE, _CURVE[1:]):
+        if volts <= v1:
+            return p0 + (volts - v0) / (v1 - v0) * (p1 - p0)
+    return 1.0
+
+
+def battery(c, env):
+    """battery_state (sensor_msgs/BatteryState, every second): the simulator's charged battery (_vbat 794 on the
+    firmware's ADC scale, 655 = 3.3 V: 4.0 V) with the percentage read off the Li-Po discharge curve, status UNKNOWN
+    (the firmware has no charging flag), LIPO, present, in the robot's base frame; a level written into _vbat
+    (set_variable, as a test sets the simulated battery) shows in the next readings with its percentage."""
+    sub = c.subscribe(c.name("battery_state"), BATTERY)
+    first = sub.wait(timeout=30, what="the first battery_state")
+    check(abs(first["voltage"] - 794 * 3.3 / 655) < 0.03, f"the simulator's battery at {first['voltage']} V (4.0)")
+    check(abs(first["percentage"] - _charge(first["voltage"])) < 1e-3,
+          f"{first['percentage']} at {first['voltage']} V: the curve says {_charge(first['voltage'])}")
+    check_eq((first["power_supply_status"], first["power_supply_technology"], first["present"]), (0, 3, True),
+             "status UNKNOWN, technology LIPO, present")
+    check_eq(first["header"]["frame_id"], c.frame("base_link"), "battery_state's frame")
+    t0 = time.monotonic()
+    sub.wait(timeout=5, what="the next battery_state")
+    sub.wait(timeout=5, what="the one after")
+    took = time.monotonic() - t0
+    check(1.0 < took < 3.5, f"two more readings in {took:.2f} s (one a second)")
+    # the battery set to 700 (3.53 V): the next readings say so
+    put = c.call(c.name("aseba/set_variable"), "asebaros_msgs/SetVariable", {"variable": "_vbat", "data": [700, 0]})
+    check(put.ok, f"set_variable _vbat: {put}")
+    low = sub.wait(lambda m: abs(m["voltage"] - 700 * 3.3 / 655) < 0.03, 10, "battery_state at 3.53 V")
+    check(abs(low["percentage"] - _charge(low["voltage"])) < 1e-3 and low["percentage"] < 0.05,
+          f"{low['percentage']} at {low['voltage']} V: the curve says {_charge(low['voltage'])}")
+
+
+GROUPS = {"drive": drive, "sensors": sensors, "variables": variables, "load_script": load_script,
+          "battery": battery}

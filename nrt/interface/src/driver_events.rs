@@ -5,12 +5,13 @@
 //!
 //! - a robot ready makes its interface when the driver interface is enabled (`thymio_driver.enabled`) and it has
 //!   none yet; a robot removed loses it;
-//! - the RT thread's obstacle-stop and cliff-stop flags, the emergency stop and proximity samples go to the robot's
-//!   topics;
+//! - the RT thread's obstacle-stop and cliff-stop flags, the emergency stop, the battery readings and proximity
+//!   samples go to the robot's topics;
 //! - a script event of a robot with an interface is decoded by the layer ([`crate::sensors::robot_event`]: what the
 //!   RT thread decodes already — odometry, proximity — and what is not the robot's are left out) and published
 //!   stamped with its arrival time.
 
+use crate::battery::{self, BatteryState};
 use crate::geometry::{self, Stamp};
 use crate::sensors::robot_event;
 use handoff::{NodeId, ProximitySample, RobotId};
@@ -32,6 +33,8 @@ pub trait DriverEvents {
     fn cliff_stop(&mut self, id: NodeId, engaged: bool);
     /// Publishes the emergency-stop flag of robot `id` (latched `emergency_stop`).
     fn emergency_stop(&mut self, id: NodeId, engaged: bool);
+    /// Publishes robot `id`'s `battery_state` ([`crate::battery`]).
+    fn battery(&mut self, engine: &Engine, id: NodeId, state: &BatteryState);
     /// Publishes a proximity sample of robot `id` (range and laser topics).
     fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &ProximitySample);
     /// Publishes a decoded script event of robot `id` (its `event` number, for reports).
@@ -57,6 +60,9 @@ pub fn on_engine_event(driver: &mut impl DriverEvents, engine: &Engine, event: &
         EngineEvent::ObstacleStop { node, engaged } => driver.obstacle_stop(*node, *engaged),
         EngineEvent::CliffStop { node, engaged } => driver.cliff_stop(*node, *engaged),
         EngineEvent::EmergencyStop { node, engaged } => driver.emergency_stop(*node, *engaged),
+        EngineEvent::Battery { node, vbat } if driver.has_robot(*node) => {
+            driver.battery(engine, *node, &battery::battery_state(*vbat))
+        }
         EngineEvent::Proximity { node, sample } => driver.proximity(engine, *node, sample),
         EngineEvent::Network(NetworkEvent::UserEvent {
             source,

@@ -35,6 +35,7 @@
 
 pub mod actuators;
 pub mod aseba;
+pub mod battery;
 pub mod calibration;
 pub mod cmd_vel;
 pub mod companion;

@@ -478,6 +478,25 @@ impl DriverEvents for ThymioInterface {
         }
     }
 
+    fn battery(
+        &mut self,
+        _engine: &Engine,
+        id: NodeId,
+        state: &nrt_interface::battery::BatteryState,
+    ) {
+        if let Some(r) = self.robots.get(&id) {
+            let stamp = geometry::now();
+            if let Err(e) = r
+                .out
+                .publish_battery(&self.graph, stamp, &r.frames.base, state)
+            {
+                self.reporter.warn(&format!(
+                    "ROS 1: node {id}: cannot publish battery_state: {e}"
+                ));
+            }
+        }
+    }
+
     fn emergency_stop(&mut self, id: NodeId, engaged: bool) {
         if let Some(r) = self.robots.get(&id) {
             if let Err(e) = r.out.publish_emergency_stop(&self.graph, engaged) {

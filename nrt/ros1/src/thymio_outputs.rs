@@ -24,11 +24,12 @@ use std::collections::BTreeMap;
 const DEPTH: usize = 1;
 
 /// The leaves of [`Outputs`] besides the sensor topics of the catalogue.
-pub const STATE_NAMES: [&str; 4] = [
+pub const STATE_NAMES: [&str; 5] = [
     "obstacle_stop",
     "cliff_stop",
     "robot_description",
     "emergency_stop",
+    "battery_state",
 ];
 
 /// The publisher of one sensor topic, typed by the catalogue's kind.
@@ -114,6 +115,8 @@ pub struct Outputs {
     cliff_stop: Publisher<std_msgs::Bool>,
     /// Latched: whether the emergency stop holds the robot's wheels.
     emergency_stop: Publisher<std_msgs::Bool>,
+    /// `battery_state` (`nrt_interface::battery`), every `BATTERY_PERIOD`.
+    battery: Publisher<sm::BatteryState>,
     /// Latched: the URDF, when the driver publishes the model.
     _description: Publisher<std_msgs::String>,
 }
@@ -136,6 +139,7 @@ impl Outputs {
             obstacle_stop: g.advertise(&t("obstacle_stop"), 1, true)?,
             cliff_stop: g.advertise(&t("cliff_stop"), 1, true)?,
             emergency_stop: g.advertise(&t("emergency_stop"), 1, true)?,
+            battery: g.advertise(&t("battery_state"), 1, false)?,
             _description: g.advertise(&t("robot_description"), 1, true)?,
         };
         if let Some(urdf) = urdf {
@@ -238,5 +242,34 @@ impl Outputs {
     /// Publishes (latched) whether the emergency stop holds the robot's wheels.
     pub fn publish_emergency_stop(&self, g: &Graph, engaged: bool) -> Result<(), GraphError> {
         g.publish(&self.emergency_stop, &std_msgs::Bool { data: engaged })
+    }
+
+    /// Publishes a `battery_state` reading, stamped `stamp` in the robot's base frame `frame`.
+    pub fn publish_battery(
+        &self,
+        g: &Graph,
+        stamp: Stamp,
+        frame: &str,
+        s: &nrt_interface::battery::BatteryState,
+    ) -> Result<(), GraphError> {
+        let m = sm::BatteryState {
+            header: conv::header(conv::time(stamp), frame.to_owned()),
+            voltage: s.voltage,
+            temperature: f32::NAN,
+            current: f32::NAN,
+            charge: f32::NAN,
+            capacity: f32::NAN,
+            design_capacity: f32::NAN,
+            percentage: s.percentage,
+            power_supply_status: s.power_supply_status,
+            power_supply_health: 0,
+            power_supply_technology: s.power_supply_technology,
+            present: s.present,
+            cell_voltage: Vec::new(),
+            cell_temperature: Vec::new(),
+            location: String::new(),
+            serial_number: String::new(),
+        };
+        g.publish(&self.battery, &m)
     }
 }

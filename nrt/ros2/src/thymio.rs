@@ -263,6 +263,35 @@ impl ThymioInterface {
         }
     }
 
+    fn publish_battery(&self, id: NodeId, s: &nrt_interface::battery::BatteryState) {
+        let Some(r) = self.robots.get(&id) else {
+            return;
+        };
+        let header = geometry::Header {
+            stamp: geometry::now(),
+            frame_id: r.frames.base.clone(),
+        };
+        let m = r2r::sensor_msgs::msg::BatteryState {
+            header: conv::header(&header),
+            voltage: s.voltage,
+            temperature: f32::NAN,
+            current: f32::NAN,
+            charge: f32::NAN,
+            capacity: f32::NAN,
+            design_capacity: f32::NAN,
+            percentage: s.percentage,
+            power_supply_status: s.power_supply_status,
+            power_supply_health: 0,
+            power_supply_technology: s.power_supply_technology,
+            present: s.present,
+            ..Default::default()
+        };
+        if let Err(e) = r.out.battery.publish(&m) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish battery_state: {e}"));
+        }
+    }
+
     /// Destroys the interface of robot `id` (publishers at once; r2r destroys the
     /// subscriptions and the service whose streams are dropped when they next get a message)
     /// and takes its frames out of `/tf_static`.
@@ -496,6 +525,15 @@ impl DriverEvents for WithNode<'_, '_> {
 
     fn emergency_stop(&mut self, id: NodeId, engaged: bool) {
         self.thymio.publish_emergency_stop(id, engaged)
+    }
+
+    fn battery(
+        &mut self,
+        _engine: &Engine,
+        id: NodeId,
+        state: &nrt_interface::battery::BatteryState,
+    ) {
+        self.thymio.publish_battery(id, state)
     }
 
     fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &handoff::ProximitySample) {

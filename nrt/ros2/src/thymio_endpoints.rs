@@ -55,6 +55,8 @@ pub(crate) struct Outputs {
     pub(crate) cliff_stop: Publisher<Bool>,
     /// Whether the emergency stop holds the robot's wheels (latched).
     pub(crate) emergency_stop: Publisher<Bool>,
+    /// `battery_state` (`nrt_interface::battery`), every `BATTERY_PERIOD`.
+    pub(crate) battery: Publisher<r2r::sensor_msgs::msg::BatteryState>,
     /// The limited twist (`~/cmd_vel_out`), published by the odometry publisher thread while the robot's
     /// `publish_limited_velocity` is true.
     pub(crate) cmd_vel_out: Publisher<TwistStamped>,
@@ -75,6 +77,7 @@ impl Outputs {
             obstacle_stop: node.create_publisher(&t("obstacle_stop"), latched())?,
             cliff_stop: node.create_publisher(&t("cliff_stop"), latched())?,
             emergency_stop: node.create_publisher(&t("emergency_stop"), latched())?,
+            battery: node.create_publisher(&t("battery_state"), reliable(DEPTH))?,
             description: node.create_publisher(&t("robot_description"), latched())?,
             cmd_vel_out: node.create_publisher(&t(CMD_VEL_OUT), reliable(DEPTH))?,
         })
@@ -90,6 +93,7 @@ impl Outputs {
             obstacle_stop,
             cliff_stop,
             emergency_stop,
+            battery,
             cmd_vel_out,
         } = self;
         node.destroy_publisher(odom);
@@ -99,6 +103,7 @@ impl Outputs {
         node.destroy_publisher(obstacle_stop);
         node.destroy_publisher(cliff_stop);
         node.destroy_publisher(emergency_stop);
+        node.destroy_publisher(battery);
         node.destroy_publisher(cmd_vel_out);
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod addrs;
 pub mod arena;
+pub mod battery;
 pub mod firmware;
 pub mod ground;
 pub mod robot;

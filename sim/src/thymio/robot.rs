@@ -136,6 +136,8 @@ pub struct Robot {
     accel: [f64; 2],
     /// Value received by IR communication, pending its event.
     pub comm_rx: Option<i16>,
+    /// The battery (`_vbat`).
+    pub battery: super::battery::Battery,
 }
 
 impl Robot {
@@ -170,6 +172,7 @@ impl Robot {
             body_speed: 0.0,
             accel: [0.0; 2],
             comm_rx: None,
+            battery: Default::default(),
         }
     }
 
@@ -229,6 +232,7 @@ impl Robot {
         self.clock_ms += 1;
         let t = self.clock_ms;
         self.physics(arena, others, 0.001);
+        self.battery.drain(self.wheels, 0.001);
         if t.is_multiple_of(10) {
             self.motor_sample();
         }
@@ -249,9 +253,10 @@ impl Robot {
             let temp = 250 + self.rng.noise(2.0) as i16;
             let a = self.fw.addrs.temperature;
             addrs::write(self.node.vm.variables_mut(), a, 0, temp);
-            // a charged battery: ~4 V (655 ≈ 3.3 V on the firmware's ADC scale)
-            let vbat = 794 + self.rng.noise(1.0) as i16;
+            // the battery (655 ≈ 3.3 V on the firmware's ADC scale; a value written by a client is its new level)
             let a = self.fw.addrs.vbat;
+            let current = addrs::read(self.node.vm.variables(), a, 0);
+            let vbat = self.battery.sample(current, self.rng.noise(1.0));
             addrs::write(self.node.vm.variables_mut(), a, 0, vbat);
             self.fw.trigger(ev::TEMPERATURE);
         }

@@ -15,6 +15,9 @@ const LIVENESS_PERIOD: Duration = Duration::from_secs(1);
 impl Engine {
     pub(super) fn handle_network_events(&mut self, now: Instant) {
         while let Some(ev) = self.net.poll_event() {
+            if self.take_battery_reading(&ev) {
+                continue;
+            }
             match &ev {
                 NetworkEvent::NodeAccepted { id } => {
                     let n = self.net.node(*id);

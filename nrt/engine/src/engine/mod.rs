@@ -4,6 +4,7 @@
 //! blocks and never touches a link.
 
 mod anonymous;
+mod battery;
 mod builtin;
 mod controllers;
 mod estop;
@@ -23,6 +24,7 @@ mod types;
 mod vm_halt;
 mod wait;
 
+pub use battery::BATTERY_PERIOD;
 pub use builtin::{builtin_names, builtin_script, is_builtin, BUILTIN_PREFIX, BUILTIN_SCRIPTS};
 pub use controllers::{ControllerPort, ControllerReport};
 pub use foreign::{Foreign, ForeignCommand, FOREIGN_HOLD};
@@ -85,6 +87,8 @@ pub struct Engine {
     cliff_holds: std::collections::BTreeSet<NodeId>,
     /// Wheel holds asked for, the RT loop's one hold being either (see `estop`).
     holds: estop::Holds,
+    /// The battery reads (see `battery`).
+    battery: battery::BatteryReads,
     last_liveness: Option<Instant>,
     vm_halts: vm_halt::VmHalts,
     events: VecDeque<EngineEvent>,
@@ -180,6 +184,7 @@ impl Engine {
             companion: Default::default(),
             cliff_holds: Default::default(),
             holds: Default::default(),
+            battery: Default::default(),
             not_driven: Default::default(),
             last_liveness: None,
             vm_halts: Default::default(),
@@ -206,6 +211,7 @@ impl Engine {
         self.net.tick(now);
         self.after_accept(now);
         self.check_liveness(now);
+        self.poll_battery(now);
         self.handle_network_events(now);
         self.expire_lost_robots(now);
         self.flush_outgoing();

@@ -116,6 +116,14 @@ pub enum EngineEvent {
         /// Holding.
         engaged: bool,
     },
+    /// A driven robot's battery reading (`_vbat`, the firmware's ADC scale: 655 ≈ 3.3 V), every
+    /// [`super::BATTERY_PERIOD`].
+    Battery {
+        /// Node id.
+        node: NodeId,
+        /// `_vbat`'s first word.
+        vbat: i16,
+    },
     /// The emergency stop started (`engaged`) or stopped holding a robot's wheels ([`super::Engine::set_emergency_stop`]).
     EmergencyStop {
         /// Node id.

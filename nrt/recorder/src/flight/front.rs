@@ -191,6 +191,15 @@ impl DriverEvents for RecorderFront {
         self.flag(id, "emergency_stop", engaged)
     }
 
+    /// `battery_state` is not recorded.
+    fn battery(
+        &mut self,
+        _engine: &Engine,
+        _id: NodeId,
+        _state: &nrt_interface::battery::BatteryState,
+    ) {
+    }
+
     fn proximity(&mut self, engine: &Engine, id: NodeId, sample: &ProximitySample) {
         let Some(slot) = engine.robots().of_node(id) else {
             return;

@@ -20,7 +20,9 @@
 //! Threads: the tokio runtime given to [`Node::start`] runs the accept loops and one task per connection.
 
 pub mod addr;
+mod descriptor;
 mod door;
+mod handshake;
 pub mod header;
 pub mod http;
 mod publisher;
@@ -33,8 +35,8 @@ mod tcpros;
 pub mod xml;
 
 pub use addr::{AddrError, Address};
+pub use descriptor::{RawDescriptor, RawMessage, RawServiceDescriptor};
 pub use publisher::Publisher;
-pub use raw::{RawDescriptor, RawMessage, RawServiceDescriptor};
 pub use service::ServiceServer;
 pub use subscriber::Subscriber;
 

@@ -127,7 +127,7 @@ pub(crate) async fn serve(
     own: &str,
     limits: &Limits,
 ) -> Result<(), WireError> {
-    super::tcpros::check_md5(&header, (&p.topic, &p.ty, &p.md5), &mut stream, limits).await?;
+    super::handshake::check_md5(&header, (&p.topic, &p.ty, &p.md5), &mut stream, limits).await?;
     let reply = encode(&[
         ("callerid", own),
         ("topic", &p.topic),

@@ -66,7 +66,7 @@ impl ServiceEntry {
             // read_frame keeps the length prefix
             let body = framed.get(4..).unwrap_or_default().to_vec();
             let resp = f(body)?;
-            Ok(super::raw::frame(&resp))
+            Ok(super::descriptor::frame(&resp))
         };
         ServiceEntry {
             name: name.to_owned(),
@@ -107,7 +107,7 @@ pub(crate) async fn serve(
     own: &str,
     limits: &Limits,
 ) -> Result<(), WireError> {
-    super::tcpros::check_md5(&header, (&e.name, &e.ty, &e.md5), &mut stream, limits).await?;
+    super::handshake::check_md5(&header, (&e.name, &e.ty, &e.md5), &mut stream, limits).await?;
     let reply = encode(&[
         ("callerid", own),
         ("type", &e.ty),

@@ -3,10 +3,10 @@
 //! it is closed at once), which reads the connection header within [`super::Limits::handshake`] and hands the
 //! connection to the publication or service the header names.
 
-use super::header::{encode, read_header, WireError};
+use super::handshake::refuse;
+use super::header::{read_header, WireError};
 use super::{lock, publisher, service, Limits, Shared};
 use std::sync::Weak;
-use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 /// Accepts connections until the node is gone.
@@ -35,32 +35,6 @@ pub(crate) async fn accept(listener: TcpListener, node: Weak<Shared>) {
             }
         });
     }
-}
-
-/// Answers a refused connection with an `error` header (bounded in time) before it is closed.
-pub(crate) async fn refuse(stream: &mut TcpStream, why: &str, limits: &Limits) {
-    let _ = tokio::time::timeout(
-        limits.handshake,
-        stream.write_all(&encode(&[("error", why)])),
-    )
-    .await;
-}
-
-/// Refuses (with an `error` header) a connection whose `md5sum` (`*` accepts any) is not `md5`, that of `ty`
-/// served as `name`.
-pub(crate) async fn check_md5(
-    header: &super::header::Header,
-    (name, ty, md5): (&str, &str, &str),
-    stream: &mut TcpStream,
-    limits: &Limits,
-) -> Result<(), WireError> {
-    let asked = header.get("md5sum").unwrap_or("*");
-    if asked == "*" || asked == md5 {
-        return Ok(());
-    }
-    let why = format!("{name}: md5sum {asked} is not that of {ty} ({md5})");
-    refuse(stream, &why, limits).await;
-    Err(WireError::Refused(why))
 }
 
 async fn connection(

@@ -2,8 +2,8 @@
 //! publishers, subscribers and service servers), the master client ([`master`]), the node on the graph
 //! ([`graph`]: advertise, subscribe, serve, with remapping by [`remap`] and re-registration with a restarted
 //! master by [`watch`]), messages of types known only at run time ([`dynamic`]), actionlib's server protocol
-//! ([`actionlib`], [`actionlib_state`]), and the message types roslibrust generates at build time from the
-//! definitions vendored in `msg/` ([`ros1_msgs`], with their ROS 1 MD5 sums).
+//! ([`actionlib`], [`actionlib_state`]), `/rosout` ([`rosout`]), and the message types roslibrust generates at
+//! build time from the definitions vendored in `msg/` ([`ros1_msgs`], with their ROS 1 MD5 sums).
 //!
 //! It knows nothing of thymio-rt's layer: the ROS 1 front end (`nrt-ros1`) maps the driver's interface onto it.
 //! What it hands to an event loop goes through channels, announced by a [`Bell`].
@@ -16,6 +16,7 @@ pub mod graph;
 pub mod master;
 pub mod net;
 pub mod remap;
+pub mod rosout;
 pub mod watch;
 
 use std::sync::Arc;
@@ -67,15 +68,18 @@ impl std::fmt::Debug for Bell {
     }
 }
 
-/// The ROS 1 `time` of the system clock now (0 before 1970; seconds saturate at `i32::MAX`).
-pub fn now() -> roslibrust::codegen::integral_types::Time {
-    let since_epoch = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+/// The ROS 1 `time` of a system time (0 before 1970; seconds saturate at `i32::MAX`).
+pub fn time(at: SystemTime) -> roslibrust::codegen::integral_types::Time {
+    let since_epoch = at.duration_since(UNIX_EPOCH).unwrap_or_default();
     roslibrust::codegen::integral_types::Time {
         secs: i32::try_from(since_epoch.as_secs()).unwrap_or(i32::MAX),
         nsecs: since_epoch.subsec_nanos() as i32,
     }
+}
+
+/// The ROS 1 `time` of the system clock now.
+pub fn now() -> roslibrust::codegen::integral_types::Time {
+    time(SystemTime::now())
 }
 
 #[cfg(test)]
@@ -99,5 +103,17 @@ mod tests {
     #[test]
     fn now_is_after_2020() {
         assert!(now().secs > 1_577_836_800);
+    }
+
+    #[test]
+    fn times_before_1970_are_0_and_late_ones_saturate() {
+        use std::time::Duration;
+        let t = time(UNIX_EPOCH + Duration::new(12, 345));
+        assert_eq!((t.secs, t.nsecs), (12, 345));
+        assert_eq!(time(UNIX_EPOCH - Duration::from_secs(1)).secs, 0);
+        assert_eq!(
+            time(UNIX_EPOCH + Duration::from_secs(1 << 40)).secs,
+            i32::MAX
+        );
     }
 }

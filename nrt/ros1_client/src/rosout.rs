@@ -1,30 +1,29 @@
-//! ROS 1's `/rosout` (`rosgraph_msgs/Log`), a sink of the layer's reporter (`nrt_interface::report`): a ROS 1 user
-//! reads the lines a ROS 2 user reads on its `/rosout` (why a request was refused, a link lost, a script failed),
-//! e.g. with `rqt_console` or `rostopic echo /rosout`.
+//! ROS 1's `/rosout` (`rosgraph_msgs/Log`): the lines a node logs for its users, read with `rqt_console` or
+//! `rostopic echo /rosout`. The user decides what goes there (thymio-rt: its reporter's lines, through `nrt-ros1`).
 
-use super::conv;
-use super::Ros1Error;
-use nrt_interface::report::{LogSink, Severity};
-use nrt_ros1_client::graph::Graph;
-use nrt_ros1_client::net::Publisher;
-use nrt_ros1_client::ros1_msgs::{rosgraph_msgs::Log, std_msgs::Header};
+use super::graph::{Graph, GraphError};
+use super::net::Publisher;
+use super::ros1_msgs::{rosgraph_msgs::Log, std_msgs::Header};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 /// `/rosout` (absolute).
 pub const ROSOUT: &str = "/rosout";
 /// Lines queued toward each subscriber (rospy's `/rosout` publisher keeps 100).
 const QUEUE: usize = 100;
 
-/// `rosgraph_msgs/Log` level of a severity (DEBUG 1, INFO 2, WARN 4, ERROR 8; FATAL 16 is not used).
-pub fn level(severity: Severity) -> u8 {
-    match severity {
-        Severity::Debug => 1,
-        Severity::Info => 2,
-        Severity::Warn => 4,
-        Severity::Error => 8,
-    }
+/// `rosgraph_msgs/Log` levels.
+pub mod level {
+    /// Details.
+    pub const DEBUG: u8 = 1;
+    /// What happened.
+    pub const INFO: u8 = 2;
+    /// Something refused or degraded.
+    pub const WARN: u8 = 4;
+    /// Something failed.
+    pub const ERROR: u8 = 8;
+    /// The node cannot go on.
+    pub const FATAL: u8 = 16;
 }
 
 /// The node's `/rosout` publisher.
@@ -36,24 +35,30 @@ pub struct Rosout {
 }
 
 impl Rosout {
-    /// Advertises `/rosout` for the node of `graph`.
-    pub fn advertise(graph: &Graph) -> Result<Arc<Rosout>, Ros1Error> {
-        Ok(Arc::new(Rosout {
+    /// Advertises `/rosout` for the node of `graph` (blocking: a master round trip).
+    pub fn advertise(graph: &Graph) -> Result<Rosout, GraphError> {
+        Ok(Rosout {
             publisher: graph.advertise(ROSOUT, QUEUE, false)?,
             node: graph.name.clone(),
             seq: AtomicU32::new(0),
-        }))
+        })
+    }
+
+    /// Queues the line `text` of `level` ([`level`]) logged at `stamp`; a line that cannot be queued is dropped
+    /// (the caller has it on its console).
+    pub fn log(&self, level: u8, text: &str, stamp: SystemTime) {
+        let _ = self.publisher.publish(&self.message(level, text, stamp));
     }
 
     /// The message of one line.
-    fn message(&self, severity: Severity, text: &str, stamp: SystemTime) -> Log {
+    fn message(&self, level: u8, text: &str, stamp: SystemTime) -> Log {
         Log {
             header: Header {
                 seq: self.seq.fetch_add(1, Ordering::Relaxed),
-                stamp: conv::time(stamp.duration_since(UNIX_EPOCH).unwrap_or_default()),
+                stamp: super::time(stamp),
                 frame_id: String::new(),
             },
-            level: level(severity),
+            level,
             name: self.node.clone(),
             msg: text.to_owned(),
             file: file!().to_owned(),
@@ -64,29 +69,10 @@ impl Rosout {
     }
 }
 
-impl LogSink for Rosout {
-    fn log(&self, severity: Severity, _logger: &str, text: &str, stamp: SystemTime) {
-        // a line that cannot be queued is already on the console
-        let _ = self.publisher.publish(&self.message(severity, text, stamp));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use roslibrust::RosMessageType;
-
-    #[test]
-    fn levels_are_those_of_rosgraph_msgs_log() {
-        let levels = [
-            Severity::Debug,
-            Severity::Info,
-            Severity::Warn,
-            Severity::Error,
-        ]
-        .map(level);
-        assert_eq!(levels, [1, 2, 4, 8]);
-    }
 
     /// The vendored definition is Debian's (python3-rosgraph-msgs, the peer of the tests): same MD5 sum.
     #[test]

@@ -287,11 +287,10 @@ impl Engine {
             .nrt_params()
             .nrt_set_motion_limits(robot, self.robot_params(id).motion_limits())
             .map_err(|source| EngineError::param(&format!("motion limits of node {id}"), source))?;
-        // a managed driver node starts unconfigured: its wheels held until it is active
-        self.ends
-            .nrt_params()
-            .nrt_set_held(robot, self.driver.managed)
-            .map_err(|source| EngineError::param(&format!("wheel hold of node {id}"), source))?;
+        // a managed driver node starts unconfigured: its wheels held until it is active (with an emergency stop
+        // still set, if any: see `estop`)
+        self.set_hold(id, super::estop::Hold::Lifecycle, self.driver.managed)?;
+        let node = self.net.node(id).ok_or(NetError::UnknownNode(id))?;
         let mut config = RobotConfig::script(id, odometry, set_speed, include_id);
         self.robots
             .set_rt_events(id, [config.odometry_event, config.proximity_event]);

@@ -10,12 +10,12 @@
 //! inbox of their own ([`ControlCall`]) and ring its bell; a handler then waits, bounded, for the layer's answer.
 
 use super::controllers::{self, ControllerEndpoints};
-use super::lifecycle::{self, LifecycleAnswer, LifecycleCall};
+use super::lifecycle::{self, LifecycleCall};
 use super::Ros1Error;
-use handoff::{MsgValue, NodeId, RobotId, RosValue};
+use handoff::{NodeId, RobotId};
 use nrt_engine::engine::{Engine, EngineEvent};
-use nrt_interface::controllers::{Endpoint, EndpointId, MsgAnswer};
-use nrt_interface::owner_switch::{Answer, SWITCH_TIMEOUT};
+use nrt_interface::controllers::Endpoint;
+use nrt_interface::owner_switch::SWITCH_TIMEOUT;
 use nrt_interface::set_odometry::{set_odometry, SetOdometryRequest, SET_ODOMETRY};
 use nrt_interface::Interface;
 use nrt_ros1_client::graph::{global, Graph};
@@ -24,9 +24,8 @@ use nrt_ros1_client::ros1_msgs::std_msgs;
 use nrt_ros1_client::ros1_msgs::thymio_rt_msgs::{
     SetOdometry, SetOdometryResponse, SwitchController, SwitchControllerResponse,
 };
-use nrt_ros1_client::Bell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 pub use crate::control_inbox::{ControlCall, ControlInbox, ANSWER_MARGIN};

@@ -46,6 +46,8 @@ pub struct Robot {
     proximity_unsent: Option<LinkId>,
     ground: [i16; 2],
     ground_t: Option<u64>,
+    acc: [i16; 3],
+    acc_t: Option<u64>,
     stale: bool,
     /// A zero speed was written and the robot's targets were not yet read back as zero.
     zero_unconfirmed: bool,
@@ -91,6 +93,8 @@ impl Robot {
             proximity_unsent: None,
             ground: [0; 2],
             ground_t: None,
+            acc: [0; 3],
+            acc_t: None,
             stale: false,
             zero_unconfirmed: false,
             zero_refreshes: 0,
@@ -249,6 +253,11 @@ impl Robot {
             self.ground_t = Some(t_ns);
             return None;
         }
+        if cfg.acc_event == Some(id) && args.len() >= 3 {
+            args.copy_to(&mut self.acc);
+            self.acc_t = Some(t_ns);
+            return None;
+        }
         if cfg.odometry_event != Some(id) || args.len() < 2 {
             return None;
         }
@@ -390,6 +399,8 @@ impl Robot {
             wheel_vel: self.last_odom.map(|o| o.wheel_vel).unwrap_or_default(),
             ground: self.ground,
             ground_t_ns: self.ground_t,
+            acc: self.acc,
+            acc_t_ns: self.acc_t,
             owner,
             calibration: self.cal,
             reflexes: Default::default(),

@@ -70,6 +70,8 @@ pub struct RobotConfig {
     /// Event id of the script's `ground` event (`prox.ground.delta`, left and right), for RT
     /// controllers (the line follower).
     pub ground_event: Option<u16>,
+    /// Event id of the script's `accelerometer` event (`acc` x, y, z; 1 g ≈ 23), for the pick-up reflex.
+    pub acc_event: Option<u16>,
     /// How wheel targets are written.
     pub speed: SpeedOutput,
     /// On-robot tick rate of the third `odometry` word (Hz; the motor event runs at 100 Hz).
@@ -94,6 +96,7 @@ impl RobotConfig {
             odometry_event: Some(odometry_event),
             proximity_event: None,
             ground_event: None,
+            acc_event: None,
             speed: SpeedOutput::Event {
                 id: set_speed_event,
                 node_prefix,

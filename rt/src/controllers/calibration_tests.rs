@@ -103,6 +103,8 @@ impl Bot {
             proximity_t_ns: None,
             ground: self.ground,
             ground_t_ns: self.ground_t,
+            acc: [0; 3],
+            acc_t_ns: None,
             link_up: true,
             stale: false,
             set_point: Twist2::default(),

@@ -31,6 +31,11 @@ pub struct RobotView {
     pub ground: [i16; 2],
     /// Receive time of `ground`.
     pub ground_t_ns: Option<u64>,
+    /// Last `accelerometer` event (`acc`: x right→left, y front→back, z top→bottom; 1 g ≈ 23, on the floor
+    /// z ≈ 22).
+    pub acc: [i16; 3],
+    /// Receive time of `acc`.
+    pub acc_t_ns: Option<u64>,
     /// Whether the robot's link is up.
     pub link_up: bool,
     /// State is stale (link lost since the last odometry event).

@@ -352,6 +352,8 @@ mod tests {
             proximity_t_ns: None,
             ground: [0; 2],
             ground_t_ns: None,
+            acc: [0; 3],
+            acc_t_ns: None,
             link_up: true,
             stale: false,
             set_point: Twist2::default(),

@@ -233,6 +233,8 @@ mod tests {
             proximity_t_ns: None,
             ground,
             ground_t_ns: Some(t),
+            acc: [0; 3],
+            acc_t_ns: None,
             link_up: true,
             stale: false,
             set_point: Twist2::default(),

@@ -10,7 +10,7 @@
 //!   ([`GoalController`] with a [`Motion`]: `drive_distance`, `rotate_angle`,
 //!   `navigate_to_position`), whose goals come through a private goal port.
 //! - [`Filter`]: code applied to whatever the owner commands; [`ObstacleStop`] and
-//!   [`CliffStop`] are (their tunables come through a latest-value cell, their edges go out
+//!   [`CliffStop`] are, and [`PickupStop`] (their tunables come through a latest-value cell, their edges go out
 //!   through a publisher).
 
 pub mod calibration;
@@ -24,6 +24,7 @@ pub mod goal_motions;
 mod goal_tests;
 pub mod line_follower;
 mod obstacle;
+mod pickup;
 mod reflex;
 mod registry;
 
@@ -36,5 +37,6 @@ pub use goal::{GoalController, Motion, Step};
 pub use goal_motions::{DriveDistance, NavigateToPosition, RotateAngle};
 pub use line_follower::LineFollower;
 pub use obstacle::{ObstacleStop, ObstacleStopParams};
+pub use pickup::{classify as pickup_sample, PickupStop, PickupStopParams, Sample as PickupSample};
 pub use reflex::{hold_translation, ReflexEvent, ReflexState};
 pub use registry::{ControllerFactory, Registry, RegistryError, RtControllers, SHIPPED};

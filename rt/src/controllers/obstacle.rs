@@ -119,6 +119,8 @@ mod tests {
             wheel_vel: [0.0; 2],
             ground: [0; 2],
             ground_t_ns: None,
+            acc: [0; 3],
+            acc_t_ns: None,
             owner: handoff::OwnerId::ROS,
             calibration: handoff::RobotCalibration::default(),
             reflexes: Default::default(),

@@ -17,6 +17,7 @@ use nrt_interface::params::{self, ControllerParams, Param, Value};
 use nrt_interface::report::Reporter;
 use nrt_ros1_client::graph::{global, Graph};
 use nrt_ros1_client::net::{Publisher, ServiceServer};
+use nrt_ros1_client::reconfigure::{self as rc, same};
 use nrt_ros1_client::ros1_msgs::dynamic_reconfigure as dr;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -26,8 +27,6 @@ use std::time::{Duration, Instant};
 pub const SERVICE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How often the values in effect are compared with those last published (a set through ROS 2 or another node).
 const CHECK_PERIOD: Duration = Duration::from_millis(200);
-/// The one group.
-const GROUP: &str = "Default";
 
 /// Whose parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -282,15 +281,6 @@ fn server(
     })
 }
 
-/// Whether two configurations hold the same values: two NaN doubles (a limit off) are the same.
-fn same(a: &dr::Config, b: &dr::Config) -> bool {
-    let doubles = a.doubles.len() == b.doubles.len()
-        && a.doubles.iter().zip(&b.doubles).all(|(x, y)| {
-            x.name == y.name && (x.value == y.value || (x.value.is_nan() && y.value.is_nan()))
-        });
-    doubles && a.bools == b.bools && a.ints == b.ints && a.strs == b.strs && a.groups == b.groups
-}
-
 /// Whether dynamic_reconfigure offers `p`: live, of a type it carries.
 fn offered(p: &Param) -> bool {
     !p.read_only
@@ -300,109 +290,80 @@ fn offered(p: &Param) -> bool {
         )
 }
 
-/// The values of the offered parameters of `table`, as a `Config` (with the one group).
-pub fn config(table: &[Param]) -> dr::Config {
-    let mut c = with_values(table, |p| p.value.clone());
-    c.groups.push(dr::GroupState {
-        name: GROUP.into(),
-        state: true,
-        id: 0,
-        parent: 0,
-    });
-    c
+/// The offered parameters of `table` in dynamic_reconfigure's terms: min/max from their ranges (the type's limits
+/// without one; integers clamped to 32 bits).
+fn parameters(table: &[Param]) -> Vec<rc::Parameter> {
+    let int = |v: i64| rc::Value::Int(v.clamp(i32::MIN.into(), i32::MAX.into()) as i32);
+    table
+        .iter()
+        .filter(|p| offered(p))
+        .map(|p| {
+            let (value, min, max) = match &p.value {
+                Value::Bool(b) => (
+                    rc::Value::Bool(*b),
+                    rc::Value::Bool(false),
+                    rc::Value::Bool(true),
+                ),
+                Value::Integer(v) => {
+                    let (lo, hi) = p.int_range.unwrap_or((i32::MIN.into(), i32::MAX.into()));
+                    (int(*v), int(lo), int(hi))
+                }
+                Value::Double(v) => {
+                    let (lo, hi) = p.range.unwrap_or((f64::MIN, f64::MAX));
+                    (
+                        rc::Value::Double(*v),
+                        rc::Value::Double(lo),
+                        rc::Value::Double(hi),
+                    )
+                }
+                other => {
+                    let text = match other {
+                        Value::String(s) => s.clone(),
+                        _ => String::new(),
+                    };
+                    (
+                        rc::Value::Str(text),
+                        rc::Value::Str(String::new()),
+                        rc::Value::Str(String::new()),
+                    )
+                }
+            };
+            rc::Parameter {
+                name: p.name.clone(),
+                description: p.description.clone(),
+                value,
+                min,
+                max,
+            }
+        })
+        .collect()
 }
 
-/// A `Config` of the offered parameters of `table`, each with the value `value` gives it.
-fn with_values(table: &[Param], value: impl Fn(&Param) -> Value) -> dr::Config {
-    let mut c = dr::Config::default();
-    for p in table.iter().filter(|p| offered(p)) {
-        let name = p.name.clone();
-        match value(p) {
-            Value::Bool(value) => c.bools.push(dr::BoolParameter { name, value }),
-            Value::Integer(v) => c.ints.push(dr::IntParameter {
-                name,
-                value: v.clamp(i32::MIN.into(), i32::MAX.into()) as i32,
-            }),
-            Value::Double(value) => c.doubles.push(dr::DoubleParameter { name, value }),
-            Value::String(value) => c.strs.push(dr::StrParameter { name, value }),
-            _ => {}
-        }
-    }
-    c
+/// The values of the offered parameters of `table`, as a `Config` (with the one group).
+pub fn config(table: &[Param]) -> dr::Config {
+    rc::config(&parameters(table))
 }
 
 /// The `ConfigDescription` of `table`: one group of the offered parameters, min/max from their ranges (the type's
 /// limits without one), `dflt` the values now.
 pub fn description(table: &[Param]) -> dr::ConfigDescription {
-    let parameters = table
-        .iter()
-        .filter(|p| offered(p))
-        .map(|p| dr::ParamDescription {
-            name: p.name.clone(),
-            r#type: match p.value {
-                Value::Bool(_) => "bool",
-                Value::Integer(_) => "int",
-                Value::Double(_) => "double",
-                _ => "str",
-            }
-            .into(),
-            level: 0,
-            description: p.description.clone(),
-            edit_method: String::new(),
-        })
-        .collect();
-    let bound = |max: bool| {
-        move |p: &Param| match &p.value {
-            Value::Bool(_) => Value::Bool(max),
-            Value::Integer(_) => {
-                let (lo, hi) = p.int_range.unwrap_or((i32::MIN.into(), i32::MAX.into()));
-                Value::Integer(if max { hi } else { lo })
-            }
-            Value::Double(_) => {
-                let (lo, hi) = p.range.unwrap_or((f64::MIN, f64::MAX));
-                Value::Double(if max { hi } else { lo })
-            }
-            _ => Value::String(String::new()),
-        }
-    };
-    dr::ConfigDescription {
-        groups: vec![dr::Group {
-            name: GROUP.into(),
-            r#type: String::new(),
-            parameters,
-            parent: 0,
-            id: 0,
-        }],
-        max: with_values(table, bound(true)),
-        min: with_values(table, bound(false)),
-        dflt: config(table),
-    }
+    rc::description(&parameters(table))
 }
 
-/// The values a `Config` asks for, by name.
+/// The values a `Config` asks for, by name, as the layer's values.
 pub fn wanted(c: &dr::Config) -> Vec<(String, Value)> {
-    let mut out: Vec<(String, Value)> = Vec::new();
-    out.extend(
-        c.bools
-            .iter()
-            .map(|p| (p.name.clone(), Value::Bool(p.value))),
-    );
-    out.extend(
-        c.ints
-            .iter()
-            .map(|p| (p.name.clone(), Value::Integer(p.value.into()))),
-    );
-    out.extend(
-        c.doubles
-            .iter()
-            .map(|p| (p.name.clone(), Value::Double(p.value))),
-    );
-    out.extend(
-        c.strs
-            .iter()
-            .map(|p| (p.name.clone(), Value::String(p.value.clone()))),
-    );
-    out
+    rc::wanted(c)
+        .into_iter()
+        .map(|(name, v)| {
+            let v = match v {
+                rc::Value::Bool(b) => Value::Bool(b),
+                rc::Value::Int(i) => Value::Integer(i.into()),
+                rc::Value::Double(d) => Value::Double(d),
+                rc::Value::Str(s) => Value::String(s),
+            };
+            (name, v)
+        })
+        .collect()
 }
 
 #[cfg(test)]

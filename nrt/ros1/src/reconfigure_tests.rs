@@ -1,59 +1,4 @@
 use super::*;
-use roslibrust::{RosMessageType, RosServiceType};
-
-/// The `_md5sum`s of Debian's generated Python classes in `file` (python3-dynamic-reconfigure), in order (a
-/// service's file: its request's, its response's, then the service's).
-fn debian_md5s(file: &str) -> Vec<String> {
-    let path = format!("/usr/lib/python3/dist-packages/dynamic_reconfigure/{file}");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("{path}: {e}: install python3-dynamic-reconfigure (scripts/setup-ros1.sh)")
-    });
-    let sums: Vec<String> = text
-        .lines()
-        .filter(|l| l.trim_start().starts_with("_md5sum = "))
-        .filter_map(|l| l.split(['"', '\'']).nth(1).map(str::to_owned))
-        .collect();
-    assert!(!sums.is_empty(), "no _md5sum in {path}");
-    sums
-}
-
-#[test]
-fn the_vendored_definitions_have_debians_md5_sums() {
-    let md5 = |d: roslibrust::MessageDescriptor| d.md5sum;
-    let pairs = [
-        (md5(dr::BoolParameter::DESCRIPTION), "msg/_BoolParameter.py"),
-        (md5(dr::IntParameter::DESCRIPTION), "msg/_IntParameter.py"),
-        (md5(dr::StrParameter::DESCRIPTION), "msg/_StrParameter.py"),
-        (
-            md5(dr::DoubleParameter::DESCRIPTION),
-            "msg/_DoubleParameter.py",
-        ),
-        (md5(dr::GroupState::DESCRIPTION), "msg/_GroupState.py"),
-        (md5(dr::Config::DESCRIPTION), "msg/_Config.py"),
-        (
-            md5(dr::ParamDescription::DESCRIPTION),
-            "msg/_ParamDescription.py",
-        ),
-        (md5(dr::Group::DESCRIPTION), "msg/_Group.py"),
-        (
-            md5(dr::ConfigDescription::DESCRIPTION),
-            "msg/_ConfigDescription.py",
-        ),
-    ];
-    for (ours, file) in pairs {
-        assert_eq!(ours, debian_md5s(file)[0], "{file}");
-    }
-    let srv = debian_md5s("srv/_Reconfigure.py");
-    assert_eq!(
-        [
-            md5(dr::ReconfigureRequest::DESCRIPTION),
-            md5(dr::ReconfigureResponse::DESCRIPTION),
-            dr::Reconfigure::MD5SUM
-        ],
-        srv[..],
-        "srv/_Reconfigure.py"
-    );
-}
 
 fn param(name: &str, value: Value, read_only: bool) -> Param {
     Param {
@@ -105,7 +50,7 @@ fn only_live_scalar_parameters_are_offered_with_their_ranges() {
     );
     assert_eq!((d.min.ints[0].value, d.max.ints[0].value), (0, 1023));
     assert_eq!(d.dflt.doubles[0].value, 0.0935);
-    assert_eq!(d.dflt.groups[0].name, GROUP);
+    assert_eq!(d.dflt.groups[0].name, rc::GROUP);
     let c = config(&table);
     assert_eq!(c.bools[0].name, "obstacle_stop.enabled");
     assert!(c.strs.is_empty(), "read-only odom_frame is not offered");

@@ -2,8 +2,9 @@
 //! publishers, subscribers and service servers), the master client ([`master`]), the node on the graph
 //! ([`graph`]: advertise, subscribe, serve, with remapping by [`remap`] and re-registration with a restarted
 //! master by [`watch`]), messages of types known only at run time ([`dynamic`]), actionlib's server protocol
-//! ([`actionlib`], [`actionlib_state`]), `/rosout` ([`rosout`]), and the message types roslibrust generates at
-//! build time from the definitions vendored in `msg/` ([`ros1_msgs`], with their ROS 1 MD5 sums).
+//! ([`actionlib`], [`actionlib_state`]), `/rosout` ([`rosout`]), dynamic_reconfigure's messages
+//! ([`reconfigure`]), and the message types roslibrust generates at build time from the definitions vendored in
+//! `msg/` ([`ros1_msgs`], with their ROS 1 MD5 sums).
 //!
 //! It knows nothing of thymio-rt's layer: the ROS 1 front end (`nrt-ros1`) maps the driver's interface onto it.
 //! What it hands to an event loop goes through channels, announced by a [`Bell`].
@@ -15,6 +16,7 @@ pub mod dynamic;
 pub mod graph;
 pub mod master;
 pub mod net;
+pub mod reconfigure;
 pub mod remap;
 pub mod rosout;
 pub mod watch;

@@ -28,8 +28,6 @@ pub enum ParamSetError {
     },
 }
 
-/// RT half of a publisher endpoint: typed, never blocks or allocates (a full queue drops and
-
 /// A parameter's handle (index into its controller's block).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamId(pub(crate) u8);

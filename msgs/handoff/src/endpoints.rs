@@ -126,6 +126,7 @@ pub enum DeclareError {
     },
 }
 
+/// RT half of a publisher endpoint: typed, never blocks or allocates (a full queue drops and
 /// counts).
 #[derive(Debug)]
 pub struct RtTopicPublisher<T: RosType> {

@@ -10,7 +10,10 @@ use nrt_engine::engine::{
     ControllerPort, ControllerReport, Engine, EngineConfig, EngineError, EngineEvent,
 };
 use nrt_engine::thymio::params::DriverParams;
-use rt::controllers::{CliffStop, CliffStopParams, ObstacleStop, ObstacleStopParams, ReflexEvent};
+use rt::controllers::{
+    CliffStop, CliffStopParams, ObstacleStop, ObstacleStopParams, PickupStop, PickupStopParams,
+    ReflexEvent,
+};
 use rt::link::{SerialSelector, SerialSpec};
 use rt::nrt_connector::{
     spawn_connector, ConnectSpec, ConnectorConfig, ConnectorHandle, ConnectorStats,
@@ -135,8 +138,40 @@ impl ControllerPort for Cliff {
     }
 }
 
+/// The NRT ends of the RT pick-up reflex (`pickup_stop.*`), as [`Reflex`] for the obstacle stop.
+struct Pickup {
+    events: NrtPublisher<ReflexEvent>,
+    params: NrtLatest<PickupStopParams>,
+    current: PickupStopParams,
+}
+
+impl ControllerPort for Pickup {
+    /// Hands `pickup_stop.*` to the reflex when it changed, and reports its edges.
+    fn pump(&mut self, driver: &DriverParams, report: &mut dyn FnMut(ControllerReport)) {
+        let wanted = pickup_params(&driver.pickup_stop);
+        if wanted != self.current {
+            self.params.nrt_store(wanted);
+            self.current = wanted;
+        }
+        self.events.nrt_drain(|e| {
+            report(ControllerReport::PickedUp {
+                robot: e.robot,
+                engaged: e.engaged,
+            })
+        });
+    }
+}
+
+/// The RT form of `pickup_stop.*` (the rule's thresholds are the reflex's own).
+fn pickup_params(c: &nrt_engine::thymio::params::PickupStopConfig) -> PickupStopParams {
+    PickupStopParams {
+        enabled: c.enabled,
+        ..PickupStopParams::default()
+    }
+}
+
 /// The RT filters every owner's command goes through, with their start parameters from `config`: the obstacle
-/// stop then the cliff stop (both only ever remove forward motion); their NRT ends (live parameters, edges) for the
+/// stop then the cliff stop (both only ever remove forward motion), then the pick-up stop (every wheel); their NRT ends (live parameters, edges) for the
 /// engine to pump. They always run in the RT cycle (disabled unless configured) so that they can be turned on live.
 /// A replay builds the same.
 pub fn rt_filters(config: &Config) -> (Vec<Box<dyn rt::controllers::Filter>>, FilterPorts) {
@@ -166,11 +201,25 @@ pub fn rt_filters(config: &Config) -> (Vec<Box<dyn rt::controllers::Filter>>, Fi
         params,
         current,
     };
+    let current = pickup_params(&config.driver.pickup_stop);
+    let (events_rt, events) = publisher(64);
+    let (params_rt, params) = latest(current);
+    let pickup: Box<dyn rt::controllers::Filter> = Box::new(
+        PickupStop::new(current)
+            .with_live_params(params_rt)
+            .with_events(events_rt),
+    );
+    let pickup_port = Pickup {
+        events,
+        params,
+        current,
+    };
     (
-        vec![reflex, cliff],
+        vec![reflex, cliff, pickup],
         FilterPorts {
             reflex: reflex_port,
             cliff: cliff_port,
+            pickup: pickup_port,
         },
     )
 }
@@ -179,6 +228,8 @@ pub fn rt_filters(config: &Config) -> (Vec<Box<dyn rt::controllers::Filter>>, Fi
 pub struct FilterPorts {
     reflex: Reflex,
     cliff: Cliff,
+    /// The pick-up reflex (its parameters are not recorded: a replay keeps its start parameters).
+    pickup: Pickup,
 }
 
 impl FilterPorts {
@@ -187,6 +238,7 @@ impl FilterPorts {
         let FilterPorts {
             mut reflex,
             mut cliff,
+            pickup: _,
         } = self;
         Box::new(move |which, enabled, threshold, max_age_ns| match which {
             0 => reflex.params.nrt_store(ObstacleStopParams {
@@ -393,6 +445,7 @@ impl Runtime {
         let (filters, ports) = rt_filters(config);
         engine.attach_controller(Box::new(ports.reflex));
         engine.attach_controller(Box::new(ports.cliff));
+        engine.attach_controller(Box::new(ports.pickup));
         let rt_cfg = rt_config(config);
         engine.set_companion_placement(companion_placement(config, &rt_cfg));
         let rt = rt::rtloop::spawn(rt_cfg, rt_ends, rt_port, controllers, filters)

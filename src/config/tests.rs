@@ -323,6 +323,7 @@ fn live_flags_come_from_the_schema() {
             "cliff_stop.enabled",
             "cliff_stop.threshold",
             "cliff_stop.max_age",
+            "pickup_stop.enabled",
             "linear.x.max_velocity",
             "linear.x.min_velocity",
             "linear.x.max_acceleration",

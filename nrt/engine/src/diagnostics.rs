@@ -234,6 +234,14 @@ fn node_values(
             "armed"
         };
         values.push(kv("Cliff stop", cliff));
+        let pickup = if !engine.driver_params().pickup_stop.enabled {
+            "off"
+        } else if engine.picked_up_holds(n.id) {
+            "holding"
+        } else {
+            "armed"
+        };
+        values.push(kv("Pick-up stop", pickup));
         let estop = if engine.emergency_stop_holds(n.id) {
             "holding"
         } else {

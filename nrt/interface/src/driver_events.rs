@@ -33,6 +33,8 @@ pub trait DriverEvents {
     fn cliff_stop(&mut self, id: NodeId, engaged: bool);
     /// Publishes the emergency-stop flag of robot `id` (latched `emergency_stop`).
     fn emergency_stop(&mut self, id: NodeId, engaged: bool);
+    /// Publishes the pick-up flag of robot `id` (latched `picked_up`).
+    fn picked_up(&mut self, id: NodeId, engaged: bool);
     /// Publishes robot `id`'s `battery_state` ([`crate::battery`]).
     fn battery(&mut self, engine: &Engine, id: NodeId, state: &BatteryState);
     /// Publishes a proximity sample of robot `id` (range and laser topics).
@@ -60,6 +62,7 @@ pub fn on_engine_event(driver: &mut impl DriverEvents, engine: &Engine, event: &
         EngineEvent::ObstacleStop { node, engaged } => driver.obstacle_stop(*node, *engaged),
         EngineEvent::CliffStop { node, engaged } => driver.cliff_stop(*node, *engaged),
         EngineEvent::EmergencyStop { node, engaged } => driver.emergency_stop(*node, *engaged),
+        EngineEvent::PickedUp { node, engaged } => driver.picked_up(*node, *engaged),
         EngineEvent::Battery { node, vbat } if driver.has_robot(*node) => {
             driver.battery(engine, *node, &battery::battery_state(*vbat))
         }

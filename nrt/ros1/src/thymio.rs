@@ -497,6 +497,15 @@ impl DriverEvents for ThymioInterface {
         }
     }
 
+    fn picked_up(&mut self, id: NodeId, engaged: bool) {
+        if let Some(r) = self.robots.get(&id) {
+            if let Err(e) = r.out.publish_picked_up(&self.graph, engaged) {
+                self.reporter
+                    .warn(&format!("ROS 1: node {id}: cannot publish picked_up: {e}"));
+            }
+        }
+    }
+
     fn emergency_stop(&mut self, id: NodeId, engaged: bool) {
         if let Some(r) = self.robots.get(&id) {
             if let Err(e) = r.out.publish_emergency_stop(&self.graph, engaged) {

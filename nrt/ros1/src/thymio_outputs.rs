@@ -24,12 +24,13 @@ use std::collections::BTreeMap;
 const DEPTH: usize = 1;
 
 /// The leaves of [`Outputs`] besides the sensor topics of the catalogue.
-pub const STATE_NAMES: [&str; 5] = [
+pub const STATE_NAMES: [&str; 6] = [
     "obstacle_stop",
     "cliff_stop",
     "robot_description",
     "emergency_stop",
     "battery_state",
+    "picked_up",
 ];
 
 /// The publisher of one sensor topic, typed by the catalogue's kind.
@@ -117,6 +118,8 @@ pub struct Outputs {
     emergency_stop: Publisher<std_msgs::Bool>,
     /// `battery_state` (`nrt_interface::battery`), every `BATTERY_PERIOD`.
     battery: Publisher<sm::BatteryState>,
+    /// Latched: whether the RT pick-up reflex holds the robot.
+    picked_up: Publisher<std_msgs::Bool>,
     /// Latched: the URDF, when the driver publishes the model.
     _description: Publisher<std_msgs::String>,
 }
@@ -140,6 +143,7 @@ impl Outputs {
             cliff_stop: g.advertise(&t("cliff_stop"), 1, true)?,
             emergency_stop: g.advertise(&t("emergency_stop"), 1, true)?,
             battery: g.advertise(&t("battery_state"), 1, false)?,
+            picked_up: g.advertise(&t("picked_up"), 1, true)?,
             _description: g.advertise(&t("robot_description"), 1, true)?,
         };
         if let Some(urdf) = urdf {
@@ -154,6 +158,7 @@ impl Outputs {
         g.publish(&out.obstacle_stop, &std_msgs::Bool { data: false })?;
         g.publish(&out.cliff_stop, &std_msgs::Bool { data: false })?;
         g.publish(&out.emergency_stop, &std_msgs::Bool { data: false })?;
+        g.publish(&out.picked_up, &std_msgs::Bool { data: false })?;
         Ok(out)
     }
 
@@ -242,6 +247,11 @@ impl Outputs {
     /// Publishes (latched) whether the emergency stop holds the robot's wheels.
     pub fn publish_emergency_stop(&self, g: &Graph, engaged: bool) -> Result<(), GraphError> {
         g.publish(&self.emergency_stop, &std_msgs::Bool { data: engaged })
+    }
+
+    /// Publishes (latched) whether the pick-up reflex holds the robot.
+    pub fn publish_picked_up(&self, g: &Graph, engaged: bool) -> Result<(), GraphError> {
+        g.publish(&self.picked_up, &std_msgs::Bool { data: engaged })
     }
 
     /// Publishes a `battery_state` reading, stamped `stamp` in the robot's base frame `frame`.

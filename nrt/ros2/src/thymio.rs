@@ -217,6 +217,7 @@ impl ThymioInterface {
         self.publish_obstacle_stop(id, false);
         self.publish_cliff_stop(id, false);
         self.publish_emergency_stop(id, engine.emergency_stop_holds(id));
+        self.publish_picked_up(id, engine.picked_up_holds(id));
         Ok(())
     }
 
@@ -260,6 +261,16 @@ impl ThymioInterface {
         if let Err(e) = r.out.emergency_stop.publish(&Bool { data: engaged }) {
             self.reporter
                 .warn(&format!("node {id}: cannot publish emergency_stop: {e}"));
+        }
+    }
+
+    fn publish_picked_up(&self, id: NodeId, engaged: bool) {
+        let Some(r) = self.robots.get(&id) else {
+            return;
+        };
+        if let Err(e) = r.out.picked_up.publish(&Bool { data: engaged }) {
+            self.reporter
+                .warn(&format!("node {id}: cannot publish picked_up: {e}"));
         }
     }
 
@@ -525,6 +536,10 @@ impl DriverEvents for WithNode<'_, '_> {
 
     fn emergency_stop(&mut self, id: NodeId, engaged: bool) {
         self.thymio.publish_emergency_stop(id, engaged)
+    }
+
+    fn picked_up(&mut self, id: NodeId, engaged: bool) {
+        self.thymio.publish_picked_up(id, engaged)
     }
 
     fn battery(

@@ -55,6 +55,8 @@ pub(crate) struct Outputs {
     pub(crate) cliff_stop: Publisher<Bool>,
     /// Whether the emergency stop holds the robot's wheels (latched).
     pub(crate) emergency_stop: Publisher<Bool>,
+    /// Whether the RT pick-up reflex holds the robot (latched).
+    pub(crate) picked_up: Publisher<Bool>,
     /// `battery_state` (`nrt_interface::battery`), every `BATTERY_PERIOD`.
     pub(crate) battery: Publisher<r2r::sensor_msgs::msg::BatteryState>,
     /// The limited twist (`~/cmd_vel_out`), published by the odometry publisher thread while the robot's
@@ -78,6 +80,7 @@ impl Outputs {
             cliff_stop: node.create_publisher(&t("cliff_stop"), latched())?,
             emergency_stop: node.create_publisher(&t("emergency_stop"), latched())?,
             battery: node.create_publisher(&t("battery_state"), reliable(DEPTH))?,
+            picked_up: node.create_publisher(&t("picked_up"), latched())?,
             description: node.create_publisher(&t("robot_description"), latched())?,
             cmd_vel_out: node.create_publisher(&t(CMD_VEL_OUT), reliable(DEPTH))?,
         })
@@ -94,6 +97,7 @@ impl Outputs {
             cliff_stop,
             emergency_stop,
             battery,
+            picked_up,
             cmd_vel_out,
         } = self;
         node.destroy_publisher(odom);
@@ -104,6 +108,7 @@ impl Outputs {
         node.destroy_publisher(cliff_stop);
         node.destroy_publisher(emergency_stop);
         node.destroy_publisher(battery);
+        node.destroy_publisher(picked_up);
         node.destroy_publisher(cmd_vel_out);
     }
 }

@@ -26,6 +26,13 @@ pub enum ControllerReport {
         /// Engaged or released.
         engaged: bool,
     },
+    /// The pick-up reflex engaged (`true`: the robot left the floor) or released RT robot `robot`.
+    PickedUp {
+        /// RT robot slot.
+        robot: RobotId,
+        /// Engaged or released.
+        engaged: bool,
+    },
 }
 
 /// The NRT end of one RT controller. Called on the engine's thread; must not block.

@@ -17,6 +17,8 @@ pub(super) enum Hold {
     Lifecycle,
     /// The emergency stop.
     Emergency,
+    /// The RT pick-up reflex (reported by the RT thread, only recorded here: it holds the wheels itself).
+    PickedUp,
 }
 
 /// The holds asked for, per node.
@@ -24,6 +26,7 @@ pub(super) enum Hold {
 pub(super) struct Holds {
     lifecycle: BTreeSet<NodeId>,
     emergency: BTreeSet<NodeId>,
+    picked_up: BTreeSet<NodeId>,
 }
 
 impl Holds {
@@ -31,6 +34,7 @@ impl Holds {
         let set = match hold {
             Hold::Lifecycle => &mut self.lifecycle,
             Hold::Emergency => &mut self.emergency,
+            Hold::PickedUp => &mut self.picked_up,
         };
         if on {
             set.insert(node)
@@ -44,6 +48,7 @@ impl Holds {
         match hold {
             Hold::Lifecycle => self.lifecycle.contains(&node),
             Hold::Emergency => self.emergency.contains(&node),
+            Hold::PickedUp => self.picked_up.contains(&node),
         }
     }
 
@@ -102,12 +107,39 @@ impl Engine {
         self.holds.holds(node, Hold::Emergency)
     }
 
+    /// Reports an edge of the RT pick-up reflex for RT robot `robot` (as an [`EngineEvent::PickedUp`]; ignored if
+    /// the slot is free by now).
+    pub fn report_picked_up(&mut self, robot: handoff::RobotId, engaged: bool) {
+        let Some(node) = self
+            .robots
+            .iter()
+            .find(|s| s.robot == robot)
+            .map(|s| s.node)
+        else {
+            return;
+        };
+        if engaged {
+            tracing::warn!("node {node}: pick-up stop holds it (the robot left the floor)");
+        } else {
+            tracing::info!("node {node}: pick-up stop released (back on the floor)");
+        }
+        self.holds.set(node, Hold::PickedUp, engaged);
+        self.events
+            .push_back(EngineEvent::PickedUp { node, engaged });
+    }
+
+    /// Whether the RT pick-up reflex holds node `node` now.
+    pub fn picked_up_holds(&self, node: NodeId) -> bool {
+        self.holds.holds(node, Hold::PickedUp)
+    }
+
     /// A robot removed: its emergency stop is forgotten (the slot's hold goes back to the lifecycle's).
     pub(super) fn forget_holds(&mut self, node: NodeId) {
         if self.holds.holds(node, Hold::Emergency) && self.robots.of_node(node).is_some() {
             let _ = self.set_hold(node, Hold::Emergency, false);
         }
         self.holds.set(node, Hold::Emergency, false);
+        self.holds.set(node, Hold::PickedUp, false);
     }
 }
 

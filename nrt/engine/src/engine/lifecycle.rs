@@ -298,6 +298,7 @@ impl Engine {
         self.robots.set_link(id, link);
         config.proximity_event = event("proximity");
         config.ground_event = event("ground");
+        config.acc_event = event("accelerometer");
         config.motor_targets = motor_targets(node);
         self.ends
             .nrt_push_command(RtCommand::ConfigureRobot { robot, config })

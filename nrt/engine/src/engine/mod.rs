@@ -233,6 +233,9 @@ impl Engine {
                 ControllerReport::CliffStop { robot, engaged } => {
                     self.report_cliff_stop(robot, engaged)
                 }
+                ControllerReport::PickedUp { robot, engaged } => {
+                    self.report_picked_up(robot, engaged)
+                }
             }
         }
         self.controllers = controllers;

@@ -116,6 +116,13 @@ pub enum EngineEvent {
         /// Holding.
         engaged: bool,
     },
+    /// The RT pick-up reflex started (`engaged`: the robot left the floor) or stopped holding a robot.
+    PickedUp {
+        /// Node id.
+        node: NodeId,
+        /// Holding.
+        engaged: bool,
+    },
     /// A driven robot's battery reading (`_vbat`, the firmware's ADC scale: 655 ≈ 3.3 V), every
     /// [`super::BATTERY_PERIOD`].
     Battery {

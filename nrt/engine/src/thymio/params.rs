@@ -78,6 +78,8 @@ pub struct DriverParams {
     pub obstacle_stop: ObstacleStopConfig,
     /// The RT thread's cliff reflex (`cliff_stop.*`, applied live).
     pub cliff_stop: CliffStopConfig,
+    /// The RT thread's pick-up reflex (`pickup_stop.*`, applied live).
+    pub pickup_stop: PickupStopConfig,
     /// Set a driven robot's Aseba VM running again (RUN) when it is found stopped or paused
     /// (by Studio's "stop" or any switch client): a stopped VM ignores `set_speed` and stops
     /// odometry. Reported once per halt either way.
@@ -168,6 +170,17 @@ impl Default for CliffStopConfig {
     }
 }
 
+/// `pickup_stop.*`: a reflex in the RT cycle that holds every wheel while the accelerometer says the robot left
+/// the floor (tilted beyond ~49°, or falling: `rt::controllers::PickupStop` has the rule). Each robot's latched
+/// `picked_up` topic says when it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct PickupStopConfig {
+    /// Off by default, as `cliff_stop`: ROS-Thymio has no such reflex, and a robot on its back or on a stand with
+    /// its wheels in the air (how wheels are checked on a bench) reads "off the floor": its wheels would not turn.
+    pub enabled: bool,
+}
+
 impl CliffStopConfig {
     /// Refuses a threshold outside [`ranges::CLIFF_THRESHOLD`] and an age outside
     /// [`ranges::OBSTACLE_MAX_AGE`]; the error names the key (relative to `cliff_stop`).
@@ -193,6 +206,7 @@ impl Section for DriverParams {
         "ground",
         "obstacle_stop",
         "cliff_stop",
+        "pickup_stop",
         "joint_state_rate",
         "linear",
         "angular",
@@ -278,6 +292,7 @@ impl Default for DriverParams {
             publish_model: true,
             obstacle_stop: ObstacleStopConfig::default(),
             cliff_stop: CliffStopConfig::default(),
+            pickup_stop: PickupStopConfig::default(),
             restart_stopped_vm: true,
             linear: LinearLimits::default(),
             angular: AngularLimits::default(),
@@ -322,13 +337,14 @@ impl Default for GroundParams {
 
 /// The driver parameters that are the process's, not one robot's: they stay on the bridge node
 /// (the RT watchdog, the RT reflex and the robots' lifecycle are shared by every robot).
-pub const PROCESS_WIDE: [&str; 7] = [
+pub const PROCESS_WIDE: [&str; 8] = [
     "enabled",
     "cmd_vel_timeout",
     "lost_robot_timeout",
     "restart_stopped_vm",
     "obstacle_stop",
     "cliff_stop",
+    "pickup_stop",
     "managed",
 ];
 

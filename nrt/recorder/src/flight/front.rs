@@ -191,6 +191,10 @@ impl DriverEvents for RecorderFront {
         self.flag(id, "emergency_stop", engaged)
     }
 
+    fn picked_up(&mut self, id: NodeId, engaged: bool) {
+        self.flag(id, "picked_up", engaged)
+    }
+
     /// `battery_state` is not recorded.
     fn battery(
         &mut self,

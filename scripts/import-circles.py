@@ -21,8 +21,11 @@ Not arrows (the standard Rust facade is not a circle):
 A CIRCLE is a strongly connected component of more than one file in the arrow graph (Tarjan); each is printed
 file -> file with the names that make each arrow.
 
-Sizes: `--max-lines N` also fails for any .rs file (outside target/ directories) over N lines, except the files
-named by `--exempt` (default: the compiler's parser, nrt/compiler/src/parser.rs).
+Sizes: `--max-lines N` also fails for any .rs file over N lines, except the files named by `--exempt` (default: the
+compiler's parser, nrt/compiler/src/parser.rs).
+
+Both walks skip hidden directories and directories named target, build, install, log (cargo's and colcon's output)
+and node_modules. Not seen: macro-generated paths and `#[macro_export]` macros (a circle through a macro alone).
 
 Usage: scripts/import-circles.py [--root DIR] [--max-lines N] [--exempt PATH]... | --self-test
 Python 3 standard library only.

@@ -177,6 +177,7 @@ group!(motion_limits, super::OPEN);
 group!(odometry, super::OPEN);
 group!(cliff, super::TABLE);
 group!(cliff_line, super::LINE);
+group!(pickup, super::OPEN);
 group!(lifecycle, super::OPEN);
 group!(goals, super::OPEN);
 group!(goal_cliff, super::TABLE);

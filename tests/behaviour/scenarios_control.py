@@ -463,6 +463,49 @@ def cliff_line(c, env):
 
 
 
+def pickup(c, env):
+    """The pick-up reflex (`pickup_stop.enabled`, off by default, set live): the simulated robot lifted while cmd_vel
+    drives it (a tilted reading written into `acc`: the simulator's lift, sim/src/thymio/lift.rs) has every wheel
+    held (odometry, from the measured wheel speeds, says they stopped, however insistent cmd_vel is); `picked_up`
+    (latched) and /diagnostics say so; set back down (a floor reading) it is released and cmd_vel drives again."""
+    from scenarios_io import speed_of
+
+    odom = c.subscribe(c.name("odom"), ODOM)
+    diagnostics = c.subscribe("/diagnostics", DIAGNOSTICS)
+    odom.wait(timeout=30, what="the first odometry")
+    bridge = c.name("asebaros")
+    check_eq(c.get_parameter(bridge, "pickup_stop.enabled", timeout=30), False, "pickup_stop.enabled at start")
+    applied, reason, _ = c.set_parameter(bridge, "pickup_stop.enabled", True)
+    check(applied, f"pickup_stop.enabled = true refused: {reason}")
+    flag = c.subscribe(c.name("picked_up"), BOOL, latched=True)
+    check_eq(flag.wait(timeout=10, what="the latched picked_up")["data"], False, "picked_up at start")
+    diagnostics.wait(lambda m: diagnostics_value(m, "Pick-up stop") == "armed", 10, "/diagnostics: Pick-up stop armed")
+    x0 = x_of(odom.latest())
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}},
+             lambda: odom.poll(lambda m: x_of(m) > x0 + 0.03), 10, "driving before the lift")
+    put = lambda acc: c.call(c.name("aseba/set_variable"), "asebaros_msgs/SetVariable",
+                             {"variable": "acc", "data": acc})
+    check(put([2, 18, 12]).ok, "set_variable acc (the lift)")
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}},
+             lambda: flag.poll(lambda m: m["data"]), 10, "picked_up true once lifted")
+    odom.forget()
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}},
+             lambda: odom.poll(lambda m: abs(speed_of(m)) < 1e-3), 5, "the wheels held while lifted")
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        c.publish(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}})
+        time.sleep(0.05)
+    check(abs(speed_of(odom.latest())) < 1e-3, f"the wheels turned while lifted: {odom.latest()['twist']}")
+    diagnostics.wait(lambda m: diagnostics_value(m, "Pick-up stop") == "holding", 10,
+                     "/diagnostics: Pick-up stop holding")
+    # set back down: released, cmd_vel drives again
+    check(put([0, 0, 22]).ok, "set_variable acc (set down)")
+    flag.wait(lambda m: not m["data"], 10, "picked_up false once set down")
+    x1 = x_of(odom.latest())
+    c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}},
+             lambda: odom.poll(lambda m: x_of(m) > x1 + 0.02), 10, "cmd_vel driving once set down")
+
+
 GROUPS = {"switch": switch, "joints": joints, "controllers": controllers, "calibration": calibration,
           "parameters": parameters, "motion_limits": motion_limits, "odometry": odometry, "cliff": cliff,
-          "cliff_line": cliff_line}
+          "cliff_line": cliff_line, "pickup": pickup}

@@ -5,6 +5,7 @@ pub mod arena;
 pub mod battery;
 pub mod firmware;
 pub mod ground;
+pub mod lift;
 pub mod robot;
 pub mod wheels;
 

@@ -138,6 +138,8 @@ pub struct Robot {
     pub comm_rx: Option<i16>,
     /// The battery (`_vbat`).
     pub battery: super::battery::Battery,
+    /// Lifted by a client (`acc` written: see `lift`).
+    pub lift: super::lift::Lift,
 }
 
 impl Robot {
@@ -173,6 +175,7 @@ impl Robot {
             accel: [0.0; 2],
             comm_rx: None,
             battery: Default::default(),
+            lift: Default::default(),
         }
     }
 
@@ -283,8 +286,8 @@ impl Robot {
         let v = (vl + vr) / 2.0;
         let w = (vr - vl) / AXIS_LENGTH;
         let p = self.pose;
-        if !arena.has_floor(p.x, p.y) {
-            return; // fell off the table
+        if !arena.has_floor(p.x, p.y) || self.lift.lifted() {
+            return; // fell off the table, or in the air: the wheels turn, it does not move
         }
         let theta = p.theta + w * dt;
         let mid = p.theta + w * dt / 2.0;
@@ -369,12 +372,14 @@ impl Robot {
         let a = self.addrs().clone();
         // 1 g ≈ 23; axes: x right→left, y front→back, z top→bottom (gravity reads +z)
         let scale = 23.0 / 9.81;
-        let values = [
+        let physics = [
             (self.accel[0] * scale + self.rng.noise(0.6)).round() as i16,
             (-self.accel[1] * scale + self.rng.noise(0.6)).round() as i16,
             (22.0 + self.rng.noise(0.6)).round() as i16,
         ];
         let vars = self.node.vm.variables_mut();
+        let current = [0, 1, 2].map(|i| addrs::read(vars, a.acc, i));
+        let values = self.lift.sample(current, physics);
         for (i, v) in values.iter().enumerate() {
             addrs::write(vars, a.acc, i as u32, *v);
         }
@@ -446,7 +451,9 @@ impl Robot {
         for (i, (gx, gy)) in GROUND_POSES.iter().enumerate() {
             let (x, y) = (p.x + gx * c - gy * s, p.y + gx * s + gy * c);
             let ambient = (20.0 + self.rng.noise(2.0)).clamp(0.0, 1023.0) as i16;
-            let reflected = ground_reflected(arena.ground_at(x, y), ambient, &mut self.rng);
+            // in the air: no floor under either sensor
+            let floor = arena.ground_at(x, y).filter(|_| !self.lift.lifted());
+            let reflected = ground_reflected(floor, ambient, &mut self.rng);
             ground[i] = (ambient, reflected);
         }
         let vars = self.node.vm.variables_mut();

@@ -34,8 +34,8 @@ use handoff::{MsgCtx, NrtMessagePort};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{encode_user_event, kind, Message, Words, MAX_FRAME};
 use rt::controllers::{
-    CliffStop, CliffStopParams, Controller, Filter, ObstacleStop, ObstacleStopParams, Registry,
-    RobotView, RtControllers,
+    CliffStop, CliffStopParams, Controller, Filter, ObstacleStop, ObstacleStopParams, PickupStop,
+    PickupStopParams, Registry, RobotView, RtControllers,
 };
 use rt::link::{Link, PipeLink};
 use rt::link_port::link_port;
@@ -60,6 +60,7 @@ const SET_SPEED: u16 = 1;
 const ODOMETRY: u16 = 2;
 const PROXIMITY: u16 = 9;
 const GROUND: u16 = 10;
+const ACC: u16 = 11;
 /// `motor.left.target` of the robot: stops are written there directly and read back.
 const MOTOR_TARGETS: u16 = 140;
 const CYCLES: u64 = 1_000_000;
@@ -147,6 +148,19 @@ fn robot(mut link: PipeLink, stop: Arc<AtomicBool>, pace: Duration) -> (u64, u64
                         args: Words::from_slice(&ground),
                     },
                 );
+                // on the floor, then lifted and tilted for a while (the pick-up reflex)
+                let acc = if k % 256 < 64 {
+                    [2, 18, 12]
+                } else {
+                    [0, 1, 22]
+                };
+                frame(
+                    &mut pending,
+                    Message::UserEvent {
+                        id: ACC,
+                        args: Words::from_slice(&acc),
+                    },
+                );
             }
             if k % 10 == 0 {
                 let vals = [k as i16; 40];
@@ -202,6 +216,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
     config.ground_event = Some(GROUND);
+    config.acc_event = Some(ACC);
     config.motor_targets = Some(MOTOR_TARGETS);
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(0),
@@ -266,6 +281,8 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let (params_rt, mut params_nrt) = latest(ObstacleStopParams::default());
     let (cliff_pub, mut cliff_nrt) = publisher(64);
     let (cliff_params_rt, mut cliff_params_nrt) = latest(CliffStopParams::default());
+    let (pickup_pub, mut pickup_nrt) = publisher(64);
+    let (pickup_params_rt, mut pickup_params_nrt) = latest(PickupStopParams::default());
     let (service, mut client) = service::<u8, f64>(8);
     let (beat, mut beats) = publisher::<u64>(1024);
     let controllers: Vec<Box<dyn Filter>> = vec![
@@ -278,6 +295,11 @@ fn a_million_cycles_without_allocation_or_page_fault() {
             CliffStop::new(CliffStopParams::default())
                 .with_events(cliff_pub)
                 .with_live_params(cliff_params_rt),
+        ),
+        Box::new(
+            PickupStop::new(PickupStopParams::default())
+                .with_events(pickup_pub)
+                .with_live_params(pickup_params_rt),
         ),
         Box::new(PoseServer { service, beat }),
     ];
@@ -302,6 +324,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     let (mut frames, mut odometry, mut stats, mut reflexes, mut answers) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut cliffs = 0u64;
+    let mut pickups = 0u64;
     let (mut joints, mut switches, mut topics, mut owners_seen) = (0u64, 0usize, 0u64, [false; 9]);
     let (mut user_msgs, mut user_answers) = (0u64, 0u64);
     let mut exit_event = None;
@@ -327,6 +350,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         }
         reflexes += reflex_nrt.nrt_drain(|_| {}) as u64;
         cliffs += cliff_nrt.nrt_drain(|_| {}) as u64;
+        pickups += pickup_nrt.nrt_drain(|_| {}) as u64;
         beats.nrt_drain(|_| {});
         while joint_states.nrt_pop_joint().is_some() {
             joints += 1;
@@ -528,6 +552,10 @@ fn a_million_cycles_without_allocation_or_page_fault() {
                 threshold: 20 + (k % 20) as i16,
                 ..Default::default()
             });
+            pickup_params_nrt.nrt_store(PickupStopParams {
+                z_min: 14 + (k % 3) as i16,
+                ..Default::default()
+            });
             params
                 .nrt_set_motion_limits(RobotId(0), limits_on(k / 500))
                 .unwrap();
@@ -569,6 +597,7 @@ fn a_million_cycles_without_allocation_or_page_fault() {
     assert!(s.speed_frames > 10 && speed_frames > 10);
     assert!(list_nodes > 0 && stats > 5 && answers > 0 && reflexes > 0);
     assert!(cliffs > 0, "the cliff reflex never engaged");
+    assert!(pickups > 0, "the pick-up reflex never engaged");
     // Every owner had the wheels, joint states and the controllers' topics flowed.
     assert!(owners_seen.iter().all(|s| *s), "{owners_seen:?}");
     assert!(cal_reports > 10, "{cal_reports} calibration reports");

@@ -467,7 +467,8 @@ def pickup(c, env):
     """The pick-up reflex (`pickup_stop.enabled`, off by default, set live): the simulated robot lifted while cmd_vel
     drives it (a tilted reading written into `acc`: the simulator's lift, sim/src/thymio/lift.rs) has every wheel
     held (odometry, from the measured wheel speeds, says they stopped, however insistent cmd_vel is); `picked_up`
-    (latched) and /diagnostics say so; set back down (a floor reading) it is released and cmd_vel drives again."""
+    (latched) and /diagnostics say so; set back down (a floor reading) it is released and cmd_vel drives again; a
+    goal under way when the robot is lifted is aborted as `picked_up`."""
     from scenarios_io import speed_of
 
     odom = c.subscribe(c.name("odom"), ODOM)
@@ -504,6 +505,17 @@ def pickup(c, env):
     x1 = x_of(odom.latest())
     c.stream(c.name("cmd_vel"), TWIST, {"linear": {"x": 0.1}},
              lambda: odom.poll(lambda m: x_of(m) > x1 + 0.02), 10, "cmd_vel driving once set down")
+    # a goal under way when the robot is picked up: aborted as picked_up
+    x2 = x_of(odom.latest())
+    h = c.send_goal(c.name("drive_distance"), "thymio_rt_msgs/DriveDistance",
+                    {"distance": 1.0, "max_translation_speed": 0.1}, timeout=30)
+    check(h.accepted, "a 1 m drive rejected")
+    odom.wait(lambda m: x_of(m) > x2 + 0.03, 10, "the 1 m drive under way")
+    check(put([2, 18, 12]).ok, "set_variable acc (lifted during the goal)")
+    status, result = h.result(timeout=10)
+    check_eq((status, result["reason"]), ("aborted", "picked_up"), f"the goal when lifted ({result})")
+    check(put([0, 0, 22]).ok, "set_variable acc (set down again)")
+    flag.wait(lambda m: not m["data"], 10, "picked_up false once set down again")
 
 
 GROUPS = {"switch": switch, "joints": joints, "controllers": controllers, "calibration": calibration,

@@ -16,7 +16,8 @@
 //! previous owner gets the wheels back); a `switch_controller` to another owner during the goal aborts it and
 //! leaves the wheels to that owner; a robot that goes away aborts it; a controller that does not take the wheels
 //! within [`START_TIMEOUT`] aborts it; a managed node deactivated during the goal aborts it (`inactive`), an emergency stop aborts it
-//! (`emergency_stop`) and refuses new goals until it is released.
+//! (`emergency_stop`) and refuses new goals until it is released; the pick-up stop holding the robot aborts it
+//! (`picked_up`).
 //!
 //! **A goal whose client is gone is aborted** (`client_gone`): a front end that can tell reports, for each of its
 //! action servers with a goal running, whether anyone listens to the action's status or feedback
@@ -90,7 +91,7 @@ pub struct GoalResult {
     /// What happened (the abort's reason).
     pub message: String,
     /// Why it was aborted: `cliff`, `obstacle`, `stall`, `owner_lost`, `link_lost`, `bad_goal`, `timeout`,
-    /// `robot_removed`, `inactive`, `emergency_stop`, `client_gone`; "" otherwise.
+    /// `robot_removed`, `inactive`, `emergency_stop`, `picked_up`, `client_gone`; "" otherwise.
     pub reason: &'static str,
     /// Final odometry pose (the last known).
     pub pose: Pose2,
@@ -139,6 +140,10 @@ pub trait GoalHost {
     fn emergency_stopped(&self, _node: NodeId) -> bool {
         false
     }
+    /// Whether the RT pick-up reflex holds the wheels of the robot on `node` (none by default).
+    fn picked_up(&self, _node: NodeId) -> bool {
+        false
+    }
 }
 
 impl GoalHost for Engine {
@@ -158,6 +163,10 @@ impl GoalHost for Engine {
 
     fn emergency_stopped(&self, node: NodeId) -> bool {
         self.emergency_stop_holds(node)
+    }
+
+    fn picked_up(&self, node: NodeId) -> bool {
+        self.picked_up_holds(node)
     }
 }
 
@@ -475,6 +484,14 @@ impl GoalActions {
                 true,
             ));
         }
+        if end.is_none() && host.picked_up(node) {
+            let _ = port.nrt_send(GoalCommand::Cancel { id: want });
+            end = Some((
+                End::Aborted,
+                GoalResult::failed("picked_up", PICKED_UP, a.pose),
+                true,
+            ));
+        }
         if end.is_none() && host.held(node) {
             let _ = port.nrt_send(GoalCommand::Cancel { id: want });
             end = Some((
@@ -547,6 +564,9 @@ impl GoalActions {
 fn rt_id(id: GoalId) -> handoff::GoalId {
     handoff::GoalId(id.0 as u32)
 }
+
+/// Why a goal ends when the robot is picked up.
+const PICKED_UP: &str = "the robot left the floor: the pick-up stop holds its wheels";
 
 /// Why a goal is refused, or ended, while the emergency stop holds the robot's wheels.
 const EMERGENCY: &str =

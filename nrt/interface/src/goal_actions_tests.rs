@@ -24,6 +24,8 @@ struct Host {
     held: bool,
     /// The emergency stop holds the wheels.
     estop: bool,
+    /// The pick-up stop holds the wheels.
+    lifted: bool,
     owners: Vec<(RobotId, OwnerId)>,
 }
 
@@ -40,6 +42,9 @@ impl GoalHost for Host {
     }
     fn emergency_stopped(&self, node: NodeId) -> bool {
         self.estop && node == NODE
+    }
+    fn picked_up(&self, node: NodeId) -> bool {
+        self.lifted && node == NODE
     }
 }
 
@@ -502,6 +507,24 @@ fn an_emergency_stop_aborts_the_running_goal_and_refuses_new_ones_until_released
     assert!(why.contains("emergency stop"), "{why}");
     r.host.estop = false;
     r.goal(drive(0.05)).0.unwrap();
+}
+
+#[test]
+fn a_robot_picked_up_during_a_goal_aborts_it() {
+    let mut r = rig();
+    let (id, seen) = r.goal(drive(0.05));
+    id.unwrap();
+    let rt = r.started(0, drive(0.05));
+    r.report(0, GoalReport::Started { id: rt });
+    r.serve();
+    r.host.lifted = true;
+    r.serve();
+    let (end, result) = seen.lock().unwrap().end.clone().unwrap();
+    assert_eq!((end, result.reason), (End::Aborted, "picked_up"));
+    assert_eq!(
+        r.rt[0].rt_next_command(),
+        Some(GoalCommand::Cancel { id: rt })
+    );
 }
 
 #[test]

@@ -61,3 +61,82 @@ impl Engine {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{engine, up, written};
+    use super::*;
+    use crate::network::LoadedScript;
+    use crate::testutil::{description_frames, small_target};
+    use handoff::LinkId;
+    use msgs::wire::{kind, Frame, Message, Words};
+
+    #[test]
+    fn the_battery_is_read_every_period_and_answered_as_an_event_of_its_own() {
+        let (mut e, mut rt) = engine(0);
+        up(&mut e, &mut rt);
+        // a Thymio-like node with the firmware's _vbat
+        let mut target = small_target(9);
+        target.push_variable("_vbat", 2);
+        rt.rt_push_frame(
+            LinkId(0),
+            1,
+            &Message::NodePresent { version: 9 }.to_frame(3).unwrap(),
+        );
+        for f in description_frames(&target, 3) {
+            rt.rt_push_frame(LinkId(0), 2, &f);
+        }
+        e.poll(Instant::now());
+        let script = LoadedScript {
+            events: vec![("odometry".into(), 3), ("set_speed".into(), 2)],
+            bytecode: vec![1],
+            ..Default::default()
+        };
+        let node = NodeId(3);
+        e.network_mut().load_script(node, script.clone()).unwrap();
+        e.configure_robot(node, &script).unwrap();
+        let vbat = e.network().node(node).unwrap().variable("_vbat").unwrap();
+        let _ = written(&mut rt);
+        while e.next_event().is_some() {}
+        let t = Instant::now() + 2 * BATTERY_PERIOD;
+        e.poll(t);
+        let reads: Vec<(u16, u16, u16)> = written(&mut rt)
+            .into_iter()
+            .filter(|(_, k, _)| *k == kind::GET_VARIABLES)
+            .map(|(_, _, f)| {
+                let (frame, _) = Frame::parse(&f).unwrap();
+                match Message::decode(frame.kind, frame.payload).unwrap() {
+                    Message::GetVariables {
+                        dest,
+                        start,
+                        length,
+                    } => (dest, start, length),
+                    other => panic!("{other:?}"),
+                }
+            })
+            .collect();
+        assert_eq!(reads, [(3, vbat.address, 1)]);
+        // not again before the period is over
+        e.poll(t + BATTERY_PERIOD / 2);
+        assert!(!written(&mut rt)
+            .iter()
+            .any(|(_, k, _)| *k == kind::GET_VARIABLES));
+        let answer = Message::Variables {
+            start: vbat.address,
+            values: Words::from_slice(&[794]),
+        };
+        rt.rt_push_frame(LinkId(0), 5, &answer.to_frame(3).unwrap());
+        e.poll(t + BATTERY_PERIOD / 2);
+        let events: Vec<EngineEvent> = std::iter::from_fn(|| e.next_event()).collect();
+        assert!(
+            events.contains(&EngineEvent::Battery { node, vbat: 794 }),
+            "{events:?}"
+        );
+        assert!(
+            !events
+                .iter()
+                .any(|ev| matches!(ev, EngineEvent::Network(NetworkEvent::Variables { .. }))),
+            "the engine's own read reached the front ends: {events:?}"
+        );
+    }
+}

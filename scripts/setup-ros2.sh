@@ -47,7 +47,7 @@ PINS=(
 PINS_HASH=$(printf '%s\n' "${PINS[@]}" | sha256sum | cut -c1-64)
 # `colcon build` of the package.xml (ament_cargo): colcon-ros-cargo (the colcon project's extension) and the
 # cargo-ament-build wheel it calls (`cargo ament-build`, a prebuilt binary in venv/bin). Stamped apart from PINS so
-# that changing these does not rebuild the interface packages. Why this extension: README "In a ROS 2 workspace".
+# that changing these does not rebuild the interface packages. Why this extension: docs/ros2.md "In a ROS 2 workspace".
 COLCON_PINS=(
     colcon-core==0.21.3
     colcon-ros==0.5.0

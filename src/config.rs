@@ -48,7 +48,7 @@ pub struct RtSection {
     pub priority: u8,
     /// SCHED_FIFO priority of the front ends' odometry publisher threads, which then run on the
     /// RT thread's CPU: rung by the RT thread, a publisher runs the moment it waits again rather
-    /// than after another CPU wakes up (README "Latency"). Below `priority`; 0: SCHED_OTHER on
+    /// than after another CPU wakes up (docs/realtime.md). Below `priority`; 0: SCHED_OTHER on
     /// any CPU. Ignored when `priority` is 0.
     pub publisher_priority: u8,
     /// `mlockall(MCL_CURRENT | MCL_FUTURE)`.

@@ -1,5 +1,5 @@
 //! The driver's entry point as a library function: what the `thymio-rt` binary runs, and what a crate of
-//! one's own RT controllers runs with its registry ([`run`]; README "Writing an RT controller").
+//! one's own RT controllers runs with its registry ([`run`]; docs/control.md "Writing an RT controller").
 
 use crate::cli::{dispatch_with, Cli};
 use rt::controllers::Registry;

@@ -1,5 +1,5 @@
 //! thymio-rt wiring: command line, configuration and assembly of the RT and NRT domains; and the driver as a
-//! library ([`run`]) for crates that bring RT controllers of their own (README "Writing an RT controller").
+//! library ([`run`]) for crates that bring RT controllers of their own (docs/control.md "Writing an RT controller").
 
 pub mod cli;
 pub mod config;

@@ -1,4 +1,5 @@
-//! An RT controller from outside the repository (issue 27, items 1 and 2; README "Writing an RT controller"): the
+//! An RT controller from outside the repository (issue 27, items 1 and 2; docs/control.md "Writing an RT
+//! controller"): the
 //! template crate `examples/my_controller` is copied out of the repository and built as a user builds it (`cargo
 //! test` then `cargo build`, features `ros2,ros1`, its `thymio_rt` dependency pointing at this checkout); its own
 //! unit test (no allocation in its controller's RT methods) runs there. Its binary — thymio-rt's driver through

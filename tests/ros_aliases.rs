@@ -1,7 +1,7 @@
 //! asebaros' and ROS-Thymio's parameter names start the driver with their meaning, through rcl as a launch file
 //! passes them (issue 23): ROS-Thymio's launch files give asebaros `reload_script_on_reconnect` (its ROS 1 name;
 //! the ROS 2 code reads `script.reload_on_reconnect`) and the driver `launch_model`. Before, the driver refused to
-//! start (`unknown configuration key reload_script_on_reconnect`). Also the README's command line forms:
+//! start (`unknown configuration key reload_script_on_reconnect`). Also docs/configuration.md's command line forms:
 //! `thymio-rt run -- --ros-args -p …` and `--ros-args --params-file …`.
 #![cfg(feature = "ros2")]
 

@@ -73,7 +73,7 @@ fn cmd_vel_on_the_hot_node_and_odometry_once_from_the_publisher_thread() {
     .unwrap();
     peer.message(&t("odom"), deadline, |_| true).unwrap();
 
-    // cmd_vel is the hot node's, best effort (a plain Twist is never redelivered late: README
+    // cmd_vel is the hot node's, best effort (a plain Twist is never redelivered late: docs/several-hosts.md
     // "The network as a fault"), volatile, and the bridge node does not subscribe to it
     // (the graph learns an entity's node a little after the entity: wait for it)
     let subs = loop {

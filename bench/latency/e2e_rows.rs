@@ -1,5 +1,5 @@
 //! The rows of the end-to-end section (which driver, configuration and ROS client each), their run in interleaved
-//! rounds, the plots, and the end-to-end part of summary.json with the notes the README table prints.
+//! rounds, the plots, and the end-to-end part of summary.json with the notes the table of docs/performance.md prints.
 //!
 //! Each driver row has a client ([`Client`]): the rclpy and rospy clients, whose own cost (hundreds of µs a
 //! message) is in every row alike, and the fast ones (r2r, tcpros: bench/latency/client.rs, client_ros1.rs),
@@ -350,7 +350,7 @@ fn commit() -> String {
     format!("{head}{}", if dirty { "+dirty" } else { "" })
 }
 
-/// How the end-to-end rows were taken, for the README table.
+/// How the end-to-end rows were taken, for the table of docs/performance.md.
 fn notes() -> Vec<String> {
     vec![
         format!(

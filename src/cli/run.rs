@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
     /// Record the RT thread's inputs and what the driver published into FILE.mcap (the flight recorder; the
-    /// configuration's `record` section sets the rotation; README "Flight recorder").
+    /// configuration's `record` section sets the rotation; docs/recorder.md).
     #[arg(long, value_name = "FILE.mcap")]
     record: Option<PathBuf>,
     /// Write a JSON report (RT timing, allocations, page faults, links, final odometry) at exit.

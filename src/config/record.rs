@@ -1,6 +1,6 @@
 //! The section `record`: the flight recorder (`thymio-rt run --record FILE.mcap` sets `record.file`). Everything
 //! the RT thread took as input and every frame it wrote, with what the driver published, go to MCAP files
-//! (README "Flight recorder"); bounded by a size or a duration per file with rotation, keeping the last files.
+//! (docs/recorder.md); bounded by a size or a duration per file with rotation, keeping the last files.
 
 use nrt_engine::schema::{Invalid, Section};
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 """Behaviour scenarios of control from ROS: the communication switch, the joint space, the RT controllers'
-endpoints, the calibration action and live parameters (README "RT controllers and the communication switch",
+endpoints, the calibration action and live parameters (docs/control.md "RT controllers and the communication switch",
 "Motor calibration"). Texts are the ROS 2 code's (nrt/ros2/src/switch.rs, calibration_action.rs; the engine's
 calibration_run.rs; handoff::endpoints).
 """
@@ -242,7 +242,7 @@ def _crossing(messages, value, level):
 
 
 def motion_limits(c, env):
-    """Motion limits set live (README "Motion limits"): with linear.x.max_acceleration 0.2 m/s², a cmd_vel step
+    """Motion limits set live (docs/safety.md "Motion limits"): with linear.x.max_acceleration 0.2 m/s², a cmd_vel step
     0 -> 0.15 m/s ramps on ~/cmd_vel_out (publish_limited_velocity, set live) at that rate, and the wheels follow
     (odometry); a refused limit keeps the one in effect; the cmd_vel watchdog's stop is not slowed by a small
     max_deceleration; publish_limited_velocity false stops ~/cmd_vel_out."""
@@ -334,7 +334,7 @@ def _odom_tf(c, message):
 
 
 def odometry(c, env):
-    """Odometry parameters as diff_drive_controller names them (README "Odometry for Nav2"): odom_frame_id and
+    """Odometry parameters as diff_drive_controller names them (docs/ros2.md "Odometry for Nav2"): odom_frame_id and
     base_frame_id (aliases of odom_frame and robot_frame), the covariance diagonals from the configuration (and live
     on ROS 2), ~/set_odometry resetting the pose (z, roll, pitch refused), enable_odom_tf removing odom -> base from
     /tf (live) while the wheels' transforms stay."""
@@ -418,7 +418,7 @@ def _enable_cliff_stop(c):
 
 
 def cliff(c, env):
-    """The cliff reflex on the table arena (config/arena/table.yaml, README "Cliff reflex"): driving straight at
+    """The cliff reflex on the table arena (config/arena/table.yaml, docs/safety.md "Cliff reflex"): driving straight at
     0.12 m/s the ground sensors cross a black tape line (not stopped) and then reach the table's east edge
     (x = 1.2 m), where forward motion stops before the robot falls, however insistent cmd_vel is (ground truth);
     `cliff_stop` (latched) and /diagnostics say it holds; backing away is allowed and releases it."""

@@ -1,4 +1,4 @@
-"""Behaviour scenarios of the goal actions (README "Goal actions"): drive_distance, rotate_angle and
+"""Behaviour scenarios of the goal actions (docs/control.md "Goal actions"): drive_distance, rotate_angle and
 navigate_to_position reach their goals on odometry with feedback, own the wheels while they run and give them back
 to `ros`; a bad goal is rejected with its reason; a cancel stops the robot; a goal driving off the table is aborted
 by the cliff reflex before the edge. Texts are the layer's (nrt/interface/src/goal_actions.rs, handoff::GoalAbort).

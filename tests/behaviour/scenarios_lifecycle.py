@@ -1,4 +1,4 @@
-"""Managed (lifecycle) driver nodes (README "Managed (lifecycle) driver nodes"), with `managed: true`: the robot's
+"""Managed (lifecycle) driver nodes (docs/ros2.md "Managed (lifecycle) driver nodes"), with `managed: true`: the robot's
 `thymio_driver` node starts unconfigured with its wheels held; only `configure` then `activate` (lifecycle_msgs'
 services, called here as Nav2's lifecycle_manager calls them: plain service clients — rclpy's lifecycle module
 serves lifecycle nodes, it has no client of a remote one) let cmd_vel drive it; deactivate stops it at once."""

@@ -4,7 +4,7 @@
 //! ambient. Over a white floor most of the light comes back (the simulator reads `delta` ≈ 980), over black
 //! tape little (reflectance 0.05: `delta` ≈ 60). Past a table's edge the floor is far below the sensor and
 //! nothing measurable comes back: `reflected` is the ambient light alone and `delta` is a few units around 0,
-//! below any printed black (README "Cliff reflex" gives the real Thymios' figures).
+//! below any printed black (docs/safety.md "Cliff reflex" gives the real Thymios' figures).
 
 use crate::rng::Rng;
 

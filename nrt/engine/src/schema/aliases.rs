@@ -18,7 +18,7 @@ pub enum Foreign {
     Ignored(&'static str),
 }
 
-/// Every foreign name, with what it is to thymio-rt (see the README's configuration reference).
+/// Every foreign name, with what it is to thymio-rt (see docs/configuration.md).
 pub const FOREIGN: &[(&str, Foreign)] = &[
     // asebaros' ROS 1 code and every launch file (ROS 1 and ROS 2); its ROS 2 code reads the other name
     (

@@ -6,7 +6,7 @@
 //! file entries and the calibration tool's result (`Calibration::validate`); the ROS 2 front
 //! end publishes them in its parameter descriptors ([`of_driver_param`]).
 //!
-//! Why each bound is where it is: README, "Configuration reference", "Ranges".
+//! Why each bound is where it is: docs/configuration.md, "Ranges: values a Thymio can have".
 
 use super::Invalid;
 

@@ -152,7 +152,7 @@ impl ObstacleStopConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct CliffStopConfig {
     /// Off by default: ROS-Thymio has no such reflex, and a black line can read as low as a
-    /// drop on some floors (README "Cliff reflex").
+    /// drop on some floors (docs/safety.md "Cliff reflex").
     pub enabled: bool,
     /// `prox.ground.delta` below which a sensor sees no floor (1–1023).
     pub threshold: i16,

@@ -64,7 +64,7 @@ pub fn clip(s: &str) -> Cow<'_, str> {
     }
 }
 
-/// The bounds of what a peer may make the node do (the defaults are documented in the README's safety table).
+/// The bounds of what a peer may make the node do (the defaults are documented in docs/ros1.md and docs/safety.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     /// Longest TCPROS connection header.

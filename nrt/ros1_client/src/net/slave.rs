@@ -230,7 +230,7 @@ fn call(node: &Shared, method: &str, params: &[Value]) -> Value {
         }
         "getBusStats" => reply(1, "bus stats", bus_stats(node)),
         "getBusInfo" => reply(1, "bus info", bus_info(node)),
-        // parameters are read once at start (README): an update is acknowledged, not applied
+        // parameters are read once at start (docs/ros1.md): an update is acknowledged, not applied
         "paramUpdate" => reply(1, "", Value::Int(0)),
         "shutdown" => {
             let why = string(params.get(1)).unwrap_or("");

@@ -397,7 +397,8 @@ impl Engine {
     /// driver node that is not active), or lets its owner's command through again (`false`; an emergency stop,
     /// [`Engine::set_emergency_stop`], still holds them).
     pub fn set_wheels_held(&mut self, node: NodeId, held: bool) -> Result<(), EngineError> {
-        self.set_hold(node, estop::Hold::Lifecycle, held).map(|_| ())
+        self.set_hold(node, estop::Hold::Lifecycle, held)
+            .map(|_| ())
     }
 
     /// Whether a managed node that is not active holds driven robot `node`'s wheels at zero (false for a node

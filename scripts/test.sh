@@ -40,6 +40,9 @@ export THYMIO_SKIP_RECORD="$ROOT/target/skipped-tests.tsv"
 mkdir -p "$ROOT/target"
 : >"$THYMIO_SKIP_RECORD"
 not_run=()
+# The steps' names and start times (step below), for summary()'s times.
+t0=$SECONDS
+step_names=() step_starts=()
 # A CI run: CI set to anything but empty, 0 or false (tests/common/missing.rs `is_ci`).
 ci_run() { case "$(printf '%s' "${CI:-}" | tr '[:upper:]' '[:lower:]' | tr -d '[:space:]')" in ""|0|false) return 1 ;; esac; }
 summary() {
@@ -51,10 +54,19 @@ summary() {
         # kind, test, reason
         awk -F'\t' '{ printf "  %-15s %s: %s\n", $1, $2, $3 }' "$THYMIO_SKIP_RECORD" >&2
     fi
-    local step
+    local step i
     for step in "${not_run[@]}"; do
         printf '==== step not run: %s\n' "$step" >&2
     done
+    # How long each step took (the last one until now, whether it passed or not)
+    if [ "${#step_names[@]}" -gt 0 ]; then
+        printf '==== step times (s), %d in all:\n' "$((SECONDS - t0))" >&2
+        for i in "${!step_names[@]}"; do
+            local end=$SECONDS
+            [ $((i + 1)) -lt "${#step_names[@]}" ] && end=${step_starts[$((i + 1))]}
+            printf '  %6d  %s\n' "$((end - step_starts[i]))" "${step_names[i]}" >&2
+        done
+    fi
     # A test that checked nothing fails a CI run (the tests fail themselves in CI; this catches any skip left).
     if [ "$n" -gt 0 ] && ci_run; then
         printf '==== FAILED: %s tests skipped with CI=%s: a CI run must check every test\n' "$n" "$CI" >&2
@@ -65,13 +77,18 @@ trap summary EXIT
 [ $ros -eq 0 ] && not_run+=("ROS 2 and ROS 1 end-to-end (--no-ros)")
 [ $fuzz -eq 0 ] && not_run+=("fuzzing (--no-fuzz)")
 
+# Starts a step: says when, and keeps its start for the times summary() prints at the end.
+step() {
+    step_names+=("$*")
+    step_starts+=("$SECONDS")
+    printf '\n==== %s (at %d s)\n' "$*" "$((SECONDS - t0))" >&2
+}
+
+step "setup"
 setup_args=()
 [ $ros -eq 0 ] && setup_args+=(--no-ros)
 [ $fuzz -eq 1 ] && setup_args+=(--fuzz)
 "$ROOT/scripts/setup.sh" "${setup_args[@]}"
-
-t0=$SECONDS
-step() { printf '\n==== %s (at %d s)\n' "$*" "$((SECONDS - t0))" >&2; }
 # Loopback-only DDS for everything below.
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
@@ -112,4 +129,4 @@ if [ $fuzz -eq 1 ]; then
     step "fuzzing (bounded)"
     "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-20}"
 fi
-step "all tests passed"
+printf '\n==== all tests passed (at %d s)\n' "$((SECONDS - t0))" >&2

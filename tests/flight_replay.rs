@@ -35,29 +35,33 @@ fn thymio_rt(args: &[&str], within: Duration) -> (Option<i32>, String) {
     (status.code(), p.seen.join("\n"))
 }
 
+/// `thymio-rt run` with configuration `cfg` on the embedded simulator, driven at (0.06 m/s, 0.4 rad/s) for `secs`
+/// s without ROS, recording into `file`.
+fn recording_args<'a>(cfg: &'a Path, file: &'a Path, secs: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "-c",
+        cfg.to_str().unwrap(),
+        "--no-ros",
+        "--switch-port",
+        "0",
+        "--cmd-vel",
+        "0.06,0.4",
+        "--duration",
+        secs,
+        "--record",
+        file.to_str().unwrap(),
+    ]
+}
+
 /// Records `secs` seconds of the simulated Thymio driven at (0.06 m/s, 0.4 rad/s) into `<dir>/run.mcap`.
 fn record(dir: &Path, extra: &str, secs: &str) -> PathBuf {
     let cfg = config(dir, extra);
     let file = dir.join("run.mcap");
-    let (code, out) = thymio_rt(
-        &[
-            "run",
-            "-c",
-            cfg.to_str().unwrap(),
-            "--no-ros",
-            "--switch-port",
-            "0",
-            "--cmd-vel",
-            "0.06,0.4",
-            "--duration",
-            secs,
-            "--record",
-            file.to_str().unwrap(),
-            "--report",
-            dir.join("report.json").to_str().unwrap(),
-        ],
-        Duration::from_secs(60),
-    );
+    let report = dir.join("report.json");
+    let mut args = recording_args(&cfg, &file, secs);
+    args.extend(["--report", report.to_str().unwrap()]);
+    let (code, out) = thymio_rt(&args, Duration::from_secs(60));
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("flight recorder:"), "{out}");
     // the report gives the recording's account: its files, what went on each channel, nothing dropped
@@ -264,20 +268,7 @@ fn replay_publishes_the_run_again_on_ros_2() {
 fn recording_run(dir: &Path, file: &Path, secs: &str, wrap: Option<&str>) -> Proc {
     let cfg = config(dir, "");
     let bin = common::thymio_rt();
-    let args = [
-        "run",
-        "-c",
-        cfg.to_str().unwrap(),
-        "--no-ros",
-        "--switch-port",
-        "0",
-        "--cmd-vel",
-        "0.06,0.4",
-        "--duration",
-        secs,
-        "--record",
-        file.to_str().unwrap(),
-    ];
+    let args = recording_args(&cfg, file, secs);
     let mut cmd = match wrap {
         // a shell that sets a limit, then becomes the driver (its environment kept)
         Some(script) => {

@@ -386,6 +386,31 @@ def scale_rows(summary: dict):
     return out
 
 
+# issue 45's idle targets: thymio-rt at its defaults, the robot connected, ROS 2 on, nobody subscribed
+IDLE_LIMITS = (("20hz", "20 Hz odometry (defaults)", 0.005), ("100hz", "100 Hz odometry", 0.010))
+
+
+def idle_rows(summary: dict):
+    """The idle points (CPU of a core, the busiest threads with their share and wake-ups a second) and issue 45's
+    idle targets on them."""
+    idle = summary.get("idle") or {}
+    out, verdicts = [], []
+    for key, label, limit in IDLE_LIMITS:
+        p = idle.get(key)
+        if not p:
+            continue
+        threads = sorted((p.get("threads") or {}).items(), key=lambda kv: -kv[1].get("cpu", 0))[:4]
+        per = ", ".join(f"{k} {t['cpu']:.2%} {t['wakeups_per_s']:.0f}/s" for k, t in threads)
+        per = f" (busiest threads: share, wake-ups a second: {per})" if per else ""
+        out.append((f"idle, {label}, ROS 2 on, no subscriber: CPU{per}",
+                    f"{p['cpu']:.2%}", "", ""))
+        over = 100 * (p["cpu"] - limit)
+        verdicts.append(f"{label} ≤ {100 * limit:.1f} %: " + ("met" if over <= 0 else f"**not met** (by {over:.2f} %)"))
+    if verdicts:
+        out.append(("target: idle ≤ 0.5 % of a core at 20 Hz odometry, ≤ 1.0 % at 100 Hz", "; ".join(verdicts), "", ""))
+    return out
+
+
 def rows(summary: dict, crit: pathlib.Path):
     out = []
     wake = summary.get("wakeup", {})
@@ -394,6 +419,7 @@ def rows(summary: dict, crit: pathlib.Path):
     cyc = summary.get("rt_cycle_ns")
     if cyc:
         out.append(("RT cycle work, 1 robot", f"{cyc.get('p50', 0) / 1000:.1f} µs", "", ""))
+    out += idle_rows(summary)
     out += scale_rows(summary)
     for name, label in (("wire/decode_odometry_event", "decode an odometry event frame"),
                         ("wire/encode_set_speed", "encode a set_speed event frame"),

@@ -11,6 +11,7 @@ mod e2e;
 mod e2e_rows;
 mod floor;
 mod floor_ros1;
+mod idle;
 mod kinds;
 mod listener;
 mod loop_timing;
@@ -205,7 +206,7 @@ fn main() {
              driver that has no ROS 2 bridge (scripts/bench.sh builds them with the same features as scripts/run.sh)"
         );
     }
-    // `cargo bench` passes `--bench`; filters select sections: loop, e2e, scale
+    // `cargo bench` passes `--bench`; filters select sections: loop, e2e, idle, scale
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
@@ -258,6 +259,19 @@ fn main() {
             Ok(env) => {
                 if let Err(e) = e2e_rows::run(&env, window, rounds) {
                     eprintln!("end to end: failed: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+    }
+    if want("idle") {
+        // quick: 20 s a rate; full: 60 s
+        match e2e_env() {
+            Err(reason) => eprintln!("idle: skipped: {reason}"),
+            Ok(env) => {
+                if let Err(e) = idle::run(&env, Duration::from_secs(if quick() { 20 } else { 60 }))
+                {
+                    eprintln!("idle: failed: {e}");
                     std::process::exit(1);
                 }
             }

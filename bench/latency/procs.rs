@@ -209,21 +209,45 @@ pub fn thread_cpu_seconds(pid: u32) -> Vec<(u32, String, f64)> {
         .collect()
 }
 
+/// The group of thread `tid` (named `name`) of process `pid`: `main`, `rt` or its name without a pool number.
+fn group_of(pid: u32, tid: u32, name: &str) -> String {
+    if tid == pid {
+        "main".to_owned()
+    } else if name == "thymio-rt" {
+        "rt".to_owned()
+    } else {
+        // numbered pools (tokio-runtime-w, …) as one
+        name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-')
+            .to_owned()
+    }
+}
+
 /// CPU seconds per thread group of process `pid`: `rt` (the RT thread, named `thymio-rt` but not the main
 /// thread), `main` (the NRT loop), then the other threads by name.
 pub fn thread_groups(pid: u32) -> std::collections::BTreeMap<String, f64> {
     let mut groups = std::collections::BTreeMap::new();
     for (tid, name, s) in thread_cpu_seconds(pid) {
-        let group = if tid == pid {
-            "main".to_owned()
-        } else if name == "thymio-rt" {
-            "rt".to_owned()
-        } else {
-            // numbered pools (tokio-runtime-w, …) as one
-            name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-')
-                .to_owned()
-        };
-        *groups.entry(group).or_insert(0.0) += s;
+        *groups.entry(group_of(pid, tid, &name)).or_insert(0.0) += s;
+    }
+    groups
+}
+
+/// Context switches (voluntary and not: each is one wake-up) per thread group of process `pid`, grouped as
+/// [`thread_groups`] groups them.
+pub fn thread_switches(pid: u32) -> std::collections::BTreeMap<String, u64> {
+    let mut groups = std::collections::BTreeMap::new();
+    for (tid, name, _) in thread_cpu_seconds(pid) {
+        let status =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).unwrap_or_default();
+        let n: u64 = status
+            .lines()
+            .filter(|l| {
+                l.starts_with("voluntary_ctxt_switches")
+                    || l.starts_with("nonvoluntary_ctxt_switches")
+            })
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum();
+        *groups.entry(group_of(pid, tid, &name)).or_insert(0) += n;
     }
     groups
 }

@@ -2,6 +2,9 @@
 //! odometry samples and calibration (all `Copy`).
 
 use super::ids::{LinkId, NodeId, RobotId};
+use msgs::thymio::{
+    AXIS_LENGTH, MOTOR_TARGET_LIMIT, NOMINAL_MAX_SPEED, NOMINAL_Q0, PROXIMITY_COUNT, WHEEL_RADIUS,
+};
 /// Transport of a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LinkKind {
@@ -140,7 +143,7 @@ pub struct ProximitySample {
     /// RT receive time (CLOCK_MONOTONIC ns).
     pub t_ns: u64,
     /// `prox.horizontal`: front left to front right, then rear left, rear right.
-    pub values: [i16; 7],
+    pub values: [i16; PROXIMITY_COUNT],
 }
 
 /// One odometry update of a robot (interface reference §3.5).
@@ -212,23 +215,25 @@ pub struct RobotCalibration {
     pub axis_length: f64,
     /// Wheel radius (m), for joint angles.
     pub wheel_radius: f64,
-    /// Largest wheel target magnitude sent (units; the firmware nominal maximum is 500).
+    /// Largest wheel target magnitude sent (units; the firmware's nominal maximum is
+    /// [`NOMINAL_MAX_SPEED`]).
     pub max_units: f64,
 }
 
 impl Default for RobotCalibration {
-    /// ROS-Thymio defaults for a real Thymio: q0 = 0.001/2.93, axis 0.0935 m, radius 0.022 m, 500.
+    /// ROS-Thymio defaults for a real Thymio, from the robot profile (`msgs::thymio`): q0 =
+    /// [`NOMINAL_Q0`], its axis length and wheel radius, a cap of [`NOMINAL_MAX_SPEED`] units.
     fn default() -> Self {
         let q = Quadratic {
-            q0: 0.001 / 2.93,
+            q0: NOMINAL_Q0,
             q1: 0.0,
         };
         RobotCalibration {
             left: q,
             right: q,
-            axis_length: 0.0935,
-            wheel_radius: 0.022,
-            max_units: 500.0,
+            axis_length: AXIS_LENGTH,
+            wheel_radius: WHEEL_RADIUS,
+            max_units: f64::from(NOMINAL_MAX_SPEED),
         }
     }
 }
@@ -246,7 +251,8 @@ impl RobotCalibration {
         ]
     }
 
-    /// Checks every value is finite and in range (q0 > 0, lengths > 0, 0 < max ≤ 1000).
+    /// Checks every value is finite and in range (q0 > 0, lengths > 0, 0 < max ≤
+    /// [`MOTOR_TARGET_LIMIT`]).
     pub fn validate(&self) -> Result<(), ParamError> {
         let names = [
             "q0",
@@ -274,7 +280,7 @@ impl RobotCalibration {
                 return Err(ParamError::OutOfRange { name, value });
             }
         }
-        if self.max_units > 1000.0 {
+        if self.max_units > f64::from(MOTOR_TARGET_LIMIT) {
             return Err(ParamError::OutOfRange {
                 name: "max_units",
                 value: self.max_units,

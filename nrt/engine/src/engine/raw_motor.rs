@@ -213,6 +213,7 @@ impl Engine {
 mod tests {
     use super::*;
     use handoff::RobotCalibration;
+    use msgs::thymio::{NOMINAL_Q0, SIMULATION_Q0};
 
     fn map(t: Twist2, cal: &RobotCalibration) -> [i16; 2] {
         // the RT thread's mapping, re-stated: wheel speeds, inverse model, round, cap
@@ -241,11 +242,11 @@ mod tests {
     fn wheel_targets_come_back_to_the_unit() {
         for q1 in [0.0, 1e-8, -1e-8] {
             let cal = RobotCalibration {
-                left: Quadratic { q0: 0.000332, q1 },
-                right: Quadratic {
-                    q0: 0.001 / 2.93,
+                left: Quadratic {
+                    q0: SIMULATION_Q0,
                     q1,
                 },
+                right: Quadratic { q0: NOMINAL_Q0, q1 },
                 ..RobotCalibration::default()
             };
             for m in [

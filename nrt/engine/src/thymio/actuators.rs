@@ -59,12 +59,21 @@ pub enum CommandError {
     Gesture(&'static str),
 }
 
-/// Brightness levels of the Thymio LEDs.
-pub const LED_MAX: i16 = 32;
+/// Brightness levels of the Thymio LEDs (the robot profile's).
+pub use msgs::thymio::LED_MAX;
+use msgs::thymio::{BUTTON_LEDS, CIRCLE_LEDS, GROUND_LEDS, PROXIMITY_LEDS, TEMPERATURE_LEDS};
 
 /// LEDs per group of `thymio_msgs/Led` (CIRCLE, PROXIMITY, BUTTONS, GROUND, TEMPERATURE,
 /// MICROPHONE, REMOTE).
-pub const LED_GROUP_SIZES: [usize; 7] = [8, 8, 4, 2, 2, 1, 1];
+pub const LED_GROUP_SIZES: [usize; 7] = [
+    CIRCLE_LEDS,
+    PROXIMITY_LEDS,
+    BUTTON_LEDS,
+    GROUND_LEDS,
+    TEMPERATURE_LEDS,
+    1,
+    1,
+];
 
 fn finite(field: &'static str, v: f64) -> Result<f64, CommandError> {
     if v.is_finite() {

@@ -7,6 +7,7 @@
 use super::PROXIMITY_NAMES;
 use crate::schema::ranges;
 use handoff::{NodeId, Quadratic, RobotCalibration};
+use msgs::thymio::{NOMINAL_Q0, PROXIMITY_COUNT, PROXIMITY_MODEL, SIMULATION_Q0};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -33,30 +34,29 @@ pub struct Calibration {
     pub left: MotorCalibration,
     /// Right wheel.
     pub right: MotorCalibration,
-    /// The 7 horizontal proximity sensors, in `prox.horizontal` order.
-    pub proximity: [ProximityCalibration; 7],
+    /// The horizontal proximity sensors, in `prox.horizontal` order.
+    pub proximity: [ProximityCalibration; PROXIMITY_COUNT],
     /// Distance between the wheels [m].
     pub axis_length: f64,
 }
 
-/// Default axis length [m] (the URDF's and ROS-Thymio main.launch's value).
-pub const AXIS_LENGTH: f64 = 0.0935;
-/// Wheel radius [m].
-pub const WHEEL_RADIUS: f64 = 0.022;
+/// Default axis length [m] (the URDF's and ROS-Thymio main.launch's value) and wheel radius [m]:
+/// the robot profile's.
+pub use msgs::thymio::{AXIS_LENGTH, WHEEL_RADIUS};
 
 impl Calibration {
-    /// ROS-Thymio defaults for a real robot (q0 = 0.001/2.93, dead band 10).
+    /// ROS-Thymio defaults for a real robot (q0 = [`NOMINAL_Q0`], dead band 10).
     pub fn real() -> Self {
         Self::with_motor(MotorCalibration {
-            parameters: [0.001 / 2.93, 0.0],
+            parameters: [NOMINAL_Q0, 0.0],
             deadband: 10.0,
         })
     }
 
-    /// ROS-Thymio defaults for a simulated robot (q0 = 0.000332, dead band 0).
+    /// ROS-Thymio defaults for a simulated robot (q0 = [`SIMULATION_Q0`], dead band 0).
     pub fn simulation() -> Self {
         Self::with_motor(MotorCalibration {
-            parameters: [0.000332, 0.0],
+            parameters: [SIMULATION_Q0, 0.0],
             deadband: 0.0,
         })
     }
@@ -66,8 +66,8 @@ impl Calibration {
             left: m,
             right: m,
             proximity: [ProximityCalibration {
-                parameters: [4505.0, 0.0003, 0.0073],
-            }; 7],
+                parameters: PROXIMITY_MODEL,
+            }; PROXIMITY_COUNT],
             axis_length: AXIS_LENGTH,
         }
     }

@@ -8,8 +8,9 @@
 //! least-squares slope (the problem is a convex quadratic). A fit is refused when the points
 //! cannot determine it or it is absurd for a Thymio (see [`FitError`]).
 
-/// The nominal `q0` of a Thymio (ROS-Thymio's default: 2.93 units per mm/s).
-pub const NOMINAL_Q0: f64 = 0.001 / 2.93;
+/// The nominal `q0` of a Thymio (ROS-Thymio's default: 2.93 units per mm/s), the robot
+/// profile's.
+pub use msgs::thymio::NOMINAL_Q0;
 /// Smallest and largest `q0` accepted, as multiples of [`NOMINAL_Q0`].
 pub const Q0_RANGE: (f64, f64) = (0.25, 4.0);
 /// Largest relative RMS residual accepted.
@@ -120,7 +121,7 @@ pub fn fit_wheel(wheel: &'static str, points: &[(f64, f64)]) -> Result<WheelFit,
     }
     let (lo, hi) = (Q0_RANGE.0 * NOMINAL_Q0, Q0_RANGE.1 * NOMINAL_Q0);
     // at the firmware's nominal top target the quadratic term must not dominate absurdly
-    if !(q0 >= lo && q0 <= hi && q1 * 500.0 <= q0 * 4.0) {
+    if !(q0 >= lo && q0 <= hi && q1 * f64::from(msgs::thymio::NOMINAL_MAX_SPEED) <= q0 * 4.0) {
         return Err(FitError::Absurd { wheel, q0, q1 });
     }
     let n = points.len() as f64;

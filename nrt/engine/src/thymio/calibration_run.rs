@@ -21,7 +21,7 @@ pub const DEADBAND_MAX: i16 = 100;
 /// Most samples per target a goal may ask.
 pub const MAX_SAMPLES: u16 = 100;
 /// Highest target a goal may ask (the firmware's nominal maximum).
-pub const MAX_SPEED: i16 = 500;
+pub const MAX_SPEED: i16 = msgs::thymio::NOMINAL_MAX_SPEED;
 
 /// A goal's fields (the action's goal, front-end independent).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -324,12 +324,11 @@ fn fit_failure(e: &FitError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const Q0: f64 = 0.001 / 2.93;
+    use msgs::thymio::{AXIS_LENGTH, NOMINAL_Q0 as Q0, SIMULATION_Q0};
 
     #[test]
     fn the_default_goal_is_the_standard_calibration() {
-        let p = plan(&Goal::default(), Q0, 0.0935).unwrap();
+        let p = plan(&Goal::default(), Q0, AXIS_LENGTH).unwrap();
         assert_eq!(p.speeds, STANDARD_SPEEDS);
         assert_eq!(p.wheels, [Wheel::Left, Wheel::Right]);
         assert_eq!(p.samples, STANDARD_SAMPLES);
@@ -345,7 +344,7 @@ mod tests {
 
     #[test]
     fn bad_goals_are_refused_with_the_field() {
-        let bad = |g: Goal| plan(&g, Q0, 0.0935).unwrap_err().to_string();
+        let bad = |g: Goal| plan(&g, Q0, AXIS_LENGTH).unwrap_err().to_string();
         let speeds = |v: Vec<i16>| Goal {
             motor_speeds: v,
             ..Goal::default()
@@ -379,8 +378,8 @@ mod tests {
                 timeout: 3600.0,
                 ..Goal::default()
             },
-            0.000332,
-            0.0935,
+            SIMULATION_Q0,
+            AXIS_LENGTH,
         )
         .unwrap();
         assert_eq!(p.timeout_ns, 3_600_000_000_000);
@@ -400,7 +399,7 @@ mod tests {
             samples: 2,
             ..Goal::default()
         };
-        let (mut s, first) = Session::start(plan(&goal, Q0, 0.0935).unwrap());
+        let (mut s, first) = Session::start(plan(&goal, Q0, AXIS_LENGTH).unwrap());
         assert!(matches!(first, CalCommand::Run(r) if r.wheel == Wheel::Right));
         let gains = [1.06, 0.96];
         let mut next = None;
@@ -446,7 +445,7 @@ mod tests {
 
     #[test]
     fn a_failure_says_which_wheel_and_why() {
-        let (mut s, _) = Session::start(plan(&Goal::default(), Q0, 0.0935).unwrap());
+        let (mut s, _) = Session::start(plan(&Goal::default(), Q0, AXIS_LENGTH).unwrap());
         let step = s.on_report(CalReport::Failed {
             wheel: Wheel::Left,
             reason: CalFailure::Timeout { target: 100 },

@@ -2,6 +2,7 @@
 //! §3.7), decoded by name with their sizes checked.
 
 use super::BUTTON_NAMES;
+use msgs::thymio::{BUTTON_COUNT, GROUND_COUNT, PROXIMITY_COUNT};
 
 /// A decoded robot event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,7 +17,7 @@ pub enum RobotEvent {
         ticks: i16,
     },
     /// Max of the buttons over the last period, `[backward, left, center, forward, right]`.
-    Buttons([i16; 5]),
+    Buttons([i16; BUTTON_COUNT]),
     /// One button changed.
     Button {
         /// Index in [`BUTTON_NAMES`].
@@ -25,13 +26,13 @@ pub enum RobotEvent {
         pressed: bool,
     },
     /// `prox.horizontal`.
-    Proximity([i16; 7]),
+    Proximity([i16; PROXIMITY_COUNT]),
     /// `prox.ground.delta`.
-    Ground([i16; 2]),
+    Ground([i16; GROUND_COUNT]),
     /// `prox.ground.reflected`.
-    GroundReflected([i16; 2]),
+    GroundReflected([i16; GROUND_COUNT]),
     /// `prox.ground.ambiant`.
-    GroundAmbient([i16; 2]),
+    GroundAmbient([i16; GROUND_COUNT]),
     /// Mean of `acc` over the last period.
     Accelerometer([i16; 3]),
     /// A tap.
@@ -52,9 +53,9 @@ pub enum RobotEvent {
         /// Value received.
         value: i16,
         /// Per-sensor payloads.
-        payloads: [i16; 7],
+        payloads: [i16; PROXIMITY_COUNT],
         /// Per-sensor intensities.
-        intensities: [i16; 7],
+        intensities: [i16; PROXIMITY_COUNT],
     },
 }
 
@@ -119,11 +120,13 @@ impl RobotEvent {
                 RobotEvent::Remote { address, command }
             }
             "comm" => {
-                let a: [i16; 15] = take(name, args)?;
-                let mut payloads = [0; 7];
-                let mut intensities = [0; 7];
-                payloads.copy_from_slice(&a[1..8]);
-                intensities.copy_from_slice(&a[8..15]);
+                // value, then a payload and an intensity per proximity sensor
+                const N: usize = PROXIMITY_COUNT;
+                let a: [i16; 1 + 2 * N] = take(name, args)?;
+                let mut payloads = [0; N];
+                let mut intensities = [0; N];
+                payloads.copy_from_slice(&a[1..1 + N]);
+                intensities.copy_from_slice(&a[1 + N..]);
                 RobotEvent::Comm {
                     value: a[0],
                     payloads,

@@ -15,19 +15,6 @@ pub mod odometry_params;
 pub mod params;
 pub mod sensors;
 
-/// Names of the 7 horizontal proximity sensors, in `prox.horizontal` order.
-pub const PROXIMITY_NAMES: [&str; 7] = [
-    "left",
-    "center_left",
-    "center",
-    "center_right",
-    "right",
-    "rear_left",
-    "rear_right",
-];
-
-/// Names of the 2 ground sensors.
-pub const GROUND_NAMES: [&str; 2] = ["left", "right"];
-
-/// Names of the 5 buttons, in the order of the `buttons` event.
-pub const BUTTON_NAMES: [&str; 5] = ["backward", "left", "center", "forward", "right"];
+// The names of the sensors and buttons are the robot profile's (`msgs::thymio`), re-exported
+// here beside the driver logic that uses them.
+pub use msgs::thymio::{BUTTON_NAMES, GROUND_NAMES, PROXIMITY_NAMES};

@@ -4,6 +4,7 @@
 //! `/tf` with the wheel angles, so no robot_state_publisher is needed.
 
 use super::calibration::WHEEL_RADIUS;
+use msgs::thymio::{GROUND_HEIGHT, GROUND_POSES, GROUND_YAWS, PROXIMITY_HEIGHT, PROXIMITY_POSES};
 
 /// A fixed frame of the robot: name (without prefix), parent, translation, roll-pitch-yaw.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,51 +28,33 @@ const fn frame(name: &'static str, xyz: [f64; 3], rpy: [f64; 3]) -> FixedFrame {
     }
 }
 
-/// The fixed sensor and body frames (children of `base_link`).
+/// The frame of horizontal proximity sensor `i` (the robot profile's pose, at its height).
+const fn proximity_frame(name: &'static str, i: usize) -> FixedFrame {
+    let [x, y, yaw] = PROXIMITY_POSES[i];
+    frame(name, [x, y, PROXIMITY_HEIGHT], [0.0, 0.0, yaw])
+}
+
+/// The frame of ground sensor `i` (looking down: pitched by π/2).
+const fn ground_frame(name: &'static str, i: usize) -> FixedFrame {
+    let [x, y] = GROUND_POSES[i];
+    let pitch = std::f64::consts::FRAC_PI_2;
+    frame(name, [x, y, GROUND_HEIGHT], [0.0, pitch, GROUND_YAWS[i]])
+}
+
+/// The fixed sensor and body frames (children of `base_link`); the sensor frames' names are
+/// `proximity_<name>_link` and `ground_<name>_link` of the profile's sensor names.
 pub const FIXED_FRAMES: [FixedFrame; 11] = [
     frame("body_link", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]),
-    frame(
-        "proximity_left_link",
-        [0.063, 0.0493, 0.035],
-        [0.0, 0.0, 0.66323],
-    ),
-    frame(
-        "proximity_center_left_link",
-        [0.0756, 0.0261, 0.035],
-        [0.0, 0.0, 0.33161],
-    ),
-    frame("proximity_center_link", [0.08, 0.0, 0.035], [0.0, 0.0, 0.0]),
-    frame(
-        "proximity_center_right_link",
-        [0.0756, -0.0261, 0.035],
-        [0.0, 0.0, -0.33161],
-    ),
-    frame(
-        "proximity_right_link",
-        [0.063, -0.0493, 0.035],
-        [0.0, 0.0, -0.66323],
-    ),
-    frame(
-        "proximity_rear_left_link",
-        [-0.03, 0.0305, 0.035],
-        [0.0, 0.0, std::f64::consts::PI],
-    ),
-    frame(
-        "proximity_rear_right_link",
-        [-0.03, -0.0305, 0.035],
-        [0.0, 0.0, std::f64::consts::PI],
-    ),
-    frame(
-        "ground_left_link",
-        [0.07157, 0.01155, 0.009],
-        [0.0, std::f64::consts::FRAC_PI_2, 0.24311],
-    ),
-    frame(
-        "ground_right_link",
-        [0.07157, -0.01155, 0.009],
-        [0.0, std::f64::consts::FRAC_PI_2, -0.24311],
-    ),
-    frame("laser_link", [0.0, 0.0, 0.035], [0.0, 0.0, 0.0]),
+    proximity_frame("proximity_left_link", 0),
+    proximity_frame("proximity_center_left_link", 1),
+    proximity_frame("proximity_center_link", 2),
+    proximity_frame("proximity_center_right_link", 3),
+    proximity_frame("proximity_right_link", 4),
+    proximity_frame("proximity_rear_left_link", 5),
+    proximity_frame("proximity_rear_right_link", 6),
+    ground_frame("ground_left_link", 0),
+    ground_frame("ground_right_link", 1),
+    frame("laser_link", [0.0, 0.0, PROXIMITY_HEIGHT], [0.0, 0.0, 0.0]),
 ];
 
 /// A frame name with the robot prefix (`"thymio_3/base_link"`, or `"base_link"` without one).
@@ -122,8 +105,8 @@ pub fn wheel_link(side: &str) -> String {
 pub const BODY_SIZE: [f64; 3] = [0.11, 0.112, 0.053];
 /// Centre of the body box in `base_link` [m].
 pub const BODY_CENTER: [f64; 3] = [0.025, 0.0, 0.0315];
-/// Width of a wheel [m].
-pub const WHEEL_WIDTH: f64 = 0.015;
+/// Width of a wheel [m] (the robot profile's).
+pub use msgs::thymio::WHEEL_WIDTH;
 /// Mass of the body and of one wheel [kg] (thymio_description).
 pub const MASSES: [f64; 2] = [0.2, 0.024];
 /// The body's visual mesh (`meshes/` of the repository, written by `scripts/gen-meshes.py`; installed in the
@@ -203,6 +186,7 @@ pub fn urdf(prefix: &str, axis_length: f64, wheel_joints: [&str; 2]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use msgs::thymio::AXIS_LENGTH;
 
     #[test]
     fn prefixes() {
@@ -221,7 +205,7 @@ mod tests {
 
     #[test]
     fn urdf_has_every_frame_and_wheels_at_half_axis() {
-        let u = urdf("t1", 0.0935, ["left_wheel_joint", "right_wheel_joint"]);
+        let u = urdf("t1", AXIS_LENGTH, ["left_wheel_joint", "right_wheel_joint"]);
         for f in FIXED_FRAMES {
             assert!(
                 u.contains(&format!("<link name=\"t1/{}\"", f.name)),
@@ -264,7 +248,7 @@ mod tests {
 
     #[test]
     fn wheel_joints_take_the_configured_names() {
-        let u = urdf("", 0.0935, ["wl", "wr"]);
+        let u = urdf("", AXIS_LENGTH, ["wl", "wr"]);
         assert!(u.contains("<joint name=\"wl\" type=\"continuous\">"));
         assert!(u.contains("<joint name=\"wr\" type=\"continuous\">"));
     }

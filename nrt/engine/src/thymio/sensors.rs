@@ -3,26 +3,19 @@
 
 use super::calibration::ProximityCalibration;
 
-/// Range limits of the horizontal proximity sensors [m].
-pub const PROXIMITY_RANGE_MIN: f32 = 0.0215;
-/// Range limits of the horizontal proximity sensors [m].
-pub const PROXIMITY_RANGE_MAX: f32 = 0.14;
-/// Field of view of the proximity and ground sensors [rad].
-pub const SENSOR_FOV: f32 = 0.3;
-/// Range limits of the ground sensors [m].
-pub const GROUND_RANGE_MIN: f32 = 0.009;
-/// Range limits of the ground sensors [m].
-pub const GROUND_RANGE_MAX: f32 = 0.030;
+// The sensors' range limits [m], field of view [rad] and the accelerometer's scale (units per
+// g, standard gravity) are the robot profile's.
+pub use msgs::thymio::{
+    ACC_PER_G, G, GROUND_RANGE_MAX, GROUND_RANGE_MIN, PROXIMITY_RANGE_MAX, PROXIMITY_RANGE_MIN,
+    SENSOR_FOV,
+};
+use msgs::thymio::{BUTTON_COUNT, PROXIMITY_COUNT};
 /// Distance from the laser frame to the front sensors' arc [m].
 pub const LASER_SHIFT: f32 = 0.08;
 /// Angles of the 5 front sensors in the laser scan (right to left) [rad].
 pub const LASER_ANGLE_MIN: f32 = -0.64;
 /// Angle step of the laser scan [rad].
 pub const LASER_ANGLE_INCREMENT: f32 = 0.32;
-/// Standard gravity [m/s²].
-pub const G: f64 = 9.81;
-/// Accelerometer units per g.
-pub const ACC_PER_G: f64 = 23.0;
 
 /// Distance [m] seen by a proximity sensor with reading `r` (power model), REP 117:
 /// `+inf` if nothing reflects (`r == 0`), `-inf` if saturated (`r ≥ r_max`), else clamped
@@ -43,7 +36,7 @@ pub fn proximity_range(r: i16, cal: &ProximityCalibration) -> f32 {
 /// The 5 ranges of the laser scan (right to left, i.e. sensors 4, 3, 2, 1, 0) from the 7
 /// proximity ranges. Finite ranges are shifted to the laser frame; `±inf` stay as they are,
 /// so empty sectors are not obstacles (defect §6.2 #6).
-pub fn laser_ranges(ranges: &[f32; 7]) -> [f32; 5] {
+pub fn laser_ranges(ranges: &[f32; PROXIMITY_COUNT]) -> [f32; 5] {
     let mut out = [0.0; 5];
     for (k, o) in out.iter_mut().enumerate() {
         let r = ranges[4 - k];
@@ -84,7 +77,7 @@ pub fn sound_level(intensity: i16) -> f32 {
 }
 
 /// Joy buttons `[backward, left, center, forward, right]` as 0/1.
-pub fn joy_buttons(values: [i16; 5]) -> [i32; 5] {
+pub fn joy_buttons(values: [i16; BUTTON_COUNT]) -> [i32; BUTTON_COUNT] {
     values.map(|v| i32::from(v != 0))
 }
 

@@ -4,6 +4,7 @@
 use super::*;
 use crate::report::{LogSink, Severity};
 use handoff::{calibration_port, RtCalibrationPort};
+use msgs::thymio::AXIS_LENGTH;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -23,7 +24,7 @@ struct Host {
 
 impl CalibrationHost for Host {
     fn robot(&self, node: NodeId) -> Option<(RobotId, f64, f64)> {
-        (self.driven && node == NODE).then_some((ROBOT, Q0, 0.0935))
+        (self.driven && node == NODE).then_some((ROBOT, Q0, AXIS_LENGTH))
     }
     fn request_owner(&mut self, robot: RobotId, owner: OwnerId) -> Result<(), String> {
         self.owners.push((robot, owner));

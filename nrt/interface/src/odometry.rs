@@ -269,6 +269,7 @@ impl RateLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use msgs::thymio::AXIS_LENGTH;
 
     #[test]
     fn cmd_vel_out_is_the_commanded_twist_in_the_base_frame() {
@@ -376,7 +377,7 @@ mod tests {
             "base_link",
             ["left_wheel_joint", "right_wheel_joint"],
         );
-        let [l, r] = wheel_transforms(&sample(), Stamp::ZERO, &f, 0.0935);
+        let [l, r] = wheel_transforms(&sample(), Stamp::ZERO, &f, AXIS_LENGTH);
         assert_eq!(l.header.frame_id, "t1/base_link");
         assert_eq!(l.child_frame_id, "t1/left_wheel_link");
         assert_eq!(r.child_frame_id, "t1/right_wheel_link");

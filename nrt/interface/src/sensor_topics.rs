@@ -11,6 +11,7 @@
 use crate::frames::Frames;
 use crate::geometry::Stamp;
 use crate::sensors::{self, Imu, Joy, LaserScan, Range, Temperature};
+use msgs::thymio::PROXIMITY_COUNT;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::params::Ranges;
@@ -95,9 +96,9 @@ pub enum SensorMessage {
         /// Value received.
         value: i16,
         /// Per-sensor payloads.
-        payloads: [i16; 7],
+        payloads: [i16; PROXIMITY_COUNT],
         /// Per-sensor intensities.
-        intensities: [i16; 7],
+        intensities: [i16; PROXIMITY_COUNT],
     },
 }
 
@@ -194,11 +195,11 @@ impl SensorTopic {
     }
 }
 
-/// The messages of a proximity sample (the seven raw readings, `cal` the robot's calibration, `ranges` the
+/// The messages of a proximity sample (the raw readings, `cal` the robot's calibration, `ranges` the
 /// robot's `ranges` parameter: [`sensors::range_value`]) for the topics `wanted` keeps (a front end may skip the
 /// topics nobody hears), handed to `out` in the catalogue's order.
 pub fn proximity_messages(
-    raw: &[i16; 7],
+    raw: &[i16; PROXIMITY_COUNT],
     cal: &Calibration,
     ranges: Ranges,
     stamp: Stamp,

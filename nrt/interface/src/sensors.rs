@@ -6,6 +6,7 @@
 
 use crate::geometry::{Header, Stamp, Vector3};
 use handoff::NodeId;
+use msgs::thymio::PROXIMITY_COUNT;
 use nrt_engine::engine::Engine;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
@@ -161,8 +162,13 @@ pub fn proximity(
 }
 
 /// The 5 front sensors as a laser scan, right to left; empty sectors are +inf, not obstacles.
-pub fn laser(raw: &[i16; 7], cal: &Calibration, stamp: Stamp, frame: String) -> LaserScan {
-    let ranges: [f32; 7] =
+pub fn laser(
+    raw: &[i16; PROXIMITY_COUNT],
+    cal: &Calibration,
+    stamp: Stamp,
+    frame: String,
+) -> LaserScan {
+    let ranges: [f32; PROXIMITY_COUNT] =
         std::array::from_fn(|i| sensors::proximity_range(raw[i], &cal.proximity[i]));
     LaserScan {
         header: Header::new(stamp, frame),

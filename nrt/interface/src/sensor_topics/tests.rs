@@ -41,8 +41,8 @@ fn every_event() -> Vec<RobotEvent> {
         },
         RobotEvent::Comm {
             value: 7,
-            payloads: [1; 7],
-            intensities: [2; 7],
+            payloads: [1; PROXIMITY_COUNT],
+            intensities: [2; PROXIMITY_COUNT],
         },
     ]
 }
@@ -173,7 +173,15 @@ fn topics_nobody_wants_are_not_built() {
     let cal = Calibration::simulation();
     let only_laser = |t: SensorTopic| t == SensorTopic::Laser;
     let got = collect(|out| {
-        proximity_messages(&[0; 7], &cal, Ranges::Rep117, stamp, &f, only_laser, out)
+        proximity_messages(
+            &[0; PROXIMITY_COUNT],
+            &cal,
+            Ranges::Rep117,
+            stamp,
+            &f,
+            only_laser,
+            out,
+        )
     });
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].0, SensorTopic::Laser);

@@ -25,6 +25,7 @@ pub use schemas::{
 
 use crate::cdr::CdrWriter;
 use crate::SchemaDef;
+use msgs::thymio::PROXIMITY_COUNT;
 use nrt_interface::geometry::{Header, Quaternion, Stamp, Transform, Vector3};
 use nrt_interface::odometry::{Odometry, TwistStamped, WheelJoints};
 use nrt_interface::sensor_topics::{Kind, SensorMessage};
@@ -210,8 +211,14 @@ pub fn boolean(v: bool, out: &mut Vec<u8>) {
     CdrWriter::begin(out).u8(u8::from(v));
 }
 
-/// `thymio_msgs/msg/Comm` ([`COMM`]).
-pub fn comm(value: i16, payloads: &[i16; 7], intensities: &[i16; 7], out: &mut Vec<u8>) {
+/// `thymio_msgs/msg/Comm` ([`COMM`]: the value, a payload and an intensity per proximity
+/// sensor).
+pub fn comm(
+    value: i16,
+    payloads: &[i16; PROXIMITY_COUNT],
+    intensities: &[i16; PROXIMITY_COUNT],
+    out: &mut Vec<u8>,
+) {
     let w = &mut CdrWriter::begin(out);
     w.i16(value);
     w.i16_array(payloads);

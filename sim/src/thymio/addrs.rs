@@ -2,6 +2,7 @@
 //! the description (firmware 14 and the Playground lay them out differently).
 
 use msgs::description::TargetDescription;
+use msgs::thymio::BUTTON_COUNT;
 
 /// A variable: address and size; absent when the description lacks it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -22,7 +23,7 @@ pub struct Addrs {
     pub sd_present: Option<Var>,
     pub buttons_raw: Option<Var>,
     /// backward, left, center, forward, right
-    pub buttons: [Option<Var>; 5],
+    pub buttons: [Option<Var>; BUTTON_COUNT],
     pub prox_horizontal: Option<Var>,
     pub prox_comm_rx: Option<Var>,
     pub prox_comm_tx: Option<Var>,

@@ -6,6 +6,9 @@ use super::addrs::{self, Addrs};
 use crate::vm::std_natives::{self, StdState};
 use crate::vm::{Fault, Outbox, Target, Vm};
 use msgs::description::{push_standard_natives, TargetDescription};
+use msgs::thymio::{
+    BUTTON_LEDS, CIRCLE_LEDS, GROUND_LEDS, PROXIMITY_LEDS, RGB_CHANNELS, TEMPERATURE_LEDS,
+};
 
 /// Samples of the tone generator's wave (`sound.wave`).
 pub const WAVE_SAMPLES: usize = 142;
@@ -94,16 +97,16 @@ impl LedGroup {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub struct Leds {
-    pub circle: [i16; 8],
-    pub top: [i16; 3],
-    pub bottom_left: [i16; 3],
-    pub bottom_right: [i16; 3],
-    pub buttons: [i16; 4],
-    pub prox_h: [i16; 8],
-    pub prox_v: [i16; 2],
+    pub circle: [i16; CIRCLE_LEDS],
+    pub top: [i16; RGB_CHANNELS],
+    pub bottom_left: [i16; RGB_CHANNELS],
+    pub bottom_right: [i16; RGB_CHANNELS],
+    pub buttons: [i16; BUTTON_LEDS],
+    pub prox_h: [i16; PROXIMITY_LEDS],
+    pub prox_v: [i16; GROUND_LEDS],
     pub rc: i16,
     pub sound: i16,
-    pub temperature: [i16; 2],
+    pub temperature: [i16; TEMPERATURE_LEDS],
     /// Raw LEDs set by `_leds.set` (index 0–39).
     pub raw: [i16; 40],
 }
@@ -111,16 +114,16 @@ pub struct Leds {
 impl Default for Leds {
     fn default() -> Self {
         Leds {
-            circle: [0; 8],
-            top: [0; 3],
-            bottom_left: [0; 3],
-            bottom_right: [0; 3],
-            buttons: [0; 4],
-            prox_h: [0; 8],
-            prox_v: [0; 2],
+            circle: [0; CIRCLE_LEDS],
+            top: [0; RGB_CHANNELS],
+            bottom_left: [0; RGB_CHANNELS],
+            bottom_right: [0; RGB_CHANNELS],
+            buttons: [0; BUTTON_LEDS],
+            prox_h: [0; PROXIMITY_LEDS],
+            prox_v: [0; GROUND_LEDS],
             rc: 0,
             sound: 0,
-            temperature: [0; 2],
+            temperature: [0; TEMPERATURE_LEDS],
             raw: [0; 40],
         }
     }

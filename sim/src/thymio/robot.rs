@@ -14,19 +14,24 @@ use crate::node::{Node, NodeConfig, NodeRequest};
 use crate::rng::Rng;
 use crate::vm::Outbox;
 use msgs::description::TargetDescription;
+use msgs::thymio::{
+    ACC_PER_G, BUTTON_COUNT, G, GROUND_COUNT, GROUND_POSES, MOTOR_TARGET_LIMIT, NOMINAL_Q0,
+    PROXIMITY_COUNT, PROXIMITY_MODEL, PROXIMITY_POSES, PROXIMITY_REACH,
+};
 use msgs::wire::{read_header, Frame, Message, HEADER_LEN, MAX_FRAME};
 use std::collections::VecDeque;
 
-/// Speed of one motor unit in m/s (the driver's default calibration: 2.93 units per mm/s).
-pub const UNIT_SPEED: f64 = 0.001 / 2.93;
-/// Wheel separation (m).
-pub const AXIS_LENGTH: f64 = 0.0935;
+/// Speed of one motor unit in m/s (the driver's default calibration: 2.93 units per mm/s, the
+/// robot profile's nominal `q0`).
+pub const UNIT_SPEED: f64 = NOMINAL_Q0;
+/// Wheel separation (m): the robot profile's.
+pub use msgs::thymio::AXIS_LENGTH;
 /// Radius of the robot body for collisions and for other robots' sensors (m).
 pub const BODY_RADIUS: f64 = 0.075;
 /// Time constant of the wheel speed response (s).
 pub const WHEEL_TAU: f64 = 0.05;
 /// Firmware clamp of motor targets.
-pub const MAX_TARGET: i16 = 1000;
+pub const MAX_TARGET: i16 = MOTOR_TARGET_LIMIT;
 /// Instructions per event before the firmware kills it.
 pub const STEPS_LIMIT: u16 = 0xFFFF;
 /// Instructions per event before Aseba Playground kills it.
@@ -44,25 +49,13 @@ fn rates(playground: bool) -> (u64, u64, u16) {
 /// Bytes of incoming frames a robot holds before it drops new ones (its reception buffer).
 pub const INBOX_BYTES: usize = 1 << 16;
 
-/// Horizontal proximity sensors in the body frame: x, y, heading (ros-aseba-interface.md §5).
-const PROX_POSES: [(f64, f64, f64); 7] = [
-    (0.063, 0.0493, 0.66323),
-    (0.0756, 0.0261, 0.33161),
-    (0.08, 0.0, 0.0),
-    (0.0756, -0.0261, -0.33161),
-    (0.063, -0.0493, -0.66323),
-    (-0.03, 0.0305, std::f64::consts::PI),
-    (-0.03, -0.0305, std::f64::consts::PI),
-];
-/// Ground sensors (left, right) in the body frame.
-const GROUND_POSES: [(f64, f64); 2] = [(0.07157, 0.01155), (0.07157, -0.01155)];
-/// Range of the horizontal sensors (m).
-const PROX_RANGE: f64 = 0.14;
+// The sensors' poses in the body frame (horizontal: x, y, heading; ground: x, y) and the
+// horizontal sensors' range are the robot profile's (`msgs::thymio`, ros-aseba-interface.md §5).
 
 /// Horizontal sensor reading at distance `d` (inverse of the driver's distance model,
 /// ros-aseba-interface.md §3.6).
 pub fn prox_reading(d: f64) -> f64 {
-    let (r_max, x0, c) = (4505.0, 0.0003, 0.0073);
+    let [r_max, x0, c] = PROXIMITY_MODEL;
     r_max / (1.0 + (d - x0).powi(2) / (c - x0 * x0))
 }
 
@@ -109,7 +102,7 @@ pub struct Robot {
     /// Motor targets applied by the last main-loop iteration (clamped).
     pub targets: [i16; 2],
     /// Buttons held (backward, left, center, forward, right).
-    pub buttons: [bool; 5],
+    pub buttons: [bool; BUTTON_COUNT],
     /// Whether the robot is powered (false after `_poweroff`).
     pub powered: bool,
     /// Milliseconds since start.
@@ -119,7 +112,7 @@ pub struct Robot {
     /// How its wheels differ from ideal ones (ideal unless the world draws them).
     pub wheel_model: Wheels,
     rng: Rng,
-    last_buttons: [bool; 5],
+    last_buttons: [bool; BUTTON_COUNT],
     timers: [u32; 2],
     periods: [i16; 2],
     /// Whole frames waiting for the firmware, back to back (allocated once).
@@ -157,13 +150,13 @@ impl Robot {
             pose,
             wheels: [0.0; 2],
             targets: [0; 2],
-            buttons: [false; 5],
+            buttons: [false; BUTTON_COUNT],
             powered: true,
             clock_ms: 0,
             collisions: 0,
             wheel_model: Wheels::default(),
             rng,
-            last_buttons: [false; 5],
+            last_buttons: [false; BUTTON_COUNT],
             timers: [0; 2],
             periods: [0; 2],
             inbox: VecDeque::with_capacity(INBOX_BYTES),
@@ -371,7 +364,7 @@ impl Robot {
     fn acc_sample(&mut self) {
         let a = self.addrs().clone();
         // 1 g ≈ 23; axes: x right→left, y front→back, z top→bottom (gravity reads +z)
-        let scale = 23.0 / 9.81;
+        let scale = ACC_PER_G / G;
         let physics = [
             (self.accel[0] * scale + self.rng.noise(0.6)).round() as i16,
             (-self.accel[1] * scale + self.rng.noise(0.6)).round() as i16,
@@ -415,16 +408,16 @@ impl Robot {
         for da in [-0.15, 0.0, 0.15] {
             let h = heading + da;
             let (dx, dy) = (h.cos(), h.sin());
-            let mut hit = arena.ray(ox, oy, h, PROX_RANGE);
+            let mut hit = arena.ray(ox, oy, h, PROXIMITY_REACH);
             // only the robots that can be within range
-            let reach = PROX_RANGE + BODY_RADIUS;
+            let reach = PROXIMITY_REACH + BODY_RADIUS;
             for (x, y, _) in others {
                 let (ex, ey) = (x - ox, y - oy);
                 if ex * ex + ey * ey > reach * reach {
                     continue;
                 }
                 if let Some(t) = ray_circle(ox, oy, dx, dy, *x, *y, BODY_RADIUS) {
-                    if t <= PROX_RANGE {
+                    if t <= PROXIMITY_REACH {
                         hit = Some(hit.map_or(t, |b: f64| b.min(t)));
                     }
                 }
@@ -440,15 +433,15 @@ impl Robot {
         let a = self.addrs().clone();
         let p = self.pose;
         let (c, s) = (p.theta.cos(), p.theta.sin());
-        let mut readings = [0i16; 7];
-        for (i, (sx, sy, sa)) in PROX_POSES.iter().enumerate() {
+        let mut readings = [0i16; PROXIMITY_COUNT];
+        for (i, [sx, sy, sa]) in PROXIMITY_POSES.iter().enumerate() {
             let (ox, oy) = (p.x + sx * c - sy * s, p.y + sx * s + sy * c);
             if let Some(d) = self.sense(arena, others, ox, oy, p.theta + sa) {
                 readings[i] = (prox_reading(d) + self.rng.noise(20.0)).clamp(0.0, 4600.0) as i16;
             }
         }
-        let mut ground = [(0i16, 0i16); 2];
-        for (i, (gx, gy)) in GROUND_POSES.iter().enumerate() {
+        let mut ground = [(0i16, 0i16); GROUND_COUNT];
+        for (i, [gx, gy]) in GROUND_POSES.iter().enumerate() {
             let (x, y) = (p.x + gx * c - gy * s, p.y + gx * s + gy * c);
             let ambient = (20.0 + self.rng.noise(2.0)).clamp(0.0, 1023.0) as i16;
             // in the air: no floor under either sensor

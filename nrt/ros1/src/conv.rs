@@ -282,6 +282,7 @@ pub fn diagnostics(status: Vec<DiagnosticStatus>, stamp: Time) -> dm::Diagnostic
 mod tests {
     use super::*;
     use handoff::monotonic_ns;
+    use msgs::thymio::AXIS_LENGTH;
     use roslibrust::RosMessageType;
 
     /// The MD5 sums ROS 1 peers check when they connect (those of Debian's ROS 1 packages and of asebaros'
@@ -363,7 +364,7 @@ mod tests {
             (o.twist.twist.linear.x, o.twist.twist.angular.z),
             (0.1, 0.2)
         );
-        let [l, _] = odo::wheel_transforms(&OdomSample::default(), at, &f, 0.0935);
+        let [l, _] = odo::wheel_transforms(&OdomSample::default(), at, &f, AXIS_LENGTH);
         let t = transform(&l);
         assert_eq!(
             (t.header.frame_id.as_str(), t.child_frame_id.as_str()),

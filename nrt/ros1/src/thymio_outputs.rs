@@ -9,6 +9,7 @@
 
 use super::conv;
 use super::Ros1Error;
+use msgs::thymio::PROXIMITY_COUNT;
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::events::RobotEvent;
 use nrt_engine::thymio::params::Ranges;
@@ -185,12 +186,12 @@ impl Outputs {
         }
     }
 
-    /// Publishes a proximity reading (the 7 raw values) as the catalogue says (7 ranges and the laser scan), with
-    /// the robot's calibration and `ranges` parameter.
+    /// Publishes a proximity reading (its raw values) as the catalogue says (a range per sensor and the laser
+    /// scan), with the robot's calibration and `ranges` parameter.
     pub fn publish_proximity(
         &self,
         g: &Graph,
-        raw: &[i16; 7],
+        raw: &[i16; PROXIMITY_COUNT],
         cal: &Calibration,
         ranges: Ranges,
         stamp: Stamp,

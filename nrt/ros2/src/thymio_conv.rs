@@ -162,6 +162,7 @@ pub fn joy(j: &Joy) -> sm::Joy {
 mod tests {
     use super::*;
     use handoff::OdomSample;
+    use msgs::thymio::AXIS_LENGTH;
     use nrt_engine::thymio::calibration::Calibration;
     use nrt_interface::odometry as odo;
     use std::time::Duration;
@@ -184,7 +185,7 @@ mod tests {
         assert_eq!(o.pose.covariance, n.pose_covariance.to_vec());
         assert_eq!(o.twist.covariance, n.twist_covariance.to_vec());
         assert_eq!(o.child_frame_id, "t1/base_link");
-        let [l, _] = odo::wheel_transforms(&s, at, &f, 0.0935).map(|t| transform(&t));
+        let [l, _] = odo::wheel_transforms(&s, at, &f, AXIS_LENGTH).map(|t| transform(&t));
         assert_eq!(l.header.frame_id, "t1/base_link");
         assert!((l.transform.rotation.y - 1.0).abs() < 1e-12);
         assert!((l.transform.translation.y - 0.04675).abs() < 1e-12);

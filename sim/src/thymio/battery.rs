@@ -9,8 +9,8 @@ pub const CHARGED: f64 = 794.0;
 /// The discharge with both wheels at full speed (motor units 500 each), in ADC units per second: about 0.1 V an
 /// hour (a Thymio drives for a few hours on a charge). The robot at rest keeps its level.
 pub const DRAIN_PER_S: f64 = 0.006;
-/// The full speed of a wheel (motor units) that [`DRAIN_PER_S`] refers to.
-const FULL_SPEED: f64 = 500.0;
+/// The full speed of a wheel (motor units) that [`DRAIN_PER_S`] refers to: the robot profile's nominal top speed.
+const FULL_SPEED: f64 = msgs::thymio::NOMINAL_MAX_SPEED as f64;
 /// The reading's floor (0 V) and ceiling (the ADC's 10 bits).
 const RANGE: (f64, f64) = (0.0, 1023.0);
 

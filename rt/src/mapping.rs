@@ -113,18 +113,13 @@ pub fn units_to_si(units: f64, q: Quadratic) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use msgs::thymio::NOMINAL_Q0;
     use proptest::prelude::*;
 
     fn cal(q1: f64) -> RobotCalibration {
         RobotCalibration {
-            left: Quadratic {
-                q0: 0.001 / 2.93,
-                q1,
-            },
-            right: Quadratic {
-                q0: 0.001 / 2.93,
-                q1,
-            },
+            left: Quadratic { q0: NOMINAL_Q0, q1 },
+            right: Quadratic { q0: NOMINAL_Q0, q1 },
             ..Default::default()
         }
     }

@@ -9,6 +9,7 @@ use handoff::{
     LinkId, NodeId, OdomSample, OwnerId, Pose2, ProximitySample, RobotCalibration, RobotConfig,
     RobotId, RtLiveParams, SpeedOutput, Twist2, WheelCommand,
 };
+use msgs::thymio::{GROUND_COUNT, PROXIMITY_COUNT};
 use msgs::wire::{Message, Words, MAX_FRAME};
 
 /// What a set-point poll decided.
@@ -40,11 +41,11 @@ pub struct Robot {
     pending: bool,
     last_sent: Option<[i16; 2]>,
     last_send_ns: u64,
-    proximity: [i16; 7],
+    proximity: [i16; PROXIMITY_COUNT],
     proximity_t: Option<u64>,
     /// Link of a proximity event not yet handed to NRT ([`Robot::take_proximity`]).
     proximity_unsent: Option<LinkId>,
-    ground: [i16; 2],
+    ground: [i16; GROUND_COUNT],
     ground_t: Option<u64>,
     acc: [i16; 3],
     acc_t: Option<u64>,
@@ -88,10 +89,10 @@ impl Robot {
             pending: false,
             last_sent: None,
             last_send_ns: 0,
-            proximity: [0; 7],
+            proximity: [0; PROXIMITY_COUNT],
             proximity_t: None,
             proximity_unsent: None,
-            ground: [0; 2],
+            ground: [0; GROUND_COUNT],
             ground_t: None,
             acc: [0; 3],
             acc_t: None,
@@ -241,14 +242,14 @@ impl Robot {
             return None;
         }
         self.learned_link = Some(link);
-        if cfg.proximity_event == Some(id) && args.len() >= 7 {
+        if cfg.proximity_event == Some(id) && args.len() >= PROXIMITY_COUNT {
             args.copy_to(&mut self.proximity);
             self.proximity_t = Some(t_ns);
-            // NRT gets the reading only when the event has the script's size (7 words).
-            self.proximity_unsent = (args.len() == 7).then_some(link);
+            // NRT gets the reading only when the event has the script's size (one word per sensor).
+            self.proximity_unsent = (args.len() == PROXIMITY_COUNT).then_some(link);
             return None;
         }
-        if cfg.ground_event == Some(id) && args.len() >= 2 {
+        if cfg.ground_event == Some(id) && args.len() >= GROUND_COUNT {
             args.copy_to(&mut self.ground);
             self.ground_t = Some(t_ns);
             return None;
@@ -344,6 +345,18 @@ impl Robot {
     pub fn moving(&self) -> bool {
         let nonzero = |t: Twist2| t.linear != 0.0 || t.angular != 0.0;
         nonzero(self.set_point) || nonzero(self.commanded)
+    }
+
+    /// Whether the robot needs nothing of the periodic cycle: no motion commanded (after the
+    /// motion limits too), nothing pending to write, its last targets zero (or none) with the
+    /// stop confirmed, and no zero refresh due. A settled robot's watchdog is disarmed and it is
+    /// not refreshed, so the RT loop may sleep past its period (`rtloop::RtLoop::quiet`).
+    pub fn settled(&self) -> bool {
+        !self.moving()
+            && !self.pending
+            && self.last_sent.is_none_or(|s| s == [0, 0])
+            && !self.zero_unconfirmed
+            && self.zero_refreshes == 0
     }
 
     /// Discards the set-point (zero, watchdog disarmed): the wheels changed owner, and a

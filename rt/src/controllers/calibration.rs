@@ -28,6 +28,7 @@ use handoff::{
     CalCommand, CalFailure, CalReport, ControllerInit, DeclareError, RtCalibrationPort, Wheel,
     WheelCommand, WheelRun,
 };
+use msgs::thymio::GROUND_COUNT;
 
 /// The controller's registry name (its owner name, `~/controllers/calibrate_motors/`).
 pub const NAME: &str = "calibrate_motors";
@@ -74,7 +75,8 @@ pub struct CalibrateMotors {
     run: Option<WheelRun>,
     pending: Option<WheelRun>,
     phase: Phase,
-    timers: [LineTimer; 2],
+    /// One per ground sensor.
+    timers: [LineTimer; GROUND_COUNT],
     last_ground: Option<u64>,
     /// Start of the sweep, the first entry (sensor, time) and its fraction of a revolution.
     sweep_start: u64,
@@ -90,7 +92,7 @@ impl CalibrateMotors {
             run: None,
             pending: None,
             phase: Phase::Idle,
-            timers: [LineTimer::default(); 2],
+            timers: [LineTimer::default(); GROUND_COUNT],
             last_ground: None,
             sweep_start: 0,
             first: None,
@@ -240,8 +242,8 @@ impl CalibrateMotors {
     }
 
     /// New ground samples → entries; returns the entries of this cycle `(sensor, time)`.
-    fn entries(&mut self, view: &RobotView) -> [Option<u64>; 2] {
-        let mut out = [None; 2];
+    fn entries(&mut self, view: &RobotView) -> [Option<u64>; GROUND_COUNT] {
+        let mut out = [None; GROUND_COUNT];
         if view.ground_t_ns.is_some() && view.ground_t_ns != self.last_ground {
             self.last_ground = view.ground_t_ns;
             let t = view.ground_t_ns.unwrap_or(0);

@@ -7,10 +7,9 @@ use handoff::{
     calibration_port, NodeId, NrtCalibrationPort, OwnerId, Pose2, RobotCalibration, RobotId,
     Twist2, MAX_SWEEP,
 };
+use msgs::thymio::{GROUND_COUNT, GROUND_POSES, PROXIMITY_COUNT};
 
 const MS: u64 = 1_000_000;
-/// Ground sensors in the body frame (the Thymio's).
-const GROUND: [(f64, f64); 2] = [(0.07157, 0.01155), (0.07157, -0.01155)];
 
 struct Bot {
     x: f64,
@@ -20,7 +19,7 @@ struct Bot {
     deadband: [i16; 2],
     targets: [i16; 2],
     t_ns: u64,
-    ground: [i16; 2],
+    ground: [i16; GROUND_COUNT],
     ground_t: Option<u64>,
     wheel_vel: [f64; 2],
     odom_t: Option<u64>,
@@ -37,7 +36,7 @@ impl Bot {
             deadband,
             targets: [0; 2],
             t_ns: 1_000 * MS,
-            ground: [0; 2],
+            ground: [0; GROUND_COUNT],
             ground_t: None,
             wheel_vel: [0.0; 2],
             odom_t: None,
@@ -71,7 +70,8 @@ impl Bot {
         self.t_ns += MS;
         if self.t_ns.is_multiple_of(100 * MS) {
             let (c, s) = (self.theta.cos(), self.theta.sin());
-            for (i, (gx, gy)) in GROUND.iter().enumerate() {
+            // the Thymio's ground sensors, in the body frame
+            for (i, [gx, gy]) in GROUND_POSES.iter().enumerate() {
                 let x = self.x + gx * c - gy * s;
                 // a 3 cm dark line along y (under the axle at the start)
                 let base = if x.abs() <= 0.015 { 80.0 } else { 950.0 };
@@ -99,7 +99,7 @@ impl Bot {
             odom_t_ns: self.odom_t,
             wheel_pos: [0.0; 2],
             wheel_vel: self.wheel_vel,
-            proximity: [0; 7],
+            proximity: [0; PROXIMITY_COUNT],
             proximity_t_ns: None,
             ground: self.ground,
             ground_t_ns: self.ground_t,

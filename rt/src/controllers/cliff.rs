@@ -89,12 +89,13 @@ impl Filter for CliffStop {
 mod tests {
     use super::*;
     use handoff::{latest, publisher, RobotId, Twist2};
+    use msgs::thymio::GROUND_COUNT;
 
     fn twist(linear: f64, angular: f64) -> WheelCommand {
         WheelCommand::Twist(Twist2 { linear, angular })
     }
 
-    fn view(ground: [i16; 2], t: Option<u64>, now: u64) -> RobotView {
+    fn view(ground: [i16; GROUND_COUNT], t: Option<u64>, now: u64) -> RobotView {
         RobotView {
             robot: RobotId(2),
             now_ns: now,

@@ -3,6 +3,7 @@
 //! to whatever the owner commands, e.g. the obstacle-stop reflex).
 
 use handoff::{NodeId, OwnerId, Pose2, RobotCalibration, RobotId, Twist2, WheelCommand};
+use msgs::thymio::{GROUND_COUNT, PROXIMITY_COUNT};
 
 /// What a controller sees of one robot (a copy, built every cycle; `Default` for tests).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -24,11 +25,11 @@ pub struct RobotView {
     /// Measured wheel angular velocities (rad/s), `[left, right]` (× wheel radius: m/s).
     pub wheel_vel: [f64; 2],
     /// Last `proximity` event (7 horizontal sensors: 5 front left→right, 2 rear).
-    pub proximity: [i16; 7],
+    pub proximity: [i16; PROXIMITY_COUNT],
     /// Receive time of `proximity`.
     pub proximity_t_ns: Option<u64>,
     /// Last `ground` event (`prox.ground.delta`, left and right; high = bright floor).
-    pub ground: [i16; 2],
+    pub ground: [i16; GROUND_COUNT],
     /// Receive time of `ground`.
     pub ground_t_ns: Option<u64>,
     /// Last `accelerometer` event (`acc`: x right→left, y front→back, z top→bottom; 1 g ≈ 23, on the floor

@@ -337,6 +337,7 @@ impl Controller for GoToPose {
 mod tests {
     use super::*;
     use handoff::{NodeId, NrtEndpoint, OwnerId, RobotCalibration, RobotId, RosValue};
+    use msgs::thymio::{GROUND_COUNT, PROXIMITY_COUNT};
 
     fn view(pose: Pose2) -> RobotView {
         RobotView {
@@ -348,9 +349,9 @@ mod tests {
             odom_t_ns: Some(1),
             wheel_pos: [0.0; 2],
             wheel_vel: [0.0; 2],
-            proximity: [0; 7],
+            proximity: [0; PROXIMITY_COUNT],
             proximity_t_ns: None,
-            ground: [0; 2],
+            ground: [0; GROUND_COUNT],
             ground_t_ns: None,
             acc: [0; 3],
             acc_t_ns: None,

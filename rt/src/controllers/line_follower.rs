@@ -218,8 +218,9 @@ impl Controller for LineFollower {
 mod tests {
     use super::*;
     use handoff::{NodeId, NrtEndpoint, OwnerId, Pose2, RobotCalibration, RobotId, RosValue};
+    use msgs::thymio::{GROUND_COUNT, PROXIMITY_COUNT};
 
-    fn view(ground: [i16; 2], t: u64, now: u64) -> RobotView {
+    fn view(ground: [i16; GROUND_COUNT], t: u64, now: u64) -> RobotView {
         RobotView {
             robot: RobotId(0),
             node: NodeId(1),
@@ -229,7 +230,7 @@ mod tests {
             odom_t_ns: None,
             wheel_pos: [0.0; 2],
             wheel_vel: [0.0; 2],
-            proximity: [0; 7],
+            proximity: [0; PROXIMITY_COUNT],
             proximity_t_ns: None,
             ground,
             ground_t_ns: Some(t),

@@ -97,12 +97,13 @@ mod tests {
     use super::*;
     use handoff::{latest, publisher};
     use handoff::{NodeId, Pose2, Twist2};
+    use msgs::thymio::{GROUND_COUNT, PROXIMITY_COUNT};
 
     fn twist(linear: f64, angular: f64) -> WheelCommand {
         WheelCommand::Twist(Twist2 { linear, angular })
     }
 
-    fn view(prox: [i16; 7], t: Option<u64>, now: u64) -> RobotView {
+    fn view(prox: [i16; PROXIMITY_COUNT], t: Option<u64>, now: u64) -> RobotView {
         RobotView {
             robot: RobotId(3),
             node: NodeId(1),
@@ -117,7 +118,7 @@ mod tests {
             set_point: Twist2::default(),
             wheel_pos: [0.0; 2],
             wheel_vel: [0.0; 2],
-            ground: [0; 2],
+            ground: [0; GROUND_COUNT],
             ground_t_ns: None,
             acc: [0; 3],
             acc_t_ns: None,
@@ -156,22 +157,34 @@ mod tests {
         let mut c = ObstacleStop::new(ObstacleStopParams::default()).with_live_params(sub_rt);
         let fwd = twist(0.1, 0.0);
         let mut cmd = fwd;
-        c.update(&view([4000; 7], None, 1_000_000_000), &mut cmd);
+        c.update(
+            &view([4000; PROXIMITY_COUNT], None, 1_000_000_000),
+            &mut cmd,
+        );
         assert_eq!(cmd, fwd);
-        c.update(&view([4000; 7], Some(0), 1_000_000_000), &mut cmd);
+        c.update(
+            &view([4000; PROXIMITY_COUNT], Some(0), 1_000_000_000),
+            &mut cmd,
+        );
         assert_eq!(cmd, fwd);
         sub_nrt.nrt_store(ObstacleStopParams {
             threshold: 5000,
             ..Default::default()
         });
-        c.update(&view([4000; 7], Some(999_000_000), 1_000_000_000), &mut cmd);
+        c.update(
+            &view([4000; PROXIMITY_COUNT], Some(999_000_000), 1_000_000_000),
+            &mut cmd,
+        );
         assert_eq!(cmd, fwd);
         sub_nrt.nrt_store(ObstacleStopParams {
             enabled: true,
             threshold: 100,
             max_age_ns: 10,
         });
-        c.update(&view([200; 7], Some(999_999_995), 1_000_000_000), &mut cmd);
+        c.update(
+            &view([200; PROXIMITY_COUNT], Some(999_999_995), 1_000_000_000),
+            &mut cmd,
+        );
         assert_eq!(cmd, twist(0.0, 0.0));
     }
 

@@ -1,4 +1,5 @@
 use super::*;
+use msgs::thymio::{AXIS_LENGTH, NOMINAL_MAX_SPEED, NOMINAL_Q0, WHEEL_RADIUS};
 use proptest::prelude::*;
 
 fn cal(q0: f64, q1: f64, axis: f64) -> RobotCalibration {
@@ -6,8 +7,8 @@ fn cal(q0: f64, q1: f64, axis: f64) -> RobotCalibration {
         left: Quadratic { q0, q1 },
         right: Quadratic { q0, q1 },
         axis_length: axis,
-        wheel_radius: 0.022,
-        max_units: 500.0,
+        wheel_radius: WHEEL_RADIUS,
+        max_units: f64::from(NOMINAL_MAX_SPEED),
     }
 }
 
@@ -26,7 +27,7 @@ fn wrap_delta_follows_the_reference_rules() {
 
 #[test]
 fn straight_and_pivot_steps() {
-    let s = arc_step(0.01, 0.01, 0.0935);
+    let s = arc_step(0.01, 0.01, AXIS_LENGTH);
     assert_eq!((s.ds, s.dtheta, s.dx, s.dy), (0.01, 0.0, 0.01, 0.0));
     let p = arc_step(-0.01, 0.01, 0.1);
     assert_eq!((p.ds, p.dx, p.dy), (0.0, 0.0, 0.0));
@@ -108,7 +109,7 @@ fn integrator_falls_back_to_receive_time_and_resets() {
 #[test]
 fn long_straight_run_across_many_counter_wraps() {
     // 40 units/s forward for 1 hour at 20 Hz: counters wrap ~4 times.
-    let c = cal(0.001 / 2.93, 0.0, 0.0935);
+    let c = cal(NOMINAL_Q0, 0.0, AXIS_LENGTH);
     let mut o = Integrator::default();
     let mut sum: i64 = 0;
     let mut ticks: u16 = 0;
@@ -126,7 +127,7 @@ fn long_straight_run_across_many_counter_wraps() {
         sum += 2; // 40 units/s · 0.05 s
         ticks = ticks.wrapping_add(5);
     }
-    let expected = 72_000.0 * 2.0 * 0.001 / 2.93;
+    let expected = 72_000.0 * 2.0 * NOMINAL_Q0;
     assert!(close(o.pose().x, expected, 1e-9), "{}", o.pose().x);
     assert_eq!(o.pose().theta, 0.0);
 }
@@ -160,7 +161,7 @@ proptest! {
 
     #[test]
     fn constant_curvature_splits_integrate_exactly(dl in -0.3f64..0.3, dr in -0.3f64..0.3, n in 1usize..20, theta0 in -4.0f64..4.0) {
-        let axis = 0.0935;
+        let axis = AXIS_LENGTH;
         let start = Pose2 { x: 0.3, y: -0.2, theta: theta0 };
         let whole = apply(start, &arc_step(dl, dr, axis));
         let mut p = start;
@@ -175,7 +176,7 @@ proptest! {
     fn tiny_rotations_stay_finite_and_continuous(ds in -0.1f64..0.1, e in -20i32..-2, m in -1.0f64..1.0) {
         // Heading changes from 1e-20 to 1e-2 rad, across the series/closed-form switch.
         let k = m * 10f64.powi(e);
-        let axis = 0.0935;
+        let axis = AXIS_LENGTH;
         let s = arc_step(ds - k * axis / 2.0, ds + k * axis / 2.0, axis);
         prop_assert!(s.dx.is_finite() && s.dy.is_finite());
         // dx = Δs(1 − Δθ²/6 + …), dy = Δs(Δθ/2 − Δθ³/24 + …).
@@ -186,7 +187,7 @@ proptest! {
 
     #[test]
     fn integrator_twist_times_dt_is_the_step(c0 in any::<i16>(), dl in -2000i32..2000, dr in -2000i32..2000, dticks in 1u16..200, t0 in any::<u16>()) {
-        let c = cal(0.001 / 2.93, 1e-7, 0.0935);
+        let c = cal(NOMINAL_Q0, 1e-7, AXIS_LENGTH);
         let mut o = Integrator::default();
         let a = OdomInput { counts: [c0, c0], ticks: Some(t0), t_ns: 0 };
         let b = OdomInput {

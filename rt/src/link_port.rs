@@ -68,6 +68,8 @@ pub struct NrtLinkPort {
     returns: Consumer<LinkReturn>,
     /// Rung by the RT half when it gives a link back or goes away.
     returned: Doorbell,
+    /// Rung by the NRT half when it offers a link (the RT loop waits on it: it may sleep past its period).
+    offered: Doorbell,
 }
 
 /// RT half (the RT loop takes offers and gives links back through it).
@@ -76,6 +78,7 @@ pub struct RtLinkPort {
     offers: Consumer<LinkOffer>,
     returns: Producer<LinkReturn>,
     returned: Doorbell,
+    offered: Doorbell,
 }
 
 /// A link port: `(rt, nrt)` halves. The return ring holds every link the RT thread may own plus every offer in
@@ -121,26 +124,31 @@ pub fn link_port() -> (RtLinkPort, NrtLinkPort) {
     {}
     while rc.pop().is_ok() {}
     let returned = Doorbell::new();
+    let offered = Doorbell::new();
     (
         RtLinkPort {
             offers: oc,
             returns: rp,
             returned: returned.clone(),
+            offered: offered.clone(),
         },
         NrtLinkPort {
             offers: op,
             returns: rc,
             returned,
+            offered,
         },
     )
 }
 
 impl NrtLinkPort {
-    /// Offers `link` to the RT thread; gives it back if the offer ring is full.
+    /// Offers `link` to the RT thread (and wakes it); gives it back if the offer ring is full.
     pub fn nrt_offer(&mut self, target: u16, link: Box<dyn Link>) -> Result<(), Box<dyn Link>> {
         self.offers
             .push(LinkOffer { target, link })
-            .map_err(|rtrb::PushError::Full(o)| o.link)
+            .map_err(|rtrb::PushError::Full(o)| o.link)?;
+        self.offered.ring();
+        Ok(())
     }
 
     /// A link the RT thread gave back, if any (drop it here, on the NRT side).
@@ -170,6 +178,18 @@ impl RtLinkPort {
     /// The next link offered by the NRT side, if any (never blocks, never allocates).
     pub fn rt_take_offer(&mut self) -> Option<LinkOffer> {
         self.offers.pop().ok()
+    }
+
+    /// The descriptor readable while a link was offered since the last [`Self::rt_drain_offered`]
+    /// (the RT loop's wait holds it); `None` if no eventfd was available (offers are then taken
+    /// by the periodic cycle, which then runs every period).
+    pub fn rt_offered_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        self.offered.fd()
+    }
+
+    /// Consumes the offer wake-ups so far (one non-blocking read); whether there were any.
+    pub fn rt_drain_offered(&self) -> bool {
+        self.offered.drain()
     }
 
     /// Room left in the return ring (a link is taken only when it can be given back).

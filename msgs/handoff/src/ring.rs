@@ -497,6 +497,15 @@ impl NrtEnds {
     }
 }
 
+impl Drop for NrtEnds {
+    /// The command ring abandoned first, then the RT thread rung: it sees NRT gone at once, even
+    /// asleep past its period while quiet.
+    fn drop(&mut self) {
+        drop(std::mem::replace(&mut self.commands, RingBuffer::new(1).0));
+        self.rt_bell.ring();
+    }
+}
+
 #[cfg(test)]
 #[path = "ring_tests.rs"]
 mod tests;

@@ -16,6 +16,16 @@
 //!   quiet-link resolution, owner reports of dropped commands, extended joint states and
 //!   statistics. The period is the resolution of these duties, not
 //!   the latency of a hop.
+//! - **Asleep while quiet** ([`RtLoop::quiet`]): while no robot moves or has anything to write or
+//!   confirm, no RT controller owns the wheels, no joint states are wanted, every link is in the
+//!   wait with nothing held back, and NRT gave nothing since the last cycle, none of those duties
+//!   is due before the next statistics report: the wait's deadline is then that report (at most
+//!   [`QUIET_WAIT_MAX`] away), and the periodic cycle runs at it or at the first wake-up after
+//!   its period, whichever comes first. Anything that can end quietness wakes the loop (a
+//!   set-point, command, owner request or parameter rings the NRT → RT doorbell, an offered link
+//!   the link port's, a link's bytes or hang-up its descriptor), and the next cycle is then kept
+//!   at its period. The stop guarantees are those of the periodic cycle: a quiet robot has no
+//!   watchdog armed and nothing to refresh.
 //!
 //! A flooding link cannot spin the core: a link reads at most `read_budget` bytes per period
 //! (then it is taken out of the wait until the next period), and after `period /
@@ -67,6 +77,9 @@ pub use stats::thread_faults;
 const MAX_INPUTS_PER_CYCLE: usize = 256;
 /// I/O wake-ups allowed per period at least, whatever `io_wake_spacing`.
 const MIN_IO_WAKES: u64 = 4;
+/// Longest a quiet loop sleeps past its period (its next cycle comes at the statistics report, at
+/// most this far).
+pub const QUIET_WAIT_MAX: Duration = Duration::from_secs(1);
 
 /// Configuration of the RT loop (fixed for its lifetime; live values are in `RtLiveParams`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,6 +205,9 @@ pub struct RtLoop {
     /// Robots whose running controller a replay stops in this pass as the recorded run's budget did (bit per
     /// robot; always 0 outside a replay).
     forced_stops: u64,
+    /// NRT rang (or offered a link) since the last periodic cycle: the next one runs at its period (what NRT
+    /// changed, e.g. a joint-state rate, is read by it).
+    need_cycle: bool,
 }
 
 impl std::fmt::Debug for RtLoop {
@@ -276,7 +292,7 @@ impl RtLoop {
             .collect();
         let owners = vec![owner::OwnerState::default(); robots.len()].into_boxed_slice();
         let signal_fd = cfg.honor_signals.then(signals::stop_wake_fd).flatten();
-        let waiter = Waiter::new(ends.rt_wake_fd(), signal_fd);
+        let waiter = Waiter::new(ends.rt_wake_fd(), signal_fd, port.rt_offered_fd());
         RtLoop {
             slots: Slots::new(
                 cfg.max_links.clamp(1, MAX_LINKS),
@@ -307,6 +323,7 @@ impl RtLoop {
             hold_until: None,
             pass_ns: 0,
             forced_stops: 0,
+            need_cycle: true,
         }
     }
 
@@ -369,14 +386,22 @@ impl RtLoop {
     }
 
     /// Waits for I/O or the next deadline, again and again: I/O wake-ups in between, the
-    /// periodic cycle at each deadline.
+    /// periodic cycle at each deadline; while quiet ([`Self::quiet`]) the deadline is the next
+    /// statistics report's ([`Self::quiet_deadline`]) and the cycle runs at it or at the first
+    /// wake-up past its period.
     fn run_periodic(&mut self, start: u64, period: u64) -> ExitReason {
         let max_wakes = (period / ns(self.cfg.io_wake_spacing).max(1)).max(MIN_IO_WAKES);
         let mut next = start + period;
         let mut wakes = 0u64;
         loop {
+            let quiet = self.quiet();
+            let due = if quiet {
+                self.quiet_deadline(next, period)
+            } else {
+                next
+            };
             let ready = if wakes < max_wakes {
-                let until = self.hold_until.map_or(next, |h| h.min(next));
+                let until = self.hold_until.map_or(due, |h| h.min(due));
                 self.waiter.wait(until)
             } else {
                 // Flood bound: the rest of the period waits for the periodic cycle.
@@ -389,9 +414,17 @@ impl RtLoop {
                     ..Ready::default()
                 }
             };
+            if ready.offer {
+                // the periodic cycle takes offered links: the next one at its period
+                self.port.rt_drain_offered();
+                self.need_cycle = true;
+            }
             let now = monotonic_ns();
             if now >= next {
-                self.stats.wakeup.record(now - next);
+                // a quiet cycle's wake-up latency is the one at its deadline (not its period's, slept through)
+                if now >= due {
+                    self.stats.wakeup.record(now - due);
+                }
                 self.begin_pass(PassKind::Periodic, now, ready);
                 self.periodic(now, ready);
                 let end = monotonic_ns();
@@ -399,7 +432,13 @@ impl RtLoop {
                 self.stats.cycles += 1;
                 wakes = 0;
                 next += period;
-                if end > next {
+                if quiet {
+                    // slept through the periods up to this cycle: the next one is the first period after it,
+                    // nothing overran
+                    let slept = end.saturating_sub(next) / period + u64::from(end >= next);
+                    self.stats.slept += slept;
+                    next += slept * period;
+                } else if end > next {
                     let missed = (end - next) / period + 1;
                     self.stats.overruns += 1;
                     self.stats.skipped += missed;
@@ -410,12 +449,50 @@ impl RtLoop {
                 self.stats.io_wakes += 1;
                 self.begin_pass(PassKind::Io, now, ready);
                 self.io_wake(now, ready);
+                if ready.wake {
+                    // NRT gave something (a set-point, command, owner request, parameter): the next cycle at its
+                    // period reads what only it reads (e.g. a joint-state rate)
+                    self.need_cycle = true;
+                }
             }
             if let Some(r) = self.exit_reason() {
                 self.stats.freeze();
                 return r;
             }
         }
+    }
+
+    /// Whether nothing needs the periodic cycle before the next statistics report: NRT gave
+    /// nothing since the last cycle, no wheel-target change is held back, every link is in the
+    /// wait (none polled or muted) and settled (alive, flushed, no partial frame), and every
+    /// configured robot is settled (no motion commanded, nothing to write or confirm: no
+    /// watchdog armed, no refresh due) with a quiet owner (no RT controller, zero joint command,
+    /// drops reported, no joint states). Reads no NRT input (the flight recorder sees none).
+    fn quiet(&self) -> bool {
+        !self.need_cycle
+            && self.hold_until.is_none()
+            && self.slots.settled()
+            && (0..self.slots.slots.len())
+                .all(|i| self.slots.slots[i].link.is_none() || !self.waiter.polled(i))
+            && (0..self.robots.len()).all(|i| {
+                self.robots[i].config().is_none()
+                    || (self.robots[i].settled() && self.owner_quiet(i))
+            })
+    }
+
+    /// The deadline of a quiet loop's wait (`next`: its next period): the next statistics report,
+    /// at most [`QUIET_WAIT_MAX`] past `next`, and not past the last of `max_cycles` periods.
+    fn quiet_deadline(&self, next: u64, period: u64) -> u64 {
+        let report = self
+            .stats
+            .last_report_ns
+            .saturating_add(ns(self.cfg.stats_period));
+        let mut due = report.min(next.saturating_add(ns(QUIET_WAIT_MAX)));
+        if let Some(m) = self.cfg.max_cycles {
+            let left = m.saturating_sub(self.stats.periods()).saturating_sub(1);
+            due = due.min(next.saturating_add(left.saturating_mul(period)));
+        }
+        due.max(next)
     }
 
     /// A pass begins at `now_ns` (the flight recorder's record of it; its inputs follow).
@@ -437,7 +514,11 @@ impl RtLoop {
             Some(ExitReason::Signal)
         } else if self.ends.rt_peer_gone() {
             Some(ExitReason::NrtGone)
-        } else if self.cfg.max_cycles.is_some_and(|m| self.stats.cycles >= m) {
+        } else if self
+            .cfg
+            .max_cycles
+            .is_some_and(|m| self.stats.periods() >= m)
+        {
             Some(ExitReason::CycleLimit)
         } else {
             None
@@ -466,6 +547,7 @@ impl RtLoop {
 
     /// The periodic cycle of the waiting loop at `now_ns` (`ready`: what its wait found).
     fn periodic(&mut self, now_ns: u64, ready: Ready) {
+        self.need_cycle = false;
         self.periodic_with(now_ns, ready.wake, |rt| {
             rt.read_ready(ready.links, now_ns);
             for i in 0..rt.slots.slots.len() {
@@ -555,7 +637,7 @@ impl RtLoop {
             self.push_stats(s);
             // Warm-up ends after enough cycles AND one report, so that the report path itself
             // has run once before page faults count.
-            if !self.stats.warm() && self.stats.cycles >= self.cfg.warmup_cycles {
+            if !self.stats.warm() && self.stats.periods() >= self.cfg.warmup_cycles {
                 self.stats.end_warmup();
             }
         }

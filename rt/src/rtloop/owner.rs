@@ -124,6 +124,18 @@ impl RtLoop {
         self.push_event(ev);
     }
 
+    /// Whether robot `i`'s owner state needs nothing of the periodic cycle: `ros` or `joint` own
+    /// the wheels (no controller to update), the joint command is zero, every dropped command is
+    /// reported and its extended joint states are off (as of the last periodic cycle).
+    pub(super) fn owner_quiet(&self, i: usize) -> bool {
+        let st = &self.owners[i];
+        st.owner.controller_index().is_none()
+            && !st.started
+            && st.joint == [0.0; 2]
+            && st.dropped == st.reported_dropped
+            && st.js_due == 0
+    }
+
     /// Periodic: reports every robot whose dropped count changed since its last report.
     pub(super) fn report_drops(&mut self) {
         for i in 0..self.robots.len() {

@@ -187,6 +187,15 @@ impl Slots {
         }
     }
 
+    /// Whether no link needs the periodic cycle: every attached link is alive (a dead one waits to
+    /// be handed back), wrote all it queued and holds no partial frame for the quiet-link
+    /// resolution.
+    pub fn settled(&self) -> bool {
+        self.slots.iter().all(|s| {
+            s.link.is_none() || (s.dead.is_none() && s.tx.is_empty() && s.reasm.buffered() == 0)
+        })
+    }
+
     /// A new period: every link may read its budget again.
     pub fn new_period(&mut self) {
         for s in self.slots.iter_mut() {

@@ -30,6 +30,8 @@ pub(crate) struct Stats {
     /// Periods in which the I/O wake-ups reached their bound (the rest waited a period).
     pub io_wake_limited: u64,
     pub cycles: u64,
+    /// Periods the loop slept through without a cycle while quiet (`RtLoop::quiet`).
+    pub slept: u64,
     pub overruns: u64,
     pub skipped: u64,
     pub watchdog_stops: u64,
@@ -60,6 +62,7 @@ impl Stats {
             io_wakes: 0,
             io_wake_limited: 0,
             cycles: 0,
+            slept: 0,
             overruns: 0,
             skipped: 0,
             watchdog_stops: 0,
@@ -85,6 +88,11 @@ impl Stats {
         self.scheduler = scheduler;
         self.allocs_at_start = alloc::current_thread_allocations();
         self.faults_at_start = thread_faults();
+    }
+
+    /// Periods elapsed: cycles run and periods slept through.
+    pub fn periods(&self) -> u64 {
+        self.cycles + self.slept
     }
 
     /// Whether warm-up is over.

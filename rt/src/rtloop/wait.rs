@@ -1,6 +1,6 @@
 //! The RT loop's one wait: an epoll set holding every live link's readiness descriptor, the
-//! NRT → RT wake eventfd, the stop-signal eventfd and a timerfd armed at an absolute
-//! CLOCK_MONOTONIC deadline (ns precision). Everything is created in [`Waiter::new`] (NRT);
+//! NRT → RT wake eventfd, the stop-signal eventfd, the link port's offer eventfd and a timerfd
+//! armed at an absolute CLOCK_MONOTONIC deadline (ns precision). Everything is created in [`Waiter::new`] (NRT);
 //! waiting, arming and (de)registering are plain syscalls on preallocated state.
 //!
 //! A link is `On` (in the set), `Muted` (taken out for the rest of the period: it used up its
@@ -19,8 +19,9 @@ use std::os::fd::BorrowedFd;
 const TOKEN_TIMER: u64 = u64::MAX;
 const TOKEN_WAKE: u64 = u64::MAX - 1;
 const TOKEN_SIGNAL: u64 = u64::MAX - 2;
-/// Events taken per wait: every link plus the three special descriptors.
-const MAX_EVENTS: usize = MAX_LINKS + 3;
+const TOKEN_OFFER: u64 = u64::MAX - 3;
+/// Events taken per wait: every link plus the four special descriptors.
+const MAX_EVENTS: usize = MAX_LINKS + 4;
 
 /// Registration of one link slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,8 @@ pub(crate) struct Ready {
     pub timer: bool,
     /// A stop signal arrived.
     pub signal: bool,
+    /// NRT offered a link (drain the link port's offer fd; the periodic cycle takes it).
+    pub offer: bool,
 }
 
 /// The wait's preallocated state.
@@ -54,10 +57,14 @@ pub(crate) struct Waiter {
 }
 
 impl Waiter {
-    /// Creates the epoll set and the timer and registers the NRT wake fd and the stop-signal fd
-    /// (either may be absent). NRT side.
-    pub fn new(wake: Option<BorrowedFd<'_>>, signal: Option<BorrowedFd<'_>>) -> Self {
-        let epoll = Self::make(wake, signal)
+    /// Creates the epoll set and the timer and registers the NRT wake fd, the stop-signal fd and
+    /// the link port's offer fd (any may be absent). NRT side.
+    pub fn new(
+        wake: Option<BorrowedFd<'_>>,
+        signal: Option<BorrowedFd<'_>>,
+        offer: Option<BorrowedFd<'_>>,
+    ) -> Self {
+        let epoll = Self::make(wake, signal, offer)
             .map_err(|e| tracing::warn!("RT loop: no epoll/timerfd ({e}): links are polled"))
             .ok();
         Waiter {
@@ -71,6 +78,7 @@ impl Waiter {
     fn make(
         wake: Option<BorrowedFd<'_>>,
         signal: Option<BorrowedFd<'_>>,
+        offer: Option<BorrowedFd<'_>>,
     ) -> Result<(Epoll, TimerFd), Errno> {
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
         let timer = TimerFd::new(
@@ -83,6 +91,9 @@ impl Waiter {
         }
         if let Some(fd) = signal {
             epoll.add(fd, EpollEvent::new(EpollFlags::EPOLLIN, TOKEN_SIGNAL))?;
+        }
+        if let Some(fd) = offer {
+            epoll.add(fd, EpollEvent::new(EpollFlags::EPOLLIN, TOKEN_OFFER))?;
         }
         Ok((epoll, timer))
     }
@@ -189,6 +200,7 @@ impl Waiter {
                 }
                 TOKEN_WAKE => ready.wake = true,
                 TOKEN_SIGNAL => ready.signal = true,
+                TOKEN_OFFER => ready.offer = true,
                 i if (i as usize) < MAX_LINKS => ready.links |= 1 << i,
                 _ => {}
             }
@@ -209,7 +221,7 @@ mod tests {
     #[test]
     fn the_deadline_ends_an_idle_wait_not_earlier() {
         let bell = Doorbell::new();
-        let mut w = Waiter::new(bell.fd(), None);
+        let mut w = Waiter::new(bell.fd(), None, None);
         assert!(w.event_driven());
         let deadline = monotonic_ns() + 5 * MS;
         let r = w.wait(deadline);
@@ -222,7 +234,7 @@ mod tests {
     #[test]
     fn a_ring_or_a_readable_link_ends_the_wait_before_the_deadline() {
         let bell = Doorbell::new();
-        let mut w = Waiter::new(bell.fd(), None);
+        let mut w = Waiter::new(bell.fd(), None, None);
         let far = monotonic_ns() + 60_000 * MS;
         bell.ring();
         assert_eq!(
@@ -254,7 +266,7 @@ mod tests {
     #[test]
     fn the_stop_fd_ends_the_wait() {
         let stop = Doorbell::new();
-        let mut w = Waiter::new(None, stop.fd());
+        let mut w = Waiter::new(None, stop.fd(), None);
         stop.ring();
         assert!(w.wait(monotonic_ns() + 60_000 * MS).signal);
     }

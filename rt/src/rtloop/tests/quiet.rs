@@ -1,0 +1,140 @@
+//! A loop with nothing to do sleeps past its period (`RtLoop::quiet`), and keeps its period while
+//! a robot moves: the periodic cycle runs at each deadline then, as the watchdog and the refreshes
+//! need. What ends quietness wakes it at once (an offered link here; set-points: `wake.rs`), and the
+//! statistics are still reported at their period.
+
+use super::*;
+use crate::testutil::until;
+
+fn stats_of(nrt: &mut NrtEnds, last: &mut Option<RtStats>) -> usize {
+    let mut n = 0;
+    while let Some(s) = nrt.nrt_take_stats() {
+        *last = Some(s);
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn a_loop_whose_robot_moves_keeps_its_deadlines_and_counts_cycles() {
+    let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
+    let (rt_port, _port) = link_port();
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config: RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false),
+    })
+    .unwrap();
+    // moving (no link: its frames go nowhere) for far longer than the run, well within the watchdog
+    nrt.nrt_set_cmd_vel(
+        RobotId(0),
+        Twist2 {
+            linear: 0.05,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+    let cfg = RtConfig {
+        max_cycles: Some(50),
+        period: Duration::from_millis(1),
+        ..test_config()
+    };
+    let t0 = monotonic_ns();
+    let exit = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new())
+        .unwrap()
+        .join()
+        .unwrap();
+    let elapsed = monotonic_ns() - t0;
+    assert_eq!(exit.reason, ExitReason::CycleLimit);
+    assert_eq!(exit.stats.cycles, 50);
+    // 50 absolute 1 ms deadlines (plus skipped ones on overrun) cannot pass in under 50 ms.
+    assert!(elapsed >= 50 * MS - MS, "{elapsed}");
+    assert_eq!(exit.stats.wakeup_latency_ns.count, 50);
+    assert_eq!(exit.stats.cycle_ns.count, 50);
+}
+
+#[test]
+fn a_quiet_loop_sleeps_through_its_periods_and_counts_them() {
+    let (rt_ends, _nrt) = channels(&ChannelConfig::default());
+    let (rt_port, _port) = link_port();
+    let cfg = RtConfig {
+        max_cycles: Some(50),
+        period: Duration::from_millis(1),
+        ..test_config()
+    };
+    let t0 = monotonic_ns();
+    let exit = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new())
+        .unwrap()
+        .join()
+        .unwrap();
+    let elapsed = monotonic_ns() - t0;
+    assert_eq!(exit.reason, ExitReason::CycleLimit);
+    // 50 periods passed, in a few cycles: the first one (it reads what NRT set up) and the last
+    assert!(elapsed >= 49 * MS, "{elapsed}");
+    assert!(exit.stats.cycles <= 3, "{} cycles", exit.stats.cycles);
+}
+
+#[test]
+fn a_quiet_loop_reports_its_statistics_and_takes_an_offered_link_at_once() {
+    let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
+    let (rt_port, mut port) = link_port();
+    let cfg = RtConfig {
+        period: Duration::from_millis(10),
+        stats_period: Duration::from_millis(300),
+        ..test_config()
+    };
+    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
+    // two reports (0.6 s, 60 periods): a cycle for each, hardly more
+    let mut last = None;
+    let mut reports = 0;
+    until(Duration::from_secs(10), || {
+        reports += stats_of(&mut nrt, &mut last);
+        reports >= 2
+    });
+    let cycles = last.map_or(0, |s| s.cycles);
+    assert!(
+        (2..=6).contains(&cycles),
+        "{cycles} cycles for {reports} reports"
+    );
+    // an offered link is taken at once, not at the next report (up to 0.3 s away)
+    let (ours, _peer) = PipeLink::pair(1 << 12);
+    let t0 = std::time::Instant::now();
+    port.nrt_offer(3, Box::new(ours)).unwrap();
+    until(Duration::from_secs(10), || {
+        events(&mut nrt)
+            .iter()
+            .any(|e| matches!(e, RtEvent::LinkUp { target: 3, .. }))
+    });
+    assert!(
+        t0.elapsed() < Duration::from_millis(150),
+        "{:?}",
+        t0.elapsed()
+    );
+    handle.stop();
+    assert_eq!(handle.join().unwrap().reason, ExitReason::Requested);
+}
+
+#[test]
+fn a_quiet_loop_ends_at_once_when_nrt_goes_away() {
+    let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
+    let (rt_port, _port) = link_port();
+    let cfg = RtConfig {
+        period: Duration::from_millis(10),
+        stats_period: Duration::from_secs(1),
+        ..test_config()
+    };
+    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
+    // its first report: the cycle that made it is past, the next one is a second away
+    let mut last = None;
+    until(Duration::from_secs(10), || {
+        stats_of(&mut nrt, &mut last) > 0
+    });
+    let t0 = std::time::Instant::now();
+    drop(nrt);
+    let exit = handle.join().unwrap();
+    assert_eq!(exit.reason, ExitReason::NrtGone);
+    assert!(
+        t0.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        t0.elapsed()
+    );
+}

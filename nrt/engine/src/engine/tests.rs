@@ -295,7 +295,7 @@ fn rt_decoded_proximity_reaches_nrt_typed_and_is_marked_rt_owned() {
         node: NodeId(3),
         link: LinkId(0),
         t_ns: 9,
-        values: [7; 7],
+        values: [7; msgs::thymio::PROXIMITY_COUNT],
     };
     assert!(rt.rt_push_event(RtEvent::Proximity(sample)));
     e.poll(Instant::now());

@@ -6,6 +6,8 @@
 # docs/performance.md from them with scripts/bench-table.py. THYMIO_BENCH_QUICK=1 for the short version (the end-to-end section
 # alone: `THYMIO_BENCH_QUICK=1 scripts/bench.sh --bench latency -- e2e`, about 5 to 7 minutes);
 # THYMIO_BENCH_E2E_ROWS=thymio-rt,thymio-rt-record runs only the end-to-end rows it names.
+# THYMIO_BENCH_DRIVER=<a thymio-rt binary built with ros2,ros1> measures that build instead (before/after comparisons);
+# the idle rows alone: scripts/bench.sh --bench latency -- idle.
 #   scripts/bench.sh [cargo bench arguments, e.g. --bench latency -- loop]
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

@@ -88,6 +88,10 @@ fn machine() -> serde_json::Value {
     })
 }
 
+/// Environment variable naming a thymio-rt binary to measure instead of building target/release/thymio-rt from
+/// these sources (built with the ros2 and ros1 features).
+const DRIVER_ENV: &str = "THYMIO_BENCH_DRIVER";
+
 /// The end-to-end environment, or why it is missing.
 fn e2e_env() -> Result<e2e::Env, String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -104,6 +108,20 @@ fn e2e_env() -> Result<e2e::Env, String> {
     }
     if !python.exists() || std::env::var("AMENT_PREFIX_PATH").is_err() {
         return Err("the ROS 2 environment is not set: run scripts/setup-ros2.sh and source scripts/ros2-env.sh".into());
+    }
+    // another build of the driver (e.g. an older commit's, for a before/after comparison): used as it is
+    if let Some(driver) = std::env::var_os(DRIVER_ENV) {
+        let driver = PathBuf::from(driver);
+        if !driver.is_file() {
+            return Err(format!("{DRIVER_ENV}={}: not a file", driver.display()));
+        }
+        eprintln!("the driver under test: {} ({DRIVER_ENV})", driver.display());
+        return Ok(e2e::Env {
+            root,
+            driver,
+            python,
+            out: results_dir(),
+        });
     }
     // the driver under test: the same sources, with the ROS 2 bridge
     let status = std::process::Command::new(env!("CARGO"))

@@ -12,7 +12,7 @@ Frames as the URDF (nrt/engine/src/thymio/model.rs): the body in base_link (on t
 wheels), the wheel in its wheel link (its centre). Colours are the URDF's materials (STL has none).
 
 Usage: python3 scripts/gen-meshes.py [--out DIR]   (default: meshes/ of the repository)
-Run it after changing a dimension; the outputs are committed (tests/scripts_env.rs checks they are up to date).
+Run it after changing a dimension; the outputs are committed (tests/project/scripts_env.rs checks they are up to date).
 Deterministic: coordinates are rounded to the micrometre before they are written as 32-bit floats.
 """
 import argparse

@@ -9,7 +9,7 @@
 #  - the user's ROS networking settings are left as they are (ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE,
 #    ROS_STATIC_PEERS, ROS_LOCALHOST_ONLY, ROS_MASTER_URI, ROS_IP, ROS_HOSTNAME): the driver started through
 #    scripts/run.sh is reachable as ROS's defaults say (other computers too); the tests and benches set loopback
-#    discovery and their own domain on what they start (tests/scripts_env.rs checks this script).
+#    discovery and their own domain on what they start (tests/project/scripts_env.rs checks this script).
 # shellcheck shell=bash
 
 _thymio_rt_ros2_env() {

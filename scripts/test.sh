@@ -6,7 +6,7 @@
 #   scripts/test.sh [--soak] [--no-ros] [--no-fuzz]
 #     --soak     also run the long soak tests (about an hour)
 #     --no-ros   neither install nor run the ROS 2 / ROS 1 steps (their tests are not built without the features;
-#                tests/scripts_env.rs, built by default, needs the ROS 2 venv: on a machine without ROS add the opt-out)
+#                tests/project/scripts_env.rs, built by default, needs the ROS 2 venv: on a machine without ROS add the opt-out)
 # A real-peer test whose peer is missing FAILS, naming the install step. THYMIO_SKIP_MISSING_PEERS=1 (a machine
 # without ROS or Aseba; refused with CI=true) skips such tests instead. Every skipped test is recorded in
 # target/skipped-tests.tsv (THYMIO_SKIP_RECORD, tests/common/missing.rs) and summed up at the end ("skipped: N");
@@ -85,7 +85,7 @@ step() {
 }
 
 step "setup"
-setup_args=()
+setup_args=(--test-runner)
 [ $ros -eq 0 ] && setup_args+=(--no-ros)
 [ $fuzz -eq 1 ] && setup_args+=(--fuzz)
 "$ROOT/scripts/setup.sh" "${setup_args[@]}"
@@ -104,7 +104,9 @@ if [ $ros -eq 0 ]; then
     # target directory of its own so that run.sh's ROS 2 build in target/release stays.
     cargo build --release --bin thymio-rt --target-dir "$ROOT/target/tests-release"
     step "workspace tests"
-    THYMIO_RT_BIN="$ROOT/target/tests-release/release/thymio-rt" cargo test --workspace --no-fail-fast
+    THYMIO_RT_BIN="$ROOT/target/tests-release/release/thymio-rt" cargo nextest run --workspace --no-fail-fast
+    step "doc examples"
+    cargo test --workspace --doc --no-fail-fast
 else
     # shellcheck source=scripts/ros2-env.sh
     source "$ROOT/scripts/ros2-env.sh"
@@ -119,10 +121,14 @@ else
     # the ROS 1 tests pass --no-ros, the tests of both at once and the controller crate built as a user builds it
     # need both features).
     step "workspace tests with ROS 2 and ROS 1 (end to end)"
-    cargo test --workspace --features ros1,ros2 --no-fail-fast -- --test-threads=2
+    # cargo-nextest: each test in a process of its own (a ROS 2 domain of its own: tests/common/domain.rs), the
+    # tests of every binary sharing the cores (.config/nextest.toml: how many at once, what runs alone, bounds).
+    cargo nextest run --workspace --features ros1,ros2 --no-fail-fast
+    step "doc examples"
+    cargo test --workspace --features ros1,ros2 --doc --no-fail-fast
     # What a build without ROS does differently: the CLI's refusals of --ros1 and of ROS 2 options, its unit tests.
     step "tests of the build without ROS"
-    cargo test -p thymio_rt --no-fail-fast --lib --bins --test cli_args --test ros1_cli
+    cargo test -p thymio_rt --no-fail-fast --lib --bins --test cli
 fi
 
 if [ $fuzz -eq 1 ]; then

@@ -4,7 +4,7 @@ arguments and what they mean).
     ros2 launch thymio_rt main.launch.py name:=thymio device:=ser:device=/dev/ttyACM0
 
 The parameters are typed here (an integer stays an integer, a string a string, whatever its text), so that the
-driver gets the same values as from main.launch. tests/ros_params.rs starts the driver with exactly what this file
+driver gets the same values as from main.launch. tests/ros2/params.rs starts the driver with exactly what this file
 passes (under a stand-in for launch and launch_ros: `ros2 launch` itself is not on the test machine).
 """
 

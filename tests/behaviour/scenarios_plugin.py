@@ -1,7 +1,7 @@
 """Behaviour scenario of an RT controller from outside the repository (docs/control.md "Writing an RT controller"): the
 template crate examples/my_controller, built as a user builds it, runs the driver with its own `follow_heading`
 registered and its configuration's `control.controllers` (go_to_pose and follow_heading loaded, the start values
-gain 3.0 and speed 0.08). Run by tests/plugin_crate.rs against that crate's binary, not thymio-rt's.
+gain 3.0 and speed 0.08). Run by tests/packaging/plugin_crate.rs against that crate's binary, not thymio-rt's.
 """
 
 from client import check, check_eq

@@ -11,10 +11,16 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+#[allow(clippy::duplicate_mod)]
+// tests/ros/rclpy_peer.rs includes it too: both copies find the same domain
+mod domain;
 pub mod missing;
 pub mod netns;
 mod runtime;
 pub mod scenario;
+/// This test process's ROS 2 domain (the same as `tests/ros/rclpy_peer.rs`'s, which the peers use).
+#[allow(unused_imports)] // not every including binary uses it
+pub use domain::test_domain_id;
 #[allow(unused_imports)] // not every test runs the driver in process
 pub use runtime::*;
 
@@ -97,11 +103,6 @@ pub fn thymio_rt() -> Command {
         .env_remove("ROS_STATIC_PEERS")
         .env_remove("ROS_LOCALHOST_ONLY");
     c
-}
-
-/// This test process's ROS 2 domain (the same as `tests/ros/rclpy_peer.rs`'s, which the peers use).
-pub fn test_domain_id() -> u32 {
-    100 + std::process::id() % 100
 }
 
 /// A TCP port free on 127.0.0.1 right now.

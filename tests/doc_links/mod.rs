@@ -1,7 +1,7 @@
 //! The documentation cannot point nowhere or overstate what a file holds (issue 43 item 1, issue 42 item 5): every
 //! relative link of README.md and docs/*.md names a file or directory that exists, every `#anchor` names a heading
 //! of the target page (GitHub's slug), and the compiler counts the docs give are the corpus's
-//! (tests/compiler/expected.json). Included by tests/scripts_env.rs (no test binary of its own).
+//! (tests/compiler/expected.json). Included by tests/project/scripts_env.rs (no test binary of its own).
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};

@@ -1,4 +1,4 @@
-"""rclpy client of the calibrate_motors action for tests/ros_calibration.rs; reports on stdout, one JSON object a
+"""rclpy client of the calibrate_motors action for tests/ros2/calibration.rs; reports on stdout, one JSON object a
 line. Run with the project's ROS venv python:
 
   python tests/ros/calibration_client.py NS [--timeout 170] [--phases all|switched]

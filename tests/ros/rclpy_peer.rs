@@ -27,11 +27,13 @@ pub fn project_root() -> PathBuf {
     dir
 }
 
-/// The DDS domain of this test process: distinct between concurrently running test processes (from the pid), away
-/// from the default domain 0.
-pub fn test_domain_id() -> u32 {
-    100 + std::process::id() % 100
-}
+#[allow(clippy::duplicate_mod)] // tests/common includes it too: both copies find the same domain
+#[path = "../common/domain.rs"]
+mod domain;
+/// The DDS domain of this test process: distinct between concurrently running test processes, away from the
+/// default domain 0 (tests/common/domain.rs).
+#[allow(unused_imports)] // not every including binary uses it
+pub use domain::test_domain_id;
 
 /// A running `rclpy_peer.py`.
 pub struct RclpyPeer {

@@ -1,4 +1,4 @@
-"""Reads a flight recording of thymio-rt (tests/flight_recorder.rs) with the `mcap` and `mcap-ros2-support`
+"""Reads a flight recording of thymio-rt (tests/recorder/recorder.rs) with the `mcap` and `mcap-ros2-support`
 packages, an independent reader, and prints one JSON object on stdout:
 
   python tests/ros/read_recording.py FILE.mcap [FILE_001.mcap ...] --odom /NS/odom

@@ -1,4 +1,4 @@
-"""rclpy client of a recorded closed-loop run, for tests/flight_recorder.rs; reports on stdout, one JSON object a
+"""rclpy client of a recorded closed-loop run, for tests/recorder/recorder.rs; reports on stdout, one JSON object a
 line. Run with the project's ROS venv python:
 
   python tests/ros/recorder_client.py NS [--timeout 60] [--link-loss]

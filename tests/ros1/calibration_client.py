@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """actionlib client (Debian's python3-actionlib SimpleActionClient, run with /usr/bin/python3) of the ROS 1
-calibrate_motors action, for tests/ros1_calibration.rs; reports on stdout, one JSON object a line:
+calibrate_motors action, for tests/ros1/calibration.rs; reports on stdout, one JSON object a line:
 
   calibration_client.py NS [--timeout 170]
 

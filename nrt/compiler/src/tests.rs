@@ -1,6 +1,6 @@
 //! Unit tests on the reference examples (aseba.md §3.11, real output of the official compiler)
 //! and on error paths. The conformance corpus against the official compilers is in
-//! `tests/compiler_corpus.rs`.
+//! `tests/aseba/compiler_corpus.rs`.
 
 use super::*;
 use msgs::description::thymio_ii_fw14;

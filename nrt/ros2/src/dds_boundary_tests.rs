@@ -1,5 +1,5 @@
 //! The decision table of [`super::decide`] and the profile file's writing (the boundary itself is proven from a
-//! second host by the root package's `tests/ros_hosts.rs`).
+//! second host by the root package's `tests/ros2/hosts.rs`).
 
 use super::*;
 use std::collections::HashMap;

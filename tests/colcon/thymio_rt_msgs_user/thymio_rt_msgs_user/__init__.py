@@ -1,1 +1,1 @@
-"""A package of a ROS 2 workspace that uses thymio_rt_msgs (tests/colcon_package.rs)."""
+"""A package of a ROS 2 workspace that uses thymio_rt_msgs (tests/packaging/colcon_package.rs)."""

@@ -1,0 +1,80 @@
+//! The ROS 2 domains of test processes (tests/common/domain.rs): every copy of the domain code in one process finds
+//! the same domain, and a process never gets a domain that a live test process holds, even when the pids would
+//! choose it first.
+use crate::common;
+use crate::rclpy_peer;
+use std::fs::File;
+use std::process::{Command, Stdio};
+
+/// Set in the child process that [`a_new_process_gets_the_one_domain_nobody_holds`] starts.
+const CHILD: &str = "THYMIO_TEST_DOMAIN_CHILD";
+
+#[test]
+fn every_copy_in_a_process_finds_the_same_domain() {
+    let a = common::test_domain_id();
+    let b = rclpy_peer::test_domain_id();
+    assert_eq!(a, b, "tests/common and rclpy_peer chose different domains");
+    assert!((100..200).contains(&a), "domain {a} outside 100..200");
+}
+
+#[test]
+fn a_new_process_gets_the_one_domain_nobody_holds() {
+    let mine = common::test_domain_id();
+    // Hold every other domain this process can lock, but one: a new test process must take that one, whatever
+    // its pid (with 99 held, a choice from the pid alone is right once in a hundred).
+    let dir = std::env::temp_dir();
+    let mut held: Vec<File> = Vec::new();
+    let mut free = None;
+    for id in (100..200).rev().filter(|&id| id != mine) {
+        let path = dir.join(format!("thymio-rt-test-domain-{id}.lock"));
+        let f = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .unwrap();
+        if f.try_lock().is_ok() {
+            if free.is_none() {
+                free = Some(id);
+                drop(f);
+                continue;
+            }
+            held.push(f);
+        }
+    }
+    let free = free.expect("some domain is free");
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new("timeout")
+        .arg("30")
+        .arg(exe)
+        .args([
+            "--exact",
+            "domain::domain_of_a_child_process",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the child failed: {:?}", out.status);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("domain "))
+        .unwrap_or_else(|| panic!("the child printed no domain: {stdout}"));
+    let theirs: u32 = line.trim().parse().unwrap();
+    assert_ne!(theirs, mine, "the child got this process's domain");
+    assert_eq!(theirs, free, "the child did not get the one free domain");
+    drop(held);
+}
+
+/// Prints this process's domain: run as a child by [`a_new_process_gets_the_one_domain_nobody_holds`].
+#[test]
+#[ignore = "a child process of a_new_process_gets_the_one_domain_nobody_holds"]
+fn domain_of_a_child_process() {
+    if std::env::var_os(CHILD).is_some() {
+        println!("domain {}", common::test_domain_id());
+    }
+}

@@ -44,7 +44,7 @@ DRIVE_S = 3.0
 
 
 def report(**kw):
-    print(json.dumps(kw), flush=True)
+    print(json.dumps(kw) + "\n", end="", flush=True)  # one write: lines from callback threads never interleave
 
 
 class Client:

@@ -100,7 +100,7 @@ def qos(durability="volatile", depth=10):
 
 
 def emit(obj):
-    print(json.dumps(obj), flush=True)
+    print(json.dumps(obj) + "\n", end="", flush=True)  # one write: lines from callback threads never interleave
 
 
 def echo(args):

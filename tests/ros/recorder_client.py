@@ -36,7 +36,7 @@ from thymio_rt_msgs.srv import SetPose2D, SwitchController
 
 
 def report(**kw):
-    print(json.dumps(kw), flush=True)
+    print(json.dumps(kw) + "\n", end="", flush=True)  # one write: lines from callback threads never interleave
 
 
 def bits(values):

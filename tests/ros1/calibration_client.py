@@ -32,7 +32,7 @@ MSG_DIR = os.path.join(ROOT, "nrt", "ros1_client", "msg")
 
 
 def report(**kw):
-    print(json.dumps(kw), flush=True)
+    print(json.dumps(kw) + "\n", end="", flush=True)  # one write: lines from callback threads never interleave
 
 
 def action_msgs():

@@ -59,7 +59,7 @@ def thymio_rt_msgs():
 
 
 def done(result):
-    print(json.dumps(result), flush=True)
+    print(json.dumps(result) + "\n", end="", flush=True)  # one write: lines from callback threads never interleave
     sys.exit(0)
 
 

@@ -85,7 +85,7 @@ def error_of(call):
 
 
 def done(result):
-    print(json.dumps(result), flush=True)
+    print(json.dumps(result) + "\n", end="", flush=True)  # one write: lines from callback threads never interleave
     sys.exit(0)
 
 

@@ -11,13 +11,28 @@ cd "$ROOT/fuzz"
 export RUSTC_BOOTSTRAP=1
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && mapfile -t targets < <(cargo fuzz list)
-for t in "${targets[@]}"; do cargo fuzz build -O "$t" >/dev/null; done
-failed=0
-for t in "${targets[@]}"; do
-    log "fuzzing $t for ${secs}s"
+if [ $# -eq 0 ]; then
+    cargo fuzz build -O >/dev/null # every target in one cargo run (built side by side)
+else
+    for t in "${targets[@]}"; do cargo fuzz build -O "$t" >/dev/null; done
+fi
+# One target per core at a time (each fuzzes for SECONDS on one core: the same work in less time).
+cores=$(nproc 2>/dev/null || echo 1)
+fuzz_one() {
+    local t=$1
     mkdir -p "corpus/$t" "artifacts/$t"
     cargo fuzz run -O "$t" "corpus/$t" -- -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 2>&1 | grep -E '^(stat::number_of_executed_units|==|SUMMARY|INFO: Running)' || true
+        -print_final_stats=1 2>&1 | grep -E '^(stat::number_of_executed_units|==|SUMMARY|INFO: Running)' |
+        sed "s/^/[$t] /" || true
+}
+for t in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$cores" ]; do wait -n || true; done
+    log "fuzzing $t for ${secs}s"
+    fuzz_one "$t" &
+done
+wait
+failed=0
+for t in "${targets[@]}"; do
     if [ -n "$(find "artifacts/$t" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' \))" ]; then
         log "fuzz target $t found failing inputs in fuzz/artifacts/$t (record them as regression tests)"
         failed=1

@@ -203,7 +203,28 @@ fn ros1_persistent_service_connections_and_probes() {
     );
 }
 
-/// Kill the master, start a new one on the same port: the driver registers everything again, and a rospy
+/// The robot model on the parameter server of the master at `port` (`None`: no `…robot_description` parameter),
+/// read with the standard library's XML-RPC client (what robot_state_publisher reads).
+fn robot_description_param(port: u16) -> Option<String> {
+    let script = "import sys, xmlrpc.client as x\n\
+        m = x.ServerProxy('http://127.0.0.1:%s' % sys.argv[1])\n\
+        names = [n for n in m.getParamNames('/t')[2] if n.endswith('robot_description')]\n\
+        print(m.getParam('/t', names[0])[2] if names else '', end='')\n";
+    let out = std::process::Command::new("timeout")
+        .args(["20", "/usr/bin/python3", "-c", script, &port.to_string()])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// Kill the master, start a new one on the same port: the driver registers everything again and sets the robot
+/// model on the new parameter server (robot_state_publisher started after the restart needs it), and a rospy
 /// client of the new master drives the robot and receives odometry.
 #[test]
 fn ros1_driver_survives_a_master_restart() {
@@ -215,6 +236,8 @@ fn ros1_driver_survives_a_master_restart() {
     let mut drv = driver(port, &[]);
     let before = rospy(port, &["odom", "20"], Duration::from_secs(30));
     assert_eq!(before["odom"], true, "{before}");
+    let model = robot_description_param(port).expect("robot_description on the first master");
+    assert!(model.contains("<robot"), "{model}");
     master.signal(Signal::SIGKILL);
     master.wait_exit(Duration::from_secs(10));
     drop(master);
@@ -223,6 +246,18 @@ fn ros1_driver_survives_a_master_restart() {
     drv.wait_line(Duration::from_secs(20), |l| l.contains("registering again"));
     let d = rospy(port, &["drive", "20"], Duration::from_secs(40));
     assert_driven(&d);
+    // registered again (before rospy could drive): the model is back too
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut again = robot_description_param(port);
+    while again.is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        again = robot_description_param(port);
+    }
+    assert_eq!(
+        again.as_deref(),
+        Some(model.as_str()),
+        "the new master has no robot model"
+    );
 }
 
 /// Issue 23: a physically meaningless value on the parameter server (`/thymio_driver/axis_length` 1e9) is refused

@@ -151,8 +151,8 @@ impl Outputs {
             // ROS 1's tools (robot_state_publisher, RViz's RobotModel) read the model from the parameter server,
             // in the robot's namespace: the same name as the topic
             let param = nrt_ros1_client::remap::apply(&t("robot_description")).into_owned();
-            g.master
-                .set_param(&param, serde_xmlrpc::Value::String(urdf.clone()))
+            // (set again on a new master after a restart: Graph::set_param)
+            g.set_param(&param, urdf.clone())
                 .map_err(|e| Ros1Error::Params(param, e.into()))?;
             g.publish(&out._description, &std_msgs::String { data: urdf })?;
         }

@@ -60,6 +60,14 @@ pub enum Registration {
         /// Where.
         uri: String,
     },
+    /// We set the parameter `key` to the string `value` (a new master has none of the old one's parameters: e.g.
+    /// `robot_description`, which ROS 1's tools read from the parameter server).
+    Param {
+        /// Global name.
+        key: String,
+        /// Its value.
+        value: String,
+    },
 }
 
 impl Registration {
@@ -67,6 +75,7 @@ impl Registration {
         match self {
             Registration::Publisher { topic, .. } | Registration::Subscriber { topic, .. } => topic,
             Registration::Service { name, .. } => name,
+            Registration::Param { key, .. } => key,
         }
     }
 }
@@ -80,9 +89,12 @@ impl Registry {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records `r`.
+    /// Records `r` (a parameter's new value replaces its old one).
     pub fn add(&self, r: Registration) {
         let mut v = self.lock();
+        if let Registration::Param { key, .. } = &r {
+            v.retain(|o| !matches!(o, Registration::Param { key: k, .. } if k == key));
+        }
         if !v.contains(&r) {
             v.push(r);
         }
@@ -391,8 +403,20 @@ impl Graph {
         Task(self.rt.spawn(f))
     }
 
-    /// Forgets the registration of `name` (its publisher, subscriber or service was dropped): not registered
-    /// again with a new master.
+    /// Sets the string parameter `key` (global, after remapping) on the master, and again on every new master
+    /// after a restart ([`Registration::Param`]) until [`Graph::forget`].
+    pub fn set_param(&self, key: &str, value: String) -> Result<(), super::master::MasterError> {
+        self.master
+            .set_param(key, serde_xmlrpc::Value::String(value.clone()))?;
+        self.registry.add(Registration::Param {
+            key: key.to_owned(),
+            value,
+        });
+        Ok(())
+    }
+
+    /// Forgets the registration of `name` (its publisher, subscriber, service or parameter was dropped): not
+    /// registered again with a new master.
     pub fn forget(&self, name: &str) {
         self.registry.remove(&super::remap::apply(name));
     }
@@ -440,5 +464,19 @@ mod tests {
         assert_eq!(r.snapshot().len(), 2);
         r.remove("/odom");
         assert_eq!(r.snapshot().len(), 1);
+    }
+
+    #[test]
+    fn a_parameter_set_again_replaces_its_value() {
+        let r = Registry::default();
+        let param = |v: &str| Registration::Param {
+            key: "/robot_description".into(),
+            value: v.into(),
+        };
+        r.add(param("<robot name=\"a\"/>"));
+        r.add(param("<robot name=\"b\"/>"));
+        assert_eq!(r.snapshot(), vec![param("<robot name=\"b\"/>")]);
+        r.remove("/robot_description");
+        assert!(r.snapshot().is_empty());
     }
 }

@@ -126,6 +126,9 @@ fn register_all(
             Registration::Service { name, uri } => {
                 master.register_service(name, uri, caller_api)?
             }
+            Registration::Param { key, value } => {
+                master.set_param(key, serde_xmlrpc::Value::String(value.clone()))?
+            }
         }
     }
     Ok(())

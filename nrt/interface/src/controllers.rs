@@ -326,14 +326,18 @@ impl Controllers {
             return call.reply((false, "the pose must be finite".into()));
         }
         match nrt.nrt_call(request) {
-            Ok(rid) => self.pending.hold(PendingCall {
-                node,
-                robot,
-                endpoint: id,
-                request: rid,
-                call: Caller::Outcome(call),
-                until: now + SERVICE_TIMEOUT,
-            }),
+            Ok(rid) => {
+                // the RT thread serves it at its next cycle: wake it (a quiet RT loop sleeps past its period)
+                self.stored = true;
+                self.pending.hold(PendingCall {
+                    node,
+                    robot,
+                    endpoint: id,
+                    request: rid,
+                    call: Caller::Outcome(call),
+                    until: now + SERVICE_TIMEOUT,
+                })
+            }
             Err(e) => call.reply((false, format!("{controller}: {e}, try again"))),
         }
     }

@@ -168,7 +168,8 @@ fn what_rt_published_is_kept_for_every_front_end_until_the_end_of_the_step() {
 
 #[test]
 fn service_calls_are_held_until_rt_answers_or_the_timeout() {
-    let (mut c, mut rt) = controllers(Doorbell::new());
+    let bell = Doorbell::new();
+    let (mut c, mut rt) = controllers(bell.clone());
     driven(&mut c);
     let t0 = Instant::now();
     let (k, rx) = call();
@@ -177,9 +178,16 @@ fn service_calls_are_held_until_rt_answers_or_the_timeout() {
         rx.try_recv().unwrap(),
         (false, "the pose must be finite".into())
     );
+    c.serve(t0);
+    assert!(!bell.drain(), "a refused call is nothing for RT");
     let (k, rx) = call();
     c.call(NODE, id(1), pose(0.25), k, t0);
     assert!(rx.try_recv().is_err(), "held");
+    c.serve(t0);
+    assert!(
+        bell.drain(),
+        "a call for RT wakes the RT thread (a quiet loop sleeps past its period)"
+    );
     assert_eq!(
         rt.set_goal.rt_serve(|p| if p.x > 0.0 {
             Outcome::ok("goal set")

@@ -9,7 +9,7 @@ use super::conv;
 use super::goal_actions::GoalActionsRos1;
 use super::ground_truth::Ros1GroundTruth;
 use super::joints::Ros1Joints;
-use super::odom_pub::OdomPublisher;
+use super::odom_pub;
 use super::reconfigure::Reconfigure;
 use super::rivals::RivalLookout;
 use super::rosout::Rosout;
@@ -22,6 +22,7 @@ use nrt_engine::rivals::{Change, RivalWatch};
 use nrt_interface::ground_truth::GroundTruthSink;
 use nrt_interface::hop_times::{self, NrtHopTimers};
 use nrt_interface::joints::BAD_JOINT;
+use nrt_interface::odom_thread::OdomThread;
 use nrt_interface::report::Reporter;
 use nrt_interface::{FrontEnd, Interface};
 use nrt_ros1_client::graph::{global, Graph};
@@ -110,7 +111,7 @@ impl Ros1Node {
         let mut reconfigure = Reconfigure::new(&self.graph, &base);
         reconfigure.add_bridge(engine, &self.options.node_name);
         let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
-        let odom_pub = OdomPublisher::start(
+        let odom_pub = odom_pub::start(
             out,
             thymio.odom_targets(),
             joints.targets(),
@@ -165,7 +166,7 @@ pub struct Ros1Bridge {
     lookout: RivalLookout,
     /// Other drivers on our names.
     rivals: RivalWatch,
-    odom_pub: OdomPublisher,
+    odom_pub: OdomThread,
     aseba: AsebaInterface,
     thymio: ThymioInterface,
     /// The robots' joint space.

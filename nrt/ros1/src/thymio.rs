@@ -9,7 +9,7 @@
 use super::aseba::{Call, Inbox};
 use super::cmd_vel::{self, CmdVelTarget};
 use super::conv;
-use super::odom_pub::{OdomRobot, OdomTargets};
+use super::odom_pub::{OdomRobot, OdomTargets, Ros1Out};
 use super::thymio_inputs::{self, Inputs, INPUT_NAMES};
 use super::thymio_outputs::Outputs;
 use super::Ros1Error;
@@ -23,7 +23,7 @@ use nrt_interface::driver_events::{self, DriverEvents};
 use nrt_interface::frames::{self, Frames};
 use nrt_interface::geometry::{self, Stamp};
 use nrt_interface::hop_times::HopHistogram;
-use nrt_interface::odometry::{self, OdomSettings, RateLimit, CMD_VEL_OUT};
+use nrt_interface::odometry::{self, OdomSettings, CMD_VEL_OUT};
 use nrt_interface::report::Reporter;
 use nrt_interface::tf::{self, StaticFrames};
 use nrt_ros1_client::graph::{global, Graph, Task};
@@ -114,15 +114,17 @@ fn robot_interface(g: &Graph, p: RobotPlan) -> Result<Built, Ros1Error> {
     let odom = match &p.settings {
         Some(settings) => Some(OdomRobot {
             node: id,
-            odom: g.advertise(&t("odom"), ODOM_QUEUE, false)?,
-            joints: g.advertise(&t("joint_states"), ODOM_QUEUE, false)?,
+            out: Ros1Out {
+                odom: g.advertise(&t("odom"), ODOM_QUEUE, false)?,
+                joints: g.advertise(&t("joint_states"), ODOM_QUEUE, false)?,
+                cmd_vel_out: g.advertise(&t(CMD_VEL_OUT), ODOM_QUEUE, false)?,
+                seq: 0,
+                cmd_vel_out_seq: 0,
+            },
             frames: p.frames.clone(),
             settings: settings.clone(),
-            rate: RateLimit::new(p.max_rate),
-            seq: 0,
-            cmd_vel_out: g.advertise(&t(CMD_VEL_OUT), ODOM_QUEUE, false)?,
+            max_rate: p.max_rate,
             limited_velocity: p.limited_velocity.clone(),
-            cmd_vel_out_seq: 0,
             wheel_tf,
         }),
         None => None,

@@ -13,7 +13,7 @@ use super::driver_node::DriverNodes;
 use super::goal_actions::GoalActionsRos2;
 use super::ground_truth::GroundTruthTargets;
 use super::hot::HotNode;
-use super::odom_pub::{OdomPublisher, OdomPublisherConfig};
+use super::odom_pub::{self, OdomPublisherConfig};
 use super::report::Reporter;
 use super::spinner::{NodeAccess, SharedNode, Spinner};
 use super::thymio::ThymioInterface;
@@ -23,6 +23,7 @@ use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
 use nrt_interface::ground_truth::GroundTruthSink;
 use nrt_interface::hop_times::{self, NrtHopTimers};
+use nrt_interface::odom_thread::OdomThread;
 use nrt_interface::{FrontEnd, Interface};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::{Publisher, QosProfile};
@@ -123,7 +124,7 @@ impl RosNode {
         let out = engine
             .take_odometry_out()
             .ok_or_else(|| RosError::Spawn("the RT odometry ring is already taken".into()))?;
-        let odom_pub = OdomPublisher::start(OdomPublisherConfig {
+        let odom_pub = odom_pub::start(OdomPublisherConfig {
             out,
             targets: thymio.odom_targets(),
             reporter: reporter.clone(),
@@ -175,7 +176,7 @@ pub struct RosBridge {
     /// The hot node's thread (`cmd_vel`); stopped before the node goes.
     hot: HotNode,
     /// The odometry publisher thread; stopped before the publishers go.
-    odom_pub: OdomPublisher,
+    odom_pub: OdomThread,
     /// The hops timed on the ROS side.
     timers: NrtHopTimers,
     node: std::sync::Arc<SharedNode>,

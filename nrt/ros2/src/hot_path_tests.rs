@@ -7,7 +7,7 @@
 
 use super::hot::HotNode;
 use super::joints::{self, JointTarget};
-use super::odom_pub::{OdomPublisher, OdomPublisherConfig, OdomRobot, OdomTargets};
+use super::odom_pub::{self, OdomPublisherConfig, OdomRobot, OdomTargets, Ros2Out};
 use super::rclpy_peer::rerun_without_ld_library_path;
 use super::smoke_tests::context;
 use super::spinner::{SharedNode, Spinner};
@@ -86,12 +86,14 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
         RobotId(0),
         OdomRobot {
             node: NodeId(1),
-            odom,
-            joints,
+            out: Ros2Out {
+                odom,
+                joints,
+                cmd_vel_out,
+            },
             frames: Frames::new(&ns, "odom", "base_link", ["l", "r"]),
             settings: OdomSettings::new(&Calibration::simulation(), &Default::default()),
             max_rate: -1.0,
-            cmd_vel_out,
             limited_velocity: Default::default(),
             wheel_tf: true,
         },
@@ -108,7 +110,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     );
     let (mut rt_out, mut nrt_out) = odom_out(16);
     nrt_out.nrt_activate();
-    let publisher = OdomPublisher::start(OdomPublisherConfig {
+    let publisher = odom_pub::start(OdomPublisherConfig {
         out: nrt_out,
         targets,
         reporter: reporter.clone(),
@@ -293,21 +295,23 @@ fn odometry_is_handed_over_only_while_someone_listens() {
         RobotId(2),
         OdomRobot {
             node: NodeId(3),
-            odom,
-            joints: node.create_publisher("joint_states", qos.clone()).unwrap(),
+            out: Ros2Out {
+                odom,
+                joints: node.create_publisher("joint_states", qos.clone()).unwrap(),
+                cmd_vel_out: node
+                    .create_publisher("thymio_driver/cmd_vel_out", qos.clone())
+                    .unwrap(),
+            },
             frames: Frames::new(&ns, "odom", "base_link", ["l", "r"]),
             settings: OdomSettings::new(&Calibration::simulation(), &Default::default()),
             max_rate: -1.0,
-            cmd_vel_out: node
-                .create_publisher("thymio_driver/cmd_vel_out", qos.clone())
-                .unwrap(),
             limited_velocity: Default::default(),
             wheel_tf: true,
         },
     );
     let (mut rt_out, mut nrt_out) = odom_out(16);
     nrt_out.nrt_activate();
-    let publisher = OdomPublisher::start(OdomPublisherConfig {
+    let publisher = odom_pub::start(OdomPublisherConfig {
         out: nrt_out,
         targets,
         reporter,

@@ -1,34 +1,24 @@
-//! The odometry publisher thread, the XBotCore way: the RT thread pushes each odometry sample
-//! into a ring of its own and rings this thread's doorbell ([`handoff::NrtOdomOut`]); the
-//! thread wakes, publishes `odom`, then `/tf` (odom → base and the two wheel links), then
-//! `joint_states` of that robot at once, and waits again. The RT thread hands it only the samples of robots
-//! someone listens to (subscribers counted every 100 ms, [`nrt_interface::odom_demand`]): with nobody
-//! subscribed it sleeps. When several robots' samples wait
-//! (one RT wake decoded the frames of many robots) it publishes the `odom` of every one of
-//! them first, then their `/tf` and `joint_states` ([`nrt_interface::odom_burst`]). It never goes through the NRT engine
-//! loop, never waits for the r2r spinner or the node (publishing needs neither), and reuses one
-//! native message of each kind per robot: per sample it writes numbers into them and calls
-//! `publish_native`, so the only allocations left per sample are those inside rcl/rmw
-//! (serialisation into DDS's own buffers), none on our side.
-//!
-//! The NRT loop owns the robots' publishers (it creates and destroys them as robots come and go
-//! and holds the node for that) and shares what this thread needs through [`OdomTargets`]: a
-//! mutex the NRT side holds only to insert, remove or update an entry, and this thread only
-//! while it publishes one sample. Content, frames, covariances and the `odom_max_rate` limit are the
+//! The ROS 2 side of the odometry publisher thread ([`nrt_interface::odom_thread`], written once for both front
+//! ends: the ring, the burst order, the subscriber demand, `odom_max_rate`, the hop timers and the targets are the
+//! layer's). This is its sink: it reuses one native message of each kind per robot (`odom`, `/tf`,
+//! `joint_states`, `~/cmd_vel_out`): per sample it writes numbers into them and calls `publish_native`, so the
+//! only allocations left per sample are those inside rcl/rmw (serialisation into DDS's own buffers), none on our
+//! side. It never waits for the r2r spinner or the node (publishing needs neither). The extended joint states of
+//! the same ring go to `thymio_driver/joint_states` ([`super::joints`]). Content, frames and covariances are the
 //! layer's ([`nrt_interface::odometry`]), converted by [`super::thymio_conv`].
 
+use super::convert::Clocks;
 use super::joints::{self, JointTarget};
 use super::report::Reporter;
 use super::thymio_conv::{self as conv, Frames};
 use handoff::{
-    monotonic_ns, CompanionPlacement, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId, Twist2,
+    CompanionPlacement, JointStateSample, NodeId, NrtOdomOut, OdomHandoff, OdomSample, RobotId,
+    Twist2,
 };
 use nrt_engine::thymio::model;
-use nrt_interface::companion;
 use nrt_interface::hop_times::NrtHopTimers;
-use nrt_interface::odom_burst::Burst;
-use nrt_interface::odom_demand::{DemandCheck, Listeners};
-use nrt_interface::odometry::{self as odo, OdomSettings, RateLimit};
+use nrt_interface::odom_thread::{self, OdomSink, OdomThread, Topic};
+use nrt_interface::odometry::{self as odo, OdomSettings};
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::TwistStamped;
 use r2r::nav_msgs::msg::Odometry;
@@ -36,115 +26,66 @@ use r2r::sensor_msgs::msg::JointState;
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::{NativeMsg as WrappedNativeMsg, Publisher};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Longest wait of the publisher thread for a sample: bounds how long stopping it takes.
-const WAIT: Duration = Duration::from_millis(50);
-
-/// What the publisher thread needs of one robot (made by the NRT loop when the robot appears).
-pub struct OdomRobot {
-    /// Its Aseba node (a sample of another node in the same RT slot is not published).
-    pub node: NodeId,
+/// The publishers of one robot (made by the NRT loop when the robot appears).
+pub struct Ros2Out {
     /// `odom`.
     pub odom: Publisher<Odometry>,
     /// `joint_states`.
     pub joints: Publisher<JointState>,
-    /// Its frames.
-    pub frames: Frames,
-    /// How its messages are made (covariances, `enable_odom_tf`, axis); updated live.
-    pub settings: OdomSettings,
-    /// Its `odom_max_rate` [Hz] (its `thymio_driver` node's, start-only): at most this many
-    /// samples per second; ≤ 0: all.
-    pub max_rate: f64,
     /// `~/cmd_vel_out` (the limited twist of every hand-off, whatever `odom_max_rate`).
     pub cmd_vel_out: Publisher<TwistStamped>,
-    /// Whether `~/cmd_vel_out` is published (its `publish_limited_velocity`, set live by the NRT
-    /// loop).
-    pub limited_velocity: Arc<AtomicBool>,
-    /// Whether the wheels (base_link → wheel links) go on `/tf`: the driver publishes the model (`publish_model`);
-    /// without it they are the user's robot_state_publisher's (from `joint_states`, still published).
-    pub wheel_tf: bool,
 }
 
-struct Entry {
-    robot: OdomRobot,
-    /// Changes whenever the entry does: the thread rebuilds its native messages.
-    generation: u64,
+/// What the publisher thread needs of one robot.
+pub type OdomRobot = odom_thread::OdomRobot<Ros2Out>;
+
+/// The robots whose extended joint states are published ([`super::joints`]).
+type JointTable = Arc<Mutex<BTreeMap<RobotId, JointTarget>>>;
+
+fn lock(joints: &JointTable) -> MutexGuard<'_, BTreeMap<RobotId, JointTarget>> {
+    joints.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-#[derive(Default)]
-struct Table {
-    robots: BTreeMap<RobotId, Entry>,
-    generations: u64,
-    /// The robots whose extended joint states are published ([`super::joints`]).
-    joints: BTreeMap<RobotId, JointTarget>,
-}
-
-/// The robots whose odometry is published, shared by the NRT loop and the publisher thread.
+/// The robots whose odometry is published (with `/tf`) and those whose extended joint states are, shared by the
+/// NRT loop and the publisher thread (a mutex the NRT side holds only to insert, remove or update an entry, and the
+/// thread only while it publishes one sample).
 #[derive(Clone)]
 pub struct OdomTargets {
-    table: Arc<Mutex<Table>>,
+    robots: odom_thread::OdomTargets<Ros2Out>,
     tf: Publisher<TFMessage>,
+    joints: JointTable,
 }
 
 impl OdomTargets {
     /// No robot yet; `/tf` is published with `tf`.
     pub fn new(tf: Publisher<TFMessage>) -> OdomTargets {
         OdomTargets {
-            table: Arc::default(),
+            robots: odom_thread::OdomTargets::default(),
             tf,
+            joints: JointTable::default(),
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Table> {
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Publishes the odometry of RT robot `robot` with `entry` from now on.
-    pub fn insert(&self, robot: RobotId, entry: OdomRobot) {
-        let mut t = self.lock();
-        t.generations += 1;
-        let generation = t.generations;
-        t.robots.insert(
-            robot,
-            Entry {
-                robot: entry,
-                generation,
-            },
-        );
-    }
-
-    /// Stops publishing the odometry of `robot`; once this returns, no publish on its
-    /// publishers is in flight (so they may be destroyed).
-    pub fn remove(&self, robot: RobotId) {
-        self.lock().robots.remove(&robot);
     }
 
     /// Publishes the extended joint states of RT robot `robot` with `target` from now on.
     pub fn insert_joints(&self, robot: RobotId, target: JointTarget) {
-        self.lock().joints.insert(robot, target);
+        lock(&self.joints).insert(robot, target);
     }
 
     /// Stops publishing the joint states of `robot`; once this returns, no publish on its
     /// publisher is in flight (it is handed back, to be destroyed).
     pub fn remove_joints(&self, robot: RobotId) -> Option<JointTarget> {
-        self.lock().joints.remove(&robot)
+        lock(&self.joints).remove(&robot)
     }
+}
 
-    /// Applies new odometry settings of `robot` (calibration, covariances, `enable_odom_tf`; no-op when unchanged).
-    pub fn set_settings(&self, robot: RobotId, settings: &OdomSettings) {
-        let mut t = self.lock();
-        let next = t.generations + 1;
-        if let Some(e) = t.robots.get_mut(&robot) {
-            if e.robot.settings != *settings {
-                e.robot.settings = settings.clone();
-                e.generation = next;
-                t.generations = next;
-            }
-        }
+impl std::ops::Deref for OdomTargets {
+    type Target = odom_thread::OdomTargets<Ros2Out>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.robots
     }
 }
 
@@ -155,7 +96,6 @@ struct Natives {
     tf: WrappedNativeMsg<TFMessage>,
     joints: WrappedNativeMsg<JointState>,
     cmd_vel_out: WrappedNativeMsg<TwistStamped>,
-    rate: RateLimit,
     /// `tf` starts with odom → base_link (`enable_odom_tf`).
     odom_tf: bool,
     /// `tf` holds the two wheel transforms after it (`publish_model`).
@@ -164,15 +104,9 @@ struct Natives {
 
 impl Natives {
     /// Built from the layer's messages for a robot with `frames` and `settings` (allocates:
-    /// once per robot and per change of its entry); at most `max_rate` samples per second; the
+    /// once per robot and per change of its entry); the
     /// wheel transforms on `/tf` only with `wheel_tf`.
-    fn new(
-        frames: &Frames,
-        settings: &OdomSettings,
-        wheel_tf: bool,
-        generation: u64,
-        max_rate: f64,
-    ) -> Natives {
+    fn new(frames: &Frames, settings: &OdomSettings, wheel_tf: bool, generation: u64) -> Natives {
         let (s, stamp) = (OdomSample::default(), Duration::ZERO);
         let transforms = odo::transforms(&s, stamp, frames, settings)
             .iter()
@@ -193,7 +127,6 @@ impl Natives {
                 stamp,
                 frames,
             ))),
-            rate: RateLimit::new(max_rate),
             odom_tf: settings.odom_tf,
             wheel_tf,
         }
@@ -280,12 +213,6 @@ impl Natives {
     }
 }
 
-/// The running publisher thread; stopped and joined on drop.
-pub struct OdomPublisher {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
 /// What the publisher thread is given.
 pub struct OdomPublisherConfig {
     /// The RT thread's odometry ring (taken from the engine).
@@ -301,70 +228,39 @@ pub struct OdomPublisherConfig {
     pub placement: CompanionPlacement,
 }
 
-impl OdomPublisher {
-    /// Starts the thread.
-    pub fn start(cfg: OdomPublisherConfig) -> std::io::Result<OdomPublisher> {
-        let clocks = super::convert::Clocks::new().map_err(std::io::Error::other)?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let (placement, reporter) = (cfg.placement, cfg.reporter.clone());
-        let (thread, placed) = {
-            let stop = stop.clone();
-            companion::spawn("nrt-odom-pub", placement, move || run(cfg, clocks, &stop))?
-        };
-        placed.report(&reporter, "odometry publisher thread");
-        Ok(OdomPublisher {
-            stop,
-            thread: Some(thread),
-        })
-    }
-
-    /// Whether the thread still runs.
-    pub fn is_running(&self) -> bool {
-        self.thread.as_ref().is_some_and(|t| !t.is_finished())
-    }
+/// Starts the publisher thread (stopped and joined when the result is dropped).
+pub fn start(cfg: OdomPublisherConfig) -> std::io::Result<OdomThread> {
+    let clocks = Clocks::new().map_err(std::io::Error::other)?;
+    let OdomTargets { robots, tf, joints } = cfg.targets;
+    let reporter = cfg.reporter.clone();
+    let sink = move || Sink {
+        tf,
+        joints,
+        reporter,
+        clocks,
+        natives: BTreeMap::new(),
+    };
+    let thread = OdomThread::start(
+        "nrt-odom-pub",
+        cfg.out,
+        robots,
+        cfg.timers,
+        cfg.placement,
+        sink,
+    )?;
+    thread
+        .placed()
+        .report(&cfg.reporter, "odometry publisher thread");
+    Ok(thread)
 }
 
-impl Drop for OdomPublisher {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// A sample of the burst whose `odom` went out.
-#[derive(Clone, Copy)]
-struct Started {
-    /// How long its `odom` publish took [ns].
-    odom_cost_ns: u64,
-}
-
-fn run(mut cfg: OdomPublisherConfig, mut clocks: super::convert::Clocks, stop: &AtomicBool) {
-    let mut natives: BTreeMap<RobotId, Natives> = BTreeMap::new();
-    // one sample per robot per burst: its native messages are filled in the first pass
-    let mut burst: Burst<Started> = Burst::new();
-    let mut demand = DemandCheck::new(cfg.out.nrt_demand());
-    while !stop.load(Ordering::Relaxed) {
-        cfg.out.nrt_wait(WAIT);
-        let now = Instant::now();
-        if demand.due(now) {
-            check_listeners(&cfg.targets, &mut demand, now);
-        }
-        while burst.take(|| cfg.out.nrt_pop()) {
-            for (h, started) in burst.items_mut() {
-                *started = publish_odom(&cfg, &mut clocks, &mut natives, h);
-            }
-            for (h, started) in burst.items_mut() {
-                if let Some(started) = started.take() {
-                    publish_rest(&cfg, &mut natives, h, started);
-                }
-            }
-        }
-        while let Some(j) = cfg.out.nrt_pop_joint() {
-            publish_joints(&cfg, &mut clocks, &j);
-        }
-    }
+/// The ROS 2 sink; its native messages live on the thread.
+struct Sink {
+    tf: Publisher<TFMessage>,
+    joints: JointTable,
+    reporter: Reporter,
+    clocks: Clocks,
+    natives: BTreeMap<RobotId, Natives>,
 }
 
 /// The subscribers of `p` (`None` if they cannot be counted).
@@ -372,160 +268,111 @@ fn count<T: r2r::WrappedTypesupport + 'static>(p: &Publisher<T>) -> Option<usize
     p.get_inter_process_subscription_count().ok()
 }
 
-/// Asks the RT thread for the samples of the robots someone listens to ([`nrt_interface::odom_demand`]).
-fn check_listeners(targets: &OdomTargets, demand: &mut DemandCheck, now: Instant) {
-    let tf = count(&targets.tf);
-    let table = targets.lock();
-    demand.apply(
-        now,
-        table.robots.iter().map(|(id, e)| {
-            let r = &e.robot;
-            let cmd_vel_out = if r.limited_velocity.load(Ordering::Relaxed) {
-                count(&r.cmd_vel_out)
-            } else {
-                Some(0)
-            };
-            let listeners = Listeners {
-                odom: count(&r.odom),
-                tf,
-                joint_states: count(&r.joints),
-                cmd_vel_out,
-            };
-            (*id, listeners)
-        }),
-    );
-}
+impl OdomSink for Sink {
+    type Out = Ros2Out;
+    type Rest = ();
+    type Error = r2r::Error;
 
-/// Publishes one extended joint state (if its robot is a target).
-fn publish_joints(
-    cfg: &OdomPublisherConfig,
-    clocks: &mut super::convert::Clocks,
-    s: &handoff::JointStateSample,
-) {
-    let table = cfg.targets.lock();
-    let Some(t) = table.joints.get(&s.robot).filter(|t| t.node == s.node) else {
-        return;
-    };
-    let m = joints::message(
-        nrt_interface::joints::joint_state(s, &t.names, &t.owners),
-        clocks.stamp(s.t_ns),
-    );
-    if let Err(e) = t.publisher.publish(&m) {
-        cfg.reporter.warn(&format!(
-            "node {}: cannot publish joint_states: {e}",
-            s.node
-        ));
+    fn count_tf(&self) -> Option<usize> {
+        count(&self.tf)
     }
-}
 
-/// Publishes one sample's `~/cmd_vel_out` and `odom` (if its robot is a target and the rate
-/// limit lets it through) and fills its `/tf` and `joint_states`; `Some` when they are to be
-/// published ([`publish_rest`]).
-fn publish_odom(
-    cfg: &OdomPublisherConfig,
-    clocks: &mut super::convert::Clocks,
-    natives: &mut BTreeMap<RobotId, Natives>,
-    h: &OdomHandoff,
-) -> Option<Started> {
-    let s = &h.sample;
-    let table = cfg.targets.lock();
-    let Some(entry) = table
-        .robots
-        .get(&s.robot)
-        .filter(|e| e.robot.node == s.node)
-    else {
-        natives.remove(&s.robot);
-        return None;
-    };
-    if natives
-        .get(&s.robot)
-        .is_none_or(|n| n.generation != entry.generation)
-    {
-        let r = &entry.robot;
-        let mut fresh = Natives::new(
-            &r.frames,
-            &r.settings,
-            r.wheel_tf,
-            entry.generation,
-            r.max_rate,
+    fn count(&self, out: &Ros2Out, topic: Topic) -> Option<usize> {
+        match topic {
+            Topic::Odom => count(&out.odom),
+            Topic::JointStates => count(&out.joints),
+            Topic::CmdVelOut => count(&out.cmd_vel_out),
+        }
+    }
+
+    fn prepare(&mut self, robot: RobotId, r: &OdomRobot, generation: u64) {
+        if self
+            .natives
+            .get(&robot)
+            .is_none_or(|n| n.generation != generation)
+        {
+            let fresh = Natives::new(&r.frames, &r.settings, r.wheel_tf, generation);
+            self.natives.insert(robot, fresh);
+        }
+    }
+
+    fn forget(&mut self, robot: RobotId) {
+        self.natives.remove(&robot);
+    }
+
+    fn publish_cmd_vel_out(
+        &mut self,
+        robot: RobotId,
+        r: &mut OdomRobot,
+        h: &OdomHandoff,
+    ) -> Result<(), r2r::Error> {
+        let Some(n) = self.natives.get_mut(&robot) else {
+            return Ok(());
+        };
+        n.fill_cmd_vel_out(&h.commanded, &self.clocks.stamp(h.handed_ns));
+        r.out.cmd_vel_out.publish_native(&mut n.cmd_vel_out)
+    }
+
+    fn fill(&mut self, robot: RobotId, _: &OdomRobot, s: &OdomSample) {
+        if let Some(n) = self.natives.get_mut(&robot) {
+            n.fill(s, &self.clocks.stamp(s.t_ns));
+        }
+    }
+
+    fn publish_odom(
+        &mut self,
+        robot: RobotId,
+        r: &mut OdomRobot,
+        _: &OdomSample,
+    ) -> Result<(), r2r::Error> {
+        match self.natives.get_mut(&robot) {
+            Some(n) => r.out.odom.publish_native(&mut n.odom),
+            None => Ok(()),
+        }
+    }
+
+    fn rest(&mut self, _: RobotId, _: &OdomRobot, _: &OdomSample) {}
+
+    fn publish_tf(&mut self, robot: RobotId, _: &mut ()) -> Result<(), r2r::Error> {
+        match self.natives.get_mut(&robot) {
+            // nothing on /tf when neither odom → base_link nor the wheels are the driver's
+            Some(n) if n.tf.transforms.size > 0 => self.tf.publish_native(&mut n.tf),
+            _ => Ok(()),
+        }
+    }
+
+    fn publish_joint_states(
+        &mut self,
+        robot: RobotId,
+        r: &mut OdomRobot,
+        _: &mut (),
+    ) -> Result<(), r2r::Error> {
+        match self.natives.get_mut(&robot) {
+            Some(n) => r.out.joints.publish_native(&mut n.joints),
+            None => Ok(()),
+        }
+    }
+
+    fn publish_joint(&mut self, s: &JointStateSample) {
+        let table = lock(&self.joints);
+        let Some(t) = table.get(&s.robot).filter(|t| t.node == s.node) else {
+            return;
+        };
+        let m = joints::message(
+            nrt_interface::joints::joint_state(s, &t.names, &t.owners),
+            self.clocks.stamp(s.t_ns),
         );
-        if let Some(old) = natives.get(&s.robot) {
-            fresh.rate = old.rate.clone();
-        }
-        natives.insert(s.robot, fresh);
-    }
-    let n = natives.get_mut(&s.robot)?;
-    let r = &entry.robot;
-    if r.limited_velocity.load(Ordering::Relaxed) {
-        n.fill_cmd_vel_out(&h.commanded, &clocks.stamp(h.handed_ns));
-        if let Err(e) = r.cmd_vel_out.publish_native(&mut n.cmd_vel_out) {
-            cfg.reporter
-                .warn(&format!("node {}: cannot publish cmd_vel_out: {e}", s.node));
+        if let Err(e) = t.publisher.publish(&m) {
+            self.reporter.warn(&format!(
+                "node {}: cannot publish joint_states: {e}",
+                s.node
+            ));
         }
     }
-    if !n.rate.admit(Instant::now()) {
-        return None;
-    }
-    let stamp = clocks.stamp(s.t_ns);
-    n.fill(s, &stamp);
-    let start = monotonic_ns();
-    cfg.timers
-        .handed_to_publish
-        .record(start.saturating_sub(h.handed_ns));
-    let odom = r.odom.publish_native(&mut n.odom);
-    let odom_ns = monotonic_ns();
-    drop(table);
-    match odom {
-        Ok(()) if s.wire_ns != 0 => cfg.timers.record_odom(handoff::OdomTrace {
-            wire_ns: s.wire_ns,
-            decoded_ns: s.t_ns,
-            handed_ns: h.handed_ns,
-            publish_ns: start,
-            odom_ns,
-        }),
-        Ok(()) => {}
-        Err(e) => cfg
-            .reporter
-            .warn(&format!("node {}: cannot publish odometry: {e}", s.node)),
-    }
-    Some(Started {
-        odom_cost_ns: odom_ns.saturating_sub(start),
-    })
-}
 
-/// Publishes the `/tf` and `joint_states` [`publish_odom`] filled for sample `h` (if its robot is
-/// still a target).
-fn publish_rest(
-    cfg: &OdomPublisherConfig,
-    natives: &mut BTreeMap<RobotId, Natives>,
-    h: &OdomHandoff,
-    started: Started,
-) {
-    let s = &h.sample;
-    let table = cfg.targets.lock();
-    let (Some(entry), Some(n)) = (
-        table
-            .robots
-            .get(&s.robot)
-            .filter(|e| e.robot.node == s.node),
-        natives.get_mut(&s.robot),
-    ) else {
-        return;
-    };
-    let start = monotonic_ns();
-    // nothing on /tf when neither odom → base_link nor the wheels are the driver's
-    let tf = if n.tf.transforms.size > 0 {
-        cfg.targets.tf.publish_native(&mut n.tf)
-    } else {
-        Ok(())
-    };
-    let results = [tf, entry.robot.joints.publish_native(&mut n.joints)];
-    let cost = monotonic_ns().saturating_sub(start) + started.odom_cost_ns;
-    cfg.timers.publish.record(cost);
-    drop(table);
-    for e in results.into_iter().filter_map(Result::err) {
-        cfg.reporter
-            .warn(&format!("node {}: cannot publish odometry: {e}", s.node));
+    fn warn(&self, node: NodeId, what: &str, e: &r2r::Error) {
+        self.reporter
+            .warn(&format!("node {node}: cannot publish {what}: {e}"));
     }
 }
 
@@ -579,7 +426,7 @@ mod tests {
             (nav2, false),
         ] {
             let settings = OdomSettings::new(&calibration, &params);
-            let mut n = Natives::new(&frames, &settings, wheel_tf, 1, 0.0);
+            let mut n = Natives::new(&frames, &settings, wheel_tf, 1);
             let at = Duration::new(1_700_000_000, 123_456_789);
             let stamp = super::super::convert::time(at);
             for s in [sample(), OdomSample::default(), sample()] {

@@ -10,7 +10,7 @@
 
 use super::drain;
 use super::names::{check_namespace, NameError};
-use super::odom_pub::{OdomRobot, OdomTargets};
+use super::odom_pub::{OdomRobot, OdomTargets, Ros2Out};
 use super::report::Reporter;
 use super::sensor_publishers::SensorPublishers;
 use super::spinner::{NodeAccess, SharedNode, TaskId};
@@ -70,12 +70,14 @@ impl RobotInterface {
     fn odom_robot(&self, settings: &OdomSettings, max_rate: f64) -> OdomRobot {
         OdomRobot {
             node: self.node,
-            odom: self.out.odom.clone(),
-            joints: self.out.joints.clone(),
+            out: Ros2Out {
+                odom: self.out.odom.clone(),
+                joints: self.out.joints.clone(),
+                cmd_vel_out: self.out.cmd_vel_out.clone(),
+            },
             frames: self.frames.clone(),
             settings: settings.clone(),
             max_rate,
-            cmd_vel_out: self.out.cmd_vel_out.clone(),
             limited_velocity: self.limited_velocity.clone(),
             wheel_tf: self.wheel_tf,
         }

@@ -173,7 +173,8 @@ pub struct Controllers {
     /// The driven robots and the service calls forwarded to their controllers.
     pending: HeldCalls<PendingCall>,
     outputs: Vec<Published>,
-    /// A value was stored for RT in this iteration (the RT thread is rung once, in [`Self::serve`]).
+    /// Something was stored for RT in this iteration: a message, parameters or a service call (the RT thread is
+    /// rung once, in [`Self::serve`]).
     stored: bool,
     rt_bell: Doorbell,
 }

@@ -138,6 +138,15 @@ struct Table<P> {
     generations: u64,
 }
 
+impl<P> Table<P> {
+    /// The entry sample `s` is published with: its robot's, if that robot is a target and still the same node.
+    fn entry(&mut self, s: &OdomSample) -> Option<&mut Entry<P>> {
+        self.robots
+            .get_mut(&s.robot)
+            .filter(|e| e.robot.node == s.node)
+    }
+}
+
 /// The robots whose odometry is published, shared by the NRT loop and the thread.
 pub struct OdomTargets<P>(Arc<Mutex<Table<P>>>);
 
@@ -328,11 +337,7 @@ impl<S: OdomSink> Thread<S> {
     fn publish_odom(&mut self, h: &OdomHandoff) -> Option<Started<S::Rest>> {
         let s = &h.sample;
         let mut table = self.targets.lock();
-        let Some(e) = table
-            .robots
-            .get_mut(&s.robot)
-            .filter(|e| e.robot.node == s.node)
-        else {
+        let Some(e) = table.entry(s) else {
             drop(table);
             self.sink.forget(s.robot);
             return None;
@@ -375,11 +380,7 @@ impl<S: OdomSink> Thread<S> {
     fn publish_rest(&mut self, h: &OdomHandoff, (odom_cost_ns, mut rest): Started<S::Rest>) {
         let s = &h.sample;
         let mut table = self.targets.lock();
-        let Some(e) = table
-            .robots
-            .get_mut(&s.robot)
-            .filter(|e| e.robot.node == s.node)
-        else {
+        let Some(e) = table.entry(s) else {
             return;
         };
         let start = monotonic_ns();

@@ -209,6 +209,8 @@ pub struct RtLoop {
     /// NRT rang (or offered a link) since the last periodic cycle: the next one runs at its period (what NRT
     /// changed, e.g. a joint-state rate, is read by it).
     need_cycle: bool,
+    /// Every wake-up a quiet loop relies on has its descriptor ([`Self::quiet`] is false otherwise).
+    can_sleep: bool,
 }
 
 impl std::fmt::Debug for RtLoop {
@@ -293,6 +295,12 @@ impl RtLoop {
             .collect();
         let owners = vec![owner::OwnerState::default(); robots.len()].into_boxed_slice();
         let signal_fd = cfg.honor_signals.then(signals::stop_wake_fd).flatten();
+        // Sleeping past the period relies on being woken: without the NRT wake, offer or (when signals are
+        // honoured) stop-signal eventfd (a descriptor limit), only the periodic cycle sees set-points, offered
+        // links or a stop signal, so the loop keeps its period.
+        let can_sleep = ends.rt_wake_fd().is_some()
+            && port.rt_offered_fd().is_some()
+            && (!cfg.honor_signals || signal_fd.is_some());
         let waiter = Waiter::new(ends.rt_wake_fd(), signal_fd, port.rt_offered_fd());
         RtLoop {
             slots: Slots::new(
@@ -325,6 +333,7 @@ impl RtLoop {
             pass_ns: 0,
             forced_stops: 0,
             need_cycle: true,
+            can_sleep,
         }
     }
 

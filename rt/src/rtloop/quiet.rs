@@ -9,9 +9,11 @@ impl RtLoop {
     /// wait (none polled or muted) and settled (alive, flushed, no partial frame), and every
     /// configured robot is settled (no motion commanded, nothing to write or confirm: no
     /// watchdog armed, no refresh due) with a quiet owner (no RT controller, zero joint command,
-    /// drops reported, no joint states). Reads no NRT input (the flight recorder sees none).
+    /// drops reported, no joint states), and every wake-up it relies on has its descriptor. Reads no
+    /// NRT input (the flight recorder sees none).
     pub(super) fn quiet(&self) -> bool {
-        !self.need_cycle
+        self.can_sleep
+            && !self.need_cycle
             && self.hold_until.is_none()
             && self.slots.settled()
             && (0..self.slots.slots.len())

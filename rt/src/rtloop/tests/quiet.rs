@@ -73,6 +73,30 @@ fn a_quiet_loop_sleeps_through_its_periods_and_counts_them() {
     assert!(exit.stats.cycles <= 3, "{} cycles", exit.stats.cycles);
 }
 
+/// Honouring stop signals without their wake descriptor (no handler installed in this test process,
+/// or no eventfd): only the periodic cycle sees a signal, so a quiet loop keeps its period.
+#[test]
+fn a_loop_that_cannot_be_woken_by_a_stop_signal_keeps_its_period() {
+    assert!(
+        crate::signals::stop_wake_fd().is_none(),
+        "no handler installed here"
+    );
+    let (rt_ends, _nrt) = channels(&ChannelConfig::default());
+    let (rt_port, _port) = link_port();
+    let cfg = RtConfig {
+        max_cycles: Some(50),
+        period: Duration::from_millis(1),
+        honor_signals: true,
+        ..test_config()
+    };
+    let exit = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(exit.reason, ExitReason::CycleLimit);
+    assert_eq!(exit.stats.cycles, 50, "slept through periods");
+}
+
 #[test]
 fn a_quiet_loop_reports_its_statistics_and_takes_an_offered_link_at_once() {
     let (rt_ends, mut nrt) = channels(&ChannelConfig::default());

@@ -10,8 +10,8 @@ temporary directory. On the simulated robot of namespace /NS (over the calibrati
   1. bad goals: {"event": "bad_goal", "goal": {...}, "state": N, "text": status text} each;
   2. a short calibration: {"event": "feedback", ...} each, then {"event": "result", "state": N, "result": {...}};
   3. a goal cancelled during its sweep: {"event": "cancel", "state": N, "message": result message,
-     "after_cancel_distance": m} (the distance a cmd_vel drives in odom after the cancel: the wheels are ROS's
-     again);
+     "after_cancel_distance": m, "after_cancel_s": s} (the distance a 0.05 m/s cmd_vel drives in odom after the
+     cancel, driven until 3 cm show or 5 s pass, and the time it took: the wheels are ROS's again);
   4. the driver's lines on /rosout: {"event": "rosout", "lines": [[level, name, msg], ...]} once a "goal rejected"
      line came;
 then {"event": "done"}. A failure reports {"event": "error", "message": ...} and exits with status 1; the whole run
@@ -158,15 +158,21 @@ class Client:
         # the wheels are cmd_vel's again: a forward command moves the robot (odometry)
         self.wait("odometry", lambda: self.odom is not None, 10)
         x0, y0 = self.position()
-        end = time.monotonic() + 1.0
-        while time.monotonic() < end:
+        # 0.05 m/s until odometry shows 3 cm (a loaded machine delays both the first command and the odometry that
+        # shows it) or 5 s pass: a robot whose wheels were not given back stays where it is and the test sees it
+        start = time.monotonic()
+        end = start + 5.0
+        moved = 0.0
+        while time.monotonic() < end and moved < 0.03:
             t = self.Twist()
             t.linear.x = 0.05
             self.cmd.publish(t)
             time.sleep(0.05)
+            x1, y1 = self.position()
+            moved = math.hypot(x1 - x0, y1 - y0)
         self.cmd.publish(self.Twist())
-        x1, y1 = self.position()
-        report(event="cancel", state=state, message=r.message, after_cancel_distance=math.hypot(x1 - x0, y1 - y0))
+        report(event="cancel", state=state, message=r.message, after_cancel_distance=moved,
+               after_cancel_s=time.monotonic() - start)
 
 
 def main():

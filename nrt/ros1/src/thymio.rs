@@ -324,6 +324,10 @@ impl ThymioInterface {
                 self.replace_static_frames(id, &b.robot.frames.prefix, own);
             }
             self.robots.insert(id, b.robot);
+            // Latched, as on ROS 2: the holds in effect now (an emergency stop engaged through the other front end,
+            // or a lift, before this interface existed; advertise latched false and their events found no robot)
+            self.emergency_stop(id, engine.emergency_stop_holds(id));
+            self.picked_up(id, engine.picked_up_holds(id));
             self.reporter
                 .info(&format!("Thymio node {id}: driver interface ready"));
         }

@@ -27,6 +27,7 @@ use nrt_engine::thymio::calibration_run::{self, Plan, Session, Step, WheelResult
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+pub use crate::action::End;
 pub use nrt_engine::thymio::calibration_run::{Feedback, Goal};
 
 /// The action's name under the robot's namespace (and the RT controller's name, its owner name).
@@ -83,17 +84,6 @@ impl CalResult {
     fn failed(why: &str) -> CalResult {
         CalResult::new(false, why, &[], "")
     }
-}
-
-/// How a goal ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum End {
-    /// Done (ROS 2 SUCCEEDED, actionlib SUCCEEDED).
-    Succeeded,
-    /// Failed (ROS 2 ABORTED, actionlib ABORTED).
-    Aborted,
-    /// Cancelled by its client (ROS 2 CANCELED, actionlib PREEMPTED).
-    Canceled,
 }
 
 /// Where the feedback and the result of one accepted goal go (each front end gives its own).

@@ -2,10 +2,12 @@
 //! records what the engine was asked.
 
 use super::*;
-use crate::report::{LogSink, Severity};
+use crate::report::{LogSink, Reporter, Severity};
 use handoff::{goal_port, RtGoalPort};
+use nrt_engine::engine::EngineEvent;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 const NODE: NodeId = NodeId(7);
 const ROBOT: RobotId = RobotId(0);
@@ -142,7 +144,7 @@ fn navigate(x: f64) -> Goal {
 impl Rig {
     fn goal(&mut self, goal: Goal) -> (Result<GoalId, String>, Arc<Mutex<Seen>>) {
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let id = self.goals.check(&self.host, NODE, &goal).map(|()| {
+        let id = self.goals.check(&self.host, NODE, &goal).map(|goal| {
             let h = Box::new(Handle(seen.clone()));
             self.goals
                 .start(&mut self.host, NODE, goal, h, Instant::now())
@@ -344,7 +346,7 @@ fn bad_goals_and_busy_or_undriven_robots_are_rejected_with_their_reason() {
     assert!(r.warned("navigate_to_position (node 7): goal rejected: the robot already runs a goal"));
     // a registry without navigate_to_position
     let mut r = rig();
-    r.goals.served[2] = Served::default();
+    r.goals.served[2] = crate::action::Served::default();
     assert!(!r.goals.serves(ActionId(2), ROBOT) && r.goals.serves(ActionId(0), ROBOT));
     assert_eq!(
         r.goal(navigate(1.0)).0.unwrap_err(),

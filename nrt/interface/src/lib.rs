@@ -22,6 +22,8 @@
 //! - [`owner_switch`]: each robot's communication switch (`switch_controller`, `controller_owner`);
 //! - [`controllers`]: the RT controllers' endpoints and parameters;
 //! - [`controller_budget`]: the RT controllers' time and budget (`/diagnostics`, the stop over budget);
+//! - [`action`]: one state machine for the actions whose goal an RT controller runs (the goal actions, the
+//!   calibration), generic over the kind of action;
 //! - [`calibration`]: the motor calibration action's goals (every driven Thymio's `calibrate_motors`);
 //! - [`goal_actions`]: the goal actions' goals (`drive_distance`, `rotate_angle`, `navigate_to_position`), one state
 //!   machine for every goal controller;
@@ -33,6 +35,7 @@
 //!   and its refusals); [`geometry`] (stamps, headers, transforms) is shared by their messages.
 #![warn(missing_docs)]
 
+pub mod action;
 pub mod actuators;
 pub mod aseba;
 pub mod battery;

@@ -329,7 +329,7 @@ where
                         let goal = A::goal(g);
                         match goals.check(engine, *node, &goal) {
                             Err(why) => s.action.reject(&id, &why),
-                            Ok(()) => {
+                            Ok(goal) => {
                                 let Some(handle) = s.action.accept(&id) else {
                                     continue;
                                 };

@@ -1,5 +1,6 @@
-//! The motor calibration action (`calibrate_motors`, `thymio_rt_msgs/CalibrateMotors`), described once: the goal
-//! state machine of every driven Thymio, shared by every front end (a field of [`crate::Interface`]). The front ends
+//! The motor calibration action (`calibrate_motors`, `thymio_rt_msgs/CalibrateMotors`), described once: a kind
+//! ([`CalKind`]) of the layer's one action state machine, [`crate::action`], beside the goal actions; every driven
+//! Thymio's goals, shared by every front end (a field of [`crate::Interface`]). The front ends
 //! are transports: ROS 2 an r2r action server, ROS 1 an actionlib server; each hands the goals it receives to
 //! [`Calibration::check`] and [`Calibration::start`], its cancels to [`Calibration::cancel`], and gets feedback and
 //! the result back through the goal's [`GoalHandle`]. It drives `rt::controllers::calibration` (the RT controller that
@@ -16,28 +17,21 @@
 //! `switch_controller` to another owner during the run aborts the goal (`another owner took the wheels`) and leaves
 //! the wheels to that owner; a robot that goes away aborts it (`the robot went away`).
 
-use crate::report::Reporter;
+use crate::action::{ActionId, ActionKind, Actions, ActiveGoal};
+pub use crate::action::{End, GoalId, START_TIMEOUT};
 use handoff::{
-    CalCommand, CalFailure, CalReport, NodeId, NrtCalibrationPort, NrtControl, OwnerId, RobotId,
-    Wheel,
+    CalCommand, CalFailure, CalReport, NodeId, NrtCalibrationPort, OwnerId, RobotId, Wheel,
 };
-use nrt_engine::engine::{Engine, EngineEvent};
+use nrt_engine::engine::Engine;
 use nrt_engine::thymio::calibration_file::{self, MotorResult};
 use nrt_engine::thymio::calibration_run::{self, Plan, Session, Step, WheelResult};
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
-pub use crate::action::End;
 pub use nrt_engine::thymio::calibration_run::{Feedback, Goal};
 
 /// The action's name under the robot's namespace (and the RT controller's name, its owner name).
 pub const ACTION: &str = "calibrate_motors";
-/// How long the controller may take to start a run after the goal was accepted.
-pub const START_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// A goal of the layer (any front end's), told apart from every other goal of the process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct GoalId(pub u64);
+/// The action, the only one of its kind.
+pub const CALIBRATE: ActionId = ActionId(0);
 
 /// The action's result, as the message's.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -142,224 +136,94 @@ impl CalibrationHost for Engine {
     }
 }
 
-struct Active {
-    id: GoalId,
-    robot: RobotId,
-    handle: Box<dyn GoalHandle>,
-    session: Session,
-    /// The owner before the run, given the wheels back at the end.
-    restore: OwnerId,
-    accepted: Instant,
-    started: bool,
-}
+/// The calibration's kind of [`Actions`]: the state machine's own parts for the calibration controller.
+pub struct CalKind;
 
 /// Every driven robot's calibration goals (see the module documentation).
-pub struct Calibration {
-    /// `calibrate_motors`' owner id; `None` without the controller.
-    owner: Option<OwnerId>,
-    ports: BTreeMap<RobotId, NrtCalibrationPort>,
-    active: BTreeMap<NodeId, Active>,
-    owners: BTreeMap<RobotId, OwnerId>,
-    next: u64,
-    reporter: Reporter,
-}
+pub type Calibration = Actions<CalKind>;
 
-impl Calibration {
-    /// No controller yet: every goal is refused until [`Self::take`].
-    pub fn new(reporter: Reporter) -> Calibration {
-        Calibration {
-            owner: None,
-            ports: BTreeMap::new(),
-            active: BTreeMap::new(),
-            owners: BTreeMap::new(),
-            next: 0,
-            reporter,
-        }
+impl ActionKind for CalKind {
+    type Host = dyn CalibrationHost;
+    type Port = NrtCalibrationPort;
+    type Request = Goal;
+    type Accepted = Plan;
+    type Handle = dyn GoalHandle;
+    type Result = CalResult;
+    type State = Session;
+    /// The fitted wheels, or why it failed.
+    type Ending = Result<Vec<WheelResult>, String>;
+    const NAMES: &'static [&'static str] = &[ACTION];
+    const CANCELED: &'static str = "cancelled";
+    const NOT_STARTED: &'static str =
+        "the calibrate_motors controller did not take the wheels (robot not \
+                                       driven, or its state stale)";
+
+    fn robot(host: &Self::Host, node: NodeId) -> Option<RobotId> {
+        host.robot(node).map(|(r, _, _)| r)
     }
 
-    /// Takes the calibration controller's private ports out of `control` (the rest stays for the code that serves
-    /// the other controllers); once per process, whatever the front ends. False (said) if the registry has no
-    /// `calibrate_motors`.
-    pub fn take(&mut self, control: &mut NrtControl) -> bool {
-        let Some(owner) = control.names.id(ACTION) else {
-            self.reporter
-                .warn("no calibrate_motors controller: the calibrate_motors action is off");
-            return false;
-        };
-        for p in control.ports.iter_mut().filter(|p| p.controller == ACTION) {
-            let Some(private) = p.private.take() else {
-                continue;
-            };
-            if let Ok(port) = private.0.downcast::<NrtCalibrationPort>() {
-                self.ports.insert(p.robot, *port);
-            }
-        }
-        self.owner = Some(owner);
-        true
+    fn request_owner(host: &mut Self::Host, robot: RobotId, owner: OwnerId) -> Result<(), String> {
+        host.request_owner(robot, owner)
     }
 
-    /// Serves `ports` (the controller's private ports by robot slot), the controller being the owner `owner`.
-    pub fn with_ports(&mut self, owner: OwnerId, ports: BTreeMap<RobotId, NrtCalibrationPort>) {
-        self.owner = Some(owner);
-        self.ports = ports;
+    fn action(_: &Goal) -> ActionId {
+        CALIBRATE
     }
 
-    /// Whether `robot` has the action (the front ends make its endpoint then).
-    pub fn serves(&self, robot: RobotId) -> bool {
-        self.owner.is_some() && self.ports.contains_key(&robot)
+    fn accepted_action(_: &Plan) -> ActionId {
+        CALIBRATE
     }
 
-    /// Whether goal `id` is still running.
-    pub fn is_active(&self, id: GoalId) -> bool {
-        self.active.values().any(|a| a.id == id)
+    fn busy(_: &ActiveGoal<Self>) -> String {
+        "the robot is already calibrating".to_owned()
     }
 
-    /// Checks a goal for the robot on `node`: its plan, or why it is rejected (reported as the driver's warning).
-    pub fn check<H: CalibrationHost + ?Sized>(
-        &self,
-        host: &H,
-        node: NodeId,
-        goal: &Goal,
-    ) -> Result<Plan, String> {
-        let checked = if self.active.contains_key(&node) {
-            Err("the robot is already calibrating".to_owned())
-        } else {
-            match host.robot(node) {
-                None => Err("the robot is not driven".to_owned()),
-                Some((robot, _, _)) if !self.serves(robot) => {
-                    Err("the robot has no calibrate_motors controller".to_owned())
-                }
-                Some((_, q0, axis)) => {
-                    calibration_run::plan(goal, q0, axis).map_err(|e| e.to_string())
-                }
-            }
-        };
-        if let Err(why) = &checked {
-            self.reporter
-                .warn(&format!("{ACTION} (node {node}): goal rejected: {why}"));
-        }
-        checked
+    fn check(host: &Self::Host, node: NodeId, goal: &Goal) -> Result<Plan, String> {
+        let (_, q0, axis) = host.robot(node).ok_or("the robot is not driven")?;
+        calibration_run::plan(goal, q0, axis).map_err(|e| e.to_string())
     }
 
-    /// Starts `plan` (checked by [`Self::check`] in the same iteration) on the robot of `node`, its feedback and
-    /// result going to `handle`: the controller takes the wheels. A goal that cannot start ends at once, aborted.
-    pub fn start<H: CalibrationHost + ?Sized>(
-        &mut self,
-        host: &mut H,
-        node: NodeId,
+    fn launch(
+        port: &mut NrtCalibrationPort,
+        _: GoalId,
         plan: Plan,
-        handle: Box<dyn GoalHandle>,
-        now: Instant,
-    ) -> GoalId {
-        self.next += 1;
-        let id = GoalId(self.next);
-        let robot = host.robot(node).map(|(r, _, _)| r);
-        let (Some(owner), Some(robot)) = (self.owner, robot) else {
-            self.end(
-                node,
-                handle,
-                End::Aborted,
-                CalResult::failed("the robot is not driven"),
-            );
-            return id;
-        };
-        let Some(port) = self.ports.get_mut(&robot) else {
-            let why = "the robot has no calibrate_motors controller";
-            self.end(node, handle, End::Aborted, CalResult::failed(why));
-            return id;
-        };
+        request: &mut dyn FnMut() -> Result<(), String>,
+    ) -> Result<(Session, String), String> {
         // reports of an earlier run are stale
         while port.nrt_next_report().is_some() {}
         let (session, first) = Session::start(plan);
-        let requested = host
-            .request_owner(robot, owner)
-            .and_then(|()| port.nrt_send(first).map_err(|e| e.to_string()));
-        if let Err(e) = requested {
-            self.end(node, handle, End::Aborted, CalResult::failed(&e));
-            return id;
-        }
-        self.reporter.info(&format!(
-            "{ACTION} (node {node}): calibrating {:?} at {:?} units",
-            session.plan().wheels,
-            session.plan().speeds
-        ));
-        let restore = self.owners.get(&robot).copied().unwrap_or(OwnerId::ROS);
-        let active = Active {
-            id,
-            robot,
-            handle,
-            session,
-            restore,
-            accepted: now,
-            started: false,
-        };
-        self.active.insert(node, active);
-        id
+        request()?;
+        port.nrt_send(first).map_err(|e| e.to_string())?;
+        let plan = session.plan();
+        let what = format!("calibrating {:?} at {:?} units", plan.wheels, plan.speeds);
+        Ok((session, what))
     }
 
-    /// Cancels goal `id`: the robot stops at once and the previous owner gets the wheels back; false if the goal
-    /// is not running (ended already, or unknown).
-    pub fn cancel<H: CalibrationHost + ?Sized>(&mut self, host: &mut H, id: GoalId) -> bool {
-        let Some(node) = self
-            .active
-            .iter()
-            .find_map(|(n, a)| (a.id == id).then_some(*n))
-        else {
-            return false;
-        };
-        let Some(a) = self.active.remove(&node) else {
-            return false;
-        };
-        if let Some(port) = self.ports.get_mut(&a.robot) {
-            let _ = port.nrt_send(CalCommand::Abort);
-        }
-        let _ = host.request_owner(a.robot, a.restore);
-        self.end(
-            node,
-            a.handle,
-            End::Canceled,
-            CalResult::failed("cancelled"),
-        );
-        true
+    fn stop(port: &mut NrtCalibrationPort, _: GoalId) {
+        let _ = port.nrt_send(CalCommand::Abort);
     }
 
-    /// Follows the owners; a robot that goes away ends its goal.
-    pub fn on_engine_event(&mut self, event: &EngineEvent) {
-        match event {
-            EngineEvent::RobotRemoved { node, .. } => {
-                if let Some(a) = self.active.remove(node) {
-                    let why = CalResult::failed("the robot went away");
-                    self.end(*node, a.handle, End::Aborted, why);
-                }
-            }
-            EngineEvent::Owner { robot, owner, .. } => {
-                self.owners.insert(*robot, *owner);
-            }
-            _ => {}
-        }
+    fn failed(_: Option<&Session>, _: &'static str, why: &str) -> CalResult {
+        CalResult::failed(why)
     }
 
-    /// Takes the controllers' reports (feedback, the next wheel, the end) and ends the runs that did not start in
-    /// time (never waits).
-    pub fn serve<H: CalibrationHost + ?Sized>(&mut self, host: &mut H, now: Instant) {
-        let nodes: Vec<NodeId> = self.active.keys().copied().collect();
-        for node in nodes {
-            self.serve_one(host, node, now);
-        }
+    fn aborted(
+        _: &ActiveGoal<Self>,
+        _: &'static str,
+        why: &str,
+    ) -> Result<Vec<WheelResult>, String> {
+        Err(why.to_owned())
     }
 
-    fn serve_one<H: CalibrationHost + ?Sized>(&mut self, host: &mut H, node: NodeId, now: Instant) {
-        let Some(active) = self.active.get_mut(&node) else {
-            return;
-        };
-        let Some(port) = self.ports.get_mut(&active.robot) else {
-            return;
-        };
-        // (why it failed, the fitted wheels when it did not, whether the previous owner gets the wheels back)
-        let mut end: Option<(String, Option<Vec<WheelResult>>, bool)> = None;
+    fn poll(
+        _: &Self::Host,
+        _: NodeId,
+        port: &mut NrtCalibrationPort,
+        a: &mut ActiveGoal<Self>,
+    ) -> Option<(Result<Vec<WheelResult>, String>, bool)> {
         while let Some(report) = port.nrt_next_report() {
             if matches!(report, CalReport::Started { .. }) {
-                active.started = true;
+                a.started = true;
             }
             let lost = matches!(
                 report,
@@ -368,106 +232,99 @@ impl Calibration {
                     ..
                 }
             );
-            match active.session.on_report(report) {
+            match a.state.on_report(report) {
                 Step::Nothing => {}
-                Step::Feedback(f) => active.handle.feedback(&f),
+                Step::Feedback(f) => a.handle.feedback(&f),
                 Step::Next(cmd, f) => {
-                    active.handle.feedback(&f);
+                    a.handle.feedback(&f);
                     if let Err(e) = port.nrt_send(cmd) {
-                        end = Some((e.to_string(), None, true));
-                        break;
+                        return Some((Err(e.to_string()), true));
                     }
                 }
                 Step::Fitted(results) => {
-                    let fit = active.session.fit_feedback();
-                    active.handle.feedback(&fit);
-                    end = Some((String::new(), Some(results), true));
-                    break;
+                    let fit = a.state.fit_feedback();
+                    a.handle.feedback(&fit);
+                    return Some((Ok(results), true));
                 }
-                Step::Failed(why) => {
-                    end = Some((why, None, !lost));
-                    break;
-                }
+                // the previous owner gets the wheels back unless another took them
+                Step::Failed(why) => return Some((Err(why), !lost)),
             }
         }
-        if end.is_none() && !active.started && now.duration_since(active.accepted) > START_TIMEOUT {
-            let _ = port.nrt_send(CalCommand::Abort);
-            let why = "the calibrate_motors controller did not take the wheels (robot not driven, or its state \
-                       stale)";
-            end = Some((why.to_owned(), None, true));
-        }
-        let Some((why, results, restore)) = end else {
-            return;
-        };
-        let Some(a) = self.active.remove(&node) else {
-            return;
-        };
-        if restore {
-            let _ = host.request_owner(a.robot, a.restore);
-        }
-        match results {
-            Some(results) => self.finish(host, node, a, &results),
-            None => {
-                self.reporter
-                    .warn(&format!("{ACTION} (node {node}): failed: {why}"));
-                self.end(node, a.handle, End::Aborted, CalResult::failed(&why));
-            }
-        }
+        None
     }
 
-    /// Writes and applies the fitted calibration (unless a dry run) and sends the result.
-    fn finish<H: CalibrationHost + ?Sized>(
-        &mut self,
-        host: &mut H,
+    fn conclude(
+        core: &Calibration,
+        host: &mut Self::Host,
         node: NodeId,
-        mut a: Active,
-        results: &[WheelResult],
+        a: ActiveGoal<Self>,
+        ending: Result<Vec<WheelResult>, String>,
     ) {
-        if a.session.plan().dry_run {
-            let msg = "dry run: measured and fitted, nothing written";
-            let r = CalResult::new(true, msg, results, "");
-            return self.end(node, a.handle, End::Succeeded, r);
-        }
-        a.handle.feedback(&Feedback {
-            phase: "writing",
-            progress: 1.0,
-            ..Feedback::default()
-        });
-        let configured = host.calibration_file(node);
-        let path = if configured.is_empty() {
-            calibration_file::default_path().display().to_string()
-        } else {
-            configured
-        };
-        let motors: Vec<MotorResult> = results
-            .iter()
-            .map(|r| MotorResult {
-                side: r.wheel.name(),
-                parameters: [r.fit.q0, r.fit.q1],
-                deadband: r.deadband as f64,
-            })
-            .collect();
-        match host.write_and_apply(node, &path, &motors) {
-            Ok(()) => {
-                let msg = format!("calibration of node {node} written to {path} and applied");
-                self.reporter.info(&format!("{ACTION}: {msg}"));
-                let r = CalResult::new(true, &msg, results, &path);
-                self.end(node, a.handle, End::Succeeded, r);
-            }
+        match ending {
+            Ok(results) => finish(core, host, node, a, &results),
             Err(why) => {
-                self.reporter
-                    .warn(&format!("{ACTION} (node {node}): {why}"));
-                let r = CalResult::new(false, &why, results, "");
-                self.end(node, a.handle, End::Aborted, r);
+                core.reporter()
+                    .warn(&format!("{ACTION} (node {node}): failed: {why}"));
+                core.end(
+                    CALIBRATE,
+                    node,
+                    a.handle,
+                    End::Aborted,
+                    CalResult::failed(&why),
+                );
             }
         }
     }
 
-    fn end(&self, node: NodeId, handle: Box<dyn GoalHandle>, end: End, result: CalResult) {
-        if let Err(e) = handle.finish(end, result) {
-            self.reporter.warn(&format!(
-                "{ACTION} (node {node}): cannot send the result: {e}"
-            ));
+    fn finish(handle: Box<dyn GoalHandle>, end: End, result: CalResult) -> Result<(), String> {
+        handle.finish(end, result)
+    }
+}
+
+/// Writes and applies the fitted calibration (unless a dry run) and sends the result.
+fn finish(
+    core: &Calibration,
+    host: &mut dyn CalibrationHost,
+    node: NodeId,
+    mut a: ActiveGoal<CalKind>,
+    results: &[WheelResult],
+) {
+    if a.state.plan().dry_run {
+        let msg = "dry run: measured and fitted, nothing written";
+        let r = CalResult::new(true, msg, results, "");
+        return core.end(CALIBRATE, node, a.handle, End::Succeeded, r);
+    }
+    a.handle.feedback(&Feedback {
+        phase: "writing",
+        progress: 1.0,
+        ..Feedback::default()
+    });
+    let configured = host.calibration_file(node);
+    let path = if configured.is_empty() {
+        calibration_file::default_path().display().to_string()
+    } else {
+        configured
+    };
+    let motors: Vec<MotorResult> = results
+        .iter()
+        .map(|r| MotorResult {
+            side: r.wheel.name(),
+            parameters: [r.fit.q0, r.fit.q1],
+            deadband: r.deadband as f64,
+        })
+        .collect();
+    match host.write_and_apply(node, &path, &motors) {
+        Ok(()) => {
+            let msg = format!("calibration of node {node} written to {path} and applied");
+            core.reporter().info(&format!("{ACTION}: {msg}"));
+            let r = CalResult::new(true, &msg, results, &path);
+            core.end(CALIBRATE, node, a.handle, End::Succeeded, r);
+        }
+        Err(why) => {
+            core.reporter()
+                .warn(&format!("{ACTION} (node {node}): {why}"));
+            let r = CalResult::new(false, &why, results, "");
+            core.end(CALIBRATE, node, a.handle, End::Aborted, r);
         }
     }
 }

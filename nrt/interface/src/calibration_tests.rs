@@ -2,11 +2,14 @@
 //! engine was asked.
 
 use super::*;
-use crate::report::{LogSink, Severity};
+use crate::report::{LogSink, Reporter, Severity};
+use handoff::NrtControl;
 use handoff::{calibration_port, RtCalibrationPort};
 use msgs::thymio::AXIS_LENGTH;
+use nrt_engine::engine::EngineEvent;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 const NODE: NodeId = NodeId(7);
 const ROBOT: RobotId = RobotId(0);
@@ -83,7 +86,7 @@ fn rig() -> Rig {
     reporter.add_sink(lines.clone());
     let mut cal = Calibration::new(reporter);
     let (rt, nrt) = calibration_port();
-    cal.with_ports(OWNER, BTreeMap::from([(ROBOT, nrt)]));
+    cal.with_ports(CALIBRATE, OWNER, BTreeMap::from([(ROBOT, nrt)]));
     let host = Host {
         driven: true,
         ..Host::default()
@@ -367,7 +370,7 @@ fn without_the_controller_no_robot_is_served_and_goals_are_rejected() {
         driven: true,
         ..Host::default()
     };
-    assert!(!cal.serves(ROBOT));
+    assert!(!cal.serves(CALIBRATE, ROBOT));
     assert!(cal.check(&host, NODE, &two_speeds()).is_err());
     let mut control = NrtControl::default();
     assert!(!cal.take(&mut control));

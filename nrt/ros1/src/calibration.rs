@@ -6,7 +6,7 @@
 use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::calibration::{
-    CalResult, Calibration, End, Feedback, Goal, GoalHandle, GoalId, ACTION,
+    CalResult, Calibration, End, Feedback, Goal, GoalHandle, GoalId, ACTION, CALIBRATE,
 };
 use nrt_interface::report::Reporter;
 use nrt_ros1_client::actionlib::{self, ActionServer, ActionTypes, ServerGoal};
@@ -143,7 +143,7 @@ impl CalibrationActions {
     pub fn on_engine_event(&mut self, engine: &Engine, cal: &Calibration, event: &EngineEvent) {
         match event {
             EngineEvent::RobotReady { node, robot } => {
-                if !cal.serves(*robot) || self.servers.contains_key(node) {
+                if !cal.serves(CALIBRATE, *robot) || self.servers.contains_key(node) {
                     return;
                 }
                 if !self.building.insert(*node) {

@@ -12,7 +12,7 @@ use futures::{FutureExt, Stream, StreamExt};
 use handoff::NodeId;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_interface::calibration::{
-    CalResult, Calibration, End, Feedback, Goal, GoalHandle, GoalId, ACTION,
+    CalResult, Calibration, End, Feedback, Goal, GoalHandle, GoalId, ACTION, CALIBRATE,
 };
 use r2r::thymio_rt_msgs::action::CalibrateMotors;
 use r2r::{ActionServerGoal, ActionServerGoalRequest};
@@ -51,7 +51,7 @@ impl CalibrationActions {
         let EngineEvent::RobotReady { node, robot } = event else {
             return;
         };
-        if !cal.serves(*robot) || self.servers.contains_key(node) {
+        if !cal.serves(CALIBRATE, *robot) || self.servers.contains_key(node) {
             return;
         }
         let ns = nrt_interface::frames::robot_namespace(engine, *node);

@@ -15,7 +15,7 @@
 
 use crate::report::Reporter;
 use handoff::{NodeId, NrtControl, OwnerId, RobotId};
-use nrt_engine::engine::EngineEvent;
+use nrt_engine::engine::{Engine, EngineEvent};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -45,6 +45,17 @@ pub enum End {
     Canceled,
 }
 
+/// Where the feedback (`F`) and the result (`R`) of one accepted goal go (each front end gives its own).
+pub trait ActionHandle<F, R>: Send {
+    /// Publishes `feedback` (never waits; a lost feedback is not an error of the interface).
+    fn feedback(&mut self, feedback: &F);
+    /// Ends the goal with `result`; why it could not be sent, if so.
+    fn finish(self: Box<Self>, end: End, result: R) -> Result<(), String>;
+}
+
+/// Where the feedback and the result of a goal of kind `K` go.
+pub type HandleOf<K> = dyn ActionHandle<<K as ActionKind>::Feedback, <K as ActionKind>::Result>;
+
 /// A kind of action: its types and what is its own in the state machine of [`Actions`].
 pub trait ActionKind: Sized {
     /// What the actions need of the engine (a trait object; [`nrt_engine::engine::Engine`] is one).
@@ -55,8 +66,8 @@ pub trait ActionKind: Sized {
     type Request;
     /// A goal once checked, to start.
     type Accepted;
-    /// Where the feedback and the result of one accepted goal go (a trait object each front end implements).
-    type Handle: ?Sized + Send;
+    /// The action's feedback.
+    type Feedback;
     /// The action's result.
     type Result;
     /// What a running goal keeps besides the shared bookkeeping.
@@ -116,8 +127,16 @@ pub trait ActionKind: Sized {
         goal: ActiveGoal<Self>,
         ending: Self::Ending,
     );
-    /// Hands `result` to the front end.
-    fn finish(handle: Box<Self::Handle>, end: End, result: Self::Result) -> Result<(), String>;
+    /// What `result` says (ROS 1's status text).
+    fn message(result: &Self::Result) -> &str;
+}
+
+/// A kind whose host is the engine (those the front ends serve).
+pub trait OnEngine: ActionKind {
+    /// The engine as the kind's host.
+    fn host(engine: &mut Engine) -> &mut Self::Host;
+    /// The engine as the kind's host, to read.
+    fn host_ref(engine: &Engine) -> &Self::Host;
 }
 
 /// A running goal.
@@ -129,7 +148,7 @@ pub struct ActiveGoal<K: ActionKind> {
     /// The robot it drives.
     pub robot: RobotId,
     /// Where its feedback and result go.
-    pub handle: Box<K::Handle>,
+    pub handle: Box<HandleOf<K>>,
     /// The owner before the goal, given the wheels back at the end.
     pub restore: OwnerId,
     /// When it was accepted.
@@ -264,7 +283,7 @@ impl<K: ActionKind> Actions<K> {
         host: &mut K::Host,
         node: NodeId,
         goal: K::Accepted,
-        handle: Box<K::Handle>,
+        handle: Box<HandleOf<K>>,
         now: Instant,
     ) -> GoalId {
         self.next += 1;
@@ -395,11 +414,11 @@ impl<K: ActionKind> Actions<K> {
         &self,
         action: ActionId,
         node: NodeId,
-        handle: Box<K::Handle>,
+        handle: Box<HandleOf<K>>,
         end: End,
         result: K::Result,
     ) {
-        if let Err(e) = K::finish(handle, end, result) {
+        if let Err(e) = handle.finish(end, result) {
             self.reporter.warn(&format!(
                 "{} (node {node}): cannot send the result: {e}",
                 name::<K>(action)
@@ -450,6 +469,11 @@ impl<K: ActionKind> Actions<K> {
         }
         K::conclude(self, host, node, a, ending);
     }
+}
+
+/// The action of kind `K` named `name`.
+pub fn action_named<K: ActionKind>(name: &str) -> Option<ActionId> {
+    K::NAMES.iter().position(|a| *a == name).map(ActionId)
 }
 
 /// The name of `action` of kind `K`.

@@ -29,6 +29,14 @@ struct Port(Arc<Mutex<Wire>>);
 /// Where the result went.
 struct Seen(Arc<Mutex<Option<(End, String)>>>);
 
+impl ActionHandle<(), String> for Seen {
+    fn feedback(&mut self, _: &()) {}
+    fn finish(self: Box<Self>, end: End, result: String) -> Result<(), String> {
+        *self.0.lock().unwrap() = Some((end, result));
+        Ok(())
+    }
+}
+
 struct Toy;
 
 impl ActionKind for Toy {
@@ -37,7 +45,7 @@ impl ActionKind for Toy {
     /// (the action, whether the goal is good)
     type Request = (usize, bool);
     type Accepted = usize;
-    type Handle = Seen;
+    type Feedback = ();
     type Result = String;
     /// The reports seen.
     type State = u32;
@@ -112,9 +120,8 @@ impl ActionKind for Toy {
     ) {
         core.end(a.action, node, a.handle, e.0, e.1);
     }
-    fn finish(handle: Box<Seen>, end: End, result: String) -> Result<(), String> {
-        *handle.0.lock().unwrap() = Some((end, result));
-        Ok(())
+    fn message(result: &String) -> &str {
+        result
     }
 }
 

@@ -3,7 +3,7 @@
 //! Thymio's goals, shared by every front end (a field of [`crate::Interface`]). The front ends
 //! are transports: ROS 2 an r2r action server, ROS 1 an actionlib server; each hands the goals it receives to
 //! [`Calibration::check`] and [`Calibration::start`], its cancels to [`Calibration::cancel`], and gets feedback and
-//! the result back through the goal's [`GoalHandle`]. It drives `rt::controllers::calibration` (the RT controller that
+//! the result back through the goal's [`ActionHandle`]. It drives `rt::controllers::calibration` (the RT controller that
 //! runs the wheels and times the line crossings, through its private port) with
 //! `nrt_engine::thymio::calibration_run` (the plan, the session and the fit).
 //!
@@ -17,7 +17,8 @@
 //! `switch_controller` to another owner during the run aborts the goal (`another owner took the wheels`) and leaves
 //! the wheels to that owner; a robot that goes away aborts it (`the robot went away`).
 
-use crate::action::{ActionId, ActionKind, Actions, ActiveGoal};
+pub use crate::action::ActionHandle;
+use crate::action::{ActionId, ActionKind, Actions, ActiveGoal, OnEngine};
 pub use crate::action::{End, GoalId, START_TIMEOUT};
 use handoff::{
     CalCommand, CalFailure, CalReport, NodeId, NrtCalibrationPort, OwnerId, RobotId, Wheel,
@@ -80,14 +81,6 @@ impl CalResult {
     }
 }
 
-/// Where the feedback and the result of one accepted goal go (each front end gives its own).
-pub trait GoalHandle: Send {
-    /// Publishes `feedback` (never waits; a lost feedback is not an error of the interface).
-    fn feedback(&mut self, feedback: &Feedback);
-    /// Ends the goal with `result`; why it could not be sent, if so.
-    fn finish(self: Box<Self>, end: End, result: CalResult) -> Result<(), String>;
-}
-
 /// What the calibration needs of the engine ([`Engine`] is it; the unit tests give their own).
 pub trait CalibrationHost {
     /// The robot driven on `node`, the smallest q0 of its wheels and its axis length; `None` if not driven.
@@ -147,7 +140,7 @@ impl ActionKind for CalKind {
     type Port = NrtCalibrationPort;
     type Request = Goal;
     type Accepted = Plan;
-    type Handle = dyn GoalHandle;
+    type Feedback = Feedback;
     type Result = CalResult;
     type State = Session;
     /// The fitted wheels, or why it failed.
@@ -276,8 +269,18 @@ impl ActionKind for CalKind {
         }
     }
 
-    fn finish(handle: Box<dyn GoalHandle>, end: End, result: CalResult) -> Result<(), String> {
-        handle.finish(end, result)
+    fn message(result: &CalResult) -> &str {
+        &result.message
+    }
+}
+
+impl OnEngine for CalKind {
+    fn host(engine: &mut Engine) -> &mut Self::Host {
+        engine
+    }
+
+    fn host_ref(engine: &Engine) -> &Self::Host {
+        engine
     }
 }
 

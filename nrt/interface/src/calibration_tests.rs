@@ -54,7 +54,7 @@ struct Seen {
 
 struct Handle(Arc<Mutex<Seen>>);
 
-impl GoalHandle for Handle {
+impl ActionHandle<Feedback, CalResult> for Handle {
     fn feedback(&mut self, f: &Feedback) {
         self.0.lock().unwrap().feedback.push(*f);
     }

@@ -2,7 +2,7 @@
 //! `RotateAngle`, `NavigateToPosition`), described once for every front end: a kind ([`GoalKind`]) of the layer's one
 //! action state machine, [`crate::action`] (a field of [`crate::Interface`] beside [`crate::calibration`]). The front ends are
 //! transports: each hands the goals it receives to [`GoalActions::check`] and [`GoalActions::start`], its cancels to
-//! [`GoalActions::cancel`], and gets feedback and the result back through the goal's [`GoalActionHandle`]. Each
+//! [`GoalActions::cancel`], and gets feedback and the result back through the goal's [`ActionHandle`]. Each
 //! action drives the RT controller of the same name (`rt::controllers::goal`, through its private goal port).
 //!
 //! A goal is checked first: a robot that is not driven, has no such controller, already runs a goal (of any of
@@ -26,8 +26,9 @@
 //! has for [`CLIENT_GONE_TIMEOUT`] the goal's client died or left: the robot stops and the previous owner gets the
 //! wheels back. A front end that never reports (none of the built-in ones) leaves its goals to run to their end.
 
+pub use crate::action::ActionHandle;
 pub use crate::action::{ActionId, End, GoalId, CLIENT_GONE_TIMEOUT, START_TIMEOUT};
-use crate::action::{ActionKind, Actions, ActiveGoal};
+use crate::action::{ActionKind, Actions, ActiveGoal, OnEngine};
 use handoff::{
     Goal, GoalAbort, GoalCommand, GoalReport, NodeId, NrtGoalPort, OwnerId, Pose2, RobotId,
 };
@@ -103,14 +104,6 @@ pub fn abort_name(reason: GoalAbort) -> &'static str {
     }
 }
 
-/// Where the feedback and the result of one accepted goal go (each front end gives its own).
-pub trait GoalActionHandle: Send {
-    /// Publishes `feedback` (never waits; a lost feedback is not an error of the interface).
-    fn feedback(&mut self, feedback: &GoalFeedback);
-    /// Ends the goal with `result`; why it could not be sent, if so.
-    fn finish(self: Box<Self>, end: End, result: GoalResult) -> Result<(), String>;
-}
-
 /// What the goal actions need of the engine ([`Engine`] is it; the unit tests give their own).
 pub trait GoalHost {
     /// The robot driven on `node`; `None` if not driven.
@@ -164,7 +157,7 @@ impl ActionKind for GoalKind {
     type Port = NrtGoalPort;
     type Request = Goal;
     type Accepted = Goal;
-    type Handle = dyn GoalActionHandle;
+    type Feedback = GoalFeedback;
     type Result = GoalResult;
     /// The last known pose.
     type State = Pose2;
@@ -306,12 +299,18 @@ impl ActionKind for GoalKind {
         core.end(a.action, node, a.handle, how, result);
     }
 
-    fn finish(
-        handle: Box<dyn GoalActionHandle>,
-        end: End,
-        result: GoalResult,
-    ) -> Result<(), String> {
-        handle.finish(end, result)
+    fn message(result: &GoalResult) -> &str {
+        &result.message
+    }
+}
+
+impl OnEngine for GoalKind {
+    fn host(engine: &mut Engine) -> &mut Self::Host {
+        engine
+    }
+
+    fn host_ref(engine: &Engine) -> &Self::Host {
+        engine
     }
 }
 

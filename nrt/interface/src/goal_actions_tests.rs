@@ -59,7 +59,7 @@ struct Seen {
 
 struct Handle(Arc<Mutex<Seen>>);
 
-impl GoalActionHandle for Handle {
+impl ActionHandle<GoalFeedback, GoalResult> for Handle {
     fn feedback(&mut self, f: &GoalFeedback) {
         self.0.lock().unwrap().feedback.push(*f);
     }

@@ -19,6 +19,7 @@
 #![cfg(feature = "ros1")]
 #![warn(missing_docs)]
 
+pub mod action_server;
 pub mod aseba;
 mod bridge;
 pub mod calibration;

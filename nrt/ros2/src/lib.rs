@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod action_cancels;
+pub mod action_server;
 pub mod aseba;
 mod bridge;
 pub mod bridge_params;

@@ -175,7 +175,7 @@ ACTION = "thymio_rt_msgs/CalibrateMotors"
 
 def calibration(c, env):
     """Bad goals rejected with the reason on /rosout; a good goal runs (feedback, owner calibrate_motors) and a
-    cancel gives the wheels back to `ros`."""
+    cancel gives the wheels back to `ros`; the emergency stop aborts a run under way and rejects new ones."""
     name = c.name("calibrate_motors")
     owner = c.subscribe(c.name("controller_owner"), "std_msgs/String", latched=True)
     owner.wait(lambda m: m["data"] == "ros", 30, "the owner at start")
@@ -196,6 +196,28 @@ def calibration(c, env):
     status, _result = h.result(timeout=10)
     check_eq(status, "canceled", "the cancelled goal's status")
     owner.wait(lambda m: m["data"] == "ros", 10, "the wheels back to ros after the cancel")
+    # the emergency stop holds the wheels: a run under way is aborted with its reason (it would fit a held
+    # wheel), and no new run starts until it is released
+    h = c.send_goal(name, ACTION, {"motor_speeds": [300, 450], "samples": 2}, timeout=30)
+    check(h.accepted, "a good goal rejected")
+    owner.wait(lambda m: m["data"] == "calibrate_motors", 10, "calibrate_motors owning the wheels again")
+    r = c.call(c.name("emergency_stop"), "std_srvs/SetBool", {"data": True}, timeout=20)
+    check(r.ok and r.response["success"], f"emergency_stop true: {r}")
+    status, result = h.result(timeout=10)
+    check_eq((status, result["success"], result["message"]), ("aborted", False, HELD_BY_ESTOP),
+             "the run under way at the emergency stop")
+    c.expect_log("warn", f"calibrate_motors (node 1): failed: {HELD_BY_ESTOP}")
+    owner.wait(lambda m: m["data"] == "ros", 10, "the wheels back to ros after the abort")
+    h = c.send_goal(name, ACTION, {"motor_speeds": [300, 450], "samples": 2}, timeout=30)
+    check(not h.accepted, "a calibration accepted under the emergency stop")
+    c.expect_log("warn", f"calibrate_motors (node 1): goal rejected: {HELD_BY_ESTOP}")
+    r = c.call(c.name("emergency_stop"), "std_srvs/SetBool", {"data": False}, timeout=20)
+    check(r.ok and r.response["success"], f"emergency_stop false: {r}")
+
+
+# The goal actions' and the calibration's text while the emergency stop holds the wheels.
+HELD_BY_ESTOP = ("the robot's wheels are held by its emergency stop (call emergency_stop with false to release "
+                 "them)")
 
 
 def parameters(c, env):

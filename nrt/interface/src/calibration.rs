@@ -15,7 +15,9 @@
 //! into its calibration file (`calibration_file`, or ROS-Thymio's default location when empty) and applied live.
 //! A cancel stops the robot at once (the controller's next cycle commands zero) and gives the wheels back. A
 //! `switch_controller` to another owner during the run aborts the goal (`another owner took the wheels`) and leaves
-//! the wheels to that owner; a robot that goes away aborts it (`the robot went away`).
+//! the wheels to that owner; a robot that goes away aborts it (`the robot went away`). While the RT loop holds the
+//! wheels at zero (the emergency stop, the pick-up stop, a managed node that is not active) a goal is rejected and a
+//! run under way aborted with that hold's reason (the goal actions' texts): what it measured would be the hold.
 
 pub use crate::action::ActionHandle;
 use crate::action::{ActionId, ActionKind, Actions, ActiveGoal, OnEngine};
@@ -96,6 +98,12 @@ pub trait CalibrationHost {
         path: &str,
         motors: &[MotorResult],
     ) -> Result<(), String>;
+    /// Why the RT loop holds the wheels of the robot on `node` at zero whatever its owner commands (the emergency
+    /// stop, the pick-up stop, a managed node that is not active), if it does: no run starts, and a run under way
+    /// ends, since the wheels it measures may not turn (none by default).
+    fn wheel_hold(&self, _node: NodeId) -> Option<&'static str> {
+        None
+    }
 }
 
 impl CalibrationHost for Engine {
@@ -126,6 +134,10 @@ impl CalibrationHost for Engine {
         calibration_file::write_motors(path.as_ref(), node.0, motors).map_err(|e| e.to_string())?;
         self.reload_robot_calibration(node, path)
             .map_err(|e| format!("written to {path} but not applied: {e}"))
+    }
+
+    fn wheel_hold(&self, node: NodeId) -> Option<&'static str> {
+        crate::goal_actions::wheel_hold(self, node).map(|(_, why)| why)
     }
 }
 
@@ -173,6 +185,9 @@ impl ActionKind for CalKind {
 
     fn check(host: &Self::Host, node: NodeId, goal: &Goal) -> Result<Plan, String> {
         let (_, q0, axis) = host.robot(node).ok_or("the robot is not driven")?;
+        if let Some(why) = host.wheel_hold(node) {
+            return Err(why.to_owned());
+        }
         calibration_run::plan(goal, q0, axis).map_err(|e| e.to_string())
     }
 
@@ -209,8 +224,8 @@ impl ActionKind for CalKind {
     }
 
     fn poll(
-        _: &Self::Host,
-        _: NodeId,
+        host: &Self::Host,
+        node: NodeId,
         port: &mut NrtCalibrationPort,
         a: &mut ActiveGoal<Self>,
     ) -> Option<(Result<Vec<WheelResult>, String>, bool)> {
@@ -243,7 +258,10 @@ impl ActionKind for CalKind {
                 Step::Failed(why) => return Some((Err(why), !lost)),
             }
         }
-        None
+        // held at zero: what it would measure now is the hold, not the wheels
+        let why = host.wheel_hold(node)?;
+        let _ = port.nrt_send(CalCommand::Abort);
+        Some((Err(why.to_owned()), true))
     }
 
     fn conclude(

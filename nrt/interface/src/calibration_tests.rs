@@ -23,6 +23,8 @@ struct Host {
     owners: Vec<(RobotId, OwnerId)>,
     written: Vec<(String, Vec<MotorResult>)>,
     refuse_write: bool,
+    /// What holds the wheels (`wheel_hold`), if anything.
+    hold: Option<&'static str>,
 }
 
 impl CalibrationHost for Host {
@@ -42,6 +44,9 @@ impl CalibrationHost for Host {
         }
         self.written.push((path.into(), m.to_vec()));
         Ok(())
+    }
+    fn wheel_hold(&self, _: NodeId) -> Option<&'static str> {
+        self.hold
     }
 }
 
@@ -308,6 +313,32 @@ fn a_cancel_stops_the_robot_at_once_and_gives_the_wheels_back() {
     // once only; the robot is free for the next goal
     assert!(!r.cal.cancel(&mut r.host, id));
     assert!(r.goal(&two_speeds()).0.is_ok());
+}
+
+#[test]
+fn a_hold_on_the_wheels_rejects_goals_and_aborts_a_run_under_way() {
+    const WHY: &str = "held by the emergency stop";
+    let mut r = rig();
+    r.host.hold = Some(WHY);
+    let (id, _) = r.goal(&two_speeds());
+    assert_eq!(id, Err(WHY.to_owned()));
+    assert_eq!(r.rt.rt_next_command(), None);
+    r.host.hold = None;
+    let (_, seen) = r.goal(&two_speeds());
+    assert!(matches!(r.rt.rt_next_command(), Some(CalCommand::Run(_))));
+    assert!(r.rt.rt_report(CalReport::Started { wheel: Wheel::Left }));
+    r.cal.serve(&mut r.host, Instant::now());
+    assert!(seen.lock().unwrap().end.is_none(), "ended without a hold");
+    r.host.hold = Some(WHY);
+    r.cal.serve(&mut r.host, Instant::now());
+    assert_eq!(r.rt.rt_next_command(), Some(CalCommand::Abort));
+    let (end, result) = seen.lock().unwrap().end.clone().unwrap();
+    assert_eq!((end, result.success), (End::Aborted, false));
+    assert_eq!(result.message, WHY);
+    assert!(r.warned(&format!("calibrate_motors (node 7): failed: {WHY}")));
+    // the wheels back to the owner before the run; nothing written
+    assert_eq!(r.host.owners, [(ROBOT, OWNER), (ROBOT, OwnerId::ROS)]);
+    assert!(r.host.written.is_empty());
 }
 
 #[test]

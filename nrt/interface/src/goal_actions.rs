@@ -269,15 +269,7 @@ impl ActionKind for GoalKind {
                 }
             }
         }
-        let held = if host.emergency_stopped(node) {
-            ("emergency_stop", EMERGENCY)
-        } else if host.picked_up(node) {
-            ("picked_up", PICKED_UP)
-        } else if host.held(node) {
-            ("inactive", HELD)
-        } else {
-            return None;
-        };
+        let held = wheel_hold(host, node)?;
         let _ = port.nrt_send(GoalCommand::Cancel { id: want });
         Some((Self::aborted(a, held.0, held.1), true))
     }
@@ -311,6 +303,25 @@ impl OnEngine for GoalKind {
 
     fn host_ref(engine: &Engine) -> &Self::Host {
         engine
+    }
+}
+
+/// What holds the wheels of the robot on `node` at zero whatever its owner commands, if anything: the abort reason's
+/// name and why (the emergency stop first, then the pick-up stop, then a managed node that is not active). Goals and
+/// calibration runs end on it: the RT loop holds the wheels, so a goal cannot progress and a calibration would fit
+/// wheels that were not allowed to turn.
+pub(crate) fn wheel_hold(
+    host: &dyn GoalHost,
+    node: NodeId,
+) -> Option<(&'static str, &'static str)> {
+    if host.emergency_stopped(node) {
+        Some(("emergency_stop", EMERGENCY))
+    } else if host.picked_up(node) {
+        Some(("picked_up", PICKED_UP))
+    } else if host.held(node) {
+        Some(("inactive", HELD))
+    } else {
+        None
     }
 }
 

@@ -201,6 +201,11 @@ impl NrtOdomOut {
         self.demand.clone()
     }
 
+    /// The doorbell [`NrtOdomOut::nrt_wait`] waits on: ring it to end that wait early (e.g. to stop the thread).
+    pub fn nrt_bell(&self) -> Doorbell {
+        self.bell.clone()
+    }
+
     /// Waits until a sample may be there or `timeout` passed (see [`Doorbell::wait`]).
     pub fn nrt_wait(&self, timeout: Duration) -> bool {
         self.bell.wait(timeout)

@@ -76,6 +76,13 @@ impl DemandCheck {
             .is_none_or(|t| now.duration_since(t) >= DEMAND_CHECK)
     }
 
+    /// How long from `now` until [`DemandCheck::due`] (zero if it is).
+    pub fn until_due(&self, now: Instant) -> Duration {
+        self.last.map_or(Duration::ZERO, |t| {
+            DEMAND_CHECK.saturating_sub(now.duration_since(t))
+        })
+    }
+
     /// Wants exactly the robots of `robots` that someone listens to (the others' samples, and those of robots the
     /// thread does not publish, stop coming); checked at `now`.
     ///
@@ -124,9 +131,12 @@ mod tests {
             rt.rt_publish(of(3), Twist2::default(), 1),
             "wanted before any check"
         );
+        assert_eq!(check.until_due(t0), Duration::ZERO, "due before any check");
         check.apply(t0, [(RobotId(3), quiet)]);
         assert!(!rt.rt_publish(of(3), Twist2::default(), 2));
         assert!(!check.due(t0 + DEMAND_CHECK / 2));
+        assert_eq!(check.until_due(t0 + DEMAND_CHECK / 4), DEMAND_CHECK * 3 / 4);
+        assert_eq!(check.until_due(t0 + 2 * DEMAND_CHECK), Duration::ZERO);
         let later = t0 + DEMAND_CHECK;
         assert!(check.due(later));
         let watched = Listeners {

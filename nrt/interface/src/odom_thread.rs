@@ -3,11 +3,12 @@
 //! `/tf` (odom → base_link and the two wheels) and `joint_states` of that robot at once, then waits again. When
 //! several robots' samples wait, the `odom` of every one of them goes first, then their `/tf` and `joint_states`
 //! ([`crate::odom_burst`]); the extended joint states of the same ring follow. The RT thread hands it only the
-//! samples of robots someone listens to (subscribers counted every 100 ms, [`crate::odom_demand`]); each robot's
-//! `odom_max_rate` limits what is published ([`RateLimit`]); the hops handed → publish start and publish →
-//! returned are timed ([`NrtHopTimers`]). Each hand-off's limited twist goes to the robot's
-//! `thymio_driver/cmd_vel_out` while its `publish_limited_velocity` is true (a flag the NRT loop sets live),
-//! whatever `odom_max_rate`. The thread never goes through the NRT loop.
+//! samples of robots someone listens to (subscribers counted every 100 ms, [`crate::odom_demand`]: with no sample
+//! the thread sleeps until the next count is due, so an unwatched driver's thread wakes ten times a second, and
+//! stopping it rings it); each robot's `odom_max_rate` limits what is published ([`RateLimit`]); the hops handed →
+//! publish start and publish → returned are timed ([`NrtHopTimers`]). Each hand-off's limited twist goes to the
+//! robot's `thymio_driver/cmd_vel_out` while its `publish_limited_velocity` is true (a flag the NRT loop sets
+//! live), whatever `odom_max_rate`. The thread never goes through the NRT loop.
 //!
 //! The NRT loop adds and removes robots ([`OdomTargets`]: a mutex held only to change an entry or to publish one
 //! sample). What a front end adds is an [`OdomSink`]: its message conversion and publish calls, nothing of the
@@ -29,10 +30,7 @@ use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-/// Longest wait for a sample: bounds how long stopping the thread takes.
-const WAIT: Duration = Duration::from_millis(50);
+use std::time::Instant;
 
 /// What the thread needs of one robot (made by the NRT loop when the robot appears).
 pub struct OdomRobot<P> {
@@ -205,6 +203,8 @@ impl<P> OdomTargets<P> {
 /// The running thread; stopped and joined on drop.
 pub struct OdomThread {
     stop: Arc<AtomicBool>,
+    /// The thread's doorbell: rung to stop it at once (it may wait up to [`crate::odom_demand::DEMAND_CHECK`]).
+    bell: handoff::Doorbell,
     published: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
     placed: Placed,
@@ -223,6 +223,7 @@ impl OdomThread {
     ) -> std::io::Result<OdomThread> {
         let stop = Arc::new(AtomicBool::new(false));
         let published = Arc::new(AtomicU64::new(0));
+        let bell = out.nrt_bell();
         let (thread, placed) = {
             let (stop, published) = (stop.clone(), published.clone());
             companion::spawn(name, placement, move || {
@@ -235,7 +236,8 @@ impl OdomThread {
                 let mut burst = Burst::new();
                 let mut demand = DemandCheck::new(out.nrt_demand());
                 while !stop.load(Ordering::Relaxed) {
-                    out.nrt_wait(WAIT);
+                    // samples ring; else nothing is to be done before the next subscriber count (stopping rings)
+                    out.nrt_wait(demand.until_due(Instant::now()));
                     let now = Instant::now();
                     if demand.due(now) {
                         t.check_listeners(&mut demand, now);
@@ -246,6 +248,7 @@ impl OdomThread {
         };
         Ok(OdomThread {
             stop,
+            bell,
             published,
             thread: Some(thread),
             placed,
@@ -271,6 +274,7 @@ impl OdomThread {
 impl Drop for OdomThread {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        self.bell.ring();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -405,6 +409,7 @@ mod tests {
     use handoff::{odom_out, Twist2};
     use nrt_engine::thymio::calibration::Calibration;
     use nrt_engine::thymio::params::DriverParams;
+    use std::time::Duration;
 
     /// A sink that writes down what it is asked to do.
     struct Log(Arc<Mutex<Vec<String>>>);

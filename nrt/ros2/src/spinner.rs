@@ -23,7 +23,9 @@
 //! finds the node held publishes an empty message there: the wait returns at once (the message
 //! is level-triggered, so one published just before the wait starts wakes it too). The timeout
 //! only bounds a lost wake-up, so it is long: a wait costs one rebuild of the node's wait set,
-//! and at 100 ms the timeouts alone cost 13 % of a core at 32 robots.
+//! and at 100 ms the timeouts alone cost 13 % of a core at 32 robots. Once the wake-up topic is
+//! matched no wake-up is lost, and the timeout grows from [`SPIN_TIMEOUT`] to
+//! [`MATCHED_SPIN_TIMEOUT`].
 //!
 //! Latency-critical inputs skip the hop to the NRT loop: a [`SpinTask`] runs on the spinner
 //! thread after every wait (the Thymio driver's `cmd_vel` goes straight to the RT thread's
@@ -42,8 +44,15 @@ use std::time::{Duration, Instant};
 /// Longest time the spinner waits in `spin_once`. Neither ROS messages nor those who want the
 /// node (creating topics when a robot comes up) nor stopping wait for it: they wake the spinner.
 /// It bounds only a lost wake-up (the wake topic not matched yet) and costs one rebuild of the
-/// node's whole wait set per timeout while idle.
+/// node's whole wait set per timeout while idle: it applies until the wake topic is matched, then
+/// [`MATCHED_SPIN_TIMEOUT`].
 pub const SPIN_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Longest time the spinner waits once its wake-up publisher has matched its subscription: from
+/// then on no wake-up is lost (the topic is reliable and its message level-triggered), so the
+/// timeout bounds nothing anyone waits for, and each one is a wake-up and a rebuild of the node's
+/// whole wait set for nothing (the idle driver's spinners woke once a second each for it).
+pub const MATCHED_SPIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The prefix of the spinners' hidden wake-up topics.
 const WAKE_TOPIC_PREFIX: &str = "/_thymio_rt/wake_";
@@ -152,6 +161,16 @@ impl SharedNode {
             let p = p.lock().unwrap_or_else(|e| e.into_inner());
             let _ = p.publish(&Empty::default());
         }
+    }
+
+    /// Whether the wake-up publisher has matched its subscription (then [`SharedNode::wake_spinner`] always
+    /// ends a wait); false without a spinner or if the count cannot be read.
+    fn wake_matched(&self) -> bool {
+        self.wake.get().is_some_and(|p| {
+            let p = p.lock().unwrap_or_else(|e| e.into_inner());
+            p.get_inter_process_subscription_count()
+                .is_ok_and(|n| n > 0)
+        })
     }
 
     /// Creates the spinner's wake-up topic on the node: the publisher is kept here, the
@@ -270,8 +289,16 @@ fn wake_topic() -> String {
 /// Spins until stopped, ringing `wake` after each wait ROS ended; drops the wake-up messages
 /// (`woken`: they only ended a wait).
 fn spin(shared: &SharedNode, wake: &Doorbell, woken: &mut (impl Stream<Item = Empty> + Unpin)) {
+    let mut matched = false;
     while !shared.stop.load(Ordering::Relaxed) {
-        if shared.spin_once(SPIN_TIMEOUT) {
+        // once matched, it stays so (both ends live as long as the node)
+        matched = matched || shared.wake_matched();
+        let timeout = if matched {
+            MATCHED_SPIN_TIMEOUT
+        } else {
+            SPIN_TIMEOUT
+        };
+        if shared.spin_once(timeout) {
             wake.ring();
         }
         let _ = super::drain(woken).count();

@@ -58,6 +58,10 @@ pub enum Driver {
     ThymioRtRos1 { master: u16 },
     /// The zero-work ROS 1 program (bench/latency/floor_ros1.rs), registered with the master on `master`.
     FloorRos1 { master: u16 },
+    /// The same-work r2r program (bench/latency/floor_same_ros2.rs): what thymio-rt publishes from the frames.
+    FloorSame,
+    /// The same-work ROS 1 program (bench/latency/floor_same_ros1.rs), registered with the master on `master`.
+    FloorSameRos1 { master: u16 },
 }
 
 /// The ROS client of a row: publishes `cmd_vel` at 20 Hz and receives `odom` (bench/latency/client.rs says the
@@ -99,7 +103,9 @@ impl Client {
     /// its arguments.
     fn command(self, env: &Env, driver: &Driver, domain: u32) -> Result<Command, String> {
         let master = match driver {
-            Driver::ThymioRtRos1 { master } | Driver::FloorRos1 { master } => Some(*master),
+            Driver::ThymioRtRos1 { master }
+            | Driver::FloorRos1 { master }
+            | Driver::FloorSameRos1 { master } => Some(*master),
             _ => None,
         };
         let mut c = match self {
@@ -232,23 +238,31 @@ pub fn start_driver(
             ros_env(&mut c, domain);
             Proc::spawn("Python driver", c)
         }
-        Driver::Floor => {
+        Driver::Floor | Driver::FloorSame => {
+            let (var, name) = match driver {
+                Driver::Floor => (crate::floor::ENV, "floor"),
+                _ => (crate::floor_same_ros2::ENV, "same-work floor"),
+            };
             crate::playground::load_driver_script(&env.driver, &[robot_port])?;
             let exe = std::env::current_exe().map_err(|e| e.to_string())?;
             let mut c = Command::new(exe);
-            c.env(crate::floor::ENV, relay_port.to_string())
+            c.env(var, relay_port.to_string())
                 .env(crate::FLOOR_LIMIT_ENV, limit.as_secs().to_string());
             ros_env(&mut c, domain);
-            Proc::spawn("floor", c)
+            Proc::spawn(name, c)
         }
-        Driver::FloorRos1 { master } => {
+        Driver::FloorRos1 { master } | Driver::FloorSameRos1 { master } => {
+            let (var, name) = match driver {
+                Driver::FloorRos1 { .. } => (crate::floor_ros1::ENV, "ROS 1 floor"),
+                _ => (crate::floor_same_ros1::ENV, "ROS 1 same-work floor"),
+            };
             crate::playground::load_driver_script(&env.driver, &[robot_port])?;
             let exe = std::env::current_exe().map_err(|e| e.to_string())?;
             let mut c = Command::new(exe);
-            c.env(crate::floor_ros1::ENV, relay_port.to_string())
+            c.env(var, relay_port.to_string())
                 .env(crate::FLOOR_LIMIT_ENV, limit.as_secs().to_string());
             crate::ros1::env(&mut c, *master);
-            Proc::spawn("ROS 1 floor", c)
+            Proc::spawn(name, c)
         }
     };
     p.wait_for("READY", Duration::from_secs(60))?;

@@ -31,6 +31,10 @@ fn row(label: &str, config: &'static str, driver: Driver, client: Client) -> Row
     }
 }
 
+/// The configuration of the same-work floors' rows (bench/latency/floor_same.rs).
+const SAME_R2R: &str = "same-work r2r program: the driver's topics from the same frames";
+const SAME_ROS1: &str = "same-work ROS 1 program: the driver's topics from the same frames";
+
 /// Every row: ROS 2 with rclpy (the headline rows first, then the extra configurations), ROS 2 with r2r, then
 /// with `master` (a rosmaster's port, when ROS 1 can run here) ROS 1 with rospy and with the TCPROS client.
 pub fn all(master: Option<u16>) -> Vec<Row> {
@@ -46,6 +50,7 @@ pub fn all(master: Option<u16>) -> Vec<Row> {
             Driver::Floor,
             Client::Rclpy,
         ),
+        row("floor-same", SAME_R2R, Driver::FloorSame, Client::Rclpy),
         row(
             "python",
             "ROS-Thymio-style Python driver",
@@ -87,6 +92,7 @@ pub fn all(master: Option<u16>) -> Vec<Row> {
             Driver::Floor,
             Client::R2r,
         ),
+        row("floor-same/r2r", SAME_R2R, Driver::FloorSame, Client::R2r),
         row(
             "python/r2r",
             "ROS-Thymio-style Python driver",
@@ -97,6 +103,7 @@ pub fn all(master: Option<u16>) -> Vec<Row> {
     if let Some(master) = master {
         let front = || Driver::ThymioRtRos1 { master };
         let floor = || Driver::FloorRos1 { master };
+        let same = || Driver::FloorSameRos1 { master };
         rows.extend([
             row(
                 "thymio-rt-ros1",
@@ -110,6 +117,7 @@ pub fn all(master: Option<u16>) -> Vec<Row> {
                 floor(),
                 Client::Rospy,
             ),
+            row("floor-same-ros1", SAME_ROS1, same(), Client::Rospy),
             row(
                 "thymio-rt-ros1/tcpros",
                 "ROS 1 front end (--ros1)",
@@ -122,6 +130,7 @@ pub fn all(master: Option<u16>) -> Vec<Row> {
                 floor(),
                 Client::Tcpros,
             ),
+            row("floor-same-ros1/tcpros", SAME_ROS1, same(), Client::Tcpros),
         ]);
     }
     rows
@@ -331,8 +340,37 @@ fn write_summary(
         "rows": out,
         "idle_cpu": idle,
         "cpu_8_robots": cpu_8,
+        "same_work_cpu": same_work_cpu(rows, &out),
         "notes": notes(),
     }}));
+}
+
+/// thymio-rt's CPU (default configuration, each front end and client) against the same-work floor's of the same
+/// client: `[{"row", "floor", "cpu", "floor_cpu", "ratio"}]`, the rows both measured.
+fn same_work_cpu(rows: &[Row], out: &[serde_json::Value]) -> serde_json::Value {
+    let cpu = |i: usize| out[i]["cpu"].as_f64();
+    let pairs = rows.iter().enumerate().filter_map(|(i, r)| {
+        let ours = matches!(&r.driver, Driver::ThymioRt { extra, record } if extra.is_empty() && !*record)
+            || matches!(r.driver, Driver::ThymioRtRos1 { .. });
+        if !ours {
+            return None;
+        }
+        let f = rows.iter().position(|f| {
+            matches!(f.driver, Driver::FloorSame | Driver::FloorSameRos1 { .. })
+                && f.client == r.client
+        })?;
+        let (c, fc) = (cpu(i)?, cpu(f)?);
+        eprintln!(
+            "  same-work floor: {} {:.2}% vs {} {:.2}% of a core ({:.2}×)",
+            r.label,
+            c * 100.0,
+            rows[f].label,
+            fc * 100.0,
+            c / fc
+        );
+        Some(json!({"row": r.label, "floor": rows[f].label, "cpu": c, "floor_cpu": fc, "ratio": c / fc}))
+    });
+    json!(pairs.collect::<Vec<_>>())
 }
 
 /// The commit the measured thymio-rt was built from (`+dirty` with uncommitted changes).
@@ -396,6 +434,16 @@ fn notes() -> Vec<String> {
          (`/asebaros/script/path`, …); clients rospy (TCP_NODELAY asked on both connections) and tcpros. \
          ROS 1 floor: bench/latency/floor_ros1.rs, floor.rs's two hops on the driver's own ROS 1 transport \
          (nrt-ros1's net), nothing else."
+            .into(),
+        "Same-work floors (issue 45; rows floor-same*, summary's same_work_cpu): bench/latency/floor_same.rs, \
+         floor.rs's cmd_vel hop and, from every event frame, what thymio-rt at its defaults publishes from it: odom, \
+         /tf (odom → base_link and the two wheel links), joint_states, proximity/<name> ×7 and proximity/laser, \
+         ground/<name> ×2, imu, temperature, sound, tap, remote, buttons, buttons/<name> ×5, comm/rx, the same \
+         message types and frames; events decoded the simple way (no calibration) into one message per topic made \
+         once and refilled (ROS 2: rcl's native form, publish_native; ROS 1: nrt-ros1's net). As the driver, on \
+         ROS 2 the REP-117 sensor topics (proximity, laser, ground, imu, temperature) are published only while they \
+         have a subscriber (the rows' clients subscribe odom only: neither publishes them there), on ROS 1 always. \
+         The zero-work floors compare the transport; these compare thymio-rt's CPU with a program doing its work."
             .into(),
     ]
 }

@@ -1,6 +1,6 @@
 //! The latency and jitter harness of `cargo bench` (issues 9, 19 and 29): loop timing, end-to-end
 //! hops through ROS 2 and ROS 1 for thymio-rt at its default configuration, the Python driver and
-//! zero-work floors against Aseba Playground, each with a slow (rclpy, rospy) and a fast (r2r,
+//! zero-work and same-work floors against Aseba Playground, each with a slow (rclpy, rospy) and a fast (r2r,
 //! tcpros) client (e2e_rows.rs), scaling with robots. Writes JSON and PNG plots to
 //! `target/bench-results/` and the headline numbers to `target/bench-results/summary.json`.
 //! `THYMIO_BENCH_QUICK=1` shortens every run.
@@ -11,6 +11,9 @@ mod e2e;
 mod e2e_rows;
 mod floor;
 mod floor_ros1;
+mod floor_same;
+mod floor_same_ros1;
+mod floor_same_ros2;
 mod idle;
 mod kinds;
 mod listener;
@@ -24,6 +27,7 @@ mod relay;
 mod ros1;
 mod scale;
 mod tails;
+mod topics;
 
 use serde_json::json;
 use std::path::PathBuf;
@@ -185,9 +189,19 @@ fn wait_listening(port: u16) -> Result<(), String> {
 /// asked for, if any, and exits.
 fn run_helper() {
     type Floor = fn(u16, Duration) -> Result<(), String>;
-    let floors: [(&str, &str, Floor); 2] = [
+    let floors: [(&str, &str, Floor); 4] = [
         (floor::ENV, "floor", floor::run),
         (floor_ros1::ENV, "ROS 1 floor", floor_ros1::run),
+        (
+            floor_same_ros2::ENV,
+            "same-work floor",
+            floor_same_ros2::run,
+        ),
+        (
+            floor_same_ros1::ENV,
+            "ROS 1 same-work floor",
+            floor_same_ros1::run,
+        ),
     ];
     for (var, name, run) in floors {
         let Ok(port) = std::env::var(var) else {
@@ -224,7 +238,7 @@ fn main() {
              driver that has no ROS 2 bridge (scripts/bench.sh builds them with the same features as scripts/run.sh)"
         );
     }
-    // `cargo bench` passes `--bench`; filters select sections: loop, e2e, idle, scale
+    // `cargo bench` passes `--bench`; filters select sections: loop, e2e, topics, idle, scale
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
@@ -277,6 +291,18 @@ fn main() {
             Ok(env) => {
                 if let Err(e) = e2e_rows::run(&env, window, rounds) {
                     eprintln!("end to end: failed: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+    }
+    if want("topics") {
+        // the same-work floors' topics against the driver's (bench/latency/topics.rs)
+        match e2e_env() {
+            Err(reason) => eprintln!("topics: skipped: {reason}"),
+            Ok(env) => {
+                if let Err(e) = topics::run(&env) {
+                    eprintln!("topics: failed: {e}");
                     std::process::exit(1);
                 }
             }

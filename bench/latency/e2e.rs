@@ -1,5 +1,5 @@
 //! End-to-end hops with real ROS (a client in another process: [`Client`]) for each driver under
-//! test — thymio-rt, the Python driver, the zero-work floors — one after the other in the same
+//! test — thymio-rt, the Python driver, the zero-work and same-work floors — one after the other in the same
 //! run, against the same Aseba Playground robot, through the same timestamping relay, with a
 //! client publishing `cmd_vel` at 20 Hz and receiving `odom`:
 //! (a) `cmd_vel` published → `set_speed` frame on the wire (driver → robot);

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 #[allow(clippy::duplicate_mod)]
 // tests/ros/rclpy_peer.rs includes it too: both copies find the same domain
 mod domain;
+mod ports;
+pub use ports::free_port;
 pub mod missing;
 pub mod netns;
 mod runtime;
@@ -103,15 +105,6 @@ pub fn thymio_rt() -> Command {
         .env_remove("ROS_STATIC_PEERS")
         .env_remove("ROS_LOCALHOST_ONLY");
     c
-}
-
-/// A TCP port free on 127.0.0.1 right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Python of the pyaseba venv (scripts/setup-aseba-peers.sh). Missing, it fails the test

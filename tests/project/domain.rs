@@ -1,6 +1,6 @@
 //! The ROS 2 domains of test processes (tests/common/domain.rs): every copy of the domain code in one process finds
 //! the same domain, and a process never gets a domain that a live test process holds, even when the pids would
-//! choose it first.
+//! choose it first; and the TCP ports of test servers (tests/common/ports.rs) are claimed the same way.
 use crate::common;
 use crate::rclpy_peer;
 use std::fs::File;
@@ -78,4 +78,26 @@ fn a_new_process_gets_the_one_domain_nobody_holds() {
     assert_ne!(theirs, mine, "the child got this process's domain");
     assert_eq!(theirs, free, "the child did not get the one free domain");
     drop(held);
+}
+
+/// The test ports (tests/common/ports.rs): distinct within a process, bindable, outside the kernel's ephemeral range
+/// (where a socket bound to port 0 elsewhere could take them); another process never gets a port this one holds.
+#[test]
+fn test_ports_are_distinct_bindable_and_never_ephemeral() {
+    let ports: Vec<u16> = (0..20).map(|_| common::free_port()).collect();
+    let mut distinct = ports.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), ports.len(), "a port given twice: {ports:?}");
+    for &p in &ports {
+        assert!((20000..32000).contains(&p), "port {p} outside 20000..32000");
+        std::net::TcpListener::bind(("127.0.0.1", p)).unwrap();
+        // held by this process: its lock file cannot be taken by another
+        let f = File::options()
+            .read(true)
+            .write(true)
+            .open(std::env::temp_dir().join(format!("thymio-rt-test-port-{p}.lock")))
+            .unwrap();
+        assert!(f.try_lock().is_err(), "port {p}'s lock is not held");
+    }
 }

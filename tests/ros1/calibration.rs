@@ -170,7 +170,7 @@ fn actionlib_calibrates_cancels_and_reads_the_rejections_on_rosout() {
     assert_eq!(c["message"], "cancelled", "{c}");
     assert!(
         c["after_cancel_distance"].as_f64().unwrap() > 0.02,
-        "the wheels are ROS's again after the cancel: {c}"
+        "the wheels are ROS's again after the cancel: {c}\nthe driver's output:\n{log}"
     );
 
     // the driver's lines on /rosout: a rejection's reason, at WARN (4), from the driver's node

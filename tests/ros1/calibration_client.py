@@ -11,7 +11,8 @@ temporary directory. On the simulated robot of namespace /NS (over the calibrati
   2. a short calibration: {"event": "feedback", ...} each, then {"event": "result", "state": N, "result": {...}};
   3. a goal cancelled during its sweep: {"event": "cancel", "state": N, "message": result message,
      "after_cancel_distance": m, "after_cancel_s": s} (the distance a 0.05 m/s cmd_vel drives in odom after the
-     cancel, driven until 3 cm show or 5 s pass, and the time it took: the wheels are ROS's again);
+     cancel, once controller_owner says ros, driven until 3 cm show or 10 s pass, and the time it took, the owner and
+     the last odometry's speeds: the wheels are ROS's again);
   4. the driver's lines on /rosout: {"event": "rosout", "lines": [[level, name, msg], ...]} once a "goal rejected"
      line came;
 then {"event": "done"}. A failure reports {"event": "error", "message": ...} and exits with status 1; the whole run
@@ -87,6 +88,9 @@ class Client:
         self.odom = None
         rospy.Subscriber("/rosout", Log, self.on_log, queue_size=100)
         rospy.Subscriber(f"/{ns}/odom", Odometry, self.on_odom, queue_size=10)
+        from std_msgs.msg import String
+        self.owner = None
+        rospy.Subscriber(f"/{ns}/controller_owner", String, self.on_owner, queue_size=10)
         self.cmd = rospy.Publisher(f"/{ns}/cmd_vel", Twist, queue_size=1)
         self.Twist = Twist
         self.action = actionlib.SimpleActionClient(f"/{ns}/calibrate_motors", self.tm.CalibrateMotorsAction)
@@ -99,6 +103,9 @@ class Client:
 
     def on_odom(self, m):
         self.odom = m
+
+    def on_owner(self, m):
+        self.owner = m.data
 
     def check(self):
         if time.monotonic() > self.deadline:
@@ -155,13 +162,19 @@ class Client:
         self.wait("the sweep", lambda: any(f.phase == "sweep" for f in self.feedback), 30)
         self.action.cancel_goal()
         state, r = self.finished(10)
-        # the wheels are cmd_vel's again: a forward command moves the robot (odometry)
+        # the wheels are cmd_vel's again: a forward command moves the robot (odometry); the driver subscribes to
+        # cmd_vel from its start, but a loaded machine may connect it late
         self.wait("odometry", lambda: self.odom is not None, 10)
+        self.wait("the driver's cmd_vel connection", lambda: self.cmd.get_num_connections() > 0, 20)
+        try:
+            self.wait("the wheels back to ros", lambda: self.owner == "ros", 10)
+        except RuntimeError as e:
+            raise RuntimeError(f"{e}: controller_owner says {self.owner!r}") from e
         x0, y0 = self.position()
         # 0.05 m/s until odometry shows 3 cm (a loaded machine delays both the first command and the odometry that
-        # shows it) or 5 s pass: a robot whose wheels were not given back stays where it is and the test sees it
+        # shows it) or 10 s pass: a robot whose wheels were not given back stays where it is and the test sees it
         start = time.monotonic()
-        end = start + 5.0
+        end = start + 10.0
         moved = 0.0
         while time.monotonic() < end and moved < 0.03:
             t = self.Twist()
@@ -172,7 +185,8 @@ class Client:
             moved = math.hypot(x1 - x0, y1 - y0)
         self.cmd.publish(self.Twist())
         report(event="cancel", state=state, message=r.message, after_cancel_distance=moved,
-               after_cancel_s=time.monotonic() - start)
+               after_cancel_s=time.monotonic() - start, owner=self.owner,
+               odom_speed=self.odom.twist.twist.linear.x, odom_turn=self.odom.twist.twist.angular.z)
 
 
 def main():

@@ -21,42 +21,9 @@ pub const ENV: &str = "THYMIO_BENCH_FLOOR_ROS1";
 /// unregistered from the master, so that the next row's clients are not sent to it).
 #[cfg(feature = "ros1")]
 pub fn run(port: u16, limit: Duration) -> Result<(), String> {
-    use crate::floor::read_odometry;
-    use nrt_ros1::ros1_msgs::nav_msgs::Odometry;
-    run_node("/floor_ros1", port, limit, |node| {
-        let odom = node
-            .advertise::<Odometry>("/odom", 100, false)
-            .map_err(|e| format!("odom publisher: {e}"))?;
-        Ok(move |reader| {
-            // one message refilled (the floor builds nothing per frame but what serialising it needs)
-            let mut msg = Odometry::default();
-            msg.pose.pose.orientation.w = 1.0;
-            read_odometry(reader, |x| {
-                msg.pose.pose.position.x = x;
-                let _ = odom.publish(&msg);
-            });
-            // `odom` dropped here: unadvertised, off the runtime
-        })
-    })
-}
-
-/// What the ROS 1 floors share: the node `name` registered with the master of `ROS_MASTER_URI`, the robot's relay on
-/// 127.0.0.1:`port`, `publishing` (made by `advertise` on the node) run on a thread of its own with the robot's
-/// reading end until the socket ends, and `cmd_vel` served (one `set_speed` frame each) until `limit` or SIGINT;
-/// then the socket is shut (the publishing thread returns, its publishers dropped) and the node unregistered.
-#[cfg(feature = "ros1")]
-pub fn run_node<P>(
-    name: &str,
-    port: u16,
-    limit: Duration,
-    advertise: impl FnOnce(&nrt_ros1::net::Node) -> Result<P, String>,
-) -> Result<(), String>
-where
-    P: FnOnce(std::net::TcpStream) + Send + 'static,
-{
-    use crate::floor::set_speed_frame;
+    use crate::floor::{read_odometry, set_speed_frame};
     use nrt_ros1::net::{Address, Limits, Node};
-    use nrt_ros1::ros1_msgs::geometry_msgs::Twist;
+    use nrt_ros1::ros1_msgs::{geometry_msgs::Twist, nav_msgs::Odometry};
     use std::io::Write;
     let master = std::env::var("ROS_MASTER_URI").map_err(|_| "ROS_MASTER_URI is not set")?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -68,12 +35,14 @@ where
     let node = Node::start(
         rt.handle().clone(),
         &master,
-        name,
+        "/floor_ros1",
         address,
         Limits::default(),
     )
     .map_err(|e| format!("ROS 1 node on {master}: {e}"))?;
-    let publishing = advertise(&node)?;
+    let odom = node
+        .advertise::<Odometry>("/odom", 100, false)
+        .map_err(|e| format!("odom publisher: {e}"))?;
     let mut cmd_vel = node
         .subscribe::<Twist>("/cmd_vel", 100)
         .map_err(|e| format!("cmd_vel subscription: {e}"))?;
@@ -88,7 +57,16 @@ where
     let reader = robot
         .try_clone()
         .map_err(|e| format!("the robot's socket: {e}"))?;
-    let publisher = std::thread::spawn(move || publishing(reader));
+    let publisher = std::thread::spawn(move || {
+        // one message refilled (the floor builds nothing per frame but what serialising it needs)
+        let mut msg = Odometry::default();
+        msg.pose.pose.orientation.w = 1.0;
+        read_odometry(reader, |x| {
+            msg.pose.pose.position.x = x;
+            let _ = odom.publish(&msg);
+        });
+        // `odom` dropped here: unadvertised, off the runtime
+    });
     println!("READY");
     let served = rt.block_on(async {
         let serve = async {
@@ -106,11 +84,11 @@ where
             _ = tokio::time::sleep(limit) => Ok(()),
         }
     });
-    // the reader sees the end of the socket and returns, unadvertising its topics; then cmd_vel is unsubscribed
+    // the reader sees the end of the socket and returns, unadvertising odom; then cmd_vel is unsubscribed
     let _ = robot.shutdown(std::net::Shutdown::Both);
     let joined = publisher
         .join()
-        .map_err(|_| "the publishing thread panicked".to_owned());
+        .map_err(|_| "the odometry thread panicked".to_owned());
     drop(cmd_vel);
     drop(node);
     rt.shutdown_timeout(Duration::from_secs(2));

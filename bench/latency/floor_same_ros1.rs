@@ -14,20 +14,76 @@ pub const ENV: &str = "THYMIO_BENCH_FLOOR_SAME_ROS1";
 /// from the master).
 #[cfg(feature = "ros1")]
 pub fn run(port: u16, limit: Duration) -> Result<(), String> {
-    crate::floor_ros1::run_node("/floor_same_ros1", port, limit, |node| {
-        let ids = crate::floor_same::Ids::of_script()?;
-        let mut out =
-            imp::Outputs::new(node, &ids.names).map_err(|e| format!("advertising: {e}"))?;
-        Ok(move |reader| {
-            crate::floor_same::read_events(reader, ids, |id, args, e, now| {
-                out.publish_event(id, args, now);
-                if let Some(e) = e {
-                    out.publish(e, now);
-                }
-            });
-            // the publishers dropped here: unadvertised, off the runtime
-        })
-    })
+    use crate::floor::set_speed_frame;
+    use nrt_ros1::net::{Address, Limits, Node};
+    use nrt_ros1::ros1_msgs::geometry_msgs::Twist;
+    use std::io::Write;
+    let master = std::env::var("ROS_MASTER_URI").map_err(|_| "ROS_MASTER_URI is not set")?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let address = Address::from_env().map_err(|e| format!("ROS_IP / ROS_HOSTNAME: {e}"))?;
+    let node = Node::start(
+        rt.handle().clone(),
+        &master,
+        "/floor_same_ros1",
+        address,
+        Limits::default(),
+    )
+    .map_err(|e| format!("ROS 1 node on {master}: {e}"))?;
+    let ids = crate::floor_same::Ids::of_script()?;
+    let out = imp::Outputs::new(&node, &ids.names).map_err(|e| format!("advertising: {e}"))?;
+    let mut cmd_vel = node
+        .subscribe::<Twist>("/cmd_vel", 100)
+        .map_err(|e| format!("cmd_vel subscription: {e}"))?;
+    let robot = std::net::TcpStream::connect(("127.0.0.1", port))
+        .map_err(|e| format!("the robot's relay on port {port}: {e}"))?;
+    robot
+        .set_nodelay(true)
+        .map_err(|e| format!("TCP_NODELAY to the robot: {e}"))?;
+    let mut writer = robot
+        .try_clone()
+        .map_err(|e| format!("the robot's socket: {e}"))?;
+    let reader = robot
+        .try_clone()
+        .map_err(|e| format!("the robot's socket: {e}"))?;
+    let publisher = std::thread::spawn(move || {
+        let mut out = out;
+        crate::floor_same::read_events(reader, ids, |id, args, e, now| {
+            out.publish_event(id, args, now);
+            if let Some(e) = e {
+                out.publish(e, now);
+            }
+        });
+        // the publishers dropped here: unadvertised, off the runtime
+    });
+    println!("READY");
+    let served = rt.block_on(async {
+        let serve = async {
+            while let Some(t) = cmd_vel.next().await {
+                let t = t.map_err(|e| format!("cmd_vel: {e}"))?;
+                writer
+                    .write_all(&set_speed_frame(t.linear.x)?)
+                    .map_err(|e| format!("writing to the robot: {e}"))?;
+            }
+            Ok::<(), String>(())
+        };
+        tokio::select! {
+            r = serve => r,
+            _ = tokio::signal::ctrl_c() => Ok(()),
+            _ = tokio::time::sleep(limit) => Ok(()),
+        }
+    });
+    let _ = robot.shutdown(std::net::Shutdown::Both);
+    let joined = publisher
+        .join()
+        .map_err(|_| "the publishing thread panicked".to_owned());
+    drop(cmd_vel);
+    drop(node);
+    rt.shutdown_timeout(Duration::from_secs(2));
+    served.and(joined)
 }
 
 /// Without ROS 1 there is no ROS 1 floor.

@@ -1,8 +1,9 @@
 //! A controller's parameters: their declarations, the RT half ([`RtParams`], refreshed at the top of its cycle) and
 //! the NRT half ([`NrtParams`], validated writes), declared through [`crate::ControllerInit::parameter`].
 
-use crate::latest::{NrtLatest, RtLatest};
-use crate::record::{rt_record_controller, RecInput};
+use crate::intake::{intake_kinds, RtIntake};
+use crate::latest::NrtLatest;
+use crate::record::RecInput;
 use crate::ros_value::ParamBlock;
 
 /// Why a parameter write was refused.
@@ -50,25 +51,19 @@ pub struct ParamDecl {
 /// RT half of a controller's parameters: refreshed at the top of its cycle.
 #[derive(Debug)]
 pub struct RtParams {
-    pub(crate) cell: RtLatest<ParamBlock>,
+    pub(crate) cell: RtIntake<ParamsIn>,
     pub(crate) values: ParamBlock,
+}
+
+intake_kinds! {
+    pub(crate) ParamsIn((): (), values: ParamBlock, (robot, controller)) =>
+        RecInput::Params { robot, controller, values };
 }
 
 impl RtParams {
     /// Takes the newest values written by NRT; true if they changed.
     pub fn rt_refresh(&mut self) -> bool {
-        match self.cell.rt_read_new() {
-            Some(v) => {
-                self.values = v;
-                rt_record_controller(|robot, controller| RecInput::Params {
-                    robot,
-                    controller,
-                    values: v,
-                });
-                true
-            }
-            None => false,
-        }
+        self.cell.rt_read_new().map(|v| self.values = v).is_some()
     }
 
     /// The value of `p` as of the last refresh.

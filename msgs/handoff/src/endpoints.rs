@@ -45,7 +45,8 @@
 //! ```
 
 use super::ids::RobotId;
-use super::latest::{latest, NrtLatest, RtLatest};
+use super::intake::{intake, intake_kinds, RtIntake};
+use super::latest::NrtLatest;
 use super::publisher::{publisher, NrtPublisher, RtPublisher};
 use super::record::{rt_record_controller, RecInput};
 use super::service::{service, NrtServiceClient, RequestId, RtServiceServer};
@@ -149,37 +150,26 @@ impl<T: RosType> RtTopicPublisher<T> {
 /// RT half of a subscriber endpoint: the latest value received from ROS.
 #[derive(Debug)]
 pub struct RtTopicSubscriber<T: RosType> {
-    inner: RtLatest<RosValue>,
-    /// Its index among its controller's endpoints (the flight recorder's name for it).
-    endpoint: u8,
+    /// Named in its records by its index among its controller's endpoints.
+    inner: RtIntake<TopicIn>,
     _t: PhantomData<T>,
+}
+
+intake_kinds! {
+    TopicIn(endpoint: u8, value: RosValue, (robot, controller)) =>
+        RecInput::Topic { robot, controller, endpoint, value };
 }
 
 impl<T: RosType> RtTopicSubscriber<T> {
     /// The latest value, only if new since the previous read.
     pub fn rt_read_new(&mut self) -> Option<T> {
-        let v = self.inner.rt_read_new()?;
-        self.record(v);
-        T::from_value(v)
+        T::from_value(self.inner.rt_read_new()?)
     }
 
     /// The latest value (the initial one until ROS sends one) and whether it is new.
     pub fn rt_read(&mut self) -> (Option<T>, bool) {
         let (v, new) = self.inner.rt_read();
-        if new {
-            self.record(v);
-        }
         (T::from_value(v), new)
-    }
-
-    fn record(&self, value: RosValue) {
-        let endpoint = self.endpoint;
-        rt_record_controller(|robot, controller| RecInput::Topic {
-            robot,
-            controller,
-            endpoint,
-            value,
-        });
     }
 }
 
@@ -417,8 +407,7 @@ impl ControllerInit {
         if matches!(T::KIND, RosKind::Empty | RosKind::Outcome) {
             return Err(self.unsupported(name, "subscriber", T::KIND));
         }
-        let (rt, nrt) = latest(initial.into_value());
-        let endpoint = self.endpoints.len() as u8;
+        let (rt, nrt) = intake(initial.into_value(), self.endpoints.len() as u8);
         self.endpoints.push(NrtEndpoint::Subscriber {
             name,
             kind: T::KIND,
@@ -426,7 +415,6 @@ impl ControllerInit {
         });
         Ok(RtTopicSubscriber {
             inner: rt,
-            endpoint,
             _t: PhantomData,
         })
     }
@@ -499,7 +487,7 @@ impl ControllerInit {
         for (i, d) in self.decls.iter().enumerate() {
             block[i] = d.default;
         }
-        let (rt, nrt) = latest(block);
+        let (rt, nrt) = intake(block, ());
         (
             RtParams {
                 cell: rt,

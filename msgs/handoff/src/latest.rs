@@ -3,7 +3,8 @@
 //! newest one published before its read, and learns whether it is new.
 //!
 //! This is the one latest-value mechanism of the handoff: the live parameters
-//! ([`super::RtLiveParams`]) and the RT controllers' tunables are built on it.
+//! ([`super::RtLiveParams`]) and the RT controllers' tunables are built on it, read on the RT side through
+//! [`super::RtIntake`] (which records what it takes for the flight recorder).
 
 #![allow(unsafe_code)]
 

@@ -4,11 +4,11 @@
 //!
 //! One file per job: ids (`LinkId`, `RobotId`, `NodeId`, where a frame goes), values (link
 //! facts, robot mapping, poses, odometry and proximity samples, calibration), stats, events and
-//! commands, the latest-value cell and the live parameters built on it, the ring framing, the
-//! publisher and service ring pairs, and the doorbell.
+//! commands, the latest-value cell, the intake that reads and records it ([`RtIntake`]) and the live
+//! parameters built on them, the ring framing, the publisher and service ring pairs, and the doorbell.
 //!
 //! **Halves.** Every constructor that makes both halves of something returns `(rt, nrt)`:
-//! [`channels`], [`latest`], [`live_params`], [`publisher`], [`service`] (and `rt::link_port::
+//! [`channels`], [`latest`], [`intake`], [`live_params`], [`publisher`], [`service`] (and `rt::link_port::
 //! link_port`). Every method says which side may call it, as realtime_tools' `readFromRT` /
 //! `writeFromNonRT` do: `rt_*` on the RT half (never blocks, never allocates), `nrt_*` on the
 //! NRT half. Each constructor's documentation has an example.
@@ -44,6 +44,7 @@ mod events;
 mod goal;
 mod goal_command;
 mod ids;
+mod intake;
 mod latest;
 mod motion_limits;
 pub mod msg_endpoints;
@@ -85,6 +86,7 @@ pub use goal_command::{
     MIN_GOAL_TRANSLATION_SPEED,
 };
 pub use ids::{LinkId, LinkTarget, NodeId, RobotId, MAX_LINKS, MAX_ROBOTS};
+pub use intake::{intake, Intake, RtIntake};
 pub use latest::{latest, NrtLatest, RtLatest};
 pub use motion_limits::{Axis, AxisLimits, MotionLimits};
 pub use msg_endpoints::{

@@ -43,11 +43,14 @@
 use super::endpoints::{ControllerInit, DeclareError, NrtEndpoint};
 use crate::ros_value::{RosType, RosValue};
 
-use super::latest::{latest, NrtLatest, RtLatest};
+use super::ids::RobotId;
+use super::intake::{intake, Intake, RtIntake};
+use super::latest::NrtLatest;
 use super::publisher::{publisher, NrtPublisher, RtPublisher};
 use super::service::{service, NrtServiceClient, RequestId, RtServiceServer};
 use super::values::{Pose2, Twist2};
 use std::any::Any;
+use std::marker::PhantomData;
 
 pub use crate::msg_port::{
     FromMsg, MsgCallError, MsgCtx, MsgValue, NrtMessageCall, NrtMessageDrain, NrtMessagePort,
@@ -95,42 +98,40 @@ impl<T: Copy + Send> RtMessagePublisher<T> {
 /// [`Pose2`], [`Twist2`]: a `geometry_msgs/PoseStamped` goal converted to a `Pose2`), so that a replay puts it back;
 /// a value of a type of the controller's own is marked as not recorded.
 #[derive(Debug)]
-pub struct RtMessageSubscriber<T> {
-    pub(crate) inner: RtLatest<T>,
-    /// Its index among its controller's endpoints (the flight recorder's name for it).
-    pub(crate) endpoint: u8,
+pub struct RtMessageSubscriber<T: Copy + Send + 'static> {
+    /// Named in its records by its index among its controller's endpoints.
+    inner: RtIntake<MessageIn<T>>,
+}
+
+/// The kind of a message subscriber's values: [`RecInput::Topic`](crate::RecInput::Topic) of a plain type,
+/// [`RecInput::Unrecorded`](crate::RecInput::Unrecorded) otherwise.
+struct MessageIn<T>(PhantomData<T>);
+
+impl<T: Copy + Send + 'static> Intake for MessageIn<T> {
+    type Value = T;
+    type Key = u8;
+    fn rec_input(endpoint: u8, v: T, (robot, controller): (RobotId, u8)) -> crate::RecInput {
+        match plain_value(&v) {
+            Some(value) => crate::RecInput::Topic {
+                robot,
+                controller,
+                endpoint,
+                value,
+            },
+            None => crate::RecInput::Unrecorded { robot, controller },
+        }
+    }
 }
 
 impl<T: Copy + Send + 'static> RtMessageSubscriber<T> {
     /// The latest value, only if new since the previous read.
     pub fn rt_read_new(&mut self) -> Option<T> {
-        let v = self.inner.rt_read_new()?;
-        self.record(&v);
-        Some(v)
+        self.inner.rt_read_new()
     }
 
     /// The latest value (the initial one until ROS sends one) and whether it is new.
     pub fn rt_read(&mut self) -> (T, bool) {
-        let (v, new) = self.inner.rt_read();
-        if new {
-            self.record(&v);
-        }
-        (v, new)
-    }
-
-    fn record(&self, v: &T) {
-        match plain_value(v) {
-            Some(value) => {
-                let endpoint = self.endpoint;
-                crate::record::rt_record_controller(|robot, controller| crate::RecInput::Topic {
-                    robot,
-                    controller,
-                    endpoint,
-                    value,
-                })
-            }
-            None => unrecorded(),
-        }
+        self.inner.rt_read()
     }
 }
 
@@ -256,12 +257,9 @@ pub(crate) fn message_subscriber<T: Copy + Send + 'static>(
     from_msg: FromMsg<T>,
     endpoint: u8,
 ) -> (RtMessageSubscriber<T>, NrtMessagePort) {
-    let (rt, nrt) = latest(initial);
+    let (rt, nrt) = intake(initial, endpoint);
     (
-        RtMessageSubscriber {
-            inner: rt,
-            endpoint,
-        },
+        RtMessageSubscriber { inner: rt },
         NrtMessagePort::Subscriber(Box::new(Store { nrt, from_msg })),
     )
 }

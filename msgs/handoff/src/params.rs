@@ -2,7 +2,8 @@
 //! limits, motion limits, the cmd_vel watchdog) and the RT thread reads every cycle, one [`latest`] cell each.
 //!
 //! [`live_params`] makes the two halves. The RT half ([`RtLiveParams`]) reads wait-free and
-//! never allocates; the NRT half ([`NrtLiveParams`]) validates, is `Clone` (the engine and the
+//! never allocates, each cell through an [`RtIntake`] (which records each new value it takes, one kind of value
+//! per cell); the NRT half ([`NrtLiveParams`]) validates, is `Clone` (the engine and the
 //! ROS subscription callbacks share it) and serialises its writers with a mutex that the RT side
 //! never sees.
 //!
@@ -13,9 +14,10 @@
 use super::control::{JointCommand, OwnerId};
 use super::doorbell::Doorbell;
 use super::ids::{RobotId, MAX_ROBOTS};
-use super::latest::{latest, NrtLatest, RtLatest};
+use super::intake::{intake, intake_kinds, RtIntake};
+use super::latest::NrtLatest;
 use super::motion_limits::MotionLimits;
-use super::record::{rt_record, RecInput};
+use super::record::RecInput;
 use super::values::{ParamError, RobotCalibration, Twist2};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -25,20 +27,33 @@ pub const DEFAULT_WATCHDOG_S: f64 = 0.5;
 /// The RT thread's half of the live parameters (`&mut self`: one reader).
 #[derive(Debug)]
 pub struct RtLiveParams {
-    watchdog_s: RtLatest<f64>,
+    watchdog_s: RtIntake<WatchdogIn>,
     robots: Box<[RtRobotParams]>,
     wake: Doorbell,
 }
 
 #[derive(Debug)]
 struct RtRobotParams {
-    calibration: RtLatest<RobotCalibration>,
-    cmd_vel: RtLatest<SetPoint>,
-    joint: RtLatest<JointSetPoint>,
-    owner: RtLatest<OwnerId>,
-    joint_state_hz: RtLatest<f64>,
-    motion_limits: RtLatest<MotionLimits>,
-    held: RtLatest<bool>,
+    calibration: RtIntake<CalibrationIn>,
+    cmd_vel: RtIntake<CmdVelIn>,
+    joint: RtIntake<JointIn>,
+    owner: RtIntake<OwnerIn>,
+    joint_state_hz: RtIntake<JointStateHzIn>,
+    motion_limits: RtIntake<MotionLimitsIn>,
+    held: RtIntake<HeldIn>,
+}
+
+intake_kinds! {
+    WatchdogIn((): (), seconds: f64) => RecInput::Watchdog { seconds };
+    CalibrationIn(robot: RobotId, calibration: RobotCalibration) => RecInput::Calibration { robot, calibration };
+    CmdVelIn(robot: RobotId, s: SetPoint) =>
+        RecInput::CmdVel { robot, twist: s.twist, received_ns: s.received_ns };
+    JointIn(robot: RobotId, s: JointSetPoint) =>
+        RecInput::JointCommand { robot, command: s.command, received_ns: s.received_ns };
+    OwnerIn(robot: RobotId, owner: OwnerId) => RecInput::OwnerRequest { robot, owner };
+    JointStateHzIn(robot: RobotId, hz: f64) => RecInput::JointStateHz { robot, hz };
+    MotionLimitsIn(robot: RobotId, limits: MotionLimits) => RecInput::MotionLimits { robot, limits };
+    HeldIn(robot: RobotId, held: bool) => RecInput::Held { robot, held };
 }
 
 /// A joint command with the time NRT received it.
@@ -106,17 +121,18 @@ struct NrtRobotParams {
 /// ```
 pub fn live_params(robots: usize) -> (RtLiveParams, NrtLiveParams) {
     let n = robots.min(MAX_ROBOTS);
-    let (wd_rt, wd_nrt) = latest(DEFAULT_WATCHDOG_S);
+    let (wd_rt, wd_nrt) = intake(DEFAULT_WATCHDOG_S, ());
     let mut rt_robots = Vec::with_capacity(n);
     let mut nrt_robots = Vec::with_capacity(n);
-    for _ in 0..n {
-        let (cal_rt, cal_nrt) = latest(RobotCalibration::default());
-        let (cmd_rt, cmd_nrt) = latest(SetPoint::default());
-        let (joint_rt, joint_nrt) = latest(JointSetPoint::default());
-        let (owner_rt, owner_nrt) = latest(OwnerId::ROS);
-        let (js_rt, js_nrt) = latest(0.0);
-        let (ml_rt, ml_nrt) = latest(MotionLimits::default());
-        let (held_rt, held_nrt) = latest(false);
+    for i in 0..n {
+        let robot = RobotId(i as u8);
+        let (cal_rt, cal_nrt) = intake(RobotCalibration::default(), robot);
+        let (cmd_rt, cmd_nrt) = intake(SetPoint::default(), robot);
+        let (joint_rt, joint_nrt) = intake(JointSetPoint::default(), robot);
+        let (owner_rt, owner_nrt) = intake(OwnerId::ROS, robot);
+        let (js_rt, js_nrt) = intake(0.0, robot);
+        let (ml_rt, ml_nrt) = intake(MotionLimits::default(), robot);
+        let (held_rt, held_nrt) = intake(false, robot);
         rt_robots.push(RtRobotParams {
             calibration: cal_rt,
             cmd_vel: cmd_rt,
@@ -162,21 +178,12 @@ impl RtLiveParams {
 
     /// The cmd_vel watchdog (s); 0 = disabled.
     pub fn rt_watchdog(&mut self) -> f64 {
-        let (seconds, new) = self.watchdog_s.rt_read();
-        if new {
-            rt_record(RecInput::Watchdog { seconds });
-        }
-        seconds
+        self.watchdog_s.rt_read().0
     }
 
     /// A robot's calibration and limits; `None` if no such robot.
     pub fn rt_calibration(&mut self, robot: RobotId) -> Option<RobotCalibration> {
-        let r = self.robots.get_mut(robot.index())?;
-        let (calibration, new) = r.calibration.rt_read();
-        if new {
-            rt_record(RecInput::Calibration { robot, calibration });
-        }
-        Some(calibration)
+        Some(self.robots.get_mut(robot.index())?.calibration.rt_read().0)
     }
 
     /// A robot's last set-point and whether it was set since the previous read (every set
@@ -188,15 +195,7 @@ impl RtLiveParams {
     /// As [`RtLiveParams::rt_cmd_vel`], with the time the NRT side received the set-point
     /// (CLOCK_MONOTONIC ns; 0 for the initial zero).
     pub fn rt_cmd_vel_stamped(&mut self, robot: RobotId) -> Option<(Twist2, u64, bool)> {
-        let r = self.robots.get_mut(robot.index())?;
-        let (sp, new) = r.cmd_vel.rt_read();
-        if new {
-            rt_record(RecInput::CmdVel {
-                robot,
-                twist: sp.twist,
-                received_ns: sp.received_ns,
-            });
-        }
+        let (sp, new) = self.robots.get_mut(robot.index())?.cmd_vel.rt_read();
         Some((sp.twist, sp.received_ns, new))
     }
 
@@ -206,59 +205,38 @@ impl RtLiveParams {
         &mut self,
         robot: RobotId,
     ) -> Option<(JointCommand, u64, bool)> {
-        let r = self.robots.get_mut(robot.index())?;
-        let (sp, new) = r.joint.rt_read();
-        if new {
-            rt_record(RecInput::JointCommand {
-                robot,
-                command: sp.command,
-                received_ns: sp.received_ns,
-            });
-        }
+        let (sp, new) = self.robots.get_mut(robot.index())?.joint.rt_read();
         Some((sp.command, sp.received_ns, new))
     }
 
     /// The owner NRT requested for `robot`, if the request is new since the last read (the RT
     /// thread applies it at a cycle boundary and reports the owner in effect).
     pub fn rt_owner_request(&mut self, robot: RobotId) -> Option<OwnerId> {
-        let owner = self.robots.get_mut(robot.index())?.owner.rt_read_new()?;
-        rt_record(RecInput::OwnerRequest { robot, owner });
-        Some(owner)
+        self.robots.get_mut(robot.index())?.owner.rt_read_new()
     }
 
     /// The rate (Hz) at which NRT wants `robot`'s extended joint states (0: none).
     pub fn rt_joint_state_hz(&mut self, robot: RobotId) -> f64 {
-        let Some(r) = self.robots.get_mut(robot.index()) else {
-            return 0.0;
-        };
-        let (hz, new) = r.joint_state_hz.rt_read();
-        if new {
-            rt_record(RecInput::JointStateHz { robot, hz });
-        }
-        hz
+        let r = self.robots.get_mut(robot.index());
+        r.map_or(0.0, |r| r.joint_state_hz.rt_read().0)
     }
 
     /// `robot`'s motion limits (all off until NRT sets them; `None` if no such robot).
     pub fn rt_motion_limits(&mut self, robot: RobotId) -> Option<MotionLimits> {
-        let r = self.robots.get_mut(robot.index())?;
-        let (limits, new) = r.motion_limits.rt_read();
-        if new {
-            rt_record(RecInput::MotionLimits { robot, limits });
-        }
-        Some(limits)
+        Some(
+            self.robots
+                .get_mut(robot.index())?
+                .motion_limits
+                .rt_read()
+                .0,
+        )
     }
 
     /// Whether `robot`'s wheels are held at zero whatever its owner commands (a managed driver node that is not
     /// active); false for no such robot.
     pub fn rt_held(&mut self, robot: RobotId) -> bool {
-        let Some(r) = self.robots.get_mut(robot.index()) else {
-            return false;
-        };
-        let (held, new) = r.held.rt_read();
-        if new {
-            rt_record(RecInput::Held { robot, held });
-        }
-        held
+        let r = self.robots.get_mut(robot.index());
+        r.is_some_and(|r| r.held.rt_read().0)
     }
 
     /// The doorbell every NRT write to the RT thread rings (set-points here, frames and commands

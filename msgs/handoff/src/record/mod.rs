@@ -242,8 +242,8 @@ pub fn record_rings(sizes: RecordRings) -> (RtRecorder, NrtRecording) {
 
 thread_local! {
     /// The recorder of the RT thread running on this thread (installed by the RT loop for its run, or by a
-    /// replay), so that every place the thread takes an input — live values, rings, a controller's endpoints —
-    /// records it where it takes it. Off elsewhere.
+    /// replay), so that every place the thread takes an input — live values (the handoff's through
+    /// [`crate::RtIntake`]), rings, a controller's service and ports — records it where it takes it. Off elsewhere.
     static RT_RECORDER: std::cell::RefCell<RtRecorder> = const {
         std::cell::RefCell::new(RtRecorder { on: None, context: (RobotId(0), 0) })
     };
@@ -260,7 +260,8 @@ pub fn rt_uninstall() -> RtRecorder {
     rt_install(RtRecorder::off())
 }
 
-/// Records what the controller running now took (see [`rt_set_context`]): `make` gets its robot and index.
+/// Records what the controller running now took (see [`rt_set_context`]): `make` gets its robot and index, and is
+/// called only when this thread records (the kinds of [`crate::RtIntake`] that are not a controller's ignore them).
 pub fn rt_record_controller(make: impl FnOnce(RobotId, u8) -> RecInput) {
     RT_RECORDER.with_borrow_mut(|r| {
         if r.on.is_some() {

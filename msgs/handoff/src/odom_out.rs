@@ -164,7 +164,7 @@ impl RtOdomOut {
         {
             return false;
         }
-        let ok = self.queue.rt_publish(OdomHandoff {
+        let ok = self.queue.rt_publish_quiet(OdomHandoff {
             sample,
             handed_ns,
             commanded,
@@ -179,7 +179,7 @@ impl RtOdomOut {
         if !self.taken.load(Ordering::Acquire) || self.joints.rt_peer_gone() {
             return false;
         }
-        let ok = self.joints.rt_publish(sample);
+        let ok = self.joints.rt_publish_quiet(sample);
         self.bell.ring();
         ok
     }

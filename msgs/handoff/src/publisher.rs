@@ -2,6 +2,20 @@
 //! the NRT side drains, e.g. to publish on ROS.
 
 use rtrb::{Consumer, Producer, RingBuffer};
+use std::cell::Cell;
+
+thread_local! {
+    /// A value was queued for the NRT loop on this thread (an RT controller's topic, a reflex's edge) since
+    /// [`rt_take_published`] last looked: the RT thread rings NRT's doorbell for it at once
+    /// ([`crate::RtEnds::rt_wake_nrt`]). A const-initialised `Cell` without destructor: reading and setting it
+    /// never allocates.
+    static PUBLISHED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a value was queued for the NRT loop on this thread since the last call (see [`PUBLISHED`]).
+pub(crate) fn rt_take_published() -> bool {
+    PUBLISHED.with(|p| p.replace(false))
+}
 
 /// RT half: pushes values without blocking.
 #[derive(Debug)]
@@ -43,8 +57,17 @@ pub fn publisher<T: Copy + Send>(capacity: usize) -> (RtPublisher<T>, NrtPublish
 }
 
 impl<T: Copy + Send> RtPublisher<T> {
-    /// Queues `value`; false (and counted) if the queue is full.
+    /// Queues `value` for the NRT loop, which the RT thread then wakes at once; false (and counted) if the queue
+    /// is full.
     pub fn rt_publish(&mut self, value: T) -> bool {
+        let ok = self.rt_publish_quiet(value);
+        PUBLISHED.with(|p| p.set(p.get() | ok));
+        ok
+    }
+
+    /// Queues `value` for a consumer the caller wakes itself (the odometry publisher threads); false (and
+    /// counted) if the queue is full.
+    pub(crate) fn rt_publish_quiet(&mut self, value: T) -> bool {
         let ok = self.queue.push(value).is_ok();
         if !ok {
             self.dropped += 1;

@@ -13,6 +13,8 @@ use super::values::{OdomSample, ParamError, Twist2};
 use msgs::wire::{check_header, FrameError, HEADER_LEN, MAX_FRAME};
 use rtrb::{Consumer, Producer, RingBuffer};
 use std::os::fd::BorrowedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Bytes before the frame in an RT → NRT record: link, reserved, `t_ns` (u64 LE).
 const RX_RECORD_HEADER: usize = 10;
@@ -112,6 +114,8 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
         None => (RtRecorder::off(), None),
     };
     let doorbell = Doorbell::new();
+    // Wanted until NRT says otherwise (a driver that never sets it wakes at every burst, as before).
+    let frames_wanted = Arc::new(AtomicBool::new(true));
     let rt_bell = rt_params.rt_wake_bell().clone();
     let (odom_rt, odom_nrt): (Vec<_>, Vec<_>) = (0..cfg.odometry_out_consumers.max(1))
         .map(|_| odom_out(cfg.odometry_out))
@@ -127,6 +131,10 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             recorder: Some(recorder),
             doorbell: doorbell.clone(),
             pushed: false,
+            pushed_lazy: false,
+            frames_wanted: frames_wanted.clone(),
+            frames_ring: rx_bytes,
+            events_ring: cfg.events.max(1),
             odom_out: odom_rt.into_boxed_slice(),
         },
         NrtEnds {
@@ -138,6 +146,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             params: nrt_params,
             doorbell,
             rt_bell,
+            frames_wanted,
             odom_out: odom_nrt,
             recording,
             buf: [0; RX_RECORD_HEADER + MAX_FRAME],
@@ -157,8 +166,16 @@ pub struct RtEnds {
     /// The flight recorder's RT half, until the RT thread installs it ([`RtEnds::rt_take_recorder`]).
     recorder: Option<RtRecorder>,
     doorbell: Doorbell,
-    /// Something was pushed to NRT since the doorbell last rang.
+    /// Something NRT wants at once (an event) was pushed since the doorbell last rang.
     pushed: bool,
+    /// Frames or proximity readings were pushed since the doorbell last rang: it rings for them only while NRT
+    /// wants them at once ([`NrtEnds::nrt_set_frames_wanted`]) or their ring fills; else they wait for NRT's
+    /// next wake-up of its own.
+    pushed_lazy: bool,
+    frames_wanted: Arc<AtomicBool>,
+    /// Capacities (bytes, slots) of the frame and event rings to NRT.
+    frames_ring: usize,
+    events_ring: usize,
     odom_out: Box<[RtOdomOut]>,
 }
 
@@ -179,7 +196,7 @@ impl RtEnds {
         rec[2..10].copy_from_slice(&t_ns.to_le_bytes());
         rec[RX_RECORD_HEADER..n].copy_from_slice(raw);
         let ok = self.frames_out.push_entire_slice(&rec[..n]).is_ok();
-        self.pushed |= ok;
+        self.pushed_lazy |= ok;
         ok
     }
 
@@ -237,9 +254,15 @@ impl RtEnds {
     }
 
     /// Sends an event to NRT; false if the ring is full (dropped).
+    /// A proximity reading is wanted at once only as the frames are (it feeds the sensor topics).
     pub fn rt_push_event(&mut self, ev: RtEvent) -> bool {
+        let lazy = matches!(ev, RtEvent::Proximity(_));
         let ok = self.events.push(ev).is_ok();
-        self.pushed |= ok;
+        if lazy {
+            self.pushed_lazy |= ok;
+        } else {
+            self.pushed |= ok;
+        }
         ok
     }
 
@@ -249,10 +272,20 @@ impl RtEnds {
         self.stats.push(stats).is_ok() && self.rt_push_event(RtEvent::Stats)
     }
 
-    /// Rings the NRT side's doorbell if frames or events were pushed since the last call (once
-    /// per RT cycle: one non-blocking write at most).
+    /// Rings the NRT side's doorbell (once per RT cycle: one non-blocking write at most) if an event was pushed
+    /// since the last ring or an RT controller published (an [`RtPublisher`](crate::RtPublisher)), or frames (and proximity readings) were and NRT wants them at once or their ring is
+    /// half full. Frames NRT does not want at once wait for its own next wake-up (its idle tick): an idle
+    /// driver's NRT loop is not woken by every burst of a robot's periodic events.
     pub fn rt_wake_nrt(&mut self) {
-        if std::mem::take(&mut self.pushed) {
+        let lazy_due = self.pushed_lazy
+            && (self.frames_wanted.load(Ordering::Relaxed)
+                || self.frames_out.slots() < self.frames_ring / 2
+                || self.events.slots() < self.events_ring / 2);
+        // an RT controller's or a reflex's output for the NRT loop (their queues are not these rings)
+        let published = super::publisher::rt_take_published();
+        if self.pushed || published || lazy_due {
+            self.pushed = false;
+            self.pushed_lazy = false;
             self.doorbell.ring();
         }
     }
@@ -362,6 +395,7 @@ pub struct NrtEnds {
     params: NrtLiveParams,
     doorbell: Doorbell,
     rt_bell: Doorbell,
+    frames_wanted: Arc<AtomicBool>,
     /// Odometry rings not yet taken by a publisher thread.
     odom_out: Vec<NrtOdomOut>,
     /// The flight recorder's NRT half, until the writer takes it.
@@ -488,6 +522,18 @@ impl NrtEnds {
     /// it after other changes the RT thread should see at once).
     pub fn nrt_rt_bell(&self) -> &Doorbell {
         &self.rt_bell
+    }
+
+    /// Says whether NRT wants the frames the RT thread reads (and its proximity readings) at once: when not,
+    /// the RT thread does not ring the doorbell for them ([`RtEnds::rt_wake_nrt`]) and they wait in their ring
+    /// (rung when half full) for the NRT loop's next wake-up. True until first set.
+    pub fn nrt_set_frames_wanted(&self, wanted: bool) {
+        self.frames_wanted.store(wanted, Ordering::Relaxed);
+    }
+
+    /// Whether NRT wants the frames at once (see [`Self::nrt_set_frames_wanted`]).
+    pub fn nrt_frames_wanted(&self) -> bool {
+        self.frames_wanted.load(Ordering::Relaxed)
     }
 
     /// The doorbell the RT thread rings when it pushed frames or events (see

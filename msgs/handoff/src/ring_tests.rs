@@ -182,3 +182,98 @@ fn the_rt_side_rings_the_doorbell_only_after_pushing() {
         "rung once per push batch"
     );
 }
+
+#[test]
+fn frames_not_wanted_at_once_wait_until_wanted_or_half_the_ring_is_full() {
+    let cfg = ChannelConfig {
+        frames_to_nrt_bytes: 4096,
+        events: 16,
+        ..ChannelConfig::default()
+    };
+    let (mut rt, mut nrt) = channels(&cfg);
+    let bell = nrt.nrt_doorbell().clone();
+    let quiet = |what: &str| assert!(!bell.wait(std::time::Duration::from_millis(1)), "{what}");
+    assert!(nrt.nrt_frames_wanted(), "wanted until NRT says otherwise");
+    nrt.nrt_set_frames_wanted(false);
+    let frame = event(1, &[2, 3]);
+    assert!(rt.rt_push_frame(LinkId(0), 1, &frame));
+    let proximity = handoff_proximity();
+    assert!(rt.rt_push_event(RtEvent::Proximity(proximity)));
+    rt.rt_wake_nrt();
+    quiet("a frame and a proximity reading nobody wants at once");
+    // still there for NRT's own wake-up, in order
+    assert_eq!(nrt.nrt_pop_frame().unwrap().bytes, &frame[..]);
+    assert_eq!(nrt.nrt_pop_event(), Some(RtEvent::Proximity(proximity)));
+    // an event other than a reading rings at once, and takes the waiting frames with it
+    assert!(rt.rt_push_frame(LinkId(0), 2, &frame));
+    assert!(rt.rt_push_event(RtEvent::RobotStale { robot: RobotId(0) }));
+    rt.rt_wake_nrt();
+    assert!(bell.wait(std::time::Duration::from_secs(5)));
+    rt.rt_wake_nrt();
+    quiet("nothing new since the ring");
+    // wanted again: the next frame rings
+    nrt.nrt_set_frames_wanted(true);
+    rt.rt_wake_nrt();
+    quiet("wanting rings for what comes next, not for nothing");
+    assert!(rt.rt_push_frame(LinkId(0), 3, &frame));
+    rt.rt_wake_nrt();
+    assert!(bell.wait(std::time::Duration::from_secs(5)));
+    while nrt.nrt_pop_frame().is_some() {}
+    while nrt.nrt_pop_event().is_some() {}
+    // not wanted: rung once the frames fill half their ring, before any is dropped
+    nrt.nrt_set_frames_wanted(false);
+    let record = RX_RECORD_HEADER + frame.len();
+    let half = rt.frames_ring / 2 / record;
+    for i in 0..half {
+        assert!(rt.rt_push_frame(LinkId(0), i as u64, &frame));
+        rt.rt_wake_nrt();
+        quiet("under half the ring");
+    }
+    assert!(rt.rt_push_frame(LinkId(0), 99, &frame));
+    rt.rt_wake_nrt();
+    assert!(bell.wait(std::time::Duration::from_secs(5)), "half full");
+    assert_eq!(nrt.nrt_drain_frames(|_| {}), half + 1, "none lost");
+    // the same for proximity readings in the event ring
+    for _ in 0..8 {
+        assert!(rt.rt_push_event(RtEvent::Proximity(proximity)));
+    }
+    rt.rt_wake_nrt();
+    quiet("half the event ring, not more");
+    assert!(rt.rt_push_event(RtEvent::Proximity(proximity)));
+    rt.rt_wake_nrt();
+    assert!(
+        bell.wait(std::time::Duration::from_secs(5)),
+        "events half full"
+    );
+}
+
+fn handoff_proximity() -> crate::ProximitySample {
+    crate::ProximitySample {
+        robot: RobotId(0),
+        node: crate::NodeId(1),
+        link: LinkId(0),
+        t_ns: 5,
+        values: [1; 7],
+    }
+}
+
+#[test]
+fn a_controller_output_rings_at_once_but_odometry_does_not() {
+    let (mut rt, mut nrt) = channels(&ChannelConfig::default());
+    let bell = nrt.nrt_doorbell().clone();
+    nrt.nrt_set_frames_wanted(false);
+    let _odom = nrt.nrt_take_odometry_out().unwrap();
+    assert!(rt.rt_publish_joint_state(crate::JointStateSample::default()));
+    rt.rt_wake_nrt();
+    assert!(
+        !bell.wait(std::time::Duration::from_millis(1)),
+        "the publisher threads' samples wake their thread, not the NRT loop"
+    );
+    let (mut out, mut nrt_out) = crate::publisher::<u8>(4);
+    assert!(out.rt_publish(7));
+    rt.rt_wake_nrt();
+    assert!(bell.wait(std::time::Duration::from_secs(5)), "an RT output");
+    assert_eq!(nrt_out.nrt_pop(), Some(7));
+    rt.rt_wake_nrt();
+    assert!(!bell.wait(std::time::Duration::from_millis(1)), "once");
+}

@@ -373,6 +373,11 @@ impl<K: ActionKind> Actions<K> {
         a.listened = Some(if listening { now } else { since });
     }
 
+    /// Whether any goal runs (its feedback and end come from the RT thread at its bursts).
+    pub fn any_active(&self) -> bool {
+        !self.active.is_empty()
+    }
+
     /// The nodes whose goal of `action` runs (the front ends tell [`Self::client_listening`] about these).
     pub fn running(&self, action: ActionId) -> impl Iterator<Item = NodeId> + '_ {
         let it = self.active.iter();

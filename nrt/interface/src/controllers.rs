@@ -203,6 +203,12 @@ impl Controllers {
         }
     }
 
+    /// Whether a service call to an RT controller waits for its answer (the loop wants the RT thread's bursts
+    /// at once; a controller's published values wake it by themselves).
+    pub fn awaits_answers(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// Every endpoint of a ROS type of its own ([`RosKind::Message`]), as `(controller/endpoint, type)`, once:
     /// a front end checks at start that it can serve them all.
     pub fn message_types(&self) -> Vec<(String, &'static str)> {

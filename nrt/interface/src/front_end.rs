@@ -6,7 +6,8 @@
 //! One iteration ([`step`]): wait for the engine's doorbell (rung by the RT thread and the front ends' I/O threads),
 //! let every front end [`FrontEnd::serve`] what its clients asked (into the layer or the engine), poll the engine,
 //! hand each engine event to the layer, then to every front end, let the layer [`Interface::serve`] its timers and
-//! RT outputs, and let every front end [`FrontEnd::publish`].
+//! RT outputs, let every front end [`FrontEnd::publish`], and tell the RT thread whether anyone wants its frames at
+//! once ([`Engine::want_frames`]).
 //!
 //! An iteration reacts to at most one robot's arrival ([`EngineEvent::RobotReady`]): making a robot's endpoints
 //! costs a front end tens to hundreds of milliseconds (ROS 2: every endpoint announced to every participant, more with
@@ -130,6 +131,14 @@ impl Interface {
         self.controllers.serve(now);
     }
 
+    /// Whether the layer wants the RT thread's frames and bursts at once (see [`Engine::want_frames`]): a goal or
+    /// a calibration runs, a call to an RT controller waits for its answer.
+    pub fn wants_frames(&self) -> bool {
+        self.goal_actions.any_active()
+            || self.calibration.any_active()
+            || self.controllers.awaits_answers()
+    }
+
     /// Answers what waited for the front ends to publish, and forgets what was published in this iteration.
     pub fn end_step(&mut self) {
         self.switch.end_step();
@@ -166,6 +175,13 @@ pub trait FrontEnd {
     fn ground_truth_sink(&mut self) -> Option<std::sync::Arc<dyn GroundTruthSink>> {
         None
     }
+    /// Whether it wants the frames the RT thread reads as soon as they come (a subscriber to a topic they feed:
+    /// the Aseba events, the sensor topics); when no front end, the layer or the engine does, they wait for the
+    /// loop's next wake-up of its own ([`Engine::want_frames`]). Called at every iteration: keep it cheap (a
+    /// front end may count its subscribers now and then). A front end that cannot tell wants them.
+    fn wants_frames(&mut self, _now: Instant) -> bool {
+        true
+    }
     /// Whether it still serves its clients (its I/O threads run); when one stops, the loop ends.
     fn alive(&self) -> bool;
     /// The hops it timed, for `--report`.
@@ -175,6 +191,42 @@ pub trait FrontEnd {
     /// What it says of its run when the driver stops (counters), if anything.
     fn summary(&self) -> Option<String> {
         None
+    }
+}
+
+/// A front end's answer to [`FrontEnd::wants_frames`], counted again at most every [`WantsFrames::PERIOD`] (counting
+/// subscribers costs a call per topic; a subscriber that just came waits at most that long for events at once, and
+/// meanwhile gets them at the loop's next wake-up).
+#[derive(Debug, Default)]
+pub struct WantsFrames {
+    last: Option<(Instant, bool)>,
+}
+
+impl WantsFrames {
+    /// How long an answer is kept.
+    pub const PERIOD: Duration = Duration::from_millis(500);
+
+    /// The answer kept, or `count()`'s if it is older than [`Self::PERIOD`].
+    ///
+    /// ```
+    /// use nrt_interface::front_end::WantsFrames;
+    /// use std::time::Instant;
+    ///
+    /// let mut w = WantsFrames::default();
+    /// let t = Instant::now();
+    /// assert!(w.get(t, || true));
+    /// assert!(w.get(t, || false), "kept for a while");
+    /// assert!(!w.get(t + WantsFrames::PERIOD, || false));
+    /// ```
+    pub fn get(&mut self, now: Instant, count: impl FnOnce() -> bool) -> bool {
+        match self.last {
+            Some((t, wanted)) if now.saturating_duration_since(t) < Self::PERIOD => wanted,
+            _ => {
+                let wanted = count();
+                self.last = Some((now, wanted));
+                wanted
+            }
+        }
     }
 }
 
@@ -210,6 +262,11 @@ pub fn step(
         f.publish(engine, iface, now);
     }
     iface.end_step();
+    let mut wanted = iface.wants_frames();
+    for f in front_ends.iter_mut() {
+        wanted |= f.wants_frames(now);
+    }
+    engine.want_frames(wanted);
 }
 
 /// Takes one iteration's events from `next` into `out`: all of them, or up to and with the first robot's arrival

@@ -173,6 +173,17 @@ pub struct AsebaInterface {
 }
 
 impl AsebaInterface {
+    /// Whether a subscriber is connected to an Aseba event topic (`aseba/anonymous_events`, a node's
+    /// `aseba/events/<name>`): the frames are then wanted at once.
+    pub fn events_heard(&self) -> bool {
+        self.anonymous.subscriber_count() > 0
+            || self
+                .per_node
+                .values()
+                .flat_map(|n| n.events.values())
+                .any(|(p, _)| p.subscriber_count() > 0)
+    }
+
     /// Creates the network-wide part under namespace `base`; requests go to `inbox`; what users should read goes to
     /// `reporter`.
     pub fn new(

@@ -19,6 +19,7 @@ use handoff::{NodeId, RosHops};
 use nrt_engine::diagnostics;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::front_end::WantsFrames;
 use nrt_interface::ground_truth::GroundTruthSink;
 use nrt_interface::hop_times::{self, NrtHopTimers};
 use nrt_interface::joints::BAD_JOINT;
@@ -155,6 +156,7 @@ impl Ros1Node {
             reconfigure,
             calls,
             graph: self.graph,
+            wants_frames: WantsFrames::default(),
         })
     }
 }
@@ -193,6 +195,8 @@ pub struct Ros1Bridge {
     calibration: CalibrationActions,
     /// The robots' goal actions' actionlib servers (`drive_distance`, `rotate_angle`, `navigate_to_position`).
     goal_actions: GoalActionsRos1,
+    /// Whether a subscriber wants the frames at once, counted now and then.
+    wants_frames: WantsFrames,
 }
 
 impl FrontEnd for Ros1Bridge {
@@ -292,6 +296,13 @@ impl FrontEnd for Ros1Bridge {
                     .warn(&format!("ROS 1: cannot publish /diagnostics: {e}"));
             }
         }
+    }
+
+    /// Whether a subscriber to an Aseba event topic or to a robot's sensor or event topic wants the frames at once.
+    fn wants_frames(&mut self, now: Instant) -> bool {
+        let (aseba, thymio) = (&self.aseba, &self.thymio);
+        self.wants_frames
+            .get(now, || aseba.events_heard() || thymio.sensors_heard())
     }
 
     /// Whether ROS 1 is still served (the node, the odometry publisher and the master watcher run).

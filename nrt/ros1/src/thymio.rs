@@ -195,6 +195,12 @@ pub struct ThymioInterface {
 }
 
 impl ThymioInterface {
+    /// Whether a subscriber is connected to a robot's sensor or event topic: the frames and proximity readings
+    /// that feed them are then wanted at once.
+    pub fn sensors_heard(&self) -> bool {
+        self.robots.values().any(|r| r.out.sensors_heard())
+    }
+
     /// No robot yet; `/tf` and `/tf_static` are advertised now; the actuator topics will hand their commands to
     /// `inbox`; what users should read goes to `reporter`.
     /// `cmd_vel_timer` times the hop `cmd_vel` taken → set-point stored.

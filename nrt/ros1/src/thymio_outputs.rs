@@ -49,6 +49,22 @@ enum SensorPublisher {
 }
 
 impl SensorPublisher {
+    /// Whether a subscriber is connected.
+    fn subscribed(&self) -> bool {
+        0 < match self {
+            SensorPublisher::Range(p) => p.subscriber_count(),
+            SensorPublisher::LaserScan(p) => p.subscriber_count(),
+            SensorPublisher::Imu(p) => p.subscriber_count(),
+            SensorPublisher::Empty(p) => p.subscriber_count(),
+            SensorPublisher::Temperature(p) => p.subscriber_count(),
+            SensorPublisher::Float32(p) => p.subscriber_count(),
+            SensorPublisher::Int8(p) => p.subscriber_count(),
+            SensorPublisher::Joy(p) => p.subscriber_count(),
+            SensorPublisher::Bool(p) => p.subscriber_count(),
+            SensorPublisher::Comm(p) => p.subscriber_count(),
+        }
+    }
+
     fn advertise(g: &Graph, topic: &str, kind: Kind) -> Result<SensorPublisher, Ros1Error> {
         Ok(match kind {
             Kind::Range => SensorPublisher::Range(g.advertise(topic, DEPTH, false)?),
@@ -126,6 +142,11 @@ pub struct Outputs {
 }
 
 impl Outputs {
+    /// Whether a subscriber is connected to one of its sensor or event topics.
+    pub fn sensors_heard(&self) -> bool {
+        self.sensors.values().any(SensorPublisher::subscribed)
+    }
+
     /// Advertises the topics (`t` makes a leaf's global name) on the registrar thread, and publishes the latched
     /// ones: `robot_description` (`urdf`, also set as the parameter of that name, where ROS 1's tools read it;
     /// none when `None`: the topic stays empty, as with ROS-Thymio's `launch_model` off), `obstacle_stop`,

@@ -323,6 +323,17 @@ impl AsebaInterface {
         }
     }
 
+    /// Whether anyone but this node listens to an Aseba event topic (`aseba/anonymous_events`, a node's
+    /// `<ns>/aseba/events/<name>`): the frames are then wanted at once ([`nrt_interface::front_end::FrontEnd::wants_frames`]).
+    pub fn events_heard(&self) -> bool {
+        heard_by_others(&self.anonymous)
+            || self
+                .per_node
+                .values()
+                .flat_map(|n| n.events.iter().flatten())
+                .any(|e| heard_by_others(&e.publisher))
+    }
+
     /// Publishes `aseba/nodes` if the list changed.
     pub fn publish_nodes(&mut self, engine: &Engine) {
         if !std::mem::take(&mut self.nodes_dirty) {

@@ -21,6 +21,7 @@ use super::{diagnostics, names, params, params_file, RosError, RosOptions};
 use handoff::RosHops;
 use nrt_engine::engine::{Engine, EngineEvent};
 use nrt_engine::rivals::{Change, RivalWatch};
+use nrt_interface::front_end::WantsFrames;
 use nrt_interface::ground_truth::GroundTruthSink;
 use nrt_interface::hop_times::{self, NrtHopTimers};
 use nrt_interface::odom_thread::OdomThread;
@@ -165,6 +166,7 @@ impl RosNode {
             last_diagnostics: None,
             rivals: RivalWatch::default(),
             clocks: Clocks::new().map_err(RosError::Init)?,
+            wants_frames: WantsFrames::default(),
         })
     }
 }
@@ -202,6 +204,8 @@ pub struct RosBridge {
     /// Other drivers on our robots' names.
     rivals: RivalWatch,
     clocks: Clocks,
+    /// Whether a subscriber wants the frames at once, counted now and then.
+    wants_frames: WantsFrames,
 }
 
 impl FrontEnd for RosBridge {
@@ -288,6 +292,13 @@ impl FrontEnd for RosBridge {
             self.last_diagnostics = Some(now);
             self.publish_diagnostics(engine, iface);
         }
+    }
+
+    /// Whether a subscriber to an Aseba event topic or to a robot's sensor or event topic wants the frames at once.
+    fn wants_frames(&mut self, now: Instant) -> bool {
+        let (aseba, thymio) = (&self.aseba, &self.thymio);
+        self.wants_frames
+            .get(now, || aseba.events_heard() || thymio.sensors_heard())
     }
 
     /// Whether ROS input is still served (the spinner thread runs). When it is not, stop: no

@@ -35,9 +35,11 @@ impl SensorPublisher {
     /// matched yet would not receive the sample either) are neither built nor published without a subscriber,
     /// since the robot streams them whether or not anyone listens; the event topics always are.
     pub(crate) fn heard(&self, topic: SensorTopic) -> bool {
-        if !topic.is_sensor_data() {
-            return true;
-        }
+        !topic.is_sensor_data() || self.subscribed()
+    }
+
+    /// Whether anyone subscribes to it (true if the count cannot be read).
+    pub(crate) fn subscribed(&self) -> bool {
         match self {
             SensorPublisher::Range(p) => has_subscribers(p),
             SensorPublisher::LaserScan(p) => has_subscribers(p),

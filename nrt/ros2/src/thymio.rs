@@ -110,6 +110,14 @@ pub enum ThymioError {
 }
 
 impl ThymioInterface {
+    /// Whether anyone subscribes to a robot's sensor or event topic (`proximity/*`, `ground/*`, `buttons/*`, ...):
+    /// the frames and proximity readings that feed them are then wanted at once.
+    pub fn sensors_heard(&self) -> bool {
+        self.robots
+            .values()
+            .any(|r| r.out.sensors.values().any(|p| p.subscribed()))
+    }
+
     /// The shared publishers (`/tf`, `/tf_static`); `cmd_vel` subscriptions go on `hot` and
     /// their hop is timed in `cmd_vel_timer`.
     pub fn new(

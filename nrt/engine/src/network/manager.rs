@@ -257,6 +257,15 @@ impl NetworkManager {
         !self.links.is_empty()
     }
 
+    /// Whether it waits for an answer from the network: a variable read, or a node's description.
+    pub fn awaits_answers(&self) -> bool {
+        !self.pending.is_empty()
+            || self
+                .nodes
+                .values()
+                .any(|n| n.connected && n.state == super::node::NodeState::Describing)
+    }
+
     // ---- operations ------------------------------------------------------------------------
 
     /// Broadcasts a user event from the host (source 0) to every link.

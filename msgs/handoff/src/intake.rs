@@ -3,8 +3,9 @@
 //!
 //! A kind ([`Intake`]) says what a cell carries and how a value taken from it is recorded: the live parameters'
 //! cells (one kind each: cmd_vel, joint command, owner request, calibration, motion limits, held, joint-state
-//! rate, watchdog), a controller's parameters and subscribers. So adding an RT input of this shape is a
-//! [`RecInput`] variant, its kind (one line of [`intake_kinds!`]) and the replay's put-back (`rt::replay`).
+//! rate, watchdog), a controller's parameters and subscribers, the reflexes' parameters (crate `rt`). So adding an
+//! RT input of this shape is a [`RecInput`] variant, its kind (one line of [`intake_kinds!`]) and the replay's
+//! put-back (`rt::replay`).
 
 use crate::ids::RobotId;
 use crate::latest::{latest, NrtLatest, RtLatest};

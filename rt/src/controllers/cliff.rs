@@ -7,7 +7,7 @@
 
 use super::reflex::{hold_translation, ReflexEvent, ReflexState};
 use super::{Filter, Reflex, RobotView};
-use handoff::{RtLatest, RtPublisher, WheelCommand};
+use handoff::{Intake, RecInput, RobotId, RtIntake, RtLatest, RtPublisher, WheelCommand};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,6 +18,21 @@ pub struct CliffStopParams {
     pub threshold: i16,
     /// Readings older than this are ignored (ns).
     pub max_age_ns: u64,
+}
+
+/// Taken from its live cell, recorded as [`RecInput::ReflexParams`] of reflex 1 (the cliff stop): a replay
+/// puts them back.
+impl Intake for CliffStopParams {
+    type Value = Self;
+    type Key = ();
+    fn rec_input((): (), p: Self, _: (RobotId, u8)) -> RecInput {
+        RecInput::ReflexParams {
+            reflex: 1,
+            enabled: p.enabled,
+            threshold: p.threshold,
+            max_age_ns: p.max_age_ns,
+        }
+    }
 }
 
 impl Default for CliffStopParams {
@@ -34,7 +49,7 @@ impl Default for CliffStopParams {
 #[derive(Debug)]
 pub struct CliffStop {
     params: CliffStopParams,
-    live: Option<RtLatest<CliffStopParams>>,
+    live: Option<RtIntake<CliffStopParams>>,
     state: ReflexState,
 }
 
@@ -50,7 +65,7 @@ impl CliffStop {
 
     /// Takes its parameters from an NRT-fed latest-value cell (a ROS parameter).
     pub fn with_live_params(mut self, live: RtLatest<CliffStopParams>) -> Self {
-        self.live = Some(live);
+        self.live = Some(RtIntake::new(live, ()));
         self
     }
 
@@ -61,7 +76,7 @@ impl CliffStop {
     }
 
     /// Whether the reflex currently holds `robot`.
-    pub fn engaged(&self, robot: handoff::RobotId) -> bool {
+    pub fn engaged(&self, robot: RobotId) -> bool {
         self.state.engaged(robot)
     }
 }
@@ -72,9 +87,9 @@ impl Filter for CliffStop {
     }
 
     fn update(&mut self, robot: &RobotView, cmd: &mut WheelCommand) {
-        super::reflex::take_live_params(&mut self.live, &mut self.params, 1, |p| {
-            (p.enabled, p.threshold, p.max_age_ns)
-        });
+        if let Some(live) = &mut self.live {
+            self.params = live.rt_read().0;
+        }
         let p = self.params;
         let fresh = robot
             .ground_t_ns

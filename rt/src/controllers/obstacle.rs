@@ -6,7 +6,7 @@
 
 use super::reflex::{hold_translation, ReflexEvent, ReflexState};
 use super::{Filter, Reflex, RobotView};
-use handoff::{RobotId, RtLatest, RtPublisher, WheelCommand};
+use handoff::{Intake, RecInput, RobotId, RtIntake, RtLatest, RtPublisher, WheelCommand};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,6 +18,21 @@ pub struct ObstacleStopParams {
     pub threshold: i16,
     /// Readings older than this are ignored (ns).
     pub max_age_ns: u64,
+}
+
+/// Taken from its live cell, recorded as [`RecInput::ReflexParams`] of reflex 0 (the obstacle stop): a replay
+/// puts them back.
+impl Intake for ObstacleStopParams {
+    type Value = Self;
+    type Key = ();
+    fn rec_input((): (), p: Self, _: (RobotId, u8)) -> RecInput {
+        RecInput::ReflexParams {
+            reflex: 0,
+            enabled: p.enabled,
+            threshold: p.threshold,
+            max_age_ns: p.max_age_ns,
+        }
+    }
 }
 
 impl Default for ObstacleStopParams {
@@ -34,7 +49,7 @@ impl Default for ObstacleStopParams {
 #[derive(Debug)]
 pub struct ObstacleStop {
     params: ObstacleStopParams,
-    live: Option<RtLatest<ObstacleStopParams>>,
+    live: Option<RtIntake<ObstacleStopParams>>,
     state: ReflexState,
 }
 
@@ -50,7 +65,7 @@ impl ObstacleStop {
 
     /// Takes its parameters from an NRT-fed latest-value cell (e.g. a ROS parameter or topic).
     pub fn with_live_params(mut self, live: RtLatest<ObstacleStopParams>) -> Self {
-        self.live = Some(live);
+        self.live = Some(RtIntake::new(live, ()));
         self
     }
 
@@ -72,9 +87,9 @@ impl Filter for ObstacleStop {
     }
 
     fn update(&mut self, robot: &RobotView, cmd: &mut WheelCommand) {
-        super::reflex::take_live_params(&mut self.live, &mut self.params, 0, |p| {
-            (p.enabled, p.threshold, p.max_age_ns)
-        });
+        if let Some(live) = &mut self.live {
+            self.params = live.rt_read().0;
+        }
         let p = self.params;
         let fresh = robot
             .proximity_t_ns

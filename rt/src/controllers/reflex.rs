@@ -106,26 +106,3 @@ impl ReflexState {
         }
     }
 }
-
-/// A reflex's live parameters: the newest from NRT into `current` (the flight recorder records them as taken,
-/// `reflex` 0 the obstacle stop, 1 the cliff stop: a replay puts them back here).
-pub(super) fn take_live_params<P: Copy + Send>(
-    live: &mut Option<handoff::RtLatest<P>>,
-    current: &mut P,
-    reflex: u8,
-    fields: impl Fn(&P) -> (bool, i16, u64),
-) {
-    if let Some(live) = live {
-        let (params, new) = live.rt_read();
-        if new {
-            let (enabled, threshold, max_age_ns) = fields(&params);
-            handoff::rt_record(handoff::RecInput::ReflexParams {
-                reflex,
-                enabled,
-                threshold,
-                max_age_ns,
-            });
-        }
-        *current = params;
-    }
-}

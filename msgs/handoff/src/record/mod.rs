@@ -242,8 +242,8 @@ pub fn record_rings(sizes: RecordRings) -> (RtRecorder, NrtRecording) {
 
 thread_local! {
     /// The recorder of the RT thread running on this thread (installed by the RT loop for its run, or by a
-    /// replay), so that every place the thread takes an input — live values (the handoff's through
-    /// [`crate::RtIntake`]), rings, a controller's service and ports — records it where it takes it. Off elsewhere.
+    /// replay), so that every place the thread takes an input — live values (through [`crate::RtIntake`]),
+    /// rings, a controller's service and ports — records it where it takes it. Off elsewhere.
     static RT_RECORDER: std::cell::RefCell<RtRecorder> = const {
         std::cell::RefCell::new(RtRecorder { on: None, context: (RobotId(0), 0) })
     };

@@ -173,15 +173,16 @@ pub struct AsebaInterface {
 }
 
 impl AsebaInterface {
-    /// Whether a subscriber is connected to an Aseba event topic (`aseba/anonymous_events`, a node's
-    /// `aseba/events/<name>`): the frames are then wanted at once.
+    /// Whether a subscriber other than this node's own (the ROS → Aseba direction subscribes to the same topic)
+    /// is connected to an Aseba event topic (`aseba/anonymous_events`, a node's `aseba/events/<name>`): the
+    /// frames are then wanted at once.
     pub fn events_heard(&self) -> bool {
-        self.anonymous.subscriber_count() > 0
+        self.anonymous.subscriber_count() > 1
             || self
                 .per_node
                 .values()
                 .flat_map(|n| n.events.values())
-                .any(|(p, _)| p.subscriber_count() > 0)
+                .any(|(p, _)| p.subscriber_count() > 1)
     }
 
     /// Creates the network-wide part under namespace `base`; requests go to `inbox`; what users should read goes to

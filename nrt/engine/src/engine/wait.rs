@@ -48,7 +48,7 @@ impl Engine {
     pub fn want_frames(&mut self, others: bool) {
         let wanted = others || self.wants_frames();
         if wanted != self.ends.nrt_frames_wanted() {
-            tracing::debug!("frames wanted at once: {wanted}");
+            tracing::trace!("frames wanted at once: {wanted}");
             self.ends.nrt_set_frames_wanted(wanted);
         }
     }

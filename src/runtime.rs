@@ -228,7 +228,6 @@ pub fn rt_filters(config: &Config) -> (Vec<Box<dyn rt::controllers::Filter>>, Fi
 pub struct FilterPorts {
     reflex: Reflex,
     cliff: Cliff,
-    /// The pick-up reflex (its parameters are not recorded: a replay keeps its start parameters).
     pickup: Pickup,
 }
 
@@ -238,19 +237,29 @@ impl FilterPorts {
         let FilterPorts {
             mut reflex,
             mut cliff,
-            pickup: _,
+            mut pickup,
         } = self;
-        Box::new(move |which, enabled, threshold, max_age_ns| match which {
-            0 => reflex.params.nrt_store(ObstacleStopParams {
-                enabled,
-                threshold,
-                max_age_ns,
-            }),
-            _ => cliff.params.nrt_store(CliffStopParams {
-                enabled,
-                threshold,
-                max_age_ns,
-            }),
+        Box::new(move |which, enabled, threshold, samples, max_age_ns| {
+            match which {
+                0 => reflex.params.nrt_store(ObstacleStopParams {
+                    enabled,
+                    threshold,
+                    max_age_ns,
+                }),
+                1 => cliff.params.nrt_store(CliffStopParams {
+                    enabled,
+                    threshold,
+                    max_age_ns,
+                }),
+                2 => pickup.params.nrt_store(PickupStopParams {
+                    enabled,
+                    z_min: threshold,
+                    samples,
+                    max_age_ns,
+                }),
+                _ => return Err(format!("no reflex {which}")),
+            }
+            Ok(())
         })
     }
 }
@@ -395,8 +404,12 @@ impl Runtime {
         }
         // the flight recorder takes an odometry ring of its own (what the front ends publish, made as they make it)
         let recording = config.record.on();
+        // a front end publishes odometry with a thread per group of robots (robots known at start, bounded by CPUs)
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let robots = specs.len() + usize::from(sim_robots);
         let (rt_ends, mut nrt_ends) = channels(&ChannelConfig {
             odometry_out_consumers: odometry_consumers.max(1) + usize::from(recording),
+            odometry_out_groups: nrt_interface::odom_thread::publisher_groups(robots, cpus),
             record: recording.then(handoff::RecordRings::default),
             ..ChannelConfig::default()
         });

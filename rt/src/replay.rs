@@ -96,9 +96,9 @@ pub struct Replayer {
     reflexes: Option<ReflexSetter>,
 }
 
-/// Puts back a reflex's recorded parameters: `(reflex, enabled, threshold, max_age_ns)` (see
-/// [`RecInput::ReflexParams`]).
-pub type ReflexSetter = Box<dyn FnMut(u8, bool, i16, u64) + Send>;
+/// Puts back a reflex's recorded parameters: `(reflex, enabled, threshold, samples, max_age_ns)` (see
+/// [`RecInput::ReflexParams`]); an error (a reflex it does not know) is listed in [`ReplayOutput::refused`].
+pub type ReflexSetter = Box<dyn FnMut(u8, bool, i16, u8, u64) -> Result<(), String> + Send>;
 
 impl std::fmt::Debug for Replayer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -277,15 +277,20 @@ impl Replayer {
                                     reflex,
                                     enabled,
                                     threshold,
+                                    samples,
                                     max_age_ns,
                                 },
                             seq,
-                        } => match reflexes.as_mut() {
-                            Some(set) => set(*reflex, *enabled, *threshold, *max_age_ns),
-                            None => refused.push(format!(
-                                "record {seq}: no way to set the reflexes' parameters was given"
-                            )),
-                        },
+                        } => {
+                            let set = reflexes.as_mut().ok_or_else(|| {
+                                "no way to set the reflexes' parameters was given".to_owned()
+                            });
+                            if let Err(why) = set.and_then(|set| {
+                                set(*reflex, *enabled, *threshold, *samples, *max_age_ns)
+                            }) {
+                                refused.push(format!("record {seq}: {why}"));
+                            }
+                        }
                         _ => {
                             if let Err(why) = put_back(nrt, control.as_mut(), feed, r) {
                                 refused.push(format!("record {}: {why}", r.seq()));

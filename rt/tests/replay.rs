@@ -1,8 +1,9 @@
 //! The flight recorder's replay, in process: a periodic RT loop drives a robot (a thread on a pipe that sends
-//! odometry, proximity and ground events and answers read-backs) while the NRT side changes set-points, motion
-//! limits, the hold, joint commands and the owner (ros, line_follower, joint); every input is recorded. A fresh
-//! loop replayed on the records writes the same frames at the same recorded times and hands out the same
-//! odometry, bit for bit; a recording with one set-point changed does not.
+//! odometry, proximity, ground and accelerometer events and answers read-backs) while the NRT side changes
+//! set-points, motion limits, the hold, joint commands, the owner (ros, line_follower, joint) and the obstacle and
+//! pick-up stops' parameters; every input is recorded. A fresh loop replayed on the records writes the same frames
+//! at the same recorded times and hands out the same odometry, bit for bit; a recording with one set-point
+//! changed, or without the pick-up stop's parameters, does not.
 
 use handoff::Record;
 use handoff::{
@@ -13,7 +14,9 @@ use handoff::{latest, NrtLatest};
 use handoff::{NrtEndpoint, Pose2, RosValue};
 use msgs::reassembler::Reassembler;
 use msgs::wire::{kind, Message, Words, MAX_FRAME};
-use rt::controllers::{Filter, ObstacleStop, ObstacleStopParams, Registry};
+use rt::controllers::{
+    Filter, ObstacleStop, ObstacleStopParams, PickupStop, PickupStopParams, Registry,
+};
 use rt::link::{Link, PipeLink};
 use rt::link_port::link_port;
 use rt::replay::{first_frame_difference, recorded_frames, Replayer};
@@ -28,6 +31,7 @@ const SET_SPEED: u16 = 1;
 const ODOMETRY: u16 = 2;
 const PROXIMITY: u16 = 9;
 const GROUND: u16 = 10;
+const ACC: u16 = 11;
 const MOTOR_TARGETS: u16 = 140;
 
 fn frame(out: &mut Vec<u8>, m: Message<'_>) {
@@ -36,7 +40,8 @@ fn frame(out: &mut Vec<u8>, m: Message<'_>) {
     out.extend_from_slice(&buf[..n]);
 }
 
-/// The robot: odometry every `pace`, proximity and ground every 4th, read-backs answered.
+/// The robot: odometry every `pace`, proximity, ground and accelerometer every 4th (lifted and tilted now and
+/// then), read-backs answered.
 fn robot(mut link: PipeLink, stop: Arc<AtomicBool>, pace: Duration) {
     let (mut pending, mut reasm, mut buf) = (Vec::new(), Reassembler::new(), [0u8; 4096]);
     let (mut odo, mut k) = ([0i16; 2], 0u64);
@@ -68,6 +73,14 @@ fn robot(mut link: PipeLink, stop: Arc<AtomicBool>, pace: Duration) {
                 Message::UserEvent {
                     id: GROUND,
                     args: Words::from_slice(&ground),
+                },
+            );
+            let acc = if k % 64 < 24 { [2, 18, 12] } else { [0, 1, 22] };
+            frame(
+                &mut pending,
+                Message::UserEvent {
+                    id: ACC,
+                    args: Words::from_slice(&acc),
                 },
             );
         }
@@ -144,6 +157,7 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
     let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
     config.proximity_event = Some(PROXIMITY);
     config.ground_event = Some(GROUND);
+    config.acc_event = Some(ACC);
     config.motor_targets = Some(MOTOR_TARGETS);
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(0),
@@ -157,7 +171,15 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
         std::thread::spawn(move || robot(theirs, stop, Duration::from_micros(1500)))
     };
     let (reflex, mut reflex_params) = obstacle_stop();
-    let handle = spawn(rt_config(), rt_ends, rt_port, controllers, vec![reflex]).unwrap();
+    let (pickup, mut pickup_params) = pickup_stop();
+    let handle = spawn(
+        rt_config(),
+        rt_ends,
+        rt_port,
+        controllers,
+        vec![reflex, pickup],
+    )
+    .unwrap();
     let params = nrt.nrt_params().clone();
     let (mut records, mut odometry) = (Vec::new(), Vec::new());
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -214,6 +236,14 @@ fn record_a_run() -> (Vec<Record>, Vec<OdomHandoff>) {
                 enabled: k % 300 == 75,
                 threshold: 2000,
                 ..ObstacleStopParams::default()
+            });
+        }
+        if k % 150 == 30 {
+            // the pick-up stop turned on and off live, its tilt threshold changed (the robot is lifted now and then)
+            pickup_params.nrt_store(PickupStopParams {
+                enabled: k % 300 == 30,
+                z_min: 14 + (k / 300 % 3) as i16,
+                ..PickupStopParams::default()
             });
         }
         if k.is_multiple_of(200) {
@@ -311,15 +341,28 @@ fn controllers_from_ros(control: &mut handoff::NrtControl, k: u64) {
 fn replay(records: &[Record]) -> rt::replay::ReplayOutput {
     let (controllers, control) = Registry::shipped().instantiate(2).unwrap();
     let (reflex, mut params) = obstacle_stop();
-    Replayer::new(rt_config(), 2, controllers, vec![reflex])
+    let (pickup, mut pickup_params) = pickup_stop();
+    Replayer::new(rt_config(), 2, controllers, vec![reflex, pickup])
         .with_control(control)
-        .with_reflex_params(Box::new(move |_, enabled, threshold, max_age_ns| {
-            params.nrt_store(ObstacleStopParams {
-                enabled,
-                threshold,
-                max_age_ns,
-            })
-        }))
+        .with_reflex_params(Box::new(
+            move |which, enabled, threshold, samples, max_age_ns| {
+                match which {
+                    0 => params.nrt_store(ObstacleStopParams {
+                        enabled,
+                        threshold,
+                        max_age_ns,
+                    }),
+                    2 => pickup_params.nrt_store(PickupStopParams {
+                        enabled,
+                        z_min: threshold,
+                        samples,
+                        max_age_ns,
+                    }),
+                    _ => return Err(format!("no reflex {which}")),
+                }
+                Ok(())
+            },
+        ))
         .run(records)
 }
 
@@ -331,6 +374,16 @@ fn obstacle_stop() -> (Box<dyn Filter>, NrtLatest<ObstacleStopParams>) {
     };
     let (rt, nrt) = latest(off);
     (Box::new(ObstacleStop::new(off).with_live_params(rt)), nrt)
+}
+
+/// The pick-up stop (off until turned on live) and its live parameters.
+fn pickup_stop() -> (Box<dyn Filter>, NrtLatest<PickupStopParams>) {
+    let off = PickupStopParams {
+        enabled: false,
+        ..PickupStopParams::default()
+    };
+    let (rt, nrt) = latest(off);
+    (Box::new(PickupStop::new(off).with_live_params(rt)), nrt)
 }
 
 /// The odometry as compared: everything but the hand-off's own clock reading.
@@ -392,6 +445,8 @@ fn a_replayed_run_writes_the_same_frames_and_odometry_bit_for_bit() {
         kinds.iter().all(|n| *n > 0),
         "topic, service, params, goal, reflex records: {kinds:?}"
     );
+    let is_pickup = |i: &I| matches!(i, I::ReflexParams { reflex: 2, .. });
+    assert!(count(&is_pickup) > 0, "the pick-up stop's parameters");
     // go_to_pose's goal_pose (a message subscriber of a plain type) was recorded, not marked unrecorded
     assert_eq!(count(&|i| matches!(i, I::Unrecorded { .. })), 0);
 
@@ -425,7 +480,8 @@ fn a_replayed_run_writes_the_same_frames_and_odometry_bit_for_bit() {
 
     // without the controllers' NRT halves, what they took cannot be put back: said, input by input
     let (controllers, _) = Registry::shipped().instantiate(2).unwrap();
-    let bare = Replayer::new(rt_config(), 2, controllers, vec![obstacle_stop().0]).run(&records);
+    let filters = vec![obstacle_stop().0, pickup_stop().0];
+    let bare = Replayer::new(rt_config(), 2, controllers, filters).run(&records);
     assert!(
         bare.refused
             .iter()
@@ -448,5 +504,13 @@ fn a_replayed_run_writes_the_same_frames_and_odometry_bit_for_bit() {
         twist.linear = 0.02;
     }
     let d = first_frame_difference(&expected, &replay(&changed).frames).expect("a difference");
+    assert!(d.contains("frame"), "{d}");
+
+    // the pick-up stop's live parameters changed what the run wrote: without their records (the pick-up stop
+    // left at its start parameters, as before they were recorded) the replay differs
+    let mut without = records.clone();
+    without.retain(|r| !matches!(r, Record::Input { input, .. } if is_pickup(input)));
+    let d = first_frame_difference(&expected, &replay(&without).frames)
+        .expect("the pick-up stop held the robot while on");
     assert!(d.contains("frame"), "{d}");
 }

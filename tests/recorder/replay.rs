@@ -497,3 +497,51 @@ fn a_deeply_nested_configuration_in_a_recording_is_refused_before_the_yaml_parse
         "{out}"
     );
 }
+
+/// A `RobotView` of robot 0 with a fresh accelerometer sample `acc` taken at `t_ns`.
+fn acc_view(acc: [i16; 3], t_ns: u64) -> thymio_rt::rt::controllers::RobotView {
+    thymio_rt::rt::controllers::RobotView {
+        robot: thymio_rt::handoff::RobotId(0),
+        now_ns: t_ns,
+        acc,
+        acc_t_ns: Some(t_ns),
+        link_up: true,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn replay_puts_the_pick_up_stops_recorded_parameters_back_into_the_driver_s_filter() {
+    use thymio_rt::handoff::{Twist2, WheelCommand};
+    // the filters `replay` builds from a recording's configuration (pick-up stop off), and its setter
+    let (mut filters, ports) =
+        thymio_rt::runtime::rt_filters(&thymio_rt::config::Config::default());
+    let mut set = ports.into_replay_setter();
+    let drive = WheelCommand::Twist(Twist2 {
+        linear: 0.1,
+        angular: 0.0,
+    });
+    let pickup = &mut filters[2];
+    // lifted and tilted (z 12): each new sample, what the pick-up stop makes of the owner's command
+    let mut t = 0;
+    let mut tilted = |f: &mut Box<dyn thymio_rt::rt::controllers::Filter>| {
+        t += 125_000_000;
+        let mut cmd = drive;
+        f.update(&acc_view([2, 18, 12], t), &mut cmd);
+        cmd
+    };
+    for _ in 0..4 {
+        assert_eq!(tilted(pickup), drive, "off at the start");
+    }
+    // recorded as ReflexParams 2: on, z_min (threshold) 10, below this tilt: never held
+    set(2, true, 10, 2, 1_000_000_000).unwrap();
+    for _ in 0..4 {
+        assert_eq!(tilted(pickup), drive, "z_min 10 put back");
+    }
+    // z_min 15 and 3 samples: held at the third tilted sample, not the second
+    set(2, true, 15, 3, 1_000_000_000).unwrap();
+    assert_eq!([tilted(pickup), tilted(pickup)], [drive, drive]);
+    assert_eq!(tilted(pickup), WheelCommand::Stop, "samples 3 put back");
+    // a reflex the driver does not have is refused
+    assert!(set(3, true, 0, 0, 0).is_err());
+}

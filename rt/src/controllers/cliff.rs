@@ -30,6 +30,7 @@ impl Intake for CliffStopParams {
             reflex: 1,
             enabled: p.enabled,
             threshold: p.threshold,
+            samples: 0,
             max_age_ns: p.max_age_ns,
         }
     }

@@ -20,7 +20,9 @@
 
 use super::reflex::{ReflexEvent, ReflexState};
 use super::{Filter, RobotView};
-use handoff::{RtLatest, RtPublisher, WheelCommand, MAX_ROBOTS};
+use handoff::{
+    Intake, RecInput, RobotId, RtIntake, RtLatest, RtPublisher, WheelCommand, MAX_ROBOTS,
+};
 
 /// Tunables (changeable at run time through an [`RtLatest`] cell).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,6 +35,22 @@ pub struct PickupStopParams {
     pub samples: u8,
     /// Readings older than this are ignored (ns).
     pub max_age_ns: u64,
+}
+
+/// Taken from its live cell, recorded as [`RecInput::ReflexParams`] of reflex 2 (the pick-up stop: `threshold` is
+/// its `z_min`, `samples` its own): a replay puts them back.
+impl Intake for PickupStopParams {
+    type Value = Self;
+    type Key = ();
+    fn rec_input((): (), p: Self, _: (RobotId, u8)) -> RecInput {
+        RecInput::ReflexParams {
+            reflex: 2,
+            enabled: p.enabled,
+            threshold: p.z_min,
+            samples: p.samples,
+            max_age_ns: p.max_age_ns,
+        }
+    }
 }
 
 impl Default for PickupStopParams {
@@ -80,7 +98,7 @@ pub fn classify(acc: [i16; 3], z_min: i16) -> Sample {
 #[derive(Debug)]
 pub struct PickupStop {
     params: PickupStopParams,
-    live: Option<RtLatest<PickupStopParams>>,
+    live: Option<RtIntake<PickupStopParams>>,
     state: ReflexState,
     /// Per robot: receive time of the last sample counted, and the run of like samples.
     last_t: [Option<u64>; MAX_ROBOTS],
@@ -103,7 +121,7 @@ impl PickupStop {
 
     /// Takes its parameters from an NRT-fed latest-value cell (a ROS parameter).
     pub fn with_live_params(mut self, live: RtLatest<PickupStopParams>) -> Self {
-        self.live = Some(live);
+        self.live = Some(RtIntake::new(live, ()));
         self
     }
 
@@ -114,7 +132,7 @@ impl PickupStop {
     }
 
     /// Whether the reflex currently holds `robot`.
-    pub fn engaged(&self, robot: handoff::RobotId) -> bool {
+    pub fn engaged(&self, robot: RobotId) -> bool {
         self.state.engaged(robot)
     }
 
@@ -180,7 +198,7 @@ impl Filter for PickupStop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use handoff::{latest, publisher, RobotId, Twist2};
+    use handoff::{latest, publisher, Twist2};
 
     const FLOOR: [i16; 3] = [0, 1, 22];
     const TILTED: [i16; 3] = [2, 18, 12];

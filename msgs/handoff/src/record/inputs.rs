@@ -163,14 +163,19 @@ pub enum RecInput {
         /// The command.
         command: CalCommand,
     },
-    /// A reflex (an RT filter) took new parameters: `reflex` 0 the obstacle stop, 1 the cliff stop.
+    /// A reflex (an RT filter) took new parameters: `reflex` 0 the obstacle stop, 1 the cliff stop, 2 the pick-up
+    /// stop.
     ReflexParams {
         /// Which reflex.
         reflex: u8,
         /// On.
         enabled: bool,
-        /// Its threshold (raw reading).
+        /// Its threshold (raw reading; the pick-up stop's `z_min`, accelerometer units).
         threshold: i16,
+        /// The pick-up stop's off-the-floor samples that engage it; 0 for the others, and in recordings made
+        /// before the pick-up stop's parameters were recorded (the field is absent there).
+        #[serde(default)]
+        samples: u8,
         /// Readings older than this are ignored (ns).
         max_age_ns: u64,
     },

@@ -255,4 +255,62 @@ mod tests {
         );
         assert_eq!(ciborium::from_reader::<FrameMsg, _>(&buf[..]).unwrap(), f);
     }
+
+    #[test]
+    fn a_reflex_parameters_record_without_samples_still_reads() {
+        // as recorded before the pick-up stop's parameters were (no `samples` field)
+        #[derive(Serialize)]
+        enum Old {
+            ReflexParams {
+                reflex: u8,
+                enabled: bool,
+                threshold: i16,
+                max_age_ns: u64,
+            },
+        }
+        #[derive(Serialize)]
+        struct OldMsg {
+            seq: u64,
+            t_ns: u64,
+            input: Old,
+        }
+        let old = OldMsg {
+            seq: 3,
+            t_ns: 9,
+            input: Old::ReflexParams {
+                reflex: 1,
+                enabled: true,
+                threshold: 40,
+                max_age_ns: 500,
+            },
+        };
+        let mut buf = Vec::new();
+        ciborium::into_writer(&old, &mut buf).unwrap();
+        let back: InputMsg = ciborium::from_reader(&buf[..]).unwrap();
+        assert_eq!(
+            back.input,
+            RecInput::ReflexParams {
+                reflex: 1,
+                enabled: true,
+                threshold: 40,
+                samples: 0,
+                max_age_ns: 500,
+            }
+        );
+        // and the pick-up stop's round trip keeps its samples
+        let msg = InputMsg {
+            seq: 4,
+            t_ns: 10,
+            input: RecInput::ReflexParams {
+                reflex: 2,
+                enabled: true,
+                threshold: 15,
+                samples: 3,
+                max_age_ns: 1_000_000_000,
+            },
+        };
+        buf.clear();
+        ciborium::into_writer(&msg, &mut buf).unwrap();
+        assert_eq!(ciborium::from_reader::<InputMsg, _>(&buf[..]).unwrap(), msg);
+    }
 }

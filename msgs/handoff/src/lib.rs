@@ -49,6 +49,7 @@ mod latest;
 mod motion_limits;
 pub mod msg_endpoints;
 mod msg_port;
+mod odom_groups;
 mod odom_out;
 mod params;
 mod prefault;

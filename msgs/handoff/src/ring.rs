@@ -4,7 +4,8 @@ use super::control::JointStateSample;
 use super::doorbell::Doorbell;
 use super::events::{RtCommand, RtEvent};
 use super::ids::{LinkId, LinkTarget, RobotId, MAX_ROBOTS};
-use super::odom_out::{odom_out, NrtOdomOut, RtOdomOut};
+use super::odom_groups::{odom_groups, NrtOdomGroups, RtOdomGroups};
+use super::odom_out::NrtOdomOut;
 use super::params::{live_params, NrtLiveParams, RtLiveParams};
 use super::prefault::prefault_ring;
 use super::record::{record_rings, rt_record, NrtRecording, RecInput, RecordRings, RtRecorder};
@@ -41,6 +42,10 @@ pub struct ChannelConfig {
     /// Publisher threads that may each take an odometry ring (one per ROS front end: ROS 2
     /// and ROS 1 run side by side); the RT thread fills every ring that was taken.
     pub odometry_out_consumers: usize,
+    /// Odometry rings per consumer, one per group of robots (robot index modulo the groups a
+    /// consumer takes, [`NrtEnds::nrt_take_odometry_groups`]): a front end publishes each group
+    /// with a thread of its own.
+    pub odometry_out_groups: usize,
     /// The flight recorder's rings (`None`: the RT thread records nothing); NRT takes them with
     /// [`NrtEnds::nrt_take_recording`].
     pub record: Option<RecordRings>,
@@ -56,6 +61,7 @@ impl Default for ChannelConfig {
             robots: MAX_ROBOTS,
             odometry_out: 256,
             odometry_out_consumers: 1,
+            odometry_out_groups: 1,
             record: None,
         }
     }
@@ -118,7 +124,7 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
     let frames_wanted = Arc::new(AtomicBool::new(true));
     let rt_bell = rt_params.rt_wake_bell().clone();
     let (odom_rt, odom_nrt): (Vec<_>, Vec<_>) = (0..cfg.odometry_out_consumers.max(1))
-        .map(|_| odom_out(cfg.odometry_out))
+        .map(|_| odom_groups(cfg.odometry_out_groups, cfg.odometry_out))
         .unzip();
     (
         RtEnds {
@@ -176,7 +182,8 @@ pub struct RtEnds {
     /// Capacities (bytes, slots) of the frame and event rings to NRT.
     frames_ring: usize,
     events_ring: usize,
-    odom_out: Box<[RtOdomOut]>,
+    /// Per consumer, its rings of groups of robots.
+    odom_out: Box<[RtOdomGroups]>,
 }
 
 /// Why a record from NRT was not a frame (the RT side counts it and drops the ring's content).
@@ -292,8 +299,8 @@ impl RtEnds {
 
     /// Hands an odometry sample, with the twist the RT loop commands its robot after the motion
     /// limits ([`OdomHandoff::commanded`](super::OdomHandoff::commanded)), to the publisher
-    /// thread (if one took [`NrtEnds::nrt_take_odometry_out`]) and rings it; false if nobody
-    /// publishes or its ring is full.
+    /// threads (of every consumer that took its rings, [`NrtEnds::nrt_take_odometry_groups`]: the
+    /// ring of the robot's group) and rings them; false if nobody publishes or every ring was full.
     pub fn rt_publish_odometry(
         &mut self,
         sample: OdomSample,
@@ -319,7 +326,7 @@ impl RtEnds {
 
     /// Odometry samples dropped because the publisher thread was behind.
     pub fn rt_odometry_dropped(&self) -> u64 {
-        self.odom_out.iter().map(RtOdomOut::rt_dropped).sum()
+        self.odom_out.iter().map(RtOdomGroups::rt_dropped).sum()
     }
 
     /// The fd the RT loop waits on for NRT input: readable once a set-point, a frame or a
@@ -396,8 +403,8 @@ pub struct NrtEnds {
     doorbell: Doorbell,
     rt_bell: Doorbell,
     frames_wanted: Arc<AtomicBool>,
-    /// Odometry rings not yet taken by a publisher thread.
-    odom_out: Vec<NrtOdomOut>,
+    /// Odometry rings (per consumer, one per group of robots) not yet taken.
+    odom_out: Vec<NrtOdomGroups>,
     /// The flight recorder's NRT half, until the writer takes it.
     recording: Option<NrtRecording>,
     buf: [u8; RX_RECORD_HEADER + MAX_FRAME],
@@ -506,16 +513,27 @@ impl NrtEnds {
         self.recording.take()
     }
 
-    /// Takes an odometry ring's publisher half (one per [`ChannelConfig::odometry_out_consumers`]):
-    /// from then on the RT thread hands it every odometry sample its [`super::OdomDemand`] wants and
-    /// every extended joint state (the NRT engine gets no odometry).
+    /// Takes a consumer's odometry ring as one (one consumer per
+    /// [`ChannelConfig::odometry_out_consumers`]): from then on the RT thread hands it every
+    /// odometry sample its [`super::OdomDemand`] wants and every extended joint state (the NRT
+    /// engine gets no odometry).
     pub fn nrt_take_odometry_out(&mut self) -> Option<NrtOdomOut> {
+        self.nrt_take_odometry_groups_of(1)?.pop()
+    }
+
+    /// Takes a consumer's odometry rings, one per group of robots
+    /// ([`ChannelConfig::odometry_out_groups`]): robot `r`'s samples and joint states go to ring
+    /// `r % len` (each ring as [`NrtEnds::nrt_take_odometry_out`]'s).
+    pub fn nrt_take_odometry_groups(&mut self) -> Option<Vec<NrtOdomOut>> {
+        let all = self.odom_out.first()?.len();
+        self.nrt_take_odometry_groups_of(all)
+    }
+
+    fn nrt_take_odometry_groups_of(&mut self, groups: usize) -> Option<Vec<NrtOdomOut>> {
         if self.odom_out.is_empty() {
             return None;
         }
-        let mut out = self.odom_out.remove(0);
-        out.nrt_activate();
-        Some(out)
+        Some(self.odom_out.remove(0).nrt_take(groups))
     }
 
     /// The doorbell that wakes the RT thread (rung by every push and set-point already; ring

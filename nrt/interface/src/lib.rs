@@ -58,6 +58,7 @@ pub mod load_script;
 pub mod names;
 pub mod odom_burst;
 pub mod odom_demand;
+pub mod odom_targets;
 pub mod odom_thread;
 pub mod odometry;
 pub mod owner_switch;

@@ -111,9 +111,11 @@ impl Ros1Node {
         let control = ControlInterface::new(&self.graph, &base);
         let mut reconfigure = Reconfigure::new(&self.graph, &base);
         reconfigure.add_bridge(engine, &self.options.node_name);
-        let out = engine.take_odometry_out().ok_or(Ros1Error::OdometryRing)?;
+        let outs = engine
+            .take_odometry_groups()
+            .ok_or(Ros1Error::OdometryRing)?;
         let odom_pub = odom_pub::start(
-            out,
+            outs,
             thymio.odom_targets(),
             joints.targets(),
             self.graph.clone(),

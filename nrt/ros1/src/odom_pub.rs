@@ -62,10 +62,10 @@ impl std::ops::Deref for OdomTargets {
     }
 }
 
-/// Starts the thread on the ring `out`: odometry of `targets`, joint states of `joints`, hops timed in `timers`;
-/// the thread runs at `placement` ([`nrt_interface::companion`]).
+/// Starts the threads, one on each ring of `outs` (a group of robots each): odometry of `targets`, joint states of
+/// `joints`, hops timed in `timers`; the threads run at `placement` ([`nrt_interface::companion`]).
 pub fn start(
-    out: NrtOdomOut,
+    outs: Vec<NrtOdomOut>,
     targets: OdomTargets,
     joints: JointTargets,
     graph: Graph,
@@ -79,14 +79,18 @@ pub fn start(
     };
     OdomThread::start(
         "nrt-ros1-odom",
-        out,
+        outs,
         targets.robots,
         timers,
         placement,
-        move || sink,
+        move |_group| {
+            let sink = sink.clone();
+            Ok(move || sink)
+        },
     )
 }
 
+#[derive(Clone)]
 struct Sink {
     tf: Arc<Publisher<TFMessage>>,
     graph: Graph,

@@ -122,11 +122,11 @@ impl RosNode {
             timers.cmd_vel_to_set_point.clone(),
         )
         .map_err(RosError::Interface)?;
-        let out = engine
-            .take_odometry_out()
+        let outs = engine
+            .take_odometry_groups()
             .ok_or_else(|| RosError::Spawn("the RT odometry ring is already taken".into()))?;
         let odom_pub = odom_pub::start(OdomPublisherConfig {
-            out,
+            outs,
             targets: thymio.odom_targets(),
             reporter: reporter.clone(),
             timers: timers.clone(),

@@ -111,7 +111,7 @@ fn odometry_and_cmd_vel_pass_while_the_bridge_node_is_held() {
     let (mut rt_out, mut nrt_out) = odom_out(16);
     nrt_out.nrt_activate();
     let publisher = odom_pub::start(OdomPublisherConfig {
-        out: nrt_out,
+        outs: vec![nrt_out],
         targets,
         reporter: reporter.clone(),
         timers: timers.clone(),
@@ -312,7 +312,7 @@ fn odometry_is_handed_over_only_while_someone_listens() {
     let (mut rt_out, mut nrt_out) = odom_out(16);
     nrt_out.nrt_activate();
     let publisher = odom_pub::start(OdomPublisherConfig {
-        out: nrt_out,
+        outs: vec![nrt_out],
         targets,
         reporter,
         timers: NrtHopTimers::default(),

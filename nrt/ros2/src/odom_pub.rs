@@ -215,8 +215,8 @@ impl Natives {
 
 /// What the publisher thread is given.
 pub struct OdomPublisherConfig {
-    /// The RT thread's odometry ring (taken from the engine).
-    pub out: NrtOdomOut,
+    /// The RT thread's odometry rings, one per group of robots (taken from the engine): a thread each.
+    pub outs: Vec<NrtOdomOut>,
     /// The robots to publish.
     pub targets: OdomTargets,
     /// Where publishing errors are reported.
@@ -228,21 +228,25 @@ pub struct OdomPublisherConfig {
     pub placement: CompanionPlacement,
 }
 
-/// Starts the publisher thread (stopped and joined when the result is dropped).
+/// Starts the publisher threads, one per ring (stopped and joined when the result is dropped).
 pub fn start(cfg: OdomPublisherConfig) -> std::io::Result<OdomThread> {
-    let clocks = Clocks::new().map_err(std::io::Error::other)?;
     let OdomTargets { robots, tf, joints } = cfg.targets;
     let reporter = cfg.reporter.clone();
-    let sink = move || Sink {
-        tf,
-        joints,
-        reporter,
-        clocks,
-        natives: BTreeMap::new(),
+    // one sink per thread: its own native messages and clocks (a publisher handle may publish from any thread)
+    let sink = move |_group| {
+        let clocks = Clocks::new().map_err(std::io::Error::other)?;
+        let (tf, joints, reporter) = (tf.clone(), joints.clone(), reporter.clone());
+        Ok(move || Sink {
+            tf,
+            joints,
+            reporter,
+            clocks,
+            natives: BTreeMap::new(),
+        })
     };
     let thread = OdomThread::start(
         "nrt-odom-pub",
-        cfg.out,
+        cfg.outs,
         robots,
         cfg.timers,
         cfg.placement,

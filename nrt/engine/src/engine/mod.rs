@@ -445,6 +445,13 @@ impl Engine {
         self.ends.nrt_take_odometry_out()
     }
 
+    /// Takes one of the RT thread's odometry consumers as its rings, one per group of robots
+    /// ([`handoff::ChannelConfig::odometry_out_groups`]), for a front end's publisher threads (as
+    /// [`Engine::take_odometry_out`]).
+    pub fn take_odometry_groups(&mut self) -> Option<Vec<handoff::NrtOdomOut>> {
+        self.ends.nrt_take_odometry_groups()
+    }
+
     /// Applies a new calibration to a robot live (the RT thread reads it at its next cycle).
     pub fn set_calibration(
         &mut self,

@@ -3,7 +3,7 @@
 //! zero-work and same-work floors against Aseba Playground, each with a slow (rclpy, rospy) and a fast (r2r,
 //! tcpros) client (e2e_rows.rs), scaling with robots. Writes JSON and PNG plots to
 //! `target/bench-results/` and the headline numbers to `target/bench-results/summary.json`.
-//! `THYMIO_BENCH_QUICK=1` shortens every run.
+//! `THYMIO_BENCH_QUICK=1` shortens every run; `THYMIO_BENCH_SCALE_ROS=1,32` runs only those ROS 2 scale points.
 
 mod client;
 mod client_ros1;
@@ -334,6 +334,9 @@ fn main() {
     }
 }
 
+/// Environment variable selecting some ROS 2 points of the scaling curve only (robot counts, comma-separated).
+const SCALE_ROS_ENV: &str = "THYMIO_BENCH_SCALE_ROS";
+
 /// The scaling curve of the RT thread: 1 to 64 simulated robots without ROS, 1 to 32 with the ROS 2 front end.
 fn run_scale(env: &e2e::Env) -> Result<(), String> {
     let window = Duration::from_secs(if quick() { 5 } else { 20 });
@@ -341,7 +344,16 @@ fn run_scale(env: &e2e::Env) -> Result<(), String> {
     // whose p99 moved by ±1 ms from run to run; 60 s gives three times as many
     let ros_window = Duration::from_secs(if quick() { 5 } else { 60 });
     let mut points = Vec::new();
-    for n in scale::ROBOTS {
+    // `THYMIO_BENCH_SCALE_ROS=1,32`: only those ROS 2 points (e.g. a before/after comparison of the publisher)
+    let only_ros: Option<Vec<usize>> = std::env::var(SCALE_ROS_ENV)
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect());
+    let no_ros = if only_ros.is_some() {
+        &[][..]
+    } else {
+        &scale::ROBOTS[..]
+    };
+    for &n in no_ros {
         eprintln!("scale: {n} robots, no ROS");
         points.push(scale::point(
             &env.root,
@@ -355,7 +367,8 @@ fn run_scale(env: &e2e::Env) -> Result<(), String> {
     // domains above the end-to-end section's
     let domain = 50 + std::process::id() % 40;
     let mut ros_points = Vec::new();
-    for (i, n) in scale::ROBOTS_ROS.into_iter().enumerate() {
+    let ros_robots = only_ros.unwrap_or_else(|| scale::ROBOTS_ROS.to_vec());
+    for (i, n) in ros_robots.into_iter().enumerate() {
         eprintln!("scale: {n} robots, ROS 2");
         // a failed point is marked and the curve goes on (the no-ROS points are already measured)
         ros_points.push(
@@ -373,11 +386,14 @@ fn run_scale(env: &e2e::Env) -> Result<(), String> {
             }),
         );
     }
-    let one = &points[0]["cycle_ns"];
     write_json(
         "scale",
         &json!({"points": points, "ros_points": ros_points}),
     );
+    let Some(one) = points.first().map(|p| &p["cycle_ns"]) else {
+        // only some ROS points (scale.json): the summary stays as it was
+        return Ok(());
+    };
     let brief = |p: &serde_json::Value| match p.get("failed") {
         Some(f) => json!({"robots": p["robots"], "failed": f}),
         None => json!({"robots": p["robots"], "cpu": p["cpu"], "p99_us": p["p99_us"],

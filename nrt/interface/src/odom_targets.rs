@@ -1,18 +1,37 @@
-//! The robots whose odometry a front end's publisher threads publish ([`crate::odom_thread`]), shared by the NRT
+//! The robots whose odometry a front end's publisher threads publish (`odom_thread`), shared by the NRT
 //! loop (which adds, removes and updates robots) and those threads. One slot per RT robot, each behind a mutex of
 //! its own, held only to change that robot's entry or to publish one of its samples: the threads, each owning a
 //! group of robots, never wait for each other's publishing, and a robot removed has no publish in flight.
 
-use crate::odom_thread::OdomRobot;
+use crate::frames::Frames;
 use crate::odometry::{OdomSettings, RateLimit};
-use handoff::{OdomSample, RobotId, MAX_ROBOTS};
-use std::sync::atomic::{AtomicU64, Ordering};
+use handoff::{NodeId, OdomSample, RobotId, MAX_ROBOTS};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What the thread needs of one robot (made by the NRT loop when the robot appears).
+pub struct OdomRobot<P> {
+    /// Its Aseba node (a sample of another node in the same RT slot is not published).
+    pub node: NodeId,
+    /// Its frames.
+    pub frames: Frames,
+    /// How its messages are made (covariances, `enable_odom_tf`, axis); updated live ([`OdomTargets::set_settings`]).
+    pub settings: OdomSettings,
+    /// Its `odom_max_rate` [Hz] (start-only): at most this many samples per second; ≤ 0: all.
+    pub max_rate: f64,
+    /// Whether `~/cmd_vel_out` is published (its `publish_limited_velocity`, set live by the NRT loop).
+    pub limited_velocity: Arc<AtomicBool>,
+    /// Whether the wheels (base_link → wheel links) go on `/tf`: the driver publishes the model (`publish_model`);
+    /// without it they are the user's robot_state_publisher's (from `joint_states`, still published).
+    pub wheel_tf: bool,
+    /// The front end's publishers of this robot (`odom`, `joint_states`, `~/cmd_vel_out`, and what they need).
+    pub out: P,
+}
 
 /// One robot's entry.
 pub(crate) struct Entry<P> {
     pub(crate) robot: OdomRobot<P>,
-    /// Changes whenever the entry does ([`crate::odom_thread::OdomSink::prepare`]).
+    /// Changes whenever the entry does (the sink then prepares its messages again).
     pub(crate) generation: u64,
     pub(crate) rate: RateLimit,
 }

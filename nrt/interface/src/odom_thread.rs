@@ -19,13 +19,11 @@
 //! (monomorphised: no dynamic dispatch, allocation, lock or channel of its own per sample).
 
 use crate::companion::{self, Placed};
-use crate::frames::Frames;
 use crate::hop_times::NrtHopTimers;
 use crate::odom_burst::Burst;
 use crate::odom_demand::{DemandCheck, Listeners};
 use crate::odom_targets::entry_of;
-pub use crate::odom_targets::OdomTargets;
-use crate::odometry::OdomSettings;
+pub use crate::odom_targets::{OdomRobot, OdomTargets};
 use handoff::{
     monotonic_ns, CompanionPlacement, JointStateSample, NodeId, NrtOdomOut, OdomHandoff,
     OdomSample, OdomTrace, RobotId,
@@ -35,25 +33,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
-
-/// What the thread needs of one robot (made by the NRT loop when the robot appears).
-pub struct OdomRobot<P> {
-    /// Its Aseba node (a sample of another node in the same RT slot is not published).
-    pub node: NodeId,
-    /// Its frames.
-    pub frames: Frames,
-    /// How its messages are made (covariances, `enable_odom_tf`, axis); updated live ([`OdomTargets::set_settings`]).
-    pub settings: OdomSettings,
-    /// Its `odom_max_rate` [Hz] (start-only): at most this many samples per second; ≤ 0: all.
-    pub max_rate: f64,
-    /// Whether `~/cmd_vel_out` is published (its `publish_limited_velocity`, set live by the NRT loop).
-    pub limited_velocity: Arc<AtomicBool>,
-    /// Whether the wheels (base_link → wheel links) go on `/tf`: the driver publishes the model (`publish_model`);
-    /// without it they are the user's robot_state_publisher's (from `joint_states`, still published).
-    pub wheel_tf: bool,
-    /// The front end's publishers of this robot (`odom`, `joint_states`, `~/cmd_vel_out`, and what they need).
-    pub out: P,
-}
 
 /// A topic of one robot whose subscribers are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

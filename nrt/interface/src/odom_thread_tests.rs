@@ -1,6 +1,8 @@
 //! Tests of the odometry publisher threads.
 
 use super::*;
+use crate::frames::Frames;
+use crate::odometry::OdomSettings;
 use handoff::{odom_out, Twist2};
 use nrt_engine::thymio::calibration::Calibration;
 use nrt_engine::thymio::params::DriverParams;

@@ -37,7 +37,7 @@ pub use script_file::{read_script_file, ScriptFileError, MAX_SCRIPT_BYTES};
 pub use script_reader::{ReadDone, ReadTicket, ReaderError, ScriptReader};
 pub use types::{EngineConfig, EngineError, EngineEvent, EngineStats};
 pub use vm_halt::VmRecord;
-pub use wait::IDLE_TICK;
+pub use wait::{ACCEPT_TICK, IDLE_TICK};
 
 use crate::network::{Dest, NetError, NetworkManager, Via};
 use crate::params::BridgeParams;

@@ -5,16 +5,21 @@
 //! loop's next wake-up), the ROS spinner and the script reader ring it when they have work. What does need polling: the
 //! engine's own timers (the shortest is the 200 ms settle after a node is accepted; pings, description retries,
 //! request timeouts and liveness checks run at 1 s), sockets of the Aseba switch's clients and frames waiting for
-//! room in the RT ring. While nothing but the timers needs it, the loop waits up to [`IDLE_TICK`]; otherwise (a
-//! switch client is connected, frames are held back, or the RT thread does not ring) it waits the short poll
-//! period it is given.
+//! room in the RT ring. While nothing but the timers needs it, the loop waits up to [`IDLE_TICK`] ([`ACCEPT_TICK`]
+//! while a node is being accepted); otherwise (a switch client is connected, frames are held back, or the RT thread
+//! does not ring) it waits the short poll period it is given.
 
 use super::Engine;
 use std::time::Duration;
 
-/// Longest wait of the NRT loop while only the engine's timers need polling: their resolution (a quarter of the
-/// shortest, the 200 ms accept settle); also how long a new Aseba switch client may wait to be accepted.
-pub const IDLE_TICK: Duration = Duration::from_millis(50);
+/// Longest wait of the NRT loop while only the engine's timers need polling and no node is being accepted: a tenth
+/// of the 1 s timers; also how long a new Aseba switch client may wait to be accepted, and the frames nobody wants at
+/// once wait for the loop ([`Engine::want_frames`]). The layer's and front ends' checks (joint-state subscribers
+/// every 100 ms, goal clients, held calls' timeouts) run at this resolution or finer.
+pub const IDLE_TICK: Duration = Duration::from_millis(100);
+
+/// Longest wait while a node is being accepted: a quarter of its 200 ms settle.
+pub const ACCEPT_TICK: Duration = Duration::from_millis(50);
 
 impl Engine {
     /// Tells the engine whether the RT thread rings the doorbell when it hands something over
@@ -43,7 +48,7 @@ impl Engine {
     /// Tells the RT thread whether NRT wants its frames at once: the engine's own wants
     /// ([`Self::wants_frames`]) or `others` (the front ends and the layer: a subscriber to an event or sensor
     /// topic, a goal under way). When not, frames wait in their ring for the loop's next wake-up (at most
-    /// [`IDLE_TICK`]; the RT thread rings anyway when the ring is half full): an idle driver is not woken by
+    /// [`IDLE_TICK`] away; the RT thread rings anyway when the ring is half full): an idle driver is not woken by
     /// every burst of a robot's periodic events.
     pub fn want_frames(&mut self, others: bool) {
         let wanted = others || self.wants_frames();
@@ -54,12 +59,14 @@ impl Engine {
     }
 
     /// The longest wait for the doorbell before the next [`Engine::poll`]: `poll` while the engine needs polling,
-    /// else [`IDLE_TICK`] (never shorter than `poll`).
+    /// else [`IDLE_TICK`], or [`ACCEPT_TICK`] while a node is being accepted (never shorter than `poll`).
     pub fn longest_wait(&self, poll: Duration) -> Duration {
         if self.needs_polling() {
             poll
-        } else {
+        } else if self.pending_accept.is_empty() {
             IDLE_TICK.max(poll)
+        } else {
+            ACCEPT_TICK.max(poll)
         }
     }
 }

@@ -110,19 +110,22 @@ pub trait OdomSink {
 /// Most publisher threads per front end ([`publisher_groups`]).
 pub const MAX_GROUPS: usize = 4;
 
-/// How many publisher threads a front end runs for `robots` robots on `cpus` CPUs: one per robot up to the CPUs,
-/// at most [`MAX_GROUPS`]; one for one robot (or none known yet).
+/// How many publisher threads a front end runs for `robots` robots on `cpus` CPUs: one per robot up to the CPUs
+/// but one (the RT thread's), at most [`MAX_GROUPS`]; one for one robot (or none known yet). On 2 CPUs that is one:
+/// measured there (docs/performance.md, classroom rows), a second thread competing for the one CPU the RT thread
+/// leaves made the 32-robot odometry p99 no better, rather worse.
 ///
 /// ```
 /// use nrt_interface::odom_thread::{publisher_groups, MAX_GROUPS};
 /// assert_eq!(publisher_groups(1, 8), 1);
-/// assert_eq!(publisher_groups(32, 2), 2);
+/// assert_eq!(publisher_groups(32, 2), 1);
+/// assert_eq!(publisher_groups(32, 4), 3);
 /// assert_eq!(publisher_groups(3, 16), 3);
 /// assert_eq!(publisher_groups(64, 64), MAX_GROUPS);
 /// assert_eq!(publisher_groups(0, 0), 1);
 /// ```
 pub fn publisher_groups(robots: usize, cpus: usize) -> usize {
-    robots.min(cpus).clamp(1, MAX_GROUPS)
+    robots.min(cpus.saturating_sub(1)).clamp(1, MAX_GROUPS)
 }
 
 /// The running threads (one per ring: a group of robots each); stopped and joined on drop.

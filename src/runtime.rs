@@ -404,8 +404,12 @@ impl Runtime {
         }
         // the flight recorder takes an odometry ring of its own (what the front ends publish, made as they make it)
         let recording = config.record.on();
-        // a front end publishes odometry with a thread per group of robots (robots known at start, bounded by CPUs)
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // a front end publishes odometry with a thread per group of robots (robots known at start), bounded by the
+        // CPUs its publishers may use: one when they share the RT thread's (rt.publisher_priority, the default)
+        let cpus = match companion_placement(config, &rt_config(config)).cpu {
+            Some(_) => 1,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
         let robots = specs.len() + usize::from(sim_robots);
         let (rt_ends, mut nrt_ends) = channels(&ChannelConfig {
             odometry_out_consumers: odometry_consumers.max(1) + usize::from(recording),

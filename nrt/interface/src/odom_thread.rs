@@ -110,10 +110,10 @@ pub trait OdomSink {
 /// Most publisher threads per front end ([`publisher_groups`]).
 pub const MAX_GROUPS: usize = 4;
 
-/// How many publisher threads a front end runs for `robots` robots on `cpus` CPUs: one per robot up to the CPUs
-/// but one (the RT thread's), at most [`MAX_GROUPS`]; one for one robot (or none known yet). On 2 CPUs that is one:
-/// measured there (docs/performance.md, classroom rows), a second thread competing for the one CPU the RT thread
-/// leaves made the 32-robot odometry p99 no better, rather worse.
+/// How many publisher threads a front end runs for `robots` robots when its publishers may run on `cpus` CPUs (the
+/// RT thread's among them; 1 when they share the RT thread's CPU, `rt.publisher_priority`): one per robot up to
+/// those CPUs but one, at most [`MAX_GROUPS`]; one for one robot (or none known yet). Measured on 2 CPUs
+/// (docs/performance.md, classroom rows), a second thread made the 32-robot odometry p99 no better, rather worse.
 ///
 /// ```
 /// use nrt_interface::odom_thread::{publisher_groups, MAX_GROUPS};

@@ -79,14 +79,14 @@ impl Engine {
     }
 
     pub(super) fn after_accept(&mut self, now: Instant) {
-        let due: Vec<NodeId> = self
+        let due: Vec<(NodeId, Instant)> = self
             .pending_accept
             .iter()
             .filter(|(_, t)| *t <= now)
-            .map(|(id, _)| *id)
+            .copied()
             .collect();
         self.pending_accept.retain(|(_, t)| *t > now);
-        for id in due {
+        for (id, settled) in due {
             let settings = self.net.node(id).and_then(|n| n.settings().cloned());
             let Some(settings) = settings else { continue };
             if self.params.set_id_variable && !settings.id_variable.is_empty() {
@@ -96,6 +96,18 @@ impl Engine {
                 {
                     tracing::warn!("node {id}: cannot set its id variable: {e}");
                 }
+            }
+            // A script loaded on it since it was accepted (`load_script` during the settle) is the user's last word:
+            // the default would overwrite it.
+            if self
+                .loaded_at
+                .get(&id)
+                .is_some_and(|t| *t + ACCEPT_SETTLE >= settled)
+            {
+                tracing::info!(
+                    "node {id}: a script was loaded on it since it was accepted: the default script is not loaded"
+                );
+                continue;
             }
             let Some(source) = self.script_for_new(id, now) else {
                 self.report_not_driven(id, "there is no script to load (`script.path` is empty)");

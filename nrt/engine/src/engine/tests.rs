@@ -529,3 +529,41 @@ fn poll_pumps_the_attached_controllers() {
 
 #[path = "vm_state_tests.rs"]
 mod vm_state;
+
+#[test]
+fn a_script_loaded_while_a_node_settles_is_not_overwritten_by_the_default() {
+    let (mut e, mut rt) = engine(0);
+    let script = |origin: &str| {
+        ScriptSource {
+        origin: origin.into(),
+        text: "<!DOCTYPE aesl-source>\n<network>\n<event size=\"1\" name=\"ping\"/>\n\
+               <node nodeId=\"3\" name=\"thymio-II\">var n = 0\nonevent ping\nn++</node>\n</network>\n"
+            .into(),
+        constants: Default::default(),
+    }
+    };
+    // the default script of nodes discovered from now on (no node yet)
+    assert!(e
+        .load_script(script("default.aesl"), &[], true)
+        .unwrap()
+        .is_empty());
+    up(&mut e, &mut rt);
+    described_node(&mut e, &mut rt);
+    assert!(
+        e.wants_frames(),
+        "a node being accepted wants its frames at once"
+    );
+    assert_eq!(
+        e.load_script(script("user.aesl"), &[NodeId(3)], false)
+            .unwrap(),
+        vec![NodeId(3)]
+    );
+    // past the settle: the default script would be loaded now
+    e.poll(Instant::now() + Duration::from_secs(1));
+    let script = e
+        .network()
+        .node(NodeId(3))
+        .and_then(|n| n.script.clone())
+        .unwrap();
+    assert_eq!(script.origin, "user.aesl", "the user's script stays");
+}

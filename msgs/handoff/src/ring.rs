@@ -139,8 +139,6 @@ pub fn channels(cfg: &ChannelConfig) -> (RtEnds, NrtEnds) {
             pushed: false,
             pushed_lazy: false,
             frames_wanted: frames_wanted.clone(),
-            frames_ring: rx_bytes,
-            events_ring: cfg.events.max(1),
             odom_out: odom_rt.into_boxed_slice(),
         },
         NrtEnds {
@@ -179,11 +177,13 @@ pub struct RtEnds {
     /// next wake-up of its own.
     pushed_lazy: bool,
     frames_wanted: Arc<AtomicBool>,
-    /// Capacities (bytes, slots) of the frame and event rings to NRT.
-    frames_ring: usize,
-    events_ring: usize,
     /// Per consumer, its rings of groups of robots.
     odom_out: Box<[RtOdomGroups]>,
+}
+
+/// Whether more than half of `ring` is taken (an atomic load: RT-safe).
+fn half_full<T>(ring: &Producer<T>) -> bool {
+    ring.slots() < ring.buffer().capacity() / 2
 }
 
 /// Why a record from NRT was not a frame (the RT side counts it and drops the ring's content).
@@ -280,14 +280,14 @@ impl RtEnds {
     }
 
     /// Rings the NRT side's doorbell (once per RT cycle: one non-blocking write at most) if an event was pushed
-    /// since the last ring or an RT controller published (an [`RtPublisher`](crate::RtPublisher)), or frames (and proximity readings) were and NRT wants them at once or their ring is
-    /// half full. Frames NRT does not want at once wait for its own next wake-up (its idle tick): an idle
+    /// since the last ring or an RT controller published (an [`RtPublisher`](crate::RtPublisher)), or frames
+    /// (and proximity readings) were and NRT wants them at once or their ring is half full. Frames NRT does not want at once wait for its own next wake-up (its idle tick): an idle
     /// driver's NRT loop is not woken by every burst of a robot's periodic events.
     pub fn rt_wake_nrt(&mut self) {
         let lazy_due = self.pushed_lazy
             && (self.frames_wanted.load(Ordering::Relaxed)
-                || self.frames_out.slots() < self.frames_ring / 2
-                || self.events.slots() < self.events_ring / 2);
+                || half_full(&self.frames_out)
+                || half_full(&self.events));
         // an RT controller's or a reflex's output for the NRT loop (their queues are not these rings)
         let published = super::publisher::rt_take_published();
         if self.pushed || published || lazy_due {

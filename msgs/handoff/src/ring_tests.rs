@@ -223,7 +223,7 @@ fn frames_not_wanted_at_once_wait_until_wanted_or_half_the_ring_is_full() {
     // not wanted: rung once the frames fill half their ring, before any is dropped
     nrt.nrt_set_frames_wanted(false);
     let record = RX_RECORD_HEADER + frame.len();
-    let half = rt.frames_ring / 2 / record;
+    let half = rt.frames_out.buffer().capacity() / 2 / record;
     for i in 0..half {
         assert!(rt.rt_push_frame(LinkId(0), i as u64, &frame));
         rt.rt_wake_nrt();

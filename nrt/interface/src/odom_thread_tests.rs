@@ -105,6 +105,31 @@ fn sample(robot: u8, node: u16, seq: u32) -> OdomSample {
 }
 
 /// Waits (bounded) until the log holds `e`, then returns the log.
+/// A publisher thread named `name` on `rings` for `targets`, whose every sink writes into the returned log.
+fn logging_thread(
+    name: &'static str,
+    rings: Vec<handoff::NrtOdomOut>,
+    targets: &OdomTargets<&'static str>,
+) -> (OdomThread, Arc<Mutex<Vec<String>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = Log(log.clone());
+    let thread = OdomThread::start(
+        name,
+        rings,
+        targets.clone(),
+        NrtHopTimers::default(),
+        Default::default(),
+        move |_| {
+            Ok({
+                let sink = sink.clone();
+                move || sink
+            })
+        },
+    )
+    .unwrap();
+    (thread, log)
+}
+
 fn wait_for(log: &Mutex<Vec<String>>, e: &str) -> Vec<String> {
     let end = Instant::now() + Duration::from_secs(10);
     loop {
@@ -133,22 +158,7 @@ fn a_burst_publishes_every_odom_first_within_the_rules() {
     for s in [sample(1, 10, 1), sample(2, 20, 1), sample(3, 30, 1)] {
         assert!(rt.rt_publish(s, commanded, 1));
     }
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let sink = Log(log.clone());
-    let thread = OdomThread::start(
-        "odom-test",
-        vec![out],
-        targets.clone(),
-        NrtHopTimers::default(),
-        Default::default(),
-        move |_| {
-            Ok({
-                let sink = sink.clone();
-                move || sink
-            })
-        },
-    )
-    .unwrap();
+    let (thread, log) = logging_thread("odom-test", vec![out], &targets);
     let first = wait_for(&log, "joint_states b 1");
     assert_eq!(
         first,
@@ -202,22 +212,7 @@ fn groups_publish_their_own_robots_on_threads_of_their_own() {
     });
     let rings = nrt.nrt_take_odometry_groups().unwrap();
     assert_eq!(rings.len(), 2);
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let sink = Log(log.clone());
-    let thread = OdomThread::start(
-        "odom-groups",
-        rings,
-        targets.clone(),
-        NrtHopTimers::default(),
-        Default::default(),
-        move |_| {
-            Ok({
-                let sink = sink.clone();
-                move || sink
-            })
-        },
-    )
-    .unwrap();
+    let (thread, log) = logging_thread("odom-groups", rings, &targets);
     assert!(thread.is_running());
     for s in [sample(1, 10, 1), sample(2, 20, 1)] {
         assert!(rt.rt_publish_odometry(s, Twist2::default(), 1));

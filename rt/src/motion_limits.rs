@@ -139,6 +139,14 @@ impl RtLimiter {
         }
     }
 
+    /// Whether the state is `at` with no acceleration: a command of `at` passes as it is.
+    pub fn rt_steady_at(&self, at: Twist2) -> bool {
+        self.linear.v == at.linear
+            && self.angular.v == at.angular
+            && self.linear.a == 0.0
+            && self.angular.a == 0.0
+    }
+
     /// The last output.
     pub fn rt_last(&self) -> Twist2 {
         Twist2 {

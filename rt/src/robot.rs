@@ -350,13 +350,41 @@ impl Robot {
     /// Whether the robot needs nothing of the periodic cycle: no motion commanded (after the
     /// motion limits too), nothing pending to write, its last targets zero (or none) with the
     /// stop confirmed, and no zero refresh due. A settled robot's watchdog is disarmed and it is
-    /// not refreshed, so the RT loop may sleep past its period (`rtloop::RtLoop::quiet`).
+    /// not refreshed, so the RT loop may sleep past its period (`rtloop::RtLoop::quiet_until`).
     pub fn settled(&self) -> bool {
         !self.moving()
             && !self.pending
             && self.last_sent.is_none_or(|s| s == [0, 0])
             && !self.zero_unconfirmed
             && self.zero_refreshes == 0
+    }
+
+    /// When a robot cruising (moving at a steady command: its set-point written, the motion limits
+    /// at it, nothing to confirm) next needs the periodic cycle: its cmd_vel watchdog's deadline
+    /// (`watchdog_ns` after its last set-point; 0: off) or its next speed refresh (`refresh_ns`
+    /// after its last write; 0: never), whichever comes first (`u64::MAX`: neither). `None` while it
+    /// needs every period: not cruising (a set-point not yet written, a ramp, a stop in progress).
+    pub fn cruise_due(&self, watchdog_ns: u64, refresh_ns: u64) -> Option<u64> {
+        let moving_written = self.last_sent.is_some_and(|s| s != [0, 0]);
+        if !(self.moving() && moving_written)
+            || self.pending
+            || self.tripped
+            || self.zero_unconfirmed
+            || self.zero_refreshes > 0
+            || self.commanded != self.set_point
+            || !self.limiter.rt_steady_at(self.set_point)
+        {
+            return None;
+        }
+        let watchdog = match watchdog_ns {
+            0 => u64::MAX,
+            w => self.last_cmd_ns.saturating_add(w).saturating_add(1),
+        };
+        let refresh = match refresh_ns {
+            0 => u64::MAX,
+            r => self.last_send_ns.saturating_add(r),
+        };
+        Some(watchdog.min(refresh))
     }
 
     /// Discards the set-point (zero, watchdog disarmed): the wheels changed owner, and a

@@ -262,7 +262,9 @@ fn check(nrt: &Nrt, exit: &rt::rtloop::RtExit) {
     let report = Report::new(&exit.stats, exit.odometry.first(), None);
     let v: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
     assert!(v["odom"]["x"].as_f64().unwrap() > 0.03);
-    assert!(v["rt"]["cycles"].as_u64().unwrap() > 100);
+    // the loop sleeps past its period while the robot cruises (cycles at its set-points, refreshes and
+    // watchdog; frames wake it between): cycles are not periods
+    assert!(v["rt"]["cycles"].as_u64().unwrap() > 10);
 }
 
 #[test]

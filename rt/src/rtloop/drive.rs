@@ -7,12 +7,13 @@ use super::{ns, RtLoop};
 use crate::controllers::Reflexes;
 use handoff::{FrameDir, LinkId, LinkTarget, RobotId, WheelCommand};
 
-/// The settings of one pass's drive (see [`RtLoop::pass_settings`]).
-#[derive(Debug, Clone, Copy)]
-struct PassSettings {
-    watchdog_ns: u64,
+/// The settings of one pass's drive (see [`RtLoop::pass_settings`]; the last one's are kept for
+/// [`RtLoop::quiet_until`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct PassSettings {
+    pub watchdog_ns: u64,
     min_gap_ns: u64,
-    refresh_ns: u64,
+    pub refresh_ns: u64,
 }
 
 impl RtLoop {
@@ -56,11 +57,12 @@ impl RtLoop {
     /// between speed frames and the refresh period (ns).
     fn pass_settings(&mut self) -> PassSettings {
         let wd = self.ends.rt_params().rt_watchdog();
-        PassSettings {
+        self.pass = PassSettings {
             watchdog_ns: if wd > 0.0 { (wd * 1e9) as u64 } else { 0 },
             min_gap_ns: ns(self.cfg.min_speed_interval),
             refresh_ns: ns(self.cfg.speed_refresh),
-        }
+        };
+        self.pass
     }
 
     /// [`Self::drive_robots`] for the robots that received frames since the last drive only (an I/O wake-up

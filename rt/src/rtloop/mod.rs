@@ -16,7 +16,7 @@
 //!   quiet-link resolution, owner reports of dropped commands, extended joint states and
 //!   statistics. The period is the resolution of these duties, not
 //!   the latency of a hop.
-//! - **Asleep while quiet** ([`RtLoop::quiet`]): while no robot moves or has anything to write or
+//! - **Asleep while quiet** ([`RtLoop::quiet_until`]): while no robot moves or has anything to write or
 //!   confirm, no RT controller owns the wheels, no joint states are wanted, every link is in the
 //!   wait with nothing held back, and NRT gave nothing since the last cycle, none of those duties
 //!   is due before the next statistics report: the wait's deadline is then that report (at most
@@ -25,7 +25,9 @@
 //!   set-point, command, owner request or parameter rings the NRT → RT doorbell, an offered link
 //!   the link port's, a link's bytes or hang-up its descriptor), and the next cycle is then kept
 //!   at its period. The stop guarantees are those of the periodic cycle: a quiet robot has no
-//!   watchdog armed and nothing to refresh.
+//!   watchdog armed and nothing to refresh, or cruises (moves at a steady set-point its last frame
+//!   wrote, nothing ramping or filtered) and the wait's deadline is its next refresh or its
+//!   watchdog's deadline if that comes first.
 //!
 //! A flooding link cannot spin the core: a link reads at most `read_budget` bytes per period
 //! (then it is taken out of the wait until the next period), and after `period /
@@ -209,8 +211,10 @@ pub struct RtLoop {
     /// NRT rang (or offered a link) since the last periodic cycle: the next one runs at its period (what NRT
     /// changed, e.g. a joint-state rate, is read by it).
     need_cycle: bool,
-    /// Every wake-up a quiet loop relies on has its descriptor ([`Self::quiet`] is false otherwise).
+    /// Every wake-up a quiet loop relies on has its descriptor ([`Self::quiet_until`] is None otherwise).
     can_sleep: bool,
+    /// The last drive's settings (its watchdog, read from a cell): what a cruising robot's deadlines use.
+    pass: drive::PassSettings,
 }
 
 impl std::fmt::Debug for RtLoop {
@@ -334,6 +338,7 @@ impl RtLoop {
             forced_stops: 0,
             need_cycle: true,
             can_sleep,
+            pass: drive::PassSettings::default(),
         }
     }
 
@@ -396,7 +401,7 @@ impl RtLoop {
     }
 
     /// Waits for I/O or the next deadline, again and again: I/O wake-ups in between, the
-    /// periodic cycle at each deadline; while quiet ([`Self::quiet`]) the deadline is the next
+    /// periodic cycle at each deadline; while quiet ([`Self::quiet_until`]) the deadline is the next
     /// statistics report's ([`Self::quiet_deadline`]) and the cycle runs at it or at the first
     /// wake-up past its period.
     fn run_periodic(&mut self, start: u64, period: u64) -> ExitReason {
@@ -404,12 +409,10 @@ impl RtLoop {
         let mut next = start + period;
         let mut wakes = 0u64;
         loop {
-            let quiet = self.quiet();
-            let due = if quiet {
-                self.quiet_deadline(next, period)
-            } else {
-                next
-            };
+            let quiet = self.quiet_until();
+            let due = quiet.map_or(next, |until| {
+                self.quiet_deadline(next, period).min(until).max(next)
+            });
             let ready = if wakes < max_wakes {
                 let until = self.hold_until.map_or(due, |h| h.min(due));
                 self.waiter.wait(until)
@@ -442,7 +445,7 @@ impl RtLoop {
                 self.stats.cycles += 1;
                 wakes = 0;
                 next += period;
-                if quiet {
+                if quiet.is_some() {
                     // slept through the periods up to this cycle: the next one is the first period after it,
                     // nothing overran
                     let slept = end.saturating_sub(next) / period + u64::from(end >= next);

@@ -30,7 +30,7 @@ pub(crate) struct Stats {
     /// Periods in which the I/O wake-ups reached their bound (the rest waited a period).
     pub io_wake_limited: u64,
     pub cycles: u64,
-    /// Periods the loop slept through without a cycle while quiet (`RtLoop::quiet`).
+    /// Periods the loop slept through without a cycle while quiet (`RtLoop::quiet_until`).
     pub slept: u64,
     pub overruns: u64,
     pub skipped: u64,

@@ -1,4 +1,4 @@
-//! A loop with nothing to do sleeps past its period (`RtLoop::quiet`), and keeps its period while
+//! A loop with nothing to do sleeps past its period (`RtLoop::quiet_until`), and keeps its period while
 //! a robot moves: the periodic cycle runs at each deadline then, as the watchdog and the refreshes
 //! need. What ends quietness wakes it at once (an offered link here; set-points: `wake.rs`), and the
 //! statistics are still reported at their period.
@@ -161,4 +161,74 @@ fn a_quiet_loop_ends_at_once_when_nrt_goes_away() {
         "{:?}",
         t0.elapsed()
     );
+}
+
+/// A robot moving at a steady set-point needs the periodic cycle only at its duties' deadlines: the loop sleeps
+/// between them, yet the speed is re-sent every `speed_refresh` and the watchdog stops the robot at its deadline
+/// (never before it), as when every period ran.
+#[test]
+fn a_cruising_robot_is_refreshed_and_stopped_at_its_deadlines_and_the_loop_sleeps_between() {
+    const REFRESH: u64 = 50 * MS;
+    const WATCHDOG: u64 = 500 * MS;
+    let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
+    let (rt_port, mut port) = link_port();
+    let (ours, mut peer) = PipeLink::pair(1 << 14);
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
+    config.link = Some(LinkId(0));
+    nrt.nrt_push_command(RtCommand::ConfigureRobot {
+        robot: RobotId(0),
+        config,
+    })
+    .unwrap();
+    let cfg = RtConfig {
+        period: Duration::from_millis(1),
+        speed_refresh: Duration::from_nanos(REFRESH),
+        ..test_config()
+    };
+    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
+    until(Duration::from_secs(10), || {
+        events(&mut nrt)
+            .iter()
+            .any(|e| matches!(e, RtEvent::LinkUp { .. }))
+    });
+    assert_eq!(nrt.nrt_params().nrt_watchdog(), WATCHDOG as f64 * 1e-9);
+    let t0 = monotonic_ns();
+    nrt.nrt_set_cmd_vel(
+        RobotId(0),
+        Twist2 {
+            linear: 0.1,
+            angular: 0.0,
+        },
+    )
+    .unwrap();
+    // every speed frame the robot receives, with when it was read here (polled every 1 ms)
+    let mut writes: Vec<(u64, Vec<i16>)> = Vec::new();
+    let deadline = t0 + 5_000 * MS;
+    while !writes.iter().any(|(_, a)| a == &[0, 0]) {
+        assert!(monotonic_ns() < deadline, "no stop within 5 s: {writes:?}");
+        std::thread::sleep(Duration::from_millis(1));
+        let now = monotonic_ns() - t0;
+        writes.extend(
+            received(&mut peer)
+                .into_iter()
+                .filter(|(k, _)| *k == SET_SPEED)
+                .map(|(_, a)| (now, a)),
+        );
+    }
+    handle.stop();
+    let exit = handle.join().unwrap();
+    let (stop_t, moving) = (writes.last().unwrap().0, &writes[..writes.len() - 1]);
+    assert!(moving.iter().all(|(_, a)| a == &[293, 293]), "{writes:?}");
+    // the set-point at once, then a refresh each 50 ms until the watchdog: 10 in all on time, fewer if some
+    // refreshes were late on a loaded machine, never more
+    assert!((6..=11).contains(&moving.len()), "{writes:?}");
+    // the watchdog stops at its deadline: read here no earlier than it (its clock starts when the RT thread took
+    // the set-point, after t0), and within a few periods after it (wide margin for a loaded machine)
+    assert!(stop_t >= WATCHDOG, "stopped early at {stop_t} ns");
+    assert!(stop_t < WATCHDOG + 100 * MS, "stopped late at {stop_t} ns");
+    assert_eq!(exit.stats.watchdog_stops, 1);
+    // ~550 periods of 1 ms passed; the loop ran a cycle at the set-point, each refresh and the stop (and a few
+    // to confirm it), not one per period
+    assert!(exit.stats.cycles < 100, "{} cycles", exit.stats.cycles);
 }

@@ -14,7 +14,10 @@
 //! (`colcon-cargo`, colcon's build directory of the package is a symlink to it): the interface packages of the workspace
 //! are on the driver build's AMENT_PREFIX_PATH/CMAKE_PREFIX_PATH, which r2r watches, so sharing the target directory of
 //! these tests would rebuild r2r both ways at every run, while fixed paths let a second run reuse the first's build.
-//! The first run builds the driver (r2r included) a second time: tens of minutes on 2 cores.
+//! The first run (a fresh clone's, as in CI) starts from a copy of what the workspace's build already compiled of the
+//! driver's dependencies (`seed_cargo_dir`), so that colcon's cargo compiles only what differs from it: r2r on the
+//! workspace's install space, the driver's crates with the feature `ros2` alone, the binary (~25 s instead of ~100 s
+//! on 2 cores; the interface packages' CMake builds, ~65 s, are colcon's own).
 #![cfg(feature = "ros2")]
 
 use crate::common;
@@ -27,8 +30,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Bound of `colcon build`: the interface packages take minutes, the driver is normally up to date in its target
-/// directory (`colcon-cargo`, a few seconds), but its first build with r2r in the dev profile takes up to ~30 minutes
-/// on 2 cores.
+/// directory (`colcon-cargo`, a few seconds) or seeded from the workspace's build, but a first build with nothing to
+/// seed from (r2r in the dev profile) takes up to ~30 minutes on 2 cores.
 const COLCON_TIMEOUT_S: u32 = 3600;
 /// Bound of the Python package's entry point (its own deadline for discovery and both calls is `CLIENT_TIMEOUT_S`).
 const CLIENT_TIMEOUT_S: u32 = 30;
@@ -85,10 +88,91 @@ fn fresh_workspace() -> PathBuf {
     // colcon's build directory of the package is cargo-ament-build's --target-dir
     let cargo_dir = target.join("colcon-cargo");
     std::fs::create_dir_all(&cargo_dir).unwrap();
+    seed_cargo_dir(&target, &cargo_dir);
     std::fs::create_dir_all(ws.join("build")).unwrap();
     std::fs::write(ws.join("build/COLCON_IGNORE"), "").unwrap();
     std::os::unix::fs::symlink(&cargo_dir, ws.join("build/thymio_rt")).unwrap();
     ws.canonicalize().unwrap()
+}
+
+/// Seeds an empty `cargo_dir` (a fresh clone's first run) with what the workspace's own build in `target` already
+/// compiled of the packages the driver's `ros2` build uses (`cargo tree`): their libraries, build script outputs and
+/// fingerprints, copied with their times (`cp -a`; never linked, since build scripts and cargo rewrite files in
+/// place). cargo then reuses what it would have compiled identically (the same unit hashes: same package, features
+/// and profile) and builds the rest as a user does: r2r's build scripts rerun on the workspace's install space and r2r
+/// is recompiled, the driver's crates are built with the feature `ros2` alone, the binary linked. Nothing is seeded
+/// when `cargo_dir` already holds a build (kept from the previous run) or when `cargo tree` fails.
+fn seed_cargo_dir(target: &Path, cargo_dir: &Path) {
+    let (from, to) = (target.join("debug"), cargo_dir.join("debug"));
+    if to.join(".fingerprint").exists() || !from.join(".fingerprint").is_dir() {
+        return;
+    }
+    let started = Instant::now();
+    let out = Command::new("cargo")
+        .current_dir(common::root())
+        .args(["tree", "--offline", "-p", "thymio_rt", "--features", "ros2"])
+        .args(["-e", "normal,build", "--prefix", "none", "--format", "{p}"])
+        .output();
+    let names: std::collections::HashSet<String> = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_owned)
+            .collect(),
+        other => {
+            eprintln!(
+                "not seeding {}: cargo tree failed: {other:?}",
+                cargo_dir.display()
+            );
+            return;
+        }
+    };
+    // `<name>-<hash>` (build/, .fingerprint/) or `lib<name>-<hash>.<rlib|rmeta|so>` (deps/, `-` in names as `_`)
+    let unit_of = |file: &str| file.rsplit_once('-').map(|(name, _)| name.to_owned());
+    let libs: std::collections::HashSet<String> =
+        names.iter().map(|n| n.replace('-', "_")).collect();
+    let mut copied = 0;
+    for dir in ["deps", "build", ".fingerprint"] {
+        let mut picked = Vec::new();
+        for e in std::fs::read_dir(from.join(dir)).unwrap() {
+            let file = e.unwrap().file_name().to_string_lossy().into_owned();
+            let keep = if dir == "deps" {
+                let lib = [".rlib", ".rmeta", ".so"]
+                    .iter()
+                    .find_map(|x| file.strip_suffix(x))
+                    .and_then(|f| f.strip_prefix("lib"))
+                    .and_then(unit_of);
+                lib.is_some_and(|l| libs.contains(&l))
+            } else {
+                unit_of(&file).is_some_and(|n| names.contains(&n))
+            };
+            if keep {
+                picked.push(from.join(dir).join(file));
+            }
+        }
+        std::fs::create_dir_all(to.join(dir)).unwrap();
+        if picked.is_empty() {
+            continue;
+        }
+        let status = Command::new("cp")
+            .args(["-a", "--reflink=auto", "-t"])
+            .arg(to.join(dir))
+            .args(&picked)
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cp -a into {} failed",
+            to.join(dir).display()
+        );
+        copied += picked.len();
+    }
+    eprintln!(
+        "seeded {} with {copied} files and directories of {} in {:?}",
+        cargo_dir.display(),
+        from.display(),
+        started.elapsed()
+    );
 }
 
 /// The Python package's entry point with only the install space sourced (`install/setup.sh`): no PYTHONPATH or

@@ -357,9 +357,13 @@ impl DriverParams {
     /// Whether the dotted driver parameter `name` is one robot's (its `thymio_driver` node's):
     /// a key of these parameters that is not [`PROCESS_WIDE`].
     pub fn is_per_robot(name: &str) -> bool {
+        // the keys of the default, made once: a table asks this for each of its rows, and the ROS 1 front end
+        // compares its tables every 200 ms (rebuilding them here was most of its NRT loop's CPU)
+        static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
         let first = name.split('.').next().unwrap_or(name);
         !PROCESS_WIDE.contains(&first)
-            && crate::schema::keys::<DriverParams>()
+            && KEYS
+                .get_or_init(crate::schema::keys::<DriverParams>)
                 .iter()
                 .any(|k| k == first)
     }

@@ -2,13 +2,18 @@
 # Runs every cargo-fuzz target for a bounded time (default 20 s each; FUZZ_SECONDS to change).
 # Crashers are left in fuzz/artifacts/<target>/ and make the script fail; record them as regression tests.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
+#   scripts/fuzz.sh --build     (only builds every target, as a run would: scripts/test.sh builds them while the
+#                                end-to-end tests run)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-secs="${1:-${FUZZ_SECONDS:-20}}"
-shift || true
 cd "$ROOT/fuzz"
 # cargo-fuzz needs nightly flags; the stable toolchain accepts them with RUSTC_BOOTSTRAP.
 export RUSTC_BOOTSTRAP=1
+if [ "${1:-}" = --build ]; then
+    exec cargo fuzz build -O
+fi
+secs="${1:-${FUZZ_SECONDS:-20}}"
+shift || true
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && mapfile -t targets < <(cargo fuzz list)
 if [ $# -eq 0 ]; then

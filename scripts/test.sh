@@ -45,8 +45,11 @@ t0=$SECONDS
 step_names=() step_starts=()
 # A CI run: CI set to anything but empty, 0 or false (tests/common/missing.rs `is_ci`).
 ci_run() { case "$(printf '%s' "${CI:-}" | tr '[:upper:]' '[:lower:]' | tr -d '[:space:]')" in ""|0|false) return 1 ;; esac; }
+# The fuzz targets' build while the end-to-end tests run (start_fuzz_build): its process group, ended at exit.
+fuzz_build_pid=
 summary() {
     local rc=$? n
+    if [ -n "$fuzz_build_pid" ]; then kill -- "-$fuzz_build_pid" 2>/dev/null || true; fi
     n=$(grep -c . "$THYMIO_SKIP_RECORD" 2>/dev/null || true)
     n=${n:-0}
     printf '\n==== skipped: %s\n' "$n" >&2
@@ -74,6 +77,18 @@ summary() {
     fi
 }
 trap summary EXIT
+# Builds the fuzz targets (release, about a minute of both cores) in the background at the lowest priority (nice 19)
+# while the end-to-end tests run: those mostly wait on their peers, and the build takes only the CPU they leave idle.
+# Their dependencies are fetched first, in the foreground, so that the build holds no lock of cargo's package cache
+# that a test's cargo (colcon's, the controller crate's) would wait for. The fuzzing step waits for it.
+start_fuzz_build() {
+    [ $fuzz -eq 1 ] || return 0
+    (cd "$ROOT/fuzz" && cargo fetch -q)
+    set -m # a process group of its own, for the kill above
+    nice -n 19 "$ROOT/scripts/fuzz.sh" --build >"$ROOT/target/fuzz-build.log" 2>&1 &
+    fuzz_build_pid=$!
+    set +m
+}
 [ $ros -eq 0 ] && not_run+=("ROS 2 and ROS 1 end-to-end (--no-ros)")
 [ $fuzz -eq 0 ] && not_run+=("fuzzing (--no-fuzz)")
 
@@ -110,6 +125,8 @@ if [ $ros -eq 0 ]; then
     # target directory of its own so that run.sh's ROS 2 build in target/release stays.
     cargo build --release --bin thymio-rt --target-dir "$ROOT/target/tests-release"
     step "workspace tests"
+    cargo nextest run --workspace --no-run
+    start_fuzz_build
     THYMIO_RT_BIN="$ROOT/target/tests-release/release/thymio-rt" cargo nextest run --workspace --no-fail-fast
     step "doc examples"
     cargo test --workspace --doc --no-fail-fast
@@ -129,6 +146,8 @@ else
     step "workspace tests with ROS 2 and ROS 1 (end to end)"
     # cargo-nextest: each test in a process of its own (a ROS 2 domain of its own: tests/common/domain.rs), the
     # tests of every binary sharing the cores (.config/nextest.toml: how many at once, what runs alone, bounds).
+    cargo nextest run --workspace --features ros1,ros2 --no-run
+    start_fuzz_build
     cargo nextest run --workspace --features ros1,ros2 --no-fail-fast
     step "doc examples"
     cargo test --workspace --features ros1,ros2 --doc --no-fail-fast
@@ -139,6 +158,11 @@ fi
 
 if [ $fuzz -eq 1 ]; then
     step "fuzzing (bounded)"
+    if [ -n "$fuzz_build_pid" ]; then
+        # Started with the end-to-end tests; on failure fuzz.sh builds again and reports it.
+        wait "$fuzz_build_pid" || { log "the fuzz targets' build failed:"; tail -30 "$ROOT/target/fuzz-build.log" >&2; }
+        fuzz_build_pid=
+    fi
     # 10 s a target in a test run (two at a time: ~25 s after the build); longer with FUZZ_SECONDS, or
     # scripts/fuzz.sh alone (20 s a target by default)
     "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-10}"

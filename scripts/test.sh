@@ -85,7 +85,7 @@ start_fuzz_build() {
     [ $fuzz -eq 1 ] || return 0
     (cd "$ROOT/fuzz" && cargo fetch -q)
     set -m # a process group of its own, for the kill above
-    nice -n 19 "$ROOT/scripts/fuzz.sh" --build >"$ROOT/target/fuzz-build.log" 2>&1 &
+    nice -n 19 "$ROOT/scripts/fuzz.sh" --build </dev/null >"$ROOT/target/fuzz-build.log" 2>&1 &
     fuzz_build_pid=$!
     set +m
 }

@@ -83,7 +83,7 @@ trap summary EXIT
 # that a test's cargo (colcon's, the controller crate's) would wait for. The fuzzing step waits for it.
 start_fuzz_build() {
     [ $fuzz -eq 1 ] || return 0
-    (cd "$ROOT/fuzz" && cargo fetch -q)
+    (cd "$ROOT/fuzz" && cargo fetch -q) || log "fetching the fuzz crate's dependencies failed (the fuzzing step says why)"
     set -m # a process group of its own, for the kill above
     nice -n 19 "$ROOT/scripts/fuzz.sh" --build </dev/null >"$ROOT/target/fuzz-build.log" 2>&1 &
     fuzz_build_pid=$!

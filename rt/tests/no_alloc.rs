@@ -310,7 +310,13 @@ fn a_million_cycles_without_allocation_or_page_fault() {
         stats_period: Duration::from_millis(20),
         speed_refresh: Duration::from_millis(2),
         honor_signals: false,
-        setup: RtSetup::unprivileged(),
+        // memory locked where the process may (as the driver does): this machine's proactive reclaim (DAMON) can
+        // take back a page the RT thread touched during warm-up, and its fault back is not the loop's; without the
+        // privilege the step fails and is recorded, as in the driver
+        setup: RtSetup {
+            lock_memory: true,
+            ..RtSetup::unprivileged()
+        },
         ..Default::default()
     };
     let stop_robot = Arc::new(AtomicBool::new(false));

@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 
 /// How often a publisher thread counts its subscribers.
 pub const DEMAND_CHECK: Duration = Duration::from_millis(100);
+/// How long a publisher thread whose robots are all wanted may wait for a sample before it counts its subscribers
+/// anyway: their samples wake it, and it counts at the first wake-up past [`DEMAND_CHECK`] (a timer of its own would
+/// only add wake-ups to a busy thread; a silent robot's listeners are counted at this pace).
+pub const WANTED_RECHECK: Duration = Duration::from_secs(1);
 
 /// The subscribers of what a publisher thread makes of one robot's samples (`None`: could not be counted).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -62,12 +66,18 @@ impl Listeners {
 pub struct DemandCheck {
     demand: OdomDemand,
     last: Option<Instant>,
+    /// Every robot of the last check was wanted (their samples wake the thread).
+    all_wanted: bool,
 }
 
 impl DemandCheck {
     /// For the ring whose demand is `demand` (every robot wanted until the first check).
     pub fn new(demand: OdomDemand) -> DemandCheck {
-        DemandCheck { demand, last: None }
+        DemandCheck {
+            demand,
+            last: None,
+            all_wanted: false,
+        }
     }
 
     /// Whether the subscribers are to be counted at `now`.
@@ -76,10 +86,16 @@ impl DemandCheck {
             .is_none_or(|t| now.duration_since(t) >= DEMAND_CHECK)
     }
 
-    /// How long from `now` until [`DemandCheck::due`] (zero if it is).
+    /// How long the thread may wait from `now` before it counts (zero if due): until [`DemandCheck::due`], or
+    /// [`WANTED_RECHECK`] after the last count while every robot is wanted (their samples wake it before).
     pub fn until_due(&self, now: Instant) -> Duration {
+        let every = if self.all_wanted {
+            WANTED_RECHECK
+        } else {
+            DEMAND_CHECK
+        };
         self.last.map_or(Duration::ZERO, |t| {
-            DEMAND_CHECK.saturating_sub(now.duration_since(t))
+            every.saturating_sub(now.duration_since(t))
         })
     }
 
@@ -102,12 +118,19 @@ impl DemandCheck {
     /// ```
     pub fn apply(&mut self, now: Instant, robots: impl IntoIterator<Item = (RobotId, Listeners)>) {
         self.last = Some(now);
+        let (mut all_wanted, mut any) = (true, false);
         self.demand.nrt_want_only(
             robots
                 .into_iter()
-                .filter(|(_, l)| l.wanted())
+                .filter(|(_, l)| {
+                    any = true;
+                    all_wanted &= l.wanted();
+                    l.wanted()
+                })
                 .map(|(r, _)| r),
         );
+        // no robot: nothing wakes the thread but its timer
+        self.all_wanted = any && all_wanted;
     }
 }
 
@@ -145,12 +168,24 @@ mod tests {
         };
         check.apply(later, [(RobotId(3), watched)]);
         assert!(rt.rt_publish(of(3), Twist2::default(), 3));
+        // every robot wanted: its samples wake the thread, which counts at the first wake-up past the period;
+        // its own timer only backs that up
+        assert!(check.due(later + DEMAND_CHECK));
+        assert_eq!(
+            check.until_due(later + DEMAND_CHECK / 4),
+            WANTED_RECHECK - DEMAND_CHECK / 4
+        );
         check.apply(later + DEMAND_CHECK, [(RobotId(3), quiet.with_all(None))]);
         assert!(
             rt.rt_publish(of(3), Twist2::default(), 4),
             "uncounted listeners are listeners"
         );
         check.apply(later + 2 * DEMAND_CHECK, []);
+        assert_eq!(
+            check.until_due(later + 2 * DEMAND_CHECK),
+            DEMAND_CHECK,
+            "no robot: the timer"
+        );
         assert!(
             !rt.rt_publish(of(3), Twist2::default(), 5),
             "a robot no longer published is not wanted"

@@ -157,7 +157,7 @@ impl Graph {
     /// of `ROS_IP` / `ROS_HOSTNAME` ([`Address::from_env`]); requests are not rung until [`Graph::set_bell`].
     pub fn start(master_uri: &str, name: &str) -> Result<Graph, GraphError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(1)
             .thread_name("nrt-ros1")
             .enable_all()
             .build()

@@ -208,8 +208,8 @@ pub struct RtLoop {
     /// Robots whose running controller a replay stops in this pass as the recorded run's budget did (bit per
     /// robot; always 0 outside a replay).
     forced_stops: u64,
-    /// NRT rang (or offered a link) since the last periodic cycle: the next one runs at its period (what NRT
-    /// changed, e.g. a joint-state rate, is read by it).
+    /// NRT offered a link since the last periodic cycle (or the loop just started): the next one runs at its
+    /// period (it takes the link). What NRT rings for is read in the wake-up it rings.
     need_cycle: bool,
     /// Every wake-up a quiet loop relies on has its descriptor ([`Self::quiet_until`] is None otherwise).
     can_sleep: bool,
@@ -462,11 +462,6 @@ impl RtLoop {
                 self.stats.io_wakes += 1;
                 self.begin_pass(PassKind::Io, now, ready);
                 self.io_wake(now, ready);
-                if ready.wake {
-                    // NRT gave something (a set-point, command, owner request, parameter): the next cycle at its
-                    // period reads what only it reads (e.g. a joint-state rate)
-                    self.need_cycle = true;
-                }
             }
             if let Some(r) = self.exit_reason() {
                 self.stats.freeze();
@@ -565,6 +560,11 @@ impl RtLoop {
         if ready.wake || ready.timer || ready.signal {
             // NRT input (set-points, commands, owner requests: any robot), or a held-back change's deadline
             self.exchange(now_ns);
+            if ready.wake {
+                // the one NRT input otherwise read by the periodic cycle only (a quiet loop would sleep past it; a
+                // cycle for it after each set-point was a third of a driven loop's wake-ups)
+                self.publish_joint_states(now_ns);
+            }
         } else {
             // frames only: the robots they concern (the others have nothing new until the periodic cycle;
             // driving every robot at every robot's frame made a period cost grow with the square of the robots)

@@ -135,6 +135,11 @@ fn ros1_variables_through_rospy_service_proxies() {
     let port = free_port();
     let _master = rosmaster(port);
     let _drv = driver(port, &[]);
+    // the robot driven (its script loaded, which resets the VM's variables): a variable set while the node settles
+    // after its acceptance is wiped by that load, in asebaros as here
+    rospy_until(port, &["graph"], Duration::from_secs(30), |v| {
+        names(v, "publishes").contains(&"/odom".to_owned())
+    });
     let v = rospy(port, &["vars"], Duration::from_secs(60));
     assert_eq!(v["nodes"], serde_json::json!([[1, "thymio-II"]]), "{v}");
     assert_eq!(v["id"], serde_json::json!([1]), "{v}");

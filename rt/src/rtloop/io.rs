@@ -190,7 +190,12 @@ impl RtLoop {
     }
 
     pub(super) fn apply_commands(&mut self) {
-        for _ in 0..MAX_INPUTS_PER_CYCLE {
+        for taken in 0..=MAX_INPUTS_PER_CYCLE {
+            if taken == MAX_INPUTS_PER_CYCLE {
+                // more than one round: the rest at the next period (its ring is not rung again)
+                self.need_cycle = true;
+                break;
+            }
             let Some(cmd) = self.ends.rt_pop_command() else {
                 break;
             };
@@ -229,7 +234,10 @@ impl RtLoop {
     }
 
     pub(super) fn apply_outgoing(&mut self) {
-        self.apply_outgoing_where(|_| true);
+        if !self.apply_outgoing_where(|_| true) {
+            // more than one round: the rest at the next period (its ring is not rung again)
+            self.need_cycle = true;
+        }
     }
 
     /// Takes up to one round of the frames NRT handed and queues those `keep` accepts (the

@@ -208,8 +208,8 @@ pub struct RtLoop {
     /// Robots whose running controller a replay stops in this pass as the recorded run's budget did (bit per
     /// robot; always 0 outside a replay).
     forced_stops: u64,
-    /// NRT offered a link since the last periodic cycle (or the loop just started): the next one runs at its
-    /// period (it takes the link). What NRT rings for is read in the wake-up it rings.
+    /// NRT offered a link since the last periodic cycle, handed more commands or frames than one wake-up takes, or
+    /// the loop just started: the next cycle runs at its period. What NRT rings for is read in the wake-up it rings.
     need_cycle: bool,
     /// Every wake-up a quiet loop relies on has its descriptor ([`Self::quiet_until`] is None otherwise).
     can_sleep: bool,

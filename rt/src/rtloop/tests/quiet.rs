@@ -232,3 +232,49 @@ fn a_cruising_robot_is_refreshed_and_stopped_at_its_deadlines_and_the_loop_sleep
     // to confirm it), not one per period
     assert!(exit.stats.cycles < 100, "{} cycles", exit.stats.cycles);
 }
+
+/// More frames from NRT than one wake-up takes: the rest go at the next period, not when a quiet loop next wakes
+/// (its ring is rung once, and a quiet loop could sleep until its statistics report, up to a second away).
+#[test]
+fn frames_beyond_one_wake_up_go_at_the_next_period_not_after_a_quiet_sleep() {
+    const FRAMES: usize = MAX_INPUTS_PER_CYCLE + 44;
+    let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
+    let (rt_port, mut port) = link_port();
+    let (ours, mut peer) = PipeLink::pair(1 << 16);
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    let cfg = RtConfig {
+        period: Duration::from_millis(10),
+        ..test_config()
+    };
+    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
+    until(Duration::from_secs(10), || {
+        events(&mut nrt)
+            .iter()
+            .any(|e| matches!(e, RtEvent::LinkUp { .. }))
+    });
+    // the loop quiet again (no robot, the link settled) before the frames come
+    std::thread::sleep(Duration::from_millis(50));
+    let frame = event(0, 20, &[1, 2, 3]);
+    let t0 = std::time::Instant::now();
+    for _ in 0..FRAMES {
+        nrt.nrt_push_frame(LinkTarget::One(LinkId(0)), &frame)
+            .unwrap();
+    }
+    let mut got = 0;
+    while got < FRAMES {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "{got} of {FRAMES} frames within 5 s"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+        got += received(&mut peer).len();
+    }
+    // two wake-ups: the ring, then the next period (10 ms); a loop that slept on would take ~1 s
+    assert!(
+        t0.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        t0.elapsed()
+    );
+    handle.stop();
+    assert_eq!(handle.join().unwrap().reason, ExitReason::Requested);
+}

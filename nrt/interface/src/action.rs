@@ -350,7 +350,7 @@ impl<K: ActionKind> Actions<K> {
         if let Some(port) = self.port(a.action, a.robot) {
             K::stop(port, id);
         }
-        let _ = K::request_owner(host, a.robot, a.restore);
+        self.give_back(host, a.robot, a.restore);
         let r = K::failed(Some(&a.state), "", K::CANCELED);
         self.end(a.action, node, a.handle, End::Canceled, r);
         true
@@ -382,6 +382,15 @@ impl<K: ActionKind> Actions<K> {
     pub fn running(&self, action: ActionId) -> impl Iterator<Item = NodeId> + '_ {
         let it = self.active.iter();
         it.filter_map(move |(n, a)| (a.action == action).then_some(*n))
+    }
+
+    /// Asks the RT thread to give `robot`'s wheels back to `owner` at a goal's end, and takes `owner` as the owner
+    /// until the RT thread reports one: a goal started before that report restores `owner` at its own end, not the
+    /// ended goal's controller (a goal sent at once after the previous one's result, then cancelled, left the
+    /// wheels to the stopped controller).
+    fn give_back(&mut self, host: &mut K::Host, robot: RobotId, owner: OwnerId) {
+        let _ = K::request_owner(host, robot, owner);
+        self.owners.insert(robot, owner);
     }
 
     /// Follows the owners; a robot that goes away ends its goal.
@@ -470,7 +479,7 @@ impl<K: ActionKind> Actions<K> {
             return;
         };
         if restore {
-            let _ = K::request_owner(host, a.robot, a.restore);
+            self.give_back(host, a.robot, a.restore);
         }
         K::conclude(self, host, node, a, ending);
     }

@@ -259,6 +259,41 @@ fn a_cancel_stops_the_controller_and_gives_the_wheels_back_once() {
     assert!(!r.actions.cancel(&mut r.host, GoalId(1000)), "unknown");
 }
 
+/// A goal sent at once after the previous one's result, before the RT thread reported the wheels given back: at
+/// its end the wheels go back to the owner before both goals, not to the controller last reported.
+#[test]
+fn a_goal_started_before_the_wheels_are_reported_back_gives_them_to_the_owner_before() {
+    let mut r = rig();
+    let (id, _) = r.goal((0, true));
+    r.actions.on_engine_event(&EngineEvent::Owner {
+        robot: ROBOT,
+        owner: OWNER,
+        dropped: 0,
+    });
+    r.report("started");
+    r.report("done");
+    r.serve_at(Duration::ZERO);
+    assert!(!r.actions.is_active(id.unwrap()));
+    // no report of the wheels back to ROS yet
+    let (id, _) = r.goal((0, true));
+    let id = id.unwrap();
+    r.report("started");
+    r.serve_at(Duration::ZERO);
+    assert!(r.actions.cancel(&mut r.host, id));
+    assert_eq!(r.host.owners.last(), Some(&(ROBOT, OwnerId::ROS)));
+    // the RT thread's reports, when they come, are the owner again
+    r.actions.on_engine_event(&EngineEvent::Owner {
+        robot: ROBOT,
+        owner: OWNER,
+        dropped: 0,
+    });
+    let (id, _) = r.goal((0, true));
+    r.report("started");
+    r.serve_at(Duration::ZERO);
+    assert!(r.actions.cancel(&mut r.host, id.unwrap()));
+    assert_eq!(r.host.owners.last(), Some(&(ROBOT, OWNER)));
+}
+
 #[test]
 fn a_goal_never_started_times_out_and_a_removed_robot_ends_its_goal() {
     let mut r = rig();

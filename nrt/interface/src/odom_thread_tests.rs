@@ -104,7 +104,6 @@ fn sample(robot: u8, node: u16, seq: u32) -> OdomSample {
     }
 }
 
-/// Waits (bounded) until the log holds `e`, then returns the log.
 /// A publisher thread named `name` on `rings` for `targets`, whose every sink writes into the returned log.
 fn logging_thread(
     name: &'static str,
@@ -130,6 +129,7 @@ fn logging_thread(
     (thread, log)
 }
 
+/// Waits (bounded) until the log holds `e`, then returns the log.
 fn wait_for(log: &Mutex<Vec<String>>, e: &str) -> Vec<String> {
     let end = Instant::now() + Duration::from_secs(10);
     loop {

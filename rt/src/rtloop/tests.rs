@@ -83,6 +83,35 @@ fn attach(rt: &mut RtLoop, port: &mut NrtLinkPort, nrt: &mut NrtEnds, target: u1
     peer
 }
 
+/// Spawns a loop on `cfg` with a pipe link offered on target 0 and, if `robot`, robot 0 (node `NODE`) configured on
+/// that link; returns the robot's end of the pipe and the loop's handle once the link is up.
+fn spawn_on_pipe(
+    rt_ends: RtEnds,
+    nrt: &mut NrtEnds,
+    cfg: RtConfig,
+    robot: bool,
+) -> (PipeLink, RtHandle) {
+    let (rt_port, mut port) = link_port();
+    let (ours, peer) = PipeLink::pair(1 << 16);
+    port.nrt_offer(0, Box::new(ours)).unwrap();
+    if robot {
+        let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
+        config.link = Some(LinkId(0));
+        nrt.nrt_push_command(RtCommand::ConfigureRobot {
+            robot: RobotId(0),
+            config,
+        })
+        .unwrap();
+    }
+    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
+    crate::testutil::until(Duration::from_secs(10), || {
+        events(nrt)
+            .iter()
+            .any(|e| matches!(e, RtEvent::LinkUp { .. }))
+    });
+    (peer, handle)
+}
+
 fn configure(nrt: &mut NrtEnds, rt: &mut RtLoop, now: u64) {
     nrt.nrt_push_command(RtCommand::ConfigureRobot {
         robot: RobotId(0),

@@ -171,27 +171,12 @@ fn a_cruising_robot_is_refreshed_and_stopped_at_its_deadlines_and_the_loop_sleep
     const REFRESH: u64 = 50 * MS;
     const WATCHDOG: u64 = 500 * MS;
     let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
-    let (rt_port, mut port) = link_port();
-    let (ours, mut peer) = PipeLink::pair(1 << 14);
-    port.nrt_offer(0, Box::new(ours)).unwrap();
-    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
-    config.link = Some(LinkId(0));
-    nrt.nrt_push_command(RtCommand::ConfigureRobot {
-        robot: RobotId(0),
-        config,
-    })
-    .unwrap();
     let cfg = RtConfig {
         period: Duration::from_millis(1),
         speed_refresh: Duration::from_nanos(REFRESH),
         ..test_config()
     };
-    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
-    until(Duration::from_secs(10), || {
-        events(&mut nrt)
-            .iter()
-            .any(|e| matches!(e, RtEvent::LinkUp { .. }))
-    });
+    let (mut peer, handle) = spawn_on_pipe(rt_ends, &mut nrt, cfg, true);
     assert_eq!(nrt.nrt_params().nrt_watchdog(), WATCHDOG as f64 * 1e-9);
     let t0 = monotonic_ns();
     nrt.nrt_set_cmd_vel(
@@ -239,19 +224,11 @@ fn a_cruising_robot_is_refreshed_and_stopped_at_its_deadlines_and_the_loop_sleep
 fn frames_beyond_one_wake_up_go_at_the_next_period_not_after_a_quiet_sleep() {
     const FRAMES: usize = MAX_INPUTS_PER_CYCLE + 44;
     let (rt_ends, mut nrt) = channels(&ChannelConfig::default());
-    let (rt_port, mut port) = link_port();
-    let (ours, mut peer) = PipeLink::pair(1 << 16);
-    port.nrt_offer(0, Box::new(ours)).unwrap();
     let cfg = RtConfig {
         period: Duration::from_millis(10),
         ..test_config()
     };
-    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
-    until(Duration::from_secs(10), || {
-        events(&mut nrt)
-            .iter()
-            .any(|e| matches!(e, RtEvent::LinkUp { .. }))
-    });
+    let (mut peer, handle) = spawn_on_pipe(rt_ends, &mut nrt, cfg, false);
     // the loop quiet again (no robot, the link settled) before the frames come
     std::thread::sleep(Duration::from_millis(50));
     let frame = event(0, 20, &[1, 2, 3]);

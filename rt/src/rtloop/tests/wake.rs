@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::testutil::until;
-use handoff::{NodeId, NrtOdomOut, RobotId};
+use handoff::{NrtOdomOut, RobotId};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -29,27 +29,12 @@ fn running(min_speed_interval: Duration) -> Running {
         ..Default::default()
     });
     let out = nrt.nrt_take_odometry_out().unwrap();
-    let (rt_port, mut port) = link_port();
-    let (ours, peer) = PipeLink::pair(1 << 14);
-    port.nrt_offer(0, Box::new(ours)).unwrap();
-    let mut config = RobotConfig::script(NodeId(NODE), ODOMETRY, SET_SPEED, false);
-    config.link = Some(LinkId(0));
-    nrt.nrt_push_command(RtCommand::ConfigureRobot {
-        robot: RobotId(0),
-        config,
-    })
-    .unwrap();
     let cfg = RtConfig {
         period: PERIOD,
         min_speed_interval,
         ..test_config()
     };
-    let handle = spawn(cfg, rt_ends, rt_port, RtControllers::none(), Vec::new()).unwrap();
-    until(Duration::from_secs(10), || {
-        events(&mut nrt)
-            .iter()
-            .any(|e| matches!(e, RtEvent::LinkUp { .. }))
-    });
+    let (peer, handle) = spawn_on_pipe(rt_ends, &mut nrt, cfg, true);
     Running {
         nrt,
         peer,

@@ -123,9 +123,10 @@ impl DemandCheck {
             robots
                 .into_iter()
                 .filter(|(_, l)| {
+                    let wanted = l.wanted();
                     any = true;
-                    all_wanted &= l.wanted();
-                    l.wanted()
+                    all_wanted &= wanted;
+                    wanted
                 })
                 .map(|(r, _)| r),
         );

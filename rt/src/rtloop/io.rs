@@ -190,14 +190,9 @@ impl RtLoop {
     }
 
     pub(super) fn apply_commands(&mut self) {
-        for taken in 0..=MAX_INPUTS_PER_CYCLE {
-            if taken == MAX_INPUTS_PER_CYCLE {
-                // more than one round: the rest at the next period (its ring is not rung again)
-                self.need_cycle = true;
-                break;
-            }
+        for _ in 0..MAX_INPUTS_PER_CYCLE {
             let Some(cmd) = self.ends.rt_pop_command() else {
-                break;
+                return;
             };
             match cmd {
                 RtCommand::ConfigureRobot { robot, config } => {
@@ -231,6 +226,8 @@ impl RtLoop {
                 RtCommand::Shutdown => self.shutdown = true,
             }
         }
+        // more than one round: the rest at the next period (its ring is not rung again)
+        self.need_cycle = true;
     }
 
     pub(super) fn apply_outgoing(&mut self) {
